@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+// SwiftTFLite: a pure-Swift, dependency-free TensorFlow Lite runtime.
+import PackageDescription
+
+let package = Package(
+  name: "SwiftTFLite",
+  platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+  products: [
+    // MARK: - Public API
+    .library(name: "TFLiteFormat", targets: ["TFLiteFormat"]),
+    .library(name: "TFLiteRuntime", targets: ["TFLiteRuntime"]),
+    // MARK: - Compatibility faces (module names match the iOS SDKs)
+    .library(name: "TensorFlowLite", targets: ["TensorFlowLite"]),
+    .library(name: "FirebaseMLModelDownloader", targets: ["FirebaseMLModelDownloader"]),
+    .library(name: "FirebaseMLModelInterpreter", targets: ["FirebaseMLModelInterpreter"]),
+    // MARK: - Tools
+    .library(name: "TFLiteCommandLine", targets: ["TFLiteCommandLine"]),
+    .executable(name: "tflite", targets: ["tflite"]),
+  ],
+  targets: [
+    // MARK: - Core (no Foundation)
+    .target(name: "TFLiteFormat"),
+    .target(name: "TFLiteRuntime", dependencies: ["TFLiteFormat"]),
+    // MARK: - Compatibility faces
+    .target(name: "TensorFlowLite", dependencies: ["TFLiteRuntime", "TFLiteFormat"]),
+    .target(name: "FirebaseMLModelDownloader", dependencies: ["TFLiteFormat"]),
+    .target(name: "FirebaseMLModelInterpreter", dependencies: ["TensorFlowLite", "FirebaseMLModelDownloader"]),
+    // MARK: - Tools
+    .target(
+      name: "TFLiteCommandLine",
+      dependencies: ["TFLiteFormat", "TFLiteRuntime", "TensorFlowLite", "FirebaseMLModelDownloader"]),
+    .executableTarget(name: "tflite", dependencies: ["TFLiteCommandLine"]),
+    // MARK: - Tests
+    .testTarget(name: "TFLiteFormatTests", dependencies: ["TFLiteFormat"]),
+    .testTarget(name: "TFLiteRuntimeTests", dependencies: ["TFLiteRuntime", "TFLiteFormat"]),
+    .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite"]),
+    .testTarget(name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"]),
+    .testTarget(name: "TFLiteCommandLineTests", dependencies: ["TFLiteCommandLine"]),
+  ],
+  swiftLanguageModes: [.v6]
+)
