@@ -1,4 +1,4 @@
 import TFLiteCommandLine
 
 // The `tflite` executable is a thin shell over `TFLiteCommandLine`.
-exit(Int32(CommandLineTool.main(arguments: Array(CommandLine.arguments.dropFirst()))))
+exit(CommandLineTool.main(arguments: Array(CommandLine.arguments.dropFirst())))
