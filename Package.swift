@@ -37,7 +37,9 @@ let package = Package(
     .testTarget(name: "TFLiteRuntimeTests", dependencies: ["TFLiteRuntime", "TFLiteFormat"]),
     .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteTestSupport"]),
     .testTarget(name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"]),
-    .testTarget(name: "TFLiteCommandLineTests", dependencies: ["TFLiteCommandLine", "TFLiteTestSupport"]),
+    .testTarget(
+      name: "TFLiteCommandLineTests",
+      dependencies: ["TFLiteCommandLine", "TFLiteFormat", "TFLiteRuntime", "TFLiteTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

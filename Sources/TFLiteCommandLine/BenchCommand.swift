@@ -41,6 +41,13 @@ public struct BenchmarkResult: Sendable {
   /// Bytes of the activation arena.
   public var arenaByteCount: Int
 
+  /// Creates a result; `invokeMilliseconds` are sorted here.
+  public init(loadMilliseconds: Double, invokeMilliseconds: [Double], arenaByteCount: Int) {
+    self.loadMilliseconds = loadMilliseconds
+    self.invokeMilliseconds = invokeMilliseconds.sorted()
+    self.arenaByteCount = arenaByteCount
+  }
+
   /// Fastest invocation.
   public var minimum: Double { invokeMilliseconds.first ?? 0 }
   /// Slowest invocation.
@@ -92,7 +99,7 @@ public enum ModelBenchmark {
       times.append(milliseconds(clock.now - start))
     }
     return BenchmarkResult(
-      loadMilliseconds: milliseconds(loadTime), invokeMilliseconds: times.sorted(),
+      loadMilliseconds: milliseconds(loadTime), invokeMilliseconds: times,
       arenaByteCount: model.executor.arenaByteCount)
   }
 }

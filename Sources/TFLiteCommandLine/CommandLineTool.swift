@@ -16,6 +16,12 @@ public enum CommandLineTool {
   /// Runs the tool with `arguments` (without the program name) and returns the process exit code.
   public static func main(arguments: [String], output: any TextSink = StandardOutput()) -> Int32 {
     var output = output
+    return main(arguments: arguments, output: &output)
+  }
+
+  /// Runs the tool with `arguments`, writing to `output` (so a ``CapturedOutput`` keeps what was
+  /// written), and returns the process exit code.
+  public static func main(arguments: [String], output: inout any TextSink) -> Int32 {
     guard let name = arguments.first, !["-h", "--help", "help"].contains(name) || arguments.count > 1
     else {
       output.write(overview)
