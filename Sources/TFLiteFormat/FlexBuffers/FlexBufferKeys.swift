@@ -6,26 +6,18 @@ enum FlexBufferKeys {
     return slot - Int(buffer.flexUnsigned(at: slot, width: width))
   }
 
-  /// The bytes of the key at `start`, without its NUL terminator.
-  static func keyBytes(in buffer: UnsafeRawBufferPointer, at start: Int) -> Slice<UnsafeRawBufferPointer> {
-    buffer[start...].prefix { $0 != 0 }
+  /// The bytes of the verified key at `start`, without its NUL terminator.
+  static func keyBytes(in buffer: UnsafeRawBufferPointer, at start: Int) -> UnsafeRawBufferPointer {
+    var end = start
+    while buffer[end] != 0 { end += 1 }
+    return UnsafeRawBufferPointer(rebasing: buffer[start..<end])
   }
 
-  /// The byte-wise order of two keys (negative, zero or positive, as `strcmp`), and how many
-  /// bytes were looked at.
-  static func compare<Left: Sequence<UInt8>, Right: Sequence<UInt8>>(_ left: Left, _ right: Right) -> (order: Int, steps: Int) {
-    var leftBytes = left.makeIterator()
-    var rightBytes = right.makeIterator()
-    var steps = 0
-    while true {
-      steps += 1
-      switch (leftBytes.next(), rightBytes.next()) {
-      case (nil, nil): return (0, steps)
-      case (nil, _): return (-1, steps)
-      case (_, nil): return (1, steps)
-      case let (leftByte?, rightByte?):
-        if leftByte != rightByte { return (leftByte < rightByte ? -1 : 1, steps) }
-      }
+  /// The byte-wise order of two keys: negative, zero or positive, as `strcmp`.
+  static func compare(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Int {
+    for index in 0..<min(left.count, right.count) where left[index] != right[index] {
+      return left[index] < right[index] ? -1 : 1
     }
+    return left.count == right.count ? 0 : (left.count < right.count ? -1 : 1)
   }
 }

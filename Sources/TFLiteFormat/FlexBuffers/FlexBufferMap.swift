@@ -41,19 +41,23 @@ public struct FlexBufferMap: RandomAccessCollection, @unchecked Sendable {
 
   /// The value stored under `key`, or nil when there is none.
   public subscript(key: String) -> FlexBufferReference? {
-    var low = 0
-    var high = count
-    while low < high {
-      let middle = low + (high - low) / 2
-      let order = FlexBufferKeys.compare(keyBytes(at: middle), key.utf8).order
-      if order == 0 { return values[middle] }
-      if order < 0 { low = middle + 1 } else { high = middle }
+    var query = key
+    let index: Int? = query.withUTF8 { queryBytes in
+      var low = 0
+      var high = count
+      while low < high {
+        let middle = low + (high - low) / 2
+        let order = FlexBufferKeys.compare(keyBytes(at: middle), UnsafeRawBufferPointer(queryBytes))
+        if order == 0 { return middle }
+        if order < 0 { low = middle + 1 } else { high = middle }
+      }
+      return nil
     }
-    return nil
+    return index.map { values[$0] }
   }
 
   /// The bytes of key `index` without its NUL.
-  private func keyBytes(at index: Int) -> Slice<UnsafeRawBufferPointer> {
+  private func keyBytes(at index: Int) -> UnsafeRawBufferPointer {
     let buffer = values.buffer
     return FlexBufferKeys.keyBytes(
       in: buffer, at: FlexBufferKeys.keyStart(in: buffer, vectorStart: keysStart, width: keysWidth, index: index))

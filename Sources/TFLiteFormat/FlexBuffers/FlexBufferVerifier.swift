@@ -162,10 +162,10 @@ struct FlexBufferVerifier {
     for index in 1..<count {
       let previous = FlexBufferKeys.keyStart(in: buffer, vectorStart: start, width: width, index: index - 1)
       let current = FlexBufferKeys.keyStart(in: buffer, vectorStart: start, width: width, index: index)
-      let (order, compared) = FlexBufferKeys.compare(
-        FlexBufferKeys.keyBytes(in: buffer, at: previous), FlexBufferKeys.keyBytes(in: buffer, at: current))
-      try spend(compared, at: current)
-      guard order <= 0 else {
+      let previousKey = FlexBufferKeys.keyBytes(in: buffer, at: previous)
+      let currentKey = FlexBufferKeys.keyBytes(in: buffer, at: current)
+      try spend(previousKey.count + currentKey.count, at: current)
+      guard FlexBufferKeys.compare(previousKey, currentKey) <= 0 else {
         throw FlexBufferError(message: "map keys are not sorted: key \(index) sorts before key \(index - 1)", offset: current)
       }
     }
