@@ -84,10 +84,11 @@ public struct NumPyArray: Sendable, Equatable {
     guard data.count >= headerStart else {
       throw NumPyError(message: "file ends inside the header length field", offset: 8)
     }
-    let headerLength = (0..<lengthFieldSize).reduce(0) { $0 | Int(data[8 + $1]) << (8 * $1) }
-    guard headerLength <= data.count - headerStart else {
-      throw NumPyError(message: "header of \(headerLength) bytes runs past the end of the file (\(data.count) bytes)", offset: 8)
+    let declaredLength = (0..<lengthFieldSize).reduce(UInt64(0)) { $0 | UInt64(data[8 + $1]) << UInt64(8 * $1) }
+    guard declaredLength <= UInt64(data.count - headerStart) else {
+      throw NumPyError(message: "header of \(declaredLength) bytes runs past the end of the file (\(data.count) bytes)", offset: 8)
     }
+    let headerLength = Int(declaredLength)
     let header = try NumPyHeader(parsing: data[headerStart..<(headerStart + headerLength)], baseOffset: headerStart)
     let dataStart = headerStart + headerLength
     let expected = try Self.dataByteCount(elementType: header.elementType, shape: header.shape)

@@ -64,57 +64,15 @@ public protocol NumPyScalar: BitwiseCopyable {
   static var numPyElementType: NumPyElementType { get }
 }
 
-extension Float: NumPyScalar {
-  /// `<f4`.
-  public static var numPyElementType: NumPyElementType { .float32 }
-}
-
-extension Double: NumPyScalar {
-  /// `<f8`.
-  public static var numPyElementType: NumPyElementType { .float64 }
-}
-
-extension Int8: NumPyScalar {
-  /// `|i1`.
-  public static var numPyElementType: NumPyElementType { .int8 }
-}
-
-extension UInt8: NumPyScalar {
-  /// `|u1`.
-  public static var numPyElementType: NumPyElementType { .uint8 }
-}
-
-extension Int16: NumPyScalar {
-  /// `<i2`.
-  public static var numPyElementType: NumPyElementType { .int16 }
-}
-
-extension UInt16: NumPyScalar {
-  /// `<u2`.
-  public static var numPyElementType: NumPyElementType { .uint16 }
-}
-
-extension Int32: NumPyScalar {
-  /// `<i4`.
-  public static var numPyElementType: NumPyElementType { .int32 }
-}
-
-extension UInt32: NumPyScalar {
-  /// `<u4`.
-  public static var numPyElementType: NumPyElementType { .uint32 }
-}
-
-extension Int64: NumPyScalar {
-  /// `<i8`.
-  public static var numPyElementType: NumPyElementType { .int64 }
-}
-
-extension UInt64: NumPyScalar {
-  /// `<u8`.
-  public static var numPyElementType: NumPyElementType { .uint64 }
-}
-
-extension Bool: NumPyScalar {
-  /// `|b1`.
-  public static var numPyElementType: NumPyElementType { .bool }
-}
+// Each conformance names the `.npy` element type with the same size and meaning.
+extension Float: NumPyScalar { /** `float32` */ public static var numPyElementType: NumPyElementType { .float32 } }
+extension Double: NumPyScalar { /** `float64` */ public static var numPyElementType: NumPyElementType { .float64 } }
+extension Int8: NumPyScalar { /** `int8` */ public static var numPyElementType: NumPyElementType { .int8 } }
+extension UInt8: NumPyScalar { /** `uint8` */ public static var numPyElementType: NumPyElementType { .uint8 } }
+extension Int16: NumPyScalar { /** `int16` */ public static var numPyElementType: NumPyElementType { .int16 } }
+extension UInt16: NumPyScalar { /** `uint16` */ public static var numPyElementType: NumPyElementType { .uint16 } }
+extension Int32: NumPyScalar { /** `int32` */ public static var numPyElementType: NumPyElementType { .int32 } }
+extension UInt32: NumPyScalar { /** `uint32` */ public static var numPyElementType: NumPyElementType { .uint32 } }
+extension Int64: NumPyScalar { /** `int64` */ public static var numPyElementType: NumPyElementType { .int64 } }
+extension UInt64: NumPyScalar { /** `uint64` */ public static var numPyElementType: NumPyElementType { .uint64 } }
+extension Bool: NumPyScalar { /** `bool` */ public static var numPyElementType: NumPyElementType { .bool } }
