@@ -38,6 +38,9 @@ final class RunCommandTests: CommandTestCase {
     let model = try write(Self.passThrough, as: "model.tflite")
     let first = run("run", model, "--output-dir", path("first"))
     let again = run("run", model, "--output-dir", path("again"))
+    // The same report apart from the timing and the output directory.
+    let report = { (text: String) in text.split(separator: "\n").filter { !$0.hasPrefix("invoke:") && !$0.hasPrefix("wrote") } }
+    XCTAssertEqual(report(again.output.standardOutput), report(first.output.standardOutput))
     let other = run("run", model, "--seed", "7", "--output-dir", path("other"))
     XCTAssertEqual(first.code, 0, first.output.standardError)
     let firstValues = try NumPyArray(contentsOfFile: path("first/output_0.npy")).values(as: Float.self)
