@@ -166,9 +166,11 @@ public final class Interpreter {
   /// count must be `values.count`, and returns the input. Not in TensorFlowLiteSwift.
   ///
   /// - Throws: ``InterpreterError/tensorFlowLiteError(_:)`` stating the input's type, shape and
-  ///   byte count when `Element` or the count does not match; otherwise as ``copy(_:toInputAt:)-(Data,_)``.
+  ///   byte count when `Element` or the count does not match; otherwise as ``copy(_:toInputAt:)``.
+  ///
+  /// The argument label keeps `copy([1, 3], toInputAt: 0)` meaning `Data`, as in TensorFlowLiteSwift.
   @discardableResult
-  public func copy<Element: TensorElement>(_ values: [Element], toInputAt index: Int) throws -> Tensor {
+  public func copy<Element: TensorElement>(values: [Element], toInputAt index: Int) throws -> Tensor {
     try withUnsafeMutableInputBuffer(at: index, as: Element.self) { buffer in
       guard buffer.count == values.count else {
         let message =

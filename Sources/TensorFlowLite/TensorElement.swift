@@ -2,7 +2,7 @@ import Foundation
 
 /// A Swift number type that is the element type of some tensors: `Float` for FLOAT32 tensors,
 /// `UInt8` for UINT8, and so on. Used by the typed accessors (``Tensor/withUnsafeBufferPointer(as:_:)``,
-/// `[Float](tensor)`, ``Interpreter/copy(_:toInputAt:)-(Array<Element>,_)``).
+/// `[Float](tensor)`, ``Interpreter/copy(values:toInputAt:)``).
 public protocol TensorElement: BitwiseCopyable {
   /// The tensor element type this Swift type represents.
   static var tensorDataType: Tensor.DataType { get }

@@ -69,7 +69,7 @@ final class InterpreterTests: XCTestCase {
     let interpreter = try Interpreter(modelData: data ?? Data())
     data = nil
     try interpreter.allocateTensors()
-    try interpreter.copy(inputValues, toInputAt: 0)
+    try interpreter.copy(values: inputValues, toInputAt: 0)
     try interpreter.invoke()
     XCTAssertEqual(try [Float](interpreter.output(at: 0)), inputValues)
   }
@@ -114,9 +114,9 @@ final class InterpreterTests: XCTestCase {
   func testTensorDataIsACopy() throws {
     let interpreter = try makeInterpreter()
     try interpreter.allocateTensors()
-    try interpreter.copy(inputValues, toInputAt: 0)
+    try interpreter.copy(values: inputValues, toInputAt: 0)
     let before = try interpreter.input(at: 0)
-    try interpreter.copy([Float](repeating: 0, count: 3), toInputAt: 0)
+    try interpreter.copy(values: [Float](repeating: 0, count: 3), toInputAt: 0)
     XCTAssertEqual(try [Float](before), inputValues)
   }
 
@@ -166,7 +166,7 @@ final class InterpreterTests: XCTestCase {
   func testInt8PerChannelInput() throws {
     let interpreter = try makeInterpreter()
     try interpreter.allocateTensors()
-    try interpreter.copy([Int8(-128), 127], toInputAt: 2)
+    try interpreter.copy(values: [Int8(-128), 127], toInputAt: 2)
     let tensor = try interpreter.input(at: 2)
     XCTAssertEqual(tensor.dataType, .int8)
     XCTAssertEqual(tensor.shape, [2, 1])
@@ -208,7 +208,7 @@ final class InterpreterTests: XCTestCase {
     assertThrows(.failedToResizeInputTensor(index: 0)) { try interpreter.resizeInput(at: 0, to: [0, 3]) }
     assertThrows(.failedToResizeInputTensor(index: 0)) { try interpreter.resizeInput(at: 0, to: [-1, 3]) }
     XCTAssertNotNil(interpreter.lastErrorMessage)
-    try interpreter.copy(inputValues, toInputAt: 0)
+    try interpreter.copy(values: inputValues, toInputAt: 0)
     try interpreter.invoke()
     XCTAssertEqual(try interpreter.output(at: 0).shape, [1, 3])
   }
@@ -224,7 +224,7 @@ final class InterpreterTests: XCTestCase {
     let message = try XCTUnwrap(interpreter.lastErrorMessage)
     XCTAssertTrue(message.contains("FLOAT32 [1, 3]"), message)
     XCTAssertTrue(message.contains("12 bytes"), message)
-    XCTAssertNoThrow(try interpreter.copy(inputValues, toInputAt: 0))
+    XCTAssertNoThrow(try interpreter.copy(values: inputValues, toInputAt: 0))
   }
 
   func testCopyBeforeAllocateThrowsAllocateTensorsRequired() throws {
@@ -236,14 +236,14 @@ final class InterpreterTests: XCTestCase {
   func testTypedCopyWithWrongTypeOrCountStatesTheExpectedLayout() throws {
     let interpreter = try makeInterpreter()
     try interpreter.allocateTensors()
-    XCTAssertThrowsError(try interpreter.copy([Int32(1), 2, 3], toInputAt: 0)) { error in
+    XCTAssertThrowsError(try interpreter.copy(values: [Int32(1), 2, 3], toInputAt: 0)) { error in
       guard case .tensorFlowLiteError(let message)? = error as? InterpreterError else {
         return XCTFail("unexpected \(error)")
       }
       XCTAssertTrue(message.contains("'input' (FLOAT32 [1, 3], 12 bytes)"), message)
       XCTAssertTrue(message.contains("Int32"), message)
     }
-    XCTAssertThrowsError(try interpreter.copy([Float](repeating: 1, count: 4), toInputAt: 0)) { error in
+    XCTAssertThrowsError(try interpreter.copy(values: [Float](repeating: 1, count: 4), toInputAt: 0)) { error in
       guard case .tensorFlowLiteError(let message)? = error as? InterpreterError else {
         return XCTFail("unexpected \(error)")
       }
@@ -276,7 +276,7 @@ final class InterpreterTests: XCTestCase {
     options.threadCount = 4
     let interpreter = try makeInterpreter(options: options)
     try interpreter.allocateTensors()
-    try interpreter.copy(inputValues, toInputAt: 0)
+    try interpreter.copy(values: inputValues, toInputAt: 0)
     try interpreter.invoke()
     XCTAssertEqual(try [Float](interpreter.output(at: 0)), inputValues)
   }
