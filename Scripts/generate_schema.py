@@ -630,14 +630,14 @@ def field_value_expression(schema, field, accessor):
         if category == "scalar":
             return ".vector(%s.map { %s })" % (accessor, scalar_value("$0", type_name))
         if category == "enum":
-            return ".vector(%s.map { .enumeration($0.name) })" % accessor
+            return ".vector(%s.map { .enumeration(name: $0.name, rawValue: Int64($0.rawValue)) })" % accessor
         if category == "string":
             return ".vector(%s.map { .string($0) })" % accessor
         raise SchemaError("field %s: union member tables may not hold vectors of %s" % (field["name"], category))
     if category == "scalar":
         return scalar_value(accessor, type_name)
     if category == "enum":
-        return ".enumeration(%s.name)" % accessor
+        return ".enumeration(name: %s.name, rawValue: Int64(%s.rawValue))" % (accessor, accessor)
     if category == "string":
         return ".string(%s)" % accessor
     raise SchemaError("field %s: union member tables may not hold %s fields" % (field["name"], category))
