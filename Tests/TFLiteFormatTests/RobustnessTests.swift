@@ -85,16 +85,17 @@ final class RobustnessTests: XCTestCase {
   /// A copy of `bytes` with one to four corruptions, mostly in its structure.
   private func mutate(_ bytes: [UInt8], structure: [Int], using generator: inout SplitMix64) -> [UInt8] {
     var result = bytes
-    for _ in 0...(generator.next(below: 4)) {
-      let position = generator.next(below: 4) == 0 ? generator.next(below: bytes.count) : structure[generator.next(below: structure.count)]
-      switch generator.next(below: 4) {
+    for _ in 0...(Int.random(in: 0..<4, using: &generator)) {
+      let anywhere = Int.random(in: 0..<4, using: &generator) == 0
+      let position = anywhere ? Int.random(in: bytes.indices, using: &generator) : structure.randomElement(using: &generator) ?? 0
+      switch Int.random(in: 0..<4, using: &generator) {
       case 0:
         result[position] = UInt8(truncatingIfNeeded: generator.next())
       case 1:
-        result[position] ^= UInt8(1 << generator.next(below: 8))
+        result[position] ^= UInt8(1 << Int.random(in: 0..<8, using: &generator))
       default:
         let interesting: [UInt32] = [0, 1, 4, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, 0xFFFF_FFFC, UInt32(bytes.count), UInt32(truncatingIfNeeded: generator.next())]
-        let value = interesting[generator.next(below: interesting.count)]
+        let value = interesting.randomElement(using: &generator) ?? 0
         let start = min(position & ~3, bytes.count - 4)
         guard start >= 0 else { continue }
         for byte in 0..<4 { result[start + byte] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(byte))) }
@@ -113,24 +114,5 @@ final class RobustnessTests: XCTestCase {
       getrusage(RUSAGE_SELF.rawValue, &usage)
       return usage.ru_maxrss * 1024
     #endif
-  }
-}
-
-/// A small seeded random number generator (SplitMix64), so failures reproduce.
-struct SplitMix64 {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var mixed = state
-    mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-    return mixed ^ (mixed >> 31)
-  }
-
-  /// A value in `0..<bound`.
-  mutating func next(below bound: Int) -> Int {
-    Int(next() % UInt64(bound))
   }
 }

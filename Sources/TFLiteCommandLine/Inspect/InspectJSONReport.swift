@@ -84,6 +84,12 @@ struct InspectJSONReport {
 
   private func operation(_ op: Operator, at index: Int) -> JSONValue {
     let code = inspected.code(of: op)
+    let customOptions: (json: JSONValue, error: JSONValue)
+    switch inspected.customOptions(of: op) {
+    case .flexBuffer(let json)?: customOptions = (.raw(json), .null)
+    case .undecodable(let reason, _)?: customOptions = (.null, .string(reason))
+    case nil: customOptions = (.null, .null)
+    }
     return .object([
       ("index", .int(index)),
       ("op", .string(inspected.name(of: code))),
@@ -95,6 +101,8 @@ struct InspectJSONReport {
       ("options_type", .string(inspected.optionsTypeName(of: op))),
       ("options", .object(inspected.optionFields(of: op).map { ($0.name, value($0.value)) })),
       ("custom_options_bytes", .int(inspected.file.customOptions(of: op).count)),
+      ("custom_options", customOptions.json),
+      ("custom_options_error", customOptions.error),
       ("supported", .bool(inspected.isSupported(code))),
     ])
   }

@@ -104,11 +104,15 @@ struct InspectTextReport {
   }
 
   /// The options worth a glance: every field that differs from its default, plus padding and
-  /// fused activation always; custom options by size.
+  /// fused activation always; custom options decoded from FlexBuffers.
   private func shownOptions(of op: Operator) -> String {
     var parts = inspected.optionFields(of: op).filter { !$0.isDefault || ["padding", "fused_activation_function"].contains($0.name) }
       .map { "\($0.name)=\(describe($0.value))" }
-    if let custom = inspected.customOptionsSummary(of: op) { parts.append(custom) }
+    switch inspected.customOptions(of: op) {
+    case .flexBuffer(let json)?: parts.append("custom_options=\(json)")
+    case .undecodable(let reason, let count)?: parts.append("custom_options=\(count) bytes (\(reason))")
+    case nil: break
+    }
     return parts.joined(separator: " ")
   }
 

@@ -93,9 +93,31 @@ struct InspectedModel {
     op.builtinOptions2 != .none ? op.builtinOptions2.fields : op.builtinOptions.fields
   }
 
-  /// The custom options of `op`, if any, as text: their size (FlexBuffers are not decoded yet).
-  func customOptionsSummary(of op: Operator) -> String? {
-    let count = file.customOptions(of: op).count
-    return count == 0 ? nil : "\(count) bytes of custom options"
+  /// The custom options of `op`: nil when it has none, else decoded as FlexBuffers (their
+  /// declared format) or, when that fails, the reason.
+  func customOptions(of op: Operator) -> CustomOptions? {
+    CustomOptions(file.customOptions(of: op), format: op.customOptionsFormat)
+  }
+}
+
+/// What `tflite inspect` shows of an operator's custom options.
+enum CustomOptions: Equatable {
+  /// A FlexBuffer, as compact JSON text.
+  case flexBuffer(json: String)
+  /// Bytes that could not be decoded: why, and how many there are.
+  case undecodable(reason: String, byteCount: Int)
+
+  /// Decodes `bytes` stored in `format`; nil when there are none.
+  init?(_ bytes: UnsafeRawBufferPointer, format: CustomOptionsFormat) {
+    guard !bytes.isEmpty else { return nil }
+    guard format == .flexbuffers else {
+      self = .undecodable(reason: "unknown custom options format \(format.name)", byteCount: bytes.count)
+      return
+    }
+    do {
+      self = .flexBuffer(json: try FlexBufferReference(bytes).description)
+    } catch {
+      self = .undecodable(reason: "\(error)", byteCount: bytes.count)
+    }
   }
 }

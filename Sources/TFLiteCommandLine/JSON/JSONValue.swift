@@ -21,6 +21,8 @@ indirect enum JSONValue: Sendable {
   case array([JSONValue])
   /// An object whose keys keep their order.
   case object([(String, JSONValue)])
+  /// JSON text rendered elsewhere (a FlexBuffer's description), inserted as it is.
+  case raw(String)
 
   /// A JSON string, or `null` when `text` is nil.
   static func string(_ text: String?) -> JSONValue { text.map { .string($0) } ?? .null }
@@ -58,6 +60,7 @@ indirect enum JSONValue: Sendable {
     case .number(let value): text += Self.spell(value, shortest: "\(value)")
     case .float(let value): text += Self.spell(Double(value), shortest: "\(value)")
     case .string(let value): Self.writeString(value, to: &text)
+    case .raw(let json): text += json
     case .array(let items):
       if items.allSatisfy(\.isScalar) {
         text += "["
