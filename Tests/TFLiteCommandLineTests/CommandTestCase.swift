@@ -24,9 +24,8 @@ class CommandTestCase: XCTestCase {
 
   /// Runs `tflite arguments...` and returns the exit code and the captured output.
   func run(_ arguments: String...) -> (code: Int32, output: CapturedOutput) {
-    var sink: any TextSink = CapturedOutput()
-    let code = CommandLineTool.main(arguments: arguments, output: &sink)
-    return (code, sink as? CapturedOutput ?? CapturedOutput())
+    let output = CapturedOutput()
+    return (CommandLineTool.main(arguments: arguments, output: output), output)
   }
 
   /// Writes `model` into the test directory as `name` and returns the path.

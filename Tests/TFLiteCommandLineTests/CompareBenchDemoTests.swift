@@ -130,4 +130,12 @@ final class MemoryPlanReportTests: CommandTestCase {
     XCTAssertTrue(report.contains("T1 quantized UINT8 [2]"), report)
     XCTAssertTrue(report.contains("input...output"), report)
   }
+
+  func testInspectPrintsThePlan() throws {
+    let model = try write(Self.passThrough, as: "model.tflite")
+    let result = run("inspect", model, "--plan")
+    XCTAssertEqual(result.code, 0, result.output.standardError)
+    XCTAssertTrue(result.output.standardOutput.contains("memory plan of subgraph 0: arena"), result.output.standardOutput)
+    XCTAssertEqual(run("inspect", model, "--plan", "--json").code, 64)
+  }
 }
