@@ -17,26 +17,25 @@ enum DemoCommand: Subcommand {
     guard arguments.positionals.isEmpty else { throw UsageError("demo takes no arguments") }
     let directory = try arguments.value("models") ?? locateTestModels()
     let manifest = try TestModelManifest(directory: directory)
-    guard let classifier = manifest.models.first(where: { $0.labels != nil }), let labelsFile = classifier.labels else {
-      throw CommandFailure("\(manifest.path) lists no classifier with labels")
-    }
-    let labels = try String(contentsOfFile: manifest.resolve(labelsFile), encoding: .utf8)
+    guard let demo = manifest.demo else { throw CommandFailure("\(manifest.path) has no demo classifier") }
+    let labels = try String(contentsOfFile: manifest.resolve(demo.labels), encoding: .utf8)
       .split(whereSeparator: \.isNewline).map(String.init)
     let model = try LoadedModel(
-      path: manifest.resolve(classifier.file), signatureKey: nil,
+      path: manifest.resolve(demo.model), signatureKey: nil,
       threadCount: try arguments.integer("threads", default: 1, in: 1...256))
-    let inputFiles = classifier.demoInputs ?? classifier.inputs.map(\.file)
-    guard !inputFiles.isEmpty else { throw CommandFailure("\(classifier.name) has no demo inputs") }
-    output.write("\(classifier.name) (\(classifier.file)), \(labels.count) classes\n")
-    for file in inputFiles {
+    guard !demo.inputs.isEmpty else { throw CommandFailure("\(demo.model) has no demo inputs") }
+    output.write("\(demo.model), \(labels.count) classes\n")
+    for sample in demo.inputs {
+      let file = sample.file
       try model.feed([try HostArray(numPyFile: manifest.resolve(file))])
       let started = ContinuousClock.now
       try model.executor.invoke()
       let elapsed = ContinuousClock.now - started
       guard let scores = model.outputArrays().first?.realValues() else {
-        throw CommandFailure("\(classifier.name) has no numeric output")
+        throw CommandFailure("\(demo.model) has no numeric output")
       }
-      output.write("\(file) (\(formatMilliseconds(elapsed)) ms):\n")
+      let truth = sample.labelName.map { ", true class \($0)" } ?? ""
+      output.write("\(file)\(truth) (\(formatMilliseconds(elapsed)) ms):\n")
       for (rank, entry) in topIndices(scores, count: 5).enumerated() {
         let name = entry.index < labels.count ? labels[entry.index] : "class \(entry.index)"
         output.write("  \(rank + 1). \(name)  \(String(format: "%.4f", entry.value))\n")

@@ -94,9 +94,9 @@ final class DemoCommandTests: CommandTestCase {
     let manifest = """
       {"models": [
         {"name": "single_op", "file": "scores.tflite", "kind": "op", "inputs": []},
-        {"name": "classifier", "file": "scores.tflite", "kind": "network", "labels": "labels.txt",
-         "demo_inputs": ["picture.npy"], "inputs": [{"file": "picture.npy"}]}
-      ]}
+        {"name": "classifier", "file": "scores.tflite", "kind": "network", "inputs": [{"file": "picture.npy"}]}
+       ],
+       "demo": {"model": "scores.tflite", "labels": "labels.txt", "inputs": [{"file": "picture.npy", "label_name": "dog"}]}}
       """
     try manifest.write(toFile: path("manifest.json"), atomically: true, encoding: .utf8)
     return directory
@@ -106,7 +106,8 @@ final class DemoCommandTests: CommandTestCase {
     let result = run("demo", "--models", try writeDemoDirectory())
     XCTAssertEqual(result.code, 0, result.output.standardError)
     let text = result.output.standardOutput
-    XCTAssertTrue(text.contains("classifier (scores.tflite), 4 classes"), text)
+    XCTAssertTrue(text.contains("scores.tflite, 4 classes"), text)
+    XCTAssertTrue(text.contains("picture.npy, true class dog"), text)
     let ranking = ["1. dog  0.6000", "2. fish  0.2500", "3. cat  0.1000", "4. bird  0.0500"]
     let positions = ranking.map { text.range(of: $0)?.lowerBound }
     XCTAssertFalse(positions.contains(nil), text)
