@@ -1,0 +1,195 @@
+/// One spatial axis of a windowed op (convolution, pooling): output size and leading padding by
+/// TFLite's rules (`ComputeOutSize` / `ComputePaddingWithOffset`: odd total padding goes after).
+struct WindowAxis: Equatable {
+  /// Input extent.
+  let inputSize: Int
+  /// Filter (window) extent before dilation.
+  let filterSize: Int
+  /// Step between output positions.
+  let stride: Int
+  /// Spacing between filter taps.
+  let dilation: Int
+  /// Output extent.
+  let outputSize: Int
+  /// Padding before the first input element.
+  let paddingBefore: Int
+
+  /// Computes the output size and padding; nil when the parameters are not positive or the
+  /// window does not fit (VALID with a filter larger than the input).
+  init?(inputSize: Int, filterSize: Int, stride: Int, dilation: Int, samePadding: Bool) {
+    guard inputSize >= 0, filterSize > 0, stride > 0, dilation > 0 else { return nil }
+    let (span, spanOverflow) = (filterSize - 1).multipliedReportingOverflow(by: dilation)
+    guard !spanOverflow, span < Int.max - inputSize - stride else { return nil }
+    let effectiveFilter = span + 1
+    let output = samePadding ? (inputSize + stride - 1) / stride : (inputSize + stride - effectiveFilter) / stride
+    guard output >= 0 else { return nil }
+    self.inputSize = inputSize
+    self.filterSize = filterSize
+    self.stride = stride
+    self.dilation = dilation
+    outputSize = output
+    let total = max(0, (output - 1) * stride + effectiveFilter - inputSize)
+    paddingBefore = total / 2
+  }
+
+  /// First input coordinate read by output position `output` (may be negative: padding).
+  @inline(__always)
+  func inputOrigin(_ output: Int) -> Int { output * stride - paddingBefore }
+
+  /// Taps `first ..< end` of output position `output` that land inside the input.
+  @inline(__always)
+  func validTaps(_ output: Int) -> (first: Int, end: Int) {
+    let origin = inputOrigin(output)
+    // Smallest tap with origin + tap*dilation >= 0, and first tap with origin + tap*dilation >= inputSize.
+    let first = origin >= 0 ? 0 : (-origin + dilation - 1) / dilation
+    let end = origin >= inputSize ? 0 : min(filterSize, (inputSize - origin + dilation - 1) / dilation)
+    return (min(first, end), end)
+  }
+
+  /// Output positions whose every tap is inside the input (`start ..< end`, possibly empty).
+  var interior: Range<Int> {
+    let start = min(outputSize, (paddingBefore + stride - 1) / stride)
+    // Last tap of position o is o*stride - padding + (filter-1)*dilation <= inputSize - 1.
+    let limit = inputSize - 1 + paddingBefore - (filterSize - 1) * dilation
+    let end = limit < 0 ? 0 : min(outputSize, limit / stride + 1)
+    return start..<max(start, end)
+  }
+}
+
+/// Shape of a CONV_2D: NHWC input, OHWI filter (`[out, h, w, in / groups]`), NHWC output.
+struct ConvolutionShape: Equatable {
+  /// N.
+  let batch: Int
+  /// Input channels (all groups).
+  let inputChannels: Int
+  /// Filter input channels: channels of one group.
+  let groupInputChannels: Int
+  /// Output channels (all groups).
+  let outputChannels: Int
+  /// Vertical geometry.
+  let height: WindowAxis
+  /// Horizontal geometry.
+  let width: WindowAxis
+
+  /// Number of groups (`inputChannels / groupInputChannels`).
+  var groups: Int { inputChannels / groupInputChannels }
+  /// Output channels of one group: N of each GEMM.
+  var groupOutputChannels: Int { outputChannels / groups }
+  /// Rows of each GEMM: every output pixel.
+  var gemmRows: Int { batch * height.outputSize * width.outputSize }
+  /// Depth of each GEMM: one filter of a group.
+  var gemmDepth: Int { height.filterSize * width.filterSize * groupInputChannels }
+  /// True for a 1×1 stride-1 filter without padding: the input itself is the left-hand matrix.
+  var readsInputInPlace: Bool {
+    height.filterSize == 1 && width.filterSize == 1 && height.stride == 1 && width.stride == 1
+      && height.paddingBefore == 0 && width.paddingBefore == 0
+  }
+}
+
+/// The im2col view of a convolution input: row = output pixel, depth = (ky, kx, channel of the group).
+/// Blocks are gathered into the worker's scratch; taps outside the input read as zero.
+struct Im2colLeftOperand: GEMMLeftOperand {
+  /// The NHWC input.
+  let input: UnsafePointer<Float>
+  /// The convolution.
+  let shape: ConvolutionShape
+  /// First input channel of the group.
+  let channelOffset: Int
+
+  var packsIntoScratch: Bool { true }
+
+  func block(
+    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Float>
+  ) -> (pointer: UnsafePointer<Float>, rowStride: Int) {
+    let groupChannels = shape.groupInputChannels
+    let filterWidth = shape.width.filterSize
+    let outputWidth = shape.width.outputSize
+    let outputHeight = shape.height.outputSize
+    let rowStride = shape.width.inputSize * shape.inputChannels
+    let firstTap = depthStart / groupChannels
+    let firstChannel = depthStart % groupChannels
+    for r in 0..<rowCount {
+      let pixel = rowStart + r
+      let x = pixel % outputWidth
+      let y = (pixel / outputWidth) % outputHeight
+      let image = input + (pixel / (outputWidth * outputHeight)) * shape.height.inputSize * rowStride + channelOffset
+      let originY = shape.height.inputOrigin(y)
+      let originX = shape.width.inputOrigin(x)
+      var destination = scratch + r * depthCount
+      var remaining = depthCount
+      var ky = firstTap / filterWidth
+      var kx = firstTap % filterWidth
+      var channel = firstChannel
+      while remaining > 0 {
+        let count = min(groupChannels - channel, remaining)
+        let inputY = originY + ky * shape.height.dilation
+        let inputX = originX + kx * shape.width.dilation
+        if inputY >= 0 && inputY < shape.height.inputSize && inputX >= 0 && inputX < shape.width.inputSize {
+          let source = image + inputY * rowStride + inputX * shape.inputChannels + channel
+          for i in 0..<count { destination[i] = source[i] }
+        } else {
+          for i in 0..<count { destination[i] = 0 }
+        }
+        destination += count
+        remaining -= count
+        channel = 0
+        kx += 1
+        if kx == filterWidth {
+          kx = 0
+          ky += 1
+        }
+      }
+    }
+    return (UnsafePointer(scratch), depthCount)
+  }
+}
+
+/// CONV_2D in float32 as one GEMM per group over packed filters.
+enum FloatConvolution {
+  /// The GEMM plan shared by every group.
+  static func plan(_ shape: ConvolutionShape, threadCount: Int) -> GEMMPlan {
+    GEMMPlan(rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: shape.gemmDepth, threadCount: threadCount)
+  }
+
+  /// Packs an OHWI filter: one matrix per group, each `gemmDepth × groupOutputChannels`.
+  static func packFilter(_ filter: UnsafePointer<Float>, shape: ConvolutionShape) -> PackedMatrices<Float> {
+    PackedMatrices(
+      filter, sourceStride: shape.groupOutputChannels * shape.gemmDepth, count: shape.groups,
+      layout: .columnMajor(depth: shape.gemmDepth), depth: shape.gemmDepth, columns: shape.groupOutputChannels)
+  }
+
+  /// Scratch bytes `run` needs.
+  static func scratchBytes(_ shape: ConvolutionShape, threadCount: Int) -> Int {
+    plan(shape, threadCount: threadCount).scratchBytes(leftOperandPacks: !shape.readsInputInPlace, threadCount: threadCount)
+  }
+
+  /// Computes the convolution.
+  ///
+  /// - Parameters:
+  ///   - filter: the packed filter, matrix `g` for group `g` (`packFilter`).
+  ///   - bias: padded per group (`PanelPacking.padBias` with `groups`), or nil.
+  static func run(
+    _ shape: ConvolutionShape, plan: GEMMPlan, input: UnsafePointer<Float>, filter: PackedMatrices<Float>,
+    bias: UnsafePointer<Float>?, activation: ActivationRange, output: UnsafeMutablePointer<Float>,
+    threadCount: Int, scratch: UnsafeMutableRawPointer
+  ) {
+    let groupColumns = shape.groupOutputChannels
+    let paddedBias = PanelPacking.paddedBiasCount(groups: 1, columns: groupColumns)
+    for group in 0..<shape.groups {
+      let epilogue = FloatEpilogue(bias: bias.map { $0 + group * paddedBias }, activation: activation)
+      let groupOutput = output + group * groupColumns
+      let channelOffset = group * shape.groupInputChannels
+      if shape.readsInputInPlace {
+        FloatGEMM.multiply(
+          plan: plan, lhs: RowMajorLeftOperand(base: input + channelOffset, rowStride: shape.inputChannels),
+          rhs: filter.matrix(group), output: groupOutput, outputStride: shape.outputChannels, epilogue: epilogue,
+          threadCount: threadCount, scratch: scratch)
+      } else {
+        FloatGEMM.multiply(
+          plan: plan, lhs: Im2colLeftOperand(input: input, shape: shape, channelOffset: channelOffset),
+          rhs: filter.matrix(group), output: groupOutput, outputStride: shape.outputChannels, epilogue: epilogue,
+          threadCount: threadCount, scratch: scratch)
+      }
+    }
+  }
+}

@@ -1,0 +1,166 @@
+/// Shape of a DEPTHWISE_CONV_2D: NHWC input, filter `[1, h, w, in * multiplier]`, NHWC output.
+struct DepthwiseShape: Equatable {
+  /// N.
+  let batch: Int
+  /// Input channels.
+  let inputChannels: Int
+  /// Output channels per input channel.
+  let multiplier: Int
+  /// Vertical geometry.
+  let height: WindowAxis
+  /// Horizontal geometry.
+  let width: WindowAxis
+
+  /// Output channels: output channel `c` reads input channel `c / multiplier`.
+  var outputChannels: Int { inputChannels * multiplier }
+}
+
+/// DEPTHWISE_CONV_2D in float32, vectorised over channels.
+///
+/// With a multiplier above 1 the input is first expanded (each channel repeated `multiplier` times)
+/// into scratch, so the one channel-aligned loop serves every case.
+enum FloatDepthwiseConvolution {
+  /// Scratch bytes `run` needs (the expanded input when `multiplier > 1`).
+  static func scratchBytes(_ shape: DepthwiseShape) -> Int {
+    guard shape.multiplier > 1 else { return 0 }
+    return shape.batch * shape.height.inputSize * shape.width.inputSize * shape.outputChannels
+      * MemoryLayout<Float>.stride
+  }
+
+  /// Computes the convolution. `bias` has `outputChannels` values or is nil.
+  static func run(
+    _ shape: DepthwiseShape, input: UnsafePointer<Float>, filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
+    activation: ActivationRange, output: UnsafeMutablePointer<Float>, threadCount: Int,
+    scratch: UnsafeMutableRawPointer?
+  ) {
+    var source = input
+    if shape.multiplier > 1, let scratch {
+      let expanded = scratch.assumingMemoryBound(to: Float.self)
+      let pixels = shape.batch * shape.height.inputSize * shape.width.inputSize
+      for pixel in 0..<pixels {
+        let from = input + pixel * shape.inputChannels
+        var to = expanded + pixel * shape.outputChannels
+        for channel in 0..<shape.inputChannels {
+          to.update(repeating: from[channel], count: shape.multiplier)
+          to += shape.multiplier
+        }
+      }
+      source = UnsafePointer(expanded)
+    }
+    let rows = shape.batch * shape.height.outputSize
+    let rowsPerItem = ChannelWindowRows.rowsPerItem(rows: rows, threadCount: threadCount)
+    ParallelWork.run(itemCount: (rows + rowsPerItem - 1) / rowsPerItem, threadCount: threadCount) { item, _ in
+      for row in item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem) {
+        let rowOperation = DepthwiseRow(
+          shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output)
+        forEachChannelBlock(channels: shape.outputChannels, rowOperation)
+      }
+    }
+  }
+}
+
+/// Work split of the channel-vectorised window kernels: items of whole output rows.
+enum ChannelWindowRows {
+  /// Output rows per work item: about 8 items per thread, all rows in one item when single-threaded.
+  static func rowsPerItem(rows: Int, threadCount: Int) -> Int {
+    threadCount <= 1 ? max(rows, 1) : max(1, rows / (8 * threadCount))
+  }
+}
+
+/// One output row of a depthwise convolution, for one block of channels.
+private struct DepthwiseRow: ChannelBlockOperation {
+  let shape: DepthwiseShape
+  let filter: UnsafePointer<Float>
+  let bias: UnsafePointer<Float>?
+  let activation: ActivationRange
+  /// First input element of the image, first output element of the row.
+  let image: UnsafePointer<Float>
+  let outputRow: UnsafeMutablePointer<Float>
+  let originY: Int
+  let firstTapY: Int
+  let endTapY: Int
+
+  init(
+    shape: DepthwiseShape, row: Int, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
+    bias: UnsafePointer<Float>?, activation: ActivationRange, output: UnsafeMutablePointer<Float>
+  ) {
+    self.shape = shape
+    self.filter = filter
+    self.bias = bias
+    self.activation = activation
+    let y = row % shape.height.outputSize
+    let imageIndex = row / shape.height.outputSize
+    image = input + imageIndex * shape.height.inputSize * shape.width.inputSize * shape.outputChannels
+    outputRow = output + row * shape.width.outputSize * shape.outputChannels
+    originY = shape.height.inputOrigin(y)
+    (firstTapY, endTapY) = shape.height.validTaps(y)
+  }
+
+  func run<Vector: ChannelVector>(_ vector: Vector.Type, channel: Int) {
+    let channels = shape.outputChannels
+    let width = shape.width
+    let filterWidth = width.filterSize
+    let channelBias = bias.map { Vector.load($0 + channel) } ?? Vector(repeating: 0)
+    let interior = width.interior
+    let pixelStride = width.stride * channels
+    let tapStrideX = width.dilation * channels
+    let imageChannel = image + channel
+    let filterChannel = filter + channel
+
+    /// One output pixel over the taps `firstX ..< endX`.
+    @inline(__always)
+    func pixel(_ x: Int, firstX: Int, endX: Int) {
+      var sum = Vector(repeating: 0)
+      for ky in firstTapY..<endTapY {
+        let inputRow = imageChannel + (originY + ky * shape.height.dilation) * width.inputSize * channels
+        let filterRow = filterChannel + ky * filterWidth * channels
+        for kx in firstX..<endX {
+          let inputX = width.inputOrigin(x) + kx * width.dilation
+          sum.multiplyAdd(Vector.load(inputRow + inputX * channels), Vector.load(filterRow + kx * channels))
+        }
+      }
+      (sum + channelBias).clamped(activation).store(to: outputRow + x * channels + channel)
+    }
+
+    for x in 0..<interior.lowerBound {
+      let taps = width.validTaps(x)
+      pixel(x, firstX: taps.first, endX: taps.end)
+    }
+    // Interior: four pixels share each filter load.
+    var x = interior.lowerBound
+    while x + 4 <= interior.upperBound {
+      var sum0 = Vector(repeating: 0)
+      var sum1 = sum0
+      var sum2 = sum0
+      var sum3 = sum0
+      for ky in firstTapY..<endTapY {
+        var source = imageChannel + (originY + ky * shape.height.dilation) * width.inputSize * channels
+          + width.inputOrigin(x) * channels
+        var weights = filterChannel + ky * filterWidth * channels
+        for _ in 0..<filterWidth {
+          let w = Vector.load(weights)
+          sum0.multiplyAdd(Vector.load(source), w)
+          sum1.multiplyAdd(Vector.load(source + pixelStride), w)
+          sum2.multiplyAdd(Vector.load(source + 2 * pixelStride), w)
+          sum3.multiplyAdd(Vector.load(source + 3 * pixelStride), w)
+          source += tapStrideX
+          weights += channels
+        }
+      }
+      let out = outputRow + x * channels + channel
+      (sum0 + channelBias).clamped(activation).store(to: out)
+      (sum1 + channelBias).clamped(activation).store(to: out + channels)
+      (sum2 + channelBias).clamped(activation).store(to: out + 2 * channels)
+      (sum3 + channelBias).clamped(activation).store(to: out + 3 * channels)
+      x += 4
+    }
+    while x < interior.upperBound {
+      pixel(x, firstX: 0, endX: filterWidth)
+      x += 1
+    }
+    for x in interior.upperBound..<width.outputSize {
+      let taps = width.validTaps(x)
+      pixel(x, firstX: taps.first, endX: taps.end)
+    }
+  }
+}
