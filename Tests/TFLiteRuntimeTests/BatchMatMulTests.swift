@@ -1,0 +1,86 @@
+import XCTest
+
+@testable import TFLiteRuntime
+
+final class BatchMatMulTests: XCTestCase {
+  /// Batch dimensions broadcast numpy-style; each output batch maps to the right operand batches.
+  func testBatchBroadcastIndices() throws {
+    let broadcast = try XCTUnwrap(BatchBroadcast(lhsBatch: [2, 1], rhsBatch: [3]))
+    XCTAssertEqual(broadcast.shape, [2, 3])
+    XCTAssertEqual(broadcast.lhsIndices, [0, 0, 0, 1, 1, 1])
+    XCTAssertEqual(broadcast.rhsIndices, [0, 1, 2, 0, 1, 2])
+    XCTAssertEqual(BatchBroadcast(lhsBatch: [], rhsBatch: [])?.lhsIndices, [0])
+    XCTAssertNil(BatchBroadcast(lhsBatch: [2], rhsBatch: [3]))
+  }
+
+  /// Random batched products (adj_x, adj_y, broadcast batches, 1 and 2 threads) against the reference.
+  func testRandomBatchMatMulsMatchReference() throws {
+    var random = SeededGenerator(seed: 7)
+    for trial in 0..<24 {
+      let rows = random.int(1...12)
+      let depth = random.int(1...40)
+      let columns = random.int(1...35)
+      let adjX = random.bool()
+      let adjY = random.bool()
+      let lhsBatch = [[], [2], [3, 1], [1, 2]][trial % 4]
+      let rhsBatch = [[2], [], [1, 2], [3, 1]][trial % 4]
+      let broadcast = try XCTUnwrap(BatchBroadcast(lhsBatch: lhsBatch, rhsBatch: rhsBatch))
+      let lhsCount = lhsBatch.reduce(1, *)
+      let rhsCount = rhsBatch.reduce(1, *)
+      let lhs = random.floats(lhsCount * rows * depth)
+      let rhs = random.floats(rhsCount * depth * columns)
+      let layout = FloatBatchMatMul.rhsLayout(adjY: adjY, depth: depth, columns: columns)
+      var expected: [Expected] = []
+      for batch in 0..<broadcast.lhsIndices.count {
+        let l = broadcast.lhsIndices[batch] * rows * depth
+        let r = broadcast.rhsIndices[batch] * depth * columns
+        expected += referenceMatrixProduct(
+          rows: rows, columns: columns, depth: depth,
+          a: { i, k in adjX ? lhs[l + k * rows + i] : lhs[l + i * depth + k] },
+          b: { k, j in rhs[r + k * layout.depthStride + j * layout.columnStride] }, bias: nil,
+          lower: -.infinity, upper: .infinity)
+      }
+      let packed = rhs.withUnsafeBufferPointer {
+        PackedMatrices(
+          $0.baseAddress!, sourceStride: depth * columns, count: rhsCount, layout: layout, depth: depth, columns: columns)
+      }
+      for threads in [1, 2] {
+        let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: threads)
+        var output = [Float](repeating: .nan, count: expected.count)
+        withScratch(bytes: plan.scratchBytes(leftOperandPacks: adjX, threadCount: threads)) { scratch in
+          lhs.withUnsafeBufferPointer { lhsBuffer in
+            output.withUnsafeMutableBufferPointer { outputBuffer in
+              FloatBatchMatMul.run(
+                plan: plan, broadcast: broadcast, lhs: lhsBuffer.baseAddress!, adjX: adjX, rhs: packed.matrix(0),
+                output: outputBuffer.baseAddress!, threadCount: threads, scratch: scratch)
+            }
+          }
+        }
+        assertMatches(output, expected, "trial \(trial) \(rows)x\(depth)x\(columns) adj \(adjX) \(adjY) threads \(threads)")
+      }
+    }
+  }
+
+  /// BATCH_MATMUL has no clamp: infinities pass through unchanged (a fused-activation clamp would
+  /// turn them into ±greatestFiniteMagnitude).
+  func testInfinitiesAreNotClamped() {
+    let lhs: [Float] = [.infinity, 1]
+    let rhs: [Float] = [1, 1]
+    let broadcast = BatchBroadcast(lhsBatch: [], rhsBatch: [])!
+    let packed = rhs.withUnsafeBufferPointer {
+      PackedMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: 1), depth: 2, columns: 1)
+    }
+    let plan = GEMMPlan(rows: 1, columns: 1, depth: 2, threadCount: 1)
+    var output: [Float] = [0]
+    withScratch(bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: 1)) { scratch in
+      lhs.withUnsafeBufferPointer { lhsBuffer in
+        output.withUnsafeMutableBufferPointer { outputBuffer in
+          FloatBatchMatMul.run(
+            plan: plan, broadcast: broadcast, lhs: lhsBuffer.baseAddress!, adjX: false, rhs: packed.matrix(0),
+            output: outputBuffer.baseAddress!, threadCount: 1, scratch: scratch)
+        }
+      }
+    }
+    XCTAssertEqual(output, [.infinity])
+  }
+}

@@ -1,0 +1,217 @@
+import XCTest
+
+@testable import TFLiteRuntime
+
+final class ConvolutionTests: XCTestCase {
+  /// `validTaps` and `interior` agree with a brute-force scan of every tap.
+  func testWindowAxisTapsMatchBruteForce() {
+    var random = SeededGenerator(seed: 2)
+    for _ in 0..<300 {
+      let input = random.int(1...20)
+      let filter = random.int(1...5)
+      let stride = random.int(1...3)
+      let dilation = random.int(1...3)
+      let same = random.bool()
+      guard let axis = WindowAxis(inputSize: input, filterSize: filter, stride: stride, dilation: dilation, samePadding: same)
+      else { continue }
+      let expected = referenceAxis(input: input, filter: filter, stride: stride, dilation: dilation, same: same)
+      XCTAssertEqual(axis.outputSize, expected.output)
+      XCTAssertEqual(axis.paddingBefore, expected.padding)
+      for output in 0..<axis.outputSize {
+        let inside = (0..<filter).filter { (0..<input).contains(axis.inputOrigin(output) + $0 * dilation) }
+        let taps = axis.validTaps(output)
+        XCTAssertEqual(Array(taps.first..<taps.end), inside, "in \(input) f \(filter) s \(stride) d \(dilation) o \(output)")
+        XCTAssertEqual(axis.interior.contains(output), inside.count == filter, "interior at \(output)")
+      }
+    }
+  }
+
+  /// VALID with a dilated filter larger than the input is rejected, bad parameters too.
+  func testWindowAxisRejectsImpossibleWindows() {
+    XCTAssertNil(WindowAxis(inputSize: 3, filterSize: 3, stride: 1, dilation: 3, samePadding: false))
+    XCTAssertNil(WindowAxis(inputSize: 3, filterSize: 0, stride: 1, dilation: 1, samePadding: true))
+    XCTAssertNil(WindowAxis(inputSize: 3, filterSize: 2, stride: 0, dilation: 1, samePadding: true))
+    XCTAssertNil(WindowAxis(inputSize: 3, filterSize: Int.max, stride: 1, dilation: 2, samePadding: true))
+  }
+
+  /// Random convolutions (strides, dilations, SAME/VALID, groups, 1×1 in-place and im2col paths,
+  /// activations, 1 and 2 threads) against the reference.
+  func testRandomConvolutionsMatchReference() {
+    var random = SeededGenerator(seed: 3)
+    for trial in 0..<48 {
+      let pointwise = trial % 4 == 0
+      let batch = random.int(1...2)
+      let height = random.int(1...9)
+      let width = random.int(1...9)
+      let groups = trial % 5 == 1 ? random.int(2...3) : 1
+      let filterChannels = random.int(1...7)
+      let channels = filterChannels * groups
+      let outputChannels = groups * random.int(1...20)
+      let filterHeight = pointwise ? 1 : random.int(1...3)
+      let filterWidth = pointwise ? 1 : random.int(1...3)
+      let strides = pointwise ? (1, 1) : (random.int(1...2), random.int(1...2))
+      let dilations = pointwise ? (1, 1) : (random.int(1...2), random.int(1...2))
+      let same = pointwise || random.bool()
+      guard
+        let heightAxis = WindowAxis(
+          inputSize: height, filterSize: filterHeight, stride: strides.0, dilation: dilations.0, samePadding: same),
+        let widthAxis = WindowAxis(
+          inputSize: width, filterSize: filterWidth, stride: strides.1, dilation: dilations.1, samePadding: same)
+      else { continue }
+      let shape = ConvolutionShape(
+        batch: batch, inputChannels: channels, groupInputChannels: filterChannels, outputChannels: outputChannels,
+        height: heightAxis, width: widthAxis)
+      XCTAssertEqual(shape.readsInputInPlace, pointwise)
+      let input = random.floats(batch * height * width * channels)
+      let filter = random.floats(outputChannels * filterHeight * filterWidth * filterChannels)
+      let bias = random.bool() ? random.floats(outputChannels) : nil
+      let activation = testActivations[trial % testActivations.count]
+      let expected = referenceConvolution(
+        input: input, batch: batch, height: height, width: width, channels: channels, filter: filter,
+        outputChannels: outputChannels, filterHeight: filterHeight, filterWidth: filterWidth,
+        filterChannels: filterChannels, bias: bias, strides: strides, dilations: dilations, same: same,
+        lower: activation.range.lower, upper: activation.range.upper)
+      XCTAssertEqual([batch, heightAxis.outputSize, widthAxis.outputSize, outputChannels], expected.shape)
+      let packed = filter.withUnsafeBufferPointer { FloatConvolution.packFilter($0.baseAddress!, shape: shape) }
+      let paddedBias = bias.map {
+        $0.withUnsafeBufferPointer { PanelPacking.paddedBias($0.baseAddress!, groups: groups, columns: outputChannels / groups) }
+      }
+      for threads in [1, 2] {
+        var output = [Float](repeating: .nan, count: expected.values.count)
+        let plan = FloatConvolution.plan(shape, threadCount: threads)
+        withScratch(bytes: FloatConvolution.scratchBytes(shape, threadCount: threads)) { scratch in
+          input.withUnsafeBufferPointer { inputBuffer in
+            (paddedBias ?? []).withUnsafeBufferPointer { biasBuffer in
+              output.withUnsafeMutableBufferPointer { outputBuffer in
+                FloatConvolution.run(
+                  shape, plan: plan, input: inputBuffer.baseAddress!, filter: packed,
+                  bias: paddedBias == nil ? nil : biasBuffer.baseAddress, activation: activation.range,
+                  output: outputBuffer.baseAddress!, threadCount: threads, scratch: scratch)
+              }
+            }
+          }
+        }
+        assertMatches(output, expected.values, "trial \(trial) \(shape) threads \(threads)")
+      }
+    }
+  }
+
+  /// Random depthwise convolutions (multipliers, channel counts hitting every vector width,
+  /// strides, dilations, SAME/VALID, activations, 1 and 2 threads) against the reference.
+  func testRandomDepthwiseConvolutionsMatchReference() {
+    var random = SeededGenerator(seed: 4)
+    for trial in 0..<40 {
+      let batch = random.int(1...2)
+      let height = random.int(1...10)
+      let width = random.int(1...12)
+      let channels = [1, 3, 4, 7, 8, 13, 16, 29, 32][trial % 9]
+      let multiplier = trial % 3 == 2 ? random.int(2...3) : 1
+      let filterHeight = random.int(1...3)
+      let filterWidth = random.int(1...5)
+      let strides = (random.int(1...2), random.int(1...2))
+      let dilations = (random.int(1...2), random.int(1...2))
+      let same = random.bool()
+      guard
+        let heightAxis = WindowAxis(
+          inputSize: height, filterSize: filterHeight, stride: strides.0, dilation: dilations.0, samePadding: same),
+        let widthAxis = WindowAxis(
+          inputSize: width, filterSize: filterWidth, stride: strides.1, dilation: dilations.1, samePadding: same)
+      else { continue }
+      let shape = DepthwiseShape(
+        batch: batch, inputChannels: channels, multiplier: multiplier, height: heightAxis, width: widthAxis)
+      let input = random.floats(batch * height * width * channels)
+      let filter = random.floats(filterHeight * filterWidth * shape.outputChannels)
+      let bias = random.bool() ? random.floats(shape.outputChannels) : nil
+      let activation = testActivations[trial % testActivations.count]
+      let expected = referenceDepthwise(
+        input: input, batch: batch, height: height, width: width, channels: channels, multiplier: multiplier,
+        filter: filter, filterHeight: filterHeight, filterWidth: filterWidth, bias: bias, strides: strides,
+        dilations: dilations, same: same, lower: activation.range.lower, upper: activation.range.upper)
+      for threads in [1, 2] {
+        var output = [Float](repeating: .nan, count: expected.values.count)
+        withScratch(bytes: FloatDepthwiseConvolution.scratchBytes(shape)) { scratch in
+          input.withUnsafeBufferPointer { inputBuffer in
+            filter.withUnsafeBufferPointer { filterBuffer in
+              (bias ?? []).withUnsafeBufferPointer { biasBuffer in
+                output.withUnsafeMutableBufferPointer { outputBuffer in
+                  FloatDepthwiseConvolution.run(
+                    shape, input: inputBuffer.baseAddress!, filter: filterBuffer.baseAddress!,
+                    bias: bias == nil ? nil : biasBuffer.baseAddress, activation: activation.range,
+                    output: outputBuffer.baseAddress!, threadCount: threads, scratch: scratch)
+                }
+              }
+            }
+          }
+        }
+        assertMatches(output, expected.values, "trial \(trial) \(shape) threads \(threads)")
+      }
+    }
+  }
+
+  /// Random transposed convolutions (strides, SAME/VALID, output sizes, bias, activations,
+  /// 1 and 2 threads) against the scatter-form reference.
+  func testRandomTransposeConvolutionsMatchReference() {
+    var random = SeededGenerator(seed: 5)
+    for trial in 0..<30 {
+      let batch = random.int(1...2)
+      let height = random.int(1...6)
+      let width = random.int(1...6)
+      let channels = random.int(1...9)
+      let outputChannels = random.int(1...19)
+      let filterHeight = random.int(1...4)
+      let filterWidth = random.int(1...4)
+      let strides = (random.int(1...3), random.int(1...3))
+      let same = random.bool()
+      // The output size a matching forward convolution would accept, sometimes one larger.
+      let outputHeight = same ? height * strides.0 : (height - 1) * strides.0 + filterHeight
+      let outputWidth = (same ? width * strides.1 : (width - 1) * strides.1 + filterWidth) + random.int(0...1)
+      guard
+        let heightAxis = WindowAxis(
+          inputSize: outputHeight, filterSize: filterHeight, stride: strides.0, dilation: 1, samePadding: same),
+        let widthAxis = WindowAxis(
+          inputSize: outputWidth, filterSize: filterWidth, stride: strides.1, dilation: 1, samePadding: same)
+      else { continue }
+      let shape = TransposeConvolutionShape(
+        batch: batch, inputHeight: height, inputWidth: width, inputChannels: channels, outputChannels: outputChannels,
+        height: heightAxis, width: widthAxis)
+      let input = random.floats(batch * height * width * channels)
+      let filter = random.floats(outputChannels * filterHeight * filterWidth * channels)
+      let bias = random.bool() ? random.floats(outputChannels) : nil
+      let activation = testActivations[trial % testActivations.count]
+      let expected = referenceTransposeConvolution(
+        input: input, batch: batch, height: height, width: width, channels: channels, filter: filter,
+        outputChannels: outputChannels, filterHeight: filterHeight, filterWidth: filterWidth, bias: bias,
+        strides: strides, outputHeight: outputHeight, outputWidth: outputWidth, same: same,
+        lower: activation.range.lower, upper: activation.range.upper)
+      var packed = [Float](repeating: .nan, count: PanelPacking.packedCount(depth: channels, columns: shape.gemmColumns))
+      var reordered = [Float](repeating: .nan, count: filter.count)
+      filter.withUnsafeBufferPointer { filterBuffer in
+        reordered.withUnsafeMutableBufferPointer { reorderedBuffer in
+          packed.withUnsafeMutableBufferPointer { packedBuffer in
+            FloatTransposeConvolution.packFilter(
+              filterBuffer.baseAddress!, shape: shape, reordered: reorderedBuffer.baseAddress!,
+              into: packedBuffer.baseAddress!)
+          }
+        }
+      }
+      for threads in [1, 2] {
+        var output = [Float](repeating: .nan, count: expected.count)
+        withScratch(bytes: FloatTransposeConvolution.scratchBytes(shape, threadCount: threads)) { scratch in
+          input.withUnsafeBufferPointer { inputBuffer in
+            packed.withUnsafeBufferPointer { packedBuffer in
+              (bias ?? []).withUnsafeBufferPointer { biasBuffer in
+                output.withUnsafeMutableBufferPointer { outputBuffer in
+                  FloatTransposeConvolution.run(
+                    shape, input: inputBuffer.baseAddress!, filter: packedBuffer.baseAddress!,
+                    bias: bias == nil ? nil : biasBuffer.baseAddress, activation: activation.range,
+                    output: outputBuffer.baseAddress!, threadCount: threads, scratch: scratch)
+                }
+              }
+            }
+          }
+        }
+        assertMatches(output, expected, "trial \(trial) \(shape) threads \(threads)")
+      }
+    }
+  }
+}

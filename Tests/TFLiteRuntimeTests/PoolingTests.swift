@@ -1,0 +1,46 @@
+import XCTest
+
+@testable import TFLiteRuntime
+
+final class PoolingTests: XCTestCase {
+  /// Random average, max and L2 pools (SAME/VALID, strides, every vector width, activations,
+  /// 1 and 2 threads) against the reference, which counts only in-bounds elements.
+  func testRandomPoolsMatchReference() {
+    var random = SeededGenerator(seed: 6)
+    let kinds: [(PoolingKind, String)] = [(.average, "average"), (.max, "max"), (.l2, "l2")]
+    for trial in 0..<45 {
+      let (kind, name) = kinds[trial % 3]
+      let batch = random.int(1...2)
+      let height = random.int(1...9)
+      let width = random.int(1...9)
+      let channels = [1, 5, 8, 12, 16, 21, 35][trial % 7]
+      let filterHeight = random.int(1...4)
+      let filterWidth = random.int(1...4)
+      let strides = (random.int(1...3), random.int(1...3))
+      let same = random.bool()
+      guard
+        let heightAxis = WindowAxis(
+          inputSize: height, filterSize: filterHeight, stride: strides.0, dilation: 1, samePadding: same),
+        let widthAxis = WindowAxis(inputSize: width, filterSize: filterWidth, stride: strides.1, dilation: 1, samePadding: same)
+      else { continue }
+      let shape = PoolingShape(batch: batch, channels: channels, height: heightAxis, width: widthAxis)
+      let input = random.floats(batch * height * width * channels, in: kind == .l2 ? 0...2 : -2...2)
+      let activation = testActivations[trial % testActivations.count]
+      let expected = referencePool(
+        name, input: input, batch: batch, height: height, width: width, channels: channels,
+        filterHeight: filterHeight, filterWidth: filterWidth, strides: strides, same: same,
+        lower: activation.range.lower, upper: activation.range.upper)
+      for threads in [1, 2] {
+        var output = [Float](repeating: .nan, count: expected.values.count)
+        input.withUnsafeBufferPointer { inputBuffer in
+          output.withUnsafeMutableBufferPointer { outputBuffer in
+            FloatPooling.run(
+              kind, shape, input: inputBuffer.baseAddress!, activation: activation.range,
+              output: outputBuffer.baseAddress!, threadCount: threads)
+          }
+        }
+        assertMatches(output, expected.values, "trial \(trial) \(name) \(shape) threads \(threads)")
+      }
+    }
+  }
+}
