@@ -72,7 +72,11 @@ final class ConvolutionTests: XCTestCase {
         filterChannels: filterChannels, bias: bias, strides: strides, dilations: dilations, same: same,
         lower: activation.range.lower, upper: activation.range.upper)
       XCTAssertEqual([batch, heightAxis.outputSize, widthAxis.outputSize, outputChannels], expected.shape)
-      let packed = filter.withUnsafeBufferPointer { FloatConvolution.packFilter($0.baseAddress!, shape: shape) }
+      let packed = filter.withUnsafeBufferPointer {
+        PackedMatrices(
+          $0.baseAddress!, sourceStride: FloatConvolution.filterGroupStride(shape), count: groups,
+          layout: FloatConvolution.filterLayout(shape), depth: shape.gemmDepth, columns: shape.groupOutputChannels)
+      }
       let paddedBias = bias.map {
         $0.withUnsafeBufferPointer { PanelPacking.paddedBias($0.baseAddress!, groups: groups, columns: outputChannels / groups) }
       }
@@ -84,7 +88,7 @@ final class ConvolutionTests: XCTestCase {
             (paddedBias ?? []).withUnsafeBufferPointer { biasBuffer in
               output.withUnsafeMutableBufferPointer { outputBuffer in
                 FloatConvolution.run(
-                  shape, plan: plan, input: inputBuffer.baseAddress!, filter: packed,
+                  shape, plan: plan, input: inputBuffer.baseAddress!, filter: packed.matrix(0),
                   bias: paddedBias == nil ? nil : biasBuffer.baseAddress, activation: activation.range,
                   output: outputBuffer.baseAddress!, threadCount: threads, scratch: scratch)
               }

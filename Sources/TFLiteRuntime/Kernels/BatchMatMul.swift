@@ -1,3 +1,5 @@
+import TFLiteFormat
+
 /// Batch dimensions of a BATCH_MATMUL after numpy broadcasting, flattened to index lists.
 struct BatchBroadcast: Equatable {
   /// Broadcast batch shape of the output.
@@ -7,16 +9,29 @@ struct BatchBroadcast: Equatable {
   /// For each output batch, the right operand's batch index.
   let rhsIndices: [Int]
 
-  /// Broadcasts the batch dimensions (all but the last two) of both operands; nil if they do not broadcast.
-  init?(lhsBatch: [Int], rhsBatch: [Int]) {
+  /// `batch` with leading 1s up to `rank` dimensions.
+  private static func padded(_ batch: [Int], to rank: Int) -> [Int] {
+    [Int](repeating: 1, count: rank - batch.count) + batch
+  }
+
+  /// The broadcast batch shape of two operands' batch dimensions, or nil if they do not broadcast.
+  static func shape(lhsBatch: [Int], rhsBatch: [Int]) -> [Int]? {
     let rank = max(lhsBatch.count, rhsBatch.count)
-    let lhs = [Int](repeating: 1, count: rank - lhsBatch.count) + lhsBatch
-    let rhs = [Int](repeating: 1, count: rank - rhsBatch.count) + rhsBatch
+    let (lhs, rhs) = (padded(lhsBatch, to: rank), padded(rhsBatch, to: rank))
     var shape: [Int] = []
     for (l, r) in zip(lhs, rhs) {
       guard l == r || l == 1 || r == 1 else { return nil }
       shape.append(l == 1 ? r : l)
     }
+    return shape
+  }
+
+  /// Broadcasts the batch dimensions (all but the last two) of both operands; nil if they do not
+  /// broadcast. Callers check first that the broadcast shape's element count is reasonable.
+  init?(lhsBatch: [Int], rhsBatch: [Int]) {
+    guard let shape = Self.shape(lhsBatch: lhsBatch, rhsBatch: rhsBatch) else { return nil }
+    let rank = shape.count
+    let (lhs, rhs) = (Self.padded(lhsBatch, to: rank), Self.padded(rhsBatch, to: rank))
     let total = shape.reduce(1, *)
     var lhsIndices: [Int] = []
     var rhsIndices: [Int] = []
@@ -78,6 +93,85 @@ enum FloatBatchMatMul {
           output: outputBase, outputStride: plan.columns, epilogue: epilogue, threadCount: threadCount,
           scratch: scratch)
       }
+    }
+  }
+}
+
+extension KernelRegistry {
+  /// BATCH_MATMUL.
+  nonisolated(unsafe) static let batchMatMul: [String: any Kernel.Type] = ["BATCH_MATMUL": BatchMatMulKernel.self]
+}
+
+/// BATCH_MATMUL (float32): `lhs [..., M, K]` (`[..., K, M]` with adj_x) times `rhs [..., K, N]`
+/// (`[..., N, K]` with adj_y); the batch dimensions broadcast. A constant rhs is packed once.
+final class BatchMatMulKernel: Kernel {
+  private let lhs: RuntimeTensor
+  private let rhs: RuntimeTensor
+  private let output: RuntimeTensor
+  private let adjX: Bool
+  private let adjY: Bool
+  private var plan: GEMMPlan?
+  private var broadcast: BatchBroadcast?
+  private var packedRight = PackedWeights()
+  private var gemmScratchOffset = 0
+
+  init(node: Node) throws {
+    try node.expect(inputs: 2, outputs: 1)
+    lhs = try node.input(0)
+    rhs = try node.input(1)
+    output = try node.output(0)
+    try FloatOperands.require([lhs, rhs, output], op: "BATCH_MATMUL")
+    switch node.options {
+    case .batchMatMulOptions(let options): (adjX, adjY) = (options.adjX, options.adjY)
+    case .none: (adjX, adjY) = (false, false)
+    default: throw KernelError.invalid("BATCH_MATMUL has options of another operator")
+    }
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = "BATCH_MATMUL"
+    guard lhs.shape.count >= 2, rhs.shape.count >= 2 else {
+      throw KernelError.invalid("\(op) operands need rank 2 or more, got \(lhs.shape) and \(rhs.shape)")
+    }
+    let lhsLast = Array(lhs.shape.suffix(2))
+    let rhsLast = Array(rhs.shape.suffix(2))
+    let (rows, depth) = adjX ? (lhsLast[1], lhsLast[0]) : (lhsLast[0], lhsLast[1])
+    let (rhsDepth, columns) = adjY ? (rhsLast[1], rhsLast[0]) : (rhsLast[0], rhsLast[1])
+    guard depth == rhsDepth else {
+      throw KernelError.invalid("\(op) inner dimensions differ: \(lhs.shape) (adj_x \(adjX)) and \(rhs.shape) (adj_y \(adjY))")
+    }
+    let lhsBatch = Array(lhs.shape.dropLast(2))
+    let rhsBatch = Array(rhs.shape.dropLast(2))
+    let rhsCount = try FloatOperands.checkedCount(rhsBatch, "\(op) rhs batch")
+    guard let batchShape = BatchBroadcast.shape(lhsBatch: lhsBatch, rhsBatch: rhsBatch) else {
+      throw KernelError.invalid("\(op) batch dimensions \(lhsBatch) and \(rhsBatch) do not broadcast")
+    }
+    let outputShape = batchShape + [rows, columns]
+    let outputCount = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    output.shape = outputShape
+    // An empty output needs no batch index lists (whose length could be huge when M or N is 0).
+    let broadcast = outputCount > 0 ? BatchBroadcast(lhsBatch: lhsBatch, rhsBatch: rhsBatch) : nil
+    let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: context.threadCount)
+    var scratch = ScratchLayout()
+    packedRight.prepare(
+      rhs, count: rhsCount, sourceStride: depth * columns,
+      layout: FloatBatchMatMul.rhsLayout(adjY: adjY, depth: depth, columns: columns), depth: depth, columns: columns,
+      scratch: &scratch)
+    gemmScratchOffset = scratch.reserve(bytes: plan.scratchBytes(leftOperandPacks: adjX, threadCount: context.threadCount))
+    context.requestScratch(bytes: scratch.byteCount)
+    self.plan = plan
+    self.broadcast = broadcast
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let plan, let broadcast, let scratch = context.scratch else {
+      throw KernelError.invalid("BATCH_MATMUL was not prepared")
+    }
+    try packedRight.withPointer(rhs, scratch: scratch) { packed in
+      FloatBatchMatMul.run(
+        plan: plan, broadcast: broadcast, lhs: lhs.pointer(as: Float.self), adjX: adjX, rhs: packed,
+        output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: scratch + gemmScratchOffset)
     }
   }
 }

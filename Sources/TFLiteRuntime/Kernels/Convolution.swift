@@ -1,3 +1,5 @@
+import TFLiteFormat
+
 /// One spatial axis of a windowed op (convolution, pooling): output size and leading padding by
 /// TFLite's rules (`ComputeOutSize` / `ComputePaddingWithOffset`: odd total padding goes after).
 struct WindowAxis: Equatable {
@@ -151,12 +153,11 @@ enum FloatConvolution {
     GEMMPlan(rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: shape.gemmDepth, threadCount: threadCount)
   }
 
-  /// Packs an OHWI filter: one matrix per group, each `gemmDepth × groupOutputChannels`.
-  static func packFilter(_ filter: UnsafePointer<Float>, shape: ConvolutionShape) -> PackedMatrices<Float> {
-    PackedMatrices(
-      filter, sourceStride: shape.groupOutputChannels * shape.gemmDepth, count: shape.groups,
-      layout: .columnMajor(depth: shape.gemmDepth), depth: shape.gemmDepth, columns: shape.groupOutputChannels)
-  }
+  /// Layout of one group's filter inside an OHWI filter: matrix `g` starts at `g * filterGroupStride`.
+  static func filterLayout(_ shape: ConvolutionShape) -> MatrixLayout { .columnMajor(depth: shape.gemmDepth) }
+
+  /// Elements of the OHWI filter per group.
+  static func filterGroupStride(_ shape: ConvolutionShape) -> Int { shape.groupOutputChannels * shape.gemmDepth }
 
   /// Scratch bytes `run` needs.
   static func scratchBytes(_ shape: ConvolutionShape, threadCount: Int) -> Int {
@@ -166,15 +167,16 @@ enum FloatConvolution {
   /// Computes the convolution.
   ///
   /// - Parameters:
-  ///   - filter: the packed filter, matrix `g` for group `g` (`packFilter`).
+  ///   - filter: the packed filter, group `g`'s matrix at `g * PanelPacking.packedCount(depth:columns:)`.
   ///   - bias: padded per group (`PanelPacking.padBias` with `groups`), or nil.
   static func run(
-    _ shape: ConvolutionShape, plan: GEMMPlan, input: UnsafePointer<Float>, filter: PackedMatrices<Float>,
+    _ shape: ConvolutionShape, plan: GEMMPlan, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
     bias: UnsafePointer<Float>?, activation: ActivationRange, output: UnsafeMutablePointer<Float>,
     threadCount: Int, scratch: UnsafeMutableRawPointer
   ) {
     let groupColumns = shape.groupOutputChannels
     let paddedBias = PanelPacking.paddedBiasCount(groups: 1, columns: groupColumns)
+    let packedGroup = PanelPacking.packedCount(depth: shape.gemmDepth, columns: groupColumns)
     for group in 0..<shape.groups {
       let epilogue = FloatEpilogue(bias: bias.map { $0 + group * paddedBias }, activation: activation)
       let groupOutput = output + group * groupColumns
@@ -182,13 +184,100 @@ enum FloatConvolution {
       if shape.readsInputInPlace {
         FloatGEMM.multiply(
           plan: plan, lhs: RowMajorLeftOperand(base: input + channelOffset, rowStride: shape.inputChannels),
-          rhs: filter.matrix(group), output: groupOutput, outputStride: shape.outputChannels, epilogue: epilogue,
+          rhs: filter + group * packedGroup, output: groupOutput, outputStride: shape.outputChannels, epilogue: epilogue,
           threadCount: threadCount, scratch: scratch)
       } else {
         FloatGEMM.multiply(
           plan: plan, lhs: Im2colLeftOperand(input: input, shape: shape, channelOffset: channelOffset),
-          rhs: filter.matrix(group), output: groupOutput, outputStride: shape.outputChannels, epilogue: epilogue,
+          rhs: filter + group * packedGroup, output: groupOutput, outputStride: shape.outputChannels, epilogue: epilogue,
           threadCount: threadCount, scratch: scratch)
+      }
+    }
+  }
+}
+
+extension KernelRegistry {
+  /// CONV_2D.
+  nonisolated(unsafe) static let convolution: [String: any Kernel.Type] = ["CONV_2D": Conv2DKernel.self]
+}
+
+/// CONV_2D (float32): inputs `input [N,H,W,C]`, `filter [O,KH,KW,C/groups]`, optional `bias [O]`.
+final class Conv2DKernel: Kernel {
+  private let input: RuntimeTensor
+  private let filter: RuntimeTensor
+  private let bias: RuntimeTensor?
+  private let output: RuntimeTensor
+  private let options: Conv2DOptions
+  private let activation: ActivationRange
+  private var shape: ConvolutionShape?
+  private var plan: GEMMPlan?
+  private var weights = PackedWeights()
+  private var paddedBias = PaddedBias()
+  private var gemmScratchOffset = 0
+
+  init(node: Node) throws {
+    try node.expect(inputs: 2, maxInputs: 3, outputs: 1)
+    input = try node.input(0)
+    filter = try node.input(1)
+    bias = node.optionalInput(2)
+    output = try node.output(0)
+    try FloatOperands.require([input, filter, bias, output], op: "CONV_2D")
+    switch node.options {
+    case .conv2DOptions(let options): self.options = options
+    case .none: options = Conv2DOptions()
+    default: throw KernelError.invalid("CONV_2D has options of another operator")
+    }
+    activation = try ActivationRange(options.fusedActivationFunction, op: "CONV_2D")
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    try FloatOperands.requireRank(input, 4, op: "CONV_2D", role: "input")
+    try FloatOperands.requireRank(filter, 4, op: "CONV_2D", role: "filter")
+    let (batch, height, width, channels) = (input.shape[0], input.shape[1], input.shape[2], input.shape[3])
+    let (outputChannels, filterHeight, filterWidth, filterChannels) =
+      (filter.shape[0], filter.shape[1], filter.shape[2], filter.shape[3])
+    guard filterChannels > 0, channels % filterChannels == 0, channels > 0 else {
+      throw KernelError.invalid("CONV_2D filter input channels \(filterChannels) do not divide the input's \(channels)")
+    }
+    let groups = channels / filterChannels
+    guard outputChannels % groups == 0 else {
+      throw KernelError.invalid("CONV_2D output channels \(outputChannels) are not a multiple of the \(groups) groups")
+    }
+    try FloatOperands.requireBias(bias, count: outputChannels, op: "CONV_2D")
+    let heightAxis = try WindowAxis(
+      op: "CONV_2D", axis: "height", inputSize: height, filterSize: filterHeight, stride: options.strideH,
+      dilation: options.dilationHFactor, padding: options.padding)
+    let widthAxis = try WindowAxis(
+      op: "CONV_2D", axis: "width", inputSize: width, filterSize: filterWidth, stride: options.strideW,
+      dilation: options.dilationWFactor, padding: options.padding)
+    let outputShape = [batch, heightAxis.outputSize, widthAxis.outputSize, outputChannels]
+    _ = try FloatOperands.checkedCount(outputShape, "CONV_2D output")
+    let shape = ConvolutionShape(
+      batch: batch, inputChannels: channels, groupInputChannels: filterChannels, outputChannels: outputChannels,
+      height: heightAxis, width: widthAxis)
+    output.shape = outputShape
+    let plan = FloatConvolution.plan(shape, threadCount: context.threadCount)
+    var scratch = ScratchLayout()
+    weights.prepare(
+      filter, count: groups, sourceStride: FloatConvolution.filterGroupStride(shape),
+      layout: FloatConvolution.filterLayout(shape), depth: shape.gemmDepth, columns: shape.groupOutputChannels,
+      scratch: &scratch)
+    paddedBias.prepare(bias, groups: groups, columns: shape.groupOutputChannels, scratch: &scratch)
+    gemmScratchOffset = scratch.reserve(bytes: FloatConvolution.scratchBytes(shape, threadCount: context.threadCount))
+    context.requestScratch(bytes: scratch.byteCount)
+    self.shape = shape
+    self.plan = plan
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let shape, let plan, let scratch = context.scratch else { throw KernelError.invalid("CONV_2D was not prepared") }
+    try weights.withPointer(filter, scratch: scratch) { packedFilter in
+      paddedBias.withPointer(bias, scratch: scratch) { biasPointer in
+        FloatConvolution.run(
+          shape, plan: plan, input: input.pointer(as: Float.self), filter: packedFilter, bias: biasPointer,
+          activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,
+          scratch: scratch + gemmScratchOffset)
       }
     }
   }

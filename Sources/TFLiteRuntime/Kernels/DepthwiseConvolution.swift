@@ -1,3 +1,5 @@
+import TFLiteFormat
+
 /// Shape of a DEPTHWISE_CONV_2D: NHWC input, filter `[1, h, w, in * multiplier]`, NHWC output.
 struct DepthwiseShape: Equatable {
   /// N.
@@ -162,5 +164,76 @@ private struct DepthwiseRow: ChannelBlockOperation {
       let taps = width.validTaps(x)
       pixel(x, firstX: taps.first, endX: taps.end)
     }
+  }
+}
+
+extension KernelRegistry {
+  /// DEPTHWISE_CONV_2D.
+  nonisolated(unsafe) static let depthwiseConvolution: [String: any Kernel.Type] = [
+    "DEPTHWISE_CONV_2D": DepthwiseConv2DKernel.self
+  ]
+}
+
+/// DEPTHWISE_CONV_2D (float32): inputs `input [N,H,W,C]`, `filter [1,KH,KW,C·multiplier]`, optional bias.
+/// The multiplier is taken from the shapes (TFLite checks the option against them).
+final class DepthwiseConv2DKernel: Kernel {
+  private let input: RuntimeTensor
+  private let filter: RuntimeTensor
+  private let bias: RuntimeTensor?
+  private let output: RuntimeTensor
+  private let options: DepthwiseConv2DOptions
+  private let activation: ActivationRange
+  private var shape: DepthwiseShape?
+
+  init(node: Node) throws {
+    try node.expect(inputs: 2, maxInputs: 3, outputs: 1)
+    input = try node.input(0)
+    filter = try node.input(1)
+    bias = node.optionalInput(2)
+    output = try node.output(0)
+    try FloatOperands.require([input, filter, bias, output], op: "DEPTHWISE_CONV_2D")
+    switch node.options {
+    case .depthwiseConv2DOptions(let options): self.options = options
+    case .none: options = DepthwiseConv2DOptions()
+    default: throw KernelError.invalid("DEPTHWISE_CONV_2D has options of another operator")
+    }
+    activation = try ActivationRange(options.fusedActivationFunction, op: "DEPTHWISE_CONV_2D")
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = "DEPTHWISE_CONV_2D"
+    try FloatOperands.requireRank(input, 4, op: op, role: "input")
+    try FloatOperands.requireRank(filter, 4, op: op, role: "filter")
+    let (batch, height, width, channels) = (input.shape[0], input.shape[1], input.shape[2], input.shape[3])
+    let outputChannels = filter.shape[3]
+    guard filter.shape[0] == 1, channels > 0, outputChannels % channels == 0, outputChannels > 0 else {
+      throw KernelError.invalid("\(op) filter \(filter.shape) does not fit input channels \(channels)")
+    }
+    try FloatOperands.requireBias(bias, count: outputChannels, op: op)
+    let heightAxis = try WindowAxis(
+      op: op, axis: "height", inputSize: height, filterSize: filter.shape[1], stride: options.strideH,
+      dilation: options.dilationHFactor, padding: options.padding)
+    let widthAxis = try WindowAxis(
+      op: op, axis: "width", inputSize: width, filterSize: filter.shape[2], stride: options.strideW,
+      dilation: options.dilationWFactor, padding: options.padding)
+    let outputShape = [batch, heightAxis.outputSize, widthAxis.outputSize, outputChannels]
+    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    let shape = DepthwiseShape(
+      batch: batch, inputChannels: channels, multiplier: outputChannels / channels, height: heightAxis, width: widthAxis)
+    if shape.multiplier > 1 {
+      _ = try FloatOperands.checkedCount([batch, height, width, outputChannels, 4], "\(op) expanded input")
+    }
+    output.shape = outputShape
+    context.requestScratch(bytes: FloatDepthwiseConvolution.scratchBytes(shape))
+    self.shape = shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let shape else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
+    FloatDepthwiseConvolution.run(
+      shape, input: input.pointer(as: Float.self), filter: filter.pointer(as: Float.self),
+      bias: bias.map { UnsafePointer($0.pointer(as: Float.self)) }, activation: activation,
+      output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: context.scratch)
   }
 }

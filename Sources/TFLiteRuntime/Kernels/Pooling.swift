@@ -1,3 +1,5 @@
+import TFLiteFormat
+
 /// The reduction of a 2-D pooling window.
 enum PoolingKind: Equatable {
   /// AVERAGE_POOL_2D: mean of the in-bounds elements.
@@ -88,4 +90,72 @@ private struct PoolingPixel: ChannelBlockOperation {
     }
     result.clamped(activation).store(to: output + channel)
   }
+}
+
+extension KernelRegistry {
+  /// AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D.
+  nonisolated(unsafe) static let pooling: [String: any Kernel.Type] = [
+    "AVERAGE_POOL_2D": AveragePool2DKernel.self, "MAX_POOL_2D": MaxPool2DKernel.self, "L2_POOL_2D": L2Pool2DKernel.self,
+  ]
+}
+
+/// The float32 2-D pools: input `[N,H,W,C]` → output `[N,OH,OW,C]`.
+class Pool2DKernel {
+  private let kind: PoolingKind
+  private let op: String
+  private let input: RuntimeTensor
+  private let output: RuntimeTensor
+  private let options: Pool2DOptions
+  private let activation: ActivationRange
+  private var shape: PoolingShape?
+
+  init(node: Node, kind: PoolingKind, op: String) throws {
+    self.kind = kind
+    self.op = op
+    try node.expect(inputs: 1, outputs: 1)
+    input = try node.input(0)
+    output = try node.output(0)
+    try FloatOperands.require([input, output], op: op)
+    switch node.options {
+    case .pool2DOptions(let options): self.options = options
+    case .none: options = Pool2DOptions()
+    default: throw KernelError.invalid("\(op) has options of another operator")
+    }
+    activation = try ActivationRange(options.fusedActivationFunction, op: op)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    try FloatOperands.requireRank(input, 4, op: op, role: "input")
+    let heightAxis = try WindowAxis(
+      op: op, axis: "height", inputSize: input.shape[1], filterSize: Int(options.filterHeight),
+      stride: options.strideH, dilation: 1, padding: options.padding)
+    let widthAxis = try WindowAxis(
+      op: op, axis: "width", inputSize: input.shape[2], filterSize: Int(options.filterWidth),
+      stride: options.strideW, dilation: 1, padding: options.padding)
+    output.shape = [input.shape[0], heightAxis.outputSize, widthAxis.outputSize, input.shape[3]]
+    shape = PoolingShape(batch: input.shape[0], channels: input.shape[3], height: heightAxis, width: widthAxis)
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let shape else { throw KernelError.invalid("\(op) was not prepared") }
+    FloatPooling.run(
+      kind, shape, input: input.pointer(as: Float.self), activation: activation, output: output.pointer(as: Float.self),
+      threadCount: context.threadCount)
+  }
+}
+
+/// AVERAGE_POOL_2D (float32).
+final class AveragePool2DKernel: Pool2DKernel, Kernel {
+  required init(node: Node) throws { try super.init(node: node, kind: .average, op: "AVERAGE_POOL_2D") }
+}
+
+/// MAX_POOL_2D (float32).
+final class MaxPool2DKernel: Pool2DKernel, Kernel {
+  required init(node: Node) throws { try super.init(node: node, kind: .max, op: "MAX_POOL_2D") }
+}
+
+/// L2_POOL_2D (float32).
+final class L2Pool2DKernel: Pool2DKernel, Kernel {
+  required init(node: Node) throws { try super.init(node: node, kind: .l2, op: "L2_POOL_2D") }
 }

@@ -1,3 +1,5 @@
+import TFLiteFormat
+
 /// Shape of a TRANSPOSE_CONV: NHWC input, OHWI filter `[out, h, w, in]`, NHWC output of a given size.
 ///
 /// The padding follows TFLite: computed as for a convolution whose *input* is this op's output
@@ -133,6 +135,136 @@ enum FloatTransposeConvolution {
             slice += outputChannels
           }
         }
+      }
+    }
+  }
+}
+
+extension KernelRegistry {
+  /// TRANSPOSE_CONV.
+  nonisolated(unsafe) static let transposeConvolution: [String: any Kernel.Type] = [
+    "TRANSPOSE_CONV": TransposeConvKernel.self
+  ]
+}
+
+/// TRANSPOSE_CONV (float32): inputs `output_shape` (constant INT32 `[4]`), `weights [O,KH,KW,I]`,
+/// `input [N,H,W,I]` and an optional `bias [O]`; fused activation from newer versions' options.
+final class TransposeConvKernel: Kernel {
+  private let outputShapeTensor: RuntimeTensor
+  private let weights: RuntimeTensor
+  private let input: RuntimeTensor
+  private let bias: RuntimeTensor?
+  private let output: RuntimeTensor
+  private let options: TransposeConvOptions
+  private let activation: ActivationRange
+  private var shape: TransposeConvolutionShape?
+  /// Packed constant weights and the data they were packed from.
+  private var constantPacked: [Float] = []
+  private var constantSource: UnsafeMutableRawPointer?
+  /// Scratch regions for weights computed at run time (reordered copy, packed panels), then the GEMM's.
+  private var reorderOffset: Int?
+  private var packedOffset = 0
+  private var runScratchOffset = 0
+
+  init(node: Node) throws {
+    try node.expect(inputs: 3, maxInputs: 4, outputs: 1)
+    outputShapeTensor = try node.input(0)
+    weights = try node.input(1)
+    input = try node.input(2)
+    bias = node.optionalInput(3)
+    output = try node.output(0)
+    guard outputShapeTensor.type == .int32 else {
+      throw KernelError.invalid("TRANSPOSE_CONV output_shape must be INT32, got \(outputShapeTensor.type.name)")
+    }
+    try FloatOperands.require([weights, input, bias, output], op: "TRANSPOSE_CONV")
+    switch node.options {
+    case .transposeConvOptions(let options): self.options = options
+    case .none: options = TransposeConvOptions()
+    default: throw KernelError.invalid("TRANSPOSE_CONV has options of another operator")
+    }
+    activation = try ActivationRange(options.fusedActivationFunction, op: "TRANSPOSE_CONV")
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = "TRANSPOSE_CONV"
+    guard outputShapeTensor.isConstant else {
+      throw KernelError.unsupported("\(op) with an output_shape computed at run time")
+    }
+    guard outputShapeTensor.elementCount == 4 else {
+      throw KernelError.invalid("\(op) output_shape must have 4 values, got shape \(outputShapeTensor.shape)")
+    }
+    let values = outputShapeTensor.pointer(as: Int32.self)
+    let outputShape = (0..<4).map { Int(values[$0]) }
+    try FloatOperands.requireRank(input, 4, op: op, role: "input")
+    try FloatOperands.requireRank(weights, 4, op: op, role: "weights")
+    let (batch, height, width, channels) = (input.shape[0], input.shape[1], input.shape[2], input.shape[3])
+    let (outputChannels, filterHeight, filterWidth, filterChannels) =
+      (weights.shape[0], weights.shape[1], weights.shape[2], weights.shape[3])
+    guard filterChannels == channels, outputShape[0] == batch, outputShape[3] == outputChannels,
+      outputShape.allSatisfy({ $0 >= 0 })
+    else {
+      throw KernelError.invalid(
+        "\(op) shapes do not match: input \(input.shape), weights \(weights.shape), output_shape \(outputShape)")
+    }
+    try FloatOperands.requireBias(bias, count: outputChannels, op: op)
+    let heightAxis = try WindowAxis(
+      op: op, axis: "height", inputSize: outputShape[1], filterSize: filterHeight, stride: options.strideH,
+      dilation: 1, padding: options.padding)
+    let widthAxis = try WindowAxis(
+      op: op, axis: "width", inputSize: outputShape[2], filterSize: filterWidth, stride: options.strideW,
+      dilation: 1, padding: options.padding)
+    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    let columns = try FloatOperands.checkedCount([filterHeight, filterWidth, outputChannels], "\(op) GEMM columns")
+    _ = try FloatOperands.checkedCount([width, columns, 4], "\(op) column buffer row")
+    let shape = TransposeConvolutionShape(
+      batch: batch, inputHeight: height, inputWidth: width, inputChannels: channels, outputChannels: outputChannels,
+      height: heightAxis, width: widthAxis)
+    output.shape = outputShape
+    let packedCount = PanelPacking.packedCount(depth: channels, columns: columns)
+    var scratch = ScratchLayout()
+    if weights.isConstant, let data = weights.data {
+      reorderOffset = nil
+      if constantSource != data || self.shape != shape {
+        var reordered = [Float](repeating: 0, count: weights.elementCount)
+        constantPacked = [Float](repeating: 0, count: packedCount)
+        reordered.withUnsafeMutableBufferPointer { reorderedBuffer in
+          constantPacked.withUnsafeMutableBufferPointer { packedBuffer in
+            guard let reorderedBase = reorderedBuffer.baseAddress, let packedBase = packedBuffer.baseAddress else { return }
+            FloatTransposeConvolution.packFilter(
+              data.assumingMemoryBound(to: Float.self), shape: shape, reordered: reorderedBase, into: packedBase)
+          }
+        }
+        constantSource = data
+      }
+    } else {
+      constantPacked = []
+      constantSource = nil
+      reorderOffset = scratch.reserve(floats: weights.elementCount)
+      packedOffset = scratch.reserve(floats: packedCount)
+    }
+    runScratchOffset = scratch.reserve(bytes: FloatTransposeConvolution.scratchBytes(shape, threadCount: context.threadCount))
+    context.requestScratch(bytes: scratch.byteCount)
+    self.shape = shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let shape, let scratch = context.scratch else { throw KernelError.invalid("TRANSPOSE_CONV was not prepared") }
+    let biasPointer = bias.map { UnsafePointer($0.pointer(as: Float.self)) }
+    func run(_ packed: UnsafePointer<Float>) {
+      FloatTransposeConvolution.run(
+        shape, input: input.pointer(as: Float.self), filter: packed, bias: biasPointer, activation: activation,
+        output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: scratch + runScratchOffset)
+    }
+    if let reorderOffset {
+      let packed = (scratch + packedOffset).assumingMemoryBound(to: Float.self)
+      FloatTransposeConvolution.packFilter(
+        weights.pointer(as: Float.self), shape: shape,
+        reordered: (scratch + reorderOffset).assumingMemoryBound(to: Float.self), into: packed)
+      run(packed)
+    } else {
+      constantPacked.withUnsafeBufferPointer { buffer in
+        if let base = buffer.baseAddress { run(base) }
       }
     }
   }
