@@ -1,3 +1,4 @@
+import TFLiteFormat
 import XCTest
 
 @testable import TFLiteRuntime
@@ -63,10 +64,10 @@ final class BatchMatMulTests: XCTestCase {
 
   /// BATCH_MATMUL has no clamp: infinities pass through unchanged (a fused-activation clamp would
   /// turn them into ±greatestFiniteMagnitude).
-  func testInfinitiesAreNotClamped() {
+  func testInfinitiesAreNotClamped() throws {
     let lhs: [Float] = [.infinity, 1]
     let rhs: [Float] = [1, 1]
-    let broadcast = BatchBroadcast(lhsBatch: [], rhsBatch: [])!
+    let broadcast = try XCTUnwrap(BatchBroadcast(lhsBatch: [], rhsBatch: []))
     let packed = rhs.withUnsafeBufferPointer {
       PackedMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: 1), depth: 2, columns: 1)
     }
@@ -81,6 +82,61 @@ final class BatchMatMulTests: XCTestCase {
         }
       }
     }
-    XCTAssertEqual(output, [.infinity])
+    let expected = referenceMatrixProduct(
+      rows: 1, columns: 1, depth: 2, a: { lhs[$1] }, b: { k, _ in rhs[k] }, bias: nil, lower: -.infinity, upper: .infinity)
+    XCTAssertEqual(output, expected.map { Float($0.value) })
+  }
+}
+
+/// BATCH_MATMUL through init/prepare/eval.
+final class BatchMatMulKernelTests: XCTestCase {
+  func testBatchMatMulKernelMatchesReference() throws {
+    var random = SeededGenerator(seed: 22)
+    for trial in 0..<12 {
+      let (rows, depth, columns) = (random.int(1...9), random.int(1...30), random.int(1...20))
+      let adjX = trial % 2 == 1
+      let adjY = trial % 3 == 1
+      let lhsBatch = [[], [3], [2, 1], [2, 3]][trial % 4]
+      let rhsBatch = [[2], [3], [1, 4], []][trial % 4]
+      let constantRight = trial % 2 == 0
+      let lhs = random.floats(lhsBatch.reduce(1, *) * rows * depth)
+      let rhs = random.floats(rhsBatch.reduce(1, *) * depth * columns)
+      let broadcast = try XCTUnwrap(BatchBroadcast(lhsBatch: lhsBatch, rhsBatch: rhsBatch))
+      var expected: [Expected] = []
+      for batch in 0..<broadcast.lhsIndices.count {
+        let l = broadcast.lhsIndices[batch] * rows * depth
+        let r = broadcast.rhsIndices[batch] * depth * columns
+        expected += referenceMatrixProduct(
+          rows: rows, columns: columns, depth: depth,
+          a: { i, k in adjX ? lhs[l + k * rows + i] : lhs[l + i * depth + k] },
+          b: { k, j in adjY ? rhs[r + j * depth + k] : rhs[r + k * columns + j] }, bias: nil,
+          lower: -.infinity, upper: .infinity)
+      }
+      for threads in [1, 2] {
+        let node = KernelHarness.node(
+          "BATCH_MATMUL",
+          [
+            KernelHarness.floatTensor(0, lhsBatch + (adjX ? [depth, rows] : [rows, depth]), lhs),
+            KernelHarness.floatTensor(1, rhsBatch + (adjY ? [columns, depth] : [depth, columns]), rhs, constant: constantRight),
+          ], KernelHarness.outputTensor(2), .batchMatMulOptions(BatchMatMulOptions(adjX: adjX, adjY: adjY)))
+        let result = try KernelHarness.run(node, threads: threads)
+        XCTAssertEqual(result.shape, broadcast.shape + [rows, columns])
+        assertMatches(result.values, expected, "trial \(trial) threads \(threads)")
+      }
+    }
+  }
+
+  func testBatchMatMulRejectsMismatchedOperands() {
+    let lhs = KernelHarness.floatTensor(0, [2, 3, 4], [Float](repeating: 1, count: 24))
+    KernelHarness.assertRejects(
+      KernelHarness.node(
+        "BATCH_MATMUL", [lhs, KernelHarness.floatTensor(1, [3, 4, 2], [Float](repeating: 1, count: 24))],
+        KernelHarness.outputTensor(2), .batchMatMulOptions(BatchMatMulOptions())),
+      containing: "do not broadcast")
+    KernelHarness.assertRejects(
+      KernelHarness.node(
+        "BATCH_MATMUL", [lhs, KernelHarness.floatTensor(1, [5, 2], [Float](repeating: 1, count: 10))],
+        KernelHarness.outputTensor(2), .batchMatMulOptions(BatchMatMulOptions())),
+      containing: "inner dimensions")
   }
 }

@@ -78,7 +78,10 @@ final class GEMMTests: XCTestCase {
         }
       }
     }
-    XCTAssertEqual(output, [0, 0.5, 6, 0, 0.5, 6])
+    let expected = referenceMatrixProduct(
+      rows: 2, columns: 3, depth: 0, a: { _, _ in 0 }, b: { _, _ in 0 }, bias: bias,
+      lower: ActivationRange.relu6.lower, upper: ActivationRange.relu6.upper)
+    XCTAssertEqual(output, expected.map { Float($0.value) })
   }
 
   /// Packed panels: 16 columns per depth step, columns past N are zero.

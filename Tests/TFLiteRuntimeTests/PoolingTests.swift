@@ -1,3 +1,4 @@
+import TFLiteFormat
 import XCTest
 
 @testable import TFLiteRuntime
@@ -40,6 +41,39 @@ final class PoolingTests: XCTestCase {
           }
         }
         assertMatches(output, expected.values, "trial \(trial) \(name) \(shape) threads \(threads)")
+      }
+    }
+  }
+}
+
+/// The pool kernels through init/prepare/eval.
+final class PoolingKernelTests: XCTestCase {
+  func testPoolKernelsMatchReference() throws {
+    var random = SeededGenerator(seed: 23)
+    let ops = [("AVERAGE_POOL_2D", "average"), ("MAX_POOL_2D", "max"), ("L2_POOL_2D", "l2")]
+    let activations: [(ActivationFunctionType, ActivationRange)] = [(.none, .none), (.relu6, .relu6), (.relu, .relu)]
+    for trial in 0..<12 {
+      let (op, kind) = ops[trial % 3]
+      let (batch, height, width, channels) = (random.int(1...2), random.int(1...9), random.int(1...9), random.int(1...20))
+      let (filterHeight, filterWidth) = (random.int(1...3), random.int(1...3))
+      let strides = (random.int(1...2), random.int(1...2))
+      let same = trial % 2 == 0 || filterHeight > height || filterWidth > width
+      let (function, range) = activations[trial % 3]
+      let input = random.floats(batch * height * width * channels, in: 0...3)
+      let expected = referencePool(
+        kind, input: input, batch: batch, height: height, width: width, channels: channels,
+        filterHeight: filterHeight, filterWidth: filterWidth, strides: strides, same: same, lower: range.lower,
+        upper: range.upper)
+      let options = Pool2DOptions(
+        padding: same ? .same : .valid, strideW: Int32(strides.1), strideH: Int32(strides.0),
+        filterWidth: Int32(filterWidth), filterHeight: Int32(filterHeight), fusedActivationFunction: function)
+      for threads in [1, 2] {
+        let node = KernelHarness.node(
+          op, [KernelHarness.floatTensor(0, [batch, height, width, channels], input)], KernelHarness.outputTensor(1),
+          .pool2DOptions(options))
+        let result = try KernelHarness.run(node, threads: threads)
+        XCTAssertEqual(result.shape, expected.shape)
+        assertMatches(result.values, expected.values, "trial \(trial) \(op) threads \(threads)")
       }
     }
   }
