@@ -66,7 +66,9 @@ struct ActivationRange: Equatable {
   static let relu6 = ActivationRange(lower: 0, upper: 6)
 
   /// `min(max(value, lower), upper)` lane by lane, keeping NaN as TFLite's `std::max`/`std::min` do.
-  @inline(__always)
+  // `@_transparent` rather than `@inline(__always)`: reached through a protocol witness in the
+  // channel-vectorised kernels, the latter was left as an out-of-line call per vector.
+  @_transparent
   func apply<Vector: SIMD>(_ value: Vector) -> Vector where Vector.Scalar == Float {
     // Written lane by lane on purpose: LLVM turns this exact form into maxps/minps, while
     // `replacing(with:where:)` with `.<` masks was partly scalarised inside the GEMM tile.
@@ -145,7 +147,10 @@ enum FloatGEMM {
           let validRows = min(height, rowEnd - row)
           let aTile = a + (row - rowStart) * lda
           let c = output + row * outputStride + column
-          if validRows == height && validColumns == width {
+          if validRows == 1 && validColumns == width {
+            singleRowKernel(
+              a: aTile, b: b, depth: depthCount, c: c, accumulate: !isFirst, bias: bias, activation: activation)
+          } else if validRows == height && validColumns == width {
             microKernel(
               a: aTile, lda: lda, validRows: height, b: b, depth: depthCount, c: c, ldc: outputStride,
               accumulate: !isFirst, bias: bias, activation: activation)
@@ -183,6 +188,37 @@ enum FloatGEMM {
     #else
       accumulator += a * b
     #endif
+  }
+
+  /// One output row of 16 columns (matrix × vector products, FULLY_CONNECTED with batch 1): the
+  /// depth is split over four accumulators so consecutive multiply-adds do not wait on each other.
+  static func singleRowKernel(
+    a: UnsafePointer<Float>, b: UnsafePointer<Float>, depth: Int, c: UnsafeMutablePointer<Float>,
+    accumulate: Bool, bias: UnsafePointer<Float>?, activation: ActivationRange?
+  ) {
+    typealias Vector = SIMD16<Float>
+    let output = UnsafeMutableRawPointer(c)
+    var r0 = accumulate ? output.loadUnaligned(as: Vector.self) : bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
+    var r1 = Vector()
+    var r2 = Vector()
+    var r3 = Vector()
+    let panel = UnsafeRawPointer(b)
+    let stride = MemoryLayout<Vector>.stride
+    var k = 0
+    while k + 4 <= depth {
+      multiplyAdd(&r0, a[k], panel.loadUnaligned(fromByteOffset: k * stride, as: Vector.self))
+      multiplyAdd(&r1, a[k + 1], panel.loadUnaligned(fromByteOffset: (k + 1) * stride, as: Vector.self))
+      multiplyAdd(&r2, a[k + 2], panel.loadUnaligned(fromByteOffset: (k + 2) * stride, as: Vector.self))
+      multiplyAdd(&r3, a[k + 3], panel.loadUnaligned(fromByteOffset: (k + 3) * stride, as: Vector.self))
+      k += 4
+    }
+    while k < depth {
+      multiplyAdd(&r0, a[k], panel.loadUnaligned(fromByteOffset: k * stride, as: Vector.self))
+      k += 1
+    }
+    var sum = (r0 + r1) + (r2 + r3)
+    if let activation { sum = activation.apply(sum) }
+    output.storeBytes(of: sum, as: Vector.self)
   }
 
   /// The 8×16 register tile: 8 `SIMD16<Float>` accumulators, one B vector and one broadcast A value

@@ -110,6 +110,7 @@ struct Im2colLeftOperand: GEMMLeftOperand {
     let rowStride = shape.width.inputSize * shape.inputChannels
     let firstTap = depthStart / groupChannels
     let firstChannel = depthStart % groupChannels
+    let contiguousTaps = shape.width.dilation == 1 && groupChannels == shape.inputChannels
     for r in 0..<rowCount {
       let pixel = rowStart + r
       let x = pixel % outputWidth
@@ -123,10 +124,17 @@ struct Im2colLeftOperand: GEMMLeftOperand {
       var kx = firstTap % filterWidth
       var channel = firstChannel
       while remaining > 0 {
-        let count = min(groupChannels - channel, remaining)
         let inputY = originY + ky * shape.height.dilation
         let inputX = originX + kx * shape.width.dilation
-        if inputY >= 0 && inputY < shape.height.inputSize && inputX >= 0 && inputX < shape.width.inputSize {
+        let rowInside = inputY >= 0 && inputY < shape.height.inputSize
+        // Taps kx, kx+1, … of one filter row are contiguous in the input when they are adjacent
+        // pixels with all channels: copy the whole in-bounds run at once.
+        var taps = 1
+        if contiguousTaps && rowInside && inputX >= 0 {
+          taps = max(1, min(filterWidth - kx, shape.width.inputSize - inputX))
+        }
+        let count = min(taps * groupChannels - channel, remaining)
+        if rowInside && inputX >= 0 && inputX < shape.width.inputSize {
           let source = image + inputY * rowStride + inputX * shape.inputChannels + channel
           for i in 0..<count { destination[i] = source[i] }
         } else {
@@ -135,7 +143,7 @@ struct Im2colLeftOperand: GEMMLeftOperand {
         destination += count
         remaining -= count
         channel = 0
-        kx += 1
+        kx += taps
         if kx == filterWidth {
           kx = 0
           ky += 1

@@ -70,12 +70,19 @@ extension FloatSIMDChannelVector {
     for lane in 0..<Self.scalarCount { result[lane] = other[lane] > self[lane] ? other[lane] : self[lane] }
     return result
   }
-  @inline(__always) func clamped(_ range: ActivationRange) -> Self { range.apply(self) }
 }
 
-extension SIMD16: ChannelVector, FloatSIMDChannelVector where Scalar == Float {}
-extension SIMD8: ChannelVector, FloatSIMDChannelVector where Scalar == Float {}
-extension SIMD4: ChannelVector, FloatSIMDChannelVector where Scalar == Float {}
+// `clamped` is spelled out per type: as a shared generic default it was left as an out-of-line
+// call in the specialised depthwise loop, passing each vector through registers and back.
+extension SIMD16: ChannelVector, FloatSIMDChannelVector where Scalar == Float {
+  @inline(__always) func clamped(_ range: ActivationRange) -> Self { range.apply(self) }
+}
+extension SIMD8: ChannelVector, FloatSIMDChannelVector where Scalar == Float {
+  @inline(__always) func clamped(_ range: ActivationRange) -> Self { range.apply(self) }
+}
+extension SIMD4: ChannelVector, FloatSIMDChannelVector where Scalar == Float {
+  @inline(__always) func clamped(_ range: ActivationRange) -> Self { range.apply(self) }
+}
 
 /// A computation over one block of adjacent channels, written once for every vector width.
 protocol ChannelBlockOperation {
