@@ -31,33 +31,21 @@ final class BatchMatMulTests: XCTestCase {
       let lhs = random.floats(lhsCount * rows * depth)
       let rhs = random.floats(rhsCount * depth * columns)
       let layout = FloatBatchMatMul.rhsLayout(adjY: adjY, depth: depth, columns: columns)
-      var expected: [Expected] = []
-      for batch in 0..<broadcast.lhsIndices.count {
-        let l = broadcast.lhsIndices[batch] * rows * depth
-        let r = broadcast.rhsIndices[batch] * depth * columns
-        expected += referenceMatrixProduct(
-          rows: rows, columns: columns, depth: depth,
-          a: { i, k in adjX ? lhs[l + k * rows + i] : lhs[l + i * depth + k] },
-          b: { k, j in rhs[r + k * layout.depthStride + j * layout.columnStride] }, bias: nil,
-          lower: -.infinity, upper: .infinity)
-      }
+      let expected = referenceBatchMatMul(
+        lhs: lhs, lhsBatch: lhsBatch, rhs: rhs, rhsBatch: rhsBatch, rows: rows, depth: depth, columns: columns,
+        adjX: adjX, adjY: adjY)
       let packed = rhs.withUnsafeBufferPointer {
         PackedMatrices(
           $0.baseAddress!, sourceStride: depth * columns, count: rhsCount, layout: layout, depth: depth, columns: columns)
       }
       for threads in [1, 2] {
         let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: threads)
-        var output = [Float](repeating: .nan, count: expected.count)
-        withScratch(bytes: plan.scratchBytes(leftOperandPacks: adjX, threadCount: threads)) { scratch in
-          lhs.withUnsafeBufferPointer { lhsBuffer in
-            output.withUnsafeMutableBufferPointer { outputBuffer in
-              FloatBatchMatMul.run(
-                plan: plan, broadcast: broadcast, lhs: lhsBuffer.baseAddress!, adjX: adjX, rhs: packed.matrix(0),
-                output: outputBuffer.baseAddress!, threadCount: threads, scratch: scratch)
-            }
-          }
-        }
-        assertMatches(output, expected, "trial \(trial) \(rows)x\(depth)x\(columns) adj \(adjX) \(adjY) threads \(threads)")
+        let memory = TestMemory()
+        let output = memory.output(expected.count)
+        FloatBatchMatMul.run(
+          plan: plan, broadcast: broadcast, lhs: memory.copy(lhs), adjX: adjX, rhs: packed.matrix(0), output: output,
+          threadCount: threads, scratch: memory.scratch(bytes: plan.scratchBytes(leftOperandPacks: adjX, threadCount: threads)))
+        assertMatches(floats(output, expected.count), expected, "trial \(trial) \(rows)x\(depth)x\(columns) adj \(adjX) \(adjY) threads \(threads)")
       }
     }
   }
@@ -72,19 +60,14 @@ final class BatchMatMulTests: XCTestCase {
       PackedMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: 1), depth: 2, columns: 1)
     }
     let plan = GEMMPlan(rows: 1, columns: 1, depth: 2, threadCount: 1)
-    var output: [Float] = [0]
-    withScratch(bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: 1)) { scratch in
-      lhs.withUnsafeBufferPointer { lhsBuffer in
-        output.withUnsafeMutableBufferPointer { outputBuffer in
-          FloatBatchMatMul.run(
-            plan: plan, broadcast: broadcast, lhs: lhsBuffer.baseAddress!, adjX: false, rhs: packed.matrix(0),
-            output: outputBuffer.baseAddress!, threadCount: 1, scratch: scratch)
-        }
-      }
-    }
+    let memory = TestMemory()
+    let output = memory.output(1)
+    FloatBatchMatMul.run(
+      plan: plan, broadcast: broadcast, lhs: memory.copy(lhs), adjX: false, rhs: packed.matrix(0), output: output,
+      threadCount: 1, scratch: memory.scratch(bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: 1)))
     let expected = referenceMatrixProduct(
       rows: 1, columns: 1, depth: 2, a: { lhs[$1] }, b: { k, _ in rhs[k] }, bias: nil, lower: -.infinity, upper: .infinity)
-    XCTAssertEqual(output, expected.map { Float($0.value) })
+    XCTAssertEqual(floats(output, 1), expected.map { Float($0.value) })
   }
 }
 
@@ -102,16 +85,9 @@ final class BatchMatMulKernelTests: XCTestCase {
       let lhs = random.floats(lhsBatch.reduce(1, *) * rows * depth)
       let rhs = random.floats(rhsBatch.reduce(1, *) * depth * columns)
       let broadcast = try XCTUnwrap(BatchBroadcast(lhsBatch: lhsBatch, rhsBatch: rhsBatch))
-      var expected: [Expected] = []
-      for batch in 0..<broadcast.lhsIndices.count {
-        let l = broadcast.lhsIndices[batch] * rows * depth
-        let r = broadcast.rhsIndices[batch] * depth * columns
-        expected += referenceMatrixProduct(
-          rows: rows, columns: columns, depth: depth,
-          a: { i, k in adjX ? lhs[l + k * rows + i] : lhs[l + i * depth + k] },
-          b: { k, j in adjY ? rhs[r + j * depth + k] : rhs[r + k * columns + j] }, bias: nil,
-          lower: -.infinity, upper: .infinity)
-      }
+      let expected = referenceBatchMatMul(
+        lhs: lhs, lhsBatch: lhsBatch, rhs: rhs, rhsBatch: rhsBatch, rows: rows, depth: depth, columns: columns,
+        adjX: adjX, adjY: adjY)
       for threads in [1, 2] {
         let node = KernelHarness.node(
           "BATCH_MATMUL",

@@ -54,10 +54,9 @@ final class ConvolutionTests: XCTestCase {
       let dilations = pointwise ? (1, 1) : (random.int(1...2), random.int(1...2))
       let same = pointwise || random.bool()
       guard
-        let heightAxis = WindowAxis(
-          inputSize: height, filterSize: filterHeight, stride: strides.0, dilation: dilations.0, samePadding: same),
-        let widthAxis = WindowAxis(
-          inputSize: width, filterSize: filterWidth, stride: strides.1, dilation: dilations.1, samePadding: same)
+        let (heightAxis, widthAxis) = windowAxes(
+          height: height, width: width, filter: (filterHeight, filterWidth), strides: strides, dilations: dilations,
+          same: same)
       else { continue }
       let shape = ConvolutionShape(
         batch: batch, inputChannels: channels, groupInputChannels: filterChannels, outputChannels: outputChannels,
@@ -82,21 +81,13 @@ final class ConvolutionTests: XCTestCase {
         $0.withUnsafeBufferPointer { PanelPacking.paddedBias($0.baseAddress!, groups: groups, columns: outputChannels / groups) }
       }
       for threads in [1, 2] {
-        var output = [Float](repeating: .nan, count: expected.values.count)
-        let plan = FloatConvolution.plan(shape, threadCount: threads)
-        withScratch(bytes: FloatConvolution.scratchBytes(shape, threadCount: threads)) { scratch in
-          input.withUnsafeBufferPointer { inputBuffer in
-            (paddedBias ?? []).withUnsafeBufferPointer { biasBuffer in
-              output.withUnsafeMutableBufferPointer { outputBuffer in
-                FloatConvolution.run(
-                  shape, plan: plan, input: inputBuffer.baseAddress!, filter: packed.matrix(0),
-                  bias: paddedBias == nil ? nil : biasBuffer.baseAddress, activation: activation.range,
-                  output: outputBuffer.baseAddress!, threadCount: threads, scratch: scratch)
-              }
-            }
-          }
-        }
-        assertMatches(output, expected.values, "trial \(trial) \(shape) threads \(threads)")
+        let memory = TestMemory()
+        let output = memory.output(expected.values.count)
+        FloatConvolution.run(
+          shape, plan: FloatConvolution.plan(shape, threadCount: threads), input: memory.copy(input),
+          filter: packed.matrix(0), bias: memory.copy(paddedBias), activation: activation.range, output: output,
+          threadCount: threads, scratch: memory.scratch(bytes: FloatConvolution.scratchBytes(shape, threadCount: threads)))
+        assertMatches(floats(output, expected.values.count), expected.values, "trial \(trial) \(shape) threads \(threads)")
       }
     }
   }
@@ -117,10 +108,9 @@ final class ConvolutionTests: XCTestCase {
       let dilations = (random.int(1...2), random.int(1...2))
       let same = random.bool()
       guard
-        let heightAxis = WindowAxis(
-          inputSize: height, filterSize: filterHeight, stride: strides.0, dilation: dilations.0, samePadding: same),
-        let widthAxis = WindowAxis(
-          inputSize: width, filterSize: filterWidth, stride: strides.1, dilation: dilations.1, samePadding: same)
+        let (heightAxis, widthAxis) = windowAxes(
+          height: height, width: width, filter: (filterHeight, filterWidth), strides: strides, dilations: dilations,
+          same: same)
       else { continue }
       let shape = DepthwiseShape(
         batch: batch, inputChannels: channels, multiplier: multiplier, height: heightAxis, width: widthAxis)
@@ -133,22 +123,13 @@ final class ConvolutionTests: XCTestCase {
         filter: filter, filterHeight: filterHeight, filterWidth: filterWidth, bias: bias, strides: strides,
         dilations: dilations, same: same, lower: activation.range.lower, upper: activation.range.upper)
       for threads in [1, 2] {
-        var output = [Float](repeating: .nan, count: expected.values.count)
-        withScratch(bytes: FloatDepthwiseConvolution.scratchBytes(shape)) { scratch in
-          input.withUnsafeBufferPointer { inputBuffer in
-            filter.withUnsafeBufferPointer { filterBuffer in
-              (bias ?? []).withUnsafeBufferPointer { biasBuffer in
-                output.withUnsafeMutableBufferPointer { outputBuffer in
-                  FloatDepthwiseConvolution.run(
-                    shape, input: inputBuffer.baseAddress!, filter: filterBuffer.baseAddress!,
-                    bias: bias == nil ? nil : biasBuffer.baseAddress, activation: activation.range,
-                    output: outputBuffer.baseAddress!, threadCount: threads, scratch: scratch)
-                }
-              }
-            }
-          }
-        }
-        assertMatches(output, expected.values, "trial \(trial) \(shape) threads \(threads)")
+        let memory = TestMemory()
+        let output = memory.output(expected.values.count)
+        FloatDepthwiseConvolution.run(
+          shape, input: memory.copy(input), filter: memory.copy(filter), bias: memory.copy(bias),
+          activation: activation.range, output: output, threadCount: threads,
+          scratch: memory.scratch(bytes: FloatDepthwiseConvolution.scratchBytes(shape)))
+        assertMatches(floats(output, expected.values.count), expected.values, "trial \(trial) \(shape) threads \(threads)")
       }
     }
   }
@@ -171,10 +152,8 @@ final class ConvolutionTests: XCTestCase {
       let outputHeight = same ? height * strides.0 : (height - 1) * strides.0 + filterHeight
       let outputWidth = (same ? width * strides.1 : (width - 1) * strides.1 + filterWidth) + random.int(0...1)
       guard
-        let heightAxis = WindowAxis(
-          inputSize: outputHeight, filterSize: filterHeight, stride: strides.0, dilation: 1, samePadding: same),
-        let widthAxis = WindowAxis(
-          inputSize: outputWidth, filterSize: filterWidth, stride: strides.1, dilation: 1, samePadding: same)
+        let (heightAxis, widthAxis) = windowAxes(
+          height: outputHeight, width: outputWidth, filter: (filterHeight, filterWidth), strides: strides, same: same)
       else { continue }
       let shape = TransposeConvolutionShape(
         batch: batch, inputHeight: height, inputWidth: width, inputChannels: channels, outputChannels: outputChannels,
@@ -188,34 +167,18 @@ final class ConvolutionTests: XCTestCase {
         outputChannels: outputChannels, filterHeight: filterHeight, filterWidth: filterWidth, bias: bias,
         strides: strides, outputHeight: outputHeight, outputWidth: outputWidth, same: same,
         lower: activation.range.lower, upper: activation.range.upper)
-      var packed = [Float](repeating: .nan, count: PanelPacking.packedCount(depth: channels, columns: shape.gemmColumns))
-      var reordered = [Float](repeating: .nan, count: filter.count)
-      filter.withUnsafeBufferPointer { filterBuffer in
-        reordered.withUnsafeMutableBufferPointer { reorderedBuffer in
-          packed.withUnsafeMutableBufferPointer { packedBuffer in
-            FloatTransposeConvolution.packFilter(
-              filterBuffer.baseAddress!, shape: shape, reordered: reorderedBuffer.baseAddress!,
-              into: packedBuffer.baseAddress!)
-          }
-        }
-      }
+      let weights = TestMemory()
+      let packed = weights.output(PanelPacking.packedCount(depth: channels, columns: shape.gemmColumns))
+      FloatTransposeConvolution.packFilter(
+        weights.copy(filter), shape: shape, reordered: weights.output(filter.count), into: packed)
       for threads in [1, 2] {
-        var output = [Float](repeating: .nan, count: expected.count)
-        withScratch(bytes: FloatTransposeConvolution.scratchBytes(shape, threadCount: threads)) { scratch in
-          input.withUnsafeBufferPointer { inputBuffer in
-            packed.withUnsafeBufferPointer { packedBuffer in
-              (bias ?? []).withUnsafeBufferPointer { biasBuffer in
-                output.withUnsafeMutableBufferPointer { outputBuffer in
-                  FloatTransposeConvolution.run(
-                    shape, input: inputBuffer.baseAddress!, filter: packedBuffer.baseAddress!,
-                    bias: bias == nil ? nil : biasBuffer.baseAddress, activation: activation.range,
-                    output: outputBuffer.baseAddress!, threadCount: threads, scratch: scratch)
-                }
-              }
-            }
-          }
-        }
-        assertMatches(output, expected, "trial \(trial) \(shape) threads \(threads)")
+        let memory = TestMemory()
+        let output = memory.output(expected.count)
+        FloatTransposeConvolution.run(
+          shape, input: memory.copy(input), filter: packed, bias: memory.copy(bias), activation: activation.range,
+          output: output, threadCount: threads,
+          scratch: memory.scratch(bytes: FloatTransposeConvolution.scratchBytes(shape, threadCount: threads)))
+        assertMatches(floats(output, expected.count), expected, "trial \(trial) \(shape) threads \(threads)")
       }
     }
   }

@@ -30,29 +30,21 @@ final class GEMMTests: XCTestCase {
       let paddedBias = bias.map { $0.withUnsafeBufferPointer { PanelPacking.paddedBias($0.baseAddress!, groups: 1, columns: columns) } }
       for threads in [1, 2] {
         let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: threads)
-        var output = [Float](repeating: .nan, count: rows * columns)
-        withScratch(bytes: plan.scratchBytes(leftOperandPacks: transposedA, threadCount: threads)) { scratch in
-          a.withUnsafeBufferPointer { aBuffer in
-            output.withUnsafeMutableBufferPointer { outBuffer in
-              (paddedBias ?? []).withUnsafeBufferPointer { biasBuffer in
-                let epilogue = FloatEpilogue(bias: bias == nil ? nil : biasBuffer.baseAddress, activation: activation.range)
-                if transposedA {
-                  FloatGEMM.multiply(
-                    plan: plan, lhs: TransposedLeftOperand(base: aBuffer.baseAddress!, depthStride: rows),
-                    rhs: packed.matrix(0), output: outBuffer.baseAddress!, outputStride: columns, epilogue: epilogue,
-                    threadCount: threads, scratch: scratch)
-                } else {
-                  FloatGEMM.multiply(
-                    plan: plan, lhs: RowMajorLeftOperand(base: aBuffer.baseAddress!, rowStride: lhsStride),
-                    rhs: packed.matrix(0), output: outBuffer.baseAddress!, outputStride: columns, epilogue: epilogue,
-                    threadCount: threads, scratch: scratch)
-                }
-              }
-            }
-          }
+        let memory = TestMemory()
+        let output = memory.output(rows * columns)
+        let scratch = memory.scratch(bytes: plan.scratchBytes(leftOperandPacks: transposedA, threadCount: threads))
+        let epilogue = FloatEpilogue(bias: memory.copy(paddedBias).map { UnsafePointer($0) }, activation: activation.range)
+        if transposedA {
+          FloatGEMM.multiply(
+            plan: plan, lhs: TransposedLeftOperand(base: memory.copy(a), depthStride: rows), rhs: packed.matrix(0),
+            output: output, outputStride: columns, epilogue: epilogue, threadCount: threads, scratch: scratch)
+        } else {
+          FloatGEMM.multiply(
+            plan: plan, lhs: RowMajorLeftOperand(base: memory.copy(a), rowStride: lhsStride), rhs: packed.matrix(0),
+            output: output, outputStride: columns, epilogue: epilogue, threadCount: threads, scratch: scratch)
         }
         assertMatches(
-          output, expected,
+          floats(output, rows * columns), expected,
           "trial \(trial) \(rows)x\(depth)x\(columns) transposedA=\(transposedA) columnMajorB=\(columnMajorB) threads=\(threads)")
       }
     }
@@ -64,24 +56,16 @@ final class GEMMTests: XCTestCase {
     let padded = bias.withUnsafeBufferPointer { PanelPacking.paddedBias($0.baseAddress!, groups: 1, columns: 3) }
     let plan = GEMMPlan(rows: 2, columns: 3, depth: 0, threadCount: 1)
     let packed = PackedMatrices([Float](), sourceStride: 0, count: 1, layout: .depthMajor(columns: 3), depth: 0, columns: 3)
-    var output = [Float](repeating: .nan, count: 6)
-    let unusedInput: [Float] = [0]
-    withScratch(bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: 1)) { scratch in
-      padded.withUnsafeBufferPointer { biasBuffer in
-        output.withUnsafeMutableBufferPointer { outBuffer in
-          unusedInput.withUnsafeBufferPointer { inputBuffer in
-          FloatGEMM.multiply(
-            plan: plan, lhs: RowMajorLeftOperand(base: inputBuffer.baseAddress!, rowStride: 0),
-            rhs: packed.matrix(0), output: outBuffer.baseAddress!, outputStride: 3,
-            epilogue: FloatEpilogue(bias: biasBuffer.baseAddress, activation: .relu6), threadCount: 1, scratch: scratch)
-          }
-        }
-      }
-    }
+    let memory = TestMemory()
+    let output = memory.output(6)
+    FloatGEMM.multiply(
+      plan: plan, lhs: RowMajorLeftOperand(base: memory.copy([0]), rowStride: 0), rhs: packed.matrix(0), output: output,
+      outputStride: 3, epilogue: FloatEpilogue(bias: memory.copy(padded), activation: .relu6), threadCount: 1,
+      scratch: memory.scratch(bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: 1)))
     let expected = referenceMatrixProduct(
       rows: 2, columns: 3, depth: 0, a: { _, _ in 0 }, b: { _, _ in 0 }, bias: bias,
       lower: ActivationRange.relu6.lower, upper: ActivationRange.relu6.upper)
-    XCTAssertEqual(output, expected.map { Float($0.value) })
+    XCTAssertEqual(floats(output, 6), expected.map { Float($0.value) })
   }
 
   /// Packed panels: 16 columns per depth step, columns past N are zero.

@@ -20,9 +20,8 @@ final class PoolingTests: XCTestCase {
       let strides = (random.int(1...3), random.int(1...3))
       let same = random.bool()
       guard
-        let heightAxis = WindowAxis(
-          inputSize: height, filterSize: filterHeight, stride: strides.0, dilation: 1, samePadding: same),
-        let widthAxis = WindowAxis(inputSize: width, filterSize: filterWidth, stride: strides.1, dilation: 1, samePadding: same)
+        let (heightAxis, widthAxis) = windowAxes(
+          height: height, width: width, filter: (filterHeight, filterWidth), strides: strides, same: same)
       else { continue }
       let shape = PoolingShape(batch: batch, channels: channels, height: heightAxis, width: widthAxis)
       let input = random.floats(batch * height * width * channels, in: kind == .l2 ? 0...2 : -2...2)
@@ -32,15 +31,11 @@ final class PoolingTests: XCTestCase {
         filterHeight: filterHeight, filterWidth: filterWidth, strides: strides, same: same,
         lower: activation.range.lower, upper: activation.range.upper)
       for threads in [1, 2] {
-        var output = [Float](repeating: .nan, count: expected.values.count)
-        input.withUnsafeBufferPointer { inputBuffer in
-          output.withUnsafeMutableBufferPointer { outputBuffer in
-            FloatPooling.run(
-              kind, shape, input: inputBuffer.baseAddress!, activation: activation.range,
-              output: outputBuffer.baseAddress!, threadCount: threads)
-          }
-        }
-        assertMatches(output, expected.values, "trial \(trial) \(name) \(shape) threads \(threads)")
+        let memory = TestMemory()
+        let output = memory.output(expected.values.count)
+        FloatPooling.run(
+          kind, shape, input: memory.copy(input), activation: activation.range, output: output, threadCount: threads)
+        assertMatches(floats(output, expected.values.count), expected.values, "trial \(trial) \(name) \(shape) threads \(threads)")
       }
     }
   }

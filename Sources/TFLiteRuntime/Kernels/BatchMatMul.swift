@@ -121,11 +121,10 @@ final class BatchMatMulKernel: Kernel {
     rhs = try node.input(1)
     output = try node.output(0)
     try FloatOperands.require([lhs, rhs, output], op: "BATCH_MATMUL")
-    switch node.options {
-    case .batchMatMulOptions(let options): (adjX, adjY) = (options.adjX, options.adjY)
-    case .none: (adjX, adjY) = (false, false)
-    default: throw KernelError.invalid("BATCH_MATMUL has options of another operator")
+    let options = try FloatOperands.options(of: node, op: "BATCH_MATMUL", defaults: BatchMatMulOptions()) {
+      if case .batchMatMulOptions(let options) = $0 { options } else { nil }
     }
+    (adjX, adjY) = (options.adjX, options.adjY)
   }
 
   func prepare(_ context: inout PrepareContext) throws {

@@ -211,10 +211,11 @@ extension KernelRegistry {
 
 /// CONV_2D (float32): inputs `input [N,H,W,C]`, `filter [O,KH,KW,C/groups]`, optional `bias [O]`.
 final class Conv2DKernel: Kernel {
-  private let input: RuntimeTensor
-  private let filter: RuntimeTensor
-  private let bias: RuntimeTensor?
-  private let output: RuntimeTensor
+  private let operands: WeightedOperands
+  private var input: RuntimeTensor { operands.input }
+  private var filter: RuntimeTensor { operands.weights }
+  private var bias: RuntimeTensor? { operands.bias }
+  private var output: RuntimeTensor { operands.output }
   private let options: Conv2DOptions
   private let activation: ActivationRange
   private var shape: ConvolutionShape?
@@ -224,16 +225,9 @@ final class Conv2DKernel: Kernel {
   private var gemmScratchOffset = 0
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, maxInputs: 3, outputs: 1)
-    input = try node.input(0)
-    filter = try node.input(1)
-    bias = node.optionalInput(2)
-    output = try node.output(0)
-    try FloatOperands.require([input, filter, bias, output], op: "CONV_2D")
-    switch node.options {
-    case .conv2DOptions(let options): self.options = options
-    case .none: options = Conv2DOptions()
-    default: throw KernelError.invalid("CONV_2D has options of another operator")
+    operands = try WeightedOperands(node, op: "CONV_2D")
+    options = try FloatOperands.options(of: node, op: "CONV_2D", defaults: Conv2DOptions()) {
+      if case .conv2DOptions(let options) = $0 { options } else { nil }
     }
     activation = try ActivationRange(options.fusedActivationFunction, op: "CONV_2D")
   }

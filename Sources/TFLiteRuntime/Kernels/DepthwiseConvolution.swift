@@ -172,25 +172,19 @@ extension KernelRegistry {
 /// DEPTHWISE_CONV_2D (float32): inputs `input [N,H,W,C]`, `filter [1,KH,KW,C·multiplier]`, optional bias.
 /// The multiplier is taken from the shapes (TFLite checks the option against them).
 final class DepthwiseConv2DKernel: Kernel {
-  private let input: RuntimeTensor
-  private let filter: RuntimeTensor
-  private let bias: RuntimeTensor?
-  private let output: RuntimeTensor
+  private let operands: WeightedOperands
+  private var input: RuntimeTensor { operands.input }
+  private var filter: RuntimeTensor { operands.weights }
+  private var bias: RuntimeTensor? { operands.bias }
+  private var output: RuntimeTensor { operands.output }
   private let options: DepthwiseConv2DOptions
   private let activation: ActivationRange
   private var shape: DepthwiseShape?
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, maxInputs: 3, outputs: 1)
-    input = try node.input(0)
-    filter = try node.input(1)
-    bias = node.optionalInput(2)
-    output = try node.output(0)
-    try FloatOperands.require([input, filter, bias, output], op: "DEPTHWISE_CONV_2D")
-    switch node.options {
-    case .depthwiseConv2DOptions(let options): self.options = options
-    case .none: options = DepthwiseConv2DOptions()
-    default: throw KernelError.invalid("DEPTHWISE_CONV_2D has options of another operator")
+    operands = try WeightedOperands(node, op: "DEPTHWISE_CONV_2D")
+    options = try FloatOperands.options(of: node, op: "DEPTHWISE_CONV_2D", defaults: DepthwiseConv2DOptions()) {
+      if case .depthwiseConv2DOptions(let options) = $0 { options } else { nil }
     }
     activation = try ActivationRange(options.fusedActivationFunction, op: "DEPTHWISE_CONV_2D")
   }

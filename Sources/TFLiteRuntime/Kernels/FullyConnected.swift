@@ -9,10 +9,11 @@ extension KernelRegistry {
 /// `K = weights.shape[1]` and `M = input elements / K`; `weights [N, K]`; optional `bias [N]`.
 /// The output is `[M, N]`, or with `keep_num_dims` the input's shape with its last dimension replaced by N.
 final class FullyConnectedKernel: Kernel {
-  private let input: RuntimeTensor
-  private let weights: RuntimeTensor
-  private let bias: RuntimeTensor?
-  private let output: RuntimeTensor
+  private let operands: WeightedOperands
+  private var input: RuntimeTensor { operands.input }
+  private var weights: RuntimeTensor { operands.weights }
+  private var bias: RuntimeTensor? { operands.bias }
+  private var output: RuntimeTensor { operands.output }
   private let keepNumDims: Bool
   private let activation: ActivationRange
   private var plan: GEMMPlan?
@@ -21,17 +22,9 @@ final class FullyConnectedKernel: Kernel {
   private var gemmScratchOffset = 0
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, maxInputs: 3, outputs: 1)
-    input = try node.input(0)
-    weights = try node.input(1)
-    bias = node.optionalInput(2)
-    output = try node.output(0)
-    try FloatOperands.require([input, weights, bias, output], op: "FULLY_CONNECTED")
-    let options: FullyConnectedOptions
-    switch node.options {
-    case .fullyConnectedOptions(let value): options = value
-    case .none: options = FullyConnectedOptions()
-    default: throw KernelError.invalid("FULLY_CONNECTED has options of another operator")
+    operands = try WeightedOperands(node, op: "FULLY_CONNECTED")
+    let options = try FloatOperands.options(of: node, op: "FULLY_CONNECTED", defaults: FullyConnectedOptions()) {
+      if case .fullyConnectedOptions(let options) = $0 { options } else { nil }
     }
     guard options.weightsFormat == .default else {
       throw KernelError.unsupported("FULLY_CONNECTED with weights format \(options.weightsFormat.name)")

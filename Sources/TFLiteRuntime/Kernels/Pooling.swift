@@ -116,10 +116,8 @@ class Pool2DKernel {
     input = try node.input(0)
     output = try node.output(0)
     try FloatOperands.require([input, output], op: op)
-    switch node.options {
-    case .pool2DOptions(let options): self.options = options
-    case .none: options = Pool2DOptions()
-    default: throw KernelError.invalid("\(op) has options of another operator")
+    options = try FloatOperands.options(of: node, op: op, defaults: Pool2DOptions()) {
+      if case .pool2DOptions(let options) = $0 { options } else { nil }
     }
     activation = try ActivationRange(options.fusedActivationFunction, op: op)
   }

@@ -177,10 +177,8 @@ final class TransposeConvKernel: Kernel {
       throw KernelError.invalid("TRANSPOSE_CONV output_shape must be INT32, got \(outputShapeTensor.type.name)")
     }
     try FloatOperands.require([weights, input, bias, output], op: "TRANSPOSE_CONV")
-    switch node.options {
-    case .transposeConvOptions(let options): self.options = options
-    case .none: options = TransposeConvOptions()
-    default: throw KernelError.invalid("TRANSPOSE_CONV has options of another operator")
+    options = try FloatOperands.options(of: node, op: "TRANSPOSE_CONV", defaults: TransposeConvOptions()) {
+      if case .transposeConvOptions(let options) = $0 { options } else { nil }
     }
     activation = try ActivationRange(options.fusedActivationFunction, op: "TRANSPOSE_CONV")
   }

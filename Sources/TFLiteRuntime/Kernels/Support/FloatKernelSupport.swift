@@ -51,8 +51,40 @@ struct ScratchLayout {
   mutating func reserve(floats count: Int) -> Int { reserve(bytes: count * MemoryLayout<Float>.stride) }
 }
 
+/// The operands of the weighted kernels (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED): input,
+/// weights, an optional bias and one output, all FLOAT32.
+struct WeightedOperands {
+  /// Input 0.
+  let input: RuntimeTensor
+  /// Input 1: the filter or weights.
+  let weights: RuntimeTensor
+  /// Input 2 when present.
+  let bias: RuntimeTensor?
+  /// The output.
+  let output: RuntimeTensor
+
+  /// Reads and checks the operands of `node`.
+  init(_ node: Node, op: String) throws {
+    try node.expect(inputs: 2, maxInputs: 3, outputs: 1)
+    input = try node.input(0)
+    weights = try node.input(1)
+    bias = node.optionalInput(2)
+    output = try node.output(0)
+    try FloatOperands.require([input, weights, bias, output], op: op)
+  }
+}
+
 /// Shared operand checks of the float32 kernels.
 enum FloatOperands {
+  /// The node's options when `match` finds them in the union, `defaults` when the node has none.
+  static func options<Options>(
+    of node: Node, op: String, defaults: Options, _ match: (BuiltinOptions) -> Options?
+  ) throws -> Options {
+    if let options = match(node.options) { return options }
+    guard case .none = node.options else { throw KernelError.invalid("\(op) has options of another operator") }
+    return defaults
+  }
+
   /// Throws `unsupported` unless every tensor is FLOAT32.
   static func require(_ tensors: [RuntimeTensor?], op: String) throws {
     for case let tensor? in tensors where tensor.type != .float32 {
