@@ -1,0 +1,306 @@
+/// The left-hand matrix of a GEMM as the driver reads it: one block of rows × depth at a time,
+/// either in place or copied into the worker's scratch (im2col, transposition).
+protocol GEMMLeftOperand {
+  /// The element type of A.
+  associatedtype Element
+  /// True when `block` writes into the scratch it is given (the plan then reserves room for it).
+  var packsIntoScratch: Bool { get }
+  /// Rows `rowStart ..< rowStart+rowCount`, depth `depthStart ..< depthStart+depthCount` of A as a
+  /// pointer to the first element and the distance between rows. `scratch` holds
+  /// `rowCount * depthCount` elements when `packsIntoScratch`.
+  func block(
+    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Element>
+  ) -> (pointer: UnsafePointer<Element>, rowStride: Int)
+}
+
+/// A row-major left-hand matrix read in place.
+struct RowMajorLeftOperand<Element>: GEMMLeftOperand {
+  /// Element (0, 0).
+  let base: UnsafePointer<Element>
+  /// Distance between rows.
+  let rowStride: Int
+
+  var packsIntoScratch: Bool { false }
+
+  func block(
+    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Element>
+  ) -> (pointer: UnsafePointer<Element>, rowStride: Int) {
+    (base + rowStart * rowStride + depthStart, rowStride)
+  }
+}
+
+/// A left-hand matrix stored transposed (K×M row-major), copied into row-major blocks.
+struct TransposedLeftOperand<Element>: GEMMLeftOperand {
+  /// Element (row 0, depth 0).
+  let base: UnsafePointer<Element>
+  /// Distance between consecutive depth indices (the stored rows).
+  let depthStride: Int
+
+  var packsIntoScratch: Bool { true }
+
+  func block(
+    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Element>
+  ) -> (pointer: UnsafePointer<Element>, rowStride: Int) {
+    for d in 0..<depthCount {
+      let source = base + (depthStart + d) * depthStride + rowStart
+      for r in 0..<rowCount { scratch[r * depthCount + d] = source[r] }
+    }
+    return (UnsafePointer(scratch), depthCount)
+  }
+}
+
+/// Clamp bounds of a fused activation: TFLite applies `min(max(x, lower), upper)` after the bias.
+struct ActivationRange: Equatable {
+  /// Lower bound (`-Float.greatestFiniteMagnitude` when unbounded, as TFLite's `lowest()`).
+  var lower: Float
+  /// Upper bound (`Float.greatestFiniteMagnitude` when unbounded).
+  var upper: Float
+
+  /// No activation: TFLite still clamps to the finite float range.
+  static let none = ActivationRange(lower: -.greatestFiniteMagnitude, upper: .greatestFiniteMagnitude)
+  /// RELU.
+  static let relu = ActivationRange(lower: 0, upper: .greatestFiniteMagnitude)
+  /// RELU_N1_TO_1.
+  static let reluMinusOneToOne = ActivationRange(lower: -1, upper: 1)
+  /// RELU6.
+  static let relu6 = ActivationRange(lower: 0, upper: 6)
+
+  /// `min(max(value, lower), upper)` lane by lane, keeping NaN as TFLite's `std::max`/`std::min` do.
+  // `@_transparent` rather than `@inline(__always)`: reached through a protocol witness in the
+  // channel-vectorised kernels, the latter was left as an out-of-line call per vector.
+  @_transparent
+  func apply<Vector: SIMD>(_ value: Vector) -> Vector where Vector.Scalar == Float {
+    // Written lane by lane on purpose: LLVM turns this exact form into maxps/minps, while
+    // `replacing(with:where:)` with `.<` masks was partly scalarised inside the GEMM tile.
+    var result = value
+    for lane in 0..<Vector.scalarCount { result[lane] = apply(value[lane]) }
+    return result
+  }
+
+  /// Scalar form of `apply`.
+  @inline(__always)
+  func apply(_ value: Float) -> Float {
+    let raised = value < lower ? lower : value
+    return raised > upper ? upper : raised
+  }
+}
+
+/// What happens when a float tile is written back: bias (first depth block) and clamp (last).
+struct FloatEpilogue {
+  /// Bias per output column, padded with zeros to whole panels; nil for no bias.
+  var bias: UnsafePointer<Float>?
+  /// Fused activation clamp; nil for none at all (BATCH_MATMUL does not clamp).
+  var activation: ActivationRange?
+}
+
+/// Single-precision GEMM over packed right-hand panels: `C = clamp(A · B + bias)`.
+enum FloatGEMM {
+  /// Computes the product planned by `plan`.
+  ///
+  /// - Parameters:
+  ///   - rhs: B packed by `PanelPacking` (`plan.depth × plan.columns`).
+  ///   - output: C's element (0, 0); rows are `outputStride` apart.
+  ///   - scratch: `plan.scratchBytes(leftOperandPacks:threadCount:)` bytes, 64-byte aligned.
+  static func multiply<LHS: GEMMLeftOperand>(
+    plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outputStride: Int,
+    epilogue: FloatEpilogue, threadCount: Int, scratch: UnsafeMutableRawPointer
+  ) where LHS.Element == Float {
+    let workerFloats = plan.scratchFloatsPerWorker(leftOperandPacks: lhs.packsIntoScratch)
+    let scratchFloats = scratch.assumingMemoryBound(to: Float.self)
+    ParallelWork.run(itemCount: plan.itemCount, threadCount: threadCount) { item, worker in
+      let workerScratch = scratchFloats + worker * workerFloats
+      runItem(
+        item, plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride, epilogue: epilogue,
+        tile: workerScratch, lhsScratch: workerScratch + GEMMTile.rows * GEMMTile.columns)
+    }
+  }
+
+  /// One work item: a block of rows against a group of panels, over the whole depth.
+  private static func runItem<LHS: GEMMLeftOperand>(
+    _ item: Int, plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>,
+    outputStride: Int, epilogue: FloatEpilogue, tile: UnsafeMutablePointer<Float>,
+    lhsScratch: UnsafeMutablePointer<Float>
+  ) where LHS.Element == Float {
+    let width = GEMMTile.columns
+    let height = GEMMTile.rows
+    let rowStart = (item / plan.panelGroupCount) * plan.rowBlock
+    let rowEnd = min(plan.rows, rowStart + plan.rowBlock)
+    let firstPanel = (item % plan.panelGroupCount) * plan.panelsPerGroup
+    let panelEnd = min(PanelPacking.panelCount(columns: plan.columns), firstPanel + plan.panelsPerGroup)
+    let panelStride = plan.depth * width
+    var depthStart = 0
+    repeat {
+      let depthCount = min(plan.depthBlock, plan.depth - depthStart)
+      let isFirst = depthStart == 0
+      let isLast = depthStart + depthCount == plan.depth
+      let (a, lda) = lhs.block(
+        rowStart: rowStart, rowCount: rowEnd - rowStart, depthStart: depthStart, depthCount: depthCount,
+        scratch: lhsScratch)
+      for panel in firstPanel..<panelEnd {
+        let b = rhs + panel * panelStride + depthStart * width
+        let column = panel * width
+        let validColumns = min(width, plan.columns - column)
+        let bias = isFirst ? epilogue.bias.map { $0 + column } : nil
+        let activation = isLast ? epilogue.activation : nil
+        var row = rowStart
+        while row < rowEnd {
+          let validRows = min(height, rowEnd - row)
+          let aTile = a + (row - rowStart) * lda
+          let c = output + row * outputStride + column
+          if validRows == 1 && validColumns == width {
+            singleRowKernel(
+              a: aTile, b: b, depth: depthCount, c: c, accumulate: !isFirst, bias: bias, activation: activation)
+          } else if validRows == height && validColumns == width {
+            microKernel(
+              a: aTile, lda: lda, validRows: height, b: b, depth: depthCount, c: c, ldc: outputStride,
+              accumulate: !isFirst, bias: bias, activation: activation)
+          } else {
+            if !isFirst { copyTile(from: c, fromStride: outputStride, to: tile, toStride: width, validRows, validColumns) }
+            microKernel(
+              a: aTile, lda: lda, validRows: validRows, b: b, depth: depthCount, c: tile, ldc: width,
+              accumulate: !isFirst, bias: bias, activation: activation)
+            copyTile(from: tile, fromStride: width, to: c, toStride: outputStride, validRows, validColumns)
+          }
+          row += height
+        }
+      }
+      depthStart += depthCount
+    } while depthStart < plan.depth
+  }
+
+  /// Copies the valid `rows × columns` corner of a tile.
+  @inline(__always)
+  private static func copyTile(
+    from source: UnsafePointer<Float>, fromStride: Int, to destination: UnsafeMutablePointer<Float>, toStride: Int,
+    _ rows: Int, _ columns: Int
+  ) {
+    for r in 0..<rows {
+      (destination + r * toStride).update(from: source + r * fromStride, count: columns)
+    }
+  }
+
+  /// `acc += a * b`. A separate multiply and add on x86-64: the baseline target has no FMA and
+  /// `addingProduct` would become a libm `fmaf` call per lane; AArch64 always has a fused form.
+  @inline(__always)
+  static func multiplyAdd(_ accumulator: inout SIMD16<Float>, _ a: Float, _ b: SIMD16<Float>) {
+    #if arch(arm64)
+      accumulator = accumulator.addingProduct(a, b)
+    #else
+      accumulator += a * b
+    #endif
+  }
+
+  /// One output row of 16 columns (matrix × vector products, FULLY_CONNECTED with batch 1): the
+  /// depth is split over four accumulators so consecutive multiply-adds do not wait on each other.
+  static func singleRowKernel(
+    a: UnsafePointer<Float>, b: UnsafePointer<Float>, depth: Int, c: UnsafeMutablePointer<Float>,
+    accumulate: Bool, bias: UnsafePointer<Float>?, activation: ActivationRange?
+  ) {
+    typealias Vector = SIMD16<Float>
+    let output = UnsafeMutableRawPointer(c)
+    var r0 = accumulate ? output.loadUnaligned(as: Vector.self) : bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
+    var r1 = Vector()
+    var r2 = Vector()
+    var r3 = Vector()
+    let panel = UnsafeRawPointer(b)
+    let stride = MemoryLayout<Vector>.stride
+    var k = 0
+    while k + 4 <= depth {
+      multiplyAdd(&r0, a[k], panel.loadUnaligned(fromByteOffset: k * stride, as: Vector.self))
+      multiplyAdd(&r1, a[k + 1], panel.loadUnaligned(fromByteOffset: (k + 1) * stride, as: Vector.self))
+      multiplyAdd(&r2, a[k + 2], panel.loadUnaligned(fromByteOffset: (k + 2) * stride, as: Vector.self))
+      multiplyAdd(&r3, a[k + 3], panel.loadUnaligned(fromByteOffset: (k + 3) * stride, as: Vector.self))
+      k += 4
+    }
+    while k < depth {
+      multiplyAdd(&r0, a[k], panel.loadUnaligned(fromByteOffset: k * stride, as: Vector.self))
+      k += 1
+    }
+    var sum = (r0 + r1) + (r2 + r3)
+    if let activation { sum = activation.apply(sum) }
+    output.storeBytes(of: sum, as: Vector.self)
+  }
+
+  /// The 8×16 register tile: 8 `SIMD16<Float>` accumulators, one B vector and one broadcast A value
+  /// per row and depth step. Rows past `validRows` repeat the last valid row (their results land in
+  /// the caller's edge tile and are discarded).
+  ///
+  /// The tile starts from C (`accumulate`), from the bias, or from zero; it is clamped when
+  /// `activation` is given (the last depth block) and stored back to C.
+  static func microKernel(
+    a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
+    c: UnsafeMutablePointer<Float>, ldc: Int, accumulate: Bool, bias: UnsafePointer<Float>?,
+    activation: ActivationRange?
+  ) {
+    let last = validRows - 1
+    let a0 = a
+    let a1 = a + min(1, last) * lda
+    let a2 = a + min(2, last) * lda
+    let a3 = a + min(3, last) * lda
+    let a4 = a + min(4, last) * lda
+    let a5 = a + min(5, last) * lda
+    let a6 = a + min(6, last) * lda
+    let a7 = a + min(7, last) * lda
+    let c0 = UnsafeMutableRawPointer(c)
+    let c1 = UnsafeMutableRawPointer(c + ldc)
+    let c2 = UnsafeMutableRawPointer(c + 2 * ldc)
+    let c3 = UnsafeMutableRawPointer(c + 3 * ldc)
+    let c4 = UnsafeMutableRawPointer(c + 4 * ldc)
+    let c5 = UnsafeMutableRawPointer(c + 5 * ldc)
+    let c6 = UnsafeMutableRawPointer(c + 6 * ldc)
+    let c7 = UnsafeMutableRawPointer(c + 7 * ldc)
+    typealias Vector = SIMD16<Float>
+    var r0: Vector, r1: Vector, r2: Vector, r3: Vector, r4: Vector, r5: Vector, r6: Vector, r7: Vector
+    if accumulate {
+      r0 = c0.loadUnaligned(as: Vector.self)
+      r1 = c1.loadUnaligned(as: Vector.self)
+      r2 = c2.loadUnaligned(as: Vector.self)
+      r3 = c3.loadUnaligned(as: Vector.self)
+      r4 = c4.loadUnaligned(as: Vector.self)
+      r5 = c5.loadUnaligned(as: Vector.self)
+      r6 = c6.loadUnaligned(as: Vector.self)
+      r7 = c7.loadUnaligned(as: Vector.self)
+    } else {
+      let start = bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
+      r0 = start
+      r1 = start
+      r2 = start
+      r3 = start
+      r4 = start
+      r5 = start
+      r6 = start
+      r7 = start
+    }
+    var bp = UnsafeRawPointer(b)
+    for k in 0..<depth {
+      let bv = bp.loadUnaligned(as: Vector.self)
+      multiplyAdd(&r0, a0[k], bv)
+      multiplyAdd(&r1, a1[k], bv)
+      multiplyAdd(&r2, a2[k], bv)
+      multiplyAdd(&r3, a3[k], bv)
+      multiplyAdd(&r4, a4[k], bv)
+      multiplyAdd(&r5, a5[k], bv)
+      multiplyAdd(&r6, a6[k], bv)
+      multiplyAdd(&r7, a7[k], bv)
+      bp += MemoryLayout<Vector>.stride
+    }
+    if let activation {
+      r0 = activation.apply(r0)
+      r1 = activation.apply(r1)
+      r2 = activation.apply(r2)
+      r3 = activation.apply(r3)
+      r4 = activation.apply(r4)
+      r5 = activation.apply(r5)
+      r6 = activation.apply(r6)
+      r7 = activation.apply(r7)
+    }
+    c0.storeBytes(of: r0, as: Vector.self)
+    c1.storeBytes(of: r1, as: Vector.self)
+    c2.storeBytes(of: r2, as: Vector.self)
+    c3.storeBytes(of: r3, as: Vector.self)
+    c4.storeBytes(of: r4, as: Vector.self)
+    c5.storeBytes(of: r5, as: Vector.self)
+    c6.storeBytes(of: r6, as: Vector.self)
+    c7.storeBytes(of: r7, as: Vector.self)
+  }
+}
