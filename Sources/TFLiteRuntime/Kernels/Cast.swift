@@ -1,0 +1,178 @@
+// CAST between float32, float16, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64
+// and bool, with TFLite's rules: integers wrap, floats truncate toward zero and saturate
+// (NaN becomes the maximum), anything non-zero is true.
+
+/// IEEE half-precision conversions written out bit by bit (Float16 is not available on every platform).
+enum HalfPrecision {
+  /// The float32 value of the half-precision number with bit pattern `bits` (exact).
+  @inline(__always)
+  static func float(fromBits bits: UInt16) -> Float {
+    let sign = UInt32(bits & 0x8000) << 16
+    let exponent = UInt32(bits >> 10) & 0x1F
+    let mantissa = UInt32(bits & 0x3FF)
+    if exponent == 0 {
+      // Zero or subnormal: mantissa × 2⁻²⁴, exact in float32.
+      let magnitude = Float(mantissa) * 0x1p-24
+      return sign == 0 ? magnitude : -magnitude
+    }
+    if exponent == 0x1F { return Float(bitPattern: sign | 0x7F80_0000 | mantissa << 13) }
+    return Float(bitPattern: sign | (exponent + 112) << 23 | mantissa << 13)
+  }
+
+  /// The half-precision bit pattern nearest to `value` (ties to even; overflow gives infinity, NaN stays NaN).
+  @inline(__always)
+  static func bits(from value: Float) -> UInt16 {
+    let pattern = value.bitPattern
+    let sign = UInt16(truncatingIfNeeded: pattern >> 16) & 0x8000
+    let exponent = Int((pattern >> 23) & 0xFF) - 127
+    let mantissa = pattern & 0x7F_FFFF
+    if exponent == 128 {
+      return sign | 0x7C00 | (mantissa == 0 ? 0 : 0x200 | UInt16(truncatingIfNeeded: mantissa >> 13))
+    }
+    if exponent > 15 { return sign | 0x7C00 }
+    if exponent >= -14 {
+      let truncated = UInt32(exponent + 15) << 10 | mantissa >> 13
+      return sign | UInt16(truncatingIfNeeded: roundedToEven(truncated, remainder: mantissa & 0x1FFF, half: 0x1000))
+    }
+    if exponent < -25 { return sign }
+    // Subnormal half: the 24-bit significand shifted so that one unit is 2⁻²⁴.
+    let significand = mantissa | 0x80_0000
+    let shift = UInt32(-exponent - 1)
+    let truncated = significand >> shift
+    let remainder = significand & ((1 << shift) - 1)
+    return sign | UInt16(truncatingIfNeeded: roundedToEven(truncated, remainder: remainder, half: 1 << (shift - 1)))
+  }
+
+  @inline(__always)
+  private static func roundedToEven(_ truncated: UInt32, remainder: UInt32, half: UInt32) -> UInt32 {
+    remainder > half || (remainder == half && truncated & 1 == 1) ? truncated + 1 : truncated
+  }
+}
+
+/// A value in transit through CAST: integers keep their full range, floats travel as Double.
+enum CastScalar {
+  /// A signed integer (or any integer that fits).
+  case signed(Int64)
+  /// An unsigned 64-bit integer.
+  case unsigned(UInt64)
+  /// A floating-point value.
+  case real(Double)
+}
+
+/// An element type CAST reads and writes.
+protocol CastElement {
+  /// This value on its way to another type.
+  var castScalar: CastScalar { get }
+  /// The value of this type that CAST produces from `scalar`.
+  init(casting scalar: CastScalar)
+}
+
+extension CastElement where Self: FixedWidthInteger {
+  /// Wraps integers and truncates floats toward zero, saturating at the type's range (NaN → max).
+  @inline(__always)
+  init(casting scalar: CastScalar) {
+    switch scalar {
+    case .signed(let value): self.init(truncatingIfNeeded: value)
+    case .unsigned(let value): self.init(truncatingIfNeeded: value)
+    case .real(let value):
+      if value.isNaN {
+        self = .max
+      } else if value < Double(Self.min) {
+        self = .min
+      } else if value >= Double(Self.max / 2 + 1) * 2 {
+        self = .max
+      } else {
+        self.init(value)
+      }
+    }
+  }
+}
+
+extension CastElement where Self: FixedWidthInteger & SignedInteger {
+  /// The integer, widened.
+  @inline(__always) var castScalar: CastScalar { .signed(Int64(self)) }
+}
+
+extension CastElement where Self: FixedWidthInteger & UnsignedInteger {
+  /// The integer, widened.
+  @inline(__always) var castScalar: CastScalar { .unsigned(UInt64(self)) }
+}
+
+extension Int8: CastElement {}
+extension Int16: CastElement {}
+extension Int32: CastElement {}
+extension Int64: CastElement {}
+extension UInt8: CastElement {}
+extension UInt16: CastElement {}
+extension UInt32: CastElement {}
+extension UInt64: CastElement {}
+
+extension Float: CastElement {
+  /// The value, widened exactly.
+  @inline(__always) var castScalar: CastScalar { .real(Double(self)) }
+  /// Integers convert with one rounding; doubles round to nearest.
+  @inline(__always)
+  init(casting scalar: CastScalar) {
+    switch scalar {
+    case .signed(let value): self.init(value)
+    case .unsigned(let value): self.init(value)
+    case .real(let value): self.init(value)
+    }
+  }
+}
+
+extension Double: CastElement {
+  /// The value itself.
+  @inline(__always) var castScalar: CastScalar { .real(self) }
+  /// Integers convert with one rounding.
+  @inline(__always)
+  init(casting scalar: CastScalar) {
+    switch scalar {
+    case .signed(let value): self.init(value)
+    case .unsigned(let value): self.init(value)
+    case .real(let value): self = value
+    }
+  }
+}
+
+/// A float16 element stored as its bit pattern.
+struct HalfElement: CastElement {
+  /// IEEE half-precision bits.
+  var bits: UInt16
+  /// The value, widened exactly.
+  @inline(__always) var castScalar: CastScalar { .real(Double(HalfPrecision.float(fromBits: bits))) }
+  /// Goes through float32 first, as TFLite does.
+  @inline(__always)
+  init(casting scalar: CastScalar) { bits = HalfPrecision.bits(from: Float(casting: scalar)) }
+}
+
+/// A bool element stored as one byte (0 or 1).
+struct BoolElement: CastElement {
+  /// 1 for true, 0 for false.
+  var byte: UInt8
+  /// 0 or 1.
+  @inline(__always) var castScalar: CastScalar { .unsigned(byte == 0 ? 0 : 1) }
+  /// True for anything non-zero (NaN included).
+  @inline(__always)
+  init(casting scalar: CastScalar) {
+    switch scalar {
+    case .signed(let value): byte = value != 0 ? 1 : 0
+    case .unsigned(let value): byte = value != 0 ? 1 : 0
+    case .real(let value): byte = value != 0 ? 1 : 0
+    }
+  }
+}
+
+/// Converts `count` elements of `Source` at `source` into `Destination` elements at `destination`.
+func castElements<Source: CastElement, Destination: CastElement>(
+  _ source: UnsafeRawPointer, _ sourceType: Source.Type, to destination: UnsafeMutableRawPointer,
+  _ destinationType: Destination.Type, count: Int
+) {
+  let sourceStride = MemoryLayout<Source>.stride
+  let destinationStride = MemoryLayout<Destination>.stride
+  for index in 0..<count {
+    let value = source.loadUnaligned(fromByteOffset: index &* sourceStride, as: Source.self)
+    destination.storeBytes(
+      of: Destination(casting: value.castScalar), toByteOffset: index &* destinationStride, as: Destination.self)
+  }
+}
