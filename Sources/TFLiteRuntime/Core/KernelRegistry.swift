@@ -3,7 +3,10 @@ public enum KernelRegistry {
   /// Every kernel the runtime has. Each op family file contributes one table.
   // Written once by its initializer and only read afterwards.
   nonisolated(unsafe) static let builtin: [String: any Kernel.Type] = {
-    let families: [[String: any Kernel.Type]] = []
+    let families: [[String: any Kernel.Type]] = [
+      reshape, transpose, concatenation, split, slice, gather, pad, tile, resize, spaceDepth, shape, cast, fill,
+      dequantize, densify,
+    ]
     return families.reduce(into: [:]) { all, family in all.merge(family) { first, _ in first } }
   }()
 

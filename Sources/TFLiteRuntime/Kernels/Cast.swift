@@ -176,3 +176,80 @@ func castElements<Source: CastElement, Destination: CastElement>(
       of: Destination(casting: value.castScalar), toByteOffset: index &* destinationStride, as: Destination.self)
   }
 }
+
+// MARK: - Kernel
+
+extension KernelRegistry {
+  /// CAST.
+  // Written once by its initializer and only read afterwards.
+  nonisolated(unsafe) static let cast: [String: any Kernel.Type] = ["CAST": CastKernel.self]
+}
+
+/// Converts `count` elements from one raw buffer to another.
+typealias CastFunction = (UnsafeRawPointer, UnsafeMutableRawPointer, Int) -> Void
+
+/// The conversion from elements of `source` to elements of `destination`, or nil for a type CAST does not handle.
+func castFunction(from source: ElementType, to destination: ElementType) -> CastFunction? {
+  switch source {
+  case .float32: castFunction(from: Float.self, to: destination)
+  case .float16: castFunction(from: HalfElement.self, to: destination)
+  case .float64: castFunction(from: Double.self, to: destination)
+  case .int8: castFunction(from: Int8.self, to: destination)
+  case .uint8: castFunction(from: UInt8.self, to: destination)
+  case .int16: castFunction(from: Int16.self, to: destination)
+  case .uint16: castFunction(from: UInt16.self, to: destination)
+  case .int32: castFunction(from: Int32.self, to: destination)
+  case .uint32: castFunction(from: UInt32.self, to: destination)
+  case .int64: castFunction(from: Int64.self, to: destination)
+  case .uint64: castFunction(from: UInt64.self, to: destination)
+  case .bool: castFunction(from: BoolElement.self, to: destination)
+  default: nil
+  }
+}
+
+private func castFunction<Source: CastElement>(from source: Source.Type, to destination: ElementType) -> CastFunction? {
+  func converting<Destination: CastElement>(_ type: Destination.Type) -> CastFunction {
+    { castElements($0, Source.self, to: $1, Destination.self, count: $2) }
+  }
+  return switch destination {
+  case .float32: converting(Float.self)
+  case .float16: converting(HalfElement.self)
+  case .float64: converting(Double.self)
+  case .int8: converting(Int8.self)
+  case .uint8: converting(UInt8.self)
+  case .int16: converting(Int16.self)
+  case .uint16: converting(UInt16.self)
+  case .int32: converting(Int32.self)
+  case .uint32: converting(UInt32.self)
+  case .int64: converting(Int64.self)
+  case .uint64: converting(UInt64.self)
+  case .bool: converting(BoolElement.self)
+  default: nil
+  }
+}
+
+/// CAST between any two of float32, float16, float64, (u)int8/16/32/64 and bool.
+final class CastKernel: Kernel {
+  private let input: RuntimeTensor
+  private let output: RuntimeTensor
+  private let convert: CastFunction
+
+  init(node: Node) throws {
+    try node.expect(inputs: 1, outputs: 1)
+    input = try node.input(0)
+    output = try node.output(0)
+    guard let convert = castFunction(from: input.type, to: output.type) else {
+      throw KernelError.unsupported("CAST from \(input.type.name) to \(output.type.name)")
+    }
+    self.convert = convert
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    output.shape = input.shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    let (source, destination) = try evalPointers(input, output, op: "CAST")
+    convert(source, destination, input.elementCount)
+  }
+}

@@ -1,5 +1,7 @@
 // CONCATENATION and PACK (and, through the same partition, SPLIT, SPLIT_V and UNPACK in Split.swift).
 
+import TFLiteFormat
+
 /// A tensor cut into consecutive parts along one axis: `outerCount` blocks, each made of
 /// `partExtents[i] * innerCount` elements of every part `i` in turn.
 struct AxisPartition: Equatable {
@@ -60,4 +62,118 @@ func concatenatedShape(inputShapes: [[Int]], axis: Int) throws -> [Int] {
   }
   _ = try checkedElementCount(shape, op: "CONCATENATION")
   return shape
+}
+
+// MARK: - Kernels
+
+extension KernelRegistry {
+  /// CONCATENATION and PACK.
+  // Written once by its initializer and only read afterwards.
+  nonisolated(unsafe) static let concatenation: [String: any Kernel.Type] = [
+    "CONCATENATION": ConcatenationKernel.self, "PACK": PackKernel.self,
+  ]
+}
+
+/// Joins the inputs part by part into the output along a partition planned in `prepare`.
+private func joinParts(
+  _ inputs: [RuntimeTensor], into output: RuntimeTensor, partition: AxisPartition?, elementSize: Int, op: String
+) throws {
+  guard let partition, let destination = output.data else { throw KernelError.invalid("\(op): eval before prepare") }
+  for (part, input) in inputs.enumerated() {
+    guard let source = input.data else { throw KernelError.invalid("\(op): input \(part) has no memory") }
+    partition.insert(part: part, from: source, into: destination, elementSize: elementSize)
+  }
+}
+
+/// CONCATENATION along an axis (negative counts from the end), with an optional fused
+/// RELU / RELU6 / RELU_N1_TO_1 clamp on float32 outputs.
+final class ConcatenationKernel: Kernel {
+  private static let opName = "CONCATENATION"
+  private let inputs: [RuntimeTensor]
+  private let output: RuntimeTensor
+  private let axis: Int
+  private let elementSize: Int
+  private let activation: ClosedRange<Float>?
+  private var partition: AxisPartition?
+
+  init(node: Node) throws {
+    guard !node.inputs.isEmpty else { throw KernelError.invalid("CONCATENATION: no inputs") }
+    try node.expect(inputs: node.inputs.count, outputs: 1)
+    inputs = try node.inputs.indices.map { try node.input($0) }
+    output = try node.output(0)
+    try requireSameType(inputs + [output], op: Self.opName)
+    elementSize = try movableElementSize(output, op: Self.opName)
+    if output.quantization != nil { try requireSameQuantization(inputs + [output], op: Self.opName) }
+    guard case .concatenationOptions(let options) = node.options else {
+      throw KernelError.invalid("CONCATENATION: missing options")
+    }
+    axis = Int(options.axis)
+    switch options.fusedActivationFunction {
+    case .none: activation = nil
+    case .relu: activation = 0...Float.infinity
+    case .relu6: activation = 0...6
+    case .reluN1To1: activation = -1...1
+    default:
+      throw KernelError.unsupported("CONCATENATION: fused activation \(options.fusedActivationFunction)")
+    }
+    if activation != nil && output.type != .float32 {
+      throw KernelError.unsupported("CONCATENATION: fused activation on \(output.type.name)")
+    }
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    // Scalars join into a vector, as TFLite allows for constant scalars.
+    let shapes = inputs.map { $0.shape.isEmpty ? [1] : $0.shape }
+    let resolvedAxis = try normalizedAxis(axis, rank: shapes[0].count, op: Self.opName)
+    output.shape = try concatenatedShape(inputShapes: shapes, axis: resolvedAxis)
+    partition = AxisPartition(shape: output.shape, axis: resolvedAxis, partExtents: shapes.map { $0[resolvedAxis] })
+  }
+
+  func eval(_ context: EvalContext) throws {
+    try joinParts(inputs, into: output, partition: partition, elementSize: elementSize, op: Self.opName)
+    if let activation {
+      let values = output.pointer(as: Float.self)
+      for index in 0..<output.elementCount {
+        values[index] = min(max(values[index], activation.lowerBound), activation.upperBound)
+      }
+    }
+  }
+}
+
+/// PACK: stacks equally shaped inputs along a new axis.
+final class PackKernel: Kernel {
+  private static let opName = "PACK"
+  private let inputs: [RuntimeTensor]
+  private let output: RuntimeTensor
+  private let axis: Int
+  private let elementSize: Int
+  private var partition: AxisPartition?
+
+  init(node: Node) throws {
+    guard case .packOptions(let options) = node.options else { throw KernelError.invalid("PACK: missing options") }
+    try node.expect(inputs: Int(options.valuesCount), outputs: 1)
+    inputs = try node.inputs.indices.map { try node.input($0) }
+    output = try node.output(0)
+    try requireSameType(inputs + [output], op: Self.opName)
+    try requireSameQuantization(inputs + [output], op: Self.opName)
+    elementSize = try movableElementSize(output, op: Self.opName)
+    axis = Int(options.axis)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let shape = inputs[0].shape
+    guard inputs.allSatisfy({ $0.shape == shape }) else {
+      throw KernelError.invalid("PACK: inputs differ in shape: \(inputs.map(\.shape))")
+    }
+    let resolvedAxis = try normalizedAxis(axis, rank: shape.count + 1, op: Self.opName)
+    var outputShape = shape
+    outputShape.insert(inputs.count, at: resolvedAxis)
+    _ = try checkedElementCount(outputShape, op: Self.opName)
+    output.shape = outputShape
+    partition = AxisPartition(shape: outputShape, axis: resolvedAxis, partExtents: [Int](repeating: 1, count: inputs.count))
+  }
+
+  func eval(_ context: EvalContext) throws {
+    try joinParts(inputs, into: output, partition: partition, elementSize: elementSize, op: Self.opName)
+  }
 }

@@ -257,3 +257,93 @@ struct StridedCopy {
     return output
   }
 }
+
+// MARK: - Kernel plumbing shared by the data-movement kernels
+
+/// The integer values of an int32 or int64 tensor that must be constant at prepare time
+/// (a model constant or an output the runtime folded), such as a shape, axis or paddings operand.
+func constantIntegers(_ tensor: RuntimeTensor, op: String, operand: String) throws -> [Int] {
+  guard tensor.isConstant, let data = tensor.data else {
+    throw KernelError.unsupported("dynamic output shape: \(op) needs a constant \(operand)")
+  }
+  switch tensor.type {
+  case .int32: return (0..<tensor.elementCount).map { Int(loadElement(data, $0, as: Int32.self)) }
+  case .int64: return (0..<tensor.elementCount).map { Int(loadElement(data, $0, as: Int64.self)) }
+  default: throw KernelError.unsupported("\(op): \(operand) of type \(tensor.type.name)")
+  }
+}
+
+/// Bytes per element of `tensor`, which the type-agnostic routines must be able to move.
+func movableElementSize(_ tensor: RuntimeTensor, op: String) throws -> Int {
+  guard tensor.type != .string else { throw KernelError.unsupported("\(op): STRING tensors") }
+  try validateMovableElementSize(tensor.type.byteCount, op: op)
+  return tensor.type.byteCount
+}
+
+/// Throws unless every tensor has the type of the first.
+func requireSameType(_ tensors: [RuntimeTensor], op: String) throws {
+  guard let first = tensors.first else { return }
+  for tensor in tensors where tensor.type != first.type {
+    throw KernelError.invalid("\(op): \(tensor.summary) does not have the type \(first.type.name) of \(first.summary)")
+  }
+}
+
+/// Throws unless every tensor has the quantization of the first: data-movement kernels copy
+/// quantized values unchanged, which is only right when scales and zero points agree.
+func requireSameQuantization(_ tensors: [RuntimeTensor], op: String) throws {
+  guard let first = tensors.first else { return }
+  for tensor in tensors where tensor.quantization != first.quantization {
+    throw KernelError.unsupported("\(op): rescaling between different quantization parameters (\(tensor.summary))")
+  }
+}
+
+/// The data pointers of a tensor pair checked at eval time.
+func evalPointers(_ input: RuntimeTensor, _ output: RuntimeTensor, op: String) throws
+  -> (UnsafeRawPointer, UnsafeMutableRawPointer)
+{
+  guard let source = input.data, let destination = output.data else {
+    throw KernelError.invalid("\(op): tensors have no memory; allocateTensors() must run first")
+  }
+  return (UnsafeRawPointer(source), destination)
+}
+
+/// A kernel whose output is its first input's bytes unchanged (RESHAPE, SQUEEZE, EXPAND_DIMS).
+protocol ByteCopyKernel: Kernel {
+  /// Operator name for errors.
+  static var opName: String { get }
+  /// The tensor whose bytes are copied.
+  var input: RuntimeTensor { get }
+  /// The tensor that receives them.
+  var output: RuntimeTensor { get }
+}
+
+extension ByteCopyKernel {
+  /// Copies the input's bytes unless the runtime made both tensors share memory.
+  func eval(_ context: EvalContext) throws {
+    let (source, destination) = try evalPointers(input, output, op: Self.opName)
+    if source != UnsafeRawPointer(destination) {
+      destination.copyMemory(from: source, byteCount: min(input.byteCount, output.byteCount))
+    }
+  }
+}
+
+/// A kernel whose output is a StridedLayout view of its first input, planned in `prepare`.
+protocol ViewCopyKernel: Kernel {
+  /// Operator name for errors.
+  static var opName: String { get }
+  /// The tensor the view reads.
+  var input: RuntimeTensor { get }
+  /// The tensor it fills.
+  var output: RuntimeTensor { get }
+  /// The copy planned by the last `prepare`.
+  var copy: StridedCopy? { get }
+}
+
+extension ViewCopyKernel {
+  /// Runs the planned copy.
+  func eval(_ context: EvalContext) throws {
+    guard let copy else { throw KernelError.invalid("\(Self.opName): eval before prepare") }
+    let (source, destination) = try evalPointers(input, output, op: Self.opName)
+    copy.run(from: source, to: destination)
+  }
+}

@@ -4,6 +4,8 @@
 // block axis. A DENSE level enumerates all its positions; a SPARSE_CSR level enumerates, for the
 // position reached in the level above, the indices between two of its segment boundaries.
 
+import TFLiteFormat
+
 /// The schema's sparsity description, decoded into plain arrays.
 struct SparsityFormat {
   /// One level of the traversal.
@@ -21,6 +23,43 @@ struct SparsityFormat {
   var blockMap: [Int]
   /// One entry per traversed axis, in traversal order.
   var levels: [Level]
+}
+
+extension SparsityFormat {
+  /// Decodes the schema's parameters; `model` resolves index vectors stored as raw bytes.
+  init(_ parameters: SparsityParameters, model: TFLiteModel) throws {
+    traversalOrder = parameters.traversalOrder.map(Int.init)
+    blockMap = parameters.blockMap.map(Int.init)
+    levels = try parameters.dimMetadata.enumerated().map { level, metadata in
+      switch metadata.format {
+      case .dense:
+        return .dense(size: Int(metadata.denseSize))
+      case .sparseCsr:
+        return .compressed(
+          segments: try Self.values(metadata.arraySegments, model: model, level: level),
+          indices: try Self.values(metadata.arrayIndices, model: model, level: level))
+      default:
+        throw KernelError.unsupported("sparse tensor level \(level) has format \(metadata.format.name)")
+      }
+    }
+  }
+
+  private static func values(_ vector: SparseIndexVector, model: TFLiteModel, level: Int) throws -> [Int] {
+    switch vector {
+    case .int32Vector(let vector): return vector.values.map(Int.init)
+    case .uint16Vector(let vector): return vector.values.map(Int.init)
+    case .uint8Vector(let vector): return vector.values.map { model.bytes(in: $0).map(Int.init) } ?? []
+    default: throw KernelError.invalid("sparse tensor level \(level) is SPARSE_CSR but lacks its index arrays")
+    }
+  }
+}
+
+/// A sparse constant as the model stores it: the format and the size of the stored values.
+struct SparseConstant {
+  /// How the stored values map onto the dense shape.
+  let format: SparsityFormat
+  /// Bytes of stored values (fewer than the dense tensor needs).
+  let storedByteCount: Int
 }
 
 /// The scatter DENSIFY performs, planned and validated once: where each stored value lands.
@@ -144,5 +183,48 @@ private struct SparseWalk {
       original[axis] = original[axis] * levelExtents[level] + coordinates[level]
     }
     return zip(original, denseStrides).reduce(0) { $0 + $1.0 * $1.1 }
+  }
+}
+
+// MARK: - Kernel
+
+extension KernelRegistry {
+  /// DENSIFY.
+  // Written once by its initializer and only read afterwards.
+  nonisolated(unsafe) static let densify: [String: any Kernel.Type] = ["DENSIFY": DensifyKernel.self]
+}
+
+/// DENSIFY of a sparse constant (float32, float16, int8 or any other movable type) into a dense tensor.
+/// Its input is constant, so the runtime runs it once at prepare time.
+final class DensifyKernel: Kernel {
+  private static let opName = "DENSIFY"
+  private let input: RuntimeTensor
+  private let output: RuntimeTensor
+  private let sparse: SparseConstant
+  private let elementSize: Int
+  private var densifier: Densifier?
+
+  init(node: Node) throws {
+    try node.expect(inputs: 1, outputs: 1)
+    input = try node.input(0)
+    output = try node.output(0)
+    try requireSameType([input, output], op: Self.opName)
+    elementSize = try movableElementSize(input, op: Self.opName)
+    guard input.isModelConstant, let sparse = input.sparsity else {
+      throw KernelError.unsupported("DENSIFY: \(input.summary) is not a sparse constant")
+    }
+    self.sparse = sparse
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    output.shape = input.shape
+    densifier = try Densifier(
+      denseShape: input.shape, format: sparse.format, valueCount: sparse.storedByteCount / elementSize)
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard let densifier else { throw KernelError.invalid("DENSIFY: eval before prepare") }
+    let (source, destination) = try evalPointers(input, output, op: Self.opName)
+    densifier.run(values: source, into: destination, elementSize: elementSize)
   }
 }

@@ -1,5 +1,7 @@
 // GATHER and GATHER_ND: copy whole slices picked by index tensors; indices are checked at eval.
 
+import TFLiteFormat
+
 /// How GATHER walks its operands: for each batch and each outer position, one slice of
 /// `innerCount` elements per index, taken from an axis of `axisExtent` slices.
 struct GatherPlan: Equatable {
@@ -113,5 +115,114 @@ struct GatherNDPlan: Equatable {
         }
       }
     }
+  }
+}
+
+// MARK: - Kernels
+
+extension KernelRegistry {
+  /// GATHER and GATHER_ND.
+  // Written once by its initializer and only read afterwards.
+  nonisolated(unsafe) static let gather: [String: any Kernel.Type] = ["GATHER": GatherKernel.self, "GATHER_ND": GatherNDKernel.self]
+}
+
+/// A gather plan that runs with any integer index type.
+protocol IndexedGatherPlan {
+  /// Copies the slices the indices select; throws on an out-of-range index.
+  func run<Index: BinaryInteger>(
+    params: UnsafeRawPointer, indices: UnsafePointer<Index>, output: UnsafeMutableRawPointer, elementSize: Int
+  ) throws
+}
+
+extension GatherPlan: IndexedGatherPlan {}
+extension GatherNDPlan: IndexedGatherPlan {}
+
+/// Runs `plan` with the index tensor's data typed as its integer type (int16, int32 or int64).
+private func runGather(
+  _ plan: (some IndexedGatherPlan)?, params: RuntimeTensor, indices: RuntimeTensor, output: RuntimeTensor,
+  elementSize: Int, op: String
+) throws {
+  guard let plan else { throw KernelError.invalid("\(op): eval before prepare") }
+  let (source, destination) = try evalPointers(params, output, op: op)
+  guard let data = indices.data else { throw KernelError.invalid("\(op): indices have no memory") }
+  switch indices.type {
+  case .int16:
+    try plan.run(params: source, indices: data.assumingMemoryBound(to: Int16.self), output: destination, elementSize: elementSize)
+  case .int32:
+    try plan.run(params: source, indices: data.assumingMemoryBound(to: Int32.self), output: destination, elementSize: elementSize)
+  default:
+    try plan.run(params: source, indices: data.assumingMemoryBound(to: Int64.self), output: destination, elementSize: elementSize)
+  }
+}
+
+/// Throws unless `indices` is an int16, int32 or int64 tensor.
+private func requireIndexType(_ indices: RuntimeTensor, op: String) throws {
+  guard [.int16, .int32, .int64].contains(indices.type) else {
+    throw KernelError.unsupported("\(op): indices of type \(indices.type.name)")
+  }
+}
+
+/// GATHER along an axis with optional batch dimensions; out-of-range indices throw at eval.
+final class GatherKernel: Kernel {
+  private static let opName = "GATHER"
+  private let params: RuntimeTensor
+  private let indices: RuntimeTensor
+  private let output: RuntimeTensor
+  private let axis: Int
+  private let batchDims: Int
+  private let elementSize: Int
+  private var plan: GatherPlan?
+
+  init(node: Node) throws {
+    try node.expect(inputs: 2, outputs: 1)
+    params = try node.input(0)
+    indices = try node.input(1)
+    output = try node.output(0)
+    try requireSameType([params, output], op: Self.opName)
+    try requireIndexType(indices, op: Self.opName)
+    elementSize = try movableElementSize(params, op: Self.opName)
+    guard case .gatherOptions(let options) = node.options else { throw KernelError.invalid("GATHER: missing options") }
+    axis = Int(options.axis)
+    batchDims = Int(options.batchDims)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let plan = try GatherPlan(paramsShape: params.shape, indicesShape: indices.shape, axis: axis, batchDims: batchDims)
+    output.shape = plan.outputShape
+    self.plan = plan
+  }
+
+  func eval(_ context: EvalContext) throws {
+    try runGather(plan, params: params, indices: indices, output: output, elementSize: elementSize, op: Self.opName)
+  }
+}
+
+/// GATHER_ND: index tuples select slices of params; out-of-range coordinates throw at eval.
+final class GatherNDKernel: Kernel {
+  private static let opName = "GATHER_ND"
+  private let params: RuntimeTensor
+  private let indices: RuntimeTensor
+  private let output: RuntimeTensor
+  private let elementSize: Int
+  private var plan: GatherNDPlan?
+
+  init(node: Node) throws {
+    try node.expect(inputs: 2, outputs: 1)
+    params = try node.input(0)
+    indices = try node.input(1)
+    output = try node.output(0)
+    try requireSameType([params, output], op: Self.opName)
+    try requireIndexType(indices, op: Self.opName)
+    elementSize = try movableElementSize(params, op: Self.opName)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let plan = try GatherNDPlan(paramsShape: params.shape, indicesShape: indices.shape)
+    output.shape = plan.outputShape
+    self.plan = plan
+  }
+
+  func eval(_ context: EvalContext) throws {
+    try runGather(plan, params: params, indices: indices, output: output, elementSize: elementSize, op: Self.opName)
   }
 }

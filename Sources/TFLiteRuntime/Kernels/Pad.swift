@@ -1,5 +1,7 @@
 // PAD, PADV2 (constant padding) and MIRROR_PAD (REFLECT / SYMMETRIC).
 
+import TFLiteFormat
+
 /// Amounts added before and after each axis of a tensor, validated against its shape.
 struct Paddings: Equatable {
   /// Elements added in front of each axis.
@@ -177,5 +179,100 @@ struct MirrorPad {
       let mirrored = before + sourceIndex(position, extent: extent, before: before)
       (destination + position &* blockBytes).copyMemory(from: destination + mirrored &* blockBytes, byteCount: blockBytes)
     }
+  }
+}
+
+// MARK: - Kernels
+
+extension KernelRegistry {
+  /// PAD, PADV2 and MIRROR_PAD.
+  // Written once by its initializer and only read afterwards.
+  nonisolated(unsafe) static let pad: [String: any Kernel.Type] = ["PAD": PadKernel.self, "PADV2": PadKernel.self, "MIRROR_PAD": MirrorPadKernel.self]
+}
+
+/// Reads a constant `[rank, 2]` paddings operand.
+private func constantPaddings(_ tensor: RuntimeTensor, rank: Int, op: String) throws -> Paddings {
+  guard tensor.shape == [rank, 2] else {
+    throw KernelError.invalid("\(op): paddings of shape \(tensor.shape), expected [\(rank), 2]")
+  }
+  return try Paddings(matrix: constantIntegers(tensor, op: op, operand: "paddings"), rank: rank, op: op)
+}
+
+/// PAD and PADV2: pads with PADV2's scalar constant, or with zero (the zero point for quantized tensors).
+final class PadKernel: Kernel {
+  private let op: String
+  private let input: RuntimeTensor
+  private let paddings: RuntimeTensor
+  private let constantValue: RuntimeTensor?
+  private let output: RuntimeTensor
+  private let elementSize: Int
+  /// The padding element when there is no constant operand, in its first `elementSize` bytes.
+  private let defaultValue: UInt64
+  private var plan: ConstantPad?
+
+  init(node: Node) throws {
+    op = node.opName
+    try node.expect(inputs: 2, maxInputs: 3, outputs: 1)
+    input = try node.input(0)
+    paddings = try node.input(1)
+    constantValue = node.optionalInput(2)
+    output = try node.output(0)
+    try requireSameType([input, output] + (constantValue.map { [$0] } ?? []), op: op)
+    elementSize = try movableElementSize(input, op: op)
+    if let constantValue, constantValue.elementCount != 1 {
+      throw KernelError.invalid("\(op): constant_values must hold one value, got shape \(constantValue.shape)")
+    }
+    // Little-endian: the low bytes of the widened zero point are the element's bytes.
+    defaultValue = UInt64(truncatingIfNeeded: Int64(output.quantization?.zeroPoint ?? 0))
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let amounts = try constantPaddings(paddings, rank: input.shape.count, op: op)
+    output.shape = try amounts.outputShape(of: input.shape, op: op)
+    plan = ConstantPad(inputShape: input.shape, paddings: amounts, elementSize: elementSize)
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard let plan else { throw KernelError.invalid("\(op): eval before prepare") }
+    let (source, destination) = try evalPointers(input, output, op: op)
+    if let value = constantValue?.data {
+      plan.run(from: source, to: destination, value: value)
+    } else {
+      withUnsafeBytes(of: defaultValue) { plan.run(from: source, to: destination, value: $0.baseAddress.unsafelyUnwrapped) }
+    }
+  }
+}
+
+/// MIRROR_PAD in REFLECT or SYMMETRIC mode.
+final class MirrorPadKernel: Kernel {
+  private static let opName = "MIRROR_PAD"
+  private let input: RuntimeTensor
+  private let paddings: RuntimeTensor
+  private let output: RuntimeTensor
+  private let mode: MirrorPad.Mode
+  private let elementSize: Int
+  private var plan: MirrorPad?
+
+  init(node: Node) throws {
+    try node.expect(inputs: 2, outputs: 1)
+    input = try node.input(0)
+    paddings = try node.input(1)
+    output = try node.output(0)
+    try requireSameType([input, output], op: Self.opName)
+    elementSize = try movableElementSize(input, op: Self.opName)
+    guard case .mirrorPadOptions(let options) = node.options else { throw KernelError.invalid("MIRROR_PAD: missing options") }
+    mode = options.mode == .symmetric ? .symmetric : .reflect
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let amounts = try constantPaddings(paddings, rank: input.shape.count, op: Self.opName)
+    output.shape = try amounts.outputShape(of: input.shape, op: Self.opName)
+    plan = try MirrorPad(inputShape: input.shape, paddings: amounts, mode: mode, elementSize: elementSize)
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard let plan else { throw KernelError.invalid("MIRROR_PAD: eval before prepare") }
+    let (source, destination) = try evalPointers(input, output, op: Self.opName)
+    plan.run(from: source, to: destination)
   }
 }

@@ -1,5 +1,7 @@
 // RESHAPE, SQUEEZE and EXPAND_DIMS: the bytes stay as they are, only the shape changes.
 
+import TFLiteFormat
+
 /// RESHAPE's output shape: `requested` with at most one −1 inferred from the input's element count.
 /// Zero-sized dimensions are allowed (a −1 next to a 0 becomes 0 when the input is empty).
 func reshapedShape(inputShape: [Int], requested: [Int]) throws -> [Int] {
@@ -51,4 +53,87 @@ func expandedShape(inputShape: [Int], axis requested: Int) throws -> [Int] {
   var shape = inputShape
   shape.insert(1, at: axis)
   return shape
+}
+
+// MARK: - Kernels
+
+extension KernelRegistry {
+  /// RESHAPE, SQUEEZE and EXPAND_DIMS.
+  // Written once by its initializer and only read afterwards.
+  nonisolated(unsafe) static let reshape: [String: any Kernel.Type] = [
+    "RESHAPE": ReshapeKernel.self, "SQUEEZE": SqueezeKernel.self, "EXPAND_DIMS": ExpandDimsKernel.self,
+  ]
+}
+
+/// RESHAPE: the new shape comes from a constant int32 vector input or, without one, from the options.
+final class ReshapeKernel: ByteCopyKernel {
+  static let opName = "RESHAPE"
+  let input: RuntimeTensor
+  let output: RuntimeTensor
+  private let shapeInput: RuntimeTensor?
+  private let optionShape: [Int]
+
+  init(node: Node) throws {
+    try node.expect(inputs: 1, maxInputs: 2, outputs: 1)
+    input = try node.input(0)
+    output = try node.output(0)
+    try requireSameType([input, output], op: Self.opName)
+    _ = try movableElementSize(input, op: Self.opName)
+    // As in TFLite, a shape operand counts only when it is a 1-D int32 tensor; otherwise the options rule.
+    let candidate = node.optionalInput(1)
+    shapeInput = candidate.flatMap { $0.type == .int32 && $0.shape.count == 1 ? $0 : nil }
+    var requested: [Int] = []
+    if case .reshapeOptions(let options) = node.options { requested = options.newShape.map(Int.init) }
+    // Old converters wrote [0] for a scalar.
+    optionShape = requested == [0] ? [] : requested
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let requested = try shapeInput.map { try constantIntegers($0, op: Self.opName, operand: "shape") } ?? optionShape
+    output.shape = try reshapedShape(inputShape: input.shape, requested: requested)
+  }
+}
+
+/// SQUEEZE: removes the listed size-1 axes (all of them when none are listed).
+final class SqueezeKernel: ByteCopyKernel {
+  static let opName = "SQUEEZE"
+  let input: RuntimeTensor
+  let output: RuntimeTensor
+  private let axes: [Int]
+
+  init(node: Node) throws {
+    try node.expect(inputs: 1, outputs: 1)
+    input = try node.input(0)
+    output = try node.output(0)
+    try requireSameType([input, output], op: Self.opName)
+    _ = try movableElementSize(input, op: Self.opName)
+    if case .squeezeOptions(let options) = node.options { axes = options.squeezeDims.map(Int.init) } else { axes = [] }
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    output.shape = try squeezedShape(inputShape: input.shape, axes: axes)
+  }
+}
+
+/// EXPAND_DIMS: inserts a size-1 axis at the position given by a constant int32/int64 scalar.
+final class ExpandDimsKernel: ByteCopyKernel {
+  static let opName = "EXPAND_DIMS"
+  let input: RuntimeTensor
+  let output: RuntimeTensor
+  private let axis: RuntimeTensor
+
+  init(node: Node) throws {
+    try node.expect(inputs: 2, outputs: 1)
+    input = try node.input(0)
+    axis = try node.input(1)
+    output = try node.output(0)
+    try requireSameType([input, output], op: Self.opName)
+    _ = try movableElementSize(input, op: Self.opName)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let values = try constantIntegers(axis, op: Self.opName, operand: "axis")
+    guard values.count == 1 else { throw KernelError.invalid("EXPAND_DIMS: axis must hold one value, got \(values)") }
+    output.shape = try expandedShape(inputShape: input.shape, axis: values[0])
+  }
 }

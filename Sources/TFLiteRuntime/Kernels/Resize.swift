@@ -1,4 +1,6 @@
 // RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR on NHWC tensors. Source coordinates are
+
+import TFLiteFormat
 // computed once per output row and column at prepare time.
 
 /// How output positions map to input positions along one resized axis.
@@ -157,5 +159,111 @@ struct BilinearResize {
         }
       }
     }
+  }
+}
+
+// MARK: - Kernels
+
+extension KernelRegistry {
+  /// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR.
+  // Written once by its initializer and only read afterwards.
+  nonisolated(unsafe) static let resize: [String: any Kernel.Type] = [
+    "RESIZE_BILINEAR": ResizeBilinearKernel.self, "RESIZE_NEAREST_NEIGHBOR": ResizeNearestNeighborKernel.self,
+  ]
+}
+
+/// The operands and coordinate options shared by the two resize kernels.
+private struct ResizeOperands {
+  let input: RuntimeTensor
+  let size: RuntimeTensor
+  let output: RuntimeTensor
+  let alignCorners: Bool
+  let halfPixelCenters: Bool
+
+  init(node: Node, op: String, alignCorners: Bool, halfPixelCenters: Bool) throws {
+    try node.expect(inputs: 2, outputs: 1)
+    input = try node.input(0)
+    size = try node.input(1)
+    output = try node.output(0)
+    try requireSameType([input, output], op: op)
+    guard !(alignCorners && halfPixelCenters) else {
+      throw KernelError.invalid("\(op): align_corners and half_pixel_centers cannot both be set")
+    }
+    self.alignCorners = alignCorners
+    self.halfPixelCenters = halfPixelCenters
+  }
+
+  /// Sets the output shape from the constant size operand and returns (height, width).
+  func resolveOutput(op: String) throws -> (height: Int, width: Int) {
+    let requested = try constantIntegers(size, op: op, operand: "size")
+    output.shape = try resizedShape(inputShape: input.shape, size: requested, op: op)
+    return (requested[0], requested[1])
+  }
+}
+
+/// RESIZE_BILINEAR of float32 tensors; rows are spread over the threads.
+final class ResizeBilinearKernel: Kernel {
+  private static let opName = "RESIZE_BILINEAR"
+  private let operands: ResizeOperands
+  private var plan: BilinearResize?
+
+  init(node: Node) throws {
+    guard case .resizeBilinearOptions(let options) = node.options else {
+      throw KernelError.invalid("RESIZE_BILINEAR: missing options")
+    }
+    operands = try ResizeOperands(
+      node: node, op: Self.opName, alignCorners: options.alignCorners, halfPixelCenters: options.halfPixelCenters)
+    guard operands.input.type == .float32 else {
+      throw KernelError.unsupported("RESIZE_BILINEAR: \(operands.input.type.name) tensors")
+    }
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let (height, width) = try operands.resolveOutput(op: Self.opName)
+    plan = BilinearResize(
+      inputShape: operands.input.shape, outputHeight: height, outputWidth: width,
+      alignCorners: operands.alignCorners, halfPixelCenters: operands.halfPixelCenters)
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard let plan else { throw KernelError.invalid("RESIZE_BILINEAR: eval before prepare") }
+    let (source, destination) = try evalPointers(operands.input, operands.output, op: Self.opName)
+    let input = source.assumingMemoryBound(to: Float.self)
+    let output = destination.assumingMemoryBound(to: Float.self)
+    let rows = plan.batches * plan.rowTaps.count
+    let chunks = min(rows, context.threadCount * 4)
+    context.parallelFor(chunks) { chunk in
+      plan.run(from: input, to: output, rows: (rows * chunk / chunks)..<(rows * (chunk + 1) / chunks))
+    }
+  }
+}
+
+/// RESIZE_NEAREST_NEIGHBOR of any element type.
+final class ResizeNearestNeighborKernel: Kernel {
+  private static let opName = "RESIZE_NEAREST_NEIGHBOR"
+  private let operands: ResizeOperands
+  private let elementSize: Int
+  private var plan: NearestNeighborResize?
+
+  init(node: Node) throws {
+    guard case .resizeNearestNeighborOptions(let options) = node.options else {
+      throw KernelError.invalid("RESIZE_NEAREST_NEIGHBOR: missing options")
+    }
+    operands = try ResizeOperands(
+      node: node, op: Self.opName, alignCorners: options.alignCorners, halfPixelCenters: options.halfPixelCenters)
+    elementSize = try movableElementSize(operands.input, op: Self.opName)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let (height, width) = try operands.resolveOutput(op: Self.opName)
+    plan = NearestNeighborResize(
+      inputShape: operands.input.shape, outputHeight: height, outputWidth: width,
+      alignCorners: operands.alignCorners, halfPixelCenters: operands.halfPixelCenters)
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard let plan else { throw KernelError.invalid("RESIZE_NEAREST_NEIGHBOR: eval before prepare") }
+    let (source, destination) = try evalPointers(operands.input, operands.output, op: Self.opName)
+    plan.run(from: source, to: destination, elementSize: elementSize)
   }
 }

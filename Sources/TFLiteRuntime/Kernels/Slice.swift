@@ -1,5 +1,7 @@
 // SLICE and STRIDED_SLICE: both become a StridedLayout over the input, computed at prepare time.
 
+import TFLiteFormat
+
 /// The view SLICE copies: `size[i]` elements from `begin[i]` on each axis (`size` −1 means "to the end").
 func sliceLayout(inputShape: [Int], begin: [Int], size: [Int]) throws -> StridedLayout {
   let rank = inputShape.count
@@ -160,5 +162,84 @@ struct StridedSliceSpec {
     if distance == 0 || (distance < 0) != (stride < 0) { return (first, stride, 0) }
     let count = forward ? (distance - 1) / stride + 1 : (distance + 1) / stride + 1
     return (first, stride, count)
+  }
+}
+
+// MARK: - Kernels
+
+extension KernelRegistry {
+  /// SLICE and STRIDED_SLICE.
+  // Written once by its initializer and only read afterwards.
+  nonisolated(unsafe) static let slice: [String: any Kernel.Type] = ["SLICE": SliceKernel.self, "STRIDED_SLICE": StridedSliceKernel.self]
+}
+
+/// SLICE with constant begin and size operands (int32 or int64).
+final class SliceKernel: ViewCopyKernel {
+  static let opName = "SLICE"
+  let input: RuntimeTensor
+  let output: RuntimeTensor
+  private let begin: RuntimeTensor
+  private let size: RuntimeTensor
+  private let elementSize: Int
+  private(set) var copy: StridedCopy?
+
+  init(node: Node) throws {
+    try node.expect(inputs: 3, outputs: 1)
+    input = try node.input(0)
+    begin = try node.input(1)
+    size = try node.input(2)
+    output = try node.output(0)
+    try requireSameType([input, output], op: Self.opName)
+    elementSize = try movableElementSize(input, op: Self.opName)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let layout = try sliceLayout(
+      inputShape: input.shape, begin: constantIntegers(begin, op: Self.opName, operand: "begin"),
+      size: constantIntegers(size, op: Self.opName, operand: "size"))
+    output.shape = layout.extents
+    copy = StridedCopy(layout, elementSize: elementSize)
+  }
+}
+
+/// STRIDED_SLICE with constant begin, end and strides, every mask and the `offset` flag.
+final class StridedSliceKernel: ViewCopyKernel {
+  static let opName = "STRIDED_SLICE"
+  let input: RuntimeTensor
+  let output: RuntimeTensor
+  private let begin: RuntimeTensor
+  private let end: RuntimeTensor
+  private let strides: RuntimeTensor
+  private let options: StridedSliceOptions
+  private let elementSize: Int
+  private(set) var copy: StridedCopy?
+
+  init(node: Node) throws {
+    try node.expect(inputs: 4, outputs: 1)
+    input = try node.input(0)
+    begin = try node.input(1)
+    end = try node.input(2)
+    strides = try node.input(3)
+    output = try node.output(0)
+    try requireSameType([input, output], op: Self.opName)
+    elementSize = try movableElementSize(input, op: Self.opName)
+    guard case .stridedSliceOptions(let options) = node.options else {
+      throw KernelError.invalid("STRIDED_SLICE: missing options")
+    }
+    self.options = options
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let spec = StridedSliceSpec(
+      begin: try constantIntegers(begin, op: Self.opName, operand: "begin"),
+      end: try constantIntegers(end, op: Self.opName, operand: "end"),
+      strides: try constantIntegers(strides, op: Self.opName, operand: "strides"),
+      beginMask: Int(UInt32(bitPattern: options.beginMask)), endMask: Int(UInt32(bitPattern: options.endMask)),
+      ellipsisMask: Int(UInt32(bitPattern: options.ellipsisMask)),
+      newAxisMask: Int(UInt32(bitPattern: options.newAxisMask)),
+      shrinkAxisMask: Int(UInt32(bitPattern: options.shrinkAxisMask)), offset: options.offset)
+    let (layout, shape) = try spec.resolve(inputShape: input.shape)
+    output.shape = shape
+    copy = StridedCopy(layout, elementSize: elementSize)
   }
 }
