@@ -102,3 +102,17 @@ final class CastTests: XCTestCase {
     XCTAssertEqual(cast(integers, to: HalfElement.self).map(\.bits), integers.map { HalfPrecision.bits(from: Float($0)) })
   }
 }
+
+final class CastKernelTests: XCTestCase {
+  func testKernelConvertsAndRejectsUnknownPairs() throws {
+    var generator = SeededGenerator(seed: 104)
+    let values = (0..<10).map { _ in Float.random(in: -300...300, using: &generator) }
+    let input = makeTensor(0, .float32, [2, 5], bytes: bytesOf(values))
+    let output = makeTensor(1, .uint8, [1])
+    try runKernel(CastKernel.self, opName: "CAST", inputs: [input], outputs: [output])
+    XCTAssertEqual(output.shape, [2, 5])
+    XCTAssertEqual(elements(output, as: UInt8.self), values.map { UInt8(min(max($0.rounded(.towardZero), 0), 255)) })
+    XCTAssertThrowsError(
+      try runKernel(CastKernel.self, opName: "CAST", inputs: [makeTensor(2, .string, [1])], outputs: [makeTensor(3, .float32, [1])]))
+  }
+}

@@ -1,3 +1,4 @@
+import TFLiteFormat
 import XCTest
 
 @testable import TFLiteRuntime
@@ -92,5 +93,32 @@ final class ConcatenationTests: XCTestCase {
     XCTAssertThrowsError(try splitSizes([-1, -1], extent: 10))
     XCTAssertThrowsError(try splitSizes([11, -1], extent: 10))
     XCTAssertThrowsError(try splitSizes([-2, 12], extent: 10))
+  }
+}
+
+final class ConcatenationKernelTests: XCTestCase {
+  func testFusedRelu6ClampsTheJoinedValues() throws {
+    var generator = SeededGenerator(seed: 93)
+    let first = (0..<6).map { _ in Float.random(in: -10...10, using: &generator) }
+    let second = (0..<4).map { _ in Float.random(in: -10...10, using: &generator) }
+    let a = makeTensor(0, .float32, [2, 3], bytes: bytesOf(first))
+    let b = makeTensor(1, .float32, [2, 2], bytes: bytesOf(second))
+    let output = makeTensor(2, .float32, [2, 5])
+    try runKernel(
+      ConcatenationKernel.self, opName: "CONCATENATION", inputs: [a, b], outputs: [output],
+      options: .concatenationOptions(ConcatenationOptions(axis: -1, fusedActivationFunction: .relu6)))
+    let joined = Array(first[0..<3]) + Array(second[0..<2]) + Array(first[3..<6]) + Array(second[2..<4])
+    XCTAssertEqual(output.shape, [2, 5])
+    XCTAssertEqual(elements(output, as: Float.self), joined.map { min(max($0, 0), 6) })
+  }
+
+  func testInt8InputsWithOtherQuantizationAreRejected() {
+    let a = makeTensor(0, .int8, [2], quantization: Quantization(scales: [0.5], zeroPoints: [0]))
+    let b = makeTensor(1, .int8, [2], quantization: Quantization(scales: [0.25], zeroPoints: [0]))
+    let output = makeTensor(2, .int8, [4], quantization: Quantization(scales: [0.5], zeroPoints: [0]))
+    XCTAssertThrowsError(
+      try runKernel(
+        ConcatenationKernel.self, opName: "CONCATENATION", inputs: [a, b], outputs: [output],
+        options: .concatenationOptions(ConcatenationOptions())))
   }
 }

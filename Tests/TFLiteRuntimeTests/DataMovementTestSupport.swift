@@ -4,6 +4,8 @@
 
 import XCTest
 
+import TFLiteFormat
+
 @testable import TFLiteRuntime
 
 /// SplitMix64: a small deterministic generator so every failure reproduces.
@@ -77,4 +79,46 @@ let movableElementSizes = [1, 2, 4, 8]
 /// A random shape of `rank` axes with extents in `extents`.
 func randomShape(rank: Int, extents: ClosedRange<Int>, using generator: inout SeededGenerator) -> [Int] {
   (0..<rank).map { _ in Int.random(in: extents, using: &generator) }
+}
+
+// MARK: - Running one kernel on hand-made tensors
+
+/// A tensor with its own zeroed memory; `bytes` (when given) are copied in and make it constant.
+func makeTensor(
+  _ index: Int, _ type: ElementType, _ shape: [Int], bytes: [UInt8]? = nil, quantization: Quantization? = nil
+) -> RuntimeTensor {
+  let tensor = RuntimeTensor(
+    index: index, name: "t\(index)", type: type, shape: shape, shapeSignature: shape, quantization: quantization,
+    isVariable: false, constantData: nil)
+  tensor.allocateOwnedMemory()
+  if let bytes {
+    bytes.withUnsafeBytes { tensor.data!.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+    tensor.isConstant = true
+  }
+  return tensor
+}
+
+/// The little-endian bytes of `values`.
+func bytesOf<T>(_ values: [T]) -> [UInt8] { values.withUnsafeBytes { Array($0) } }
+
+/// The elements of a tensor's memory.
+func elements<T>(_ tensor: RuntimeTensor, as type: T.Type) -> [T] {
+  Array(UnsafeBufferPointer(start: tensor.pointer(as: T.self), count: tensor.elementCount))
+}
+
+/// Builds kernel `kernelType` for a node of `opName`, prepares it, gives the outputs memory and runs it.
+@discardableResult
+func runKernel(
+  _ kernelType: any Kernel.Type, opName: String, inputs: [RuntimeTensor?], outputs: [RuntimeTensor],
+  options: BuiltinOptions = .none
+) throws -> any Kernel {
+  let node = Node(
+    index: 0, opName: opName, version: 1, inputs: inputs, outputs: outputs, options: options,
+    customOptions: UnsafeRawBufferPointer(start: nil, count: 0), subgraph: { _ in throw KernelError.unsupported("none") })
+  let kernel = try kernelType.init(node: node)
+  var context = PrepareContext(threadCount: 1)
+  try kernel.prepare(&context)
+  for output in outputs { output.allocateOwnedMemory() }
+  try kernel.eval(EvalContext(threadCount: 1, scratch: nil))
+  return kernel
 }

@@ -1,3 +1,4 @@
+import TFLiteFormat
 import XCTest
 
 @testable import TFLiteRuntime
@@ -93,5 +94,18 @@ final class GatherTests: XCTestCase {
         })
     }
     XCTAssertThrowsError(try GatherNDPlan(paramsShape: [3], indicesShape: [2, 2]))
+  }
+}
+
+final class GatherKernelTests: XCTestCase {
+  func testKernelThrowsAtEvalForAnOutOfRangeIndex() throws {
+    let params = makeTensor(0, .float32, [3, 2], bytes: bytesOf([Float](repeating: 1, count: 6)))
+    let indices = makeTensor(1, .int64, [2], bytes: bytesOf([Int64(1), 3]))
+    let output = makeTensor(2, .float32, [2, 2])
+    XCTAssertThrowsError(
+      try runKernel(GatherKernel.self, opName: "GATHER", inputs: [params, indices], outputs: [output], options: .gatherOptions(GatherOptions()))
+    ) { error in
+      XCTAssertTrue("\(error)".contains("out of range"), "\(error)")
+    }
   }
 }

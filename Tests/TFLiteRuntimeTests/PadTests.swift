@@ -79,3 +79,22 @@ final class PadTests: XCTestCase {
     XCTAssertThrowsError(try huge.outputShape(of: [4], op: "TEST"))
   }
 }
+
+final class PadKernelTests: XCTestCase {
+  func testQuantizedPadFillsWithTheZeroPoint() throws {
+    var generator = SeededGenerator(seed: 32)
+    let values = (0..<6).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    let zeroPoint = Int.random(in: 1...200, using: &generator)
+    let quantization = Quantization(scales: [0.1], zeroPoints: [zeroPoint])
+    let input = makeTensor(0, .uint8, [2, 3], bytes: values, quantization: quantization)
+    let paddings = makeTensor(1, .int64, [2, 2], bytes: bytesOf([Int64(1), 0, 0, 2]))
+    let output = makeTensor(2, .uint8, [1], quantization: quantization)
+    try runKernel(PadKernel.self, opName: "PAD", inputs: [input, paddings], outputs: [output])
+    XCTAssertEqual(output.shape, [3, 5])
+    let expected = allIndices([3, 5]).map { index -> UInt8 in
+      let (row, column) = (index[0] - 1, index[1])
+      return row >= 0 && column < 3 ? values[row * 3 + column] : UInt8(zeroPoint)
+    }
+    XCTAssertEqual(elements(output, as: UInt8.self), expected)
+  }
+}

@@ -62,3 +62,26 @@ final class ReshapeTests: XCTestCase {
     XCTAssertThrowsError(try expandedShape(inputShape: [2, 1], axis: -4))
   }
 }
+
+final class ReshapeKernelTests: XCTestCase {
+  func testShapeOperandThatIsNotConstantIsReportedAsDynamic() throws {
+    let input = makeTensor(0, .float32, [2, 3])
+    let shape = makeTensor(1, .int32, [2])
+    let output = makeTensor(2, .float32, [6])
+    XCTAssertThrowsError(try runKernel(ReshapeKernel.self, opName: "RESHAPE", inputs: [input, shape], outputs: [output])) { error in
+      guard case KernelError.unsupported(let reason) = error else { return XCTFail("\(error)") }
+      XCTAssertTrue(reason.contains("dynamic output shape"), reason)
+    }
+  }
+
+  func testKernelCopiesTheBytesUnderTheNewShape() throws {
+    var generator = SeededGenerator(seed: 82)
+    let values = (0..<24).map { _ in Float.random(in: -1...1, using: &generator) }
+    let input = makeTensor(0, .float32, [2, 3, 4], bytes: bytesOf(values))
+    let shape = makeTensor(1, .int32, [2], bytes: bytesOf([Int32(-1), 6]))
+    let output = makeTensor(2, .float32, [1])
+    try runKernel(ReshapeKernel.self, opName: "RESHAPE", inputs: [input, shape], outputs: [output])
+    XCTAssertEqual(output.shape, [4, 6])
+    XCTAssertEqual(elements(output, as: Float.self), values)
+  }
+}
