@@ -1,3 +1,4 @@
+import TFLiteFormat
 import XCTest
 
 @testable import TFLiteRuntime

@@ -2,52 +2,7 @@
 // and bool, with TFLite's rules: integers wrap, floats truncate toward zero and saturate
 // (NaN becomes the maximum), anything non-zero is true.
 
-/// IEEE half-precision conversions written out bit by bit (Float16 is not available on every platform).
-enum HalfPrecision {
-  /// The float32 value of the half-precision number with bit pattern `bits` (exact).
-  @inline(__always)
-  static func float(fromBits bits: UInt16) -> Float {
-    let sign = UInt32(bits & 0x8000) << 16
-    let exponent = UInt32(bits >> 10) & 0x1F
-    let mantissa = UInt32(bits & 0x3FF)
-    if exponent == 0 {
-      // Zero or subnormal: mantissa × 2⁻²⁴, exact in float32.
-      let magnitude = Float(mantissa) * 0x1p-24
-      return sign == 0 ? magnitude : -magnitude
-    }
-    if exponent == 0x1F { return Float(bitPattern: sign | 0x7F80_0000 | mantissa << 13) }
-    return Float(bitPattern: sign | (exponent + 112) << 23 | mantissa << 13)
-  }
-
-  /// The half-precision bit pattern nearest to `value` (ties to even; overflow gives infinity, NaN stays NaN).
-  @inline(__always)
-  static func bits(from value: Float) -> UInt16 {
-    let pattern = value.bitPattern
-    let sign = UInt16(truncatingIfNeeded: pattern >> 16) & 0x8000
-    let exponent = Int((pattern >> 23) & 0xFF) - 127
-    let mantissa = pattern & 0x7F_FFFF
-    if exponent == 128 {
-      return sign | 0x7C00 | (mantissa == 0 ? 0 : 0x200 | UInt16(truncatingIfNeeded: mantissa >> 13))
-    }
-    if exponent > 15 { return sign | 0x7C00 }
-    if exponent >= -14 {
-      let truncated = UInt32(exponent + 15) << 10 | mantissa >> 13
-      return sign | UInt16(truncatingIfNeeded: roundedToEven(truncated, remainder: mantissa & 0x1FFF, half: 0x1000))
-    }
-    if exponent < -25 { return sign }
-    // Subnormal half: the 24-bit significand shifted so that one unit is 2⁻²⁴.
-    let significand = mantissa | 0x80_0000
-    let shift = UInt32(-exponent - 1)
-    let truncated = significand >> shift
-    let remainder = significand & ((1 << shift) - 1)
-    return sign | UInt16(truncatingIfNeeded: roundedToEven(truncated, remainder: remainder, half: 1 << (shift - 1)))
-  }
-
-  @inline(__always)
-  private static func roundedToEven(_ truncated: UInt32, remainder: UInt32, half: UInt32) -> UInt32 {
-    remainder > half || (remainder == half && truncated & 1 == 1) ? truncated + 1 : truncated
-  }
-}
+import TFLiteFormat
 
 /// A value in transit through CAST: integers keep their full range, floats travel as Double.
 enum CastScalar {

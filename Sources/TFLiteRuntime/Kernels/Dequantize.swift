@@ -1,6 +1,8 @@
 // DEQUANTIZE: float16 → float32, and int8 / uint8 / int16 → float32 as `scale * (q - zeroPoint)`
 // per tensor or per channel.
 
+import TFLiteFormat
+
 /// Widens `count` half-precision values to float32.
 func dequantizeHalf(_ source: UnsafeRawPointer, to destination: UnsafeMutablePointer<Float>, count: Int) {
   for index in 0..<count {

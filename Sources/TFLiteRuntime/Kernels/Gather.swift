@@ -118,16 +118,20 @@ struct GatherNDPlan: Equatable {
   }
 }
 
-// MARK: - Kernels
+// MARK: - Kernel
 
 extension KernelRegistry {
   /// GATHER and GATHER_ND.
   // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let gather: [String: any Kernel.Type] = ["GATHER": GatherKernel.self, "GATHER_ND": GatherNDKernel.self]
+  nonisolated(unsafe) static let gather: [String: any Kernel.Type] = [
+    "GATHER": GatherKernel.self, "GATHER_ND": GatherKernel.self,
+  ]
 }
 
 /// A gather plan that runs with any integer index type.
 protocol IndexedGatherPlan {
+  /// The shape of the gathered output.
+  var outputShape: [Int] { get }
   /// Copies the slices the indices select; throws on an out-of-range index.
   func run<Index: BinaryInteger>(
     params: UnsafeRawPointer, indices: UnsafePointer<Index>, output: UnsafeMutableRawPointer, elementSize: Int
@@ -137,92 +141,65 @@ protocol IndexedGatherPlan {
 extension GatherPlan: IndexedGatherPlan {}
 extension GatherNDPlan: IndexedGatherPlan {}
 
-/// Runs `plan` with the index tensor's data typed as its integer type (int16, int32 or int64).
-private func runGather(
-  _ plan: (some IndexedGatherPlan)?, params: RuntimeTensor, indices: RuntimeTensor, output: RuntimeTensor,
-  elementSize: Int, op: String
-) throws {
-  guard let plan else { throw KernelError.invalid("\(op): eval before prepare") }
-  let (source, destination) = try evalPointers(params, output, op: op)
-  guard let data = indices.data else { throw KernelError.invalid("\(op): indices have no memory") }
-  switch indices.type {
-  case .int16:
-    try plan.run(params: source, indices: data.assumingMemoryBound(to: Int16.self), output: destination, elementSize: elementSize)
-  case .int32:
-    try plan.run(params: source, indices: data.assumingMemoryBound(to: Int32.self), output: destination, elementSize: elementSize)
-  default:
-    try plan.run(params: source, indices: data.assumingMemoryBound(to: Int64.self), output: destination, elementSize: elementSize)
-  }
-}
-
-/// Throws unless `indices` is an int16, int32 or int64 tensor.
-private func requireIndexType(_ indices: RuntimeTensor, op: String) throws {
-  guard [.int16, .int32, .int64].contains(indices.type) else {
-    throw KernelError.unsupported("\(op): indices of type \(indices.type.name)")
-  }
-}
-
-/// GATHER along an axis with optional batch dimensions; out-of-range indices throw at eval.
+/// GATHER (along an axis, with optional batch dimensions) and GATHER_ND, chosen by the node's
+/// operator. Indices may be int16, int32 or int64; an out-of-range index throws at eval.
 final class GatherKernel: Kernel {
-  private static let opName = "GATHER"
+  private let op: String
   private let params: RuntimeTensor
   private let indices: RuntimeTensor
   private let output: RuntimeTensor
-  private let axis: Int
-  private let batchDims: Int
+  /// Axis and batch dimensions of GATHER; nil for GATHER_ND.
+  private let axes: (axis: Int, batchDims: Int)?
   private let elementSize: Int
-  private var plan: GatherPlan?
+  private var plan: (any IndexedGatherPlan)?
 
   init(node: Node) throws {
+    op = node.opName
     try node.expect(inputs: 2, outputs: 1)
     params = try node.input(0)
     indices = try node.input(1)
     output = try node.output(0)
-    try requireSameType([params, output], op: Self.opName)
-    try requireIndexType(indices, op: Self.opName)
-    elementSize = try movableElementSize(params, op: Self.opName)
-    guard case .gatherOptions(let options) = node.options else { throw KernelError.invalid("GATHER: missing options") }
-    axis = Int(options.axis)
-    batchDims = Int(options.batchDims)
+    try requireSameType([params, output], op: op)
+    guard [.int16, .int32, .int64].contains(indices.type) else {
+      throw KernelError.unsupported("\(op): indices of type \(indices.type.name)")
+    }
+    elementSize = try movableElementSize(params, op: op)
+    if case .gatherOptions(let options) = node.options {
+      axes = (Int(options.axis), Int(options.batchDims))
+    } else if op == "GATHER" {
+      throw KernelError.invalid("GATHER: missing options")
+    } else {
+      axes = nil
+    }
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let plan = try GatherPlan(paramsShape: params.shape, indicesShape: indices.shape, axis: axis, batchDims: batchDims)
+    let plan: any IndexedGatherPlan =
+      if let axes {
+        try GatherPlan(paramsShape: params.shape, indicesShape: indices.shape, axis: axes.axis, batchDims: axes.batchDims)
+      } else {
+        try GatherNDPlan(paramsShape: params.shape, indicesShape: indices.shape)
+      }
     output.shape = plan.outputShape
     self.plan = plan
   }
 
   func eval(_ context: EvalContext) throws {
-    try runGather(plan, params: params, indices: indices, output: output, elementSize: elementSize, op: Self.opName)
-  }
-}
-
-/// GATHER_ND: index tuples select slices of params; out-of-range coordinates throw at eval.
-final class GatherNDKernel: Kernel {
-  private static let opName = "GATHER_ND"
-  private let params: RuntimeTensor
-  private let indices: RuntimeTensor
-  private let output: RuntimeTensor
-  private let elementSize: Int
-  private var plan: GatherNDPlan?
-
-  init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    params = try node.input(0)
-    indices = try node.input(1)
-    output = try node.output(0)
-    try requireSameType([params, output], op: Self.opName)
-    try requireIndexType(indices, op: Self.opName)
-    elementSize = try movableElementSize(params, op: Self.opName)
+    guard let plan else { throw KernelError.invalid("\(op): eval before prepare") }
+    try run(plan)
   }
 
-  func prepare(_ context: inout PrepareContext) throws {
-    let plan = try GatherNDPlan(paramsShape: params.shape, indicesShape: indices.shape)
-    output.shape = plan.outputShape
-    self.plan = plan
-  }
-
-  func eval(_ context: EvalContext) throws {
-    try runGather(plan, params: params, indices: indices, output: output, elementSize: elementSize, op: Self.opName)
+  /// Runs `plan` with the index data typed as its integer type.
+  private func run(_ plan: some IndexedGatherPlan) throws {
+    let (source, destination) = try evalPointers(params, output, op: op)
+    guard let data = indices.data else { throw KernelError.invalid("\(op): indices have no memory") }
+    switch indices.type {
+    case .int16:
+      try plan.run(params: source, indices: data.assumingMemoryBound(to: Int16.self), output: destination, elementSize: elementSize)
+    case .int32:
+      try plan.run(params: source, indices: data.assumingMemoryBound(to: Int32.self), output: destination, elementSize: elementSize)
+    default:
+      try plan.run(params: source, indices: data.assumingMemoryBound(to: Int64.self), output: destination, elementSize: elementSize)
+    }
   }
 }

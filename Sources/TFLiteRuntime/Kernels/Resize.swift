@@ -49,10 +49,21 @@ func resizedShape(inputShape: [Int], size: [Int], op: String) throws -> [Int] {
   return shape
 }
 
+/// The extents of the NHWC tensor a resize reads.
+struct ResizeSource {
+  /// Batch, height, width and channel count.
+  let batches: Int, height: Int, width: Int, channels: Int
+
+  /// Reads the extents of a 4-D NHWC shape.
+  init(shape: [Int]) {
+    (batches, height, width, channels) = (shape[0], shape[1], shape[2], shape[3])
+  }
+}
+
 /// Nearest-neighbour resize of any element type: each output pixel copies one input pixel's channels.
 struct NearestNeighborResize {
-  /// Batch, input height, input width and channel count.
-  let batches: Int, inputHeight: Int, inputWidth: Int, channels: Int
+  /// The input extents.
+  let source: ResizeSource
   /// Input row read by each output row.
   let sourceRows: [Int]
   /// Input column read by each output column.
@@ -60,27 +71,23 @@ struct NearestNeighborResize {
 
   /// Plans the resize of an NHWC `inputShape` to `outputHeight × outputWidth`.
   init(inputShape: [Int], outputHeight: Int, outputWidth: Int, alignCorners: Bool, halfPixelCenters: Bool) {
-    batches = inputShape[0]
-    inputHeight = inputShape[1]
-    inputWidth = inputShape[2]
-    channels = inputShape[3]
-    let rows = ResizeAxis(inputSize: inputHeight, outputSize: outputHeight, alignCorners: alignCorners)
-    let columns = ResizeAxis(inputSize: inputWidth, outputSize: outputWidth, alignCorners: alignCorners)
-    sourceRows = (0..<outputHeight).map { rows.nearestIndex($0, alignCorners: alignCorners, halfPixelCenters: halfPixelCenters) }
-    sourceColumns = (0..<outputWidth).map {
-      columns.nearestIndex($0, alignCorners: alignCorners, halfPixelCenters: halfPixelCenters)
+    source = ResizeSource(shape: inputShape)
+    func indices(_ axis: ResizeAxis) -> [Int] {
+      (0..<axis.outputSize).map { axis.nearestIndex($0, alignCorners: alignCorners, halfPixelCenters: halfPixelCenters) }
     }
+    sourceRows = indices(ResizeAxis(inputSize: source.height, outputSize: outputHeight, alignCorners: alignCorners))
+    sourceColumns = indices(ResizeAxis(inputSize: source.width, outputSize: outputWidth, alignCorners: alignCorners))
   }
 
   /// Writes the resized tensor.
-  func run(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, elementSize: Int) {
-    let pixelBytes = channels &* elementSize
-    let rowBytes = inputWidth &* pixelBytes
+  func run(from input: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, elementSize: Int) {
+    let pixelBytes = source.channels &* elementSize
+    let rowBytes = source.width &* pixelBytes
     var output = destination
     sourceRows.withUnsafeBufferPointer { rows in
       sourceColumns.withUnsafeBufferPointer { columns in
-        for batch in 0..<batches {
-          let image = source + batch &* inputHeight &* rowBytes
+        for batch in 0..<source.batches {
+          let image = input + batch &* source.height &* rowBytes
           for row in rows {
             let inputRow = image + row &* rowBytes
             for column in columns {
@@ -107,8 +114,8 @@ struct BilinearTap {
 /// Bilinear resize of float32 NHWC tensors, with TFLite's coordinate rules.
 /// Quantized variants reuse the taps with their own fixed-point blend.
 struct BilinearResize {
-  /// Batch, input height, input width and channel count.
-  let batches: Int, inputHeight: Int, inputWidth: Int, channels: Int
+  /// The input extents.
+  let source: ResizeSource
   /// Taps of each output row.
   let rowTaps: [BilinearTap]
   /// Taps of each output column.
@@ -116,31 +123,27 @@ struct BilinearResize {
 
   /// Plans the resize of an NHWC `inputShape` to `outputHeight × outputWidth`.
   init(inputShape: [Int], outputHeight: Int, outputWidth: Int, alignCorners: Bool, halfPixelCenters: Bool) {
-    batches = inputShape[0]
-    inputHeight = inputShape[1]
-    inputWidth = inputShape[2]
-    channels = inputShape[3]
+    source = ResizeSource(shape: inputShape)
     func taps(_ axis: ResizeAxis) -> [BilinearTap] {
       (0..<axis.outputSize).map {
         let span = axis.bilinearSpan($0, halfPixelCenters: halfPixelCenters)
         return BilinearTap(lower: span.lower, upper: span.upper, weight: span.weight)
       }
     }
-    rowTaps = taps(ResizeAxis(inputSize: inputHeight, outputSize: outputHeight, alignCorners: alignCorners))
-    columnTaps = taps(ResizeAxis(inputSize: inputWidth, outputSize: outputWidth, alignCorners: alignCorners))
+    rowTaps = taps(ResizeAxis(inputSize: source.height, outputSize: outputHeight, alignCorners: alignCorners))
+    columnTaps = taps(ResizeAxis(inputSize: source.width, outputSize: outputWidth, alignCorners: alignCorners))
   }
 
   /// Writes output rows `rows` (counted over batch × output height) of the resized float tensor.
-  func run(from source: UnsafePointer<Float>, to destination: UnsafeMutablePointer<Float>, rows: Range<Int>) {
-    let outputHeight = rowTaps.count
-    let outputWidth = columnTaps.count
-    let rowStride = inputWidth &* channels
+  func run(from input: UnsafePointer<Float>, to destination: UnsafeMutablePointer<Float>, rows: Range<Int>) {
+    let (outputHeight, outputWidth, channels) = (rowTaps.count, columnTaps.count, source.channels)
+    let rowStride = source.width &* channels
     rowTaps.withUnsafeBufferPointer { rowTaps in
       columnTaps.withUnsafeBufferPointer { columnTaps in
         for outputRow in rows {
           let batch = outputRow / outputHeight
           let tap = rowTaps[outputRow - batch &* outputHeight]
-          let image = source + batch &* inputHeight &* rowStride
+          let image = input + batch &* source.height &* rowStride
           let top = image + tap.lower &* rowStride
           let bottom = image + tap.upper &* rowStride
           let lowerWeight = 1 - tap.weight
@@ -162,108 +165,87 @@ struct BilinearResize {
   }
 }
 
-// MARK: - Kernels
+// MARK: - Kernel
 
 extension KernelRegistry {
   /// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR.
   // Written once by its initializer and only read afterwards.
   nonisolated(unsafe) static let resize: [String: any Kernel.Type] = [
-    "RESIZE_BILINEAR": ResizeBilinearKernel.self, "RESIZE_NEAREST_NEIGHBOR": ResizeNearestNeighborKernel.self,
+    "RESIZE_BILINEAR": ResizeKernel.self, "RESIZE_NEAREST_NEIGHBOR": ResizeKernel.self,
   ]
 }
 
-/// The operands and coordinate options shared by the two resize kernels.
-private struct ResizeOperands {
-  let input: RuntimeTensor
-  let size: RuntimeTensor
-  let output: RuntimeTensor
-  let alignCorners: Bool
-  let halfPixelCenters: Bool
+/// RESIZE_BILINEAR (float32; rows spread over the threads) and RESIZE_NEAREST_NEIGHBOR (any
+/// element type), chosen by the node's operator. The size operand must be constant.
+final class ResizeKernel: Kernel {
+  /// The resize planned by the last `prepare`.
+  private enum Plan {
+    case bilinear(BilinearResize)
+    case nearest(NearestNeighborResize)
+  }
 
-  init(node: Node, op: String, alignCorners: Bool, halfPixelCenters: Bool) throws {
+  private let op: String
+  private let input: RuntimeTensor
+  private let size: RuntimeTensor
+  private let output: RuntimeTensor
+  private let bilinear: Bool
+  private let alignCorners: Bool
+  private let halfPixelCenters: Bool
+  private let elementSize: Int
+  private var plan: Plan?
+
+  init(node: Node) throws {
+    op = node.opName
     try node.expect(inputs: 2, outputs: 1)
     input = try node.input(0)
     size = try node.input(1)
     output = try node.output(0)
     try requireSameType([input, output], op: op)
+    elementSize = try movableElementSize(input, op: op)
+    switch node.options {
+    case .resizeBilinearOptions(let options):
+      (bilinear, alignCorners, halfPixelCenters) = (true, options.alignCorners, options.halfPixelCenters)
+      guard input.type == .float32 else { throw KernelError.unsupported("\(op): \(input.type.name) tensors") }
+    case .resizeNearestNeighborOptions(let options):
+      (bilinear, alignCorners, halfPixelCenters) = (false, options.alignCorners, options.halfPixelCenters)
+    default:
+      throw KernelError.invalid("\(op): missing options")
+    }
     guard !(alignCorners && halfPixelCenters) else {
       throw KernelError.invalid("\(op): align_corners and half_pixel_centers cannot both be set")
     }
-    self.alignCorners = alignCorners
-    self.halfPixelCenters = halfPixelCenters
   }
 
-  /// Sets the output shape from the constant size operand and returns (height, width).
-  func resolveOutput(op: String) throws -> (height: Int, width: Int) {
+  func prepare(_ context: inout PrepareContext) throws {
     let requested = try constantIntegers(size, op: op, operand: "size")
     output.shape = try resizedShape(inputShape: input.shape, size: requested, op: op)
-    return (requested[0], requested[1])
-  }
-}
-
-/// RESIZE_BILINEAR of float32 tensors; rows are spread over the threads.
-final class ResizeBilinearKernel: Kernel {
-  private static let opName = "RESIZE_BILINEAR"
-  private let operands: ResizeOperands
-  private var plan: BilinearResize?
-
-  init(node: Node) throws {
-    guard case .resizeBilinearOptions(let options) = node.options else {
-      throw KernelError.invalid("RESIZE_BILINEAR: missing options")
-    }
-    operands = try ResizeOperands(
-      node: node, op: Self.opName, alignCorners: options.alignCorners, halfPixelCenters: options.halfPixelCenters)
-    guard operands.input.type == .float32 else {
-      throw KernelError.unsupported("RESIZE_BILINEAR: \(operands.input.type.name) tensors")
-    }
-  }
-
-  func prepare(_ context: inout PrepareContext) throws {
-    let (height, width) = try operands.resolveOutput(op: Self.opName)
-    plan = BilinearResize(
-      inputShape: operands.input.shape, outputHeight: height, outputWidth: width,
-      alignCorners: operands.alignCorners, halfPixelCenters: operands.halfPixelCenters)
+    let (height, width) = (requested[0], requested[1])
+    plan =
+      bilinear
+      ? .bilinear(
+        BilinearResize(
+          inputShape: input.shape, outputHeight: height, outputWidth: width, alignCorners: alignCorners,
+          halfPixelCenters: halfPixelCenters))
+      : .nearest(
+        NearestNeighborResize(
+          inputShape: input.shape, outputHeight: height, outputWidth: width, alignCorners: alignCorners,
+          halfPixelCenters: halfPixelCenters))
   }
 
   func eval(_ context: EvalContext) throws {
-    guard let plan else { throw KernelError.invalid("RESIZE_BILINEAR: eval before prepare") }
-    let (source, destination) = try evalPointers(operands.input, operands.output, op: Self.opName)
-    let input = source.assumingMemoryBound(to: Float.self)
-    let output = destination.assumingMemoryBound(to: Float.self)
-    let rows = plan.batches * plan.rowTaps.count
-    let chunks = min(rows, context.threadCount * 4)
-    context.parallelFor(chunks) { chunk in
-      plan.run(from: input, to: output, rows: (rows * chunk / chunks)..<(rows * (chunk + 1) / chunks))
+    guard let plan else { throw KernelError.invalid("\(op): eval before prepare") }
+    let (source, destination) = try evalPointers(input, output, op: op)
+    switch plan {
+    case .nearest(let nearest):
+      nearest.run(from: source, to: destination, elementSize: elementSize)
+    case .bilinear(let bilinear):
+      let input = source.assumingMemoryBound(to: Float.self)
+      let output = destination.assumingMemoryBound(to: Float.self)
+      let rows = bilinear.source.batches * bilinear.rowTaps.count
+      let chunks = min(rows, context.threadCount * 4)
+      context.parallelFor(chunks) { chunk in
+        bilinear.run(from: input, to: output, rows: (rows * chunk / chunks)..<(rows * (chunk + 1) / chunks))
+      }
     }
-  }
-}
-
-/// RESIZE_NEAREST_NEIGHBOR of any element type.
-final class ResizeNearestNeighborKernel: Kernel {
-  private static let opName = "RESIZE_NEAREST_NEIGHBOR"
-  private let operands: ResizeOperands
-  private let elementSize: Int
-  private var plan: NearestNeighborResize?
-
-  init(node: Node) throws {
-    guard case .resizeNearestNeighborOptions(let options) = node.options else {
-      throw KernelError.invalid("RESIZE_NEAREST_NEIGHBOR: missing options")
-    }
-    operands = try ResizeOperands(
-      node: node, op: Self.opName, alignCorners: options.alignCorners, halfPixelCenters: options.halfPixelCenters)
-    elementSize = try movableElementSize(operands.input, op: Self.opName)
-  }
-
-  func prepare(_ context: inout PrepareContext) throws {
-    let (height, width) = try operands.resolveOutput(op: Self.opName)
-    plan = NearestNeighborResize(
-      inputShape: operands.input.shape, outputHeight: height, outputWidth: width,
-      alignCorners: operands.alignCorners, halfPixelCenters: operands.halfPixelCenters)
-  }
-
-  func eval(_ context: EvalContext) throws {
-    guard let plan else { throw KernelError.invalid("RESIZE_NEAREST_NEIGHBOR: eval before prepare") }
-    let (source, destination) = try evalPointers(operands.input, operands.output, op: Self.opName)
-    plan.run(from: source, to: destination, elementSize: elementSize)
   }
 }

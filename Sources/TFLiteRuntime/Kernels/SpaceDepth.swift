@@ -31,72 +31,50 @@ func spaceToDepthLayout(inputShape: [Int], blockSize: Int) throws -> (layout: St
   return (StridedLayout.transpose(inputShape: view, permutation: [0, 1, 3, 2, 4, 5]), outputShape)
 }
 
-// MARK: - Kernels
+// MARK: - Kernel
 
 extension KernelRegistry {
   /// DEPTH_TO_SPACE and SPACE_TO_DEPTH.
   // Written once by its initializer and only read afterwards.
   nonisolated(unsafe) static let spaceDepth: [String: any Kernel.Type] = [
-    "DEPTH_TO_SPACE": DepthToSpaceKernel.self, "SPACE_TO_DEPTH": SpaceToDepthKernel.self,
+    "DEPTH_TO_SPACE": BlockRearrangeKernel.self, "SPACE_TO_DEPTH": BlockRearrangeKernel.self,
   ]
 }
 
-/// The operands and block size shared by the two block-rearranging kernels.
-private struct BlockRearrangement {
+/// DEPTH_TO_SPACE (DCR order, as TFLite) and SPACE_TO_DEPTH, chosen by the node's operator.
+final class BlockRearrangeKernel: ViewCopyKernel {
+  static let opName = "DEPTH_TO_SPACE / SPACE_TO_DEPTH"
   let input: RuntimeTensor
   let output: RuntimeTensor
-  let elementSize: Int
-  let blockSize: Int
+  private let toSpace: Bool
+  private let blockSize: Int
+  private let elementSize: Int
+  private(set) var copy: StridedCopy?
 
-  init(node: Node, op: String, blockSize: Int32?) throws {
+  init(node: Node) throws {
     try node.expect(inputs: 1, outputs: 1)
     input = try node.input(0)
     output = try node.output(0)
-    try requireSameType([input, output], op: op)
-    elementSize = try movableElementSize(input, op: op)
-    guard let blockSize else { throw KernelError.invalid("\(op): missing options") }
-    self.blockSize = Int(blockSize)
-  }
-}
-
-/// DEPTH_TO_SPACE (DCR order, as TFLite).
-final class DepthToSpaceKernel: ViewCopyKernel {
-  static let opName = "DEPTH_TO_SPACE"
-  private let operands: BlockRearrangement
-  private(set) var copy: StridedCopy?
-  var input: RuntimeTensor { operands.input }
-  var output: RuntimeTensor { operands.output }
-
-  init(node: Node) throws {
-    var blockSize: Int32?
-    if case .depthToSpaceOptions(let options) = node.options { blockSize = options.blockSize }
-    operands = try BlockRearrangement(node: node, op: Self.opName, blockSize: blockSize)
+    try requireSameType([input, output], op: node.opName)
+    elementSize = try movableElementSize(input, op: node.opName)
+    switch node.options {
+    case .depthToSpaceOptions(let options):
+      toSpace = true
+      blockSize = Int(options.blockSize)
+    case .spaceToDepthOptions(let options):
+      toSpace = false
+      blockSize = Int(options.blockSize)
+    default:
+      throw KernelError.invalid("\(node.opName): missing options")
+    }
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let (layout, shape) = try depthToSpaceLayout(inputShape: input.shape, blockSize: operands.blockSize)
+    let (layout, shape) =
+      toSpace
+      ? try depthToSpaceLayout(inputShape: input.shape, blockSize: blockSize)
+      : try spaceToDepthLayout(inputShape: input.shape, blockSize: blockSize)
     output.shape = shape
-    copy = StridedCopy(layout, elementSize: operands.elementSize)
-  }
-}
-
-/// SPACE_TO_DEPTH.
-final class SpaceToDepthKernel: ViewCopyKernel {
-  static let opName = "SPACE_TO_DEPTH"
-  private let operands: BlockRearrangement
-  private(set) var copy: StridedCopy?
-  var input: RuntimeTensor { operands.input }
-  var output: RuntimeTensor { operands.output }
-
-  init(node: Node) throws {
-    var blockSize: Int32?
-    if case .spaceToDepthOptions(let options) = node.options { blockSize = options.blockSize }
-    operands = try BlockRearrangement(node: node, op: Self.opName, blockSize: blockSize)
-  }
-
-  func prepare(_ context: inout PrepareContext) throws {
-    let (layout, shape) = try spaceToDepthLayout(inputShape: input.shape, blockSize: operands.blockSize)
-    output.shape = shape
-    copy = StridedCopy(layout, elementSize: operands.elementSize)
+    copy = StridedCopy(layout, elementSize: elementSize)
   }
 }
