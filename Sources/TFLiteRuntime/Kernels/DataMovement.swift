@@ -275,7 +275,10 @@ func constantIntegers(_ tensor: RuntimeTensor, op: String, operand: String) thro
 
 /// Bytes per element of `tensor`, which the type-agnostic routines must be able to move.
 func movableElementSize(_ tensor: RuntimeTensor, op: String) throws -> Int {
-  guard tensor.type != .string else { throw KernelError.unsupported("\(op): STRING tensors") }
+  // Packed int4 data, strings and resource/variant handles are not plain fixed-size values.
+  guard ![.int4, .string, .resource, .variant].contains(tensor.type) else {
+    throw KernelError.unsupported("\(op): \(tensor.type.name) tensors")
+  }
   try validateMovableElementSize(tensor.type.byteCount, op: op)
   return tensor.type.byteCount
 }
