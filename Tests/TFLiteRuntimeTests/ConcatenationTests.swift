@@ -4,6 +4,20 @@ import XCTest
 @testable import TFLiteRuntime
 
 final class ConcatenationTests: XCTestCase {
+  /// Runs `AxisPartition.join` over copies of `parts` and returns the joined bytes.
+  private func joined(_ parts: [[UInt8]], partition: AxisPartition, elementSize: Int) -> [UInt8] {
+    let buffers = parts.map { part -> UnsafeMutableRawBufferPointer in
+      let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(part.count, 1), alignment: 16)
+      buffer.copyBytes(from: part)
+      return buffer
+    }
+    defer { buffers.forEach { $0.deallocate() } }
+    let total = parts.reduce(0) { $0 + $1.count }
+    return withBuffers(source: [], outputBytes: total) { _, output in
+      partition.join(into: output, elementSize: elementSize) { UnsafeRawPointer(buffers[$0].baseAddress!) }
+    }
+  }
+
   func testConcatenationMatchesNaiveJoin() throws {
     var generator = SeededGenerator(seed: 90)
     for _ in 0..<200 {
@@ -32,16 +46,7 @@ final class ConcatenationTests: XCTestCase {
           let element = flatPosition(input, shapes[part])
           expected += parts[part][(element * elementSize)..<((element + 1) * elementSize)]
         }
-        var output = [UInt8](repeating: 0, count: outputShape.reduce(1, *) * elementSize)
-        output.withUnsafeMutableBytes { whole in
-          for (index, part) in parts.enumerated() {
-            part.withUnsafeBytes { part in
-              if let source = part.baseAddress {
-                partition.insert(part: index, from: source, into: whole.baseAddress!, elementSize: elementSize)
-              }
-            }
-          }
-        }
+        let output = joined(parts, partition: partition, elementSize: elementSize)
         XCTAssertEqual(output, expected, "shapes \(shapes) axis \(axis)")
 
         // SPLIT is the inverse: extracting every part gives the parts back.
@@ -60,12 +65,7 @@ final class ConcatenationTests: XCTestCase {
     var generator = SeededGenerator(seed: 91)
     let parts = (0..<3).map { _ in randomBytes(count: 4, elementSize: 4, using: &generator) }
     let partition = AxisPartition(shape: [4], axis: 1, partExtents: [1, 1, 1])
-    var output = [UInt8](repeating: 0, count: 48)
-    output.withUnsafeMutableBytes { whole in
-      for (index, part) in parts.enumerated() {
-        part.withUnsafeBytes { partition.insert(part: index, from: $0.baseAddress!, into: whole.baseAddress!, elementSize: 4) }
-      }
-    }
+    let output = joined(parts, partition: partition, elementSize: 4)
     for element in 0..<4 {
       for part in 0..<3 {
         XCTAssertEqual(Array(output[((element * 3 + part) * 4)..<((element * 3 + part + 1) * 4)]), Array(parts[part][(element * 4)..<(element * 4 + 4)]))

@@ -32,12 +32,19 @@ struct AxisPartition: Equatable {
     totalExtent = running
   }
 
-  /// Copies part `part` (dense, `outerCount × extent × innerCount`) into its place in the whole.
-  func insert(part: Int, from source: UnsafeRawPointer, into whole: UnsafeMutableRawPointer, elementSize: Int) {
-    let partBytes = partExtents[part] &* innerCount &* elementSize
-    copyBlocks(
-      count: outerCount, blockBytes: partBytes, from: source, sourceStride: partBytes,
-      to: whole + partOffsets[part] &* elementSize, destinationStride: totalExtent &* innerCount &* elementSize)
+  /// Writes the whole from its parts (`source(i)` is part `i`, dense), block after block so the
+  /// output is written front to back.
+  func join(into whole: UnsafeMutableRawPointer, elementSize: Int, source: (Int) -> UnsafeRawPointer) {
+    partExtents.withUnsafeBufferPointer { extents in
+      var output = whole
+      for block in 0..<outerCount {
+        for part in extents.indices {
+          let partBytes = extents[part] &* innerCount &* elementSize
+          output.copyMemory(from: source(part) + block &* partBytes, byteCount: partBytes)
+          output += partBytes
+        }
+      }
+    }
   }
 
   /// Copies part `part` out of the whole into its own dense tensor.
@@ -74,15 +81,15 @@ extension KernelRegistry {
   ]
 }
 
-/// Joins the inputs part by part into the output along a partition planned in `prepare`.
+/// Joins the inputs into the output along a partition planned in `prepare`.
 private func joinParts(
   _ inputs: [RuntimeTensor], into output: RuntimeTensor, partition: AxisPartition?, elementSize: Int, op: String
 ) throws {
   guard let partition, let destination = output.data else { throw KernelError.invalid("\(op): eval before prepare") }
-  for (part, input) in inputs.enumerated() {
-    guard let source = input.data else { throw KernelError.invalid("\(op): input \(part) has no memory") }
-    partition.insert(part: part, from: source, into: destination, elementSize: elementSize)
+  for (part, input) in inputs.enumerated() where input.data == nil {
+    throw KernelError.invalid("\(op): input \(part) has no memory")
   }
+  partition.join(into: destination, elementSize: elementSize) { UnsafeRawPointer(inputs[$0].data.unsafelyUnwrapped) }
 }
 
 /// CONCATENATION along an axis (negative counts from the end), with an optional fused

@@ -128,19 +128,6 @@ extension KernelRegistry {
   ]
 }
 
-/// A gather plan that runs with any integer index type.
-protocol IndexedGatherPlan {
-  /// The shape of the gathered output.
-  var outputShape: [Int] { get }
-  /// Copies the slices the indices select; throws on an out-of-range index.
-  func run<Index: BinaryInteger>(
-    params: UnsafeRawPointer, indices: UnsafePointer<Index>, output: UnsafeMutableRawPointer, elementSize: Int
-  ) throws
-}
-
-extension GatherPlan: IndexedGatherPlan {}
-extension GatherNDPlan: IndexedGatherPlan {}
-
 /// GATHER (along an axis, with optional batch dimensions) and GATHER_ND, chosen by the node's
 /// operator. Indices may be int16, int32 or int64; an out-of-range index throws at eval.
 final class GatherKernel: Kernel {
@@ -151,7 +138,13 @@ final class GatherKernel: Kernel {
   /// Axis and batch dimensions of GATHER; nil for GATHER_ND.
   private let axes: (axis: Int, batchDims: Int)?
   private let elementSize: Int
-  private var plan: (any IndexedGatherPlan)?
+  private var plan: Plan?
+
+  /// The gather planned by the last `prepare`.
+  private enum Plan {
+    case axis(GatherPlan)
+    case tuples(GatherNDPlan)
+  }
 
   init(node: Node) throws {
     op = node.opName
@@ -174,32 +167,35 @@ final class GatherKernel: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let plan: any IndexedGatherPlan =
-      if let axes {
-        try GatherPlan(paramsShape: params.shape, indicesShape: indices.shape, axis: axes.axis, batchDims: axes.batchDims)
-      } else {
-        try GatherNDPlan(paramsShape: params.shape, indicesShape: indices.shape)
-      }
-    output.shape = plan.outputShape
-    self.plan = plan
+    if let axes {
+      let plan = try GatherPlan(
+        paramsShape: params.shape, indicesShape: indices.shape, axis: axes.axis, batchDims: axes.batchDims)
+      output.shape = plan.outputShape
+      self.plan = .axis(plan)
+    } else {
+      let plan = try GatherNDPlan(paramsShape: params.shape, indicesShape: indices.shape)
+      output.shape = plan.outputShape
+      self.plan = .tuples(plan)
+    }
   }
 
   func eval(_ context: EvalContext) throws {
     guard let plan else { throw KernelError.invalid("\(op): eval before prepare") }
-    try run(plan)
+    switch indices.type {
+    case .int16: try run(plan, Int16.self)
+    case .int32: try run(plan, Int32.self)
+    default: try run(plan, Int64.self)
+    }
   }
 
-  /// Runs `plan` with the index data typed as its integer type.
-  private func run(_ plan: some IndexedGatherPlan) throws {
+  /// Runs `plan` with the index data read as `Index`.
+  private func run<Index: FixedWidthInteger & SignedInteger>(_ plan: Plan, _ type: Index.Type) throws {
     let (source, destination) = try evalPointers(params, output, op: op)
     guard let data = indices.data else { throw KernelError.invalid("\(op): indices have no memory") }
-    switch indices.type {
-    case .int16:
-      try plan.run(params: source, indices: data.assumingMemoryBound(to: Int16.self), output: destination, elementSize: elementSize)
-    case .int32:
-      try plan.run(params: source, indices: data.assumingMemoryBound(to: Int32.self), output: destination, elementSize: elementSize)
-    default:
-      try plan.run(params: source, indices: data.assumingMemoryBound(to: Int64.self), output: destination, elementSize: elementSize)
+    let typed = UnsafePointer(data.assumingMemoryBound(to: Index.self))
+    switch plan {
+    case .axis(let plan): try plan.run(params: source, indices: typed, output: destination, elementSize: elementSize)
+    case .tuples(let plan): try plan.run(params: source, indices: typed, output: destination, elementSize: elementSize)
     }
   }
 }

@@ -79,21 +79,27 @@ struct NearestNeighborResize {
     sourceColumns = indices(ResizeAxis(inputSize: source.width, outputSize: outputWidth, alignCorners: alignCorners))
   }
 
-  /// Writes the resized tensor.
+  /// Writes the resized tensor. An output row that reads the same input row as the one above it
+  /// is copied from that row in one piece.
   func run(from input: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, elementSize: Int) {
     let pixelBytes = source.channels &* elementSize
     let rowBytes = source.width &* pixelBytes
+    let outputRowBytes = sourceColumns.count &* pixelBytes
     var output = destination
     sourceRows.withUnsafeBufferPointer { rows in
       sourceColumns.withUnsafeBufferPointer { columns in
         for batch in 0..<source.batches {
           let image = input + batch &* source.height &* rowBytes
-          for row in rows {
-            let inputRow = image + row &* rowBytes
-            for column in columns {
-              output.copyMemory(from: inputRow + column &* pixelBytes, byteCount: pixelBytes)
-              output += pixelBytes
+          for (position, row) in rows.enumerated() {
+            if position > 0 && rows[position - 1] == row {
+              output.copyMemory(from: output - outputRowBytes, byteCount: outputRowBytes)
+            } else {
+              let inputRow = image + row &* rowBytes
+              for (offset, column) in columns.enumerated() {
+                (output + offset &* pixelBytes).copyMemory(from: inputRow + column &* pixelBytes, byteCount: pixelBytes)
+              }
             }
+            output += outputRowBytes
           }
         }
       }
@@ -150,17 +156,48 @@ struct BilinearResize {
           var output = destination + outputRow &* outputWidth &* channels
           for column in columnTaps {
             let leftWeight = 1 - column.weight
-            let topLeft = top + column.lower &* channels, topRight = top + column.upper &* channels
-            let bottomLeft = bottom + column.lower &* channels, bottomRight = bottom + column.upper &* channels
-            for channel in 0..<channels {
-              output[channel] =
-                topLeft[channel] * lowerWeight * leftWeight + bottomLeft[channel] * tap.weight * leftWeight
-                + topRight[channel] * lowerWeight * column.weight + bottomRight[channel] * tap.weight * column.weight
-            }
+            let corners = (
+              top + column.lower &* channels, top + column.upper &* channels,
+              bottom + column.lower &* channels, bottom + column.upper &* channels
+            )
+            let weights = (
+              lowerWeight * leftWeight, lowerWeight * column.weight, tap.weight * leftWeight, tap.weight * column.weight
+            )
+            blendPixel(into: output, channels: channels, corners: corners, weights: weights)
             output += channels
           }
         }
       }
+    }
+  }
+
+  /// Eight floats from `pointer + offset`.
+  @inline(__always)
+  private static func load(_ pointer: UnsafePointer<Float>, _ offset: Int) -> SIMD8<Float> {
+    UnsafeRawPointer(pointer + offset).loadUnaligned(as: SIMD8<Float>.self)
+  }
+
+  /// Writes `Σ weight · corner` over the channels of one output pixel, 8 channels per SIMD step.
+  @inline(__always)
+  private func blendPixel(
+    into output: UnsafeMutablePointer<Float>, channels: Int,
+    corners: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>),
+    weights: (Float, Float, Float, Float)
+  ) {
+    let (topLeft, topRight, bottomLeft, bottomRight) = corners
+    var channel = 0
+    while channel &+ 8 <= channels {
+      let value =
+        Self.load(topLeft, channel) * weights.0 + Self.load(topRight, channel) * weights.1
+        + Self.load(bottomLeft, channel) * weights.2 + Self.load(bottomRight, channel) * weights.3
+      UnsafeMutableRawPointer(output + channel).storeBytes(of: value, as: SIMD8<Float>.self)
+      channel &+= 8
+    }
+    while channel < channels {
+      output[channel] =
+        topLeft[channel] * weights.0 + topRight[channel] * weights.1 + bottomLeft[channel] * weights.2
+        + bottomRight[channel] * weights.3
+      channel &+= 1
     }
   }
 }
