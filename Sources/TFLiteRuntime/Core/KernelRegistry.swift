@@ -5,6 +5,8 @@ public enum KernelRegistry {
   nonisolated(unsafe) static let builtin: [String: any Kernel.Type] = {
     let families: [[String: any Kernel.Type]] = [
       convolution, depthwiseConvolution, transposeConvolution, fullyConnected, batchMatMul, pooling,
+      reshape, transpose, concatenation, split, slice, gather, pad, tile, resize, spaceDepth, shape, cast, fill,
+      dequantize, densify,
     ]
     return families.reduce(into: [:]) { all, family in all.merge(family) { first, _ in first } }
   }()

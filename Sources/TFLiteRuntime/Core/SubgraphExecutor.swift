@@ -240,7 +240,10 @@ public final class SubgraphExecutor {
       index: index, name: name, type: type, shape: shape,
       shapeSignature: tensor.shapeSignature.isEmpty ? shape : tensor.shapeSignature.map(Int.init),
       quantization: quantization, isVariable: tensor.isVariable,
-      constantData: constant.count > 0 ? constant.baseAddress : nil)
+      constantData: constant.count > 0 ? constant.baseAddress : nil,
+      sparsity: try tensor.sparsity.map {
+        SparseConstant(format: try SparsityFormat($0, model: model), storedByteCount: constant.count)
+      })
   }
 
   /// The byte count of `shape` with `elementBytes`-byte elements, or nil on overflow or a negative dimension.
