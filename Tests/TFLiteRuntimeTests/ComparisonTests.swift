@@ -2,10 +2,10 @@ import XCTest
 @testable import TFLiteRuntime
 
 final class ComparisonTests: XCTestCase {
-  func compare<Scalar: SIMDScalar & Comparable & BitwiseCopyable, Kind: ComparisonKind>(
+  func compare<Scalar: OrderedLaneScalar, Kind: ComparisonKind>(
     _ kind: Kind.Type, _ lhs: [Scalar], _ lhsShape: [Int], _ rhs: [Scalar], _ rhsShape: [Int],
     _ expected: (Scalar, Scalar) -> Bool
-  ) throws where Scalar.SIMDMaskScalar.SIMDMaskScalar == Scalar.SIMDMaskScalar {
+  ) throws {
     let (output, shape) = try runBinary(ComparisonOperation<Scalar, Kind>(), lhs, lhsShape, rhs, rhsShape, chunks: 2)
     let reference = scalarBroadcast(lhs, lhsShape, rhs, rhsShape, outputShape: shape) { expected($0, $1) ? UInt8(1) : 0 }
     XCTAssertEqual(output, reference, "\(Kind.operatorName) \(Scalar.self)")
@@ -18,6 +18,7 @@ final class ComparisonTests: XCTestCase {
       let floatsL = generator.floats(lhsCount).map { $0.rounded() }, floatsR = generator.floats(rhsCount).map { $0.rounded() }
       try compare(EqualComparison.self, floatsL, lhsShape, floatsR, rhsShape, ==)
       try compare(NotEqualComparison.self, floatsL, lhsShape, floatsR, rhsShape, !=)
+      try compare(NotEqualComparison.self, [Float.nan] + floatsL.dropFirst(), lhsShape, floatsR, rhsShape, !=)
       try compare(LessComparison.self, floatsL, lhsShape, floatsR, rhsShape, <)
       try compare(LessEqualComparison.self, floatsL, lhsShape, floatsR, rhsShape, <=)
       try compare(GreaterComparison.self, floatsL, lhsShape, floatsR, rhsShape, >)
@@ -26,8 +27,13 @@ final class ComparisonTests: XCTestCase {
       try compare(LessComparison.self, intsL, lhsShape, intsR, rhsShape, <)
       let bytesL: [UInt8] = generator.integers(lhsCount, in: 0...1), bytesR: [UInt8] = generator.integers(rhsCount, in: 0...1)
       try compare(EqualComparison.self, bytesL, lhsShape, bytesR, rhsShape, ==)
-      let narrowL: [Int32] = generator.integers(lhsCount, in: -2...2), narrowR: [Int32] = generator.integers(rhsCount, in: -2...2)
-      try compare(GreaterEqualComparison.self, narrowL, lhsShape, narrowR, rhsShape, >=)
+      let mediumL: [Int32] = generator.integers(lhsCount, in: -2...2), mediumR: [Int32] = generator.integers(rhsCount, in: -2...2)
+      try compare(GreaterEqualComparison.self, mediumL, lhsShape, mediumR, rhsShape, >=)
+      let shortL: [Int16] = generator.integers(lhsCount, in: -2...2), shortR: [Int16] = generator.integers(rhsCount, in: -2...2)
+      try compare(NotEqualComparison.self, shortL, lhsShape, shortR, rhsShape, !=)
+      let signedBytesL: [Int8] = generator.integers(lhsCount, in: -2...2), signedBytesR: [Int8] = generator.integers(rhsCount, in: -2...2)
+      try compare(GreaterComparison.self, signedBytesL, lhsShape, signedBytesR, rhsShape, >)
+      try compare(LessEqualComparison.self, bytesL, lhsShape, bytesR, rhsShape, <=)
     }
   }
 

@@ -21,7 +21,7 @@ struct LeakyReluOperation: UnaryLanewiseOperation {
 
   @inline(__always)
   func callAsFunction(_ x: SIMD16<Float>) -> SIMD16<Float> {
-    (x * alpha).replacing(with: x, where: x .> 0)
+    (x * alpha).replacing(with: x, where: Float.isLess(SIMD16(repeating: 0), x))
   }
 }
 
@@ -29,7 +29,7 @@ struct LeakyReluOperation: UnaryLanewiseOperation {
 struct PreluOperation: BinaryLanewiseOperation {
   @inline(__always)
   func callAsFunction(_ x: SIMD16<Float>, _ alpha: SIMD16<Float>) -> SIMD16<Float> {
-    (x * alpha).replacing(with: x, where: x .>= 0)
+    (x * alpha).replacing(with: x, where: Float.isLessOrEqual(SIMD16(repeating: 0), x))
   }
 }
 
@@ -52,10 +52,7 @@ enum HardSwish: FloatFunctionKind {
   static let operatorName = "HARD_SWISH"
   @inline(__always)
   static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> {
-    let shifted = x + 3
-    var gate = shifted.replacing(with: 0, where: shifted .< 0)
-    gate = gate.replacing(with: 6, where: gate .> 6)
-    return x * gate / 6
+    x * ActivationRange<Float>(lower: 0, upper: 6).clamp(x + 3) / 6
   }
 }
 
@@ -64,7 +61,7 @@ enum ExponentialLinearUnit: FloatFunctionKind {
   static let operatorName = "ELU"
   @inline(__always)
   static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> {
-    x.replacing(with: VectorMath.expMinusOne(x), where: x .< 0)
+    x.replacing(with: VectorMath.expMinusOne(x), where: Float.isLess(x, SIMD16(repeating: 0)))
   }
 }
 

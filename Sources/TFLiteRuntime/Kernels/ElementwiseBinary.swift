@@ -25,24 +25,29 @@ enum BinaryDriver {
     lhs: UnsafePointer<Operation.Operand>, rhs: UnsafePointer<Operation.Operand>,
     output: UnsafeMutablePointer<Operation.Result>, range: Range<Int>
   ) {
+    if layout.rowLength < vectorLaneCount {
+      runGathered(operation, layout, lhs, rhs, output, range)
+      return
+    }
     switch (layout.innerStride(of: 0), layout.innerStride(of: 1)) {
     case (0, 0):
-      run(operation, layout, lhs, rhs, output, range,
-          RepeatedOperand<Operation.Operand>.self, RepeatedOperand<Operation.Operand>.self)
+      runRows(operation, layout, lhs, rhs, output, range,
+              RepeatedOperand<Operation.Operand>.self, RepeatedOperand<Operation.Operand>.self)
     case (0, _):
-      run(operation, layout, lhs, rhs, output, range,
-          RepeatedOperand<Operation.Operand>.self, StreamedOperand<Operation.Operand>.self)
+      runRows(operation, layout, lhs, rhs, output, range,
+              RepeatedOperand<Operation.Operand>.self, StreamedOperand<Operation.Operand>.self)
     case (_, 0):
-      run(operation, layout, lhs, rhs, output, range,
-          StreamedOperand<Operation.Operand>.self, RepeatedOperand<Operation.Operand>.self)
+      runRows(operation, layout, lhs, rhs, output, range,
+              StreamedOperand<Operation.Operand>.self, RepeatedOperand<Operation.Operand>.self)
     default:
-      run(operation, layout, lhs, rhs, output, range,
-          StreamedOperand<Operation.Operand>.self, StreamedOperand<Operation.Operand>.self)
+      runRows(operation, layout, lhs, rhs, output, range,
+              StreamedOperand<Operation.Operand>.self, StreamedOperand<Operation.Operand>.self)
     }
   }
 
+  /// Rows of at least 16 elements: whole vectors straight from memory.
   @inline(__always)
-  private static func run<Operation: BinaryLanewiseOperation, Left: VectorSource, Right: VectorSource>(
+  private static func runRows<Operation: BinaryLanewiseOperation, Left: VectorSource, Right: VectorSource>(
     _ operation: Operation, _ layout: BroadcastLayout,
     _ lhs: UnsafePointer<Operation.Operand>, _ rhs: UnsafePointer<Operation.Operand>,
     _ output: UnsafeMutablePointer<Operation.Result>, _ range: Range<Int>,
@@ -56,164 +61,45 @@ enum BinaryDriver {
       }
     }
   }
-}
 
-/// Clamping applied after an operation with a fused activation (RELU, RELU6, RELU_N1_TO_1).
-struct ActivationRange<Scalar: SIMDScalar & Comparable>: Sendable where Scalar: Sendable {
-  /// Smallest output value.
-  let lower: Scalar
-  /// Largest output value.
-  let upper: Scalar
-
-  /// Clamps each lane to `lower ... upper`; NaN lanes stay NaN.
+  /// Short rows: operand elements are gathered 16 at a time across rows, so each vector
+  /// operation (and each output store) covers 16 consecutive output elements.
   @inline(__always)
-  func clamp(_ vector: SIMD16<Scalar>) -> SIMD16<Scalar> {
-    let raised = vector.replacing(with: lower, where: vector .< lower)
-    return raised.replacing(with: upper, where: raised .> upper)
-  }
-}
-
-/// Element types of the arithmetic kernels and the lane-wise meaning of each operation on them.
-protocol ArithmeticScalar: SIMDScalar, BitwiseCopyable, Comparable, Numeric, Hashable, Codable, Sendable {
-  /// The range that leaves every value unchanged (activation NONE).
-  static var unboundedRange: ActivationRange<Self> { get }
-  /// The smallest finite value (the start of a running maximum, as in TFLite).
-  static var leastFiniteValue: Self { get }
-  /// The largest finite value (the start of a running minimum, as in TFLite).
-  static var greatestFiniteValue: Self { get }
-  /// lhs + rhs (integers wrap).
-  static func add(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self>
-  /// lhs − rhs (integers wrap).
-  static func subtract(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self>
-  /// lhs × rhs (integers wrap).
-  static func multiply(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self>
-  /// lhs / rhs (integers truncate toward zero; callers reject zero divisors first).
-  static func divide(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self>
-  /// ⌊lhs / rhs⌋.
-  static func floorDivide(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self>
-  /// lhs − rhs·⌊lhs / rhs⌋: the remainder with the divisor's sign.
-  static func floorModulo(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self>
-  /// lhs raised to rhs (integers: callers reject negative exponents first).
-  static func power(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self>
-  /// −x (integers wrap).
-  static func negate(_ x: SIMD16<Self>) -> SIMD16<Self>
-  /// |x| (integers wrap at the minimum value).
-  static func magnitude(_ x: SIMD16<Self>) -> SIMD16<Self>
-}
-
-extension Float: ArithmeticScalar {
-  static var unboundedRange: ActivationRange<Float> { ActivationRange(lower: -.infinity, upper: .infinity) }
-  static var leastFiniteValue: Float { -.greatestFiniteMagnitude }
-  static var greatestFiniteValue: Float { .greatestFiniteMagnitude }
-
-  @inline(__always)
-  static func add(_ lhs: SIMD16<Float>, _ rhs: SIMD16<Float>) -> SIMD16<Float> { lhs + rhs }
-
-  @inline(__always)
-  static func subtract(_ lhs: SIMD16<Float>, _ rhs: SIMD16<Float>) -> SIMD16<Float> { lhs - rhs }
-
-  @inline(__always)
-  static func multiply(_ lhs: SIMD16<Float>, _ rhs: SIMD16<Float>) -> SIMD16<Float> { lhs * rhs }
-
-  @inline(__always)
-  static func divide(_ lhs: SIMD16<Float>, _ rhs: SIMD16<Float>) -> SIMD16<Float> { lhs / rhs }
-
-  /// TFLite divides in double precision before flooring; so does this.
-  @inline(__always)
-  static func floorDivide(_ lhs: SIMD16<Float>, _ rhs: SIMD16<Float>) -> SIMD16<Float> {
-    SIMD16<Float>((SIMD16<Double>(lhs) / SIMD16<Double>(rhs)).rounded(.down))
-  }
-
-  @inline(__always)
-  static func floorModulo(_ lhs: SIMD16<Float>, _ rhs: SIMD16<Float>) -> SIMD16<Float> {
-    let truncated = VectorMath.truncatingRemainder(lhs, rhs)
-    let adjust = (truncated .!= 0) .& ((rhs .< 0) .!= (truncated .< 0))
-    return truncated.replacing(with: truncated + rhs, where: adjust)
-  }
-
-  @inline(__always)
-  static func power(_ lhs: SIMD16<Float>, _ rhs: SIMD16<Float>) -> SIMD16<Float> { VectorMath.pow(lhs, rhs) }
-
-  @inline(__always)
-  static func negate(_ x: SIMD16<Float>) -> SIMD16<Float> { -x }
-
-  @inline(__always)
-  static func magnitude(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.magnitude(x) }
-}
-
-extension ArithmeticScalar where Self: FixedWidthInteger {
-  static var unboundedRange: ActivationRange<Self> { ActivationRange(lower: .min, upper: .max) }
-  static var leastFiniteValue: Self { .min }
-  static var greatestFiniteValue: Self { .max }
-
-  @inline(__always)
-  static func add(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self> { lhs &+ rhs }
-
-  @inline(__always)
-  static func subtract(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self> { lhs &- rhs }
-
-  @inline(__always)
-  static func multiply(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self> { lhs &* rhs }
-
-  @inline(__always)
-  static func divide(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self> {
-    eachLane(lhs, rhs) { $0.dividedReportingOverflow(by: $1).partialValue }
-  }
-
-  @inline(__always)
-  static func floorDivide(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self> {
-    eachLane(lhs, rhs) { dividend, divisor in
-      let quotient = dividend.dividedReportingOverflow(by: divisor).partialValue
-      let remainder = dividend.remainderReportingOverflow(dividingBy: divisor).partialValue
-      return remainder != 0 && (remainder < 0) != (divisor < 0) ? quotient &- 1 : quotient
-    }
-  }
-
-  @inline(__always)
-  static func floorModulo(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self> {
-    eachLane(lhs, rhs) { dividend, divisor in
-      let remainder = dividend.remainderReportingOverflow(dividingBy: divisor).partialValue
-      return remainder != 0 && (remainder < 0) != (divisor < 0) ? remainder &+ divisor : remainder
-    }
-  }
-
-  @inline(__always)
-  static func power(_ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>) -> SIMD16<Self> {
-    eachLane(lhs, rhs) { base, exponent in
-      var result: Self = 1
-      var factor = base
-      var remaining = exponent
-      while remaining > 0 {
-        if remaining & 1 == 1 { result = result &* factor }
-        remaining >>= 1
-        factor = factor &* factor
+  private static func runGathered<Operation: BinaryLanewiseOperation>(
+    _ operation: Operation, _ layout: BroadcastLayout,
+    _ lhs: UnsafePointer<Operation.Operand>, _ rhs: UnsafePointer<Operation.Operand>,
+    _ output: UnsafeMutablePointer<Operation.Result>, _ range: Range<Int>
+  ) {
+    guard !range.isEmpty else { return }
+    let lhsStep = layout.innerStride(of: 0)
+    let rhsStep = layout.innerStride(of: 1)
+    // Scalar stores into stack buffers, one vector load per 16 elements (writing single lanes of
+    // a SIMD value would reload the whole vector each time).
+    withUnsafeTemporaryAllocation(of: Operation.Operand.self, capacity: 2 &* vectorLaneCount) { buffer in
+      let lhsLanes = buffer.baseAddress!
+      let rhsLanes = lhsLanes + vectorLaneCount
+      lhsLanes.initialize(repeating: lhs[0], count: vectorLaneCount)
+      rhsLanes.initialize(repeating: rhs[0], count: vectorLaneCount)
+      var filled = 0
+      var outputIndex = range.lowerBound
+      layout.forEachSegment(in: range) { _, lhsOffset, rhsOffset, _, count in
+        for step in 0..<count {
+          lhsLanes[filled] = lhs[lhsOffset &+ step &* lhsStep]
+          rhsLanes[filled] = rhs[rhsOffset &+ step &* rhsStep]
+          filled &+= 1
+          if filled == vectorLaneCount {
+            storeVector(operation(loadVector(lhsLanes), loadVector(rhsLanes)), output + outputIndex)
+            outputIndex &+= vectorLaneCount
+            filled = 0
+          }
+        }
       }
-      return result
+      if filled > 0 {
+        storeVector(operation(loadVector(lhsLanes), loadVector(rhsLanes)), output + outputIndex, lanes: filled)
+      }
     }
   }
-
-  @inline(__always)
-  static func negate(_ x: SIMD16<Self>) -> SIMD16<Self> { SIMD16(repeating: 0) &- x }
-
-  @inline(__always)
-  static func magnitude(_ x: SIMD16<Self>) -> SIMD16<Self> { x.replacing(with: SIMD16(repeating: 0) &- x, where: x .< 0) }
-
-  /// Applies a scalar function to each pair of lanes.
-  @inline(__always)
-  private static func eachLane(
-    _ lhs: SIMD16<Self>, _ rhs: SIMD16<Self>, _ function: (Self, Self) -> Self
-  ) -> SIMD16<Self> {
-    var result = lhs
-    for lane in 0..<vectorLaneCount { result[lane] = function(lhs[lane], rhs[lane]) }
-    return result
-  }
 }
-
-extension Int32: ArithmeticScalar {}
-extension Int64: ArithmeticScalar {}
-extension Int16: ArithmeticScalar {}
-extension Int8: ArithmeticScalar {}
-extension UInt8: ArithmeticScalar {}
 
 /// Which arithmetic operation an `ArithmeticOperation` performs.
 protocol ArithmeticKind {
@@ -284,7 +170,7 @@ enum Maximum: ArithmeticKind {
   static let operatorName = "MAXIMUM"
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
-    rhs.replacing(with: lhs, where: lhs .> rhs)
+    Scalar.maximum(lhs, rhs)
   }
 }
 
@@ -293,7 +179,7 @@ enum Minimum: ArithmeticKind {
   static let operatorName = "MINIMUM"
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
-    rhs.replacing(with: lhs, where: lhs .< rhs)
+    Scalar.minimum(lhs, rhs)
   }
 }
 

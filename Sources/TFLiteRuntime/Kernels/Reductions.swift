@@ -26,7 +26,7 @@ struct MaximumReduction<Scalar: ArithmeticScalar>: ReductionOperation {
   var identity: Scalar { Scalar.leastFiniteValue }
   @inline(__always)
   func combine(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
-    lhs.replacing(with: rhs, where: rhs .> lhs)
+    Scalar.maximum(rhs, lhs)
   }
 }
 
@@ -35,7 +35,7 @@ struct MinimumReduction<Scalar: ArithmeticScalar>: ReductionOperation {
   var identity: Scalar { Scalar.greatestFiniteValue }
   @inline(__always)
   func combine(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
-    lhs.replacing(with: rhs, where: rhs .< lhs)
+    Scalar.minimum(rhs, lhs)
   }
 }
 

@@ -22,11 +22,11 @@ private struct SelectOperand<Scalar: SIMDScalar & BitwiseCopyable> {
 enum SelectDriver {
   /// Computes output elements `range` of `layout` (built from the shapes of condition, x, y);
   /// `Scalar` is any type of the elements' width.
-  static func run<Scalar: SIMDScalar & BitwiseCopyable & FixedWidthInteger>(
+  static func run<Scalar: SelectableLanes>(
     layout: BroadcastLayout, condition: UnsafePointer<UInt8>,
     x: UnsafePointer<Scalar>, y: UnsafePointer<Scalar>,
     output: UnsafeMutablePointer<Scalar>, range: Range<Int>
-  ) where Scalar.SIMDMaskScalar: FixedWidthInteger {
+  ) {
     let conditionRepeats = layout.innerStride(of: 0) == 0
     let xRepeats = layout.innerStride(of: 1) == 0
     let yRepeats = layout.innerStride(of: 2) == 0
@@ -35,9 +35,9 @@ enum SelectDriver {
       let xSource = SelectOperand(base: x + xOffset, isRepeated: xRepeats)
       let ySource = SelectOperand(base: y + yOffset, isRepeated: yRepeats)
       storeEachVector(count: count, into: output + start) { index, lanes in
-        let flags = SIMD16<Scalar.SIMDMaskScalar>(truncatingIfNeeded: conditionSource.vector(at: index, lanes: lanes))
-        return ySource.vector(at: index, lanes: lanes)
-          .replacing(with: xSource.vector(at: index, lanes: lanes), where: flags .!= 0)
+        Scalar.select(
+          conditionSource.vector(at: index, lanes: lanes),
+          xSource.vector(at: index, lanes: lanes), ySource.vector(at: index, lanes: lanes))
       }
     }
   }

@@ -134,6 +134,9 @@ struct BroadcastLayout: Sendable, Equatable {
     return count
   }
 
+  /// Length of the innermost collapsed dimension (the longest contiguous segment).
+  var rowLength: Int { dimensions[rank - 1] }
+
   /// Element stride of `operand` along the innermost collapsed dimension: 1 (streamed) or 0.
   func innerStride(of operand: Int) -> Int {
     switch operand {
@@ -152,43 +155,46 @@ struct BroadcastLayout: Sendable, Equatable {
     _ body: (_ start: Int, _ offset0: Int, _ offset1: Int, _ offset2: Int, _ count: Int) -> Void
   ) {
     guard !range.isEmpty else { return }
-    let innermost = rank - 1
-    let rowLength = dimensions[innermost]
-    var coordinates = SIMD8<Int>(repeating: 0)
-    var remainder = range.lowerBound
-    for dimension in stride(from: innermost, through: 0, by: -1) {
-      coordinates[dimension] = remainder % dimensions[dimension]
-      remainder /= dimensions[dimension]
-    }
-    var offset0 = (coordinates &* strides0).wrappedSum()
-    var offset1 = (coordinates &* strides1).wrappedSum()
-    var offset2 = (coordinates &* strides2).wrappedSum()
-    var start = range.lowerBound
-    while start < range.upperBound {
-      let column = coordinates[innermost]
-      let count = min(rowLength &- column, range.upperBound &- start)
-      body(start, offset0, offset1, offset2, count)
-      start &+= count
-      if column &+ count < rowLength {
-        break  // the range ended inside this row
+    // Coordinates live in a stack buffer of scalars: element-wise writes into a SIMD value would
+    // be reloaded as a whole vector and stall on store forwarding.
+    withUnsafeTemporaryAllocation(of: Int.self, capacity: BroadcastLayout.maximumRank) { coordinates in
+      let innermost = rank &- 1
+      let rowLength = dimensions[innermost]
+      var remainder = range.lowerBound
+      var offset0 = 0, offset1 = 0, offset2 = 0
+      for dimension in stride(from: innermost, through: 0, by: -1) {
+        let coordinate = remainder % dimensions[dimension]
+        remainder /= dimensions[dimension]
+        coordinates[dimension] = coordinate
+        offset0 &+= coordinate &* strides0[dimension]
+        offset1 &+= coordinate &* strides1[dimension]
+        offset2 &+= coordinate &* strides2[dimension]
       }
-      // Move to the start of the next row, carrying into the outer dimensions.
-      offset0 &-= column &* strides0[innermost]
-      offset1 &-= column &* strides1[innermost]
-      offset2 &-= column &* strides2[innermost]
-      coordinates[innermost] = 0
-      var dimension = innermost &- 1
-      while dimension >= 0 {
-        coordinates[dimension] &+= 1
-        offset0 &+= strides0[dimension]
-        offset1 &+= strides1[dimension]
-        offset2 &+= strides2[dimension]
-        if coordinates[dimension] < dimensions[dimension] { break }
-        offset0 &-= dimensions[dimension] &* strides0[dimension]
-        offset1 &-= dimensions[dimension] &* strides1[dimension]
-        offset2 &-= dimensions[dimension] &* strides2[dimension]
-        coordinates[dimension] = 0
-        dimension &-= 1
+      var start = range.lowerBound
+      var column = coordinates[innermost]
+      while start < range.upperBound {
+        let count = min(rowLength &- column, range.upperBound &- start)
+        body(start, offset0, offset1, offset2, count)
+        start &+= count
+        if column &+ count < rowLength { break }  // the range ended inside this row
+        // Move to the start of the next row, carrying into the outer dimensions.
+        offset0 &-= column &* strides0[innermost]
+        offset1 &-= column &* strides1[innermost]
+        offset2 &-= column &* strides2[innermost]
+        column = 0
+        var dimension = innermost &- 1
+        while dimension >= 0 {
+          coordinates[dimension] &+= 1
+          offset0 &+= strides0[dimension]
+          offset1 &+= strides1[dimension]
+          offset2 &+= strides2[dimension]
+          if coordinates[dimension] < dimensions[dimension] { break }
+          offset0 &-= dimensions[dimension] &* strides0[dimension]
+          offset1 &-= dimensions[dimension] &* strides1[dimension]
+          offset2 &-= dimensions[dimension] &* strides2[dimension]
+          coordinates[dimension] = 0
+          dimension &-= 1
+        }
       }
     }
   }

@@ -16,7 +16,9 @@ func loadVector<Scalar: SIMDScalar & BitwiseCopyable>(_ pointer: UnsafePointer<S
 @inline(__always)
 func loadPartialVector<Scalar: SIMDScalar>(_ pointer: UnsafePointer<Scalar>, count: Int) -> SIMD16<Scalar> {
   var vector = SIMD16<Scalar>(repeating: pointer[0])
-  for lane in 1..<count { vector[lane] = pointer[lane] }
+  withUnsafeMutableBytes(of: &vector) { bytes in
+    bytes.baseAddress!.copyMemory(from: pointer, byteCount: count &* MemoryLayout<Scalar>.stride)
+  }
   return vector
 }
 
@@ -34,7 +36,9 @@ func storeVector<Scalar: SIMDScalar & BitwiseCopyable>(
   if count == vectorLaneCount {
     storeVector(vector, pointer)
   } else {
-    for lane in 0..<count { pointer[lane] = vector[lane] }
+    withUnsafeBytes(of: vector) { bytes in
+      UnsafeMutableRawPointer(pointer).copyMemory(from: bytes.baseAddress!, byteCount: count &* MemoryLayout<Scalar>.stride)
+    }
   }
 }
 
