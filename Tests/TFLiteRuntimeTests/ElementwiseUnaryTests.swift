@@ -56,8 +56,8 @@ final class ElementwiseUnaryTests: XCTestCase {
     XCTAssertEqual(largestError(FloatFunction<NaturalLogarithm>(), input.map { abs($0) + 0.01 }) { logf($0) }, 0)
     XCTAssertEqual(largestError(FloatFunction<Sine>(), input) { sinf($0) }, 0)
     XCTAssertEqual(largestError(FloatFunction<Cosine>(), input) { cosf($0) }, 0)
-    XCTAssertEqual(largestError(NegationOperation<Float>(), input) { -$0 }, 0)
-    XCTAssertEqual(largestError(AbsoluteValueOperation<Float>(), input) { abs($0) }, 0)
+    XCTAssertEqual(largestError(ArithmeticUnaryOperation<Float, Negation>(), input) { -$0 }, 0)
+    XCTAssertEqual(largestError(ArithmeticUnaryOperation<Float, AbsoluteValue>(), input) { abs($0) }, 0)
   }
 
   func testRoundSendsHalvesToEven() {
@@ -68,9 +68,9 @@ final class ElementwiseUnaryTests: XCTestCase {
 
   func testIntegerNegationAndAbsoluteValueWrap() {
     let input: [Int32] = [Int32.min, -5, 0, 7, Int32.max] + (0..<40).map { Int32($0 - 20) }
-    XCTAssertEqual(runUnary(NegationOperation<Int32>(), input, chunks: 2), input.map { 0 &- $0 })
-    XCTAssertEqual(runUnary(AbsoluteValueOperation<Int32>(), input, chunks: 2), input.map { $0 < 0 ? 0 &- $0 : $0 })
+    XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int32, Negation>(), input, chunks: 2), input.map { 0 &- $0 })
+    XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int32, AbsoluteValue>(), input, chunks: 2), input.map { $0 < 0 ? 0 &- $0 : $0 })
     let wide: [Int64] = [Int64.min, -3, 3]
-    XCTAssertEqual(runUnary(NegationOperation<Int64>(), wide), wide.map { 0 &- $0 })
+    XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int64, Negation>(), wide), wide.map { 0 &- $0 })
   }
 }

@@ -3,7 +3,9 @@ public enum KernelRegistry {
   /// Every kernel the runtime has. Each op family file contributes one table.
   // Written once by its initializer and only read afterwards.
   nonisolated(unsafe) static let builtin: [String: any Kernel.Type] = {
-    let families: [[String: any Kernel.Type]] = []
+    let families: [[String: any Kernel.Type]] = [
+      elementwiseBinary, elementwiseUnary, activations, softmax, normalization, reductions, comparisons, select,
+    ]
     return families.reduce(into: [:]) { all, family in all.merge(family) { first, _ in first } }
   }()
 

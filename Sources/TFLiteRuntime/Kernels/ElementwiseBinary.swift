@@ -7,6 +7,8 @@
 // integer arithmetic wraps, FLOOR_DIV/FLOOR_MOD round toward −∞ (the remainder takes the
 // divisor's sign), integer division by zero is an error, MAXIMUM/MINIMUM pick `a > b ? a : b`.
 
+import TFLiteFormat
+
 /// An elementwise function of two operands, evaluated 16 lanes at a time.
 protocol BinaryLanewiseOperation {
   /// Element type of both operands.
@@ -103,12 +105,16 @@ enum BinaryDriver {
 
 /// Which arithmetic operation an `ArithmeticOperation` performs.
 protocol ArithmeticKind {
-  /// The TFLite operator name (for messages).
+  /// The TFLite operator name.
   static var operatorName: String { get }
+  /// The element types the kernel runs (TFLite's float and integer variants of the operator).
+  static var elementTypes: [ElementType] { get }
   /// True when integer operands must not contain a zero divisor (DIV, FLOOR_DIV, FLOOR_MOD).
   static var rejectsZeroDivisor: Bool { get }
   /// True when integer operands must not contain a negative exponent (POW).
   static var rejectsNegativeExponent: Bool { get }
+  /// The fused activation in the node's options (NONE for operators without one).
+  static func fusedActivation(in options: BuiltinOptions) -> ActivationFunctionType
   /// The result lanes.
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar>
 }
@@ -116,11 +122,17 @@ protocol ArithmeticKind {
 extension ArithmeticKind {
   static var rejectsZeroDivisor: Bool { false }
   static var rejectsNegativeExponent: Bool { false }
+  static func fusedActivation(in options: BuiltinOptions) -> ActivationFunctionType { .none }
 }
 
 /// ADD.
 enum Addition: ArithmeticKind {
   static let operatorName = "ADD"
+  static let elementTypes: [ElementType] = [.float32, .int32, .int64]
+  static func fusedActivation(in options: BuiltinOptions) -> ActivationFunctionType {
+    if case .addOptions(let add) = options { return add.fusedActivationFunction }
+    return .none
+  }
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
     Scalar.add(lhs, rhs)
@@ -130,6 +142,11 @@ enum Addition: ArithmeticKind {
 /// SUB.
 enum Subtraction: ArithmeticKind {
   static let operatorName = "SUB"
+  static let elementTypes: [ElementType] = [.float32, .int32, .int64]
+  static func fusedActivation(in options: BuiltinOptions) -> ActivationFunctionType {
+    if case .subOptions(let sub) = options { return sub.fusedActivationFunction }
+    return .none
+  }
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
     Scalar.subtract(lhs, rhs)
@@ -139,6 +156,11 @@ enum Subtraction: ArithmeticKind {
 /// MUL.
 enum Multiplication: ArithmeticKind {
   static let operatorName = "MUL"
+  static let elementTypes: [ElementType] = [.float32, .int32, .int64]
+  static func fusedActivation(in options: BuiltinOptions) -> ActivationFunctionType {
+    if case .mulOptions(let mul) = options { return mul.fusedActivationFunction }
+    return .none
+  }
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
     Scalar.multiply(lhs, rhs)
@@ -148,7 +170,12 @@ enum Multiplication: ArithmeticKind {
 /// DIV.
 enum Division: ArithmeticKind {
   static let operatorName = "DIV"
+  static let elementTypes: [ElementType] = [.float32, .int32]
   static var rejectsZeroDivisor: Bool { true }
+  static func fusedActivation(in options: BuiltinOptions) -> ActivationFunctionType {
+    if case .divOptions(let div) = options { return div.fusedActivationFunction }
+    return .none
+  }
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
     Scalar.divide(lhs, rhs)
@@ -158,6 +185,7 @@ enum Division: ArithmeticKind {
 /// SQUARED_DIFFERENCE: (lhs − rhs)².
 enum SquaredDifference: ArithmeticKind {
   static let operatorName = "SQUARED_DIFFERENCE"
+  static let elementTypes: [ElementType] = [.float32, .int32]
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
     let difference = Scalar.subtract(lhs, rhs)
@@ -165,18 +193,20 @@ enum SquaredDifference: ArithmeticKind {
   }
 }
 
-/// MAXIMUM: lhs > rhs ? lhs : rhs.
+/// MAXIMUM: lhs > rhs ? lhs : rhs (quantized operands compare raw, as TFLite does).
 enum Maximum: ArithmeticKind {
   static let operatorName = "MAXIMUM"
+  static let elementTypes: [ElementType] = [.float32, .int32, .int64, .int8, .int16]
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
     Scalar.maximum(lhs, rhs)
   }
 }
 
-/// MINIMUM: lhs < rhs ? lhs : rhs.
+/// MINIMUM: lhs < rhs ? lhs : rhs (quantized operands compare raw, as TFLite does).
 enum Minimum: ArithmeticKind {
   static let operatorName = "MINIMUM"
+  static let elementTypes: [ElementType] = [.float32, .int32, .int64, .int8, .int16]
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
     Scalar.minimum(lhs, rhs)
@@ -186,6 +216,7 @@ enum Minimum: ArithmeticKind {
 /// POW.
 enum Power: ArithmeticKind {
   static let operatorName = "POW"
+  static let elementTypes: [ElementType] = [.float32, .int32]
   static var rejectsNegativeExponent: Bool { true }
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
@@ -196,6 +227,7 @@ enum Power: ArithmeticKind {
 /// FLOOR_DIV.
 enum FloorDivision: ArithmeticKind {
   static let operatorName = "FLOOR_DIV"
+  static let elementTypes: [ElementType] = [.float32, .int32]
   static var rejectsZeroDivisor: Bool { true }
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
@@ -206,6 +238,7 @@ enum FloorDivision: ArithmeticKind {
 /// FLOOR_MOD.
 enum FloorModulo: ArithmeticKind {
   static let operatorName = "FLOOR_MOD"
+  static let elementTypes: [ElementType] = [.float32, .int32, .int64]
   static var rejectsZeroDivisor: Bool { true }
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
@@ -222,4 +255,82 @@ struct ArithmeticOperation<Scalar: ArithmeticScalar, Kind: ArithmeticKind>: Bina
   func callAsFunction(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
     activation.clamp(Kind.apply(lhs, rhs))
   }
+}
+
+/// The kernel definition of the arithmetic operators.
+struct ArithmeticDefinition<Kind: ArithmeticKind>: BinaryKernelDefinition {
+  private let type: ElementType
+  private let activation: ActivationFunctionType
+
+  init(node: Node, lhs: RuntimeTensor, rhs: RuntimeTensor, output: RuntimeTensor) throws {
+    type = try commonElementType([lhs, rhs, output], allowed: Kind.elementTypes, operatorName: Kind.operatorName)
+    if type == .int8 || type == .int16 {
+      try requireSharedQuantization([lhs, rhs, output], operatorName: Kind.operatorName)
+    }
+    activation = Kind.fusedActivation(in: node.options)
+    _ = try ActivationRange<Float>(activation)
+  }
+
+  var minimumChunk: Int { type == .float32 && Kind.self != Power.self ? cheapElementwiseChunk : costlyElementwiseChunk }
+
+  func validate(lhs: RuntimeTensor, rhs: RuntimeTensor) throws {
+    guard type == .int32 || type == .int64 else { return }
+    if Kind.rejectsZeroDivisor, try contains(rhs, where: { $0 == 0 }) {
+      throw KernelError.invalid("\(Kind.operatorName): integer division by zero")
+    }
+    if Kind.rejectsNegativeExponent, try contains(rhs, where: { $0 < 0 }) {
+      throw KernelError.invalid("\(Kind.operatorName): integers cannot be raised to a negative exponent")
+    }
+  }
+
+  /// True when an element of the int32 or int64 tensor satisfies `predicate`.
+  private func contains(_ tensor: RuntimeTensor, where predicate: (Int64) -> Bool) throws -> Bool {
+    let data = try tensorData(tensor)
+    let count = tensor.elementCount
+    if type == .int32 {
+      let values = UnsafeBufferPointer(start: data.assumingMemoryBound(to: Int32.self), count: count)
+      return values.contains { predicate(Int64($0)) }
+    }
+    return UnsafeBufferPointer(start: data.assumingMemoryBound(to: Int64.self), count: count).contains(where: predicate)
+  }
+
+  func run(
+    layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
+    output: UnsafeMutableRawPointer, range: Range<Int>
+  ) {
+    switch type {
+    case .float32: run(Float.self, layout, lhs, rhs, output, range)
+    case .int32: run(Int32.self, layout, lhs, rhs, output, range)
+    case .int64: run(Int64.self, layout, lhs, rhs, output, range)
+    case .int16: run(Int16.self, layout, lhs, rhs, output, range)
+    default: run(Int8.self, layout, lhs, rhs, output, range)
+    }
+  }
+
+  private func run<Scalar: ArithmeticScalar>(
+    _: Scalar.Type, _ layout: BroadcastLayout, _ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer,
+    _ output: UnsafeMutableRawPointer, _ range: Range<Int>
+  ) {
+    // The activation was validated in init, so the fallback is never taken.
+    let clamp = (try? ActivationRange<Scalar>(activation)) ?? Scalar.unboundedRange
+    BinaryDriver.run(
+      ArithmeticOperation<Scalar, Kind>(activation: clamp), layout: layout, lhs: lhs, rhs: rhs, output: output,
+      range: range)
+  }
+}
+
+extension KernelRegistry {
+  /// ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, POW, FLOOR_DIV, FLOOR_MOD.
+  nonisolated(unsafe) static let elementwiseBinary: [String: any Kernel.Type] = [
+    Addition.operatorName: BinaryKernel<ArithmeticDefinition<Addition>>.self,
+    Subtraction.operatorName: BinaryKernel<ArithmeticDefinition<Subtraction>>.self,
+    Multiplication.operatorName: BinaryKernel<ArithmeticDefinition<Multiplication>>.self,
+    Division.operatorName: BinaryKernel<ArithmeticDefinition<Division>>.self,
+    SquaredDifference.operatorName: BinaryKernel<ArithmeticDefinition<SquaredDifference>>.self,
+    Maximum.operatorName: BinaryKernel<ArithmeticDefinition<Maximum>>.self,
+    Minimum.operatorName: BinaryKernel<ArithmeticDefinition<Minimum>>.self,
+    Power.operatorName: BinaryKernel<ArithmeticDefinition<Power>>.self,
+    FloorDivision.operatorName: BinaryKernel<ArithmeticDefinition<FloorDivision>>.self,
+    FloorModulo.operatorName: BinaryKernel<ArithmeticDefinition<FloorModulo>>.self,
+  ]
 }

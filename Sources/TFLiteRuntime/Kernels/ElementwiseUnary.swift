@@ -112,14 +112,84 @@ enum Cosine: FloatFunctionKind {
   static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.cos(x) }
 }
 
-/// NEG for float and integer tensors (integers wrap).
-struct NegationOperation<Scalar: ArithmeticScalar>: UnaryLanewiseOperation {
-  @inline(__always)
-  func callAsFunction(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> { Scalar.negate(x) }
+/// The kernel definition of the float functions.
+struct FloatFunctionDefinition<Kind: FloatFunctionKind>: UnaryKernelDefinition {
+  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
+    _ = try commonElementType([input, output], allowed: [.float32], operatorName: Kind.operatorName)
+  }
+
+  var minimumChunk: Int { costlyElementwiseChunk }
+
+  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>) {
+    UnaryDriver.run(FloatFunction<Kind>(), input: input, output: output, range: range)
+  }
 }
 
-/// ABS for float and integer tensors (integers wrap at the minimum value).
-struct AbsoluteValueOperation<Scalar: ArithmeticScalar>: UnaryLanewiseOperation {
+/// A unary operation defined for floats and integers, named by its TFLite operator.
+protocol ArithmeticUnaryKind {
+  /// The TFLite operator name.
+  static var operatorName: String { get }
+  /// The element types the kernel runs.
+  static var elementTypes: [ElementType] { get }
+  /// The result lanes.
+  static func apply<Scalar: ArithmeticScalar>(_ x: SIMD16<Scalar>) -> SIMD16<Scalar>
+}
+
+/// NEG (integers wrap).
+enum Negation: ArithmeticUnaryKind {
+  static let operatorName = "NEG"
+  static let elementTypes: [ElementType] = [.float32, .int32, .int64]
   @inline(__always)
-  func callAsFunction(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> { Scalar.magnitude(x) }
+  static func apply<Scalar: ArithmeticScalar>(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> { Scalar.negate(x) }
+}
+
+/// ABS (integers wrap at the minimum value).
+enum AbsoluteValue: ArithmeticUnaryKind {
+  static let operatorName = "ABS"
+  static let elementTypes: [ElementType] = [.float32, .int32]
+  @inline(__always)
+  static func apply<Scalar: ArithmeticScalar>(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> { Scalar.magnitude(x) }
+}
+
+/// The unary operation that applies an `ArithmeticUnaryKind` to `Scalar` lanes.
+struct ArithmeticUnaryOperation<Scalar: ArithmeticScalar, Kind: ArithmeticUnaryKind>: UnaryLanewiseOperation {
+  @inline(__always)
+  func callAsFunction(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> { Kind.apply(x) }
+}
+
+/// The kernel definition of NEG and ABS.
+struct ArithmeticUnaryDefinition<Kind: ArithmeticUnaryKind>: UnaryKernelDefinition {
+  private let type: ElementType
+
+  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
+    type = try commonElementType([input, output], allowed: Kind.elementTypes, operatorName: Kind.operatorName)
+  }
+
+  var minimumChunk: Int { cheapElementwiseChunk }
+
+  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>) {
+    switch type {
+    case .float32: UnaryDriver.run(ArithmeticUnaryOperation<Float, Kind>(), input: input, output: output, range: range)
+    case .int32: UnaryDriver.run(ArithmeticUnaryOperation<Int32, Kind>(), input: input, output: output, range: range)
+    default: UnaryDriver.run(ArithmeticUnaryOperation<Int64, Kind>(), input: input, output: output, range: range)
+    }
+  }
+}
+
+extension KernelRegistry {
+  /// EXP, LOG, SQRT, RSQRT, SQUARE, FLOOR, CEIL, ROUND, SIN, COS, NEG, ABS.
+  nonisolated(unsafe) static let elementwiseUnary: [String: any Kernel.Type] = [
+    Exponential.operatorName: UnaryKernel<FloatFunctionDefinition<Exponential>>.self,
+    NaturalLogarithm.operatorName: UnaryKernel<FloatFunctionDefinition<NaturalLogarithm>>.self,
+    SquareRoot.operatorName: UnaryKernel<FloatFunctionDefinition<SquareRoot>>.self,
+    ReciprocalSquareRoot.operatorName: UnaryKernel<FloatFunctionDefinition<ReciprocalSquareRoot>>.self,
+    Square.operatorName: UnaryKernel<FloatFunctionDefinition<Square>>.self,
+    Floor.operatorName: UnaryKernel<FloatFunctionDefinition<Floor>>.self,
+    Ceiling.operatorName: UnaryKernel<FloatFunctionDefinition<Ceiling>>.self,
+    RoundHalfToEven.operatorName: UnaryKernel<FloatFunctionDefinition<RoundHalfToEven>>.self,
+    Sine.operatorName: UnaryKernel<FloatFunctionDefinition<Sine>>.self,
+    Cosine.operatorName: UnaryKernel<FloatFunctionDefinition<Cosine>>.self,
+    Negation.operatorName: UnaryKernel<ArithmeticUnaryDefinition<Negation>>.self,
+    AbsoluteValue.operatorName: UnaryKernel<ArithmeticUnaryDefinition<AbsoluteValue>>.self,
+  ]
 }

@@ -4,6 +4,8 @@
 // float), exponentiate (scaled by beta for SOFTMAX), then divide by the sum, or for LOG_SOFTMAX
 // subtract the log of the sum.
 
+import TFLiteFormat
+
 /// Row-wise softmax computations over `[rows, depth]` views.
 enum SoftmaxDriver {
   /// output = exp(β(x − max)) / Σ exp(β(x − max)) for each row in `rows`.
@@ -48,4 +50,40 @@ enum SoftmaxDriver {
       }
     }
   }
+}
+
+/// The kernel definition of SOFTMAX.
+struct SoftmaxDefinition: LastAxisKernelDefinition {
+  static let operatorName = "SOFTMAX"
+  private let beta: Float
+
+  init(node: Node) throws {
+    guard case .softmaxOptions(let options) = node.options else {
+      throw KernelError.invalid("SOFTMAX needs SoftmaxOptions")
+    }
+    beta = options.beta
+  }
+
+  func run(input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, depth: Int, rows: Range<Int>) {
+    SoftmaxDriver.softmax(input: input, output: output, depth: depth, beta: beta, rows: rows)
+  }
+}
+
+/// The kernel definition of LOG_SOFTMAX.
+struct LogSoftmaxDefinition: LastAxisKernelDefinition {
+  static let operatorName = "LOG_SOFTMAX"
+
+  init(node: Node) throws {}
+
+  func run(input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, depth: Int, rows: Range<Int>) {
+    SoftmaxDriver.logSoftmax(input: input, output: output, depth: depth, rows: rows)
+  }
+}
+
+extension KernelRegistry {
+  /// SOFTMAX, LOG_SOFTMAX.
+  nonisolated(unsafe) static let softmax: [String: any Kernel.Type] = [
+    SoftmaxDefinition.operatorName: LastAxisKernel<SoftmaxDefinition>.self,
+    LogSoftmaxDefinition.operatorName: LastAxisKernel<LogSoftmaxDefinition>.self,
+  ]
 }

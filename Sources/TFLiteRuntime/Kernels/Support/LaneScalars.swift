@@ -8,6 +8,8 @@
 // vector against vector. Generic code then combines the masks with `replacing(with:where:)`,
 // which specializes well. Integer `&+ &- &*` specialize well from generic code and stay generic.
 
+import TFLiteFormat
+
 /// An element type with fast 16-lane comparisons (float32, the integer widths, bool bytes).
 protocol OrderedLaneScalar: SIMDScalar, BitwiseCopyable, Comparable, Hashable, Codable, Sendable {
   /// Lanes where lhs < rhs.
@@ -276,6 +278,22 @@ extension ArithmeticScalar where Self: FixedWidthInteger {
 
 extension Int32: ArithmeticScalar {}
 extension Int64: ArithmeticScalar {}
+extension Int16: ArithmeticScalar {}
+extension Int8: ArithmeticScalar {}
+
+extension ActivationRange where Scalar: ArithmeticScalar {
+  /// The clamp of a fused activation; TANH and SIGN_BIT are not fused by TFLite's kernels.
+  init(_ activation: ActivationFunctionType) throws {
+    let unbounded = Scalar.unboundedRange
+    switch activation {
+    case .none: self = unbounded
+    case .relu: self.init(lower: 0, upper: unbounded.upper)
+    case .relu6: self.init(lower: 0, upper: 6)
+    case .reluN1To1: self.init(lower: -1, upper: 1)
+    default: throw KernelError.unsupported("fused activation \(activation.name)")
+    }
+  }
+}
 
 /// Element widths SELECT moves as raw bit patterns.
 protocol SelectableLanes: SIMDScalar, BitwiseCopyable, Hashable, Codable {
