@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import TFLiteRuntime
 
@@ -69,6 +70,27 @@ final class BroadcastTests: XCTestCase {
             outputOffset + step * layout.innerStride(of: 0),
             broadcastSourceIndex(start + step, outputShape: shape, shape: keptShape))
         }
+      }
+    }
+  }
+}
+
+final class ChunkingTests: XCTestCase {
+  func testChunksCoverEveryElementOnce() {
+    for threads in [1, 2, 3, 8] {
+      for count in [0, 1, 5, 16_384, 100_003] {
+        let context = EvalContext(threadCount: threads, scratch: nil)
+        var covered = [Int](repeating: 0, count: count)
+        var ranges: [Range<Int>] = []
+        let lock = NSLock()
+        context.forEachChunk(of: count, minimumChunk: 1_000) { range in
+          lock.lock()
+          ranges.append(range)
+          lock.unlock()
+        }
+        for range in ranges { for index in range { covered[index] += 1 } }
+        XCTAssertEqual(covered, [Int](repeating: 1, count: count), "\(count) elements on \(threads) threads")
+        if threads > 1 && count >= 100_000 { XCTAssertGreaterThan(ranges.count, 1) }
       }
     }
   }
