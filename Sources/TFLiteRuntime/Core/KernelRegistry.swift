@@ -7,6 +7,7 @@ public enum KernelRegistry {
       convolution, depthwiseConvolution, transposeConvolution, fullyConnected, batchMatMul, pooling,
       reshape, transpose, concatenation, split, slice, gather, pad, tile, resize, spaceDepth, shape, cast, fill,
       dequantize, densify,
+      elementwiseBinary, elementwiseUnary, activations, softmax, normalization, reductions, comparisons, select,
     ]
     return families.reduce(into: [:]) { all, family in all.merge(family) { first, _ in first } }
   }()
