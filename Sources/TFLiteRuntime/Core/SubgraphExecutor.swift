@@ -74,19 +74,15 @@ public final class SubgraphExecutor {
         customOptions: model.customOptions(of: op),
         subgraph: subgraphProvider)
       nodes.append(node)
-      let failure: String
-      if let kernelType = KernelRegistry.kernel(for: opName) {
-        do {
-          kernels.append(try kernelType.init(node: node))
-          continue
-        } catch {
-          failure = "\(error)"
-        }
-      } else {
-        failure = "no kernel for this operator"
+      do {
+        kernels.append(try KernelRegistry.makeKernel(for: node))
+      } catch let KernelError.unsupported(reason) {
+        unsupported.append(
+          UnsupportedOperator(subgraph: subgraphIndex, node: nodeIndex, opName: opName, version: node.version, reason: reason))
+      } catch {
+        unsupported.append(
+          UnsupportedOperator(subgraph: subgraphIndex, node: nodeIndex, opName: opName, version: node.version, reason: "\(error)"))
       }
-      unsupported.append(
-        UnsupportedOperator(subgraph: subgraphIndex, node: nodeIndex, opName: opName, version: node.version, reason: failure))
     }
     guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
     self.nodes = nodes
