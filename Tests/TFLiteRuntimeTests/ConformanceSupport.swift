@@ -76,11 +76,14 @@ struct ConformanceOutcome {
 
 enum Conformance {
   /// Runs `entry`'s model on its inputs and compares every output with LiteRT's.
-  static func run(_ entry: TestModelManifest.Entry, threadCount: Int = 1) -> ConformanceOutcome {
+  static func run(
+    _ entry: TestModelManifest.Entry, threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding
+  ) -> ConformanceOutcome {
     var outcome = ConformanceOutcome(entry: entry)
     do {
       let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(entry.file).path)
-      let runner = try ModelRunner(model: model, options: RunnerOptions(threadCount: threadCount))
+      let runner = try ModelRunner(
+        model: model, options: RunnerOptions(threadCount: threadCount, roundingPolicy: roundingPolicy))
       let executor = runner.primary
       let inputs = try entry.inputs.map { try TestModelManifest.array($0.file) }
       guard inputs.count == executor.inputs.count else {
@@ -152,11 +155,12 @@ enum Conformance {
   /// for every model that does not run or does not match LiteRT.
   @discardableResult
   static func check(
-    _ filter: (TestModelManifest.Entry) -> Bool, threadCount: Int = 1, file: StaticString = #filePath, line: UInt = #line
+    _ filter: (TestModelManifest.Entry) -> Bool, threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding,
+    file: StaticString = #filePath, line: UInt = #line
   ) throws -> [ConformanceOutcome] {
     let entries = try TestModelManifest.load().models.filter(filter)
     XCTAssertFalse(entries.isEmpty, "no TestModels entry matches", file: file, line: line)
-    let outcomes = entries.map { run($0, threadCount: threadCount) }
+    let outcomes = entries.map { run($0, threadCount: threadCount, roundingPolicy: roundingPolicy) }
     for outcome in outcomes {
       let status = outcome.passed ? "ok  " : "FAIL"
       print("\(status) \(outcome.entry.name): \(outcome.elementCount) elements, max abs error \(outcome.maxAbsoluteError)")

@@ -86,10 +86,15 @@ extension Kernel {
 public struct PrepareContext {
   /// Threads the kernel may use in `eval`.
   public let threadCount: Int
+  /// How integer kernels round when they rescale by a quantized multiplier (``RunnerOptions/roundingPolicy``).
+  public let roundingPolicy: RoundingPolicy
   /// Scratch bytes requested so far by this node.
   public private(set) var scratchByteCount = 0
 
-  init(threadCount: Int) { self.threadCount = threadCount }
+  init(threadCount: Int, roundingPolicy: RoundingPolicy = .doubleRounding) {
+    self.threadCount = threadCount
+    self.roundingPolicy = roundingPolicy
+  }
 
   /// Asks for `bytes` of scratch memory, 64-byte aligned, handed to `eval` as ``EvalContext/scratch``.
   /// Several requests add up; the node gets one block.

@@ -7,7 +7,11 @@ public enum KernelRegistry {
   /// Every kernel the runtime has, by operator name, in the order they are tried.
   // Written once by its initializer and only read afterwards.
   nonisolated(unsafe) static let builtin: [String: [any Kernel.Type]] = {
+    // The quantized families come first: they accept only quantized integer nodes, and some
+    // general kernels would otherwise take int8 / int16 nodes as plain integers.
     let families: [[String: any Kernel.Type]] = [
+      quantize, integerElementwise, integerActivations, integerSoftmax, integerPooling, integerReductions,
+      integerConcatenation, integerResize,
       convolution, depthwiseConvolution, transposeConvolution, fullyConnected, batchMatMul, pooling,
       reshape, transpose, concatenation, split, slice, gather, pad, tile, resize, spaceDepth, shape, cast, fill,
       dequantize, densify,

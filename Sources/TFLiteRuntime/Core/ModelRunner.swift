@@ -4,9 +4,15 @@ import TFLiteFormat
 public struct RunnerOptions: Sendable, Hashable {
   /// Threads the kernels may use (at least 1).
   public var threadCount: Int
+  /// How integer kernels round when they rescale by a quantized multiplier. The default,
+  /// ``RoundingPolicy/doubleRounding``, reproduces LiteRT's reference kernels bit for bit.
+  public var roundingPolicy: RoundingPolicy
 
   /// Creates options; `threadCount` below 1 means 1.
-  public init(threadCount: Int = 1) { self.threadCount = max(threadCount, 1) }
+  public init(threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding) {
+    self.threadCount = max(threadCount, 1)
+    self.roundingPolicy = roundingPolicy
+  }
 }
 
 /// A named entry point of a model (a signature def): its subgraph and named inputs and outputs.
@@ -77,7 +83,7 @@ public final class ModelRunner {
   public func subgraph(at index: Int) throws -> SubgraphExecutor {
     if let executor = executors[index] { return executor }
     let executor = try SubgraphExecutor(
-      model: model, subgraphIndex: index, threadCount: options.threadCount,
+      model: model, subgraphIndex: index, threadCount: options.threadCount, roundingPolicy: options.roundingPolicy,
       subgraphProvider: { [weak self] index in
         guard let self else { throw RuntimeError.invalidModel("the model runner was released") }
         return try self.subgraph(at: index)

@@ -21,6 +21,7 @@ public final class SubgraphExecutor {
 
   private let kernels: [any Kernel]
   private let threadCount: Int
+  private let roundingPolicy: RoundingPolicy
   /// Scratch offset in the arena per node (nil when the node needs none).
   private var scratchOffsets: [Int?]
   /// Nodes computed at prepare time (their outputs are constants until the next allocation).
@@ -32,7 +33,7 @@ public final class SubgraphExecutor {
   /// Builds the tensors and kernels of subgraph `subgraphIndex`.
   /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
   init(
-    model: TFLiteModel, subgraphIndex: Int, threadCount: Int,
+    model: TFLiteModel, subgraphIndex: Int, threadCount: Int, roundingPolicy: RoundingPolicy = .doubleRounding,
     subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
   ) throws {
     let schema = model.model
@@ -43,6 +44,7 @@ public final class SubgraphExecutor {
     self.model = model
     self.subgraphIndex = subgraphIndex
     self.threadCount = max(threadCount, 1)
+    self.roundingPolicy = roundingPolicy
     let tensors = try subgraph.tensors.enumerated().map { index, tensor in
       try Self.makeTensor(tensor, index: index, model: model)
     }
@@ -132,7 +134,7 @@ public final class SubgraphExecutor {
     var scratchSizes = [Int](repeating: 0, count: nodes.count)
     for (position, node) in nodes.enumerated() {
       let kernel = kernels[position]
-      var context = PrepareContext(threadCount: threadCount)
+      var context = PrepareContext(threadCount: threadCount, roundingPolicy: roundingPolicy)
       try run(node) { try kernel.prepare(&context) }
       for output in node.outputs { try run(node) { try Self.checkedByteCount(output, what: "output") } }
       scratchSizes[position] = context.scratchByteCount

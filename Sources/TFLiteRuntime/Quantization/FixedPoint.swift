@@ -31,8 +31,10 @@ public struct QuantizedMultiplier: Sendable, Hashable {
   }
 
   /// Decomposes `real` (≥ 0) as TFLite does: mantissa rounded half away from zero to 31 bits;
-  /// multipliers too small to matter (shift below −31) become zero.
-  public init(_ real: Double) {
+  /// multipliers too small to matter (shift below −31) become zero. Under
+  /// ``RoundingPolicy/singleRounding`` shifts above 30 are clamped to the largest multiplier, as
+  /// TFLite's single-rounding builds do.
+  public init(_ real: Double, rounding policy: RoundingPolicy = .doubleRounding) {
     guard real > 0, real.isFinite else {
       self.init(multiplier: 0, shift: 0)
       return
@@ -47,6 +49,8 @@ public struct QuantizedMultiplier: Sendable, Hashable {
     }
     if exponent < -31 {
       self.init(multiplier: 0, shift: 0)
+    } else if policy == .singleRounding && exponent > 30 {
+      self.init(multiplier: .max, shift: 30)
     } else {
       self.init(multiplier: Int32(mantissa), shift: exponent)
     }
@@ -107,7 +111,8 @@ public enum FixedPoint {
 
   /// The clamping range of a quantized output for a fused activation, as TFLite computes it:
   /// the activation's real bounds quantized with `round(real / scale) + zeroPoint`, intersected
-  /// with the type's range `typeRange`.
+  /// with the type's range `typeRange`. When the bounds cross, TFLite's `min(max(x, lower), upper)`
+  /// yields `upper` for every input, so the range collapses onto it.
   public static func activationRange(
     _ activation: FusedActivation, scale: Float, zeroPoint: Int, typeRange: ClosedRange<Int32>
   ) -> ClosedRange<Int32> {
@@ -127,7 +132,7 @@ public enum FixedPoint {
       lower = max(lower, quantize(-1))
       upper = min(upper, quantize(1))
     }
-    return lower...max(lower, upper)
+    return min(lower, upper)...upper
   }
 }
 

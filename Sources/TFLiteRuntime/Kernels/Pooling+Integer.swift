@@ -1,0 +1,168 @@
+// Quantized AVERAGE_POOL_2D and MAX_POOL_2D (int8, uint8, int16), bit-exact with LiteRT's
+// reference kernels: the input and output share their quantization, so the pools work on raw
+// values. The average sums the in-bounds taps in int32 and divides rounding half away from zero;
+// both clamp to the fused activation's quantized range. Channels go sixteen at a time.
+
+import TFLiteFormat
+
+/// One output row of a quantized pool, for every channel.
+private struct IntegerPoolingRow<Element: QuantizedInteger> {
+  let kind: PoolingKind
+  let shape: PoolingShape
+  let clamp: ClosedRange<Int32>
+
+  /// Computes output row `row` (image-major) from `input` into `output`.
+  func run(row: Int, input: UnsafePointer<Element>, output: UnsafeMutablePointer<Element>) {
+    let y = row % shape.height.outputSize
+    let image = row / shape.height.outputSize
+    let channels = shape.channels
+    let rowStride = shape.width.inputSize * channels
+    let imageStart = input + image * shape.height.inputSize * rowStride
+    let originY = shape.height.inputOrigin(y)
+    let tapsY = shape.height.validTaps(y)
+    for x in 0..<shape.width.outputSize {
+      let originX = shape.width.inputOrigin(x)
+      let tapsX = shape.width.validTaps(x)
+      let first = imageStart + (originY + tapsY.first) * rowStride + (originX + tapsX.first) * channels
+      let tapRows = tapsY.end - tapsY.first
+      let tapColumns = tapsX.end - tapsX.first
+      let count = Int32(tapRows * tapColumns)
+      let destination = output + (row * shape.width.outputSize + x) * channels
+      var channel = 0
+      while channel + 16 <= channels {
+        var accumulator = SIMD16<Int32>(repeating: kind == .max ? Int32(Element.min) : 0)
+        for ky in 0..<tapRows {
+          for kx in 0..<tapColumns {
+            let lanes = Element.loadWidened(first + ky * rowStride + kx * channels + channel)
+            accumulator = kind == .max ? pointwiseMax(accumulator, lanes) : accumulator &+ lanes
+          }
+        }
+        if kind == .average {
+          var rounded = accumulator &- count / 2
+          rounded.replace(with: accumulator &+ count / 2, where: accumulator .> 0)
+          accumulator = rounded / SIMD16(repeating: count)
+        }
+        let clamped = accumulator.clamped(
+          lowerBound: SIMD16(repeating: clamp.lowerBound), upperBound: SIMD16(repeating: clamp.upperBound))
+        Element.storeNarrowed(clamped, to: destination + channel)
+        channel += 16
+      }
+      for tail in channel..<channels {
+        var accumulator: Int32 = kind == .max ? Int32(Element.min) : 0
+        for ky in 0..<tapRows {
+          for kx in 0..<tapColumns {
+            let value = Int32(truncatingIfNeeded: first[ky * rowStride + kx * channels + tail])
+            accumulator = kind == .max ? max(accumulator, value) : accumulator &+ value
+          }
+        }
+        if kind == .average {
+          accumulator = (accumulator > 0 ? accumulator &+ count / 2 : accumulator &- count / 2) / count
+        }
+        destination[tail] = Element(truncatingIfNeeded: min(max(accumulator, clamp.lowerBound), clamp.upperBound))
+      }
+    }
+  }
+}
+
+/// A typed pool behind the kernel.
+private protocol IntegerPoolingRunner {
+  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, threadCount: Int)
+}
+
+/// Runs the rows of a pool on the available threads.
+private struct TypedIntegerPooling<Element: QuantizedInteger>: IntegerPoolingRunner {
+  let row: IntegerPoolingRow<Element>
+  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, threadCount: Int) {
+    let rows = row.shape.batch * row.shape.height.outputSize
+    let rowsPerItem = ChannelWindowRows.rowsPerItem(rows: rows, threadCount: threadCount)
+    let source = input.assumingMemoryBound(to: Element.self)
+    let destination = output.assumingMemoryBound(to: Element.self)
+    ParallelWork.run(itemCount: (rows + rowsPerItem - 1) / rowsPerItem, threadCount: threadCount) { item, _ in
+      for index in item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem) {
+        row.run(row: index, input: source, output: destination)
+      }
+    }
+  }
+}
+
+/// Builds the typed pool.
+private struct IntegerPoolingFactory: QuantizedTypeVisitor {
+  let kind: PoolingKind
+  let shape: PoolingShape
+  let clamp: ClosedRange<Int32>
+  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> any IntegerPoolingRunner {
+    TypedIntegerPooling(row: IntegerPoolingRow<Element>(kind: kind, shape: shape, clamp: clamp))
+  }
+}
+
+/// The quantized 2-D pools: input `[N,H,W,C]` → output `[N,OH,OW,C]` of the same type.
+class IntegerPool2DKernel {
+  private let kind: PoolingKind
+  private let op: String
+  private let input: RuntimeTensor
+  private let output: RuntimeTensor
+  private let options: Pool2DOptions
+  private let activation: FusedActivation
+  private var runner: (any IntegerPoolingRunner)?
+
+  init(node: Node, kind: PoolingKind, op: String) throws {
+    self.kind = kind
+    self.op = op
+    try node.expect(inputs: 1, outputs: 1)
+    input = try node.input(0)
+    output = try node.output(0)
+    guard input.type == output.type, [.int8, .uint8, .int16].contains(input.type) else {
+      throw KernelError.unsupported("\(op) from \(input.type.name) to \(output.type.name) in the quantized kernels")
+    }
+    options = try FloatOperands.options(of: node, op: op, defaults: Pool2DOptions()) {
+      if case .pool2DOptions(let options) = $0 { options } else { nil }
+    }
+    activation = try FusedActivation(options.fusedActivationFunction, op: op)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    try FloatOperands.requireRank(input, 4, op: op, role: "input")
+    _ = try QuantizedOperand(input, op: op)
+    let result = try QuantizedOperand(output, op: op)
+    let heightAxis = try WindowAxis(
+      op: op, axis: "height", inputSize: input.shape[1], filterSize: Int(options.filterHeight),
+      stride: options.strideH, dilation: 1, padding: options.padding)
+    let widthAxis = try WindowAxis(
+      op: op, axis: "width", inputSize: input.shape[2], filterSize: Int(options.filterWidth),
+      stride: options.strideW, dilation: 1, padding: options.padding)
+    for axis in [heightAxis, widthAxis] {
+      let emptyWindow = (0..<axis.outputSize).contains { position in
+        let taps = axis.validTaps(position)
+        return taps.end <= taps.first
+      }
+      if emptyWindow { throw KernelError.invalid("\(op): a pooling window of \(input.summary) covers no input element") }
+    }
+    output.shape = [input.shape[0], heightAxis.outputSize, widthAxis.outputSize, input.shape[3]]
+    let shape = PoolingShape(batch: input.shape[0], channels: input.shape[3], height: heightAxis, width: widthAxis)
+    runner = try input.type.visitQuantized(
+      IntegerPoolingFactory(kind: kind, shape: shape, clamp: result.activationRange(activation)))
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let runner else { throw KernelError.invalid("\(op) was not prepared") }
+    runner.run(input: try tensorData(input), output: try tensorData(output), threadCount: context.threadCount)
+  }
+}
+
+/// AVERAGE_POOL_2D on quantized tensors.
+final class IntegerAveragePool2DKernel: IntegerPool2DKernel, Kernel {
+  required init(node: Node) throws { try super.init(node: node, kind: .average, op: "AVERAGE_POOL_2D") }
+}
+
+/// MAX_POOL_2D on quantized tensors.
+final class IntegerMaxPool2DKernel: IntegerPool2DKernel, Kernel {
+  required init(node: Node) throws { try super.init(node: node, kind: .max, op: "MAX_POOL_2D") }
+}
+
+extension KernelRegistry {
+  /// AVERAGE_POOL_2D and MAX_POOL_2D on quantized tensors.
+  nonisolated(unsafe) static let integerPooling: [String: any Kernel.Type] = [
+    "AVERAGE_POOL_2D": IntegerAveragePool2DKernel.self, "MAX_POOL_2D": IntegerMaxPool2DKernel.self,
+  ]
+}

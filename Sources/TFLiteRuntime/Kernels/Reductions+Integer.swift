@@ -1,0 +1,230 @@
+// Quantized reductions over axes: MEAN, SUM, REDUCE_MAX and REDUCE_MIN on int8, uint8 and int16.
+//
+// Raw values are accumulated in int32 (sums) or compared (extremes) into scratch memory, then
+// each output is finished: MEAN as LiteRT's reference kernel does (the sum minus the zero points,
+// rescaled by a multiplier that folds in 1/count), SUM as LiteRT's builtin kernel does (in float:
+// LiteRT's reference SUM reads int8 and int16 data as uint8, so its outputs are not the sums),
+// and the extremes unchanged (TFLite requires the input's quantization on the output).
+
+import TFLiteFormat
+
+/// How the quantized reductions combine and finish.
+enum IntegerReductionKind {
+  case mean, sum, maximum, minimum
+}
+
+/// MEAN, SUM, REDUCE_MAX or REDUCE_MIN.
+protocol IntegerReductionOperator {
+  static var operatorName: String { get }
+  static var kind: IntegerReductionKind { get }
+}
+
+/// MEAN.
+enum QuantizedMean: IntegerReductionOperator {
+  static let operatorName = "MEAN"
+  static let kind = IntegerReductionKind.mean
+}
+
+/// SUM.
+enum QuantizedSum: IntegerReductionOperator {
+  static let operatorName = "SUM"
+  static let kind = IntegerReductionKind.sum
+}
+
+/// REDUCE_MAX.
+enum QuantizedReduceMaximum: IntegerReductionOperator {
+  static let operatorName = "REDUCE_MAX"
+  static let kind = IntegerReductionKind.maximum
+}
+
+/// REDUCE_MIN.
+enum QuantizedReduceMinimum: IntegerReductionOperator {
+  static let operatorName = "REDUCE_MIN"
+  static let kind = IntegerReductionKind.minimum
+}
+
+/// Turns an int32 accumulator into an output value.
+enum IntegerReductionFinish {
+  /// MEAN: `(sum − zeroPoint · count)` rescaled, plus the output zero point.
+  case mean(multiplier: QuantizedMultiplier, inputZeroPoint: Int32, count: Int, outputZeroPoint: Int32, rounding: RoundingPolicy)
+  /// SUM: `round(sum · scale + bias)` in float, plus the output zero point.
+  case sum(scale: Float, bias: Float, outputZeroPoint: Int32)
+  /// The extremes: the accumulator itself.
+  case identity
+
+  /// The output for `accumulator`, clamped to `range`.
+  @inline(__always)
+  func callAsFunction(_ accumulator: Int32, range: ClosedRange<Int32>) -> Int32 {
+    let value: Int32
+    switch self {
+    case .mean(let multiplier, let inputZeroPoint, let count, let outputZeroPoint, let rounding):
+      let shifted = Int32(truncatingIfNeeded: Int64(accumulator) - Int64(inputZeroPoint) * Int64(count))
+      value = multiplier.apply(shifted, rounding: rounding) &+ outputZeroPoint
+    case .sum(let scale, let bias, let outputZeroPoint):
+      value = FixedPoint.truncatingConversion((Float(accumulator) * scale + bias).rounded()) &+ outputZeroPoint
+    case .identity:
+      value = accumulator
+    }
+    return min(max(value, range.lowerBound), range.upperBound)
+  }
+
+  /// MEAN's multiplier: `inputScale / outputScale` with 1/count folded into the mantissa as far
+  /// as 32 bits allow, the rest into the shift (TFLite's reference `QuantizedMeanOrSum`).
+  static func mean(
+    input: QuantizedOperand, output: QuantizedOperand, count: Int, rounding: RoundingPolicy
+  ) -> IntegerReductionFinish {
+    var multiplier = QuantizedMultiplier(Double(input.scale) / Double(output.scale), rounding: rounding)
+    let divisor = max(count, 1)
+    let shift = min(Int.bitWidth - 1 - divisor.leadingZeroBitCount, 32, 31 + multiplier.shift)
+    multiplier = QuantizedMultiplier(
+      multiplier: Int32(truncatingIfNeeded: (Int64(multiplier.multiplier) << shift) / Int64(divisor)),
+      shift: multiplier.shift - shift)
+    return .mean(
+      multiplier: multiplier, inputZeroPoint: input.zeroPoint, count: count, outputZeroPoint: output.zeroPoint,
+      rounding: rounding)
+  }
+}
+
+/// A typed reduction behind the kernel.
+private protocol IntegerReductionRunner {
+  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, accumulators: UnsafeMutablePointer<Int32>)
+}
+
+/// Accumulates and finishes a reduction of `Element` tensors.
+private struct TypedIntegerReduction<Element: QuantizedInteger>: IntegerReductionRunner {
+  let kind: IntegerReductionKind
+  let layout: BroadcastLayout
+  let outputCount: Int
+  let finish: IntegerReductionFinish
+
+  @inline(__always)
+  private func combine(_ accumulator: Int32, _ value: Int32) -> Int32 {
+    switch kind {
+    case .mean, .sum: accumulator &+ value
+    case .maximum: value > accumulator ? value : accumulator
+    case .minimum: value < accumulator ? value : accumulator
+    }
+  }
+
+  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, accumulators: UnsafeMutablePointer<Int32>) {
+    let source = input.assumingMemoryBound(to: Element.self)
+    let destination = output.assumingMemoryBound(to: Element.self)
+    guard layout.elementCount > 0 else {
+      destination.update(repeating: 0, count: outputCount)
+      return
+    }
+    let identity: Int32 =
+      switch kind {
+      case .mean, .sum: 0
+      case .maximum: Int32(Element.min)
+      case .minimum: Int32(Element.max)
+      }
+    accumulators.update(repeating: identity, count: outputCount)
+    let outputStride = layout.innerStride(of: 0)
+    layout.forEachSegment(in: 0..<layout.elementCount) { start, outputOffset, _, _, count in
+      if outputStride == 0 {
+        var accumulator = accumulators[outputOffset]
+        for index in start..<(start + count) { accumulator = combine(accumulator, Int32(truncatingIfNeeded: source[index])) }
+        accumulators[outputOffset] = accumulator
+      } else {
+        for index in 0..<count {
+          accumulators[outputOffset + index] = combine(
+            accumulators[outputOffset + index], Int32(truncatingIfNeeded: source[start + index]))
+        }
+      }
+    }
+    let range = Int32(Element.min)...Int32(Element.max)
+    for index in 0..<outputCount {
+      destination[index] = Element(truncatingIfNeeded: finish(accumulators[index], range: range))
+    }
+  }
+}
+
+/// Builds the typed reduction.
+private struct IntegerReductionFactory: QuantizedTypeVisitor {
+  let kind: IntegerReductionKind
+  let layout: BroadcastLayout
+  let outputCount: Int
+  let finish: IntegerReductionFinish
+  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> any IntegerReductionRunner {
+    TypedIntegerReduction<Element>(kind: kind, layout: layout, outputCount: outputCount, finish: finish)
+  }
+}
+
+/// The quantized reductions over axes: input, constant axes, output of the input's type.
+final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
+  private let input: RuntimeTensor
+  private let axes: RuntimeTensor
+  private let output: RuntimeTensor
+  private let keepDimensions: Bool
+  private var runner: (any IntegerReductionRunner)?
+
+  init(node: Node) throws {
+    try node.expect(inputs: 2, outputs: 1)
+    input = try node.input(0)
+    axes = try node.input(1)
+    output = try node.output(0)
+    guard input.type == output.type, [.int8, .uint8, .int16].contains(input.type) else {
+      throw KernelError.unsupported(
+        "\(Operator.operatorName) from \(input.type.name) to \(output.type.name) in the quantized kernels")
+    }
+    if case .reducerOptions(let options) = node.options {
+      keepDimensions = options.keepDims
+    } else {
+      keepDimensions = false
+    }
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = Operator.operatorName
+    let axisValues = try constantIntegers(axes, operatorName: op, role: "axis")
+    let resolved = try ReductionAxes(axes: axisValues, inputShape: input.shape, keepDimensions: keepDimensions)
+    let layout = try BroadcastLayout(reducing: input.shape, axes: resolved.isReduced)
+    let reducedCount = zip(input.shape, resolved.isReduced).reduce(1) { $0 * ($1.1 ? $1.0 : 1) }
+    output.shape = resolved.outputShape
+    let finish: IntegerReductionFinish
+    switch Operator.kind {
+    case .mean, .sum:
+      let symmetric = input.type == .int16
+      let inputOperand = try QuantizedOperand(input, op: op, symmetric: symmetric)
+      let outputOperand = try QuantizedOperand(output, op: op, symmetric: symmetric)
+      if Operator.kind == .mean {
+        finish = .mean(input: inputOperand, output: outputOperand, count: reducedCount, rounding: context.roundingPolicy)
+      } else {
+        let scale = inputOperand.scale / outputOperand.scale
+        finish = .sum(
+          scale: scale, bias: Float(-inputOperand.zeroPoint) * scale * Float(reducedCount),
+          outputZeroPoint: outputOperand.zeroPoint)
+      }
+    case .maximum, .minimum:
+      guard input.quantization == output.quantization else {
+        throw KernelError.invalid(
+          "\(op): \(QuantizationValidation.describe(output)) must have the quantization of \(QuantizationValidation.describe(input))")
+      }
+      finish = .identity
+    }
+    let outputCount = output.elementCount
+    context.requestScratch(bytes: max(outputCount, 1) * MemoryLayout<Int32>.stride)
+    runner = try input.type.visitQuantized(
+      IntegerReductionFactory(kind: Operator.kind, layout: layout, outputCount: outputCount, finish: finish))
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard let runner, let scratch = context.scratch else {
+      throw KernelError.invalid("\(Operator.operatorName) evaluated before prepare")
+    }
+    runner.run(
+      input: try tensorData(input), output: try tensorData(output),
+      accumulators: scratch.assumingMemoryBound(to: Int32.self))
+  }
+}
+
+extension KernelRegistry {
+  /// MEAN, SUM, REDUCE_MAX and REDUCE_MIN on quantized tensors.
+  nonisolated(unsafe) static let integerReductions: [String: any Kernel.Type] = [
+    QuantizedMean.operatorName: IntegerReductionKernel<QuantizedMean>.self,
+    QuantizedSum.operatorName: IntegerReductionKernel<QuantizedSum>.self,
+    QuantizedReduceMaximum.operatorName: IntegerReductionKernel<QuantizedReduceMaximum>.self,
+    QuantizedReduceMinimum.operatorName: IntegerReductionKernel<QuantizedReduceMinimum>.self,
+  ]
+}

@@ -1,0 +1,78 @@
+import XCTest
+
+@testable import TFLiteRuntime
+
+/// Runs every quantized TestModels case (int8, uint8, int16x8) made only of operators with
+/// quantized kernels here and of type-agnostic data-movement operators, and requires every output
+/// element to equal LiteRT's byte for byte.
+final class QuantizedConformanceTests: XCTestCase {
+  /// Operators whose quantized kernels live in the integer families.
+  static let integerOperators: Set<String> = [
+    KernelRegistry.quantize, KernelRegistry.integerElementwise, KernelRegistry.integerActivations,
+    KernelRegistry.integerSoftmax, KernelRegistry.integerPooling, KernelRegistry.integerReductions,
+    KernelRegistry.integerConcatenation, KernelRegistry.integerResize,
+  ].reduce(into: []) { names, family in names.formUnion(family.keys) }
+
+  /// Operators with a kernel here that move quantized values without arithmetic (or only compare them).
+  static let dataMovementOperators = Set([
+    "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "STRIDED_SLICE", "SLICE", "PAD", "PADV2", "MIRROR_PAD",
+    "GATHER", "SPLIT", "SPLIT_V", "PACK", "UNPACK", "TILE", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "BATCH_TO_SPACE_ND",
+    "SPACE_TO_BATCH_ND", "RESIZE_NEAREST_NEIGHBOR", "DEQUANTIZE", "ARG_MAX", "ARG_MIN",
+  ]).intersection(KernelRegistry.supportedOperators)
+
+  /// Operators whose results do not depend on the rounding policy.
+  static let roundingFreeOperators: Set<String> = dataMovementOperators.union([
+    "MAXIMUM", "MINIMUM", "MAX_POOL_2D", "AVERAGE_POOL_2D", "REDUCE_MAX", "REDUCE_MIN", "SUM", "CONCATENATION",
+    "LOGISTIC", "TANH", "GELU",
+  ])
+
+  /// True for the quantized cases this test runs.
+  static func isCovered(_ entry: TestModelManifest.Entry) -> Bool {
+    ["int8", "uint8", "int16x8"].contains(entry.quantization)
+      && entry.opNames.isSubset(of: integerOperators.union(dataMovementOperators))
+  }
+
+  /// Elements compared and mismatches per operator (a case counts for each operator it contains).
+  private func summary(_ outcomes: [ConformanceOutcome]) -> [String: (cases: Int, elements: Int, mismatches: Int)] {
+    var rows: [String: (cases: Int, elements: Int, mismatches: Int)] = [:]
+    for outcome in outcomes {
+      for name in outcome.entry.opNames {
+        var row = rows[name] ?? (0, 0, 0)
+        row.cases += 1
+        row.elements += outcome.elementCount
+        row.mismatches += outcome.failure == nil ? outcome.mismatchCount : outcome.elementCount
+        rows[name] = row
+      }
+    }
+    return rows
+  }
+
+  func testQuantizedModelsMatchLiteRTExactly() throws {
+    let outcomes = try Conformance.check(Self.isCovered)
+    XCTAssertGreaterThan(outcomes.count, 100, "the quantized TestModels batch is smaller than expected")
+    for (name, row) in summary(outcomes).sorted(by: { $0.key < $1.key }) {
+      print("quantized conformance \(name): \(row.cases) cases, \(row.elements) elements, \(row.mismatches) mismatches")
+    }
+  }
+
+  func testQuantizedModelsMatchWithTwoThreads() throws {
+    try Conformance.check(Self.isCovered, threadCount: 2)
+  }
+
+  /// LiteRT's outputs come from its default double-rounding build, so under single rounding only
+  /// the operators that never rescale by a quantized multiplier must still match; the others are
+  /// reported.
+  func testSingleRoundingPolicy() throws {
+    let entries = try TestModelManifest.load().models.filter(Self.isCovered)
+    let outcomes = entries.map { Conformance.run($0, roundingPolicy: .singleRounding) }
+    for outcome in outcomes {
+      XCTAssertNil(outcome.failure, "\(outcome.entry.name): \(outcome.failure ?? "")")
+      if outcome.entry.opNames.isSubset(of: Self.roundingFreeOperators) {
+        XCTAssertEqual(outcome.mismatchCount, 0, "\(outcome.entry.name) does not use the rounding policy")
+      }
+    }
+    for (name, row) in summary(outcomes).sorted(by: { $0.key < $1.key }) {
+      print("single rounding \(name): \(row.cases) cases, \(row.elements) elements, \(row.mismatches) differ from LiteRT")
+    }
+  }
+}
