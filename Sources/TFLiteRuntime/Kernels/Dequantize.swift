@@ -72,30 +72,16 @@ final class DequantizeKernel: Kernel {
     input = try node.input(0)
     output = try node.output(0)
     guard output.type == .float32 else { throw KernelError.unsupported("DEQUANTIZE to \(output.type.name)") }
-    switch input.type {
-    case .float16: break
-    case .int8, .uint8, .int16:
-      guard let quantization = input.quantization, !quantization.scales.isEmpty else {
-        throw KernelError.invalid("DEQUANTIZE: \(input.summary) has no quantization parameters")
-      }
-      guard quantization.zeroPoints.count == 1 || quantization.zeroPoints.count == quantization.scales.count else {
-        throw KernelError.invalid("DEQUANTIZE: \(quantization.scales.count) scales but \(quantization.zeroPoints.count) zero points")
-      }
-      if input.type == .int16 && quantization.zeroPoints.contains(where: { $0 != 0 }) {
-        throw KernelError.invalid("DEQUANTIZE: int16 input must have zero point 0")
-      }
-    default:
+    guard [.float16, .int8, .uint8, .int16].contains(input.type) else {
       throw KernelError.unsupported("DEQUANTIZE from \(input.type.name)")
     }
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    if let quantization = input.quantization, quantization.isPerAxis {
-      guard quantization.axis >= 0, quantization.axis < input.shape.count,
-        input.shape[quantization.axis] == quantization.scales.count
-      else {
-        throw KernelError.invalid(
-          "DEQUANTIZE: \(quantization.scales.count) scales on axis \(quantization.axis) of \(input.summary)")
+    if input.type != .float16 {
+      try QuantizationValidation.validate(input, op: Self.opName)
+      if input.type == .int16, let quantization = input.quantization, quantization.zeroPoints.contains(where: { $0 != 0 }) {
+        throw KernelError.invalid("DEQUANTIZE: int16 tensor \(QuantizationValidation.describe(input)) must have zero point 0")
       }
     }
     output.shape = input.shape

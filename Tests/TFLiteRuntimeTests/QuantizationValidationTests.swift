@@ -1,0 +1,117 @@
+import TFLiteFormat
+import XCTest
+
+@testable import TFLiteRuntime
+
+/// Bad quantization parameters make the quantized kernels throw at prepare, naming the tensor.
+final class QuantizationValidationTests: XCTestCase {
+  /// A tensor of `type` and `shape` with the given quantization (nil for none), zero-filled.
+  private func tensor(
+    _ index: Int, _ name: String, _ type: ElementType, _ shape: [Int], scales: [Float]? = [0.1], zeroPoints: [Int] = [0],
+    axis: Int = 0
+  ) -> RuntimeTensor {
+    let tensor = RuntimeTensor(
+      index: index, name: name, type: type, shape: shape, shapeSignature: shape,
+      quantization: scales.map { Quantization(scales: $0, zeroPoints: zeroPoints, axis: axis) }, isVariable: false,
+      constantData: nil)
+    tensor.allocateOwnedMemory()
+    return tensor
+  }
+
+  /// Builds and prepares the registered kernel for a one-output node; returns the error text.
+  private func preparationError(_ opName: String, _ inputs: [RuntimeTensor], _ output: RuntimeTensor, _ options: BuiltinOptions)
+    -> String?
+  {
+    let node = KernelHarness.node(opName, inputs, output, options)
+    do {
+      let kernel = try KernelRegistry.makeKernel(for: node)
+      var context = PrepareContext(threadCount: 1)
+      try kernel.prepare(&context)
+      return nil
+    } catch {
+      return "\(error)"
+    }
+  }
+
+  /// Asserts that preparing the node throws an error mentioning every fragment.
+  private func assertRejected(
+    _ opName: String, _ inputs: [RuntimeTensor], _ output: RuntimeTensor, _ options: BuiltinOptions = .none,
+    mentioning fragments: [String], file: StaticString = #filePath, line: UInt = #line
+  ) {
+    guard let error = preparationError(opName, inputs, output, options) else {
+      XCTFail("\(opName) accepted the bad parameters", file: file, line: line)
+      return
+    }
+    for fragment in fragments {
+      XCTAssertTrue(error.contains(fragment), "'\(error)' does not mention '\(fragment)'", file: file, line: line)
+    }
+  }
+
+  private let add = BuiltinOptions.addOptions(AddOptions())
+
+  func testMissingScaleIsRejected() {
+    assertRejected(
+      "ADD", [tensor(0, "lhs", .int8, [4], scales: nil), tensor(1, "rhs", .int8, [4])], tensor(2, "sum", .int8, [4]),
+      add, mentioning: ["'lhs'", "no quantization scale"])
+  }
+
+  func testZeroAndNonFiniteScalesAreRejected() {
+    assertRejected(
+      "MUL", [tensor(0, "a", .uint8, [4]), tensor(1, "b", .uint8, [4], scales: [0])], tensor(2, "product", .uint8, [4]),
+      .mulOptions(MulOptions()), mentioning: ["'b'", "scale 0.0"])
+    assertRejected(
+      "LOGISTIC", [tensor(0, "x", .int8, [4], scales: [.nan])], tensor(1, "y", .int8, [4], scales: [1 / 256]),
+      mentioning: ["'x'", "scale nan"])
+  }
+
+  func testZeroPointOutsideTheTypeIsRejected() {
+    assertRejected(
+      "RELU", [tensor(0, "x", .int8, [4], zeroPoints: [200])], tensor(1, "y", .int8, [4]),
+      mentioning: ["'x'", "zero point 200", "INT8"])
+    assertRejected(
+      "QUANTIZE", [tensor(0, "x", .float32, [4], scales: nil)], tensor(1, "q", .uint8, [4], zeroPoints: [-1]),
+      mentioning: ["'q'", "zero point -1"])
+  }
+
+  func testPerAxisParametersAreChecked() {
+    assertRejected(
+      "QUANTIZE", [tensor(0, "x", .float32, [2, 3], scales: nil)],
+      tensor(1, "q", .int8, [2, 3], scales: [0.1, 0.2, 0.3], zeroPoints: [0], axis: 2),
+      mentioning: ["'q'", "axis 2"])
+    assertRejected(
+      "DEQUANTIZE", [tensor(0, "w", .int8, [2, 3], scales: [0.1, 0.2], zeroPoints: [0], axis: 1)],
+      tensor(1, "x", .float32, [2, 3], scales: nil), mentioning: ["'w'", "2 scales", "3 entries of axis 1"])
+    assertRejected(
+      "DEQUANTIZE", [tensor(0, "w", .int8, [3], scales: [0.1, 0.2, 0.3], zeroPoints: [0, 0])],
+      tensor(1, "x", .float32, [3], scales: nil), mentioning: ["'w'", "3 scales but 2 zero points"])
+    assertRejected(
+      "ADD", [tensor(0, "lhs", .int8, [2], scales: [0.1, 0.2], zeroPoints: [0]), tensor(1, "rhs", .int8, [2])],
+      tensor(2, "sum", .int8, [2]), add, mentioning: ["'lhs'", "per axis"])
+  }
+
+  func testSixteenBitZeroPointsMustBeZero() {
+    assertRejected(
+      "ADD", [tensor(0, "lhs", .int16, [4]), tensor(1, "rhs", .int16, [4], zeroPoints: [5])],
+      tensor(2, "sum", .int16, [4]), add, mentioning: ["'rhs'", "zero point 0"])
+  }
+
+  func testOutputScalesTheKernelsRequire() {
+    assertRejected(
+      "LOGISTIC", [tensor(0, "x", .int8, [4])], tensor(1, "y", .int8, [4], scales: [0.01]),
+      mentioning: ["LOGISTIC", "1/256"])
+    assertRejected(
+      "SOFTMAX", [tensor(0, "x", .int8, [4])], tensor(1, "p", .int8, [4], scales: [1 / 256], zeroPoints: [0]),
+      .softmaxOptions(SoftmaxOptions()), mentioning: ["SOFTMAX", "zero point -128"])
+  }
+
+  func testValidParametersAreAccepted() {
+    XCTAssertNil(
+      preparationError(
+        "ADD", [tensor(0, "lhs", .int8, [4], zeroPoints: [-128]), tensor(1, "rhs", .int8, [4], zeroPoints: [127])],
+        tensor(2, "sum", .int8, [4]), add))
+    XCTAssertNil(
+      preparationError(
+        "QUANTIZE", [tensor(0, "x", .float32, [2, 3], scales: nil)],
+        tensor(1, "q", .int8, [2, 3], scales: [0.1, 0.2, 0.3], zeroPoints: [0], axis: 1), .none))
+  }
+}
