@@ -14,17 +14,12 @@ private enum ConcatenationPart {
 }
 
 /// Joins the parts block by block, requantizing where needed.
-private protocol RequantizingJoin {
-  /// Joins `inputs` (whose memory the caller checked) into `output`.
-  func run(inputs: [RuntimeTensor], output: UnsafeMutableRawPointer)
-}
-
-/// The typed join.
-private struct TypedRequantizingJoin<Element: QuantizedInteger>: RequantizingJoin {
+private struct TypedRequantizingJoin<Element: QuantizedInteger> {
   let partition: AxisPartition
   let parts: [ConcatenationPart]
   let outputZeroPoint: Int32
 
+  /// Joins `inputs` (whose memory the caller checked) into `output`.
   func run(inputs: [RuntimeTensor], output: UnsafeMutableRawPointer) {
     var destination = output.assumingMemoryBound(to: Element.self)
     for block in 0..<partition.outerCount {
@@ -47,13 +42,14 @@ private struct TypedRequantizingJoin<Element: QuantizedInteger>: RequantizingJoi
   }
 }
 
-/// Builds the typed join.
+/// Builds the typed join (a closure formed where the element type is concrete).
 private struct RequantizingJoinFactory: QuantizedTypeVisitor {
   let partition: AxisPartition
   let parts: [ConcatenationPart]
   let outputZeroPoint: Int32
-  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> any RequantizingJoin {
-    TypedRequantizingJoin<Element>(partition: partition, parts: parts, outputZeroPoint: outputZeroPoint)
+  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> ([RuntimeTensor], UnsafeMutableRawPointer) -> Void {
+    let join = TypedRequantizingJoin<Element>(partition: partition, parts: parts, outputZeroPoint: outputZeroPoint)
+    return { join.run(inputs: $0, output: $1) }
   }
 }
 
@@ -63,7 +59,8 @@ final class RequantizingConcatenationKernel: Kernel {
   private let inputs: [RuntimeTensor]
   private let output: RuntimeTensor
   private let axis: Int
-  private var join: (any RequantizingJoin)?
+  /// The typed join: inputs, output memory.
+  private var join: (([RuntimeTensor], UnsafeMutableRawPointer) -> Void)?
 
   init(node: Node) throws {
     guard !node.inputs.isEmpty else { throw KernelError.invalid("CONCATENATION: no inputs") }
@@ -105,7 +102,7 @@ final class RequantizingConcatenationKernel: Kernel {
   func eval(_ context: EvalContext) throws {
     guard let join else { throw KernelError.invalid("CONCATENATION evaluated before prepare") }
     for input in inputs { _ = try tensorData(input) }
-    join.run(inputs: inputs, output: try tensorData(output))
+    join(inputs, try tensorData(output))
   }
 }
 

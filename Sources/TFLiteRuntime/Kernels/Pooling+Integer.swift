@@ -33,15 +33,11 @@ private struct IntegerPoolingRow<Element: QuantizedInteger> {
         var accumulator = SIMD16<Int32>(repeating: kind == .max ? Int32(Element.min) : 0)
         for ky in 0..<tapRows {
           for kx in 0..<tapColumns {
-            let lanes = Element.loadWidened(first + ky * rowStride + kx * channels + channel)
+            let lanes = Element.loadWidened16(first + ky * rowStride + kx * channels + channel)
             accumulator = kind == .max ? pointwiseMax(accumulator, lanes) : accumulator &+ lanes
           }
         }
-        if kind == .average {
-          var rounded = accumulator &- count / 2
-          rounded.replace(with: accumulator &+ count / 2, where: accumulator .> 0)
-          accumulator = rounded / SIMD16(repeating: count)
-        }
+        if kind == .average { accumulator = roundedQuotient(accumulator, count) }
         let clamped = accumulator.clamped(
           lowerBound: SIMD16(repeating: clamp.lowerBound), upperBound: SIMD16(repeating: clamp.upperBound))
         Element.storeNarrowed(clamped, to: destination + channel)
@@ -64,13 +60,19 @@ private struct IntegerPoolingRow<Element: QuantizedInteger> {
   }
 }
 
-/// A typed pool behind the kernel.
-private protocol IntegerPoolingRunner {
-  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, threadCount: Int)
+/// `sum / count` rounded half away from zero, as TFLite's integer average pools divide (`count`
+/// is positive). The divisions go lane by lane: the generic SIMD division is far slower.
+@inline(__always)
+private func roundedQuotient(_ sum: SIMD16<Int32>, _ count: Int32) -> SIMD16<Int32> {
+  let half = SIMD16<Int32>(repeating: count / 2)
+  let dividend = sum &+ half.replacing(with: 0 &- half, whereNegative: sum &- 1)
+  var quotient = SIMD16<Int32>()
+  for lane in 0..<16 { quotient[lane] = dividend[lane] / count }
+  return quotient
 }
 
 /// Runs the rows of a pool on the available threads.
-private struct TypedIntegerPooling<Element: QuantizedInteger>: IntegerPoolingRunner {
+private struct TypedIntegerPooling<Element: QuantizedInteger> {
   let row: IntegerPoolingRow<Element>
   func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, threadCount: Int) {
     let rows = row.shape.batch * row.shape.height.outputSize
@@ -85,13 +87,16 @@ private struct TypedIntegerPooling<Element: QuantizedInteger>: IntegerPoolingRun
   }
 }
 
-/// Builds the typed pool.
+/// Builds the typed pool (a closure formed where the element type is concrete).
 private struct IntegerPoolingFactory: QuantizedTypeVisitor {
   let kind: PoolingKind
   let shape: PoolingShape
   let clamp: ClosedRange<Int32>
-  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> any IntegerPoolingRunner {
-    TypedIntegerPooling(row: IntegerPoolingRow<Element>(kind: kind, shape: shape, clamp: clamp))
+  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws
+    -> (UnsafeRawPointer, UnsafeMutableRawPointer, Int) -> Void
+  {
+    let pooling = TypedIntegerPooling(row: IntegerPoolingRow<Element>(kind: kind, shape: shape, clamp: clamp))
+    return { pooling.run(input: $0, output: $1, threadCount: $2) }
   }
 }
 
@@ -103,7 +108,8 @@ class IntegerPool2DKernel {
   private let output: RuntimeTensor
   private let options: Pool2DOptions
   private let activation: FusedActivation
-  private var runner: (any IntegerPoolingRunner)?
+  /// The typed pool: input, output, thread count.
+  private var runner: ((UnsafeRawPointer, UnsafeMutableRawPointer, Int) -> Void)?
 
   init(node: Node, kind: PoolingKind, op: String) throws {
     self.kind = kind
@@ -146,7 +152,7 @@ class IntegerPool2DKernel {
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
     guard let runner else { throw KernelError.invalid("\(op) was not prepared") }
-    runner.run(input: try tensorData(input), output: try tensorData(output), threadCount: context.threadCount)
+    runner(try tensorData(input), try tensorData(output), context.threadCount)
   }
 }
 

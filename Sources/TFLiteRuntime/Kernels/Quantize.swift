@@ -6,12 +6,7 @@
 import TFLiteFormat
 
 /// Float32 to integer quantization with one scale, or one per slice along an axis.
-private protocol FloatQuantization {
-  func run(input: UnsafePointer<Float>, output: UnsafeMutableRawPointer, range: Range<Int>)
-}
-
-/// The typed float quantization.
-private struct TypedFloatQuantization<Element: QuantizedInteger>: FloatQuantization {
+private struct TypedFloatQuantization<Element: QuantizedInteger> {
   /// Scales and zero points per slice (one entry for per-tensor quantization).
   let scales: [Float]
   let zeroPoints: [Int32]
@@ -30,13 +25,16 @@ private struct TypedFloatQuantization<Element: QuantizedInteger>: FloatQuantizat
   }
 }
 
-/// Builds the typed float quantization.
+/// Builds the typed float quantization (a closure formed where the element type is concrete).
 private struct FloatQuantizationFactory: QuantizedTypeVisitor {
   let scales: [Float]
   let zeroPoints: [Int32]
   let innerCount: Int
-  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> any FloatQuantization {
-    TypedFloatQuantization<Element>(scales: scales, zeroPoints: zeroPoints, innerCount: innerCount)
+  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws
+    -> (UnsafePointer<Float>, UnsafeMutableRawPointer, Range<Int>) -> Void
+  {
+    let quantization = TypedFloatQuantization<Element>(scales: scales, zeroPoints: zeroPoints, innerCount: innerCount)
+    return { quantization.run(input: $0, output: $1, range: $2) }
   }
 }
 
@@ -50,7 +48,8 @@ final class QuantizeKernel: Kernel {
   ]
   private let input: RuntimeTensor
   private let output: RuntimeTensor
-  private var floatQuantization: (any FloatQuantization)?
+  /// The typed float quantization of elements `range`.
+  private var floatQuantization: ((UnsafePointer<Float>, UnsafeMutableRawPointer, Range<Int>) -> Void)?
   private var requantization: QuantizedElementMap?
 
   init(node: Node) throws {
@@ -93,7 +92,7 @@ final class QuantizeKernel: Kernel {
     if let floatQuantization {
       let values = source.assumingMemoryBound(to: Float.self)
       context.forEachChunk(of: output.elementCount, minimumChunk: cheapElementwiseChunk) { range in
-        floatQuantization.run(input: values, output: destination, range: range)
+        floatQuantization(values, destination, range)
       }
     } else if let requantization {
       context.forEachChunk(of: output.elementCount, minimumChunk: cheapElementwiseChunk) { range in

@@ -85,13 +85,8 @@ enum IntegerReductionFinish {
   }
 }
 
-/// A typed reduction behind the kernel.
-private protocol IntegerReductionRunner {
-  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, accumulators: UnsafeMutablePointer<Int32>)
-}
-
 /// Accumulates and finishes a reduction of `Element` tensors.
-private struct TypedIntegerReduction<Element: QuantizedInteger>: IntegerReductionRunner {
+private struct TypedIntegerReduction<Element: QuantizedInteger> {
   let kind: IntegerReductionKind
   let layout: BroadcastLayout
   let outputCount: Int
@@ -103,6 +98,26 @@ private struct TypedIntegerReduction<Element: QuantizedInteger>: IntegerReductio
     case .mean, .sum: accumulator &+ value
     case .maximum: value > accumulator ? value : accumulator
     case .minimum: value < accumulator ? value : accumulator
+    }
+  }
+
+  /// Sixteen lanes of `combine`.
+  @inline(__always)
+  private func combine(_ accumulator: SIMD16<Int32>, _ values: SIMD16<Int32>) -> SIMD16<Int32> {
+    switch kind {
+    case .mean, .sum: accumulator &+ values
+    case .maximum: pointwiseMax(accumulator, values)
+    case .minimum: pointwiseMin(accumulator, values)
+    }
+  }
+
+  /// The lanes combined into one value.
+  @inline(__always)
+  private func reduce(_ lanes: SIMD16<Int32>) -> Int32 {
+    switch kind {
+    case .mean, .sum: lanes.wrappedSum()
+    case .maximum: lanes.max()
+    case .minimum: lanes.min()
     }
   }
 
@@ -122,14 +137,32 @@ private struct TypedIntegerReduction<Element: QuantizedInteger>: IntegerReductio
     accumulators.update(repeating: identity, count: outputCount)
     let outputStride = layout.innerStride(of: 0)
     layout.forEachSegment(in: 0..<layout.elementCount) { start, outputOffset, _, _, count in
+      var index = 0
       if outputStride == 0 {
-        var accumulator = accumulators[outputOffset]
-        for index in start..<(start + count) { accumulator = combine(accumulator, Int32(truncatingIfNeeded: source[index])) }
+        // A reduced row: sixteen lanes, then the lanes and the tail into the one accumulator.
+        var lanes = SIMD16<Int32>(repeating: identity)
+        while index &+ 16 <= count {
+          lanes = combine(lanes, Element.loadWidened16(source + (start &+ index)))
+          index &+= 16
+        }
+        var accumulator = combine(accumulators[outputOffset], reduce(lanes))
+        while index < count {
+          accumulator = combine(accumulator, Int32(truncatingIfNeeded: source[start &+ index]))
+          index &+= 1
+        }
         accumulators[outputOffset] = accumulator
       } else {
-        for index in 0..<count {
-          accumulators[outputOffset + index] = combine(
-            accumulators[outputOffset + index], Int32(truncatingIfNeeded: source[start + index]))
+        // A kept row: combined lane by lane into consecutive accumulators.
+        while index &+ 16 <= count {
+          let target = UnsafeMutableRawPointer(accumulators + (outputOffset &+ index))
+          let current = target.loadUnaligned(as: SIMD16<Int32>.self)
+          target.storeBytes(of: combine(current, Element.loadWidened16(source + (start &+ index))), as: SIMD16<Int32>.self)
+          index &+= 16
+        }
+        while index < count {
+          accumulators[outputOffset &+ index] = combine(
+            accumulators[outputOffset &+ index], Int32(truncatingIfNeeded: source[start &+ index]))
+          index &+= 1
         }
       }
     }
@@ -140,14 +173,17 @@ private struct TypedIntegerReduction<Element: QuantizedInteger>: IntegerReductio
   }
 }
 
-/// Builds the typed reduction.
+/// Builds the typed reduction (a closure formed where the element type is concrete).
 private struct IntegerReductionFactory: QuantizedTypeVisitor {
   let kind: IntegerReductionKind
   let layout: BroadcastLayout
   let outputCount: Int
   let finish: IntegerReductionFinish
-  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> any IntegerReductionRunner {
-    TypedIntegerReduction<Element>(kind: kind, layout: layout, outputCount: outputCount, finish: finish)
+  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws
+    -> (UnsafeRawPointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> Void
+  {
+    let reduction = TypedIntegerReduction<Element>(kind: kind, layout: layout, outputCount: outputCount, finish: finish)
+    return { reduction.run(input: $0, output: $1, accumulators: $2) }
   }
 }
 
@@ -157,7 +193,8 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
   private let axes: RuntimeTensor
   private let output: RuntimeTensor
   private let keepDimensions: Bool
-  private var runner: (any IntegerReductionRunner)?
+  /// The typed reduction: input, output, int32 accumulators.
+  private var runner: ((UnsafeRawPointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> Void)?
 
   init(node: Node) throws {
     try node.expect(inputs: 2, outputs: 1)
@@ -213,9 +250,7 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
     guard let runner, let scratch = context.scratch else {
       throw KernelError.invalid("\(Operator.operatorName) evaluated before prepare")
     }
-    runner.run(
-      input: try tensorData(input), output: try tensorData(output),
-      accumulators: scratch.assumingMemoryBound(to: Int32.self))
+    runner(try tensorData(input), try tensorData(output), scratch.assumingMemoryBound(to: Int32.self))
   }
 }
 

@@ -50,23 +50,15 @@ private func floatTaps(inputSize: Int, outputSize: Int, alignCorners: Bool, half
   }
 }
 
-/// A typed quantized resize behind the kernel.
-private protocol IntegerBilinearResize {
-  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, rows: Range<Int>)
-  /// Output rows over all images.
-  var rowCount: Int { get }
-}
-
 /// Interpolation of 8- or 16-bit raw values.
-private struct TypedBilinearResize<Element: QuantizedInteger>: IntegerBilinearResize {
+private struct TypedBilinearResize<Element: QuantizedInteger> {
   let source: ResizeSource
   let outputHeight: Int
   let fixedPoint: QuantizedBilinearTaps<Int>?
   let float: QuantizedBilinearTaps<Float>?
   let rounding: RoundingPolicy
 
-  var rowCount: Int { source.batches * outputHeight }
-
+  /// Computes output rows `rows` (over all images).
   func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, rows: Range<Int>) {
     let channels = source.channels
     let image = source.height * source.width * channels
@@ -132,7 +124,8 @@ private struct TypedBilinearResize<Element: QuantizedInteger>: IntegerBilinearRe
   }
 }
 
-/// Builds the typed resize: the fixed-point interpolation for int8 and int16, float for uint8.
+/// Builds the typed resize: the fixed-point interpolation for int8 and int16, float for uint8
+/// (a closure formed where the element type is concrete).
 private struct IntegerBilinearFactory: QuantizedTypeVisitor {
   let inputShape: [Int]
   let outputHeight: Int
@@ -141,20 +134,24 @@ private struct IntegerBilinearFactory: QuantizedTypeVisitor {
   let halfPixelCenters: Bool
   let rounding: RoundingPolicy
 
-  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> any IntegerBilinearResize {
+  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws
+    -> (UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void
+  {
     let source = ResizeSource(shape: inputShape)
     if Element.self == UInt8.self {
       let taps = QuantizedBilinearTaps(
         rows: floatTaps(inputSize: source.height, outputSize: outputHeight, alignCorners: alignCorners, halfPixelCenters: halfPixelCenters),
         columns: floatTaps(inputSize: source.width, outputSize: outputWidth, alignCorners: alignCorners, halfPixelCenters: halfPixelCenters))
-      return TypedBilinearResize<Element>(
+      let resize = TypedBilinearResize<Element>(
         source: source, outputHeight: outputHeight, fixedPoint: nil, float: taps, rounding: rounding)
+      return { resize.run(input: $0, output: $1, rows: $2) }
     }
     let taps = QuantizedBilinearTaps(
       rows: fixedPointTaps(inputSize: source.height, outputSize: outputHeight, alignCorners: alignCorners, halfPixelCenters: halfPixelCenters),
       columns: fixedPointTaps(inputSize: source.width, outputSize: outputWidth, alignCorners: alignCorners, halfPixelCenters: halfPixelCenters))
-    return TypedBilinearResize<Element>(
+    let resize = TypedBilinearResize<Element>(
       source: source, outputHeight: outputHeight, fixedPoint: taps, float: nil, rounding: rounding)
+    return { resize.run(input: $0, output: $1, rows: $2) }
   }
 }
 
@@ -165,7 +162,8 @@ final class IntegerResizeBilinearKernel: Kernel {
   private let size: RuntimeTensor
   private let output: RuntimeTensor
   private let options: ResizeBilinearOptions
-  private var resize: (any IntegerBilinearResize)?
+  /// The typed resize of output rows over all images.
+  private var resize: ((UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void)?
 
   init(node: Node) throws {
     try node.expect(inputs: 2, outputs: 1)
@@ -197,9 +195,8 @@ final class IntegerResizeBilinearKernel: Kernel {
   func eval(_ context: EvalContext) throws {
     guard let resize else { throw KernelError.invalid("\(Self.opName) evaluated before prepare") }
     let (source, destination) = try evalPointers(input, output, op: Self.opName)
-    let rows = resize.rowCount
-    context.forEachChunk(of: rows, minimumChunk: 1) { range in
-      resize.run(input: source, output: destination, rows: range)
+    context.forEachChunk(of: output.shape[0] * output.shape[1], minimumChunk: 1) { range in
+      resize(source, destination, range)
     }
   }
 }

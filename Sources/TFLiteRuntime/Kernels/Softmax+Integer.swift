@@ -59,11 +59,9 @@ private func rowMaximum<Element: QuantizedInteger>(_ row: UnsafePointer<Element>
   return maximum
 }
 
-/// The kernel plumbing shared by the quantized last-axis kernels: operands, row splitting.
-private protocol IntegerRowKernelBody {
-  /// Computes `rows` of `depth` elements.
-  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, depth: Int, rows: Range<Int>)
-}
+/// Computes rows `rows` of `depth` elements from the input into the output (a closure formed
+/// where the element types are concrete, so that it runs specialised code).
+private typealias RowLoop = (_ input: UnsafeRawPointer, _ output: UnsafeMutableRawPointer, _ depth: Int, _ rows: Range<Int>) -> Void
 
 /// A quantized kernel computing each row of the last axis independently; the output has the
 /// input's shape.
@@ -71,7 +69,7 @@ class IntegerRowKernel {
   let input: RuntimeTensor
   let output: RuntimeTensor
   let op: String
-  private var body: (any IntegerRowKernelBody)?
+  private var body: RowLoop?
 
   init(node: Node, op: String, types: [(ElementType, ElementType)]) throws {
     try node.expect(inputs: 1, outputs: 1)
@@ -88,7 +86,7 @@ class IntegerRowKernel {
     output.shape = input.shape
   }
 
-  fileprivate func setBody(_ body: any IntegerRowKernelBody) { self.body = body }
+  fileprivate func setBody(_ body: @escaping RowLoop) { self.body = body }
 
   func eval(_ context: EvalContext) throws {
     guard let body else { throw KernelError.invalid("\(op) evaluated before prepare") }
@@ -98,7 +96,7 @@ class IntegerRowKernel {
     guard depth > 0 else { return }
     let rows = input.elementCount / depth
     context.forEachChunk(of: rows, minimumChunk: max(1, costlyElementwiseChunk / depth)) { range in
-      body.run(input: source, output: destination, depth: depth, rows: range)
+      body(source, destination, depth, range)
     }
   }
 }
@@ -127,7 +125,8 @@ final class IntegerSoftmaxKernel: IntegerRowKernel, Kernel {
       let inputOperand = try QuantizedOperand(input, op: op, symmetric: true)
       let outputOperand = try QuantizedOperand(output, op: op, symmetric: true)
       try requireScale(outputOperand, near: 1 / 32768)
-      setBody(SixteenBitSoftmax(input: inputOperand, beta: beta, rounding: rounding))
+      let softmax = SixteenBitSoftmax(input: inputOperand, beta: beta, rounding: rounding)
+      setBody { softmax.run(input: $0, output: $1, depth: $2, rows: $3) }
       return
     }
     let inputOperand = try QuantizedOperand(input, op: op)
@@ -159,14 +158,15 @@ final class IntegerSoftmaxKernel: IntegerRowKernel, Kernel {
 private struct EightBitSoftmaxFactory: QuantizedTypePairVisitor {
   let table: DifferenceTable
   func visit<Input: QuantizedInteger, Output: QuantizedInteger>(_ input: Input.Type, _ output: Output.Type) throws
-    -> any IntegerRowKernelBody
+    -> RowLoop
   {
-    EightBitSoftmax<Input, Output>(table: table)
+    let softmax = EightBitSoftmax<Input, Output>(table: table)
+    return { softmax.run(input: $0, output: $1, depth: $2, rows: $3) }
   }
 }
 
 /// SOFTMAX of 8-bit rows into 8- or 16-bit outputs whose lowest raw value stands for 0.
-private struct EightBitSoftmax<Input: QuantizedInteger, Output: QuantizedInteger>: IntegerRowKernelBody {
+private struct EightBitSoftmax<Input: QuantizedInteger, Output: QuantizedInteger> {
   let table: DifferenceTable
 
   func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, depth: Int, rows: Range<Int>) {
@@ -193,7 +193,7 @@ private struct EightBitSoftmax<Input: QuantizedInteger, Output: QuantizedInteger
 }
 
 /// SOFTMAX of int16 rows (zero points 0, output scale 1/32768).
-private struct SixteenBitSoftmax: IntegerRowKernelBody {
+private struct SixteenBitSoftmax {
   let multiplier: QuantizedMultiplier
   let rounding: RoundingPolicy
   /// e^x for x in [−10, 0] on the int16 range.
@@ -290,13 +290,15 @@ private struct EightBitLogSoftmaxFactory: QuantizedTypeVisitor {
   let reverse: QuantizedMultiplier
   let differenceMin: Int32
   let rounding: RoundingPolicy
-  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> any IntegerRowKernelBody {
-    EightBitLogSoftmax<Element>(table: table, reverse: reverse, differenceMin: differenceMin, rounding: rounding)
+  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> RowLoop {
+    let logSoftmax = EightBitLogSoftmax<Element>(
+      table: table, reverse: reverse, differenceMin: differenceMin, rounding: rounding)
+    return { logSoftmax.run(input: $0, output: $1, depth: $2, rows: $3) }
   }
 }
 
 /// LOG_SOFTMAX of 8-bit rows.
-private struct EightBitLogSoftmax<Element: QuantizedInteger>: IntegerRowKernelBody {
+private struct EightBitLogSoftmax<Element: QuantizedInteger> {
   let table: DifferenceTable
   /// Maps a Q5.26 logarithm back to raw input differences.
   let reverse: QuantizedMultiplier

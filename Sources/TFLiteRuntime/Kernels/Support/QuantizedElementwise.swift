@@ -4,12 +4,12 @@
 // it; the drivers specialise the loops for the operand types.
 
 /// The integer element types quantized kernels read and write.
-protocol QuantizedInteger: FixedWidthInteger, SIMDScalar {}
+protocol QuantizedInteger: FixedWidthInteger, SIMDScalar, Codable {}
 
 extension QuantizedInteger {
   /// Sixteen consecutive elements at `pointer`, widened to Int32 lanes.
   @inline(__always)
-  static func loadWidened(_ pointer: UnsafePointer<Self>) -> SIMD16<Int32> {
+  static func loadWidened16(_ pointer: UnsafePointer<Self>) -> SIMD16<Int32> {
     SIMD16<Int32>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Self>.self))
   }
 
@@ -17,6 +17,42 @@ extension QuantizedInteger {
   @inline(__always)
   static func storeNarrowed(_ lanes: SIMD16<Int32>, to pointer: UnsafeMutablePointer<Self>) {
     UnsafeMutableRawPointer(pointer).storeBytes(of: SIMD16<Self>(truncatingIfNeeded: lanes), as: SIMD16<Self>.self)
+  }
+
+  /// Eight consecutive elements at `pointer`, widened to Int32 lanes.
+  @inline(__always)
+  static func loadWidened8(_ pointer: UnsafePointer<Self>) -> SIMD8<Int32> {
+    SIMD8<Int32>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Self>.self))
+  }
+
+  /// Stores eight Int32 lanes (already inside this type's range) as elements at `pointer`.
+  @inline(__always)
+  static func storeNarrowed(_ lanes: SIMD8<Int32>, to pointer: UnsafeMutablePointer<Self>) {
+    UnsafeMutableRawPointer(pointer).storeBytes(of: SIMD8<Self>(truncatingIfNeeded: lanes), as: SIMD8<Self>.self)
+  }
+}
+
+extension SIMD16 where Scalar == Int32 {
+  /// Lanes of `ifNegative` where `selector` is negative, of `self` elsewhere (a branch-free select).
+  @inline(__always)
+  func replacing(with ifNegative: Self, whereNegative selector: Self) -> Self {
+    let mask = selector &>> 31
+    return (self & ~mask) | (ifNegative & mask)
+  }
+}
+
+extension SIMD8 where Scalar == Int32 {
+  /// `min(max(self, range.lowerBound), range.upperBound)` lane by lane.
+  @inline(__always)
+  func clamped(to range: ClosedRange<Int32>) -> Self {
+    clamped(lowerBound: Self(repeating: range.lowerBound), upperBound: Self(repeating: range.upperBound))
+  }
+
+  /// Lanes of `ifNegative` where `selector` is negative, of `self` elsewhere (a branch-free select).
+  @inline(__always)
+  func replacing(with ifNegative: Self, whereNegative selector: Self) -> Self {
+    let mask = selector &>> 31
+    return (self & ~mask) | (ifNegative & mask)
   }
 }
 extension Int8: QuantizedInteger {}
@@ -84,46 +120,46 @@ protocol QuantizedUnaryFunction {
   func callAsFunction(_ x: Int32) -> Int32
 }
 
-/// An element-by-element map from a quantized tensor to another, prepared once: a 256-entry
-/// table for 8-bit inputs (built by running the function on every input value), the function
-/// itself for wider inputs.
+/// An element-by-element map from a quantized tensor to another, prepared once: a table of the
+/// function's value on every 8- or 16-bit input (256 or 65536 entries), the function itself for
+/// int32 inputs.
 struct QuantizedElementMap {
-  private let runner: any QuantizedMapRunner
+  /// The typed loop: maps elements `range` of the input into the output.
+  private let loop: (UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void
 
   /// Prepares the map of `function` from `inputType` to `outputType` elements.
   init<Function: QuantizedUnaryFunction>(_ function: Function, from inputType: ElementType, to outputType: ElementType)
     throws
   {
-    runner = try visitQuantized(inputType, outputType, MapRunnerFactory(function: function))
+    loop = try visitQuantized(inputType, outputType, MapRunnerFactory(function: function))
   }
 
   /// Maps elements `range` of `input` into the same elements of `output`.
   func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>) {
-    runner.run(input: input, output: output, range: range)
+    loop(input, output, range)
   }
 }
 
-/// A typed loop behind a ``QuantizedElementMap``.
-private protocol QuantizedMapRunner {
-  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>)
-}
-
-/// Chooses the table or the direct loop for a pair of element types.
+/// Chooses the table or the direct loop for a pair of element types. The loops are returned as
+/// closures formed here, where the element types are concrete, so that they run specialised code
+/// (a generic type behind an existential would run the unspecialised implementation).
 private struct MapRunnerFactory<Function: QuantizedUnaryFunction>: QuantizedTypePairVisitor {
   let function: Function
   func visit<Input: QuantizedInteger, Output: QuantizedInteger>(_ input: Input.Type, _ output: Output.Type) throws
-    -> any QuantizedMapRunner
+    -> (UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void
   {
-    if Input.bitWidth == 8 {
-      let table = (Int32(Input.min)...Int32(Input.max)).map { Output(truncatingIfNeeded: function($0)) }
-      return TableMapRunner<Input, Output>(table: table)
+    if Input.bitWidth <= 16 {
+      let runner = TableMapRunner<Input, Output>(
+        table: (Int32(Input.min)...Int32(Input.max)).map { Output(truncatingIfNeeded: function($0)) })
+      return { runner.run(input: $0, output: $1, range: $2) }
     }
-    return FunctionMapRunner<Input, Output, Function>(function: function)
+    let runner = FunctionMapRunner<Input, Output, Function>(function: function)
+    return { runner.run(input: $0, output: $1, range: $2) }
   }
 }
 
-/// Maps 8-bit inputs through a 256-entry table indexed by the raw value minus the type's minimum.
-private struct TableMapRunner<Input: QuantizedInteger, Output: QuantizedInteger>: QuantizedMapRunner {
+/// Maps 8- or 16-bit inputs through a table indexed by the raw value minus the type's minimum.
+private struct TableMapRunner<Input: QuantizedInteger, Output: QuantizedInteger> {
   let table: [Output]
   func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>) {
     let source = input.assumingMemoryBound(to: Input.self)
@@ -137,9 +173,7 @@ private struct TableMapRunner<Input: QuantizedInteger, Output: QuantizedInteger>
 }
 
 /// Applies the function to every element.
-private struct FunctionMapRunner<Input: QuantizedInteger, Output: QuantizedInteger, Function: QuantizedUnaryFunction>:
-  QuantizedMapRunner
-{
+private struct FunctionMapRunner<Input: QuantizedInteger, Output: QuantizedInteger, Function: QuantizedUnaryFunction> {
   let function: Function
   func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>) {
     let source = input.assumingMemoryBound(to: Input.self)
@@ -154,18 +188,27 @@ private struct FunctionMapRunner<Input: QuantizedInteger, Output: QuantizedInteg
 protocol QuantizedBinaryFunction {
   /// The raw output for raw inputs `a` and `b`, already inside the output type's range.
   func callAsFunction(_ a: Int32, _ b: Int32) -> Int32
+  /// The same on eight lanes at once, bit for bit.
+  func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32>
 }
 
 /// A broadcasting elementwise operation on two quantized tensors, prepared once; the output has
 /// the type of the first input.
 struct QuantizedBinaryMap {
-  private let runner: any QuantizedBinaryRunner
+  /// The typed loop: computes output elements `range` of the layout.
+  private let loop: (BroadcastLayout, UnsafeRawPointer, UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void
 
-  /// Prepares `function` for inputs of `lhsType` and `rhsType`.
-  init<Function: QuantizedBinaryFunction>(_ function: Function, lhs lhsType: ElementType, rhs rhsType: ElementType)
-    throws
-  {
-    runner = try visitQuantized(lhsType, rhsType, BinaryRunnerFactory(function: function))
+  /// Outputs from which two 8-bit inputs are served from a table of every input pair (64 KiB,
+  /// built at prepare time for about the cost of computing that many outputs).
+  static let pairTableThreshold = 1 << 16
+
+  /// Prepares `function` for inputs of `lhsType` and `rhsType` producing `elementCount` outputs.
+  init<Function: QuantizedBinaryFunction>(
+    _ function: Function, lhs lhsType: ElementType, rhs rhsType: ElementType, elementCount: Int
+  ) throws {
+    loop = try visitQuantized(
+      lhsType, rhsType,
+      BinaryRunnerFactory(function: function, tabulates: elementCount >= Self.pairTableThreshold))
   }
 
   /// Computes output elements `range` of `layout` (operand 0 is `lhs`, operand 1 is `rhs`).
@@ -173,31 +216,75 @@ struct QuantizedBinaryMap {
     layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer,
     range: Range<Int>
   ) {
-    runner.run(layout: layout, lhs: lhs, rhs: rhs, output: output, range: range)
+    loop(layout, lhs, rhs, output, range)
   }
 }
 
-/// A typed loop behind a ``QuantizedBinaryMap``.
-private protocol QuantizedBinaryRunner {
-  func run(
-    layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer,
-    range: Range<Int>)
-}
-
-/// Builds the typed loop for a pair of input types.
+/// Builds the typed loop for a pair of input types (a closure formed where the types are concrete).
 private struct BinaryRunnerFactory<Function: QuantizedBinaryFunction>: QuantizedTypePairVisitor {
   let function: Function
+  /// Whether to tabulate the function when both inputs are 8-bit.
+  let tabulates: Bool
   func visit<Lhs: QuantizedInteger, Rhs: QuantizedInteger>(_ lhs: Lhs.Type, _ rhs: Rhs.Type) throws
-    -> any QuantizedBinaryRunner
+    -> (BroadcastLayout, UnsafeRawPointer, UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void
   {
-    TypedBinaryRunner<Lhs, Rhs, Function>(function: function)
+    if tabulates && Lhs.bitWidth == 8 && Rhs.bitWidth == 8 {
+      let runner = PairTableRunner<Lhs, Rhs>(function: function)
+      return { runner.run(layout: $0, lhs: $1, rhs: $2, output: $3, range: $4) }
+    }
+    let runner = TypedBinaryRunner<Lhs, Rhs, Function>(function: function)
+    return { runner.run(layout: $0, lhs: $1, rhs: $2, output: $3, range: $4) }
+  }
+}
+
+/// Serves two 8-bit inputs from a table of the function on every pair of raw values.
+private struct PairTableRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger> {
+  /// Entry `(a − Lhs.min) · 256 + (b − Rhs.min)` is the output for raw inputs `a` and `b`.
+  let table: [Lhs]
+
+  init<Function: QuantizedBinaryFunction>(function: Function) {
+    var table = [Lhs](repeating: 0, count: 1 << 16)
+    table.withUnsafeMutableBufferPointer { entries in
+      var rhsValues = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) &+ Int32(Rhs.min)
+      for rhsBlock in stride(from: 0, to: 256, by: 8) {
+        for lhsIndex in 0..<256 {
+          let lhsValues = SIMD8<Int32>(repeating: Int32(lhsIndex) &+ Int32(Lhs.min))
+          let outputs = SIMD8<Lhs>(truncatingIfNeeded: function(lhsValues, rhsValues))
+          UnsafeMutableRawPointer(entries.baseAddress.unsafelyUnwrapped + (lhsIndex << 8 | rhsBlock))
+            .storeBytes(of: outputs, as: SIMD8<Lhs>.self)
+        }
+        rhsValues &+= 8
+      }
+    }
+    self.table = table
+  }
+
+  func run(
+    layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer,
+    range: Range<Int>
+  ) {
+    let left = lhs.assumingMemoryBound(to: Lhs.self)
+    let right = rhs.assumingMemoryBound(to: Rhs.self)
+    let destination = output.assumingMemoryBound(to: Lhs.self)
+    let leftStride = layout.innerStride(of: 0)
+    let rightStride = layout.innerStride(of: 1)
+    let leftBias = -Int(Lhs.min)
+    let rightBias = -Int(Rhs.min)
+    table.withUnsafeBufferPointer { table in
+      let entries = table.baseAddress.unsafelyUnwrapped
+      layout.forEachSegment(in: range) { start, leftOffset, rightOffset, _, count in
+        for step in 0..<count {
+          let a = Int(left[leftOffset &+ step &* leftStride]) &+ leftBias
+          let b = Int(right[rightOffset &+ step &* rightStride]) &+ rightBias
+          destination[start &+ step] = entries[a << 8 | b]
+        }
+      }
+    }
   }
 }
 
 /// Walks the broadcast layout segment by segment.
-private struct TypedBinaryRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, Function: QuantizedBinaryFunction>:
-  QuantizedBinaryRunner
-{
+private struct TypedBinaryRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, Function: QuantizedBinaryFunction> {
   let function: Function
   func run(
     layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer,
@@ -209,10 +296,21 @@ private struct TypedBinaryRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, F
     let leftStride = layout.innerStride(of: 0)
     let rightStride = layout.innerStride(of: 1)
     layout.forEachSegment(in: range) { start, leftOffset, rightOffset, _, count in
-      for step in 0..<count {
+      // Eight elements at a time; an operand that stays on one element is splatted.
+      let leftSplat = SIMD8<Int32>(repeating: Int32(truncatingIfNeeded: left[leftOffset]))
+      let rightSplat = SIMD8<Int32>(repeating: Int32(truncatingIfNeeded: right[rightOffset]))
+      var step = 0
+      while step &+ 8 <= count {
+        let a = leftStride == 0 ? leftSplat : Lhs.loadWidened8(left + (leftOffset &+ step))
+        let b = rightStride == 0 ? rightSplat : Rhs.loadWidened8(right + (rightOffset &+ step))
+        Lhs.storeNarrowed(function(a, b), to: destination + (start &+ step))
+        step &+= 8
+      }
+      while step < count {
         let a = Int32(truncatingIfNeeded: left[leftOffset &+ step &* leftStride])
         let b = Int32(truncatingIfNeeded: right[rightOffset &+ step &* rightStride])
         destination[start &+ step] = Lhs(truncatingIfNeeded: function(a, b))
+        step &+= 1
       }
     }
   }
