@@ -31,6 +31,27 @@ final class FixedPointFunctionTests: XCTestCase {
     XCTAssertEqual(Int64(FixedPoint.logDenominatorFirst), raw(0.25 * fourthRootOfTwo, fractionalBits: 31))
   }
 
+  func testEightLaneRescalingMatchesTheScalarOne() {
+    var generator = SeededGenerator(seed: 400)
+    for _ in 0..<5_000 {
+      let multiplier = QuantizedMultiplier(
+        Double.random(in: 1e-9...1e4, using: &generator), rounding: Bool.random(using: &generator) ? .singleRounding : .doubleRounding)
+      let magnitude = Int32(1) << Int32.random(in: 0...30, using: &generator)
+      let lanes = SIMD8<Int32>((0..<8).map { _ in Int32.random(in: -magnitude...magnitude, using: &generator) })
+      let exponent = Int.random(in: 0...31, using: &generator)
+      for policy in RoundingPolicy.allCases {
+        let vector = multiplier.apply(lanes, rounding: policy)
+        for lane in 0..<8 {
+          XCTAssertEqual(vector[lane], multiplier.apply(lanes[lane], rounding: policy), "\(multiplier) × \(lanes[lane]) \(policy)")
+        }
+      }
+      let divided = FixedPoint.roundingDivideByPowerOfTwo(lanes, exponent)
+      for lane in 0..<8 {
+        XCTAssertEqual(divided[lane], FixedPoint.roundingDivideByPowerOfTwo(lanes[lane], exponent))
+      }
+    }
+  }
+
   func testSaturatingMultiplyByPowerOfTwo() {
     var generator = SeededGenerator(seed: 401)
     for _ in 0..<20_000 {

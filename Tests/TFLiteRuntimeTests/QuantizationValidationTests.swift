@@ -98,7 +98,7 @@ final class QuantizationValidationTests: XCTestCase {
   func testOutputScalesTheKernelsRequire() {
     assertRejected(
       "LOGISTIC", [tensor(0, "x", .int8, [4])], tensor(1, "y", .int8, [4], scales: [0.01]),
-      mentioning: ["LOGISTIC", "1/256"])
+      mentioning: ["LOGISTIC", "0.00390625"])
     assertRejected(
       "SOFTMAX", [tensor(0, "x", .int8, [4])], tensor(1, "p", .int8, [4], scales: [1 / 256], zeroPoints: [0]),
       .softmaxOptions(SoftmaxOptions()), mentioning: ["SOFTMAX", "zero point -128"])

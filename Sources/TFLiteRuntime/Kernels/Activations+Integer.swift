@@ -368,39 +368,41 @@ struct IntegerHardSwishDefinition: IntegerUnaryDefinition {
   }
 }
 
-/// LOGISTIC: an 8-bit table of 1 / (1 + e^−x) with output scale 1/256, or the int16 sigmoid
-/// interpolation with output scale 1/32768.
-struct IntegerLogisticDefinition: IntegerUnaryDefinition {
-  static let operatorName = "LOGISTIC"
-  private let type: ElementType
-
-  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
-    type = try requireQuantizedTypes(input, output, [.int8, .uint8, .int16], op: Self.operatorName)
-  }
-
-  func prepare(input: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy) throws -> QuantizedElementMap {
-    if type == .int16 {
-      let inputOperand = try QuantizedOperand(input, op: Self.operatorName, symmetric: true)
-      let outputOperand = try QuantizedOperand(output, op: Self.operatorName, symmetric: true)
-      guard outputOperand.scale == 1 / 32768 else {
-        throw KernelError.invalid("\(Self.operatorName): an int16 output must have scale 1/32768, got \(outputOperand.scale)")
-      }
-      let function = SixteenBitSigmoidFunction(curve: .logistic, inputScale: inputOperand.scale, maximumPowerOfTwoShift: 0)
-      return try QuantizedElementMap(function, from: type, to: type)
-    }
-    let inputOperand = try QuantizedOperand(input, op: Self.operatorName)
-    let outputOperand = try QuantizedOperand(output, op: Self.operatorName)
-    guard outputOperand.scale == 1 / 256 else {
-      throw KernelError.invalid("\(Self.operatorName): an 8-bit output must have scale 1/256, got \(outputOperand.scale)")
-    }
-    let function = eightBitTable(input: inputOperand, output: outputOperand, transform: TabulatedFunction.logistic)
-    return try QuantizedElementMap(function, from: type, to: type)
-  }
+/// LOGISTIC or TANH.
+protocol SigmoidCurve {
+  static var operatorName: String { get }
+  /// The curve of the 16-bit kernel.
+  static var curve: SixteenBitSigmoidFunction.Curve { get }
+  /// The function the 8-bit table holds.
+  static func transform(_ x: Float) -> Float
+  /// The output scale an 8-bit output must have, if TFLite fixes one.
+  static var eightBitOutputScale: Float? { get }
+  /// The largest shift of a power-of-two int16 input scale the 16-bit kernel uses directly.
+  static var maximumPowerOfTwoShift: Int { get }
 }
 
-/// TANH: an 8-bit table of tanh, or the int16 interpolation with output scale 2^−15.
-struct IntegerTanhDefinition: IntegerUnaryDefinition {
+/// LOGISTIC: output scale 1/256 on 8 bits.
+enum QuantizedLogistic: SigmoidCurve {
+  static let operatorName = "LOGISTIC"
+  static let curve = SixteenBitSigmoidFunction.Curve.logistic
+  static func transform(_ x: Float) -> Float { TabulatedFunction.logistic(x) }
+  static let eightBitOutputScale: Float? = 1 / 256
+  static let maximumPowerOfTwoShift = 0
+}
+
+/// TANH.
+enum QuantizedTanh: SigmoidCurve {
   static let operatorName = "TANH"
+  static let curve = SixteenBitSigmoidFunction.Curve.hyperbolicTangent
+  static func transform(_ x: Float) -> Float { TabulatedFunction.hyperbolicTangent(x) }
+  static let eightBitOutputScale: Float? = nil
+  static let maximumPowerOfTwoShift = 1
+}
+
+/// LOGISTIC and TANH: an 8-bit table of the function, or the int16 interpolation of the logistic
+/// table with output scale 2^−15.
+struct IntegerSigmoidDefinition<Curve: SigmoidCurve>: IntegerUnaryDefinition {
+  static var operatorName: String { Curve.operatorName }
   private let type: ElementType
 
   init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
@@ -408,20 +410,22 @@ struct IntegerTanhDefinition: IntegerUnaryDefinition {
   }
 
   func prepare(input: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy) throws -> QuantizedElementMap {
-    if type == .int16 {
-      let inputOperand = try QuantizedOperand(input, op: Self.operatorName, symmetric: true)
-      let outputOperand = try QuantizedOperand(output, op: Self.operatorName, symmetric: true)
+    let symmetric = type == .int16
+    let inputOperand = try QuantizedOperand(input, op: Self.operatorName, symmetric: symmetric)
+    let outputOperand = try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
+    if symmetric {
       let (log2, isPowerOfTwo) = FixedPoint.checkedLog2(outputOperand.scale)
       guard isPowerOfTwo && log2 == -15 else {
-        throw KernelError.invalid("\(Self.operatorName): an int16 output must have scale 2^-15, got \(outputOperand.scale)")
+        throw KernelError.invalid("\(Self.operatorName): an int16 output must have scale 1/32768, got \(outputOperand.scale)")
       }
       let function = SixteenBitSigmoidFunction(
-        curve: .hyperbolicTangent, inputScale: inputOperand.scale, maximumPowerOfTwoShift: 1)
+        curve: Curve.curve, inputScale: inputOperand.scale, maximumPowerOfTwoShift: Curve.maximumPowerOfTwoShift)
       return try QuantizedElementMap(function, from: type, to: type)
     }
-    let inputOperand = try QuantizedOperand(input, op: Self.operatorName)
-    let outputOperand = try QuantizedOperand(output, op: Self.operatorName)
-    let function = eightBitTable(input: inputOperand, output: outputOperand, transform: TabulatedFunction.hyperbolicTangent)
+    if let required = Curve.eightBitOutputScale, outputOperand.scale != required {
+      throw KernelError.invalid("\(Self.operatorName): an 8-bit output must have scale \(required), got \(outputOperand.scale)")
+    }
+    let function = eightBitTable(input: inputOperand, output: outputOperand, transform: Curve.transform)
     return try QuantizedElementMap(function, from: type, to: type)
   }
 }
@@ -465,8 +469,8 @@ extension KernelRegistry {
     QuantizedReluZeroToOne.operatorName: IntegerUnaryKernel<IntegerReluDefinition<QuantizedReluZeroToOne>>.self,
     IntegerLeakyReluDefinition.operatorName: IntegerUnaryKernel<IntegerLeakyReluDefinition>.self,
     IntegerHardSwishDefinition.operatorName: IntegerUnaryKernel<IntegerHardSwishDefinition>.self,
-    IntegerLogisticDefinition.operatorName: IntegerUnaryKernel<IntegerLogisticDefinition>.self,
-    IntegerTanhDefinition.operatorName: IntegerUnaryKernel<IntegerTanhDefinition>.self,
+    QuantizedLogistic.operatorName: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedLogistic>>.self,
+    QuantizedTanh.operatorName: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedTanh>>.self,
     IntegerGeluDefinition.operatorName: IntegerUnaryKernel<IntegerGeluDefinition>.self,
   ]
 }

@@ -115,15 +115,6 @@ struct CommonScaleInputs {
     self.rounding = rounding
   }
 
-  /// Both inputs on the common scale.
-  @inline(__always)
-  func scaled(_ a: Int32, _ b: Int32) -> (Int32, Int32) {
-    (
-      lhsMultiplier.apply((a &- lhsZeroPoint) &<< leftShift, rounding: rounding),
-      rhsMultiplier.apply((b &- rhsZeroPoint) &<< leftShift, rounding: rounding)
-    )
-  }
-
   /// Both inputs on the common scale, eight lanes at once.
   @inline(__always)
   func scaled(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> (SIMD8<Int32>, SIMD8<Int32>) {
@@ -142,13 +133,6 @@ struct AddSubtractFunction: QuantizedBinaryFunction {
   let outputZeroPoint: Int32
   let clamp: ClosedRange<Int32>
   @inline(__always)
-  func callAsFunction(_ a: Int32, _ b: Int32) -> Int32 {
-    let (left, right) = inputs.scaled(a, b)
-    let sum = subtracts ? left &- right : left &+ right
-    let result = outputMultiplier.apply(sum, rounding: inputs.rounding) &+ outputZeroPoint
-    return min(max(result, clamp.lowerBound), clamp.upperBound)
-  }
-  @inline(__always)
   func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
     let (left, right) = inputs.scaled(a, b)
     let sum = subtracts ? left &- right : left &+ right
@@ -163,13 +147,6 @@ struct PowerOfTwoAddSubtractFunction: QuantizedBinaryFunction {
   let rhsShift: Int
   let subtracts: Bool
   let clamp: ClosedRange<Int32>
-  @inline(__always)
-  func callAsFunction(_ a: Int32, _ b: Int32) -> Int32 {
-    let left = FixedPoint.roundingDivideByPowerOfTwo(a, lhsShift)
-    let right = FixedPoint.roundingDivideByPowerOfTwo(b, rhsShift)
-    let result = subtracts ? left &- right : left &+ right
-    return min(max(result, clamp.lowerBound), clamp.upperBound)
-  }
   @inline(__always)
   func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
     let left = FixedPoint.roundingDivideByPowerOfTwo(a, lhsShift)
@@ -187,12 +164,6 @@ struct MultiplyFunction: QuantizedBinaryFunction {
   let rounding: RoundingPolicy
   let clamp: ClosedRange<Int32>
   @inline(__always)
-  func callAsFunction(_ a: Int32, _ b: Int32) -> Int32 {
-    let product = (a &- lhsZeroPoint) &* (b &- rhsZeroPoint)
-    let result = outputZeroPoint &+ multiplier.apply(product, rounding: rounding)
-    return min(max(result, clamp.lowerBound), clamp.upperBound)
-  }
-  @inline(__always)
   func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
     let product = (a &- lhsZeroPoint) &* (b &- rhsZeroPoint)
     return (multiplier.apply(product, rounding: rounding) &+ outputZeroPoint).clamped(to: clamp)
@@ -206,13 +177,6 @@ struct SquaredDifferenceFunction: QuantizedBinaryFunction {
   let outputZeroPoint: Int32
   let range: ClosedRange<Int32>
   @inline(__always)
-  func callAsFunction(_ a: Int32, _ b: Int32) -> Int32 {
-    let (left, right) = inputs.scaled(a, b)
-    let difference = left &- right
-    let result = outputMultiplier.apply(difference &* difference, rounding: inputs.rounding) &+ outputZeroPoint
-    return min(max(result, range.lowerBound), range.upperBound)
-  }
-  @inline(__always)
   func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
     let (left, right) = inputs.scaled(a, b)
     let difference = left &- right
@@ -224,10 +188,6 @@ struct SquaredDifferenceFunction: QuantizedBinaryFunction {
 /// MAXIMUM or MINIMUM of the raw values (TFLite compares raw values whatever the scales).
 struct ExtremumFunction: QuantizedBinaryFunction {
   let takesMaximum: Bool
-  @inline(__always)
-  func callAsFunction(_ a: Int32, _ b: Int32) -> Int32 {
-    takesMaximum ? (a > b ? a : b) : (a < b ? a : b)
-  }
   @inline(__always)
   func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
     takesMaximum ? pointwiseMax(a, b) : pointwiseMin(a, b)
@@ -243,16 +203,6 @@ struct PreluFunction: QuantizedBinaryFunction {
   let alphaMultiplier: QuantizedMultiplier
   let rounding: RoundingPolicy
   let range: ClosedRange<Int32>
-  @inline(__always)
-  func callAsFunction(_ a: Int32, _ b: Int32) -> Int32 {
-    let value = a &- inputZeroPoint
-    let scaled =
-      value >= 0
-      ? identity.apply(value, rounding: rounding)
-      : alphaMultiplier.apply(value &* (b &- alphaZeroPoint), rounding: rounding)
-    let result = scaled &+ outputZeroPoint
-    return min(max(result, range.lowerBound), range.upperBound)
-  }
   @inline(__always)
   func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
     let value = a &- inputZeroPoint

@@ -1,7 +1,7 @@
 // Quantized AVERAGE_POOL_2D and MAX_POOL_2D (int8, uint8, int16), bit-exact with LiteRT's
 // reference kernels: the input and output share their quantization, so the pools work on raw
 // values. The average sums the in-bounds taps in int32 and divides rounding half away from zero;
-// both clamp to the fused activation's quantized range. Channels go sixteen at a time.
+// both clamp to the fused activation's quantized range. Channels go eight at a time.
 
 import TFLiteFormat
 
@@ -29,19 +29,17 @@ private struct IntegerPoolingRow<Element: QuantizedInteger> {
       let count = Int32(tapRows * tapColumns)
       let destination = output + (row * shape.width.outputSize + x) * channels
       var channel = 0
-      while channel + 16 <= channels {
-        var accumulator = SIMD16<Int32>(repeating: kind == .max ? Int32(Element.min) : 0)
+      while channel + 8 <= channels {
+        var accumulator = SIMD8<Int32>(repeating: kind == .max ? Int32(Element.min) : 0)
         for ky in 0..<tapRows {
           for kx in 0..<tapColumns {
-            let lanes = Element.loadWidened16(first + ky * rowStride + kx * channels + channel)
+            let lanes = Element.loadWidened(first + ky * rowStride + kx * channels + channel)
             accumulator = kind == .max ? pointwiseMax(accumulator, lanes) : accumulator &+ lanes
           }
         }
         if kind == .average { accumulator = roundedQuotient(accumulator, count) }
-        let clamped = accumulator.clamped(
-          lowerBound: SIMD16(repeating: clamp.lowerBound), upperBound: SIMD16(repeating: clamp.upperBound))
-        Element.storeNarrowed(clamped, to: destination + channel)
-        channel += 16
+        Element.storeNarrowed(accumulator.clamped(to: clamp), to: destination + channel)
+        channel += 8
       }
       for tail in channel..<channels {
         var accumulator: Int32 = kind == .max ? Int32(Element.min) : 0
@@ -63,11 +61,11 @@ private struct IntegerPoolingRow<Element: QuantizedInteger> {
 /// `sum / count` rounded half away from zero, as TFLite's integer average pools divide (`count`
 /// is positive). The divisions go lane by lane: the generic SIMD division is far slower.
 @inline(__always)
-private func roundedQuotient(_ sum: SIMD16<Int32>, _ count: Int32) -> SIMD16<Int32> {
-  let half = SIMD16<Int32>(repeating: count / 2)
+private func roundedQuotient(_ sum: SIMD8<Int32>, _ count: Int32) -> SIMD8<Int32> {
+  let half = SIMD8<Int32>(repeating: count / 2)
   let dividend = sum &+ half.replacing(with: 0 &- half, whereNegative: sum &- 1)
-  var quotient = SIMD16<Int32>()
-  for lane in 0..<16 { quotient[lane] = dividend[lane] / count }
+  var quotient = SIMD8<Int32>()
+  for lane in 0..<8 { quotient[lane] = dividend[lane] / count }
   return quotient
 }
 

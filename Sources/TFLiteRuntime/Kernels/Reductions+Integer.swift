@@ -101,9 +101,9 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
     }
   }
 
-  /// Sixteen lanes of `combine`.
+  /// Eight lanes of `combine`.
   @inline(__always)
-  private func combine(_ accumulator: SIMD16<Int32>, _ values: SIMD16<Int32>) -> SIMD16<Int32> {
+  private func combine(_ accumulator: SIMD8<Int32>, _ values: SIMD8<Int32>) -> SIMD8<Int32> {
     switch kind {
     case .mean, .sum: accumulator &+ values
     case .maximum: pointwiseMax(accumulator, values)
@@ -113,7 +113,7 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
 
   /// The lanes combined into one value.
   @inline(__always)
-  private func reduce(_ lanes: SIMD16<Int32>) -> Int32 {
+  private func reduce(_ lanes: SIMD8<Int32>) -> Int32 {
     switch kind {
     case .mean, .sum: lanes.wrappedSum()
     case .maximum: lanes.max()
@@ -139,11 +139,11 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
     layout.forEachSegment(in: 0..<layout.elementCount) { start, outputOffset, _, _, count in
       var index = 0
       if outputStride == 0 {
-        // A reduced row: sixteen lanes, then the lanes and the tail into the one accumulator.
-        var lanes = SIMD16<Int32>(repeating: identity)
-        while index &+ 16 <= count {
-          lanes = combine(lanes, Element.loadWidened16(source + (start &+ index)))
-          index &+= 16
+        // A reduced row: eight lanes, then the lanes and the tail into the one accumulator.
+        var lanes = SIMD8<Int32>(repeating: identity)
+        while index &+ 8 <= count {
+          lanes = combine(lanes, Element.loadWidened(source + (start &+ index)))
+          index &+= 8
         }
         var accumulator = combine(accumulators[outputOffset], reduce(lanes))
         while index < count {
@@ -153,11 +153,11 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
         accumulators[outputOffset] = accumulator
       } else {
         // A kept row: combined lane by lane into consecutive accumulators.
-        while index &+ 16 <= count {
+        while index &+ 8 <= count {
           let target = UnsafeMutableRawPointer(accumulators + (outputOffset &+ index))
-          let current = target.loadUnaligned(as: SIMD16<Int32>.self)
-          target.storeBytes(of: combine(current, Element.loadWidened16(source + (start &+ index))), as: SIMD16<Int32>.self)
-          index &+= 16
+          let current = target.loadUnaligned(as: SIMD8<Int32>.self)
+          target.storeBytes(of: combine(current, Element.loadWidened(source + (start &+ index))), as: SIMD8<Int32>.self)
+          index &+= 8
         }
         while index < count {
           accumulators[outputOffset &+ index] = combine(

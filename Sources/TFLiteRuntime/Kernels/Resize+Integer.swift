@@ -138,19 +138,15 @@ private struct IntegerBilinearFactory: QuantizedTypeVisitor {
     -> (UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void
   {
     let source = ResizeSource(shape: inputShape)
-    if Element.self == UInt8.self {
-      let taps = QuantizedBilinearTaps(
-        rows: floatTaps(inputSize: source.height, outputSize: outputHeight, alignCorners: alignCorners, halfPixelCenters: halfPixelCenters),
-        columns: floatTaps(inputSize: source.width, outputSize: outputWidth, alignCorners: alignCorners, halfPixelCenters: halfPixelCenters))
-      let resize = TypedBilinearResize<Element>(
-        source: source, outputHeight: outputHeight, fixedPoint: nil, float: taps, rounding: rounding)
-      return { resize.run(input: $0, output: $1, rows: $2) }
+    func taps<Weight>(_ axis: (Int, Int, Bool, Bool) -> [QuantizedBilinearTap<Weight>]) -> QuantizedBilinearTaps<Weight> {
+      QuantizedBilinearTaps(
+        rows: axis(source.height, outputHeight, alignCorners, halfPixelCenters),
+        columns: axis(source.width, outputWidth, alignCorners, halfPixelCenters))
     }
-    let taps = QuantizedBilinearTaps(
-      rows: fixedPointTaps(inputSize: source.height, outputSize: outputHeight, alignCorners: alignCorners, halfPixelCenters: halfPixelCenters),
-      columns: fixedPointTaps(inputSize: source.width, outputSize: outputWidth, alignCorners: alignCorners, halfPixelCenters: halfPixelCenters))
+    let isFloat = Element.self == UInt8.self
     let resize = TypedBilinearResize<Element>(
-      source: source, outputHeight: outputHeight, fixedPoint: taps, float: nil, rounding: rounding)
+      source: source, outputHeight: outputHeight, fixedPoint: isFloat ? nil : taps(fixedPointTaps),
+      float: isFloat ? taps(floatTaps) : nil, rounding: rounding)
     return { resize.run(input: $0, output: $1, rows: $2) }
   }
 }

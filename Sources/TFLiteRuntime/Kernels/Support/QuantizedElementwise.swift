@@ -7,21 +7,9 @@
 protocol QuantizedInteger: FixedWidthInteger, SIMDScalar, Codable {}
 
 extension QuantizedInteger {
-  /// Sixteen consecutive elements at `pointer`, widened to Int32 lanes.
-  @inline(__always)
-  static func loadWidened16(_ pointer: UnsafePointer<Self>) -> SIMD16<Int32> {
-    SIMD16<Int32>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Self>.self))
-  }
-
-  /// Stores sixteen Int32 lanes (already inside this type's range) as elements at `pointer`.
-  @inline(__always)
-  static func storeNarrowed(_ lanes: SIMD16<Int32>, to pointer: UnsafeMutablePointer<Self>) {
-    UnsafeMutableRawPointer(pointer).storeBytes(of: SIMD16<Self>(truncatingIfNeeded: lanes), as: SIMD16<Self>.self)
-  }
-
   /// Eight consecutive elements at `pointer`, widened to Int32 lanes.
   @inline(__always)
-  static func loadWidened8(_ pointer: UnsafePointer<Self>) -> SIMD8<Int32> {
+  static func loadWidened(_ pointer: UnsafePointer<Self>) -> SIMD8<Int32> {
     SIMD8<Int32>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Self>.self))
   }
 
@@ -29,15 +17,6 @@ extension QuantizedInteger {
   @inline(__always)
   static func storeNarrowed(_ lanes: SIMD8<Int32>, to pointer: UnsafeMutablePointer<Self>) {
     UnsafeMutableRawPointer(pointer).storeBytes(of: SIMD8<Self>(truncatingIfNeeded: lanes), as: SIMD8<Self>.self)
-  }
-}
-
-extension SIMD16 where Scalar == Int32 {
-  /// Lanes of `ifNegative` where `selector` is negative, of `self` elsewhere (a branch-free select).
-  @inline(__always)
-  func replacing(with ifNegative: Self, whereNegative selector: Self) -> Self {
-    let mask = selector &>> 31
-    return (self & ~mask) | (ifNegative & mask)
   }
 }
 
@@ -184,11 +163,10 @@ private struct FunctionMapRunner<Input: QuantizedInteger, Output: QuantizedInteg
 
 // MARK: - Two inputs
 
-/// A function of two raw quantized values, computed as the reference kernel does.
+/// A function of two raw quantized values, computed as the reference kernel does, on eight
+/// pairs at once.
 protocol QuantizedBinaryFunction {
-  /// The raw output for raw inputs `a` and `b`, already inside the output type's range.
-  func callAsFunction(_ a: Int32, _ b: Int32) -> Int32
-  /// The same on eight lanes at once, bit for bit.
+  /// The raw outputs for raw inputs `a` and `b`, already inside the output type's range.
   func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32>
 }
 
@@ -301,16 +279,21 @@ private struct TypedBinaryRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, F
       let rightSplat = SIMD8<Int32>(repeating: Int32(truncatingIfNeeded: right[rightOffset]))
       var step = 0
       while step &+ 8 <= count {
-        let a = leftStride == 0 ? leftSplat : Lhs.loadWidened8(left + (leftOffset &+ step))
-        let b = rightStride == 0 ? rightSplat : Rhs.loadWidened8(right + (rightOffset &+ step))
+        let a = leftStride == 0 ? leftSplat : Lhs.loadWidened(left + (leftOffset &+ step))
+        let b = rightStride == 0 ? rightSplat : Rhs.loadWidened(right + (rightOffset &+ step))
         Lhs.storeNarrowed(function(a, b), to: destination + (start &+ step))
         step &+= 8
       }
-      while step < count {
-        let a = Int32(truncatingIfNeeded: left[leftOffset &+ step &* leftStride])
-        let b = Int32(truncatingIfNeeded: right[rightOffset &+ step &* rightStride])
-        destination[start &+ step] = Lhs(truncatingIfNeeded: function(a, b))
-        step &+= 1
+      if step < count {
+        // The last few elements, gathered into padded lanes.
+        var a = leftSplat
+        var b = rightSplat
+        for lane in 0..<(count &- step) {
+          a[lane] = Int32(truncatingIfNeeded: left[leftOffset &+ (step &+ lane) &* leftStride])
+          b[lane] = Int32(truncatingIfNeeded: right[rightOffset &+ (step &+ lane) &* rightStride])
+        }
+        let results = function(a, b)
+        for lane in 0..<(count &- step) { destination[start &+ step &+ lane] = Lhs(truncatingIfNeeded: results[lane]) }
       }
     }
   }
