@@ -78,11 +78,14 @@ extension FixedPoint {
   @usableFromInline static let squareRootOfOneHalf: Int32 = 1_518_500_250
   /// 1/4 in Q0.
   @usableFromInline static let oneQuarter: Int32 = 536_870_912
-  /// The coefficients of the rational approximation of the logarithm, in Q0:
-  /// 11/240 · 2^(1/4), 1/20 · 2^(1/4), 2 · 2^(−1/4) − 2^(1/4), 1/4 · 2^(1/4).
+  // The coefficients of the rational approximation of the logarithm, in Q0.
+  /// 11/240 · 2^(1/4): the cubic term of the numerator.
   @usableFromInline static let logNumeratorCubic: Int32 = 117_049_297
+  /// 1/20 · 2^(1/4): the square term of the denominator.
   @usableFromInline static let logDenominatorSquare: Int32 = 127_690_142
+  /// 2 · 2^(−1/4) − 2^(1/4): the constant of the denominator's second factor.
   @usableFromInline static let logDenominatorLinear: Int32 = 1_057_819_769
+  /// 1/4 · 2^(1/4): the linear term of the denominator.
   @usableFromInline static let logDenominatorFirst: Int32 = 638_450_708
 
   // MARK: - Functions

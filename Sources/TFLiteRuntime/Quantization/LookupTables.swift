@@ -117,8 +117,6 @@ public enum TabulatedFunction {
   public static func exponential(_ x: Double) -> Double { exp(x) }
   /// 1 / (1 + x) in double.
   public static func oneOverOnePlus(_ x: Double) -> Double { 1 / (1 + x) }
-  /// ln(x) in float.
-  public static func logarithm(_ x: Float) -> Float { logf(x) }
 }
 
 extension FixedPoint {
