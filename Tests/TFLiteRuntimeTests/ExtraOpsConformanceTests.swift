@@ -9,6 +9,7 @@ final class ExtraOpsConformanceTests: XCTestCase {
   static let operators: Set<String> = [
     KernelRegistry.accumulation, KernelRegistry.spaceBatch, KernelRegistry.reverse, KernelRegistry.oneHot,
     KernelRegistry.range, KernelRegistry.topK, KernelRegistry.localResponseNormalization, KernelRegistry.sign,
+    KernelRegistry.detectionPostProcess,
   ].reduce(into: []) { names, family in names.formUnion(family.keys) }
 
   /// Cases whose inputs are all model inputs sized by the caller, so a value-sized output (RANGE
@@ -17,6 +18,19 @@ final class ExtraOpsConformanceTests: XCTestCase {
 
   private func isExtraCase(_ entry: TestModelManifest.Entry) -> Bool {
     entry.quantization == "float32" && entry.opNames.isSubset(of: Self.operators)
+  }
+
+  /// Detector models: the post-processing op fed by float32 or uint8 tensors, alone or after a
+  /// small convolutional box predictor made of operators other families run.
+  private func isDetectionCase(_ entry: TestModelManifest.Entry) -> Bool {
+    entry.opNames.contains("TFLite_Detection_PostProcess")
+      && entry.opNames.allSatisfy { !KernelRegistry.kernels(for: $0).isEmpty }
+  }
+
+  func testDetectionModelsMatchLiteRT() throws {
+    let outcomes = try Conformance.check { self.isDetectionCase($0) }
+    XCTAssertTrue(outcomes.contains { $0.entry.kind == "network" }, "no whole detector among the cases")
+    XCTAssertTrue(outcomes.contains { $0.entry.quantization == "uint8" }, "no uint8 detector head among the cases")
   }
 
   private func check(threadCount: Int) throws -> [ConformanceOutcome] {

@@ -26,12 +26,9 @@ private func siftDown<Value: Comparable>(
   }
 }
 
-/// Writes the top `k` entries of the row of `length` values at `row`: their indices, best first,
-/// into `indices` and their values into `values`.
-func topK<Value: Comparable>(
-  row: UnsafePointer<Value>, length: Int, k: Int, indices: UnsafeMutablePointer<Int32>,
-  values: UnsafeMutablePointer<Value>
-) {
+/// Writes into `indices` the positions of the `k` largest of the `length` values at `row`, best
+/// first; equal values keep their order (the lower position first).
+func rankTop<Value: Comparable>(row: UnsafePointer<Value>, length: Int, k: Int, indices: UnsafeMutablePointer<Int32>) {
   guard k > 0 else { return }
   // Build a heap of the first k entries, then let every later entry replace the worst one it beats.
   for position in 0..<k { indices[position] = Int32(truncatingIfNeeded: position) }
@@ -48,7 +45,6 @@ func topK<Value: Comparable>(
     (indices[0], indices[end]) = (indices[end], indices[0])
     siftDown(indices, from: 0, count: end, row: row)
   }
-  for position in 0..<k { values[position] = row[Int(indices[position])] }
 }
 
 // MARK: - Kernel
@@ -119,7 +115,9 @@ final class TopKKernel: Kernel {
     let output = valuesData.assumingMemoryBound(to: Value.self)
     context.forEachChunk(of: rows, minimumChunk: max(1, cheapElementwiseChunk / length)) { range in
       for index in range {
-        topK(row: row + index &* length, length: length, k: k, indices: indicesData + index &* k, values: output + index &* k)
+        let (values, indices) = (row + index &* length, indicesData + index &* k)
+        rankTop(row: values, length: length, k: k, indices: indices)
+        for position in 0..<k { output[index &* k &+ position] = values[Int(indices[position])] }
       }
     }
   }
