@@ -121,9 +121,8 @@ public final class ModelDownloader: Sendable {
       return
     }
     let queue = callbackQueue.dispatchQueue
-    let handlers = CallbackBox(value: (progress: progressHandler, completion: completion))
-    let progress: (@Sendable (ModelDownloadProgress) -> Void)? =
-      progressHandler == nil ? nil : { update in queue.async { handlers.value.progress?(update.fraction) } }
+    let handler = CallbackBox(value: completion)
+    let progress = Self.forwarder(for: progressHandler, on: queue)
     Task.detached { [self] in
       let result: Result<CustomModel, DownloadError>
       do {
@@ -131,8 +130,17 @@ public final class ModelDownloader: Sendable {
       } catch {
         result = .failure(downloadError(error))
       }
-      queue.async { handlers.value.completion(result) }
+      queue.async { handler.value(result) }
     }
+  }
+
+  /// A progress function that hands the fraction to `handler` on `queue`, or nil without a handler.
+  private static func forwarder(
+    for handler: ((Float) -> Void)?, on queue: DispatchQueue
+  ) -> (@Sendable (ModelDownloadProgress) -> Void)? {
+    guard let handler else { return nil }
+    let box = CallbackBox(value: handler)
+    return { update in queue.async { box.value(update.fraction) } }
   }
 
   /// Lists every stored model. Success is reported synchronously on the caller's thread (as the
