@@ -59,7 +59,7 @@ struct FirebaseMLSource: ModelSourceClient {
     guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false) else {
       throw DownloadError.internalError(description: "Invalid Firebase ML base URL.")
     }
-    let project = projectID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? projectID
+    let project = percentEncodedPathSegment(projectID)
     let basePath = components.percentEncodedPath.hasSuffix("/") ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
     components.percentEncodedPath = basePath + "/v1beta2/projects/\(project)/models/\(name):download"
     components.queryItems = [URLQueryItem(name: "key", value: apiKey)]

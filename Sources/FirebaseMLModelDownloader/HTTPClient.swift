@@ -89,6 +89,12 @@ struct URLPolicy: Sendable {
   }
 }
 
+/// `text` percent-encoded as one URL path segment (unreserved characters stay as they are).
+func percentEncodedPathSegment(_ text: String) -> String {
+  let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+  return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+}
+
 extension URL {
   /// `scheme://host[:port]/path`, without user info, query or fragment (which may hold keys or signatures).
   var redactedDescription: String {

@@ -132,7 +132,7 @@ actor InstallationsClient {
   private func refresh(_ installation: Installation) async throws -> Installation {
     let body: [String: Any] = ["installation": ["sdkVersion": Self.sdkVersion]]
     let response = try await post(
-      path: "installations/\(Self.pathComponent(installation.fid))/authTokens:generate", body: body,
+      path: "installations/\(percentEncodedPathSegment(installation.fid))/authTokens:generate", body: body,
       authorization: installation.refreshToken)
     let fields = try JSONFields(response, what: "auth token")
     let token = try fields.string("token")
@@ -146,7 +146,7 @@ actor InstallationsClient {
   /// `DELETE …/installations/{fid}/`, forgetting the saved installation.
   private func deleteRemotely(_ installation: Installation) async throws {
     if let statePath { try? FileSystem.removeFile(atPath: statePath) }
-    var request = try makeRequest(path: "installations/\(Self.pathComponent(installation.fid))/", authorization: installation.refreshToken)
+    var request = try makeRequest(path: "installations/\(percentEncodedPathSegment(installation.fid))/", authorization: installation.refreshToken)
     request.httpMethod = "DELETE"
     _ = try await http.send(request, limit: 1 << 16)
   }
@@ -170,7 +170,7 @@ actor InstallationsClient {
   /// A request to `BASE/v1/projects/{project}/{path}` with the common headers.
   private func makeRequest(path: String, authorization: String?) throws -> URLRequest {
     let base = baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
-    guard let url = URL(string: base + "/v1/projects/\(Self.pathComponent(projectID))/" + path) else {
+    guard let url = URL(string: base + "/v1/projects/\(percentEncodedPathSegment(projectID))/" + path) else {
       throw Failure.malformedResponse("invalid Installations URL")
     }
     var request = URLRequest(url: url)
@@ -196,11 +196,6 @@ actor InstallationsClient {
     guard let statePath, let data = try? JSONEncoder().encode(installation) else { return }
     try? FileSystem.createDirectory(atPath: FileSystem.parentDirectory(of: statePath))
     try? FileSystem.writeAtomically(Array(data), toPath: statePath)
-  }
-
-  /// `text` percent-encoded for use as one path segment.
-  private static func pathComponent(_ text: String) -> String {
-    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
   }
 
   /// The expiry date for an `expiresIn` such as `"604800s"`.
