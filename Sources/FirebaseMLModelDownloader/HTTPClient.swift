@@ -290,6 +290,7 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
     case .cannotFindHost, .dnsLookupFailed: return HTTPFailure.transport("could not resolve the server's host name")
     case .networkConnectionLost: return HTTPFailure.transport("the network connection was lost")
     case .notConnectedToInternet: return HTTPFailure.transport("not connected to the internet")
+    case .unknown: return HTTPFailure.transport("the transfer failed (the connection closed early or the answer was malformed)")
     case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
       .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
       return HTTPFailure.transport("the secure connection to the server failed")

@@ -20,7 +20,9 @@ Control endpoints for the tests:
 Fault kinds: "status" (with "status"), "noEtag", "wrongEtag", "expired" (model info gives a URL
 that expired; the file server answers 400), "cut" (file body stops after "bytes" bytes),
 "drip" ("chunk" bytes every "delay" seconds), "stall" (sends "bytes" bytes then waits "delay"
-seconds), "html" (an HTML page with status 200 instead of the model). A fault applies to
+seconds), "html" (an HTML page with status 200 instead of the model), "oversize" (the model
+followed by "bytes" extra bytes, without Content-Length). A status fault with "plainBody" sends
+text instead of Google's JSON error. A fault applies to
 "times" requests (default 1).
 """
 
@@ -30,6 +32,7 @@ import json
 import os
 import secrets
 import socket
+import socketserver
 import sys
 import threading
 import time
@@ -67,6 +70,7 @@ def google_error(code, message, status):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
@@ -110,6 +114,8 @@ class Handler(BaseHTTPRequestHandler):
         status = fault["status"]
         names = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
                  429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+        if fault.get("plainBody"):
+            return self.send(status, b"injected failure", content_type="text/plain")
         message = fault.get("message", "Injected failure %d." % status)
         self.send(status, google_error(status, message, names.get(status, "UNKNOWN")))
 
@@ -305,13 +311,24 @@ class Handler(BaseHTTPRequestHandler):
             status = 206
             headers["Content-Range"] = "bytes %d-%d/%d" % (start, len(data) - 1, len(data))
         body = data[start:]
+        kind = fault["kind"] if fault else None
+        if kind == "oversize":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            try:
+                self.wfile.write(data + b"\0" * fault["bytes"])
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Content-Length", str(len(body)))
         for header, value in headers.items():
             self.send_header(header, value)
         self.end_headers()
-        kind = fault["kind"] if fault else None
         try:
             if kind == "cut":
                 self.wfile.write(body[: fault["bytes"]])
@@ -335,8 +352,16 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
+class Server(ThreadingHTTPServer):
+    def server_bind(self):
+        # HTTPServer.server_bind looks up the host's FQDN, which can take seconds without DNS.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name = "127.0.0.1"
+        self.server_port = self.server_address[1]
+
+
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print("PORT %d" % server.server_port, flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
