@@ -97,9 +97,11 @@ actor InstallationsClient {
 
   /// Loads, registers or refreshes the installation until it has a fresh token, and saves it.
   private func obtainInstallation() async throws -> Installation {
-    var current = installation ?? loadSavedInstallation()
-    if current == nil { current = try await register() }
-    guard var current else { throw Failure.malformedResponse("no installation") }
+    guard var current = installation ?? loadSavedInstallation() else {
+      let registered = try await register()
+      save(registered)
+      return registered
+    }
     if current.authTokenExpiry.timeIntervalSinceNow <= Self.refreshMargin {
       do {
         current = try await refresh(current)
