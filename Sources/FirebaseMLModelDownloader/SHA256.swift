@@ -100,42 +100,46 @@ struct SHA256: Sendable {
     Self.roundConstants.withUnsafeBufferPointer { constants in
       state.withUnsafeMutableBufferPointer { hash in
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+          guard let constants = constants.baseAddress, let hash = hash.baseAddress, let schedule = schedule.baseAddress else { return }
           var blockStart = 0
           while blockStart < blocks.count {
             Self.compress(base + blockStart, hash: hash, schedule: schedule, constants: constants)
-            blockStart += Self.blockByteCount
+            blockStart &+= Self.blockByteCount
           }
         }
       }
     }
   }
 
-  /// One application of the SHA-256 compression function to the 64 bytes at `block`.
+  /// One application of the SHA-256 compression function to the 64 bytes at `block`. Written
+  /// with `while` loops, masking shifts and raw pointers so that unoptimized (debug) builds also
+  /// hash at a usable speed.
   @inline(__always)
   private static func compress(
-    _ block: UnsafeRawPointer, hash: UnsafeMutableBufferPointer<UInt32>,
-    schedule: UnsafeMutableBufferPointer<UInt32>, constants: UnsafeBufferPointer<UInt32>
+    _ block: UnsafeRawPointer, hash: UnsafeMutablePointer<UInt32>, schedule: UnsafeMutablePointer<UInt32>,
+    constants: UnsafePointer<UInt32>
   ) {
-    @inline(__always) func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 {
-      (value >> count) | (value << (32 - count))
+    var index = 0
+    while index < 16 {
+      schedule[index] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: index &* 4, as: UInt32.self))
+      index &+= 1
     }
-    for index in 0..<16 {
-      schedule[index] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
-    }
-    for index in 16..<64 {
-      let early = schedule[index - 15]
-      let late = schedule[index - 2]
-      let sigma0 = rotateRight(early, 7) ^ rotateRight(early, 18) ^ (early >> 3)
-      let sigma1 = rotateRight(late, 17) ^ rotateRight(late, 19) ^ (late >> 10)
-      schedule[index] = schedule[index - 16] &+ sigma0 &+ schedule[index - 7] &+ sigma1
+    while index < 64 {
+      let early = schedule[index &- 15]
+      let late = schedule[index &- 2]
+      let sigma0 = ((early &>> 7) | (early &<< 25)) ^ ((early &>> 18) | (early &<< 14)) ^ (early &>> 3)
+      let sigma1 = ((late &>> 17) | (late &<< 15)) ^ ((late &>> 19) | (late &<< 13)) ^ (late &>> 10)
+      schedule[index] = schedule[index &- 16] &+ sigma0 &+ schedule[index &- 7] &+ sigma1
+      index &+= 1
     }
     var a = hash[0], b = hash[1], c = hash[2], d = hash[3]
     var e = hash[4], f = hash[5], g = hash[6], h = hash[7]
-    for round in 0..<64 {
-      let bigSigma1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
+    index = 0
+    while index < 64 {
+      let bigSigma1 = ((e &>> 6) | (e &<< 26)) ^ ((e &>> 11) | (e &<< 21)) ^ ((e &>> 25) | (e &<< 7))
       let choice = (e & f) ^ (~e & g)
-      let temporary1 = h &+ bigSigma1 &+ choice &+ constants[round] &+ schedule[round]
-      let bigSigma0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
+      let temporary1 = h &+ bigSigma1 &+ choice &+ constants[index] &+ schedule[index]
+      let bigSigma0 = ((a &>> 2) | (a &<< 30)) ^ ((a &>> 13) | (a &<< 19)) ^ ((a &>> 22) | (a &<< 10))
       let majority = (a & b) ^ (a & c) ^ (b & c)
       h = g
       g = f
@@ -145,6 +149,7 @@ struct SHA256: Sendable {
       c = b
       b = a
       a = temporary1 &+ bigSigma0 &+ majority
+      index &+= 1
     }
     hash[0] &+= a
     hash[1] &+= b

@@ -20,7 +20,7 @@ final class FirebaseDownloadTests: DownloaderTestCase {
     XCTAssertEqual(model.hash, etag)
     XCTAssertTrue(model.path.hasPrefix(storageDirectory.path + "/"), model.path)
     XCTAssertTrue(model.path.hasSuffix("@@digits.tflite"), model.path)
-    XCTAssertEqual(try contents(of: model.path), bytes)
+    assertFile(model.path, holds: bytes)
 
     let requests = try await fixture.requests()
     let register = try XCTUnwrap(requests.first { $0.path.hasSuffix("/installations/") })
@@ -89,7 +89,7 @@ final class FirebaseDownloadTests: DownloaderTestCase {
     let next = try await downloader.getModel(name: "digits", downloadType: .localModel, conditions: conditions)
     XCTAssertEqual(next.hash, etag2)
     XCTAssertEqual(next.path, first.path, "the update replaces the same file")
-    XCTAssertEqual(try contents(of: next.path), version2)
+    assertFile(next.path, holds: version2)
   }
 
   func testCallbackAPIReportsProgressAndCompletesOnTheChosenQueue() async throws {
@@ -163,7 +163,7 @@ final class FirebaseDownloadTests: DownloaderTestCase {
     let (a, b) = try await (first, second)
 
     XCTAssertEqual(a, b)
-    XCTAssertEqual(try contents(of: a.path), bytes)
+    assertFile(a.path, holds: bytes)
     let files = try await fixture.requests().filter { $0.path.hasPrefix("/files/") }
     XCTAssertEqual(files.count, 1, "one download for both requests")
     XCTAssertEqual(sawProgress.withLock { $0 }, [1, 2], "both progress handlers are called")
@@ -181,7 +181,7 @@ final class FirebaseDownloadTests: DownloaderTestCase {
       steps.withLock { $0 += 1 }
     }
 
-    XCTAssertEqual(try contents(of: model.path), bytes)
+    assertFile(model.path, holds: bytes)
     XCTAssertGreaterThanOrEqual(steps.withLock { $0 }, 16)
   }
 }

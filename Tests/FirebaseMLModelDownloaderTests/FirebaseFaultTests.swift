@@ -116,7 +116,7 @@ final class FirebaseFaultTests: DownloaderTestCase {
       } catch {
         let local = try await downloader.getModel(name: "digits", downloadType: .localModel, conditions: conditions)
         XCTAssertEqual(local, stored, "after \(fault)")
-        XCTAssertEqual(try contents(of: local.path), version1, "after \(fault)")
+        assertFile(local.path, holds: version1, "after \(fault)")
       }
     }
   }
@@ -146,7 +146,7 @@ final class FirebaseFaultTests: DownloaderTestCase {
     }
     let model = try await downloader.getModel(name: "digits", downloadType: .latestModel, conditions: conditions)
 
-    XCTAssertEqual(try contents(of: model.path), bytes)
+    assertFile(model.path, holds: bytes)
     let files = try await fixture.requests().filter { $0.path.hasPrefix("/files/") }
     XCTAssertEqual(files.count, 2)
     XCTAssertNil(files.first?.headers["range"])
@@ -168,7 +168,7 @@ final class FirebaseFaultTests: DownloaderTestCase {
     XCTAssertLessThan(Date().timeIntervalSince(started), 3.5, "the idle timeout fired")
     let model = try await downloader.getModel(name: "digits", downloadType: .latestModel, conditions: conditions)
 
-    XCTAssertEqual(try contents(of: model.path), bytes)
+    assertFile(model.path, holds: bytes)
     let files = try await fixture.requests().filter { $0.path.hasPrefix("/files/") }
     XCTAssertEqual(files.last?.headers["range"], "bytes=50000-")
   }
@@ -197,7 +197,7 @@ final class FirebaseFaultTests: DownloaderTestCase {
 
     let model = try await downloader.getModel(name: "digits", downloadType: .latestModel, conditions: conditions)
 
-    XCTAssertEqual(try contents(of: model.path), bytes)
+    assertFile(model.path, holds: bytes)
     let requests = try await fixture.requests()
     XCTAssertEqual(requests.filter { $0.path.hasSuffix(":download") }.count, 2)
     XCTAssertEqual(requests.filter { $0.query["expired"] == "1" }.count, 1)

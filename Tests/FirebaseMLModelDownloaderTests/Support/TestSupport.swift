@@ -115,9 +115,13 @@ class DownloaderTestCase: XCTestCase {
     ModelDownloader(source: .firebaseML(app: app, endpoints: fixture.endpoints), settings: settings(adjust))
   }
 
-  /// The bytes of the file at `path`.
-  func contents(of path: String) throws -> [UInt8] {
-    Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+  /// Asserts that the file at `path` holds exactly `bytes` (compared by size and SHA-256 to keep failures readable).
+  func assertFile(_ path: String, holds bytes: [UInt8], _ message: String = "", file: StaticString = #filePath, line: UInt = #line) {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      return XCTFail("no file at \(path) \(message)", file: file, line: line)
+    }
+    XCTAssertEqual(data.count, bytes.count, "size \(message)", file: file, line: line)
+    XCTAssertEqual(SHA256.hexDigest(of: Array(data)), SHA256.hexDigest(of: bytes), "content \(message)", file: file, line: line)
   }
 
   /// Asserts that `operation` fails with `expected`.
