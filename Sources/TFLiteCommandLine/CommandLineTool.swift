@@ -9,7 +9,7 @@
 /// Entry point of the `tflite` command-line tool: dispatches to one ``Subcommand``.
 public enum CommandLineTool {
   /// Every subcommand, in the order `tflite help` lists them.
-  static var subcommands: [any Subcommand.Type] { [] }
+  static var subcommands: [any Subcommand.Type] { [DownloadCommand.self, ModelsCommand.self] }
 
   /// Runs the tool with `arguments` (without the program name) and returns the process exit code.
   public static func main(arguments: [String], output: any TextSink = StandardOutput()) -> Int32 {
