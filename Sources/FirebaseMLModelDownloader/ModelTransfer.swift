@@ -38,14 +38,14 @@ struct ModelTransfer: Sendable {
     var mayStartOver = true
     while true {
       do {
-        let startOffset = try await transferBytes(remote, files: files, conditions: conditions, progress: progress)
+        let outcome = try await transferBytes(remote, files: files, conditions: conditions, progress: progress)
         do {
-          try verify(remote, files: files)
+          try verify(remote, files: files, sha256: outcome.sha256)
           return
         } catch {
           storage.discardPartial(of: files)
           // A resumed file that fails its checks may mix two versions: try once more from zero.
-          guard startOffset > 0, mayStartOver else { throw error }
+          guard outcome.startOffset > 0, mayStartOver else { throw error }
           log("resumed download of \(files.name) failed verification (\(error)); starting over")
         }
       } catch let rejection as ResumeRejected {
@@ -57,12 +57,19 @@ struct ModelTransfer: Sendable {
     }
   }
 
-  /// Gets the bytes into the partial file, resuming when a matching partial exists; returns the
-  /// byte offset the transfer started from.
+  /// What a transfer produced.
+  private struct TransferOutcome {
+    /// Bytes already on disk when the transfer began (0 for a fresh start).
+    var startOffset: Int64
+    /// SHA-256 of the whole file, computed while writing, when the source stated one to compare with.
+    var sha256: String?
+  }
+
+  /// Gets the bytes into the partial file, resuming when a matching partial exists.
   private func transferBytes(
     _ remote: RemoteModel, files: ModelFiles, conditions: ModelDownloadConditions,
     progress: @escaping @Sendable (ModelDownloadProgress) -> Void
-  ) async throws -> Int64 {
+  ) async throws -> TransferOutcome {
     let state = PartialDownloadState(hash: remote.hash, size: remote.size, sha256: remote.sha256, validator: nil)
     var offset: Int64 = 0
     var validator: String?
@@ -79,7 +86,8 @@ struct ModelTransfer: Sendable {
       throw DownloadError.notEnoughSpace
     }
     let writer = try PartialFileWriter(
-      files: files, storage: storage, state: state, expectedSize: remote.size, offset: offset, progress: progress)
+      files: files, storage: storage, state: state, expectedSize: remote.size, offset: offset,
+      hashes: remote.sha256 != nil, progress: progress)
     defer { writer.close() }
     switch remote.location {
     case .file(let path):
@@ -88,9 +96,9 @@ struct ModelTransfer: Sendable {
       } catch let failure as FileSystemFailure {
         throw DownloadError.internalError(description: "Could not copy model file: \(failure)")
       }
-      return 0
+      return TransferOutcome(startOffset: 0, sha256: writer.finishDigest())
     case .remote(let url, let expiry):
-      guard offset < remote.size else { return offset }
+      guard offset < remote.size else { return TransferOutcome(startOffset: offset, sha256: writer.finishDigest()) }
       if offset > 0 { log("resuming \(files.name) at byte \(offset) of \(remote.size)") }
       var request = URLRequest(url: url)
       request.allowsCellularAccess = conditions.allowsCellularAccess
@@ -112,27 +120,21 @@ struct ModelTransfer: Sendable {
         log("download of \(files.name) ended after \(writer.bytesOnDisk) of \(remote.size) bytes")
         throw DownloadError.failedPrecondition
       }
-      return writer.startOffset
+      return TransferOutcome(startOffset: writer.startOffset, sha256: writer.finishDigest())
     }
   }
 
-  /// Checks the complete partial file's size, SHA-256 and format.
-  private func verify(_ remote: RemoteModel, files: ModelFiles) throws {
+  /// Checks the complete partial file's size, SHA-256 (`sha256`, computed while writing) and format.
+  private func verify(_ remote: RemoteModel, files: ModelFiles, sha256 actual: String?) throws {
     let size = FileSystem.regularFileSize(atPath: files.partial)
     guard size == remote.size else {
       throw DownloadError.internalError(
         description: "Downloaded model has \(size ?? 0) bytes, but the source declared \(remote.size).")
     }
     if let expected = remote.sha256 {
-      let actual: String
-      do {
-        actual = try FileDigest(ofFileAtPath: files.partial).sha256
-      } catch {
-        throw DownloadError.internalError(description: "Could not read downloaded model: \(error)")
-      }
       guard actual == expected else {
         throw DownloadError.internalError(
-          description: "Downloaded model's SHA-256 \(actual) does not match the expected \(expected).")
+          description: "Downloaded model's SHA-256 \(actual ?? "?") does not match the expected \(expected).")
       }
     }
     do {
@@ -189,11 +191,14 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
   private var output: OutputFile
   /// Bytes on disk at the last progress report.
   private var lastReported: Int64 = -1
+  /// Hash of the bytes on disk, when hashing.
+  private var hasher: SHA256?
 
-  /// Opens the partial file, keeping its first `offset` bytes.
+  /// Opens the partial file, keeping its first `offset` bytes (its whole content); `hashes`
+  /// asks for the SHA-256 of everything written, the kept bytes included.
   init(
     files: ModelFiles, storage: ModelStorage, state: PartialDownloadState, expectedSize: Int64, offset: Int64,
-    progress: @escaping @Sendable (ModelDownloadProgress) -> Void
+    hashes: Bool, progress: @escaping @Sendable (ModelDownloadProgress) -> Void
   ) throws {
     self.files = files
     self.storage = storage
@@ -203,6 +208,23 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     self.bytesOnDisk = offset
     self.progress = progress
     output = try Self.open(files.partial, truncate: offset == 0)
+    guard hashes else { return }
+    var hasher = SHA256()
+    if offset > 0 {
+      do {
+        try FileSystem.readChunks(atPath: files.partial) { hasher.update($0) }
+      } catch {
+        throw DownloadError.internalError(description: "Could not read the partial download: \(error)")
+      }
+    }
+    self.hasher = hasher
+  }
+
+  /// The SHA-256 of the file's bytes, when hashing; call once, after the last byte.
+  func finishDigest() -> String? {
+    guard var hasher else { return nil }
+    self.hasher = nil
+    return hasher.finalizeHex()
   }
 
   /// Opens `path`, turning a full disk into ``DownloadError/notEnoughSpace``.
@@ -220,6 +242,7 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     output = try Self.open(files.partial, truncate: true)
     startOffset = 0
     bytesOnDisk = 0
+    if hasher != nil { hasher = SHA256() }
   }
 
   /// Checks the status, the range and the announced length; remembers the validator for resuming.
@@ -264,6 +287,7 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     } catch let failure as FileSystemFailure {
       throw failure.isOutOfSpace ? DownloadError.notEnoughSpace : DownloadError.internalError(description: "Could not write model file: \(failure)")
     }
+    hasher?.update(bytes)
     bytesOnDisk += Int64(bytes.count)
     report()
   }

@@ -190,4 +190,25 @@ final class StaticHostingTests: DownloaderTestCase {
     XCTAssertTrue(last.hasSuffix("sent=\(1_000_000 - resumedAt)"), last)
     XCTAssertFalse(last.contains("if_range=\"-\""), "If-Range carries the validator: \(last)")
   }
+
+  func testCorruptPartialFileIsDetectedAndTheDownloadStartsOver() async throws {
+    let root = try makeDirectory("site")
+    let bytes = syntheticModel(size: 200_000, seed: 47)
+    let index = try host("mobilenet", bytes: bytes, file: "m.tflite", in: root)
+    let nginx = try startNginx(root: root)
+    let storage = ModelStorage(directory: storageDirectory.path, namespace: FirebaseApp.defaultAppName)
+    try storage.prepare()
+    let files = storage.files(for: "mobilenet")
+    try Data(syntheticModel(size: 50_000, seed: 48)).write(to: URL(fileURLWithPath: files.partial))
+    try storage.savePartialState(
+      PartialDownloadState(hash: index.sha256, size: index.size, sha256: index.sha256, validator: nil), for: files)
+
+    let model = try await staticDownloader(nginx.baseURL).getModel(name: "mobilenet", downloadType: .latestModel, conditions: conditions)
+
+    assertFile(model.path, holds: bytes)
+    let fileRequests = nginx.accessLog().filter { $0.hasPrefix("GET /m.tflite") }
+    XCTAssertEqual(fileRequests.count, 2, fileRequests.joined(separator: "\n"))
+    XCTAssertTrue(fileRequests.first?.hasPrefix("GET /m.tflite 206 range=\"bytes=50000-\"") == true, fileRequests.first ?? "")
+    XCTAssertTrue(fileRequests.last?.hasPrefix("GET /m.tflite 200 range=\"-\"") == true, fileRequests.last ?? "")
+  }
 }
