@@ -144,6 +144,22 @@ final class StorageAndLocalFolderTests: DownloaderTestCase {
     assertFile(again.path, holds: bytes)
   }
 
+  func testDefaultValidatorAcceptsARealModel() async throws {
+    let folder = try makeDirectory("models")
+    let path = folder.appendingPathComponent("real.tflite").path
+    let generator = Process()
+    configurePython(generator, script: "make_tflite_model.py", arguments: [path, "20000", "5"])
+    try generator.run()
+    generator.waitUntilExit()
+    XCTAssertEqual(generator.terminationStatus, 0)
+    let downloader = folderDownloader(folder) { $0.modelValidator = ModelDownloaderSettings.verifyTensorFlowLiteModel }
+
+    let model = try await downloader.getModel(name: "real", downloadType: .latestModel, conditions: conditions)
+
+    XCTAssertGreaterThan(model.size, 20_000)
+    assertFile(model.path, holds: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+  }
+
   func testDefaultValidatorRejectsAFileThatIsNotAModel() async throws {
     let folder = try makeDirectory("models")
     try Data("<!DOCTYPE html><html><body>Sign in</body></html>".utf8).write(to: folder.appendingPathComponent("page.tflite"))

@@ -10,6 +10,20 @@ import XCTest
 let fixturesDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
   .appendingPathComponent("Fixtures")
 
+/// Makes `process` run the fixture script `script` with `arguments`. Debian's interpreter starts
+/// in a tenth of the time of version-manager shims; the scripts need only the standard library.
+func configurePython(_ process: Process, script: String, arguments: [String]) {
+  let systemPython = "/usr/bin/python3"
+  let scriptPath = fixturesDirectory.appendingPathComponent(script).path
+  if FileManager.default.isExecutableFile(atPath: systemPython) {
+    process.executableURL = URL(fileURLWithPath: systemPython)
+    process.arguments = [scriptPath] + arguments
+  } else {
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", scriptPath] + arguments
+  }
+}
+
 /// Why a fixture could not be used.
 struct FixtureError: Error, CustomStringConvertible {
   /// What went wrong.
@@ -29,17 +43,7 @@ final class FixtureProcess {
   /// Starts `python3 script arguments…` and waits (at most 15 s) until it printed every key of `expecting`.
   init(script: String, arguments: [String], expecting keys: [String]) throws {
     let output = Pipe()
-    // Debian's interpreter starts in a tenth of the time of version-manager shims; the scripts
-    // need only the standard library.
-    let systemPython = "/usr/bin/python3"
-    let script = fixturesDirectory.appendingPathComponent(script).path
-    if FileManager.default.isExecutableFile(atPath: systemPython) {
-      process.executableURL = URL(fileURLWithPath: systemPython)
-      process.arguments = [script] + arguments
-    } else {
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-      process.arguments = ["python3", script] + arguments
-    }
+    configurePython(process, script: script, arguments: arguments)
     process.standardInput = input
     process.standardOutput = output
     try process.run()
