@@ -134,22 +134,19 @@ struct SHA256: Sendable {
     }
     var a = hash[0], b = hash[1], c = hash[2], d = hash[3]
     var e = hash[4], f = hash[5], g = hash[6], h = hash[7]
+    // Eight rounds per pass with the roles of the working variables rotated, instead of moving
+    // all eight values after every round.
     index = 0
     while index < 64 {
-      let bigSigma1 = ((e &>> 6) | (e &<< 26)) ^ ((e &>> 11) | (e &<< 21)) ^ ((e &>> 25) | (e &<< 7))
-      let choice = (e & f) ^ (~e & g)
-      let temporary1 = h &+ bigSigma1 &+ choice &+ constants[index] &+ schedule[index]
-      let bigSigma0 = ((a &>> 2) | (a &<< 30)) ^ ((a &>> 13) | (a &<< 19)) ^ ((a &>> 22) | (a &<< 10))
-      let majority = (a & b) ^ (a & c) ^ (b & c)
-      h = g
-      g = f
-      f = e
-      e = d &+ temporary1
-      d = c
-      c = b
-      b = a
-      a = temporary1 &+ bigSigma0 &+ majority
-      index &+= 1
+      round(a, b, c, &d, e, f, g, &h, constants[index] &+ schedule[index])
+      round(h, a, b, &c, d, e, f, &g, constants[index &+ 1] &+ schedule[index &+ 1])
+      round(g, h, a, &b, c, d, e, &f, constants[index &+ 2] &+ schedule[index &+ 2])
+      round(f, g, h, &a, b, c, d, &e, constants[index &+ 3] &+ schedule[index &+ 3])
+      round(e, f, g, &h, a, b, c, &d, constants[index &+ 4] &+ schedule[index &+ 4])
+      round(d, e, f, &g, h, a, b, &c, constants[index &+ 5] &+ schedule[index &+ 5])
+      round(c, d, e, &f, g, h, a, &b, constants[index &+ 6] &+ schedule[index &+ 6])
+      round(b, c, d, &e, f, g, h, &a, constants[index &+ 7] &+ schedule[index &+ 7])
+      index &+= 8
     }
     hash[0] &+= a
     hash[1] &+= b
@@ -159,5 +156,21 @@ struct SHA256: Sendable {
     hash[5] &+= f
     hash[6] &+= g
     hash[7] &+= h
+  }
+
+  /// One SHA-256 round on working variables a…h (FIPS 180-4 §6.2.2 step 3): `d` gains T1 and
+  /// `h` becomes T1 + T2; the caller rotates the roles for the next round.
+  @inline(__always)
+  private static func round(
+    _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32, _ e: UInt32, _ f: UInt32, _ g: UInt32, _ h: inout UInt32,
+    _ constantPlusWord: UInt32
+  ) {
+    let bigSigma1 = ((e &>> 6) | (e &<< 26)) ^ ((e &>> 11) | (e &<< 21)) ^ ((e &>> 25) | (e &<< 7))
+    let choice = g ^ (e & (f ^ g))
+    let temporary1 = h &+ bigSigma1 &+ choice &+ constantPlusWord
+    let bigSigma0 = ((a &>> 2) | (a &<< 30)) ^ ((a &>> 13) | (a &<< 19)) ^ ((a &>> 22) | (a &<< 10))
+    let majority = (a & (b | c)) | (b & c)
+    d &+= temporary1
+    h = temporary1 &+ bigSigma0 &+ majority
   }
 }
