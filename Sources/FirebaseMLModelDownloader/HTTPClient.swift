@@ -208,10 +208,15 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
 
   /// Records `error` as the task's failure (the first one wins) and cancels it.
   private func fail(_ task: URLSessionTask, with error: any Error) {
+    recordFailure(of: task, error)
+    task.cancel()
+  }
+
+  /// Records `error` as the task's failure unless one is already recorded.
+  private func recordFailure(of task: URLSessionTask, _ error: any Error) {
     tasks.withLock { table in
       if table[task.taskIdentifier]?.failure == nil { table[task.taskIdentifier]?.failure = error }
     }
-    task.cancel()
   }
 
   /// The consumer of a task still healthy, or nil once it has failed or ended.
@@ -222,50 +227,72 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
     }
   }
 
-  func urlSession(
-    _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-  ) {
-    guard let http = response as? HTTPURLResponse else {
-      fail(dataTask, with: HTTPFailure.transport("the server's answer is not an HTTP response"))
-      completionHandler(.cancel)
-      return
+  /// Hands the task's response head to its consumer the first time the task produces data or
+  /// ends (read from the task rather than from a delegate call, whose Sendable annotations differ
+  /// between Darwin and Linux). The final URL must pass the policy too, whatever redirects led there.
+  private func beginIfNeeded(_ task: URLSessionTask) throws {
+    let pending = tasks.withLock { table -> (any HTTPBodyConsumer)? in
+      guard let state = table[task.taskIdentifier], state.failure == nil, state.head == nil else { return nil }
+      return state.consumer
     }
-    let head = HTTPResponseHead(http)
-    tasks.withLock { $0[dataTask.taskIdentifier]?.head = head }
-    do {
-      try activeConsumer(of: dataTask)?.begin(head)
-      completionHandler(.allow)
-    } catch {
-      fail(dataTask, with: error)
-      completionHandler(.cancel)
+    guard let consumer = pending else { return }
+    guard let response = task.response as? HTTPURLResponse else {
+      throw HTTPFailure.transport("the server's answer is not an HTTP response")
     }
+    if let finalURL = response.url ?? task.currentRequest?.url { try policy.check(finalURL) }
+    let head = HTTPResponseHead(response)
+    tasks.withLock { $0[task.taskIdentifier]?.head = head }
+    try consumer.begin(head)
   }
 
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    guard let consumer = activeConsumer(of: dataTask) else { return }
     do {
+      try beginIfNeeded(dataTask)
+      guard let consumer = activeConsumer(of: dataTask) else { return }
       try data.withUnsafeBytes { try consumer.consume($0) }
     } catch {
       fail(dataTask, with: error)
     }
   }
 
-  func urlSession(
-    _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
-  ) {
+  #if canImport(Darwin)
+    func urlSession(
+      _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+      newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+      completionHandler(allowedRedirect(request, for: task))
+    }
+  #else
+    func urlSession(
+      _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+      newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+      completionHandler(allowedRedirect(request, for: task))
+    }
+  #endif
+
+  /// `request` if its URL passes the policy; otherwise nil: the redirect response becomes the
+  /// final one and the task ends with the refusal (cancelling inside this callback would upset
+  /// swift-corelibs-foundation).
+  private func allowedRedirect(_ request: URLRequest, for task: URLSessionTask) -> URLRequest? {
     do {
       guard let url = request.url else { throw HTTPFailure.refusedURL("redirect without a location") }
       try policy.check(url)
-      completionHandler(request)
+      return request
     } catch {
-      fail(task, with: error)
-      completionHandler(nil)
+      recordFailure(of: task, error)
+      return nil
     }
   }
 
   func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    if error == nil {
+      do {
+        try beginIfNeeded(task)
+      } catch {
+        recordFailure(of: task, error)
+      }
+    }
     guard let state = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
     if let failure = state.failure {
       state.continuation.resume(throwing: failure)

@@ -134,6 +134,24 @@ final class StaticHostingTests: DownloaderTestCase {
     }
   }
 
+  func testRedirectsAreFollowedOnlyWhereThePolicyAllows() async throws {
+    let root = try makeDirectory("site")
+    let bytes = syntheticModel(size: 20_000, seed: 49)
+    try host("tiny", bytes: bytes, file: "tiny.tflite", in: root)
+    let nginx = try startNginx(root: root)
+
+    let model = try await staticDownloader(nginx.baseURL.appendingPathComponent("redirected"))
+      .getModel(name: "tiny", downloadType: .latestModel, conditions: conditions)
+    let description = await internalErrorDescription {
+      _ = try await self.staticDownloader(nginx.baseURL.appendingPathComponent("moved"))
+        .getModel(name: "tiny", downloadType: .latestModel, conditions: ModelDownloadConditions())
+    }
+
+    assertFile(model.path, holds: bytes)
+    XCTAssertTrue(nginx.accessLog().contains { $0.hasPrefix("GET /redirected/tiny.json 302") })
+    XCTAssertTrue(description?.hasPrefix("refusing plain HTTP URL http://192.0.2.1/moved:") == true, description ?? "")
+  }
+
   func testPlainHTTPToAnotherHostIsRefusedUnlessAllowed() async throws {
     let remote = URL(string: "http://192.0.2.1/models")!
     let description = await internalErrorDescription {
