@@ -149,7 +149,7 @@ final class FirebaseDownloadTests: DownloaderTestCase {
     let fixture = try startFirebaseFixture()
     let bytes = syntheticModel(size: 300_000, seed: 8)
     try await fixture.publish("digits", bytes: bytes)
-    try await fixture.inject("download", "drip", ["chunk": 32768, "delay": 0.02])
+    try await fixture.inject("download", "drip", ["chunk": 32768, "delay": 0.05])
     let downloader = firebaseDownloader(fixture, app: try makeFirebaseApp())
     let conditions = ModelDownloadConditions()
     let sawProgress = Locked<Set<Int>>([])
