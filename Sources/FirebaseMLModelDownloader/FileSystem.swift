@@ -42,7 +42,7 @@ enum FileSystem {
   static func availableBytes(inDirectory directory: String) -> Int64? {
     var info = statvfs()
     guard statvfs(directory, &info) == 0 else { return nil }
-    let (bytes, overflow) = Int64(info.f_bavail).multipliedReportingOverflow(by: Int64(info.f_frsize))
+    let (bytes, overflow) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: Int64(clamping: info.f_frsize))
     return overflow ? Int64.max : bytes
   }
 

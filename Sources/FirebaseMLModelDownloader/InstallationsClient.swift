@@ -165,7 +165,7 @@ actor InstallationsClient {
       let status = response.head.statusCode
       if (200..<300).contains(status) { return response.body }
       guard status == 500, attemptsLeft > 0 else { throw Failure.status(status) }
-      try await Task.sleep(nanoseconds: UInt64(max(0, retryDelay) * 1e9))
+      try await Task.sleep(nanoseconds: UInt64(min(max(0, retryDelay), 3600) * 1e9))
     }
   }
 

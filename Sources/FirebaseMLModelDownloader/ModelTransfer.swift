@@ -264,9 +264,11 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     if let contentType = head.header("content-type")?.lowercased(), contentType.hasPrefix("text/html") {
       throw DownloadError.internalError(description: "The server sent an HTML page instead of the model (Content-Type: \(contentType)).")
     }
-    if let length = head.header("content-length").flatMap({ Int64($0) }), startOffset + length != expectedSize {
+    if let length = head.header("content-length").flatMap({ Int64($0) }), length != expectedSize - startOffset {
+      let announced = startOffset.addingReportingOverflow(length)
       throw DownloadError.internalError(
-        description: "The server announced \(startOffset + length) bytes, but the source declared \(expectedSize).")
+        description: "The server announced \(announced.overflow ? "more than \(Int64.max)" : String(announced.partialValue)) bytes, "
+          + "but the source declared \(expectedSize).")
     }
     if let etag = head.header("etag"), !etag.hasPrefix("W/") {
       state.validator = etag
