@@ -49,6 +49,22 @@ final class StaticHostingTests: DownloaderTestCase {
     XCTAssertFalse(log[2].contains("if_none_match=\"-\""), "the stored index ETag is sent")
   }
 
+  func testRealModelFromTestModelsPassesTheDefaultVerifier() async throws {
+    let testModels = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("TestModels/networks")
+    let original = testModels.appendingPathComponent("mobilenet_mini_float.tflite")
+    let bytes = Array(try Data(contentsOf: original))
+    let root = try makeDirectory("site")
+    try host("mobilenet", bytes: bytes, file: "mobilenet_mini_float.tflite", in: root)
+    let nginx = try startNginx(root: root)
+    let downloader = staticDownloader(nginx.baseURL) { $0.modelValidator = ModelDownloaderSettings.verifyTensorFlowLiteModel }
+
+    let model = try await downloader.getModel(name: "mobilenet", downloadType: .latestModel, conditions: conditions)
+
+    assertFile(model.path, holds: bytes)
+    XCTAssertEqual(model.hash, SHA256.hexDigest(of: bytes))
+  }
+
   func testNewVersionIsDownloadedAndBackgroundUpdateIsSeenNextTime() async throws {
     let root = try makeDirectory("site")
     let version1 = syntheticModel(size: 80_000, seed: 41)
