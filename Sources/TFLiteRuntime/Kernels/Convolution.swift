@@ -35,8 +35,9 @@ struct WindowAxis: Equatable {
   }
 
   /// First input coordinate read by output position `output` (may be negative: padding).
+  /// Wrapping arithmetic: for outputs of a validated axis the value is bounded by the input size.
   @inline(__always)
-  func inputOrigin(_ output: Int) -> Int { output * stride - paddingBefore }
+  func inputOrigin(_ output: Int) -> Int { output &* stride &- paddingBefore }
 
   /// Taps `first ..< end` of output position `output` that land inside the input.
   @inline(__always)
@@ -111,42 +112,43 @@ struct Im2colLeftOperand: GEMMLeftOperand {
     let firstTap = depthStart / groupChannels
     let firstChannel = depthStart % groupChannels
     let contiguousTaps = shape.width.dilation == 1 && groupChannels == shape.inputChannels
+    // Wrapping index arithmetic: every offset stays inside the input tensor validated in `prepare`.
     for r in 0..<rowCount {
-      let pixel = rowStart + r
+      let pixel = rowStart &+ r
       let x = pixel % outputWidth
       let y = (pixel / outputWidth) % outputHeight
-      let image = input + (pixel / (outputWidth * outputHeight)) * shape.height.inputSize * rowStride + channelOffset
+      let image = input + ((pixel / (outputWidth &* outputHeight)) &* shape.height.inputSize &* rowStride &+ channelOffset)
       let originY = shape.height.inputOrigin(y)
       let originX = shape.width.inputOrigin(x)
-      var destination = scratch + r * depthCount
+      var destination = scratch + r &* depthCount
       var remaining = depthCount
       var ky = firstTap / filterWidth
       var kx = firstTap % filterWidth
       var channel = firstChannel
       while remaining > 0 {
-        let inputY = originY + ky * shape.height.dilation
-        let inputX = originX + kx * shape.width.dilation
+        let inputY = originY &+ ky &* shape.height.dilation
+        let inputX = originX &+ kx &* shape.width.dilation
         let rowInside = inputY >= 0 && inputY < shape.height.inputSize
         // Taps kx, kx+1, … of one filter row are contiguous in the input when they are adjacent
         // pixels with all channels: copy the whole in-bounds run at once.
         var taps = 1
         if contiguousTaps && rowInside && inputX >= 0 {
-          taps = max(1, min(filterWidth - kx, shape.width.inputSize - inputX))
+          taps = max(1, min(filterWidth &- kx, shape.width.inputSize &- inputX))
         }
-        let count = min(taps * groupChannels - channel, remaining)
+        let count = min(taps &* groupChannels &- channel, remaining)
         if rowInside && inputX >= 0 && inputX < shape.width.inputSize {
-          let source = image + inputY * rowStride + inputX * shape.inputChannels + channel
+          let source = image + (inputY &* rowStride &+ inputX &* shape.inputChannels &+ channel)
           for i in 0..<count { destination[i] = source[i] }
         } else {
           for i in 0..<count { destination[i] = 0 }
         }
         destination += count
-        remaining -= count
+        remaining &-= count
         channel = 0
-        kx += taps
+        kx &+= taps
         if kx == filterWidth {
           kx = 0
-          ky += 1
+          ky &+= 1
         }
       }
     }
