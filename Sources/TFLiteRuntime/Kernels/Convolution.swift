@@ -113,11 +113,12 @@ struct Im2colLeftOperand: GEMMLeftOperand {
     let firstChannel = depthStart % groupChannels
     let contiguousTaps = shape.width.dilation == 1 && groupChannels == shape.inputChannels
     // Wrapping index arithmetic: every offset stays inside the input tensor validated in `prepare`.
+    // The output pixel's coordinates advance incrementally (no divisions per row).
+    var x = rowStart % outputWidth
+    var y = (rowStart / outputWidth) % outputHeight
+    var image = input + ((rowStart / (outputWidth &* outputHeight)) &* shape.height.inputSize &* rowStride &+ channelOffset)
+    let imageStride = shape.height.inputSize &* rowStride
     for r in 0..<rowCount {
-      let pixel = rowStart &+ r
-      let x = pixel % outputWidth
-      let y = (pixel / outputWidth) % outputHeight
-      let image = input + ((pixel / (outputWidth &* outputHeight)) &* shape.height.inputSize &* rowStride &+ channelOffset)
       let originY = shape.height.inputOrigin(y)
       let originX = shape.width.inputOrigin(x)
       var destination = scratch + r &* depthCount
@@ -137,10 +138,9 @@ struct Im2colLeftOperand: GEMMLeftOperand {
         }
         let count = min(taps &* groupChannels &- channel, remaining)
         if rowInside && inputX >= 0 && inputX < shape.width.inputSize {
-          let source = image + (inputY &* rowStride &+ inputX &* shape.inputChannels &+ channel)
-          for i in 0..<count { destination[i] = source[i] }
+          copyFloats(from: image + (inputY &* rowStride &+ inputX &* shape.inputChannels &+ channel), to: destination, count: count)
         } else {
-          for i in 0..<count { destination[i] = 0 }
+          zeroFloats(destination, count: count)
         }
         destination += count
         remaining &-= count
@@ -151,8 +151,47 @@ struct Im2colLeftOperand: GEMMLeftOperand {
           ky &+= 1
         }
       }
+      x &+= 1
+      if x == outputWidth {
+        x = 0
+        y &+= 1
+        if y == outputHeight {
+          y = 0
+          image += imageStride
+        }
+      }
     }
     return (UnsafePointer(scratch), depthCount)
+  }
+}
+
+/// Copies `count` floats with explicit 8-lane moves: short runs (a few channels per tap) are the
+/// norm in im2col, where a `memmove` call or an alias-checked loop costs more than the copy.
+@inline(__always)
+func copyFloats(from source: UnsafePointer<Float>, to destination: UnsafeMutablePointer<Float>, count: Int) {
+  var offset = 0
+  while offset &+ 8 <= count {
+    UnsafeMutableRawPointer(destination + offset).storeBytes(
+      of: UnsafeRawPointer(source + offset).loadUnaligned(as: SIMD8<Float>.self), as: SIMD8<Float>.self)
+    offset &+= 8
+  }
+  while offset < count {
+    destination[offset] = source[offset]
+    offset &+= 1
+  }
+}
+
+/// Sets `count` floats to zero with 8-lane stores.
+@inline(__always)
+func zeroFloats(_ destination: UnsafeMutablePointer<Float>, count: Int) {
+  var offset = 0
+  while offset &+ 8 <= count {
+    UnsafeMutableRawPointer(destination + offset).storeBytes(of: SIMD8<Float>(), as: SIMD8<Float>.self)
+    offset &+= 8
+  }
+  while offset < count {
+    destination[offset] = 0
+    offset &+= 1
   }
 }
 
