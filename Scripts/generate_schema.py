@@ -465,7 +465,7 @@ def decode_expression(schema, field, view="table"):
     if category == "table":
         return "%s.table(%d).map(%s.init)" % (view, field_id, type_name)
     if category == "union":
-        return "%s(type: %s.scalar(%d, default: 0), table: %s.table(%d))" % (
+        return "%s(type: %s.scalar(%d, default: 0), in: %s, field: %d)" % (
             type_name, view, field["type_id"], view, field_id)
     raise SchemaError("field %s: struct fields in tables are not supported" % field["name"])
 
@@ -630,14 +630,14 @@ def field_value_expression(schema, field, accessor):
         if category == "scalar":
             return ".vector(%s.map { %s })" % (accessor, scalar_value("$0", type_name))
         if category == "enum":
-            return ".vector(%s.map { .enumeration($0.name) })" % accessor
+            return ".vector(%s.map { .enumeration(name: $0.name, rawValue: Int64($0.rawValue)) })" % accessor
         if category == "string":
             return ".vector(%s.map { .string($0) })" % accessor
         raise SchemaError("field %s: union member tables may not hold vectors of %s" % (field["name"], category))
     if category == "scalar":
         return scalar_value(accessor, type_name)
     if category == "enum":
-        return ".enumeration(%s.name)" % accessor
+        return ".enumeration(name: %s.name, rawValue: Int64(%s.rawValue))" % (accessor, accessor)
     if category == "string":
         return ".string(%s)" % accessor
     raise SchemaError("field %s: union member tables may not hold %s fields" % (field["name"], category))
@@ -717,12 +717,13 @@ def generate_decoding(schema):
         union = schema.unions[name]
         out.append("")
         out.append("extension %s {" % name)
-        out.append("  /// Decodes the member named by `type` from verified bytes; a missing table decodes with all defaults.")
-        out.append("  init(type: UInt8, table: FlatBufferTable?) {")
+        out.append("  /// Decodes the member named by `type` from field `field` of verified `table`; a missing member table")
+        out.append("  /// decodes with all defaults. The field is read only for known types, the only ones the verifier checked.")
+        out.append("  init(type: UInt8, in table: FlatBufferTable, field: Int) {")
         out.append("    switch type {")
         out.append("    case 0: self = .none")
         for code, member in enumerate(union["members"], start=1):
-            out.append("    case %d: self = .%s(%s(table ?? .empty))" % (
+            out.append("    case %d: self = .%s(%s(table.table(field) ?? .empty))" % (
                 code, identifier(lower_camel_from_type(member["table"])), member["table"]))
         out.append("    default: self = .unknown(type: type)")
         out.append("    }")

@@ -129,6 +129,14 @@ final class FlatBufferVerifierTests: XCTestCase {
     XCTAssertEqual(model.model.subgraphs[0].operators[0].builtinOptions.typeName, "UNKNOWN(250)")
   }
 
+  func testUnionValueIsIgnoredWhenItsTypeIsNone() throws {
+    // With type NONE the verifier skips the value, so decoding must not follow this garbage offset.
+    sample.operation.set("builtin_options_type", .uint8(0))
+    sample.operation.set("builtin_options", .inline(littleEndianBytes(of: UInt32(0x7FFF_FFF0))))
+    let model = try TFLiteModel(bytes: sample.bytes())
+    XCTAssertEqual(model.model.subgraphs[0].operators[0].builtinOptions, BuiltinOptions.none)
+  }
+
   func testNestingDeeperThanTheLimitIsRejected() {
     assertRejects(
       sample.bytes(), containing: "nest more than 2 levels", options: VerificationOptions(maxNestingDepth: 2))

@@ -156,20 +156,21 @@ struct FlatBufferVerifier {
       guard entry + 2 <= vtableSize else { continue }
       let fieldOffset = Int(UInt16.load(from: bytes, at: vtableStart + entry))
       guard fieldOffset != 0 else { continue }
-      let name = "\(layout.name).\(field.name)"
       guard fieldOffset >= 4, fieldOffset + field.kind.inlineSize <= tableSize else {
         throw ModelFormatError(
-          message: "\(name): field at table offset \(fieldOffset) (\(field.kind.inlineSize) bytes) "
+          message: "\(layout.name).\(field.name): field at table offset \(fieldOffset) (\(field.kind.inlineSize) bytes) "
             + "lies outside the \(tableSize)-byte table",
           offset: vtableStart + entry)
       }
-      try verifyField(field, named: name, at: position + fieldOffset, table: (position, vtableStart, vtableSize))
+      try verifyField(
+        field, named: "\(layout.name).\(field.name)", at: position + fieldOffset, table: (position, vtableStart, vtableSize))
     }
   }
 
   /// Verifies what the field at `position` refers to.
   private mutating func verifyField(
-    _ field: FieldLayout, named name: String, at position: Int, table: (position: Int, vtable: Int, vtableSize: Int)
+    _ field: FieldLayout, named name: @autoclosure () -> String, at position: Int,
+    table: (position: Int, vtable: Int, vtableSize: Int)
   ) throws {
     switch field.kind {
     case .scalar, .structure:
@@ -179,25 +180,25 @@ struct FlatBufferVerifier {
       let union = schema.unions[unionIndex]
       guard options.allowsUnknownUnionTypes || type <= union.memberTables.count else {
         throw ModelFormatError(
-          message: "\(name): union \(union.name) has no member with type code \(type) (it knows 1...\(union.memberTables.count))",
+          message: "\(name()): union \(union.name) has no member with type code \(type) (it knows 1...\(union.memberTables.count))",
           offset: position)
       }
     case .string:
-      try verifyString(at: try target(ofOffsetAt: position, what: "\(name) offset"), named: name)
+      try verifyString(at: try target(ofOffsetAt: position, what: "\(name()) offset"), named: name())
     case .table(let layout):
-      try verifyTable(at: try target(ofOffsetAt: position, what: "\(name) offset"), layout: layout)
+      try verifyTable(at: try target(ofOffsetAt: position, what: "\(name()) offset"), layout: layout)
     case .scalarVector(let elementSize), .structVector(let elementSize, _):
-      _ = try verifyVector(at: position, elementSize: elementSize, named: name)
+      _ = try verifyVector(at: position, elementSize: elementSize, named: name())
     case .stringVector:
-      let (start, count) = try verifyVector(at: position, elementSize: 4, named: name)
+      let (start, count) = try verifyVector(at: position, elementSize: 4, named: name())
       for index in 0..<count {
         let element = start + 4 * index
-        try verifyString(at: try target(ofOffsetAt: element, what: "\(name)[\(index)] offset"), named: "\(name)[\(index)]")
+        try verifyString(at: try target(ofOffsetAt: element, what: "\(name())[\(index)] offset"), named: "\(name())[\(index)]")
       }
     case .tableVector(let layout):
-      let (start, count) = try verifyVector(at: position, elementSize: 4, named: name)
+      let (start, count) = try verifyVector(at: position, elementSize: 4, named: name())
       for index in 0..<count {
-        try verifyTable(at: try target(ofOffsetAt: start + 4 * index, what: "\(name)[\(index)] offset"), layout: layout)
+        try verifyTable(at: try target(ofOffsetAt: start + 4 * index, what: "\(name())[\(index)] offset"), layout: layout)
       }
     case .unionValue(let unionIndex, let typeFieldID):
       let typeEntry = 4 + 2 * typeFieldID
@@ -208,7 +209,7 @@ struct FlatBufferVerifier {
       }
       let members = schema.unions[unionIndex].memberTables
       guard type >= 1, type <= members.count else { return }
-      try verifyTable(at: try target(ofOffsetAt: position, what: "\(name) offset"), layout: members[type - 1])
+      try verifyTable(at: try target(ofOffsetAt: position, what: "\(name()) offset"), layout: members[type - 1])
     }
   }
 
@@ -222,26 +223,26 @@ struct FlatBufferVerifier {
   }
 
   /// Verifies the vector whose offset is stored at `position` and returns its elements' start and count.
-  private mutating func verifyVector(at position: Int, elementSize: Int, named name: String) throws -> (start: Int, count: Int) {
-    let header = try target(ofOffsetAt: position, what: "\(name) offset")
-    try requireRange(header, 4, "\(name) vector length")
-    let count = try loadUInt32(at: header, "\(name) vector length")
+  private mutating func verifyVector(at position: Int, elementSize: Int, named name: @autoclosure () -> String) throws -> (start: Int, count: Int) {
+    let header = try target(ofOffsetAt: position, what: "\(name()) offset")
+    try requireRange(header, 4, "\(name()) vector length")
+    let count = try loadUInt32(at: header, "\(name()) vector length")
     let size = count.multipliedReportingOverflow(by: elementSize)
     guard !size.overflow else {
-      throw ModelFormatError(message: "\(name): vector of \(count) elements is too large", offset: header)
+      throw ModelFormatError(message: "\(name()): vector of \(count) elements is too large", offset: header)
     }
-    try requireRange(header + 4, size.partialValue, "\(name): vector of \(count) elements")
+    try requireRange(header + 4, size.partialValue, "\(name()): vector of \(count) elements")
     try addApparentSize(4 + size.partialValue, at: header)
     return (header + 4, count)
   }
 
   /// Verifies the string whose length prefix is at `position`: in bounds and NUL-terminated.
-  private mutating func verifyString(at position: Int, named name: String) throws {
-    try requireRange(position, 4, "\(name) string length")
-    let count = try loadUInt32(at: position, "\(name) string length")
-    try requireRange(position + 4, count + 1, "\(name): string of \(count) bytes plus its terminator")
+  private mutating func verifyString(at position: Int, named name: @autoclosure () -> String) throws {
+    try requireRange(position, 4, "\(name()) string length")
+    let count = try loadUInt32(at: position, "\(name()) string length")
+    try requireRange(position + 4, count + 1, "\(name()): string of \(count) bytes plus its terminator")
     guard UInt8.load(from: bytes, at: position + 4 + count) == 0 else {
-      throw ModelFormatError(message: "\(name): string of \(count) bytes is not NUL-terminated", offset: position + 4 + count)
+      throw ModelFormatError(message: "\(name()): string of \(count) bytes is not NUL-terminated", offset: position + 4 + count)
     }
     try addApparentSize(count + 5, at: position)
   }

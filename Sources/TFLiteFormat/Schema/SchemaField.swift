@@ -25,8 +25,8 @@ public indirect enum SchemaValue: Hashable, Sendable {
   case unsigned(UInt64)
   /// A `float` or `double` field.
   case float(Double)
-  /// An enum field, by its schema name (`RELU6`, or `UNKNOWN(n)`).
-  case enumeration(String)
+  /// An enum field: its schema name (`RELU6`, or `UNKNOWN(n)`) and stored value.
+  case enumeration(name: String, rawValue: Int64)
   /// A string field; nil when absent.
   case string(String?)
   /// A byte vector left in the file; nil when absent.

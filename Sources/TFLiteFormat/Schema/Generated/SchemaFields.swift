@@ -91,7 +91,7 @@ extension StablehloDotGeneralOptions {
       SchemaField(name: "rhs_batching_dimensions", value: .vector(rhsBatchingDimensions.map { .integer(Int64($0)) }), isDefault: rhsBatchingDimensions == []),
       SchemaField(name: "lhs_contracting_dimensions", value: .vector(lhsContractingDimensions.map { .integer(Int64($0)) }), isDefault: lhsContractingDimensions == []),
       SchemaField(name: "rhs_contracting_dimensions", value: .vector(rhsContractingDimensions.map { .integer(Int64($0)) }), isDefault: rhsContractingDimensions == []),
-      SchemaField(name: "precision_config", value: .vector(precisionConfig.map { .enumeration($0.name) }), isDefault: precisionConfig == []),
+      SchemaField(name: "precision_config", value: .vector(precisionConfig.map { .enumeration(name: $0.name, rawValue: Int64($0.rawValue)) }), isDefault: precisionConfig == []),
     ]
   }
 }
@@ -153,8 +153,8 @@ extension StablehloCompareOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "comparison_direction", value: .enumeration(comparisonDirection.name), isDefault: comparisonDirection == StablehloComparisonDirection.stablehloComparisonDirectionEq),
-      SchemaField(name: "compare_type", value: .enumeration(compareType.name), isDefault: compareType == StablehloComparisonType.stablehloComparisonTypeNotype),
+      SchemaField(name: "comparison_direction", value: .enumeration(name: comparisonDirection.name, rawValue: Int64(comparisonDirection.rawValue)), isDefault: comparisonDirection == StablehloComparisonDirection.stablehloComparisonDirectionEq),
+      SchemaField(name: "compare_type", value: .enumeration(name: compareType.name, rawValue: Int64(compareType.rawValue)), isDefault: compareType == StablehloComparisonType.stablehloComparisonTypeNotype),
     ]
   }
 }
@@ -243,7 +243,7 @@ extension StablehloConvolutionOptions {
       SchemaField(name: "output_spatial_dimensions", value: .vector(outputSpatialDimensions.map { .integer(Int64($0)) }), isDefault: outputSpatialDimensions == []),
       SchemaField(name: "feature_group_count", value: .integer(Int64(featureGroupCount)), isDefault: featureGroupCount == 0),
       SchemaField(name: "batch_group_count", value: .integer(Int64(batchGroupCount)), isDefault: batchGroupCount == 0),
-      SchemaField(name: "precision_config", value: .vector(precisionConfig.map { .enumeration($0.name) }), isDefault: precisionConfig == []),
+      SchemaField(name: "precision_config", value: .vector(precisionConfig.map { .enumeration(name: $0.name, rawValue: Int64($0.rawValue)) }), isDefault: precisionConfig == []),
     ]
   }
 }
@@ -276,7 +276,7 @@ extension StablehloRngBitGeneratorOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "algorithm", value: .enumeration(algorithm.name), isDefault: algorithm == RngAlgorithm.`default`),
+      SchemaField(name: "algorithm", value: .enumeration(name: algorithm.name, rawValue: Int64(algorithm.rawValue)), isDefault: algorithm == RngAlgorithm.`default`),
     ]
   }
 }
@@ -285,13 +285,13 @@ extension Conv2DOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "padding", value: .enumeration(padding.name), isDefault: padding == Padding.same),
+      SchemaField(name: "padding", value: .enumeration(name: padding.name, rawValue: Int64(padding.rawValue)), isDefault: padding == Padding.same),
       SchemaField(name: "stride_w", value: .integer(Int64(strideW)), isDefault: strideW == 0),
       SchemaField(name: "stride_h", value: .integer(Int64(strideH)), isDefault: strideH == 0),
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "dilation_w_factor", value: .integer(Int64(dilationWFactor)), isDefault: dilationWFactor == 1),
       SchemaField(name: "dilation_h_factor", value: .integer(Int64(dilationHFactor)), isDefault: dilationHFactor == 1),
-      SchemaField(name: "quantized_bias_type", value: .enumeration(quantizedBiasType.name), isDefault: quantizedBiasType == TensorType.float32),
+      SchemaField(name: "quantized_bias_type", value: .enumeration(name: quantizedBiasType.name, rawValue: Int64(quantizedBiasType.rawValue)), isDefault: quantizedBiasType == TensorType.float32),
     ]
   }
 }
@@ -300,11 +300,11 @@ extension Conv3DOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "padding", value: .enumeration(padding.name), isDefault: padding == Padding.same),
+      SchemaField(name: "padding", value: .enumeration(name: padding.name, rawValue: Int64(padding.rawValue)), isDefault: padding == Padding.same),
       SchemaField(name: "stride_d", value: .integer(Int64(strideD)), isDefault: strideD == 0),
       SchemaField(name: "stride_w", value: .integer(Int64(strideW)), isDefault: strideW == 0),
       SchemaField(name: "stride_h", value: .integer(Int64(strideH)), isDefault: strideH == 0),
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "dilation_d_factor", value: .integer(Int64(dilationDFactor)), isDefault: dilationDFactor == 1),
       SchemaField(name: "dilation_w_factor", value: .integer(Int64(dilationWFactor)), isDefault: dilationWFactor == 1),
       SchemaField(name: "dilation_h_factor", value: .integer(Int64(dilationHFactor)), isDefault: dilationHFactor == 1),
@@ -316,12 +316,12 @@ extension Pool2DOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "padding", value: .enumeration(padding.name), isDefault: padding == Padding.same),
+      SchemaField(name: "padding", value: .enumeration(name: padding.name, rawValue: Int64(padding.rawValue)), isDefault: padding == Padding.same),
       SchemaField(name: "stride_w", value: .integer(Int64(strideW)), isDefault: strideW == 0),
       SchemaField(name: "stride_h", value: .integer(Int64(strideH)), isDefault: strideH == 0),
       SchemaField(name: "filter_width", value: .integer(Int64(filterWidth)), isDefault: filterWidth == 0),
       SchemaField(name: "filter_height", value: .integer(Int64(filterHeight)), isDefault: filterHeight == 0),
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
     ]
   }
 }
@@ -330,11 +330,11 @@ extension DepthwiseConv2DOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "padding", value: .enumeration(padding.name), isDefault: padding == Padding.same),
+      SchemaField(name: "padding", value: .enumeration(name: padding.name, rawValue: Int64(padding.rawValue)), isDefault: padding == Padding.same),
       SchemaField(name: "stride_w", value: .integer(Int64(strideW)), isDefault: strideW == 0),
       SchemaField(name: "stride_h", value: .integer(Int64(strideH)), isDefault: strideH == 0),
       SchemaField(name: "depth_multiplier", value: .integer(Int64(depthMultiplier)), isDefault: depthMultiplier == 0),
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "dilation_w_factor", value: .integer(Int64(dilationWFactor)), isDefault: dilationWFactor == 1),
       SchemaField(name: "dilation_h_factor", value: .integer(Int64(dilationHFactor)), isDefault: dilationHFactor == 1),
     ]
@@ -356,7 +356,7 @@ extension LSHProjectionOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "type", value: .enumeration(type.name), isDefault: type == LSHProjectionType.unknown),
+      SchemaField(name: "type", value: .enumeration(name: type.name, rawValue: Int64(type.rawValue)), isDefault: type == LSHProjectionType.unknown),
     ]
   }
 }
@@ -366,7 +366,7 @@ extension SVDFOptions {
   public var schemaFields: [SchemaField] {
     [
       SchemaField(name: "rank", value: .integer(Int64(rank)), isDefault: rank == 0),
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "asymmetric_quantize_inputs", value: .bool(asymmetricQuantizeInputs), isDefault: asymmetricQuantizeInputs == false),
     ]
   }
@@ -376,7 +376,7 @@ extension RNNOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "asymmetric_quantize_inputs", value: .bool(asymmetricQuantizeInputs), isDefault: asymmetricQuantizeInputs == false),
     ]
   }
@@ -387,7 +387,7 @@ extension SequenceRNNOptions {
   public var schemaFields: [SchemaField] {
     [
       SchemaField(name: "time_major", value: .bool(timeMajor), isDefault: timeMajor == false),
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "asymmetric_quantize_inputs", value: .bool(asymmetricQuantizeInputs), isDefault: asymmetricQuantizeInputs == false),
     ]
   }
@@ -398,7 +398,7 @@ extension BidirectionalSequenceRNNOptions {
   public var schemaFields: [SchemaField] {
     [
       SchemaField(name: "time_major", value: .bool(timeMajor), isDefault: timeMajor == false),
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "merge_outputs", value: .bool(mergeOutputs), isDefault: mergeOutputs == false),
       SchemaField(name: "asymmetric_quantize_inputs", value: .bool(asymmetricQuantizeInputs), isDefault: asymmetricQuantizeInputs == false),
     ]
@@ -409,11 +409,11 @@ extension FullyConnectedOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
-      SchemaField(name: "weights_format", value: .enumeration(weightsFormat.name), isDefault: weightsFormat == FullyConnectedOptionsWeightsFormat.`default`),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "weights_format", value: .enumeration(name: weightsFormat.name, rawValue: Int64(weightsFormat.rawValue)), isDefault: weightsFormat == FullyConnectedOptionsWeightsFormat.`default`),
       SchemaField(name: "keep_num_dims", value: .bool(keepNumDims), isDefault: keepNumDims == false),
       SchemaField(name: "asymmetric_quantize_inputs", value: .bool(asymmetricQuantizeInputs), isDefault: asymmetricQuantizeInputs == false),
-      SchemaField(name: "quantized_bias_type", value: .enumeration(quantizedBiasType.name), isDefault: quantizedBiasType == TensorType.float32),
+      SchemaField(name: "quantized_bias_type", value: .enumeration(name: quantizedBiasType.name, rawValue: Int64(quantizedBiasType.rawValue)), isDefault: quantizedBiasType == TensorType.float32),
     ]
   }
 }
@@ -432,7 +432,7 @@ extension ConcatenationOptions {
   public var schemaFields: [SchemaField] {
     [
       SchemaField(name: "axis", value: .integer(Int64(axis)), isDefault: axis == 0),
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
     ]
   }
 }
@@ -441,7 +441,7 @@ extension AddOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "pot_scale_int16", value: .bool(potScaleInt16), isDefault: potScaleInt16 == true),
     ]
   }
@@ -451,7 +451,7 @@ extension MulOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
     ]
   }
 }
@@ -460,7 +460,7 @@ extension L2NormOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
     ]
   }
 }
@@ -481,10 +481,10 @@ extension LSTMOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "cell_clip", value: .float(Double(cellClip)), isDefault: cellClip == 0),
       SchemaField(name: "proj_clip", value: .float(Double(projClip)), isDefault: projClip == 0),
-      SchemaField(name: "kernel_type", value: .enumeration(kernelType.name), isDefault: kernelType == LSTMKernelType.full),
+      SchemaField(name: "kernel_type", value: .enumeration(name: kernelType.name, rawValue: Int64(kernelType.rawValue)), isDefault: kernelType == LSTMKernelType.full),
       SchemaField(name: "asymmetric_quantize_inputs", value: .bool(asymmetricQuantizeInputs), isDefault: asymmetricQuantizeInputs == false),
     ]
   }
@@ -494,7 +494,7 @@ extension UnidirectionalSequenceLSTMOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "cell_clip", value: .float(Double(cellClip)), isDefault: cellClip == 0),
       SchemaField(name: "proj_clip", value: .float(Double(projClip)), isDefault: projClip == 0),
       SchemaField(name: "time_major", value: .bool(timeMajor), isDefault: timeMajor == false),
@@ -508,7 +508,7 @@ extension BidirectionalSequenceLSTMOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "cell_clip", value: .float(Double(cellClip)), isDefault: cellClip == 0),
       SchemaField(name: "proj_clip", value: .float(Double(projClip)), isDefault: projClip == 0),
       SchemaField(name: "merge_outputs", value: .bool(mergeOutputs), isDefault: mergeOutputs == false),
@@ -609,7 +609,7 @@ extension SubOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
       SchemaField(name: "pot_scale_int16", value: .bool(potScaleInt16), isDefault: potScaleInt16 == true),
     ]
   }
@@ -619,7 +619,7 @@ extension DivOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
     ]
   }
 }
@@ -633,7 +633,7 @@ extension EmbeddingLookupSparseOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "combiner", value: .enumeration(combiner.name), isDefault: combiner == CombinerType.sum),
+      SchemaField(name: "combiner", value: .enumeration(name: combiner.name, rawValue: Int64(combiner.rawValue)), isDefault: combiner == CombinerType.sum),
     ]
   }
 }
@@ -722,8 +722,8 @@ extension CastOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "in_data_type", value: .enumeration(inDataType.name), isDefault: inDataType == TensorType.float32),
-      SchemaField(name: "out_data_type", value: .enumeration(outDataType.name), isDefault: outDataType == TensorType.float32),
+      SchemaField(name: "in_data_type", value: .enumeration(name: inDataType.name, rawValue: Int64(inDataType.rawValue)), isDefault: inDataType == TensorType.float32),
+      SchemaField(name: "out_data_type", value: .enumeration(name: outDataType.name, rawValue: Int64(outDataType.rawValue)), isDefault: outDataType == TensorType.float32),
     ]
   }
 }
@@ -747,7 +747,7 @@ extension ArgMaxOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "output_type", value: .enumeration(outputType.name), isDefault: outputType == TensorType.float32),
+      SchemaField(name: "output_type", value: .enumeration(name: outputType.name, rawValue: Int64(outputType.rawValue)), isDefault: outputType == TensorType.float32),
     ]
   }
 }
@@ -756,7 +756,7 @@ extension ArgMinOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "output_type", value: .enumeration(outputType.name), isDefault: outputType == TensorType.float32),
+      SchemaField(name: "output_type", value: .enumeration(name: outputType.name, rawValue: Int64(outputType.rawValue)), isDefault: outputType == TensorType.float32),
     ]
   }
 }
@@ -800,11 +800,11 @@ extension TransposeConvOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "padding", value: .enumeration(padding.name), isDefault: padding == Padding.same),
+      SchemaField(name: "padding", value: .enumeration(name: padding.name, rawValue: Int64(padding.rawValue)), isDefault: padding == Padding.same),
       SchemaField(name: "stride_w", value: .integer(Int64(strideW)), isDefault: strideW == 0),
       SchemaField(name: "stride_h", value: .integer(Int64(strideH)), isDefault: strideH == 0),
-      SchemaField(name: "fused_activation_function", value: .enumeration(fusedActivationFunction.name), isDefault: fusedActivationFunction == ActivationFunctionType.none),
-      SchemaField(name: "quantized_bias_type", value: .enumeration(quantizedBiasType.name), isDefault: quantizedBiasType == TensorType.float32),
+      SchemaField(name: "fused_activation_function", value: .enumeration(name: fusedActivationFunction.name, rawValue: Int64(fusedActivationFunction.rawValue)), isDefault: fusedActivationFunction == ActivationFunctionType.none),
+      SchemaField(name: "quantized_bias_type", value: .enumeration(name: quantizedBiasType.name, rawValue: Int64(quantizedBiasType.rawValue)), isDefault: quantizedBiasType == TensorType.float32),
     ]
   }
 }
@@ -837,7 +837,7 @@ extension ShapeOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "out_type", value: .enumeration(outType.name), isDefault: outType == TensorType.float32),
+      SchemaField(name: "out_type", value: .enumeration(name: outType.name, rawValue: Int64(outType.rawValue)), isDefault: outType == TensorType.float32),
     ]
   }
 }
@@ -966,7 +966,7 @@ extension MirrorPadOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "mode", value: .enumeration(mode.name), isDefault: mode == MirrorPadMode.reflect),
+      SchemaField(name: "mode", value: .enumeration(name: mode.name, rawValue: Int64(mode.rawValue)), isDefault: mode == MirrorPadMode.reflect),
     ]
   }
 }
@@ -975,7 +975,7 @@ extension UniqueOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "idx_out_type", value: .enumeration(idxOutType.name), isDefault: idxOutType == TensorType.int32),
+      SchemaField(name: "idx_out_type", value: .enumeration(name: idxOutType.name, rawValue: Int64(idxOutType.rawValue)), isDefault: idxOutType == TensorType.int32),
     ]
   }
 }
@@ -1120,8 +1120,8 @@ extension HashtableOptions {
   public var schemaFields: [SchemaField] {
     [
       SchemaField(name: "table_id", value: .integer(Int64(tableId)), isDefault: tableId == 0),
-      SchemaField(name: "key_dtype", value: .enumeration(keyDtype.name), isDefault: keyDtype == TensorType.float32),
-      SchemaField(name: "value_dtype", value: .enumeration(valueDtype.name), isDefault: valueDtype == TensorType.float32),
+      SchemaField(name: "key_dtype", value: .enumeration(name: keyDtype.name, rawValue: Int64(keyDtype.rawValue)), isDefault: keyDtype == TensorType.float32),
+      SchemaField(name: "value_dtype", value: .enumeration(name: valueDtype.name, rawValue: Int64(valueDtype.rawValue)), isDefault: valueDtype == TensorType.float32),
     ]
   }
 }
@@ -1248,7 +1248,7 @@ extension ReduceWindowOptions {
   /// Every field with its schema name and value, in schema order.
   public var schemaFields: [SchemaField] {
     [
-      SchemaField(name: "reduce_function", value: .enumeration(reduceFunction.name), isDefault: reduceFunction == ReduceWindowFunction.unsupported),
+      SchemaField(name: "reduce_function", value: .enumeration(name: reduceFunction.name, rawValue: Int64(reduceFunction.rawValue)), isDefault: reduceFunction == ReduceWindowFunction.unsupported),
     ]
   }
 }
@@ -1260,7 +1260,7 @@ extension StableHLOCompositeOptions {
       SchemaField(name: "name", value: .string(name), isDefault: name == nil),
       SchemaField(name: "decomposition_subgraph_index", value: .integer(Int64(decompositionSubgraphIndex)), isDefault: decompositionSubgraphIndex == 0),
       SchemaField(name: "composite_attributes", value: .bytes(compositeAttributes), isDefault: compositeAttributes == nil),
-      SchemaField(name: "composite_attributes_format", value: .enumeration(compositeAttributesFormat.name), isDefault: compositeAttributesFormat == CustomOptionsFormat.flexbuffers),
+      SchemaField(name: "composite_attributes_format", value: .enumeration(name: compositeAttributesFormat.name, rawValue: Int64(compositeAttributesFormat.rawValue)), isDefault: compositeAttributesFormat == CustomOptionsFormat.flexbuffers),
       SchemaField(name: "version", value: .integer(Int64(version)), isDefault: version == 0),
     ]
   }
