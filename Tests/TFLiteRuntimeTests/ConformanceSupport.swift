@@ -113,7 +113,7 @@ enum Conformance {
     _ actual: RuntimeTensor, _ expected: NumPyArray, tolerance: TestModelManifest.Tolerance?,
     outcome: inout ConformanceOutcome, label: String
   ) throws {
-    guard actual.shape == expected.shape || actual.elementCount == expected.elementCount && expected.shape.isEmpty else {
+    guard actual.shape == expected.shape || actual.elementCount == expected.elementCount && (expected.shape.isEmpty || actual.shape.isEmpty) else {
       throw RuntimeError.invalidShape("\(label) has shape \(actual.shape), LiteRT gave \(expected.shape)")
     }
     guard let data = actual.data else { throw RuntimeError.allocationRequired }

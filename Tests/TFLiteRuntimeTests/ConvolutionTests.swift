@@ -188,7 +188,7 @@ final class ConvolutionTests: XCTestCase {
 /// The convolution kernels through init/prepare/eval: option decoding, output shapes, constant
 /// and run-time weights, and rejection of what they do not run.
 final class ConvolutionKernelTests: XCTestCase {
-  private func activation(_ trial: Int) -> (ActivationFunctionType, ActivationRange) {
+  private func activation(_ trial: Int) -> (ActivationFunctionType, FloatClampRange) {
     [(.none, .none), (.relu, .relu), (.reluN1To1, .reluMinusOneToOne), (.relu6, .relu6)][trial % 4]
   }
 

@@ -8,7 +8,7 @@ final class FullyConnectedTests: XCTestCase {
   /// activations, batch 1 (the GEMV case) and larger, 1 and 2 threads.
   func testFullyConnectedKernelMatchesReference() throws {
     var random = SeededGenerator(seed: 21)
-    let activations: [(ActivationFunctionType, ActivationRange)] = [
+    let activations: [(ActivationFunctionType, FloatClampRange)] = [
       (.none, .none), (.relu, .relu), (.reluN1To1, .reluMinusOneToOne), (.relu6, .relu6),
     ]
     for trial in 0..<16 {

@@ -64,7 +64,7 @@ final class GEMMTests: XCTestCase {
       scratch: memory.scratch(bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: 1)))
     let expected = referenceMatrixProduct(
       rows: 2, columns: 3, depth: 0, a: { _, _ in 0 }, b: { _, _ in 0 }, bias: bias,
-      lower: ActivationRange.relu6.lower, upper: ActivationRange.relu6.upper)
+      lower: FloatClampRange.relu6.lower, upper: FloatClampRange.relu6.upper)
     XCTAssertEqual(floats(output, 6), expected.map { Float($0.value) })
   }
 

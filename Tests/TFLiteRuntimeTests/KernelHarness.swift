@@ -46,10 +46,7 @@ enum KernelHarness {
   /// Builds the registered kernel for `node`, prepares and evaluates it with `threads`, and
   /// returns the output's shape and values.
   static func run(_ node: Node, threads: Int) throws -> (shape: [Int], values: [Float]) {
-    guard let kernelType = KernelRegistry.kernel(for: node.opName) else {
-      throw KernelError.unsupported("no kernel for \(node.opName)")
-    }
-    let kernel = try kernelType.init(node: node)
+    let kernel = try KernelRegistry.makeKernel(for: node)
     var context = PrepareContext(threadCount: threads)
     try kernel.prepare(&context)
     let output = node.outputs[0]

@@ -2,23 +2,6 @@
 // written directly from the ops' definitions (scalar loops, double accumulation), and return, per
 // output element, the value and the sum of absolute terms that bounds float rounding error.
 
-/// Deterministic pseudo-random numbers (SplitMix64) for reproducible randomized tests.
-struct SeededGenerator: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-  mutating func floats(_ count: Int, in range: ClosedRange<Float> = -1...1) -> [Float] {
-    (0..<count).map { _ in Float.random(in: range, using: &self) }
-  }
-  mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
-  mutating func bool() -> Bool { Bool.random(using: &self) }
-}
 
 /// An expected value and the magnitude that bounds its rounding error.
 struct Expected {
@@ -292,6 +275,6 @@ final class TestMemory {
 func floats(_ pointer: UnsafePointer<Float>, _ count: Int) -> [Float] { Array(UnsafeBufferPointer(start: pointer, count: count)) }
 
 /// The activation ranges a fused-activation test cycles through.
-let testActivations: [(name: String, range: ActivationRange)] = [
+let testActivations: [(name: String, range: FloatClampRange)] = [
   ("none", .none), ("relu", .relu), ("relu_n1_to_1", .reluMinusOneToOne), ("relu6", .relu6),
 ]

@@ -46,7 +46,7 @@ final class PoolingKernelTests: XCTestCase {
   func testPoolKernelsMatchReference() throws {
     var random = SeededGenerator(seed: 23)
     let ops = [("AVERAGE_POOL_2D", "average"), ("MAX_POOL_2D", "max"), ("L2_POOL_2D", "l2")]
-    let activations: [(ActivationFunctionType, ActivationRange)] = [(.none, .none), (.relu6, .relu6), (.relu, .relu)]
+    let activations: [(ActivationFunctionType, FloatClampRange)] = [(.none, .none), (.relu6, .relu6), (.relu, .relu)]
     for trial in 0..<12 {
       let (op, kind) = ops[trial % 3]
       let (batch, height, width, channels) = (random.int(1...2), random.int(1...9), random.int(1...9), random.int(1...20))

@@ -20,12 +20,14 @@ public final class RuntimeTensor {
   public internal(set) var isConstant: Bool
   /// The tensor's memory: valid in `eval`, and in `prepare` for constant tensors. Nil before allocation.
   public internal(set) var data: UnsafeMutableRawPointer?
+  /// For a sparse model constant: how its stored values map onto the dense shape (only DENSIFY reads it).
+  let sparsity: SparseConstant?
   /// Memory owned by this tensor (folded constants, variables, dynamic outputs), freed with it.
   var ownedMemory: UnsafeMutableRawBufferPointer?
 
   init(
     index: Int, name: String, type: ElementType, shape: [Int], shapeSignature: [Int],
-    quantization: Quantization?, isVariable: Bool, constantData: UnsafeRawPointer?
+    quantization: Quantization?, isVariable: Bool, constantData: UnsafeRawPointer?, sparsity: SparseConstant? = nil
   ) {
     self.index = index
     self.name = name
@@ -34,6 +36,7 @@ public final class RuntimeTensor {
     self.shapeSignature = shapeSignature
     self.quantization = quantization
     self.isVariable = isVariable
+    self.sparsity = sparsity
     self.isModelConstant = constantData != nil
     self.isConstant = constantData != nil
     // Constant data lives in the read-only model bytes; kernels never write through it.

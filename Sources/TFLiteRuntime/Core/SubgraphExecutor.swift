@@ -74,19 +74,15 @@ public final class SubgraphExecutor {
         customOptions: model.customOptions(of: op),
         subgraph: subgraphProvider)
       nodes.append(node)
-      let failure: String
-      if let kernelType = KernelRegistry.kernel(for: opName) {
-        do {
-          kernels.append(try kernelType.init(node: node))
-          continue
-        } catch {
-          failure = "\(error)"
-        }
-      } else {
-        failure = "no kernel for this operator"
+      do {
+        kernels.append(try KernelRegistry.makeKernel(for: node))
+      } catch let KernelError.unsupported(reason) {
+        unsupported.append(
+          UnsupportedOperator(subgraph: subgraphIndex, node: nodeIndex, opName: opName, version: node.version, reason: reason))
+      } catch {
+        unsupported.append(
+          UnsupportedOperator(subgraph: subgraphIndex, node: nodeIndex, opName: opName, version: node.version, reason: "\(error)"))
       }
-      unsupported.append(
-        UnsupportedOperator(subgraph: subgraphIndex, node: nodeIndex, opName: opName, version: node.version, reason: failure))
     }
     guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
     self.nodes = nodes
@@ -240,7 +236,10 @@ public final class SubgraphExecutor {
       index: index, name: name, type: type, shape: shape,
       shapeSignature: tensor.shapeSignature.isEmpty ? shape : tensor.shapeSignature.map(Int.init),
       quantization: quantization, isVariable: tensor.isVariable,
-      constantData: constant.count > 0 ? constant.baseAddress : nil)
+      constantData: constant.count > 0 ? constant.baseAddress : nil,
+      sparsity: try tensor.sparsity.map {
+        SparseConstant(format: try SparsityFormat($0, model: model), storedByteCount: constant.count)
+      })
   }
 
   /// The byte count of `shape` with `elementBytes`-byte elements, or nil on overflow or a negative dimension.

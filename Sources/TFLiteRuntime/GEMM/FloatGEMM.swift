@@ -50,20 +50,20 @@ struct TransposedLeftOperand<Element>: GEMMLeftOperand {
 }
 
 /// Clamp bounds of a fused activation: TFLite applies `min(max(x, lower), upper)` after the bias.
-struct ActivationRange: Equatable {
+struct FloatClampRange: Equatable {
   /// Lower bound (`-Float.greatestFiniteMagnitude` when unbounded, as TFLite's `lowest()`).
   var lower: Float
   /// Upper bound (`Float.greatestFiniteMagnitude` when unbounded).
   var upper: Float
 
   /// No activation: TFLite still clamps to the finite float range.
-  static let none = ActivationRange(lower: -.greatestFiniteMagnitude, upper: .greatestFiniteMagnitude)
+  static let none = FloatClampRange(lower: -.greatestFiniteMagnitude, upper: .greatestFiniteMagnitude)
   /// RELU.
-  static let relu = ActivationRange(lower: 0, upper: .greatestFiniteMagnitude)
+  static let relu = FloatClampRange(lower: 0, upper: .greatestFiniteMagnitude)
   /// RELU_N1_TO_1.
-  static let reluMinusOneToOne = ActivationRange(lower: -1, upper: 1)
+  static let reluMinusOneToOne = FloatClampRange(lower: -1, upper: 1)
   /// RELU6.
-  static let relu6 = ActivationRange(lower: 0, upper: 6)
+  static let relu6 = FloatClampRange(lower: 0, upper: 6)
 
   /// `min(max(value, lower), upper)` lane by lane, keeping NaN as TFLite's `std::max`/`std::min` do.
   // `@_transparent` rather than `@inline(__always)`: reached through a protocol witness in the
@@ -90,7 +90,7 @@ struct FloatEpilogue {
   /// Bias per output column, padded with zeros to whole panels; nil for no bias.
   var bias: UnsafePointer<Float>?
   /// Fused activation clamp; nil for none at all (BATCH_MATMUL does not clamp).
-  var activation: ActivationRange?
+  var activation: FloatClampRange?
 }
 
 /// Single-precision GEMM over packed right-hand panels: `C = clamp(A · B + bias)`.
@@ -194,7 +194,7 @@ enum FloatGEMM {
   /// depth is split over four accumulators so consecutive multiply-adds do not wait on each other.
   static func singleRowKernel(
     a: UnsafePointer<Float>, b: UnsafePointer<Float>, depth: Int, c: UnsafeMutablePointer<Float>,
-    accumulate: Bool, bias: UnsafePointer<Float>?, activation: ActivationRange?
+    accumulate: Bool, bias: UnsafePointer<Float>?, activation: FloatClampRange?
   ) {
     typealias Vector = SIMD16<Float>
     let output = UnsafeMutableRawPointer(c)
@@ -230,7 +230,7 @@ enum FloatGEMM {
   static func microKernel(
     a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
     c: UnsafeMutablePointer<Float>, ldc: Int, accumulate: Bool, bias: UnsafePointer<Float>?,
-    activation: ActivationRange?
+    activation: FloatClampRange?
   ) {
     let last = validRows - 1
     let a0 = a

@@ -220,7 +220,7 @@ enum FloatConvolution {
   ///   - bias: padded per group (`PanelPacking.padBias` with `groups`), or nil.
   static func run(
     _ shape: ConvolutionShape, plan: GEMMPlan, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
-    bias: UnsafePointer<Float>?, activation: ActivationRange, output: UnsafeMutablePointer<Float>,
+    bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>,
     threadCount: Int, scratch: UnsafeMutableRawPointer
   ) {
     let groupColumns = shape.groupOutputChannels
@@ -258,7 +258,7 @@ final class Conv2DKernel: Kernel {
   private var bias: RuntimeTensor? { operands.bias }
   private var output: RuntimeTensor { operands.output }
   private let options: Conv2DOptions
-  private let activation: ActivationRange
+  private let activation: FloatClampRange
   private var shape: ConvolutionShape?
   private var plan: GEMMPlan?
   private var weights = PackedWeights()
@@ -270,7 +270,7 @@ final class Conv2DKernel: Kernel {
     options = try FloatOperands.options(of: node, op: "CONV_2D", defaults: Conv2DOptions()) {
       if case .conv2DOptions(let options) = $0 { options } else { nil }
     }
-    activation = try ActivationRange(options.fusedActivationFunction, op: "CONV_2D")
+    activation = try FloatClampRange(options.fusedActivationFunction, op: "CONV_2D")
   }
 
   func prepare(_ context: inout PrepareContext) throws {

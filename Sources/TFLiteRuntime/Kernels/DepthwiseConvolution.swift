@@ -32,7 +32,7 @@ enum FloatDepthwiseConvolution {
   /// Computes the convolution. `bias` has `outputChannels` values or is nil.
   static func run(
     _ shape: DepthwiseShape, input: UnsafePointer<Float>, filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
-    activation: ActivationRange, output: UnsafeMutablePointer<Float>, threadCount: Int,
+    activation: FloatClampRange, output: UnsafeMutablePointer<Float>, threadCount: Int,
     scratch: UnsafeMutableRawPointer?
   ) {
     var source = input
@@ -74,7 +74,7 @@ private struct DepthwiseRow: ChannelBlockOperation {
   let shape: DepthwiseShape
   let filter: UnsafePointer<Float>
   let bias: UnsafePointer<Float>?
-  let activation: ActivationRange
+  let activation: FloatClampRange
   /// First input element of the image, first output element of the row.
   let image: UnsafePointer<Float>
   let outputRow: UnsafeMutablePointer<Float>
@@ -84,7 +84,7 @@ private struct DepthwiseRow: ChannelBlockOperation {
 
   init(
     shape: DepthwiseShape, row: Int, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
-    bias: UnsafePointer<Float>?, activation: ActivationRange, output: UnsafeMutablePointer<Float>
+    bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>
   ) {
     self.shape = shape
     self.filter = filter
@@ -208,7 +208,7 @@ final class DepthwiseConv2DKernel: Kernel {
   private var bias: RuntimeTensor? { operands.bias }
   private var output: RuntimeTensor { operands.output }
   private let options: DepthwiseConv2DOptions
-  private let activation: ActivationRange
+  private let activation: FloatClampRange
   private var shape: DepthwiseShape?
 
   init(node: Node) throws {
@@ -216,7 +216,7 @@ final class DepthwiseConv2DKernel: Kernel {
     options = try FloatOperands.options(of: node, op: "DEPTHWISE_CONV_2D", defaults: DepthwiseConv2DOptions()) {
       if case .depthwiseConv2DOptions(let options) = $0 { options } else { nil }
     }
-    activation = try ActivationRange(options.fusedActivationFunction, op: "DEPTHWISE_CONV_2D")
+    activation = try FloatClampRange(options.fusedActivationFunction, op: "DEPTHWISE_CONV_2D")
   }
 
   func prepare(_ context: inout PrepareContext) throws {

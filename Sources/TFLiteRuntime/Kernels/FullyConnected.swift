@@ -15,7 +15,7 @@ final class FullyConnectedKernel: Kernel {
   private var bias: RuntimeTensor? { operands.bias }
   private var output: RuntimeTensor { operands.output }
   private let keepNumDims: Bool
-  private let activation: ActivationRange
+  private let activation: FloatClampRange
   private var plan: GEMMPlan?
   private var packedWeights = PackedWeights()
   private var paddedBias = PaddedBias()
@@ -30,7 +30,7 @@ final class FullyConnectedKernel: Kernel {
       throw KernelError.unsupported("FULLY_CONNECTED with weights format \(options.weightsFormat.name)")
     }
     keepNumDims = options.keepNumDims
-    activation = try ActivationRange(options.fusedActivationFunction, op: "FULLY_CONNECTED")
+    activation = try FloatClampRange(options.fusedActivationFunction, op: "FULLY_CONNECTED")
   }
 
   func prepare(_ context: inout PrepareContext) throws {

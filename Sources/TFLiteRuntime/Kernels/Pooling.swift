@@ -27,7 +27,7 @@ struct PoolingShape: Equatable {
 enum FloatPooling {
   /// Computes the pool.
   static func run(
-    _ kind: PoolingKind, _ shape: PoolingShape, input: UnsafePointer<Float>, activation: ActivationRange,
+    _ kind: PoolingKind, _ shape: PoolingShape, input: UnsafePointer<Float>, activation: FloatClampRange,
     output: UnsafeMutablePointer<Float>, threadCount: Int
   ) {
     let rows = shape.batch * shape.height.outputSize
@@ -54,7 +54,7 @@ enum FloatPooling {
 private struct PoolingPixel: ChannelBlockOperation {
   let kind: PoolingKind
   let shape: PoolingShape
-  let activation: ActivationRange
+  let activation: FloatClampRange
   /// First element of the input image; first element of the output pixel.
   let input: UnsafePointer<Float>
   let output: UnsafeMutablePointer<Float>
@@ -106,7 +106,7 @@ class Pool2DKernel {
   private let input: RuntimeTensor
   private let output: RuntimeTensor
   private let options: Pool2DOptions
-  private let activation: ActivationRange
+  private let activation: FloatClampRange
   private var shape: PoolingShape?
 
   init(node: Node, kind: PoolingKind, op: String) throws {
@@ -119,7 +119,7 @@ class Pool2DKernel {
     options = try FloatOperands.options(of: node, op: op, defaults: Pool2DOptions()) {
       if case .pool2DOptions(let options) = $0 { options } else { nil }
     }
-    activation = try ActivationRange(options.fusedActivationFunction, op: op)
+    activation = try FloatClampRange(options.fusedActivationFunction, op: op)
   }
 
   func prepare(_ context: inout PrepareContext) throws {

@@ -80,7 +80,7 @@ enum FloatTransposeConvolution {
   /// `outputChannels` values or is nil.
   static func run(
     _ shape: TransposeConvolutionShape, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
-    bias: UnsafePointer<Float>?, activation: ActivationRange, output: UnsafeMutablePointer<Float>,
+    bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>,
     threadCount: Int, scratch: UnsafeMutableRawPointer
   ) {
     let outputChannels = shape.outputChannels
@@ -156,7 +156,7 @@ final class TransposeConvKernel: Kernel {
   private let bias: RuntimeTensor?
   private let output: RuntimeTensor
   private let options: TransposeConvOptions
-  private let activation: ActivationRange
+  private let activation: FloatClampRange
   private var shape: TransposeConvolutionShape?
   /// Packed constant weights and the data they were packed from.
   private var constantPacked: [Float] = []
@@ -180,7 +180,7 @@ final class TransposeConvKernel: Kernel {
     options = try FloatOperands.options(of: node, op: "TRANSPOSE_CONV", defaults: TransposeConvOptions()) {
       if case .transposeConvOptions(let options) = $0 { options } else { nil }
     }
-    activation = try ActivationRange(options.fusedActivationFunction, op: "TRANSPOSE_CONV")
+    activation = try FloatClampRange(options.fusedActivationFunction, op: "TRANSPOSE_CONV")
   }
 
   func prepare(_ context: inout PrepareContext) throws {

@@ -24,7 +24,7 @@ protocol ChannelVector {
   /// Lane-wise `other > self ? other : self` (TFLite's `std::max(self, other)`).
   func maximum(_ other: Self) -> Self
   /// `min(max(self, lower), upper)` lane by lane.
-  func clamped(_ range: ActivationRange) -> Self
+  func clamped(_ range: FloatClampRange) -> Self
 }
 
 extension ChannelVector {
@@ -46,7 +46,7 @@ extension Float: ChannelVector {
   @inline(__always) static func load(_ pointer: UnsafePointer<Float>) -> Float { pointer.pointee }
   @inline(__always) func store(to pointer: UnsafeMutablePointer<Float>) { pointer.pointee = self }
   @inline(__always) func maximum(_ other: Float) -> Float { other > self ? other : self }
-  @inline(__always) func clamped(_ range: ActivationRange) -> Float { range.apply(self) }
+  @inline(__always) func clamped(_ range: FloatClampRange) -> Float { range.apply(self) }
 }
 
 /// The shared conformance of the float SIMD vectors.
@@ -75,13 +75,13 @@ extension FloatSIMDChannelVector {
 // `clamped` is spelled out per type: as a shared generic default it was left as an out-of-line
 // call in the specialised depthwise loop, passing each vector through registers and back.
 extension SIMD16: ChannelVector, FloatSIMDChannelVector where Scalar == Float {
-  @inline(__always) func clamped(_ range: ActivationRange) -> Self { range.apply(self) }
+  @inline(__always) func clamped(_ range: FloatClampRange) -> Self { range.apply(self) }
 }
 extension SIMD8: ChannelVector, FloatSIMDChannelVector where Scalar == Float {
-  @inline(__always) func clamped(_ range: ActivationRange) -> Self { range.apply(self) }
+  @inline(__always) func clamped(_ range: FloatClampRange) -> Self { range.apply(self) }
 }
 extension SIMD4: ChannelVector, FloatSIMDChannelVector where Scalar == Float {
-  @inline(__always) func clamped(_ range: ActivationRange) -> Self { range.apply(self) }
+  @inline(__always) func clamped(_ range: FloatClampRange) -> Self { range.apply(self) }
 }
 
 /// A computation over one block of adjacent channels, written once for every vector width.

@@ -1,6 +1,6 @@
 import TFLiteFormat
 
-extension ActivationRange {
+extension FloatClampRange {
   /// The clamp of a fused activation, as TFLite's `CalculateActivationRange` computes it for float.
   /// TANH and SIGN_BIT are not clamps; TFLite's float kernels silently skip them, so we refuse them.
   init(_ activation: ActivationFunctionType, op: String) throws {

@@ -1,0 +1,154 @@
+// Shared SIMD plumbing for the elementwise, activation and reduction kernels: 16-lane loads and
+// stores over raw pointers (with partial tails), operand sources that either stream memory or
+// repeat one broadcast value, a store loop and a multi-accumulator reduction loop.
+
+/// Lanes processed per step by the elementwise kernels.
+let vectorLaneCount = 16
+
+/// Loads 16 consecutive elements (no alignment needed).
+@inline(__always)
+func loadVector<Scalar: SIMDScalar & BitwiseCopyable>(_ pointer: UnsafePointer<Scalar>) -> SIMD16<Scalar> {
+  UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Scalar>.self)
+}
+
+/// Loads `count` (< 16) elements; the remaining lanes repeat the first element, so lane-wise
+/// operations on them stay as well defined as on the real data (no division by a padding zero).
+@inline(__always)
+func loadPartialVector<Scalar: SIMDScalar>(_ pointer: UnsafePointer<Scalar>, count: Int) -> SIMD16<Scalar> {
+  var vector = SIMD16<Scalar>(repeating: pointer[0])
+  withUnsafeMutableBytes(of: &vector) { bytes in
+    bytes.baseAddress!.copyMemory(from: pointer, byteCount: count &* MemoryLayout<Scalar>.stride)
+  }
+  return vector
+}
+
+/// Stores 16 lanes to consecutive elements (no alignment needed).
+@inline(__always)
+func storeVector<Scalar: SIMDScalar & BitwiseCopyable>(_ vector: SIMD16<Scalar>, _ pointer: UnsafeMutablePointer<Scalar>) {
+  UnsafeMutableRawPointer(pointer).storeBytes(of: vector, as: SIMD16<Scalar>.self)
+}
+
+/// Stores the first `count` lanes, 16 when the vector is whole.
+@inline(__always)
+func storeVector<Scalar: SIMDScalar & BitwiseCopyable>(
+  _ vector: SIMD16<Scalar>, _ pointer: UnsafeMutablePointer<Scalar>, lanes count: Int
+) {
+  if count == vectorLaneCount {
+    storeVector(vector, pointer)
+  } else {
+    withUnsafeBytes(of: vector) { bytes in
+      UnsafeMutableRawPointer(pointer).copyMemory(from: bytes.baseAddress!, byteCount: count &* MemoryLayout<Scalar>.stride)
+    }
+  }
+}
+
+/// Where an operand's lanes come from inside one contiguous run of output elements.
+protocol VectorSource {
+  /// Element type of the operand.
+  associatedtype Scalar: SIMDScalar & BitwiseCopyable
+  /// A source for the run whose first element sits at `base + offset`.
+  init(_ base: UnsafePointer<Scalar>, offset: Int)
+  /// Lanes for output elements `index ..< index + lanes` of the run (`lanes` ≤ 16).
+  func vector(at index: Int, lanes: Int) -> SIMD16<Scalar>
+}
+
+/// An operand that advances with the output (stride 1).
+struct StreamedOperand<Scalar: SIMDScalar & BitwiseCopyable>: VectorSource {
+  let base: UnsafePointer<Scalar>
+
+  @inline(__always)
+  init(_ base: UnsafePointer<Scalar>, offset: Int) { self.base = base + offset }
+
+  @inline(__always)
+  func vector(at index: Int, lanes: Int) -> SIMD16<Scalar> {
+    lanes == vectorLaneCount ? loadVector(base + index) : loadPartialVector(base + index, count: lanes)
+  }
+}
+
+/// An operand broadcast along the run (stride 0): one value repeated.
+struct RepeatedOperand<Scalar: SIMDScalar & BitwiseCopyable>: VectorSource {
+  let value: SIMD16<Scalar>
+
+  @inline(__always)
+  init(_ base: UnsafePointer<Scalar>, offset: Int) { value = SIMD16(repeating: base[offset]) }
+
+  @inline(__always)
+  func vector(at index: Int, lanes: Int) -> SIMD16<Scalar> { value }
+}
+
+/// Runs `compute` over `count` output elements, 16 at a time with one partial tail, and stores
+/// each result vector to `output`. `compute` gets the element index and the number of valid lanes.
+@inline(__always)
+func storeEachVector<Result: SIMDScalar & BitwiseCopyable>(
+  count: Int, into output: UnsafeMutablePointer<Result>,
+  _ compute: (_ index: Int, _ lanes: Int) -> SIMD16<Result>
+) {
+  var index = 0
+  while count &- index >= vectorLaneCount {
+    storeVector(compute(index, vectorLaneCount), output + index)
+    index &+= vectorLaneCount
+  }
+  if index < count {
+    let lanes = count &- index
+    storeVector(compute(index, lanes), output + index, lanes: lanes)
+  }
+}
+
+/// An associative, commutative combination with an identity (sum, product, max, min…).
+protocol ReductionOperation {
+  /// Element type reduced.
+  associatedtype Scalar: SIMDScalar & BitwiseCopyable
+  /// The value that leaves any other unchanged when combined with it.
+  var identity: Scalar { get }
+  /// Lane-wise combination.
+  func combine(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar>
+}
+
+extension ReductionOperation {
+  /// Combination of two single values.
+  @inline(__always)
+  func combine(_ lhs: Scalar, _ rhs: Scalar) -> Scalar {
+    combine(SIMD16(repeating: lhs), SIMD16(repeating: rhs))[0]
+  }
+
+  /// Combination of the 16 lanes of one vector.
+  @inline(__always)
+  func combineLanes(_ vector: SIMD16<Scalar>) -> Scalar {
+    var result = vector[0]
+    for lane in 1..<vectorLaneCount { result = combine(result, vector[lane]) }
+    return result
+  }
+}
+
+/// Reduces `count` values produced 16 at a time by `produce` (index, valid lanes), with four
+/// independent accumulators so the float combination does not serialize on one register.
+@inline(__always)
+func reduceVectors<Operation: ReductionOperation>(
+  _ operation: Operation, count: Int,
+  _ produce: (_ index: Int, _ lanes: Int) -> SIMD16<Operation.Scalar>
+) -> Operation.Scalar {
+  let identity = SIMD16<Operation.Scalar>(repeating: operation.identity)
+  var accumulator0 = identity, accumulator1 = identity
+  var accumulator2 = identity, accumulator3 = identity
+  var index = 0
+  while count &- index >= 4 &* vectorLaneCount {
+    accumulator0 = operation.combine(accumulator0, produce(index, vectorLaneCount))
+    accumulator1 = operation.combine(accumulator1, produce(index &+ vectorLaneCount, vectorLaneCount))
+    accumulator2 = operation.combine(accumulator2, produce(index &+ 2 &* vectorLaneCount, vectorLaneCount))
+    accumulator3 = operation.combine(accumulator3, produce(index &+ 3 &* vectorLaneCount, vectorLaneCount))
+    index &+= 4 &* vectorLaneCount
+  }
+  while count &- index >= vectorLaneCount {
+    accumulator0 = operation.combine(accumulator0, produce(index, vectorLaneCount))
+    index &+= vectorLaneCount
+  }
+  if index < count {
+    let lanes = count &- index
+    var tail = produce(index, lanes)
+    for lane in lanes..<vectorLaneCount { tail[lane] = operation.identity }
+    accumulator1 = operation.combine(accumulator1, tail)
+  }
+  let combined = operation.combine(
+    operation.combine(accumulator0, accumulator1), operation.combine(accumulator2, accumulator3))
+  return operation.combineLanes(combined)
+}

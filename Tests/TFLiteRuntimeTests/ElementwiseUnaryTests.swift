@@ -1,0 +1,76 @@
+import Foundation
+import XCTest
+@testable import TFLiteRuntime
+
+/// Distance in units in the last place between two finite floats of the same sign.
+func ulpDistance(_ a: Float, _ b: Float) -> Int {
+  if a == b { return 0 }
+  return abs(Int(Int32(bitPattern: a.bitPattern)) - Int(Int32(bitPattern: b.bitPattern)))
+}
+
+/// Runs a float unary operation and returns the largest absolute difference from `expected`.
+func largestError<Operation: UnaryLanewiseOperation>(
+  _ operation: Operation, _ input: [Float], _ expected: (Float) -> Float
+) -> Float where Operation.Operand == Float, Operation.Result == Float {
+  let output = runUnary(operation, input, chunks: 3)
+  return zip(input, output).map { abs($1 - expected($0)) }.max() ?? 0
+}
+
+final class ElementwiseUnaryTests: XCTestCase {
+  /// A dense sweep plus the values where implementations usually break.
+  static let sweep: [Float] = stride(from: Float(-12), through: 12, by: 0.0037).map { $0 }
+    + [0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 1e-8, -1e-8, 30, -30, 100, -100]
+
+  func testVectorExpIsWithinTwoUlpOfLibm() {
+    let input = stride(from: Float(-87), through: 88.7, by: 0.000_71).map { $0 }
+    let output = runUnary(FloatFunction<Exponential>(), input)
+    let worst = zip(input, output).map { ulpDistance($1, expf($0)) }.max() ?? 0
+    XCTAssertLessThanOrEqual(worst, 2)
+  }
+
+  func testVectorExpLimits() {
+    let input: [Float] = [89, 100, .infinity, -88, -103, -104, -200, -.infinity, .nan]
+    let output = runUnary(FloatFunction<Exponential>(), input)
+    XCTAssertEqual(Array(output[0..<3]), [.infinity, .infinity, .infinity])
+    for index in 3..<8 { XCTAssertLessThan(abs(output[index] - expf(input[index])), 1e-37) }
+    XCTAssertTrue(output[8].isNaN)
+  }
+
+  func testTanhAndLogisticMatchLibmClosely() {
+    let input = Self.sweep
+    XCTAssertLessThan(largestError(FloatFunction<HyperbolicTangent>(), input) { tanhf($0) }, 3e-7)
+    XCTAssertLessThan(largestError(FloatFunction<Logistic>(), input) { 1 / (1 + expf(-$0)) }, 3e-7)
+    let tiny = runUnary(FloatFunction<HyperbolicTangent>(), [1e-20, -1e-20, -0.0])
+    XCTAssertEqual(tiny[0], 1e-20)
+    XCTAssertEqual(tiny[1], -1e-20)
+    XCTAssertEqual(tiny[2].sign, .minus)
+  }
+
+  func testExactFunctionsMatchScalarSwift() {
+    let input = Self.sweep
+    XCTAssertEqual(largestError(FloatFunction<SquareRoot>(), input.map(abs)) { $0.squareRoot() }, 0)
+    XCTAssertEqual(largestError(FloatFunction<ReciprocalSquareRoot>(), input.map { abs($0) + 0.01 }) { 1 / $0.squareRoot() }, 0)
+    XCTAssertEqual(largestError(FloatFunction<Square>(), input) { $0 * $0 }, 0)
+    XCTAssertEqual(largestError(FloatFunction<Floor>(), input) { $0.rounded(.down) }, 0)
+    XCTAssertEqual(largestError(FloatFunction<Ceiling>(), input) { $0.rounded(.up) }, 0)
+    XCTAssertEqual(largestError(FloatFunction<NaturalLogarithm>(), input.map { abs($0) + 0.01 }) { logf($0) }, 0)
+    XCTAssertEqual(largestError(FloatFunction<Sine>(), input) { sinf($0) }, 0)
+    XCTAssertEqual(largestError(FloatFunction<Cosine>(), input) { cosf($0) }, 0)
+    XCTAssertEqual(largestError(ArithmeticUnaryOperation<Float, Negation>(), input) { -$0 }, 0)
+    XCTAssertEqual(largestError(ArithmeticUnaryOperation<Float, AbsoluteValue>(), input) { abs($0) }, 0)
+  }
+
+  func testRoundSendsHalvesToEven() {
+    let halves: [Float] = [-3.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 4.5]
+    XCTAssertEqual(runUnary(FloatFunction<RoundHalfToEven>(), halves), halves.map { $0.rounded(.toNearestOrEven) })
+    XCTAssertEqual(runUnary(FloatFunction<RoundHalfToEven>(), [2.5, -0.5, 3.5]), [2, -0, 4])
+  }
+
+  func testIntegerNegationAndAbsoluteValueWrap() {
+    let input: [Int32] = [Int32.min, -5, 0, 7, Int32.max] + (0..<40).map { Int32($0 - 20) }
+    XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int32, Negation>(), input, chunks: 2), input.map { 0 &- $0 })
+    XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int32, AbsoluteValue>(), input, chunks: 2), input.map { $0 < 0 ? 0 &- $0 : $0 })
+    let wide: [Int64] = [Int64.min, -3, 3]
+    XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int64, Negation>(), wide), wide.map { 0 &- $0 })
+  }
+}
