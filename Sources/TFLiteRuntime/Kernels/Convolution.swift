@@ -301,7 +301,7 @@ final class Conv2DKernel: Kernel {
     output.shape = outputShape
     let plan = FloatConvolution.plan(shape, threadCount: context.threadCount)
     var scratch = ScratchLayout()
-    weights.prepare(
+    try weights.prepare(
       filter, count: groups, sourceStride: FloatConvolution.filterGroupStride(shape),
       layout: FloatConvolution.filterLayout(shape), depth: shape.gemmDepth, columns: shape.groupOutputChannels,
       scratch: &scratch)

@@ -213,6 +213,7 @@ final class DepthwiseConv2DKernel: Kernel {
 
   init(node: Node) throws {
     operands = try WeightedOperands(node, op: "DEPTHWISE_CONV_2D")
+    try FloatOperands.requireDense([operands.weights], op: "DEPTHWISE_CONV_2D")
     options = try FloatOperands.options(of: node, op: "DEPTHWISE_CONV_2D", defaults: DepthwiseConv2DOptions()) {
       if case .depthwiseConv2DOptions(let options) = $0 { options } else { nil }
     }

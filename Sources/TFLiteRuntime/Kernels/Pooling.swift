@@ -116,6 +116,7 @@ class Pool2DKernel {
     input = try node.input(0)
     output = try node.output(0)
     try FloatOperands.require([input, output], op: op)
+    try FloatOperands.requireDense([input], op: op)
     options = try FloatOperands.options(of: node, op: op, defaults: Pool2DOptions()) {
       if case .pool2DOptions(let options) = $0 { options } else { nil }
     }
