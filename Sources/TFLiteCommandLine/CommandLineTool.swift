@@ -9,7 +9,9 @@
 /// Entry point of the `tflite` command-line tool: dispatches to one ``Subcommand``.
 public enum CommandLineTool {
   /// Every subcommand, in the order `tflite help` lists them.
-  static var subcommands: [any Subcommand.Type] { [InspectCommand.self] }
+  static var subcommands: [any Subcommand.Type] {
+    [InspectCommand.self, RunCommand.self, CompareCommand.self, BenchCommand.self, DemoCommand.self]
+  }
 
   /// Runs the tool with `arguments` (without the program name) and returns the process exit code.
   public static func main(arguments: [String], output: any TextSink = StandardOutput()) -> Int32 {

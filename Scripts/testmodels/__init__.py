@@ -1,0 +1,1 @@
+"""Reference test-model generator for SwiftTFLite (see README, Regenerating TestModels)."""

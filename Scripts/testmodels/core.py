@@ -1,0 +1,411 @@
+"""Cases, conversion, reference execution and file writing shared by every model group.
+
+A `Case` says how to build one model (a TF callable or a Keras model made from a seeded
+random source), which inputs it takes, how to convert it (the quantization mode) and which
+operators the converted file must contain. `generate` converts it, runs LiteRT's reference
+kernels on seeded inputs and writes the model, its inputs and outputs and a manifest entry.
+"""
+
+import dataclasses
+import os
+import zlib
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+from ai_edge_litert import interpreter as litert
+
+from . import flatbuf
+
+SEED = 1234
+
+# Quantization modes and the directory (group) their single-op models live in.
+FLOAT32 = "float32"
+INT8 = "int8"
+UINT8 = "uint8"
+INT16X8 = "int16x8"
+HYBRID = "hybrid"
+FLOAT16_WEIGHTS = "float16_weights"
+INTEGER_MODES = (INT8, UINT8, INT16X8)
+
+# Short tags used inside model names.
+MODE_TAGS = {FLOAT32: "f32", INT8: "int8", UINT8: "uint8", INT16X8: "int16x8", HYBRID: "hybrid",
+             FLOAT16_WEIGHTS: "fp16w"}
+
+# Default float tolerance: max abs error <= DEFAULT_FLOAT_FACTOR * max(1, output range).
+DEFAULT_FLOAT_FACTOR = 1e-5
+
+
+class Rng:
+  """A seeded source of weights and inputs for one case (seeded from the global seed and the case name)."""
+
+  def __init__(self, name, seed=SEED):
+    self.generator = np.random.default_rng([seed, zlib.crc32(name.encode())])
+
+  def normal(self, shape, scale=1.0):
+    return (self.generator.standard_normal(shape) * scale).astype(np.float32)
+
+  def uniform(self, shape, lo=-1.0, hi=1.0):
+    return self.generator.uniform(lo, hi, size=shape).astype(np.float32)
+
+  def integers(self, shape, lo, hi, dtype=np.int32):
+    """Integers in [lo, hi] inclusive."""
+    return self.generator.integers(lo, hi, size=shape, endpoint=True).astype(dtype)
+
+  def const(self, shape, scale=1.0):
+    """A float32 TF constant with normal values."""
+    return tf.constant(self.normal(shape, scale))
+
+  def const_uniform(self, shape, lo=-1.0, hi=1.0):
+    return tf.constant(self.uniform(shape, lo, hi))
+
+
+@dataclasses.dataclass
+class Input:
+  """One model input: its shape, element type and the value range the op should see."""
+
+  shape: Sequence[int]
+  lo: float = -1.0
+  hi: float = 1.0
+  dtype: str = "float32"
+  # Make these dimensions unknown (None) in the converted model's shape signature.
+  dynamic_dims: Sequence[int] = ()
+  # Push float values at least this far away from zero (for divisors, RSQRT, ...).
+  away_from_zero: float = 0.0
+  # Snap float values to multiples of this step (exact ties for ROUND, FLOOR_DIV, ...).
+  step: float = 0.0
+  # Fixed values, or a function of the case's Rng returning them.
+  values: Optional[object] = None
+
+  def spec(self, index):
+    shape = [None if i in self.dynamic_dims else d for i, d in enumerate(self.shape)]
+    return tf.TensorSpec(shape, tf.as_dtype(self.dtype), name=input_name(index))
+
+  def draw(self, rng, widen=1.0):
+    """Seeded values for this input; `widen` stretches the float range (to saturate quantized inputs)."""
+    if self.values is not None:
+      values = self.values(rng) if callable(self.values) else self.values
+      return np.asarray(values, dtype=self.dtype).reshape(self.shape)
+    shape = tuple(self.shape)
+    if self.dtype == "bool":
+      return rng.generator.integers(0, 2, size=shape).astype(bool)
+    if np.issubdtype(np.dtype(self.dtype), np.integer):
+      return rng.integers(shape, int(self.lo), int(self.hi), np.dtype(self.dtype))
+    center, half = (self.hi + self.lo) / 2, (self.hi - self.lo) / 2 * widen
+    values = rng.generator.uniform(center - half, center + half, size=shape)
+    if self.away_from_zero:
+      values = np.where(np.abs(values) < self.away_from_zero,
+                        np.where(values < 0, -self.away_from_zero, self.away_from_zero), values)
+    if self.step:
+      values = np.round(values / self.step) * self.step
+    return values.astype(self.dtype)
+
+
+def input_name(index):
+  return "x" if index == 0 else f"x{index}"
+
+
+@dataclasses.dataclass
+class Case:
+  """How to build, convert and check one model."""
+
+  name: str
+  group: str
+  mode: str
+  inputs: Sequence[Input]
+  # rng -> a callable over TF tensors, or a tf.keras.Model.
+  make: Callable
+  # Operators the converted model must contain (checks that the converter emitted what we test).
+  expect: Sequence[str] = ()
+  kind: str = "op"
+  # Float tolerance: atol = factor * max(1, output range); the note says why when looser than default.
+  tolerance_factor: float = DEFAULT_FLOAT_FACTOR
+  tolerance_note: str = ""
+  # rng -> iterator of representative input lists (float); default draws from the input ranges.
+  representative: Optional[Callable] = None
+  # Extra converter settings: a function(converter) applied before convert().
+  tweak: Optional[Callable] = None
+  # How far quantized test inputs stretch beyond the calibrated range (values clip at the type's limits).
+  widen: float = 1.25
+  # bytes -> bytes edit of the converted model (see surgery.py).
+  post: Optional[Callable] = None
+  # (entry, model_bytes) -> None: adds facts to the manifest entry after generation.
+  annotate: Optional[Callable] = None
+  # Extra manifest fields (free-form facts about the case).
+  extra: dict = dataclasses.field(default_factory=dict)
+
+
+class NotGenerated(Exception):
+  """A case the converter or the reference runtime cannot produce; the message says why."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Conversion
+
+
+def _default_representative(case, rng):
+  def samples():
+    for i in range(64):
+      sample = []
+      for spec in case.inputs:
+        values = spec.draw(rng)
+        if i == 0 and np.issubdtype(values.dtype, np.floating) and spec.values is None:
+          # Make sure the calibrated range reaches both ends of the declared input range.
+          flat = values.reshape(-1)
+          flat[0], flat[-1] = spec.lo, spec.hi
+        sample.append(values)
+      yield sample
+  return samples
+
+
+def make_converter(case, rng):
+  built = case.make(rng)
+  if isinstance(built, tf.keras.Model):
+    converter = tf.lite.TFLiteConverter.from_keras_model(built)
+  else:
+    function = tf.function(built, input_signature=[spec.spec(i) for i, spec in enumerate(case.inputs)],
+                           autograph=False)
+    concrete = function.get_concrete_function()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], function)
+  converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+  mode = case.mode
+  if mode != FLOAT32:
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+  if mode == FLOAT16_WEIGHTS:
+    converter.target_spec.supported_types = [tf.float16]
+  if mode in INTEGER_MODES:
+    representative = case.representative or (lambda r: _default_representative(case, r))
+    converter.representative_dataset = representative(Rng(case.name + "/calibration"))
+    if mode == INT16X8:
+      converter.target_spec.supported_ops = [
+          tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
+      io_type = tf.int16
+    else:
+      converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+      io_type = tf.int8 if mode == INT8 else tf.uint8
+    if any(spec.dtype == "float32" for spec in case.inputs):
+      converter.inference_input_type = io_type
+    converter.inference_output_type = io_type
+  if case.tweak:
+    case.tweak(converter)
+  return converter
+
+
+def convert(case, rng):
+  try:
+    return make_converter(case, rng).convert()
+  except Exception as error:  # the converter raises many unrelated types
+    message = str(error).strip().splitlines()
+    summary = next((line for line in message if "error" in line.lower()), message[0] if message else repr(error))
+    raise NotGenerated(f"converter failed: {summary.strip()[:300]}") from error
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+def run(model_bytes, inputs, resolver=litert.OpResolverType.BUILTIN_REF):
+  """Runs the model once with one thread and returns copies of every output."""
+  interpreter = litert.Interpreter(model_content=model_bytes, experimental_op_resolver_type=resolver,
+                                   num_threads=1)
+  details = interpreter.get_input_details()
+  for detail, value in zip(details, inputs):
+    if list(detail["shape"]) != list(value.shape):
+      interpreter.resize_tensor_input(detail["index"], value.shape, strict=False)
+  interpreter.allocate_tensors()
+  for detail, value in zip(details, inputs):
+    interpreter.set_tensor(detail["index"], value)
+  interpreter.invoke()
+  return [interpreter.get_tensor(d["index"]).copy() for d in interpreter.get_output_details()]
+
+
+def _quantize(values, quantization, dtype):
+  scale, zero_point = quantization
+  info = np.iinfo(dtype)
+  return np.clip(np.round(values / scale) + zero_point, info.min, info.max).astype(dtype)
+
+
+def model_inputs(case, model_bytes, rng):
+  """Seeded input arrays in the model's input order (quantized for integer models), and the
+  float arrays in the case's declared order."""
+  interpreter = litert.Interpreter(model_content=model_bytes)
+  details = interpreter.get_input_details()
+  if len(details) != len(case.inputs):
+    raise NotGenerated(f"model has {len(details)} inputs, case declares {len(case.inputs)}")
+  drawn = [spec.draw(rng) for spec in case.inputs]
+  ordered = []
+  for position, detail in enumerate(details):
+    index = _declared_index(detail["name"], len(case.inputs), position)
+    spec, values = case.inputs[index], drawn[index]
+    if detail["dtype"] != values.dtype:
+      if spec.dtype == "float32" and detail["quantization"][0] != 0:
+        values = _quantize(spec.draw(Rng(case.name + f"/wide{index}"), widen=case.widen),
+                           detail["quantization"], detail["dtype"])
+      else:
+        raise NotGenerated(f"input {detail['name']} has type {detail['dtype']}, declared {spec.dtype}")
+    ordered.append(values)
+  return ordered, drawn
+
+
+def _declared_index(model_name, count, position):
+  for index in range(count):
+    name = input_name(index)
+    if model_name in (name, f"serving_default_{name}:0", f"{name}:0"):
+      return index
+  return position
+
+
+# ---------------------------------------------------------------------------------------------
+# Tolerances
+
+
+def tolerance(case, outputs, xnnpack_diff):
+  if case.mode in INTEGER_MODES or all(not np.issubdtype(o.dtype, np.floating) for o in outputs):
+    return {"atol": 0.0, "rtol": 0.0, "note": "exact: integer outputs must match bit for bit"}
+  value_range = max(float(np.max(o) - np.min(o)) if o.size else 0.0
+                    for o in outputs if np.issubdtype(o.dtype, np.floating))
+  atol = case.tolerance_factor * max(1.0, value_range)
+  note = case.tolerance_note or f"{case.tolerance_factor:g} x max(1, output range {value_range:.6g})"
+  if case.kind == "network" and xnnpack_diff is not None and xnnpack_diff > atol:
+    atol = xnnpack_diff
+    note = f"measured max |BUILTIN_REF - XNNPACK| (exceeds {case.tolerance_factor:g} x range)"
+  return {"atol": float(np.float32(atol)), "rtol": 0.0, "note": note}
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+def _io_entries(facts, indices, arrays, files):
+  tensors = facts.tensors()
+  entries = []
+  for index, array, file in zip(indices, arrays, files):
+    tensor = tensors[index]
+    entries.append({
+        "name": tensor["name"], "index": index, "file": file, "type": tensor["type"],
+        # The shape the reference run used (differs from the file's shape only for resized inputs).
+        "shape": list(array.shape), "shape_signature": tensor["shape_signature"],
+        "quantization": tensor["quantization"],
+    })
+  return entries
+
+
+def _max_abs_diff(a_list, b_list):
+  worst = 0.0
+  for a, b in zip(a_list, b_list):
+    if a.dtype == bool:
+      worst = max(worst, float(np.sum(a != b)))
+    else:
+      worst = max(worst, float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)), initial=0.0)))
+  return worst
+
+
+REFERENCE_RESOLVERS = (litert.OpResolverType.BUILTIN_REF, litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+
+
+def run_reference(model_bytes, inputs):
+  """Outputs from the reference kernels, or from the builtin kernels for ops BUILTIN_REF lacks."""
+  for resolver in REFERENCE_RESOLVERS:
+    try:
+      return run(model_bytes, inputs, resolver), resolver.name
+    except Exception as error:
+      message = str(error).strip().splitlines()[0][:300]
+      if "Didn't find op" not in message:
+        raise NotGenerated(f"{resolver.name} cannot run it: {message}") from error
+  raise NotGenerated(f"no LiteRT resolver has the op: {message}")
+
+
+def tensorflow_difference(built, declared_inputs, outputs):
+  """Max |LiteRT - TensorFlow| over the float outputs (a sanity check of the conversion)."""
+  try:
+    if isinstance(built, tf.keras.Model):
+      results = built(declared_inputs if len(declared_inputs) > 1 else declared_inputs[0])
+    else:
+      results = built(*[tf.constant(v) for v in declared_inputs])
+  except tf.errors.OpError:  # e.g. 6-D broadcasting, which TF's own CPU kernels lack
+    return None
+  results = [np.asarray(r) for r in (results if isinstance(results, (list, tuple)) else [results])]
+  worst = 0.0
+  for output in outputs:
+    if not np.issubdtype(output.dtype, np.floating):
+      continue
+    candidates = [_max_abs_diff([output], [r]) for r in results if r.shape == output.shape]
+    if not candidates:
+      return None
+    worst = max(worst, min(candidates))
+  return worst
+
+
+def _prefer_builtin_when_reference_disagrees(entry, case, model_bytes, inputs, declared_inputs, root):
+  """When BUILTIN_REF disagrees with TensorFlow but the builtin optimized kernels agree, the
+  optimized kernels' outputs become the expected ones (the manifest says so)."""
+  resolver = litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+  builtin_outputs = run(model_bytes, inputs, resolver)
+  builtin_tf_diff = tensorflow_difference(case.make(Rng(case.name)), declared_inputs, builtin_outputs)
+  if builtin_tf_diff is None or builtin_tf_diff > entry["tolerance"]["atol"]:
+    entry["reference_note"] = "BUILTIN_REF and the builtin kernels both differ from TensorFlow"
+    return
+  entry["reference_note"] = (f"BUILTIN_REF differs from TensorFlow by {entry['tensorflow_max_abs_diff']:.3g}; "
+                             f"the builtin optimized kernels agree with TensorFlow and give the expected outputs")
+  entry["reference"] = resolver.name
+  entry["tensorflow_max_abs_diff"] = builtin_tf_diff
+  entry["tolerance"] = tolerance(case, builtin_outputs, None)
+  for output, array in zip(entry["outputs"], builtin_outputs):
+    np.save(os.path.join(root, output["file"]), np.ascontiguousarray(array), allow_pickle=False)
+
+
+def generate(case, root):
+  """Builds, converts, runs and writes one case. Returns its manifest entry or raises NotGenerated."""
+  rng = Rng(case.name)
+  model_bytes = convert(case, rng)
+  if case.post:
+    model_bytes = case.post(model_bytes)
+  facts = flatbuf.ModelFacts(model_bytes)
+  ops = facts.operators()
+  op_names = [op["op"] for op in ops]
+  missing = [name for name in case.expect if name not in op_names]
+  if missing:
+    raise NotGenerated(f"converter did not emit {missing}; emitted {op_names}")
+  inputs, declared_inputs = model_inputs(case, model_bytes, Rng(case.name + "/inputs"))
+  outputs, reference = run_reference(model_bytes, inputs)
+  for output in outputs:
+    if np.issubdtype(output.dtype, np.floating) and not np.all(np.isfinite(output)):
+      raise NotGenerated("reference output has non-finite values")
+  try:
+    xnnpack_diff = _max_abs_diff(outputs, run(model_bytes, inputs, litert.OpResolverType.AUTO))
+  except Exception:
+    xnnpack_diff = None
+
+  os.makedirs(os.path.join(root, case.group), exist_ok=True)
+  stem = f"{case.group}/{case.name}" if case.group else case.name
+  model_file = f"{stem}.tflite"
+  with open(os.path.join(root, model_file), "wb") as handle:
+    handle.write(model_bytes)
+  input_files = [f"{stem}.input_{i}.npy" for i in range(len(inputs))]
+  output_files = [f"{stem}.output_{i}.npy" for i in range(len(outputs))]
+  for file, array in zip(input_files + output_files, inputs + outputs):
+    np.save(os.path.join(root, file), np.ascontiguousarray(array), allow_pickle=False)
+
+  entry = {
+      "name": case.name,
+      "group": case.group,
+      "file": model_file,
+      "kind": case.kind,
+      "quantization": case.mode,
+      "ops": [{k: op[k] for k in ("op", "version", "options_type", "options") if k in op} for op in ops],
+      "inputs": _io_entries(facts, facts.input_indices(), inputs, input_files),
+      "outputs": _io_entries(facts, facts.output_indices(), outputs, output_files),
+      "tensors": facts.tensors(),
+      "tolerance": tolerance(case, outputs, xnnpack_diff),
+      "reference": reference,
+      "xnnpack_max_abs_diff": xnnpack_diff,
+  }
+  if case.mode == FLOAT32 and not case.post:
+    tf_diff = tensorflow_difference(case.make(Rng(case.name)), declared_inputs, outputs)
+    entry["tensorflow_max_abs_diff"] = tf_diff
+    if tf_diff is not None and tf_diff > entry["tolerance"]["atol"]:
+      _prefer_builtin_when_reference_disagrees(entry, case, model_bytes, inputs, declared_inputs, root)
+  entry.update(case.extra)
+  if case.annotate:
+    case.annotate(entry, model_bytes)
+  return entry
