@@ -81,21 +81,21 @@ enum Square: FloatFunctionKind {
 enum Floor: FloatFunctionKind {
   static let operatorName = "FLOOR"
   @inline(__always)
-  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { x.rounded(.down) }
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.floor(x) }
 }
 
 /// CEIL.
 enum Ceiling: FloatFunctionKind {
   static let operatorName = "CEIL"
   @inline(__always)
-  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { x.rounded(.up) }
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.ceiling(x) }
 }
 
 /// ROUND: to the nearest integer, halves to even.
 enum RoundHalfToEven: FloatFunctionKind {
   static let operatorName = "ROUND"
   @inline(__always)
-  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { x.rounded(.toNearestOrEven) }
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.roundedToNearestEven(x) }
 }
 
 /// SIN.
