@@ -90,10 +90,13 @@ final class ElementwiseUnaryTests: XCTestCase {
     XCTAssertEqual(runUnary(FloatFunction<RoundHalfToEven>(), [2.5, -0.5, 3.5]), [2, -0, 4])
   }
 
-  func testIntegerNegationAndAbsoluteValueWrap() {
+  func testIntegerNegationAbsoluteValueAndSign() {
     let input: [Int32] = [Int32.min, -5, 0, 7, Int32.max] + (0..<40).map { Int32($0 - 20) }
     XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int32, Negation>(), input, chunks: 2), input.map { 0 &- $0 })
     XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int32, AbsoluteValue>(), input, chunks: 2), input.map { $0 < 0 ? 0 &- $0 : $0 })
+    XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int32, Sign>(), input, chunks: 2), input.map { $0 > 0 ? 1 : $0 < 0 ? -1 : 0 })
+    let floats: [Float] = [-2, -0.0, 0, 1e-30, .nan, -.infinity, 7] + (0..<20).map { Float($0) - 10 }
+    XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Float, Sign>(), floats), floats.map { $0 > 0 ? 1 : $0 < 0 ? -1 : 0 })
     let wide: [Int64] = [Int64.min, -3, 3]
     XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int64, Negation>(), wide), wide.map { 0 &- $0 })
   }
