@@ -78,7 +78,7 @@ enum BinaryDriver {
     // Scalar stores into stack buffers, one vector load per 16 elements (writing single lanes of
     // a SIMD value would reload the whole vector each time).
     withUnsafeTemporaryAllocation(of: Operation.Operand.self, capacity: 2 &* vectorLaneCount) { buffer in
-      let lhsLanes = buffer.baseAddress!
+      guard let lhsLanes = buffer.baseAddress else { return }
       let rhsLanes = lhsLanes + vectorLaneCount
       lhsLanes.initialize(repeating: lhs[0], count: vectorLaneCount)
       rhsLanes.initialize(repeating: rhs[0], count: vectorLaneCount)
