@@ -1,5 +1,5 @@
 // Elementwise math of one operand: EXP, LOG, SQRT, RSQRT, SQUARE, ABS, NEG, FLOOR, CEIL, ROUND,
-// SIN, COS (and, through the same driver, the activations in Activations.swift and LOGICAL_NOT).
+// SIN, COS, SIGN (and, through the same driver, the activations in Activations.swift and LOGICAL_NOT).
 //
 // `UnaryDriver` streams 16-lane vectors through an operation type, specialized per operation.
 // ROUND rounds half to even, as TFLite's reference kernel does.
@@ -81,21 +81,21 @@ enum Square: FloatFunctionKind {
 enum Floor: FloatFunctionKind {
   static let operatorName = "FLOOR"
   @inline(__always)
-  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { x.rounded(.down) }
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.floor(x) }
 }
 
 /// CEIL.
 enum Ceiling: FloatFunctionKind {
   static let operatorName = "CEIL"
   @inline(__always)
-  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { x.rounded(.up) }
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.ceiling(x) }
 }
 
 /// ROUND: to the nearest integer, halves to even.
 enum RoundHalfToEven: FloatFunctionKind {
   static let operatorName = "ROUND"
   @inline(__always)
-  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { x.rounded(.toNearestOrEven) }
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.roundedToNearestEven(x) }
 }
 
 /// SIN.
@@ -151,6 +151,17 @@ enum AbsoluteValue: ArithmeticUnaryKind {
   static func apply<Scalar: ArithmeticScalar>(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> { Scalar.magnitude(x) }
 }
 
+/// SIGN: 1, 0 or −1 (0 for NaN).
+enum Sign: ArithmeticUnaryKind {
+  static let operatorName = "SIGN"
+  static let elementTypes: [ElementType] = [.float32, .int32]
+  @inline(__always)
+  static func apply<Scalar: ArithmeticScalar>(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> {
+    let zero = SIMD16<Scalar>(repeating: 0)
+    return zero.replacing(with: 1, where: Scalar.isLess(zero, x)).replacing(with: -1, where: Scalar.isLess(x, zero))
+  }
+}
+
 /// The unary operation that applies an `ArithmeticUnaryKind` to `Scalar` lanes.
 struct ArithmeticUnaryOperation<Scalar: ArithmeticScalar, Kind: ArithmeticUnaryKind>: UnaryLanewiseOperation {
   @inline(__always)
@@ -177,7 +188,7 @@ struct ArithmeticUnaryDefinition<Kind: ArithmeticUnaryKind>: UnaryKernelDefiniti
 }
 
 extension KernelRegistry {
-  /// EXP, LOG, SQRT, RSQRT, SQUARE, FLOOR, CEIL, ROUND, SIN, COS, NEG, ABS.
+  /// EXP, LOG, SQRT, RSQRT, SQUARE, FLOOR, CEIL, ROUND, SIN, COS, NEG, ABS, SIGN.
   nonisolated(unsafe) static let elementwiseUnary: [String: any Kernel.Type] = [
     Exponential.operatorName: UnaryKernel<FloatFunctionDefinition<Exponential>>.self,
     NaturalLogarithm.operatorName: UnaryKernel<FloatFunctionDefinition<NaturalLogarithm>>.self,
@@ -191,5 +202,6 @@ extension KernelRegistry {
     Cosine.operatorName: UnaryKernel<FloatFunctionDefinition<Cosine>>.self,
     Negation.operatorName: UnaryKernel<ArithmeticUnaryDefinition<Negation>>.self,
     AbsoluteValue.operatorName: UnaryKernel<ArithmeticUnaryDefinition<AbsoluteValue>>.self,
+    Sign.operatorName: UnaryKernel<ArithmeticUnaryDefinition<Sign>>.self,
   ]
 }

@@ -1,4 +1,5 @@
-// L2_NORMALIZATION over the last axis: x / max(‖x‖₂, 1e-6), as TFLite's reference kernel.
+// Normalizations over the last axis: L2_NORMALIZATION (x / max(‖x‖₂, 1e-6), as TFLite's
+// reference kernel) and LOCAL_RESPONSE_NORMALIZATION.
 
 import TFLiteFormat
 
@@ -40,8 +41,54 @@ struct L2NormalizationDefinition: LastAxisKernelDefinition {
 }
 
 extension KernelRegistry {
-  /// L2_NORMALIZATION.
+  /// L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION.
   nonisolated(unsafe) static let normalization: [String: any Kernel.Type] = [
-    L2NormalizationDefinition.operatorName: LastAxisKernel<L2NormalizationDefinition>.self
+    L2NormalizationDefinition.operatorName: LastAxisKernel<L2NormalizationDefinition>.self,
+    LocalResponseNormalizationDefinition.operatorName: LastAxisKernel<LocalResponseNormalizationDefinition>.self,
   ]
+}
+
+/// The kernel definition of LOCAL_RESPONSE_NORMALIZATION: x · (bias + α·Σ x²)^−β, the sum over
+/// the channels within `radius` of each channel (both ends included, as TensorFlow and LiteRT's
+/// optimized kernel do).
+struct LocalResponseNormalizationDefinition: LastAxisKernelDefinition {
+  static let operatorName = "LOCAL_RESPONSE_NORMALIZATION"
+  private let radius: Int
+  private let bias: Float
+  private let alpha: Float
+  private let beta: Float
+
+  init(node: Node) throws {
+    guard case .localResponseNormalizationOptions(let options) = node.options else {
+      throw KernelError.invalid("LOCAL_RESPONSE_NORMALIZATION needs LocalResponseNormalizationOptions")
+    }
+    guard options.radius >= 0 else {
+      throw KernelError.invalid("LOCAL_RESPONSE_NORMALIZATION radius \(options.radius) is negative")
+    }
+    radius = Int(options.radius)
+    bias = options.bias
+    alpha = options.alpha
+    beta = options.beta
+  }
+
+  func run(input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, depth: Int, rows: Range<Int>) {
+    let exponent = SIMD16<Float>(repeating: -beta)
+    for row in rows {
+      let values = input + row * depth
+      let results = output + row * depth
+      // First the base (bias + α·Σ x²) of every channel, then one vector pass for the powers.
+      for channel in 0..<depth {
+        var sumOfSquares: Float = 0
+        for neighbour in max(0, channel - radius)...min(depth - 1, channel + radius) {
+          sumOfSquares += values[neighbour] * values[neighbour]
+        }
+        results[channel] = bias + alpha * sumOfSquares
+      }
+      let source = StreamedOperand(values, offset: 0)
+      let bases = StreamedOperand(UnsafePointer(results), offset: 0)
+      storeEachVector(count: depth, into: results) { index, lanes in
+        source.vector(at: index, lanes: lanes) * VectorMath.pow(bases.vector(at: index, lanes: lanes), exponent)
+      }
+    }
+  }
 }

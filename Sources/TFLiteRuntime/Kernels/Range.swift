@@ -1,6 +1,6 @@
-// RANGE: start, start + delta, … up to (excluding) limit. The length depends on the input values,
-// so they must be known at prepare time (model constants or folded outputs); the node is then
-// computed once at prepare time like any node with constant inputs.
+// RANGE: start, start + delta, … up to (excluding) limit. The length depends on the input values:
+// with constant inputs the node is computed once at prepare time, otherwise the runtime prepares
+// it during `invoke()` once its inputs are computed.
 
 /// The number of elements of an integer RANGE: ⌈|limit − start| / |delta|⌉.
 func integerRangeCount(start: Int64, limit: Int64, delta: Int64) throws -> Int {
@@ -41,7 +41,7 @@ extension KernelRegistry {
   nonisolated(unsafe) static let range: [String: any Kernel.Type] = ["RANGE": RangeKernel.self]
 }
 
-/// RANGE over int32, int64 or float32 scalars that are constant at prepare time.
+/// RANGE over int32, int64 or float32 scalars.
 final class RangeKernel: Kernel {
   private static let opName = "RANGE"
   private let start: RuntimeTensor
@@ -60,8 +60,8 @@ final class RangeKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     for operand in [start, limit, delta] {
-      guard operand.isConstant, operand.data != nil else {
-        throw KernelError.unsupported("dynamic output shape: RANGE needs constant start, limit and delta")
+      guard operand.hasValuesForPrepare, operand.data != nil else {
+        throw KernelError.needsInputValues("RANGE start, limit and delta are computed at run time")
       }
       guard operand.elementCount == 1 else {
         throw KernelError.invalid("RANGE: start, limit and delta must be scalars, got \(operand.shape)")

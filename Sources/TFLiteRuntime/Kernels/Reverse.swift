@@ -53,7 +53,6 @@ final class ReverseKernel: ViewCopyKernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    guard axes.isConstant else { throw KernelError.unsupported("REVERSE_V2 with axes computed at run time") }
     let values = try constantIntegers(axes, op: Self.opName, operand: "axis")
     let reversed = try reversedAxes(values, rank: input.shape.count)
     output.shape = input.shape

@@ -17,7 +17,7 @@ func loadVector<Scalar: SIMDScalar & BitwiseCopyable>(_ pointer: UnsafePointer<S
 func loadPartialVector<Scalar: SIMDScalar>(_ pointer: UnsafePointer<Scalar>, count: Int) -> SIMD16<Scalar> {
   var vector = SIMD16<Scalar>(repeating: pointer[0])
   withUnsafeMutableBytes(of: &vector) { bytes in
-    bytes.baseAddress!.copyMemory(from: pointer, byteCount: count &* MemoryLayout<Scalar>.stride)
+    bytes.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: count &* MemoryLayout<Scalar>.stride))
   }
   return vector
 }
@@ -37,7 +37,8 @@ func storeVector<Scalar: SIMDScalar & BitwiseCopyable>(
     storeVector(vector, pointer)
   } else {
     withUnsafeBytes(of: vector) { bytes in
-      UnsafeMutableRawPointer(pointer).copyMemory(from: bytes.baseAddress!, byteCount: count &* MemoryLayout<Scalar>.stride)
+      UnsafeMutableRawBufferPointer(start: pointer, count: count &* MemoryLayout<Scalar>.stride)
+        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[..<(count &* MemoryLayout<Scalar>.stride)]))
     }
   }
 }
