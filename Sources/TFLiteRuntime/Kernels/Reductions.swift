@@ -487,7 +487,7 @@ final class CumulativeSumKernel: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let values = try constantIntegers(axis, operatorName: "CUMSUM", role: "axis")
+    let values = try constantIntegers(axis, op: "CUMSUM", operand: "axis")
     let shape = input.shape
     guard values.count == 1, let value = values.first, value >= -shape.count, value < shape.count else {
       throw KernelError.invalid("CUMSUM needs one axis in -\(shape.count)..<\(shape.count), got \(values)")
