@@ -96,3 +96,47 @@ op("local_response_normalization", "wide_radius", [Input((2, 2, 2, 5))],
 op("sign", "int32", [ints((4, 6), -3, 3)], lambda r: tf.sign, ["SIGN"])
 op("sign", "zeros_and_signed_zeros", [Input((2, 8), values=np.array([0.0, -0.0, 1e-30, -1e-30, 3.5, -2.0, 0.0, 7.0] * 2))],
    lambda r: tf.sign, ["SIGN"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Value-sized outputs: WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5 (prepared while running)
+
+
+def corner_boxes(count, flipped=False):
+  """[count, 4] boxes (y1, x1, y2, x2) in clusters, so NMS has overlaps to suppress; `flipped`
+  swaps the corners of every other box (the ops accept either order)."""
+  def draw(rng):
+    centers = rng.uniform((count // 3 + 1, 2), 0.2, 0.8)[rng.integers((count,), 0, count // 3)]
+    centers = centers + rng.uniform((count, 2), -0.05, 0.05)
+    sizes = rng.uniform((count, 2), 0.1, 0.3)
+    boxes = np.concatenate([centers - sizes / 2, centers + sizes / 2], axis=1)
+    if flipped:
+      boxes[::2] = boxes[::2][:, [2, 3, 0, 1]]
+    return boxes.astype(np.float32)
+  return draw
+
+
+op("where", "3d_greater", [Input((2, 3, 4))], lambda r: (lambda x: tf.where(x > 0.2)), ["WHERE"])
+op("where", "float_condition", [Input((3, 5), -1, 1, step=0.5)], lambda r: (lambda x: tf.where(x)), ["WHERE"])
+op("where", "int32_condition", [ints((4, 3), -1, 1)], lambda r: (lambda x: tf.where(x)), ["WHERE"])
+op("where", "gather_nd_positive", [Input((3, 4))], lambda r: (lambda x: tf.gather_nd(x, tf.where(x > 0)) * 2.0),
+   ["WHERE", "GATHER_ND"])
+
+op("unique", "int32", [ints((12,), 0, 5)], lambda r: (lambda x: tf.unique(x)), ["UNIQUE"])
+op("unique", "float_int64_indices", [Input((10,), -2, 2, step=1.0)],
+   lambda r: (lambda x: tf.unique(x, out_idx=tf.int64)), ["UNIQUE"])
+
+op("non_max_suppression_v4", "padded", [Input((20, 4), values=corner_boxes(20)), Input((20,), 0, 1)],
+   lambda r: (lambda boxes, scores: tf.raw_ops.NonMaxSuppressionV4(
+       boxes=boxes, scores=scores, max_output_size=15, iou_threshold=0.3, score_threshold=0.4,
+       pad_to_max_output_size=True)), ["NON_MAX_SUPPRESSION_V4"])
+op("non_max_suppression_v4", "flipped_corners", [Input((16, 4), values=corner_boxes(16, flipped=True)), Input((16,), 0, 1)],
+   lambda r: (lambda boxes, scores: tf.raw_ops.NonMaxSuppressionV4(
+       boxes=boxes, scores=scores, max_output_size=6, iou_threshold=0.5, score_threshold=0.0,
+       pad_to_max_output_size=True)), ["NON_MAX_SUPPRESSION_V4"])
+op("non_max_suppression_v5", "soft", [Input((20, 4), values=corner_boxes(20)), Input((20,), 0, 1)],
+   lambda r: (lambda boxes, scores: tf.image.non_max_suppression_with_scores(
+       boxes, scores, 10, iou_threshold=0.9, score_threshold=0.2, soft_nms_sigma=0.5)), ["NON_MAX_SUPPRESSION_V5"])
+op("non_max_suppression_v5", "gather_boxes", [Input((24, 4), values=corner_boxes(24)), Input((24,), 0, 1)],
+   lambda r: (lambda boxes, scores: tf.gather(boxes, tf.image.non_max_suppression_with_scores(
+       boxes, scores, 8, iou_threshold=0.4, score_threshold=0.3)[0])), ["NON_MAX_SUPPRESSION_V5", "GATHER"])

@@ -3,13 +3,14 @@ import XCTest
 @testable import TFLiteRuntime
 
 /// Runs every TestModels case of the extra operators (SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND,
-/// REVERSE_V2, ONE_HOT, RANGE, TOPK_V2, TFLite_Detection_PostProcess) against LiteRT's outputs:
-/// the models made of them alone (float and integer), and the models where they follow
-/// operators of other families.
+/// REVERSE_V2, ONE_HOT, RANGE, TOPK_V2, TFLite_Detection_PostProcess, NON_MAX_SUPPRESSION_V4/V5,
+/// WHERE, UNIQUE) against LiteRT's outputs: the models made of them alone (float and integer), and
+/// the models where they meet operators of other families.
 final class ExtraOpsConformanceTests: XCTestCase {
   static let operators: Set<String> = [
     KernelRegistry.spaceBatch, KernelRegistry.reverse, KernelRegistry.oneHot, KernelRegistry.range,
-    KernelRegistry.topK, KernelRegistry.detectionPostProcess,
+    KernelRegistry.topK, KernelRegistry.detectionPostProcess, KernelRegistry.nonMaxSuppression,
+    KernelRegistry.whereCoordinates, KernelRegistry.unique,
   ].reduce(into: []) { names, family in names.formUnion(family.keys) }
 
   /// Models made only of the extra operators.
@@ -65,8 +66,12 @@ final class ExtraOpsConformanceTests: XCTestCase {
   }
 
   func testValueSizedOutputsAreComputedWhileRunning() throws {
-    // RANGE of two model inputs: its length is only known once the inputs are set.
-    let outcomes = try Conformance.check { $0.name == "range_f32_int32" }
-    XCTAssertEqual(outcomes.count, 1)
+    // Outputs sized by values only known once the inputs are set, and the nodes after them.
+    let valueSized: Set<String> = ["RANGE", "WHERE", "UNIQUE", "NON_MAX_SUPPRESSION_V5"]
+    let outcomes = try Conformance.check { entry in
+      !entry.opNames.isDisjoint(with: valueSized) && (self.isAlone(entry) || self.isMixed(entry))
+    }
+    XCTAssertTrue(outcomes.contains { $0.entry.name == "range_f32_int32" })
+    XCTAssertTrue(outcomes.contains { $0.entry.opNames.isSuperset(of: ["WHERE", "GATHER_ND"]) })
   }
 }
