@@ -98,19 +98,18 @@ final class DetectionPostProcessTests: XCTestCase {
     let layout = processor.scratchLayout(dequantizesScores: false)
     let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(layout.byteCount, 64), alignment: 64)
     defer { scratch.deallocate() }
-    let boxes = (scratch + layout.decodedBoxes).assumingMemoryBound(to: Float.self)
-    try processor.decode(into: boxes, encoding: { encodings[$0 * 4 + $1] }, anchorValue: { anchors[$0 * 4 + $1] })
+    let workspace = layout.workspace(at: scratch)
+    try processor.decode(into: workspace, encoding: { encodings[$0 * 4 + $1] }, anchorValue: { anchors[$0 * 4 + $1] })
     var result = Detections(
       boxes: [Float](repeating: 0, count: processor.slotCount * 4), classes: [Float](repeating: 0, count: processor.slotCount),
       scores: [Float](repeating: 0, count: processor.slotCount), count: 0)
     scores.withUnsafeBufferPointer { scoreBuffer in
-      result.boxes.withUnsafeMutableBufferPointer { outputBoxes in
-        result.classes.withUnsafeMutableBufferPointer { outputClasses in
+      result.boxes.withUnsafeMutableBufferPointer { boxes in
+        result.classes.withUnsafeMutableBufferPointer { classes in
           result.scores.withUnsafeMutableBufferPointer { outputScores in
-            let run = options.useRegularNMS ? processor.regularNMS : processor.fastNMS
-            result.count = run(
-              scoreBuffer.baseAddress!, UnsafePointer(boxes), scratch, layout, outputBoxes.baseAddress!,
-              outputClasses.baseAddress!, outputScores.baseAddress!)
+            result.count = processor.run(
+              scores: scoreBuffer.baseAddress!, workspace: workspace,
+              outputs: DetectionOutputs(boxes: boxes.baseAddress!, classes: classes.baseAddress!, scores: outputScores.baseAddress!))
           }
         }
       }

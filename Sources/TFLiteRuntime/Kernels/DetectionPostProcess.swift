@@ -139,10 +139,10 @@ struct DetectionOperandReader {
 /// The scratch regions of one evaluation, planned for a number of anchors and classes.
 struct DetectionScratch {
   /// Region offsets, in bytes from the scratch base.
-  var decodedBoxes = 0, dequantizedScores = 0, candidateScores = 0, keptScores = 0, keptAnchors = 0
-  var order = 0, active = 0, selected = 0, classRanks = 0, mergedScores = 0, mergedEntries = 0
+  private var decodedBoxes = 0, dequantizedScores = 0, candidateScores = 0, keptScores = 0, keptAnchors = 0
+  private var order = 0, active = 0, selected = 0, classRanks = 0, mergedScores = 0, mergedEntries = 0
   /// Total bytes.
-  var byteCount = 0
+  private(set) var byteCount = 0
 
   init(anchorCount: Int, scoreColumns: Int, classesPerAnchor: Int, mergeCapacity: Int, dequantizesScores: Bool) {
     var layout = ScratchLayout()
@@ -159,9 +159,59 @@ struct DetectionScratch {
     mergedEntries = layout.reserve(bytes: mergeCapacity * 4)
     byteCount = layout.byteCount
   }
+
+  /// The regions as typed pointers into the scratch memory at `base`.
+  func workspace(at base: UnsafeMutableRawPointer) -> DetectionWorkspace {
+    func region<T>(_ offset: Int, _ type: T.Type) -> UnsafeMutablePointer<T> { (base + offset).assumingMemoryBound(to: T.self) }
+    return DetectionWorkspace(
+      decodedBoxes: region(decodedBoxes, Float.self), dequantizedScores: region(dequantizedScores, Float.self),
+      candidateScores: region(candidateScores, Float.self), keptScores: region(keptScores, Float.self),
+      keptAnchors: region(keptAnchors, Int32.self), order: region(order, Int32.self), active: region(active, Bool.self),
+      selected: region(selected, Int32.self), classRanks: region(classRanks, Int32.self),
+      mergedScores: region(mergedScores, Float.self), mergedEntries: region(mergedEntries, Int32.self))
+  }
 }
 
-/// Decoding and non-maximum suppression over typed views of the scratch memory.
+/// Typed views of the scratch regions of one evaluation.
+struct DetectionWorkspace {
+  /// Decoded boxes, 4 floats (ymin, xmin, ymax, xmax) per anchor.
+  let decodedBoxes: UnsafeMutablePointer<Float>
+  /// Float class scores, when the input is uint8.
+  let dequantizedScores: UnsafeMutablePointer<Float>
+  /// One score per anchor: the class column being suppressed, or each anchor's best class score.
+  let candidateScores: UnsafeMutablePointer<Float>
+  /// Scores and anchors of the candidates above the score threshold.
+  let keptScores: UnsafeMutablePointer<Float>
+  let keptAnchors: UnsafeMutablePointer<Int32>
+  /// Candidate positions by score.
+  let order: UnsafeMutablePointer<Int32>
+  /// Candidates not suppressed yet.
+  let active: UnsafeMutablePointer<Bool>
+  /// Anchors kept by the last suppression, best first.
+  let selected: UnsafeMutablePointer<Int32>
+  /// Fast NMS: each anchor's best classes.
+  let classRanks: UnsafeMutablePointer<Int32>
+  /// Regular NMS: the merged detections (score and anchor · columns + column).
+  let mergedScores: UnsafeMutablePointer<Float>
+  let mergedEntries: UnsafeMutablePointer<Int32>
+}
+
+/// The boxes, classes and scores outputs.
+struct DetectionOutputs {
+  let boxes: UnsafeMutablePointer<Float>
+  let classes: UnsafeMutablePointer<Float>
+  let scores: UnsafeMutablePointer<Float>
+
+  /// Writes detection `slot`: the box of `anchor`, its class and its score.
+  @inline(__always)
+  func write(slot: Int, anchor: Int, classIndex: Int, score: Float, from decodedBoxes: UnsafePointer<Float>) {
+    (boxes + slot &* 4).update(from: decodedBoxes + anchor &* 4, count: 4)
+    classes[slot] = Float(classIndex)
+    scores[slot] = score
+  }
+}
+
+/// Decoding and non-maximum suppression over the workspace.
 struct DetectionPostProcessor {
   let options: DetectionOptions
   /// Anchors (boxes) in the inputs.
@@ -182,10 +232,10 @@ struct DetectionPostProcessor {
       mergeCapacity: 2 * options.maxDetections, dequantizesScores: dequantizesScores)
   }
 
-  /// Decodes every anchor's `(ty, tx, th, tw)` into `(ymin, xmin, ymax, xmax)` in `boxes`;
+  /// Decodes every anchor's `(ty, tx, th, tw)` into `(ymin, xmin, ymax, xmax)` in the workspace;
   /// `encoding(anchor, k)` and `anchorValue(anchor, k)` read the inputs. Throws for an inverted box.
   func decode(
-    into boxes: UnsafeMutablePointer<Float>, encoding: (Int, Int) -> Float, anchorValue: (Int, Int) -> Float
+    into workspace: DetectionWorkspace, encoding: (Int, Int) -> Float, anchorValue: (Int, Int) -> Float
   ) throws {
     let scales = (Double(options.yScale), Double(options.xScale), Double(options.hScale), Double(options.wScale))
     for anchor in 0..<anchorCount {
@@ -195,7 +245,7 @@ struct DetectionPostProcessor {
       let centerX = Float(Double(encoding(anchor, 1)) / scales.1 * anchorWidth + anchorX)
       let halfHeight = Float(0.5 * exp(Double(encoding(anchor, 2)) / scales.2) * anchorHeight)
       let halfWidth = Float(0.5 * exp(Double(encoding(anchor, 3)) / scales.3) * anchorWidth)
-      let box = boxes + anchor &* 4
+      let box = workspace.decodedBoxes + anchor &* 4
       (box[0], box[1], box[2], box[3]) = (centerY - halfHeight, centerX - halfWidth, centerY + halfHeight, centerX + halfWidth)
       guard !(box[0] > box[2]), !(box[1] > box[3]) else {
         throw KernelError.invalid("TFLite_Detection_PostProcess: anchor \(anchor) decodes to an inverted box")
@@ -216,14 +266,19 @@ struct DetectionPostProcessor {
     return intersection / (areaA + areaB - intersection)
   }
 
-  /// Greedy single-class NMS of `scores` (one per anchor): writes the kept anchors, best first,
-  /// to `scratch.selected` and returns how many (at most `limit`).
-  func suppress(scores: UnsafePointer<Float>, limit: Int, boxes: UnsafePointer<Float>, scratch: UnsafeMutableRawPointer, layout: DetectionScratch) -> Int {
-    let keptScores = (scratch + layout.keptScores).assumingMemoryBound(to: Float.self)
-    let keptAnchors = (scratch + layout.keptAnchors).assumingMemoryBound(to: Int32.self)
-    let order = (scratch + layout.order).assumingMemoryBound(to: Int32.self)
-    let active = (scratch + layout.active).assumingMemoryBound(to: Bool.self)
-    let selected = (scratch + layout.selected).assumingMemoryBound(to: Int32.self)
+  /// Runs fast or regular NMS, as the options say, on decoded boxes and float `scores`; returns
+  /// the number of detections.
+  func run(scores: UnsafePointer<Float>, workspace: DetectionWorkspace, outputs: DetectionOutputs) -> Int {
+    options.useRegularNMS
+      ? regularNMS(scores: scores, workspace: workspace, outputs: outputs)
+      : fastNMS(scores: scores, workspace: workspace, outputs: outputs)
+  }
+
+  /// Greedy single-class NMS of `workspace.candidateScores` (one per anchor): writes the kept
+  /// anchors, best first, to `workspace.selected` and returns how many (at most `limit`).
+  private func suppress(limit: Int, workspace: DetectionWorkspace) -> Int {
+    let (scores, keptScores, keptAnchors) = (workspace.candidateScores, workspace.keptScores, workspace.keptAnchors)
+    let (order, active, boxes) = (workspace.order, workspace.active, UnsafePointer(workspace.decodedBoxes))
     var keptCount = 0
     for anchor in 0..<anchorCount where scores[anchor] >= options.scoreThreshold {
       keptScores[keptCount] = scores[anchor]
@@ -239,7 +294,7 @@ struct DetectionPostProcessor {
       if activeCount == 0 || selectedCount >= outputLimit { break }
       guard active[position] else { continue }
       let best = Int(keptAnchors[Int(order[position])])
-      selected[selectedCount] = Int32(truncatingIfNeeded: best)
+      workspace.selected[selectedCount] = Int32(truncatingIfNeeded: best)
       selectedCount &+= 1
       active[position] = false
       activeCount &-= 1
@@ -256,30 +311,23 @@ struct DetectionPostProcessor {
 
   /// Fast NMS: each anchor competes with its best class score and reports its best classes.
   /// Returns the number of detected boxes.
-  func fastNMS(
-    scores: UnsafePointer<Float>, boxes: UnsafePointer<Float>, scratch: UnsafeMutableRawPointer, layout: DetectionScratch,
-    outputBoxes: UnsafeMutablePointer<Float>, outputClasses: UnsafeMutablePointer<Float>, outputScores: UnsafeMutablePointer<Float>
-  ) -> Int {
-    let bestScores = (scratch + layout.candidateScores).assumingMemoryBound(to: Float.self)
-    let classRanks = (scratch + layout.classRanks).assumingMemoryBound(to: Int32.self)
+  private func fastNMS(scores: UnsafePointer<Float>, workspace: DetectionWorkspace, outputs: DetectionOutputs) -> Int {
     let classes = classesPerAnchor
     for anchor in 0..<anchorCount {
       let row = scores + (anchor &* scoreColumns &+ labelOffset)
-      let ranks = classRanks + anchor &* classes
+      let ranks = workspace.classRanks + anchor &* classes
       rankTop(row: row, length: options.numClasses, k: classes, indices: ranks)
-      bestScores[anchor] = row[Int(ranks[0])]
+      workspace.candidateScores[anchor] = row[Int(ranks[0])]
     }
-    let count = suppress(scores: UnsafePointer(bestScores), limit: options.maxDetections, boxes: boxes, scratch: scratch, layout: layout)
-    let selected = (scratch + layout.selected).assumingMemoryBound(to: Int32.self)
+    let count = suppress(limit: options.maxDetections, workspace: workspace)
     for detection in 0..<count {
-      let anchor = Int(selected[detection])
+      let anchor = Int(workspace.selected[detection])
       let row = scores + (anchor &* scoreColumns &+ labelOffset)
       for rank in 0..<classes {
-        let slot = options.maxClassesPerDetection &* detection &+ rank
-        let classIndex = Int(classRanks[anchor &* classes &+ rank])
-        (outputBoxes + slot &* 4).update(from: boxes + anchor &* 4, count: 4)
-        outputClasses[slot] = Float(classIndex)
-        outputScores[slot] = row[classIndex]
+        let classIndex = Int(workspace.classRanks[anchor &* classes &+ rank])
+        outputs.write(
+          slot: options.maxClassesPerDetection &* detection &+ rank, anchor: anchor, classIndex: classIndex,
+          score: row[classIndex], from: workspace.decodedBoxes)
       }
     }
     return count
@@ -287,21 +335,14 @@ struct DetectionPostProcessor {
 
   /// Regular NMS: NMS per class, merged into one list ordered by score (earlier classes first
   /// on ties) and cut to max_detections. Returns the number of detections.
-  func regularNMS(
-    scores: UnsafePointer<Float>, boxes: UnsafePointer<Float>, scratch: UnsafeMutableRawPointer, layout: DetectionScratch,
-    outputBoxes: UnsafeMutablePointer<Float>, outputClasses: UnsafeMutablePointer<Float>, outputScores: UnsafeMutablePointer<Float>
-  ) -> Int {
-    let classScores = (scratch + layout.candidateScores).assumingMemoryBound(to: Float.self)
-    let selected = (scratch + layout.selected).assumingMemoryBound(to: Int32.self)
-    let mergedScores = (scratch + layout.mergedScores).assumingMemoryBound(to: Float.self)
-    let mergedEntries = (scratch + layout.mergedEntries).assumingMemoryBound(to: Int32.self)
+  private func regularNMS(scores: UnsafePointer<Float>, workspace: DetectionWorkspace, outputs: DetectionOutputs) -> Int {
+    let (classScores, selected) = (workspace.candidateScores, workspace.selected)
+    let (mergedScores, mergedEntries) = (workspace.mergedScores, workspace.mergedEntries)
     var mergedCount = 0
     for classIndex in 0..<options.numClasses {
       let column = classIndex &+ labelOffset
       for anchor in 0..<anchorCount { classScores[anchor] = scores[anchor &* scoreColumns &+ column] }
-      let count = suppress(
-        scores: UnsafePointer(classScores), limit: options.regularDetectionsPerClass, boxes: boxes, scratch: scratch,
-        layout: layout)
+      let count = suppress(limit: options.regularDetectionsPerClass, workspace: workspace)
       guard count > 0 else { continue }
       // Merge from the back: the new run (already best first) lands after equal scores already listed.
       var write = mergedCount &+ count &- 1
@@ -326,9 +367,9 @@ struct DetectionPostProcessor {
     for detection in 0..<mergedCount {
       let entry = Int(mergedEntries[detection])
       let anchor = entry / scoreColumns
-      (outputBoxes + detection &* 4).update(from: boxes + anchor &* 4, count: 4)
-      outputClasses[detection] = Float(entry &- anchor &* scoreColumns &- labelOffset)
-      outputScores[detection] = mergedScores[detection]
+      outputs.write(
+        slot: detection, anchor: anchor, classIndex: entry &- anchor &* scoreColumns &- labelOffset,
+        score: mergedScores[detection], from: workspace.decodedBoxes)
     }
     return mergedCount
   }
@@ -409,31 +450,23 @@ final class DetectionPostProcessKernel: Kernel {
     let scoreData = UnsafeRawPointer(try tensorData(classScores))
     let anchorData = UnsafeRawPointer(try tensorData(anchors))
     for output in outputs { try tensorData(output).initializeMemory(as: UInt8.self, repeating: 0, count: output.byteCount) }
-    let outputBoxes = outputs[0].pointer(as: Float.self)
-    let outputClasses = outputs[1].pointer(as: Float.self)
-    let outputScores = outputs[2].pointer(as: Float.self)
-
-    let boxes = (scratch + layout.decodedBoxes).assumingMemoryBound(to: Float.self)
+    let workspace = layout.workspace(at: scratch)
     let encodingStride = encodings.shape[2]
     let (encodingReader, anchorReader) = (encodingReader, anchorReader)
     try processor.decode(
-      into: boxes, encoding: { encodingReader.value(encodingData, $0 &* encodingStride &+ $1) },
+      into: workspace, encoding: { encodingReader.value(encodingData, $0 &* encodingStride &+ $1) },
       anchorValue: { anchorReader.value(anchorData, $0 &* 4 &+ $1) })
 
     var scores = scoreData.assumingMemoryBound(to: Float.self)
     if classScores.type == .uint8 {
-      let dequantized = (scratch + layout.dequantizedScores).assumingMemoryBound(to: Float.self)
-      for index in 0..<classScores.elementCount { dequantized[index] = scoreReader.value(scoreData, index) }
-      scores = UnsafePointer(dequantized)
+      for index in 0..<classScores.elementCount { workspace.dequantizedScores[index] = scoreReader.value(scoreData, index) }
+      scores = UnsafePointer(workspace.dequantizedScores)
     }
-    let count =
-      options.useRegularNMS
-      ? processor.regularNMS(
-        scores: scores, boxes: boxes, scratch: scratch, layout: layout, outputBoxes: outputBoxes,
-        outputClasses: outputClasses, outputScores: outputScores)
-      : processor.fastNMS(
-        scores: scores, boxes: boxes, scratch: scratch, layout: layout, outputBoxes: outputBoxes,
-        outputClasses: outputClasses, outputScores: outputScores)
+    let count = processor.run(
+      scores: scores, workspace: workspace,
+      outputs: DetectionOutputs(
+        boxes: outputs[0].pointer(as: Float.self), classes: outputs[1].pointer(as: Float.self),
+        scores: outputs[2].pointer(as: Float.self)))
     outputs[3].pointer(as: Float.self)[0] = Float(count)
   }
 }
