@@ -2,14 +2,19 @@
 SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, REVERSE_V2, ONE_HOT, RANGE, TOPK_V2,
 LOCAL_RESPONSE_NORMALIZATION and SIGN, in the variants the first batch (single_ops.py) leaves
 out: integer element types, other axes and ranks, ties, indices out of range, int8 models, and
-RANGE fed by a SHAPE of a resizable input (how converted models compute positions).
+RANGE fed by a SHAPE of a resizable input (how converted models compute positions). Then the
+operators whose output size depends on values (WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5,
+SEGMENT_SUM), EMBEDDING_LOOKUP (float and hybrid tables, made from GATHER by surgery) and
+MATRIX_DIAG.
 
 Names read `<op>_<mode>_<variant>` like single_ops; the files live in `extra/`.
 """
 
 import numpy as np
 import tensorflow as tf
+from ai_edge_litert import schema_py_generated as schema
 
+from . import flatbuf, surgery
 from .core import FLOAT32, INT8, MODE_TAGS, Case, Input
 
 CASES = []
@@ -140,3 +145,64 @@ op("non_max_suppression_v5", "soft", [Input((20, 4), values=corner_boxes(20)), I
 op("non_max_suppression_v5", "gather_boxes", [Input((24, 4), values=corner_boxes(24)), Input((24,), 0, 1)],
    lambda r: (lambda boxes, scores: tf.gather(boxes, tf.image.non_max_suppression_with_scores(
        boxes, scores, 8, iou_threshold=0.4, score_threshold=0.3)[0])), ["NON_MAX_SUPPRESSION_V5", "GATHER"])
+
+
+# ---------------------------------------------------------------------------------------------
+# EMBEDDING_LOOKUP (older converters' op for table lookups; today's emit GATHER), MATRIX_DIAG,
+# SEGMENT_SUM
+
+
+def gather_as_embedding_lookup(storage=None):
+  """A surgery edit: every GATHER(table, ids) becomes EMBEDDING_LOOKUP(ids, table). With `storage`
+  ("int8" or "uint8") the float table becomes symmetric per-row quantized bytes (a hybrid table,
+  float output); uint8 tables hold the int8 bit patterns, as hybrid converters wrote them."""
+  def change(model):
+    subgraph = model.subgraphs[0]
+    lookup = surgery._opcode_index(model, "EMBEDDING_LOOKUP")
+    for op in subgraph.operators:
+      if flatbuf.operator_name(model.operatorCodes[op.opcodeIndex]) != "GATHER":
+        continue
+      op.opcodeIndex = lookup
+      op.inputs = [op.inputs[1], op.inputs[0]]
+      op.builtinOptionsType, op.builtinOptions = 0, None
+      if storage:
+        table = subgraph.tensors[op.inputs[1]]
+        buffer = model.buffers[table.buffer]
+        values = np.frombuffer(np.asarray(buffer.data, dtype=np.uint8).tobytes(), np.float32).reshape(table.shape)
+        scales = np.maximum(np.abs(values).reshape(values.shape[0], -1).max(axis=1), 1e-6) / 127
+        quantized = np.round(values / scales.reshape((-1,) + (1,) * (values.ndim - 1))).astype(np.int8)
+        buffer.data = np.frombuffer(quantized.tobytes(), dtype=np.uint8)
+        table.type = schema.TensorType.INT8 if storage == "int8" else schema.TensorType.UINT8
+        table.quantization = schema.QuantizationParametersT()
+        table.quantization.scale = [float(s) for s in scales.astype(np.float32)]
+        table.quantization.zeroPoint = [0] * len(scales)
+        table.quantization.quantizedDimension = 0
+    surgery._drop_unused_opcodes(model, {op.opcodeIndex for op in subgraph.operators})
+  return lambda model_bytes: surgery.edit(model_bytes, change)
+
+
+def table_lookup(rows, shape):
+  def make(r):
+    table = r.const((rows,) + shape)
+    return lambda ids: tf.gather(table, ids)
+  return make
+
+
+op("embedding_lookup", "rows", [ints((5,), 0, 9)], table_lookup(10, (6,)), ["EMBEDDING_LOOKUP"],
+   post=gather_as_embedding_lookup())
+op("embedding_lookup", "3d_table", [ints((4,), 0, 6)], table_lookup(7, (3, 2)), ["EMBEDDING_LOOKUP"],
+   post=gather_as_embedding_lookup())
+op("embedding_lookup", "hybrid_int8", [ints((6,), 0, 11)], table_lookup(12, (8,)), ["EMBEDDING_LOOKUP"],
+   post=gather_as_embedding_lookup("int8"))
+op("embedding_lookup", "hybrid_uint8", [ints((6,), 0, 11)], table_lookup(12, (8,)), ["EMBEDDING_LOOKUP"],
+   post=gather_as_embedding_lookup("uint8"))
+
+op("matrix_diag", "", [Input((2, 4))], lambda r: tf.linalg.diag, ["MATRIX_DIAG"])
+op("matrix_diag", "int32_3d", [ints((2, 2, 3), -9, 9)], lambda r: tf.linalg.diag, ["MATRIX_DIAG"])
+
+op("segment_sum", "constant_ids", [Input((6, 3))],
+   lambda r: (lambda x: tf.math.segment_sum(x, tf.constant([0, 0, 1, 2, 2, 2]))), ["SEGMENT_SUM"])
+op("segment_sum", "run_time_ids", [Input((5, 2, 3)), Input((5,), dtype="int32", values=np.array([0, 1, 1, 2, 3]))],
+   lambda r: (lambda x, ids: tf.math.segment_sum(x, ids)), ["SEGMENT_SUM"])
+op("segment_sum", "int32", [ints((4, 3), -20, 20), Input((4,), dtype="int32", values=np.array([0, 0, 0, 1]))],
+   lambda r: (lambda x, ids: tf.math.segment_sum(x, ids)), ["SEGMENT_SUM"])

@@ -4,13 +4,14 @@ import XCTest
 
 /// Runs every TestModels case of the extra operators (SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND,
 /// REVERSE_V2, ONE_HOT, RANGE, TOPK_V2, TFLite_Detection_PostProcess, NON_MAX_SUPPRESSION_V4/V5,
-/// WHERE, UNIQUE) against LiteRT's outputs: the models made of them alone (float and integer), and
+/// WHERE, UNIQUE, EMBEDDING_LOOKUP, MATRIX_DIAG, SEGMENT_SUM) against LiteRT's outputs: the models made of them alone (float and integer), and
 /// the models where they meet operators of other families.
 final class ExtraOpsConformanceTests: XCTestCase {
   static let operators: Set<String> = [
     KernelRegistry.spaceBatch, KernelRegistry.reverse, KernelRegistry.oneHot, KernelRegistry.range,
     KernelRegistry.topK, KernelRegistry.detectionPostProcess, KernelRegistry.nonMaxSuppression,
-    KernelRegistry.whereCoordinates, KernelRegistry.unique,
+    KernelRegistry.whereCoordinates, KernelRegistry.unique, KernelRegistry.embeddingLookup, KernelRegistry.matrixDiag,
+    KernelRegistry.segmentSum,
   ].reduce(into: []) { names, family in names.formUnion(family.keys) }
 
   /// Models made only of the extra operators.
@@ -67,7 +68,7 @@ final class ExtraOpsConformanceTests: XCTestCase {
 
   func testValueSizedOutputsAreComputedWhileRunning() throws {
     // Outputs sized by values only known once the inputs are set, and the nodes after them.
-    let valueSized: Set<String> = ["RANGE", "WHERE", "UNIQUE", "NON_MAX_SUPPRESSION_V5"]
+    let valueSized: Set<String> = ["RANGE", "WHERE", "UNIQUE", "NON_MAX_SUPPRESSION_V5", "SEGMENT_SUM"]
     let outcomes = try Conformance.check { entry in
       !entry.opNames.isDisjoint(with: valueSized) && (self.isAlone(entry) || self.isMixed(entry))
     }

@@ -13,6 +13,7 @@ public enum KernelRegistry {
       dequantize, densify,
       elementwiseBinary, elementwiseUnary, activations, softmax, normalization, reductions, comparisons, select,
       spaceBatch, reverse, oneHot, range, topK, detectionPostProcess, nonMaxSuppression, whereCoordinates, unique,
+      embeddingLookup, matrixDiag, segmentSum,
     ]
     return families.reduce(into: [:]) { all, family in
       for (name, kernel) in family { all[name, default: []].append(kernel) }
