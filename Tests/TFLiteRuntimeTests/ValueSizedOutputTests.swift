@@ -181,3 +181,92 @@ final class ValueSizedOutputTests: XCTestCase {
         [makeTensor(6, .int32, []), makeTensor(7, .float32, []), makeTensor(8, .int32, [])]))
   }
 }
+
+/// SEGMENT_SUM, MATRIX_DIAG and EMBEDDING_LOOKUP against naive Swift definitions.
+final class TableOperatorTests: XCTestCase {
+  func testSegmentSumAddsRowsInOrder() throws {
+    var generator = SeededGenerator(seed: 510)
+    for _ in 0..<40 {
+      let rows = generator.int(1...12)
+      var ids: [Int32] = [0]
+      for _ in 1..<rows { ids.append(ids[ids.count - 1] + Int32(generator.int(0...1))) }
+      let rowShape = randomShape(rank: generator.int(0...2), extents: 1...3, using: &generator)
+      let rowElements = rowShape.reduce(1, *)
+      let data = generator.floats(rows * rowElements, in: -10...10)
+      var expected = [Float](repeating: 0, count: (Int(ids[rows - 1]) + 1) * rowElements)
+      for row in 0..<rows {
+        for element in 0..<rowElements { expected[Int(ids[row]) * rowElements + element] += data[row * rowElements + element] }
+      }
+      let output = makeTensor(2, .float32, [])
+      try runKernel(
+        SegmentSumKernel.self, opName: "SEGMENT_SUM",
+        inputs: [makeTensor(0, .float32, [rows] + rowShape, bytes: bytesOf(data)), makeTensor(1, .int32, [rows], bytes: bytesOf(ids))],
+        outputs: [output])
+      XCTAssertEqual(output.shape, [Int(ids[rows - 1]) + 1] + rowShape)
+      XCTAssertEqual(elements(output, as: Float.self), expected)
+    }
+  }
+
+  func testSegmentSumRejectsIdsThatSkipOrDoNotStartAtZero() {
+    for ids: [Int32] in [[1, 1, 2], [0, 2, 2], [0, 1, 0]] {
+      XCTAssertThrowsError(
+        try runKernel(
+          SegmentSumKernel.self, opName: "SEGMENT_SUM",
+          inputs: [makeTensor(0, .int32, [3], bytes: bytesOf([Int32](repeating: 1, count: 3))), makeTensor(1, .int32, [3], bytes: bytesOf(ids))],
+          outputs: [makeTensor(2, .int32, [])]))
+    }
+  }
+
+  func testMatrixDiagPlacesRowsOnDiagonals() throws {
+    var generator = SeededGenerator(seed: 511)
+    for _ in 0..<30 {
+      let shape = randomShape(rank: generator.int(1...3), extents: 1...4, using: &generator)
+      let size = shape[shape.count - 1]
+      for elementSize in movableElementSizes {
+        let source = randomBytes(count: shape.reduce(1, *), elementSize: elementSize, using: &generator)
+        let type: ElementType = elementSize == 1 ? .int8 : elementSize == 2 ? .int16 : elementSize == 4 ? .int32 : .int64
+        let output = makeTensor(1, type, [])
+        try runKernel(MatrixDiagKernel.self, opName: "MATRIX_DIAG", inputs: [makeTensor(0, type, shape, bytes: source)], outputs: [output])
+        let sources = allIndices(shape + [size]).map { index -> Int? in
+          index[index.count - 1] == index[index.count - 2] ? flatPosition(Array(index.dropLast()), shape) : nil
+        }
+        let zero = [UInt8](repeating: 0, count: elementSize)
+        XCTAssertEqual(
+          Array(UnsafeRawBufferPointer(start: output.data, count: output.byteCount)),
+          gatheredBytes(source, elementSize: elementSize, sourceElements: sources, fill: zero))
+      }
+    }
+  }
+
+  func testEmbeddingLookupCopiesOrDequantizesRows() throws {
+    var generator = SeededGenerator(seed: 512)
+    let (rows, width) = (6, 5)
+    let ids: [Int32] = (0..<9).map { _ in Int32(generator.int(0...(rows - 1))) }
+    let table = generator.floats(rows * width)
+    let copied = makeTensor(2, .float32, [])
+    try runKernel(
+      EmbeddingLookupKernel.self, opName: "EMBEDDING_LOOKUP",
+      inputs: [makeTensor(0, .int32, [ids.count], bytes: bytesOf(ids)), makeTensor(1, .float32, [rows, width], bytes: bytesOf(table))],
+      outputs: [copied])
+    XCTAssertEqual(elements(copied, as: Float.self), ids.flatMap { table[(Int($0) * width)..<(Int($0) * width + width)] })
+
+    let quantized: [Int8] = (0..<(rows * width)).map { _ in Int8(generator.int(-127...127)) }
+    let scales = (0..<rows).map { _ in Float.random(in: 0.001...0.1, using: &generator) }
+    let hybridTable = makeTensor(
+      1, .int8, [rows, width], bytes: bytesOf(quantized),
+      quantization: Quantization(scales: scales, zeroPoints: [Int](repeating: 0, count: rows), axis: 0))
+    let dequantized = makeTensor(2, .float32, [])
+    try runKernel(
+      EmbeddingLookupKernel.self, opName: "EMBEDDING_LOOKUP",
+      inputs: [makeTensor(0, .int32, [ids.count], bytes: bytesOf(ids)), hybridTable], outputs: [dequantized])
+    XCTAssertEqual(
+      elements(dequantized, as: Float.self),
+      ids.flatMap { id in (0..<width).map { Float(quantized[Int(id) * width + $0]) * scales[Int(id)] } })
+
+    XCTAssertThrowsError(
+      try runKernel(
+        EmbeddingLookupKernel.self, opName: "EMBEDDING_LOOKUP",
+        inputs: [makeTensor(0, .int32, [1], bytes: bytesOf([Int32(rows)])), makeTensor(1, .float32, [rows, width], bytes: bytesOf(table))],
+        outputs: [makeTensor(2, .float32, [])]))
+  }
+}
