@@ -12,6 +12,7 @@ public enum KernelRegistry {
       reshape, transpose, concatenation, split, slice, gather, pad, tile, resize, spaceDepth, shape, cast, fill,
       dequantize, densify,
       elementwiseBinary, elementwiseUnary, activations, softmax, normalization, reductions, comparisons, select,
+      controlFlow, variables,
     ]
     return families.reduce(into: [:]) { all, family in
       for (name, kernel) in family { all[name, default: []].append(kernel) }

@@ -44,6 +44,8 @@ public final class ModelRunner {
   /// The model's signatures, in model order.
   public let signatures: [Signature]
   private var executors: [Int: SubgraphExecutor] = [:]
+  /// Resource variables and initialization status, shared by every subgraph.
+  let resources = ModelResources()
 
   /// Builds a runner and the executor of the primary subgraph (subgraph 0), so that every operator
   /// the runtime cannot run is reported here.
@@ -77,7 +79,7 @@ public final class ModelRunner {
   public func subgraph(at index: Int) throws -> SubgraphExecutor {
     if let executor = executors[index] { return executor }
     let executor = try SubgraphExecutor(
-      model: model, subgraphIndex: index, threadCount: options.threadCount,
+      model: model, subgraphIndex: index, threadCount: options.threadCount, resources: resources,
       subgraphProvider: { [weak self] index in
         guard let self else { throw RuntimeError.invalidModel("the model runner was released") }
         return try self.subgraph(at: index)
