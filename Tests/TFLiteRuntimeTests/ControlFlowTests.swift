@@ -116,6 +116,18 @@ final class ControlFlowTests: XCTestCase {
     assertThrows("is INT32") { try main.allocateTensors() }
   }
 
+  func testOperatorsWithoutKernelInCalledSubgraphsAreReportedWhenTheRunnerIsBuilt() throws {
+    // Subgraph 2 runs LSH_PROJECTION (builtin 15), which the runtime has no kernel for.
+    let unknown = Model.Graph(
+      tensors: [.float("a", [2]), .float("b", [2])], inputs: [0], outputs: [1],
+      operations: [Model.Operation(code: 15, inputs: [0], outputs: [1])])
+    XCTAssertThrowsError(try ifModel(else: 2, extraGraphs: [unknown]).runner()) { error in
+      guard case RuntimeError.unsupportedOperators(let list) = error else { return XCTFail("\(error)") }
+      XCTAssertEqual(list.map(\.subgraph), [2])
+      XCTAssertEqual(list.map(\.opName), ["LSH_PROJECTION"])
+    }
+  }
+
   func testIfWithANonBooleanConditionIsRefusedWhenTheRunnerIsBuilt() throws {
     assertThrows("BOOL condition") { _ = try ifModel(condition: .float("condition", [])).runner() }
   }
