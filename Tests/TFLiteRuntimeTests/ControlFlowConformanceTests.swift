@@ -32,7 +32,8 @@ final class ControlFlowConformanceTests: XCTestCase {
   /// running; the result must be the same on every invoke.
   func testKerasLSTMLoopGivesTheSameResultOnEveryInvoke() throws {
     let entry = try XCTUnwrap(TestModelManifest.load().models.first { $0.name == "lstm_f32_keras_while_loop" })
-    let runner = try ModelRunner(model: TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(entry.file).path))
+    let runner = try ModelRunner(
+      model: TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(entry.file).path))
     let executor = runner.primary
     try executor.allocateTensors()
     let input = try TestModelManifest.array(entry.inputs[0].file)

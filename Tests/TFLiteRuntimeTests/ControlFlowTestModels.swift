@@ -8,7 +8,10 @@ import TFLiteTestSupport
 struct ControlFlowTestModel {
   /// Schema `TensorType` values.
   enum ElementCode: UInt8 {
-    case float32 = 0, int32 = 2, bool = 6, resource = 13
+    case float32 = 0
+    case int32 = 2
+    case bool = 6
+    case resource = 13
   }
 
   /// A tensor; `constant` holds the bytes of a constant tensor.
@@ -154,24 +157,33 @@ struct ControlFlowTestModel {
     case .none:
       return nil
     case .branches(let then, let otherwise):
-      return (92, writer.table { table in
-        table.add(0, then)
-        table.add(1, otherwise)
-      })
+      return (
+        92,
+        writer.table { table in
+          table.add(0, then)
+          table.add(1, otherwise)
+        }
+      )
     case .loop(let condition, let body):
-      return (93, writer.table { table in
-        table.add(0, condition)
-        table.add(1, body)
-      })
+      return (
+        93,
+        writer.table { table in
+          table.add(0, condition)
+          table.add(1, body)
+        }
+      )
     case .callOnce(let index):
       return (103, writer.table { $0.add(0, index) })
     case .variable(let container, let sharedName):
       let containerString = writer.string(container)
       let nameString = writer.string(sharedName)
-      return (111, writer.table { table in
-        table.add(0, offset: containerString)
-        table.add(1, offset: nameString)
-      })
+      return (
+        111,
+        writer.table { table in
+          table.add(0, offset: containerString)
+          table.add(1, offset: nameString)
+        }
+      )
     }
   }
 }
@@ -179,7 +191,9 @@ struct ControlFlowTestModel {
 extension ControlFlowTestModel.Tensor {
   /// A FLOAT32 tensor.
   static func float(_ name: String, _ shape: [Int32], values: [Float]? = nil) -> Self {
-    Self(name: name, type: .float32, shape: shape, constant: values.map { floats in floats.flatMap { bytes(of: $0.bitPattern) } })
+    Self(
+      name: name, type: .float32, shape: shape,
+      constant: values.map { floats in floats.flatMap { bytes(of: $0.bitPattern) } })
   }
   /// A BOOL tensor.
   static func bool(_ name: String, _ shape: [Int32] = []) -> Self { Self(name: name, type: .bool, shape: shape) }

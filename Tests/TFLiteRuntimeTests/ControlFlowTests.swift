@@ -13,22 +13,24 @@ final class ControlFlowTests: XCTestCase {
     condition: Tensor = .bool("condition"), then: Int32 = 1, else otherwise: Int32 = 1,
     extraGraphs: [Model.Graph] = []
   ) -> Model {
-    Model(graphs: [
-      Model.Graph(
-        tensors: [condition, .float("x", [2]), .float("y", [2])], inputs: [0, 1], outputs: [2],
-        operations: [.ifThenElse([0, 1], [2], then: then, else: otherwise)]),
-      Model.passThrough([.float("a", [2])]),
-    ] + extraGraphs)
+    Model(
+      graphs: [
+        Model.Graph(
+          tensors: [condition, .float("x", [2]), .float("y", [2])], inputs: [0, 1], outputs: [2],
+          operations: [.ifThenElse([0, 1], [2], then: then, else: otherwise)]),
+        Model.passThrough([.float("a", [2])]),
+      ] + extraGraphs)
   }
 
   /// Main: WHILE(flag) → result with the given subgraphs; subgraph 1 passes a BOOL scalar through.
   private func whileModel(condition: Int32 = 1, body: Int32 = 2, extraGraphs: [Model.Graph]) -> Model {
-    Model(graphs: [
-      Model.Graph(
-        tensors: [.bool("flag"), .bool("result")], inputs: [0], outputs: [1],
-        operations: [.whileLoop([0], [1], condition: condition, body: body)]),
-      Model.passThrough([.bool("c")]),
-    ] + extraGraphs)
+    Model(
+      graphs: [
+        Model.Graph(
+          tensors: [.bool("flag"), .bool("result")], inputs: [0], outputs: [1],
+          operations: [.whileLoop([0], [1], condition: condition, body: body)]),
+        Model.passThrough([.bool("c")]),
+      ] + extraGraphs)
   }
 
   /// Asserts that `body` throws an error whose description contains `fragment`.
@@ -51,7 +53,9 @@ final class ControlFlowTests: XCTestCase {
   }
 
   private func floats(_ tensor: RuntimeTensor) throws -> [Float] {
-    Array(UnsafeBufferPointer(start: try XCTUnwrap(tensor.data).assumingMemoryBound(to: Float.self), count: tensor.elementCount))
+    Array(
+      UnsafeBufferPointer(
+        start: try XCTUnwrap(tensor.data).assumingMemoryBound(to: Float.self), count: tensor.elementCount))
   }
 
   // MARK: IF
@@ -172,7 +176,8 @@ final class ControlFlowTests: XCTestCase {
           tensors: [.bool("c"), .float("x", [2]), .float("y", [2])], inputs: [0, 1], outputs: [2],
           operations: [.ifThenElse([0, 0, 1], [2], then: Int32(index + 1), else: Int32(index + 1))])
       }
-      return Model(graphs: level + [Model.Graph(tensors: [.bool("c"), .float("x", [2])], inputs: [0, 1], outputs: [1])])
+      return Model(
+        graphs: level + [Model.Graph(tensors: [.bool("c"), .float("x", [2])], inputs: [0, 1], outputs: [1])])
     }
     let shallowRunner = try chain(depth: 8).runner()
     let shallow = shallowRunner.primary
@@ -248,11 +253,12 @@ final class ControlFlowTests: XCTestCase {
 
   /// Main: CALL_ONCE(initialization), VAR_HANDLE("v") → handle, READ_VARIABLE(handle) → y.
   private func variableModel(initialization: Int32, graphs: [Model.Graph]) -> Model {
-    Model(graphs: [
-      Model.Graph(
-        tensors: [.handle("handle"), .float("y", [3])], inputs: [], outputs: [1],
-        operations: [.callOnce(initialization), .variableHandle("v", 0), .readVariable(0, 1)]),
-    ] + graphs)
+    Model(
+      graphs: [
+        Model.Graph(
+          tensors: [.handle("handle"), .float("y", [3])], inputs: [], outputs: [1],
+          operations: [.callOnce(initialization), .variableHandle("v", 0), .readVariable(0, 1)])
+      ] + graphs)
   }
 
   func testCallOnceInitializesAVariableThatTheMainSubgraphReads() throws {
@@ -274,7 +280,8 @@ final class ControlFlowTests: XCTestCase {
   }
 
   func testReadingAVariableNoAssignmentReachedThrows() throws {
-    let runner = try variableModel(initialization: 1, graphs: [Model.Graph(tensors: [], inputs: [], outputs: [])]).runner()
+    let runner = try variableModel(initialization: 1, graphs: [Model.Graph(tensors: [], inputs: [], outputs: [])])
+      .runner()
     try runner.primary.allocateTensors()
     assertThrows("no ASSIGN_VARIABLE has given a value") { try runner.primary.invoke() }
   }

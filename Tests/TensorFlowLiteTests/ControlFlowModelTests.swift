@@ -1,6 +1,7 @@
 import Foundation
-import struct TFLiteFormat.NumPyArray
 import XCTest
+
+import struct TFLiteFormat.NumPyArray
 
 @testable import TensorFlowLite
 

@@ -53,7 +53,8 @@ final class ModelResources {
   func nestedCall<Result>(into subgraph: Int, _ body: () throws -> Result) throws -> Result {
     guard callDepth < Self.maximumCallDepth else {
       throw RuntimeError.invalidModel(
-        "subgraph \(subgraph) would be called \(callDepth + 1) levels deep, more than the \(Self.maximumCallDepth) allowed")
+        "subgraph \(subgraph) would be called \(callDepth + 1) levels deep, "
+          + "more than the \(Self.maximumCallDepth) allowed")
     }
     callDepth += 1
     defer { callDepth -= 1 }
@@ -105,7 +106,9 @@ final class TensorValue: TensorContents {
 
   /// The memory of `tensor`, which a value can copy (not a string tensor, not unallocated).
   private static func readableData(of tensor: RuntimeTensor) throws -> UnsafeMutableRawPointer {
-    guard tensor.type != .string else { throw KernelError.unsupported("STRING values cannot be held: \(tensor.summary)") }
+    guard tensor.type != .string else {
+      throw KernelError.unsupported("STRING values cannot be held: \(tensor.summary)")
+    }
     guard let data = tensor.data else { throw KernelError.invalid("\(tensor.summary) has no memory") }
     return data
   }

@@ -122,7 +122,8 @@ final class WhileKernel: Kernel {
     guard case .whileOptions(let options) = node.options else { throw KernelError.invalid("WHILE needs WhileOptions") }
     initialValues = try node.inputs.indices.map { try node.input($0) }
     guard node.outputs.count == initialValues.count else {
-      throw KernelError.invalid("WHILE needs as many outputs as inputs, got \(initialValues.count) inputs and \(node.outputs.count) outputs")
+      throw KernelError.invalid(
+        "WHILE needs as many outputs as inputs, got \(initialValues.count) inputs and \(node.outputs.count) outputs")
     }
     for (position, (input, output)) in zip(initialValues, node.outputs).enumerated() where input.type != output.type {
       throw KernelError.invalid("WHILE loop variable \(position) is \(input.type.name) in and \(output.type.name) out")
@@ -142,7 +143,8 @@ final class WhileKernel: Kernel {
     let body = try calledSubgraph(node, bodyIndex, role: "body")
     guard condition.outputs.count == 1, condition.outputs[0].type == .bool else {
       throw KernelError.invalid(
-        "the WHILE condition subgraph \(conditionIndex) must give one BOOL output, it gives \(condition.outputs.map(\.summary))")
+        "the WHILE condition subgraph \(conditionIndex) must give one BOOL output, "
+          + "it gives \(condition.outputs.map(\.summary))")
     }
     try checkResults(of: body, against: node.outputs, op: "WHILE")
     if context.preparesWhileRunning {
@@ -156,7 +158,8 @@ final class WhileKernel: Kernel {
     let shapesStay =
       !body.preparesNodesWhileRunning && zip(body.outputs, initialValues).allSatisfy { $0.shape == $1.shape }
     guard shapesStay else {
-      throw KernelError.needsInputValues("the WHILE body changes the loop variables' shapes or has value-dependent shapes")
+      throw KernelError.needsInputValues(
+        "the WHILE body changes the loop variables' shapes or has value-dependent shapes")
     }
     for (output, input) in zip(node.outputs, initialValues) { output.shape = input.shape }
   }
@@ -246,7 +249,8 @@ final class CallOnceKernel: Kernel {
     let subgraph = try calledSubgraph(node, initializationIndex, role: "initialization")
     guard subgraph.inputs.isEmpty, subgraph.outputs.isEmpty else {
       throw KernelError.invalid(
-        "the CALL_ONCE subgraph \(initializationIndex) must have no inputs and outputs, it has \(subgraph.inputs.count) and \(subgraph.outputs.count)")
+        "the CALL_ONCE subgraph \(initializationIndex) must have no inputs and outputs, "
+          + "it has \(subgraph.inputs.count) and \(subgraph.outputs.count)")
     }
     if !subgraph.isAllocated { try subgraph.allocateTensors() }
     return subgraph
@@ -258,7 +262,8 @@ private func calledSubgraph(_ node: Node, _ index: Int, role: String) throws -> 
   do {
     return try node.subgraph(index)
   } catch RuntimeError.indexOutOfRange(_, _, let count) {
-    throw KernelError.invalid("\(node.opName) \(role) subgraph \(index) does not exist: the model has \(count) subgraphs")
+    throw KernelError.invalid(
+      "\(node.opName) \(role) subgraph \(index) does not exist: the model has \(count) subgraphs")
   }
 }
 
@@ -270,7 +275,8 @@ private func checkResults(of subgraph: SubgraphExecutor, against results: [Runti
   }
   for (position, (given, expected)) in zip(subgraph.outputs, results).enumerated() where given.type != expected.type {
     throw KernelError.invalid(
-      "\(op) subgraph \(subgraph.subgraphIndex) output \(position) is \(given.type.name), the node's is \(expected.type.name)")
+      "\(op) subgraph \(subgraph.subgraphIndex) output \(position) is \(given.type.name), "
+        + "the node's is \(expected.type.name)")
   }
 }
 
@@ -279,12 +285,14 @@ private func checkResults(of subgraph: SubgraphExecutor, against results: [Runti
 private func bind(_ arguments: [some TensorContents], to subgraph: SubgraphExecutor, op: String) throws {
   guard subgraph.inputs.count == arguments.count else {
     throw KernelError.invalid(
-      "\(op) subgraph \(subgraph.subgraphIndex) takes \(subgraph.inputs.count) inputs, the node passes \(arguments.count)")
+      "\(op) subgraph \(subgraph.subgraphIndex) takes \(subgraph.inputs.count) inputs, "
+        + "the node passes \(arguments.count)")
   }
   for (position, (argument, input)) in zip(arguments, subgraph.inputs).enumerated() {
     guard argument.type == input.type else {
       throw KernelError.invalid(
-        "\(op) subgraph \(subgraph.subgraphIndex) input \(position) is \(input.type.name), the node passes \(argument.type.name)")
+        "\(op) subgraph \(subgraph.subgraphIndex) input \(position) is \(input.type.name), "
+          + "the node passes \(argument.type.name)")
     }
     if input.shape != argument.shape { try subgraph.resizeInput(at: position, to: argument.shape) }
   }
@@ -298,9 +306,10 @@ private func copyAll(_ sources: [some TensorContents], into destinations: [Runti
   }
 }
 
-/// Throws ``KernelError/unsupported(_:)`` for STRING tensors, whose values control flow cannot copy.
-private func refuseStrings(_ tensors: [RuntimeTensor], op: String) throws {
+/// Throws ``KernelError/unsupported(_:)`` for STRING tensors, whose values control flow and
+/// variables cannot copy.
+func refuseStrings(_ tensors: [RuntimeTensor], op: String) throws {
   if let text = tensors.first(where: { $0.type == .string }) {
-    throw KernelError.unsupported("\(op) does not pass STRING tensors: \(text.summary)")
+    throw KernelError.unsupported("\(op) does not copy STRING tensors: \(text.summary)")
   }
 }

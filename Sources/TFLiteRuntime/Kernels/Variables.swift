@@ -57,10 +57,9 @@ final class ReadVariableKernel: Kernel {
 
   init(node: Node) throws {
     try node.expect(inputs: 1, outputs: 1)
-    handle = try node.input(0)
+    handle = try handleOperand(of: node)
     output = try node.output(0)
-    try checkHandleType(handle, op: "READ_VARIABLE")
-    guard output.type != .string else { throw KernelError.unsupported("READ_VARIABLE of STRING variables") }
+    try refuseStrings([output], op: node.opName)
     resources = node.resources
   }
 
@@ -102,10 +101,9 @@ final class AssignVariableKernel: Kernel {
 
   init(node: Node) throws {
     try node.expect(inputs: 2, outputs: 0)
-    handle = try node.input(0)
+    handle = try handleOperand(of: node)
     value = try node.input(1)
-    try checkHandleType(handle, op: "ASSIGN_VARIABLE")
-    guard value.type != .string else { throw KernelError.unsupported("ASSIGN_VARIABLE of STRING values") }
+    try refuseStrings([value], op: node.opName)
     resources = node.resources
   }
 
@@ -125,6 +123,13 @@ private func checkHandleType(_ tensor: RuntimeTensor, op: String) throws {
   guard tensor.type == .resource || tensor.type == .int32 else {
     throw KernelError.invalid("\(op) needs a RESOURCE or INT32 variable handle, got \(tensor.type.name)")
   }
+}
+
+/// Input 0 of `node`, the handle of the variable it reads or assigns.
+private func handleOperand(of node: Node) throws -> RuntimeTensor {
+  let handle = try node.input(0)
+  try checkHandleType(handle, op: node.opName)
+  return handle
 }
 
 /// The variable id held by `handle`, which must have one element.
