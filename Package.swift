@@ -36,7 +36,8 @@ let package = Package(
     .testTarget(name: "TFLiteFormatTests", dependencies: ["TFLiteFormat"]),
     .testTarget(name: "TFLiteRuntimeTests", dependencies: ["TFLiteRuntime", "TFLiteFormat"]),
     .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteTestSupport"]),
-    .testTarget(name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"]),
+    .testTarget(
+      name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"], exclude: ["Fixtures"]),
     .testTarget(
       name: "TFLiteCommandLineTests",
       dependencies: ["TFLiteCommandLine", "TFLiteFormat", "TFLiteRuntime", "TFLiteTestSupport"]),

@@ -6,7 +6,7 @@ public enum OperatorSupport {
   /// for custom operator `customCode`. Kernels accept every version the schema defines; the types
   /// and options a node actually uses are checked when the interpreter is built.
   public static func isSupported(builtinCode: Int32, version: Int32, customCode: String?) -> Bool {
-    KernelRegistry.kernel(for: operatorName(builtinCode: builtinCode, customCode: customCode)) != nil
+    !KernelRegistry.kernels(for: operatorName(builtinCode: builtinCode, customCode: customCode)).isEmpty
   }
 
   /// The name kernels are registered under: the custom code for custom operators, else the schema name.

@@ -15,7 +15,7 @@ final class ComparisonTests: XCTestCase {
     var generator = SeededGenerator(seed: 15)
     for (lhsShape, rhsShape) in ElementwiseBinaryTests.shapePairs where !lhsShape.contains(0) {
       let lhsCount = max(lhsShape.reduce(1, *), 1), rhsCount = max(rhsShape.reduce(1, *), 1)
-      let floatsL = generator.floats(lhsCount).map { $0.rounded() }, floatsR = generator.floats(rhsCount).map { $0.rounded() }
+      let floatsL = generator.floats(lhsCount, in: -4...4).map { $0.rounded() }, floatsR = generator.floats(rhsCount, in: -4...4).map { $0.rounded() }
       try compare(EqualComparison.self, floatsL, lhsShape, floatsR, rhsShape, ==)
       try compare(NotEqualComparison.self, floatsL, lhsShape, floatsR, rhsShape, !=)
       try compare(NotEqualComparison.self, [Float.nan] + floatsL.dropFirst(), lhsShape, floatsR, rhsShape, !=)

@@ -39,7 +39,7 @@ final class ElementwiseBinaryTests: XCTestCase {
     }
   }
 
-  func floats(_ generator: inout SeededGenerator, _ count: Int) -> [Float] { generator.floats(count) }
+  func floats(_ generator: inout SeededGenerator, _ count: Int) -> [Float] { generator.floats(count, in: -4...4) }
   func nonZeroFloats(_ generator: inout SeededGenerator, _ count: Int) -> [Float] {
     generator.floats(count, in: 0.25...3).map { Bool.random(using: &generator) ? $0 : -$0 }
   }

@@ -2,25 +2,8 @@
 // a plain scalar model of broadcasting that the SIMD drivers are compared with.
 @testable import TFLiteRuntime
 
-/// Deterministic SplitMix64 generator so failures reproduce.
-struct SeededGenerator: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var value = state
-    value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-    return value ^ (value >> 31)
-  }
-}
 
 extension SeededGenerator {
-  /// Random floats in `range`.
-  mutating func floats(_ count: Int, in range: ClosedRange<Float> = -4...4) -> [Float] {
-    (0..<count).map { _ in Float.random(in: range, using: &self) }
-  }
-
   /// Random integers in `range`.
   mutating func integers<T: FixedWidthInteger>(_ count: Int, in range: ClosedRange<T>) -> [T] {
     (0..<count).map { _ in T.random(in: range, using: &self) }

@@ -40,7 +40,7 @@ final class ReductionsTests: XCTestCase {
   func testFloatReductionsMatchScalarFold() throws {
     var generator = SeededGenerator(seed: 5)
     for (shape, isReduced) in cases(seed: 21) {
-      let input = generator.floats(shape.reduce(1, *))
+      let input = generator.floats(shape.reduce(1, *), in: -4...4)
       let sums = try runReduction(SumReduction<Float>(), input, shape: shape, isReduced: isReduced)
       let expectedSums = scalarReduce(input, shape: shape, isReduced: isReduced, initial: 0, +)
       for (sum, expected) in zip(sums, expectedSums) { XCTAssertEqual(sum, expected, accuracy: 1e-4 * max(1, abs(expected))) }
@@ -78,7 +78,7 @@ final class ReductionsTests: XCTestCase {
     var generator = SeededGenerator(seed: 8)
     let shape = [2, 7, 7, 19]
     let isReduced = [false, true, true, false]
-    let input = generator.floats(shape.reduce(1, *))
+    let input = generator.floats(shape.reduce(1, *), in: -4...4)
     let layout = try BroadcastLayout(reducing: shape, axes: isReduced)
     let means: [Float] = filledArray(count: 38) { ReductionDriver.mean(layout: layout, input: input, output: $0, outputCount: 38) }
     let expected = scalarReduce(input, shape: shape, isReduced: isReduced, initial: 0, +).map { $0 / 49 }

@@ -133,12 +133,16 @@ public enum KernelError: Error, CustomStringConvertible {
   case unsupported(String)
   /// Operands or options that are not valid for the operator.
   case invalid(String)
+  /// An output's shape depends on input values that are only known while running; the runtime
+  /// then prepares this node and the ones after it during every `invoke()`.
+  case needsInputValues(String)
 
   /// The reason.
   public var description: String {
     switch self {
     case .unsupported(let reason): "unsupported: \(reason)"
     case .invalid(let reason): reason
+    case .needsInputValues(let reason): "output shape depends on run-time values: \(reason)"
     }
   }
 }

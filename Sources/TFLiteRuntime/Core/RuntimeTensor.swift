@@ -20,12 +20,16 @@ public final class RuntimeTensor {
   public internal(set) var isConstant: Bool
   /// The tensor's memory: valid in `eval`, and in `prepare` for constant tensors. Nil before allocation.
   public internal(set) var data: UnsafeMutableRawPointer?
+  /// True while the runtime prepares a node during `invoke()`, for its inputs (already computed).
+  var isComputedBeforePrepare = false
+  /// For a sparse model constant: how its stored values map onto the dense shape (only DENSIFY reads it).
+  var sparsity: SparseConstant?
   /// Memory owned by this tensor (folded constants, variables, dynamic outputs), freed with it.
   var ownedMemory: UnsafeMutableRawBufferPointer?
 
   init(
     index: Int, name: String, type: ElementType, shape: [Int], shapeSignature: [Int],
-    quantization: Quantization?, isVariable: Bool, constantData: UnsafeRawPointer?
+    quantization: Quantization?, isVariable: Bool, constantData: UnsafeRawPointer?, sparsity: SparseConstant? = nil
   ) {
     self.index = index
     self.name = name
@@ -34,6 +38,7 @@ public final class RuntimeTensor {
     self.shapeSignature = shapeSignature
     self.quantization = quantization
     self.isVariable = isVariable
+    self.sparsity = sparsity
     self.isModelConstant = constantData != nil
     self.isConstant = constantData != nil
     // Constant data lives in the read-only model bytes; kernels never write through it.
@@ -41,6 +46,10 @@ public final class RuntimeTensor {
   }
 
   deinit { ownedMemory?.deallocate() }
+
+  /// True when `prepare` may read the tensor's values: constants, folded outputs, and the inputs of a
+  /// node the runtime prepares during `invoke()` because an earlier output's shape depended on values.
+  public var hasValuesForPrepare: Bool { isConstant || isComputedBeforePrepare }
 
   /// Number of elements (the product of the shape; 1 for a scalar).
   public var elementCount: Int { shape.reduce(1, *) }

@@ -333,20 +333,6 @@ struct BooleanReductionDefinition<Operation: BooleanReduction>: ReductionDefinit
   }
 }
 
-/// Reads the values of a constant int32 or int64 tensor (reduction axes); throws when the tensor
-/// is computed at run time, since the output shape depends on it.
-func constantIntegers(_ tensor: RuntimeTensor, operatorName: String, role: String) throws -> [Int] {
-  guard tensor.isConstant, let data = tensor.data else {
-    throw KernelError.unsupported("\(operatorName) with a \(role) computed at run time")
-  }
-  let count = tensor.elementCount
-  switch tensor.type {
-  case .int32: return UnsafeBufferPointer(start: data.assumingMemoryBound(to: Int32.self), count: count).map { Int($0) }
-  case .int64: return UnsafeBufferPointer(start: data.assumingMemoryBound(to: Int64.self), count: count).map { Int($0) }
-  default: throw KernelError.invalid("\(operatorName) needs an INT32 or INT64 \(role), got \(tensor.type.name)")
-  }
-}
-
 /// The kernel of the reductions over axes (MEAN, SUM, REDUCE_*).
 final class ReductionKernel<Definition: ReductionDefinition>: Kernel {
   private let input: RuntimeTensor
@@ -374,7 +360,7 @@ final class ReductionKernel<Definition: ReductionDefinition>: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let axisValues = try constantIntegers(axes, operatorName: Definition.operatorName, role: "axis")
+    let axisValues = try constantIntegers(axes, op: Definition.operatorName, operand: "axis")
     let resolved = try ReductionAxes(axes: axisValues, inputShape: input.shape, keepDimensions: keepDimensions)
     layout = try BroadcastLayout(reducing: input.shape, axes: resolved.isReduced)
     output.shape = resolved.outputShape
@@ -444,7 +430,7 @@ final class ArgumentExtremumKernel<Variant: ArgumentExtremumVariant>: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let values = try constantIntegers(axis, operatorName: Variant.operatorName, role: "axis")
+    let values = try constantIntegers(axis, op: Variant.operatorName, operand: "axis")
     let shape = input.shape
     guard values.count == 1, let value = values.first, value >= -shape.count, value < shape.count else {
       throw KernelError.invalid("\(Variant.operatorName) needs one axis in -\(shape.count)..<\(shape.count), got \(values)")
@@ -514,7 +500,7 @@ final class CumulativeSumKernel: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let values = try constantIntegers(axis, operatorName: "CUMSUM", role: "axis")
+    let values = try constantIntegers(axis, op: "CUMSUM", operand: "axis")
     let shape = input.shape
     guard values.count == 1, let value = values.first, value >= -shape.count, value < shape.count else {
       throw KernelError.invalid("CUMSUM needs one axis in -\(shape.count)..<\(shape.count), got \(values)")
