@@ -95,7 +95,7 @@ struct FloatEpilogue {
 
 /// Single-precision GEMM over packed right-hand panels: `C = clamp(A · B + bias)`.
 enum FloatGEMM {
-  /// Computes the product planned by `plan`.
+  /// Computes the product planned by `plan` with the float micro-kernel.
   ///
   /// - Parameters:
   ///   - rhs: B packed by `PanelPacking` (`plan.depth × plan.columns`).
@@ -105,77 +105,31 @@ enum FloatGEMM {
     plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outputStride: Int,
     epilogue: FloatEpilogue, threadCount: Int, scratch: UnsafeMutableRawPointer
   ) where LHS.Element == Float {
-    let workerFloats = plan.scratchFloatsPerWorker(leftOperandPacks: lhs.packsIntoScratch)
-    let scratchFloats = scratch.assumingMemoryBound(to: Float.self)
-    ParallelWork.run(itemCount: plan.itemCount, threadCount: threadCount) { item, worker in
-      let workerScratch = scratchFloats + worker * workerFloats
-      runItem(
-        item, plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride, epilogue: epilogue,
-        tile: workerScratch, lhsScratch: workerScratch + GEMMTile.rows * GEMMTile.columns)
-    }
+    GEMMDriver.multiply(
+      plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride,
+      kernel: FloatMicroKernel(epilogue: epilogue), threadCount: threadCount, scratch: scratch)
   }
+}
 
-  /// One work item: a block of rows against a group of panels, over the whole depth.
-  private static func runItem<LHS: GEMMLeftOperand>(
-    _ item: Int, plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>,
-    outputStride: Int, epilogue: FloatEpilogue, tile: UnsafeMutablePointer<Float>,
-    lhsScratch: UnsafeMutablePointer<Float>
-  ) where LHS.Element == Float {
-    let width = GEMMTile.columns
-    let height = GEMMTile.rows
-    let rowStart = (item / plan.panelGroupCount) * plan.rowBlock
-    let rowEnd = min(plan.rows, rowStart + plan.rowBlock)
-    let firstPanel = (item % plan.panelGroupCount) * plan.panelsPerGroup
-    let panelEnd = min(PanelPacking.panelCount(columns: plan.columns), firstPanel + plan.panelsPerGroup)
-    let panelStride = plan.depth * width
-    var depthStart = 0
-    repeat {
-      let depthCount = min(plan.depthBlock, plan.depth - depthStart)
-      let isFirst = depthStart == 0
-      let isLast = depthStart + depthCount == plan.depth
-      let (a, lda) = lhs.block(
-        rowStart: rowStart, rowCount: rowEnd - rowStart, depthStart: depthStart, depthCount: depthCount,
-        scratch: lhsScratch)
-      for panel in firstPanel..<panelEnd {
-        let b = rhs + panel * panelStride + depthStart * width
-        let column = panel * width
-        let validColumns = min(width, plan.columns - column)
-        let bias = isFirst ? epilogue.bias.map { $0 + column } : nil
-        let activation = isLast ? epilogue.activation : nil
-        var row = rowStart
-        while row < rowEnd {
-          let validRows = min(height, rowEnd - row)
-          let aTile = a + (row - rowStart) * lda
-          let c = output + row * outputStride + column
-          if validRows == 1 && validColumns == width {
-            singleRowKernel(
-              a: aTile, b: b, depth: depthCount, c: c, accumulate: !isFirst, bias: bias, activation: activation)
-          } else if validRows == height && validColumns == width {
-            microKernel(
-              a: aTile, lda: lda, validRows: height, b: b, depth: depthCount, c: c, ldc: outputStride,
-              accumulate: !isFirst, bias: bias, activation: activation)
-          } else {
-            if !isFirst { copyTile(from: c, fromStride: outputStride, to: tile, toStride: width, validRows, validColumns) }
-            microKernel(
-              a: aTile, lda: lda, validRows: validRows, b: b, depth: depthCount, c: tile, ldc: width,
-              accumulate: !isFirst, bias: bias, activation: activation)
-            copyTile(from: tile, fromStride: width, to: c, toStride: outputStride, validRows, validColumns)
-          }
-          row += height
-        }
-      }
-      depthStart += depthCount
-    } while depthStart < plan.depth
-  }
+/// The float32 micro-kernels: an 8×16 register tile, and a one-row tile for matrix × vector products.
+/// The first depth block starts from the bias (or zero), later ones from the partial sums in C;
+/// the last one applies the clamp.
+struct FloatMicroKernel: GEMMMicroKernel {
+  /// Bias and clamp of the product.
+  let epilogue: FloatEpilogue
 
-  /// Copies the valid `rows × columns` corner of a tile.
-  @inline(__always)
-  private static func copyTile(
-    from source: UnsafePointer<Float>, fromStride: Int, to destination: UnsafeMutablePointer<Float>, toStride: Int,
-    _ rows: Int, _ columns: Int
+  func tile(
+    a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
+    output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
-    for r in 0..<rows {
-      (destination + r * toStride).update(from: source + r * fromStride, count: columns)
+    let bias = isFirstBlock ? epilogue.bias.map { $0 + column } : nil
+    let activation = isLastBlock ? epilogue.activation : nil
+    if validRows == 1 {
+      Self.singleRowKernel(a: a, b: b, depth: depth, c: output, accumulate: !isFirstBlock, bias: bias, activation: activation)
+    } else {
+      Self.microKernel(
+        a: a, lda: lda, validRows: validRows, b: b, depth: depth, c: output, ldc: ldc, accumulate: !isFirstBlock,
+        bias: bias, activation: activation)
     }
   }
 
@@ -222,8 +176,8 @@ enum FloatGEMM {
   }
 
   /// The 8×16 register tile: 8 `SIMD16<Float>` accumulators, one B vector and one broadcast A value
-  /// per row and depth step. Rows past `validRows` repeat the last valid row (their results land in
-  /// the caller's edge tile and are discarded).
+  /// per row and depth step. Rows past `validRows` repeat the last valid row of A and are neither
+  /// read from nor stored to C.
   ///
   /// The tile starts from C (`accumulate`), from the bias, or from zero; it is clamped when
   /// `activation` is given (the last depth block) and stored back to C.
@@ -252,14 +206,15 @@ enum FloatGEMM {
     typealias Vector = SIMD16<Float>
     var r0: Vector, r1: Vector, r2: Vector, r3: Vector, r4: Vector, r5: Vector, r6: Vector, r7: Vector
     if accumulate {
+      // Rows past `validRows` are not part of C: they start from zero and are never stored.
       r0 = c0.loadUnaligned(as: Vector.self)
-      r1 = c1.loadUnaligned(as: Vector.self)
-      r2 = c2.loadUnaligned(as: Vector.self)
-      r3 = c3.loadUnaligned(as: Vector.self)
-      r4 = c4.loadUnaligned(as: Vector.self)
-      r5 = c5.loadUnaligned(as: Vector.self)
-      r6 = c6.loadUnaligned(as: Vector.self)
-      r7 = c7.loadUnaligned(as: Vector.self)
+      r1 = validRows > 1 ? c1.loadUnaligned(as: Vector.self) : Vector()
+      r2 = validRows > 2 ? c2.loadUnaligned(as: Vector.self) : Vector()
+      r3 = validRows > 3 ? c3.loadUnaligned(as: Vector.self) : Vector()
+      r4 = validRows > 4 ? c4.loadUnaligned(as: Vector.self) : Vector()
+      r5 = validRows > 5 ? c5.loadUnaligned(as: Vector.self) : Vector()
+      r6 = validRows > 6 ? c6.loadUnaligned(as: Vector.self) : Vector()
+      r7 = validRows > 7 ? c7.loadUnaligned(as: Vector.self) : Vector()
     } else {
       let start = bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
       r0 = start
@@ -295,12 +250,12 @@ enum FloatGEMM {
       r7 = activation.apply(r7)
     }
     c0.storeBytes(of: r0, as: Vector.self)
-    c1.storeBytes(of: r1, as: Vector.self)
-    c2.storeBytes(of: r2, as: Vector.self)
-    c3.storeBytes(of: r3, as: Vector.self)
-    c4.storeBytes(of: r4, as: Vector.self)
-    c5.storeBytes(of: r5, as: Vector.self)
-    c6.storeBytes(of: r6, as: Vector.self)
-    c7.storeBytes(of: r7, as: Vector.self)
+    if validRows > 1 { c1.storeBytes(of: r1, as: Vector.self) }
+    if validRows > 2 { c2.storeBytes(of: r2, as: Vector.self) }
+    if validRows > 3 { c3.storeBytes(of: r3, as: Vector.self) }
+    if validRows > 4 { c4.storeBytes(of: r4, as: Vector.self) }
+    if validRows > 5 { c5.storeBytes(of: r5, as: Vector.self) }
+    if validRows > 6 { c6.storeBytes(of: r6, as: Vector.self) }
+    if validRows > 7 { c7.storeBytes(of: r7, as: Vector.self) }
   }
 }

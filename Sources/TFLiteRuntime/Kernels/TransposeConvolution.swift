@@ -177,6 +177,7 @@ final class TransposeConvKernel: Kernel {
       throw KernelError.invalid("TRANSPOSE_CONV output_shape must be INT32, got \(outputShapeTensor.type.name)")
     }
     try FloatOperands.require([weights, input, bias, output], op: "TRANSPOSE_CONV")
+    try FloatOperands.requireDense([weights, input, bias], op: "TRANSPOSE_CONV")
     options = try FloatOperands.options(of: node, op: "TRANSPOSE_CONV", defaults: TransposeConvOptions()) {
       if case .transposeConvOptions(let options) = $0 { options } else { nil }
     }
