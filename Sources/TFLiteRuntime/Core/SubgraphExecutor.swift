@@ -33,11 +33,16 @@ public final class SubgraphExecutor {
   private var arena: UnsafeMutableRawBufferPointer?
   /// The model bytes, kept alive for the constant tensors that point into them.
   private let model: TFLiteModel
+  /// What every subgraph of the model shares (variables, initialization status, call depth).
+  let resources: ModelResources
+  /// True while the subgraph is being prepared or run, so that a model whose control flow calls
+  /// this subgraph from inside itself is refused instead of recursing.
+  private var isInUse = false
 
   /// Builds the tensors and kernels of subgraph `subgraphIndex`.
   /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
   init(
-    model: TFLiteModel, subgraphIndex: Int, threadCount: Int,
+    model: TFLiteModel, subgraphIndex: Int, threadCount: Int, resources: ModelResources,
     subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
   ) throws {
     let schema = model.model
@@ -46,6 +51,7 @@ public final class SubgraphExecutor {
     }
     let subgraph = schema.subgraphs[subgraphIndex]
     self.model = model
+    self.resources = resources
     self.subgraphIndex = subgraphIndex
     self.threadCount = max(threadCount, 1)
     let tensors = try subgraph.tensors.enumerated().map { index, tensor in
@@ -78,7 +84,7 @@ public final class SubgraphExecutor {
         outputs: try op.outputs.map { try tensor($0, role: "node \(nodeIndex) output") },
         options: op.builtinOptions,
         customOptions: model.customOptions(of: op),
-        subgraph: subgraphProvider)
+        subgraph: subgraphProvider, resources: resources)
       nodes.append(node)
       do {
         kernels.append(try KernelRegistry.makeKernel(for: node))
@@ -128,9 +134,35 @@ public final class SubgraphExecutor {
     isAllocated = false
   }
 
+  /// True when some nodes can only be prepared while running (their output shapes depend on
+  /// values), so the shapes of those nodes' outputs are only known after ``invoke()``.
+  var preparesNodesWhileRunning: Bool { firstRunTimePreparedNode != nil }
+
   /// Prepares every node for the current input shapes, computes constant nodes once, plans the
   /// arena and gives every tensor its memory.
   public func allocateTensors() throws {
+    try exclusiveCall { try allocateAndPlan() }
+  }
+
+  /// Runs every node that was not computed at prepare time.
+  public func invoke() throws {
+    try exclusiveCall { try runNodes() }
+  }
+
+  /// Runs `body` as the subgraph's only call in progress, one level deeper in the model's nesting
+  /// of subgraph calls. Throws when the subgraph is already being prepared or run further up the
+  /// stack (control flow that calls itself).
+  private func exclusiveCall(_ body: () throws -> Void) throws {
+    guard !isInUse else {
+      throw RuntimeError.invalidModel("subgraph \(subgraphIndex) is called from inside itself (recursive control flow)")
+    }
+    isInUse = true
+    defer { isInUse = false }
+    try resources.nestedCall(into: subgraphIndex, body)
+  }
+
+  /// Prepares every node, folds constant nodes and plans the arena (``allocateTensors()``).
+  private func allocateAndPlan() throws {
     isAllocated = false
     firstRunTimePreparedNode = nil
     for tensor in tensors where !tensor.isVariable && !tensor.isModelConstant {
@@ -175,8 +207,8 @@ public final class SubgraphExecutor {
     isAllocated = true
   }
 
-  /// Runs every node that was not computed at prepare time.
-  public func invoke() throws {
+  /// Runs the nodes in order (``invoke()``).
+  private func runNodes() throws {
     guard isAllocated, let arena else { throw RuntimeError.allocationRequired }
     let preparedCount = firstRunTimePreparedNode ?? nodes.count
     for position in 0..<preparedCount where !isFolded[position] {
@@ -192,7 +224,7 @@ public final class SubgraphExecutor {
   private func prepareAndRun(_ position: Int) throws {
     let node = nodes[position]
     for input in node.inputs.compactMap({ $0 }) { input.isComputedBeforePrepare = true }
-    var context = PrepareContext(threadCount: threadCount)
+    var context = PrepareContext(threadCount: threadCount, preparesWhileRunning: true)
     try run(node) {
       try kernels[position].prepare(&context)
       for output in node.outputs {

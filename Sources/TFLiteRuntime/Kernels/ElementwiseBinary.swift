@@ -56,11 +56,9 @@ enum BinaryDriver {
     _: Left.Type, _: Right.Type
   ) where Left.Scalar == Operation.Operand, Right.Scalar == Operation.Operand {
     layout.forEachSegment(in: range) { start, lhsOffset, rhsOffset, _, count in
-      let left = Left(lhs, offset: lhsOffset)
-      let right = Right(rhs, offset: rhsOffset)
-      storeEachVector(count: count, into: output + start) { index, lanes in
-        operation(left.vector(at: index, lanes: lanes), right.vector(at: index, lanes: lanes))
-      }
+      storeEachVector(
+        CombinedVectors(Left(lhs, offset: lhsOffset), Right(rhs, offset: rhsOffset), operation), count: count,
+        into: output + start)
     }
   }
 

@@ -21,11 +21,19 @@ enum UnaryDriver {
     _ operation: Operation, input: UnsafePointer<Operation.Operand>,
     output: UnsafeMutablePointer<Operation.Result>, range: Range<Int>
   ) {
-    let source = StreamedOperand(input, offset: range.lowerBound)
-    storeEachVector(count: range.count, into: output + range.lowerBound) { index, lanes in
-      operation(source.vector(at: index, lanes: lanes))
-    }
+    storeEachVector(
+      MappedVectors(StreamedOperand(input, offset: range.lowerBound), operation), count: range.count,
+      into: output + range.lowerBound)
   }
+}
+
+/// x / divisor, lane-wise (TFLite divides, so the kernels do too rather than multiplying by 1/divisor).
+struct DivisionByScalarOperation: UnaryLanewiseOperation {
+  /// The divisor.
+  let divisor: Float
+
+  @inline(__always)
+  func callAsFunction(_ x: SIMD16<Float>) -> SIMD16<Float> { x / divisor }
 }
 
 /// A float function without parameters, named by its TFLite operator.

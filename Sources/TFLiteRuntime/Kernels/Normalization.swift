@@ -11,16 +11,11 @@ enum L2NormalizationDriver {
   /// Normalizes each row in `rows`.
   static func run(input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, depth: Int, rows: Range<Int>) {
     for row in rows {
-      let offset = row * depth
-      let values = StreamedOperand(input, offset: offset)
-      let sumOfSquares = reduceVectors(SumReduction<Float>(), count: depth) { index, lanes in
-        let vector = values.vector(at: index, lanes: lanes)
-        return vector * vector
-      }
+      let values = StreamedOperand(input, offset: row * depth)
+      let sumOfSquares = reduceVectors(SumReduction<Float>(), MappedVectors(values, FloatFunction<Square>()), count: depth)
       let norm = max(sumOfSquares.squareRoot(), minimumNorm)
-      storeEachVector(count: depth, into: output + offset) { index, lanes in
-        values.vector(at: index, lanes: lanes) / norm
-      }
+      storeEachVector(
+        MappedVectors(values, DivisionByScalarOperation(divisor: norm)), count: depth, into: output + row * depth)
     }
   }
 }
@@ -72,7 +67,7 @@ struct LocalResponseNormalizationDefinition: LastAxisKernelDefinition {
   }
 
   func run(input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, depth: Int, rows: Range<Int>) {
-    let exponent = SIMD16<Float>(repeating: -beta)
+    let exponent = -beta
     for row in rows {
       let values = input + row * depth
       let results = output + row * depth
@@ -84,11 +79,22 @@ struct LocalResponseNormalizationDefinition: LastAxisKernelDefinition {
         }
         results[channel] = bias + alpha * sumOfSquares
       }
-      let source = StreamedOperand(values, offset: 0)
-      let bases = StreamedOperand(UnsafePointer(results), offset: 0)
-      storeEachVector(count: depth, into: results) { index, lanes in
-        source.vector(at: index, lanes: lanes) * VectorMath.pow(bases.vector(at: index, lanes: lanes), exponent)
-      }
+      storeEachVector(
+        CombinedVectors(
+          StreamedOperand(values, offset: 0), StreamedOperand(UnsafePointer(results), offset: 0),
+          PowerScaleOperation(exponent: exponent)),
+        count: depth, into: results)
     }
+  }
+}
+
+/// x · base^exponent, lane-wise (the last step of LOCAL_RESPONSE_NORMALIZATION).
+struct PowerScaleOperation: BinaryLanewiseOperation {
+  /// The exponent (−β).
+  let exponent: Float
+
+  @inline(__always)
+  func callAsFunction(_ x: SIMD16<Float>, _ base: SIMD16<Float>) -> SIMD16<Float> {
+    x * VectorMath.pow(base, SIMD16(repeating: exponent))
   }
 }

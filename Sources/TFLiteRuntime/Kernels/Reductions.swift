@@ -56,6 +56,20 @@ struct AllReduction: ReductionOperation {
   func combine(_ lhs: SIMD16<UInt8>, _ rhs: SIMD16<UInt8>) -> SIMD16<UInt8> { lhs & rhs }
 }
 
+/// A reduction's lane-wise combination as a binary operation (accumulating rows into rows).
+struct CombineOperation<Reduction: ReductionOperation>: BinaryLanewiseOperation {
+  /// The reduction.
+  let reduction: Reduction
+
+  @inline(__always)
+  init(_ reduction: Reduction) { self.reduction = reduction }
+
+  @inline(__always)
+  func callAsFunction(_ lhs: SIMD16<Reduction.Scalar>, _ rhs: SIMD16<Reduction.Scalar>) -> SIMD16<Reduction.Scalar> {
+    reduction.combine(lhs, rhs)
+  }
+}
+
 /// Which axes a reduction removes, and the resulting output shape.
 struct ReductionAxes: Equatable, Sendable {
   /// For each input dimension, whether it is reduced.
@@ -98,17 +112,15 @@ enum ReductionDriver {
     let everything = 0..<layout.elementCount
     if layout.innerStride(of: 0) == 0 {
       layout.forEachSegment(in: everything) { start, outputOffset, _, _, count in
-        let row = StreamedOperand(input, offset: start)
-        let reduced = reduceVectors(operation, count: count) { index, lanes in row.vector(at: index, lanes: lanes) }
+        let reduced = reduceVectors(operation, StreamedOperand(input, offset: start), count: count)
         output[outputOffset] = operation.combine(output[outputOffset], reduced)
       }
     } else {
       layout.forEachSegment(in: everything) { start, outputOffset, _, _, count in
-        let row = StreamedOperand(input, offset: start)
         let accumulated = StreamedOperand(UnsafePointer(output), offset: outputOffset)
-        storeEachVector(count: count, into: output + outputOffset) { index, lanes in
-          operation.combine(accumulated.vector(at: index, lanes: lanes), row.vector(at: index, lanes: lanes))
-        }
+        storeEachVector(
+          CombinedVectors(accumulated, StreamedOperand(input, offset: start), CombineOperation(operation)),
+          count: count, into: output + outputOffset)
       }
     }
   }
@@ -123,8 +135,9 @@ enum ReductionDriver {
     }
     run(SumReduction<Float>(), layout: layout, input: input, output: output, outputCount: outputCount)
     let divisor = Float(layout.elementCount / max(outputCount, 1))
-    let sums = StreamedOperand(UnsafePointer(output), offset: 0)
-    storeEachVector(count: outputCount, into: output) { index, lanes in sums.vector(at: index, lanes: lanes) / divisor }
+    storeEachVector(
+      MappedVectors(StreamedOperand(UnsafePointer(output), offset: 0), DivisionByScalarOperation(divisor: divisor)),
+      count: outputCount, into: output)
   }
 }
 
@@ -528,9 +541,9 @@ final class CumulativeSumKernel: Kernel {
         let previous = reverse ? row + 1 : row - 1
         let runningSum = StreamedOperand(UnsafePointer(output), offset: block + previous * inner)
         let addend = StreamedOperand(input, offset: block + (exclusive ? previous : row) * inner)
-        storeEachVector(count: inner, into: destination) { index, lanes in
-          Scalar.add(runningSum.vector(at: index, lanes: lanes), addend.vector(at: index, lanes: lanes))
-        }
+        storeEachVector(
+          CombinedVectors(runningSum, addend, CombineOperation(SumReduction<Scalar>())), count: inner,
+          into: destination)
       }
     }
   }

@@ -31,8 +31,7 @@ enum VectorMath {
   /// e^x lane-wise; +inf above ≈88.72, 0 far below -87, NaN for NaN.
   @inline(__always)
   static func exp(_ x: SIMD16<Float>) -> SIMD16<Float> {
-    var bounded = x.replacing(with: -104, where: x .< -104)
-    bounded = bounded.replacing(with: 89, where: bounded .> 89)
+    let bounded = clamp(x, lower: -104, upper: 89)
     let shifted = bounded * log2OfE + roundingShifter
     let n = shifted - roundingShifter
     let r = (bounded - n * ln2High) - n * ln2Low
@@ -52,7 +51,33 @@ enum VectorMath {
     let firstScale = unsafeBitCast((firstHalf &+ 127) &<< 23, to: SIMD16<Float>.self)
     let secondScale = unsafeBitCast((secondHalf &+ 127) &<< 23, to: SIMD16<Float>.self)
     let result = polynomial * firstScale * secondScale
-    return result.replacing(with: x, where: x .!= x)
+    return bitwiseSelect(notANumberLanes(x), x, result)
+  }
+
+  /// x clamped to `lower ... upper` with sign-bit arithmetic instead of lane masks (masks make
+  /// LLVM split AVX-512 code into 128-bit pieces). A NaN lane may come out as either bound.
+  @inline(__always)
+  static func clamp(_ x: SIMD16<Float>, lower: Float, upper: Float) -> SIMD16<Float> {
+    let belowLower = unsafeBitCast(x - lower, to: SIMD16<Int32>.self) &>> 31
+    let raised = bitwiseSelect(belowLower, SIMD16(repeating: lower), x)
+    let aboveUpper = unsafeBitCast(upper - raised, to: SIMD16<Int32>.self) &>> 31
+    return bitwiseSelect(aboveUpper, SIMD16(repeating: upper), raised)
+  }
+
+  /// All ones in the lanes of `x` that hold NaN (an exponent of all ones and a non-zero
+  /// fraction), zero elsewhere; integer arithmetic, no lane masks.
+  @inline(__always)
+  static func notANumberLanes(_ x: SIMD16<Float>) -> SIMD16<Int32> {
+    let magnitudeBits = unsafeBitCast(x, to: SIMD16<Int32>.self) & 0x7fff_ffff
+    return (SIMD16<Int32>(repeating: 0x7f80_0000) &- magnitudeBits) &>> 31
+  }
+
+  /// Lanes of `chosen` where `mask` is all ones, of `other` where it is zero.
+  @inline(__always)
+  static func bitwiseSelect(_ mask: SIMD16<Int32>, _ chosen: SIMD16<Float>, _ other: SIMD16<Float>) -> SIMD16<Float> {
+    let chosenBits = unsafeBitCast(chosen, to: SIMD16<Int32>.self)
+    let otherBits = unsafeBitCast(other, to: SIMD16<Int32>.self)
+    return unsafeBitCast((chosenBits & mask) | (otherBits & ~mask), to: SIMD16<Float>.self)
   }
 
   /// e^x − 1 lane-wise (absolute error near 1e-7 around 0, as for exp).
@@ -87,7 +112,7 @@ enum VectorMath {
   /// 1 / (1 + e^−x) lane-wise.
   @inline(__always)
   static func logistic(_ x: SIMD16<Float>) -> SIMD16<Float> {
-    1 / (1 + exp(-x))
+    SIMD16<Float>(repeating: 1) / (exp(x * -1) + 1)
   }
 
   /// Applies a scalar function to each lane (for libm functions without a SIMD form here).
