@@ -22,13 +22,12 @@ func sumSegments<Scalar: ArithmeticScalar>(
   into output: UnsafeMutablePointer<Scalar>, segments: Int
 ) {
   output.update(repeating: .zero, count: segments &* rowElements)
+  let addition = ArithmeticOperation<Scalar, Addition>(activation: Scalar.unboundedRange)
   for row in 0..<rowCount {
     let target = output + Int(ids[row]) &* rowElements
-    let total = StreamedOperand(UnsafePointer(target), offset: 0)
-    let addend = StreamedOperand(data, offset: row &* rowElements)
-    storeEachVector(count: rowElements, into: target) { index, lanes in
-      Scalar.add(total.vector(at: index, lanes: lanes), addend.vector(at: index, lanes: lanes))
-    }
+    storeEachVector(
+      CombinedVectors(StreamedOperand(UnsafePointer(target), offset: 0), StreamedOperand(data, offset: row &* rowElements), addition),
+      count: rowElements, into: target)
   }
 }
 
