@@ -27,19 +27,7 @@ final class ExtraOpsConformanceTests: XCTestCase {
 
   /// Prints cases passing and the largest error per extra operator.
   private func summarize(_ outcomes: [ConformanceOutcome], _ label: String) {
-    var byOperator: [String: (passed: Int, total: Int, maxError: Double)] = [:]
-    for outcome in outcomes {
-      for name in outcome.entry.opNames.intersection(Self.operators) {
-        var row = byOperator[name] ?? (0, 0, 0)
-        row.total += 1
-        row.passed += outcome.passed ? 1 : 0
-        row.maxError = max(row.maxError, outcome.maxAbsoluteError)
-        byOperator[name] = row
-      }
-    }
-    for (name, row) in byOperator.sorted(by: { $0.key < $1.key }) {
-      print("conformance \(label) \(name): \(row.passed)/\(row.total) cases, max abs error \(row.maxError)")
-    }
+    Conformance.printOperatorSummary(outcomes, operators: Self.operators, label: "conformance \(label)")
   }
 
   func testFloatModelsMatchLiteRT() throws {
