@@ -292,6 +292,19 @@ struct ArithmeticDefinition<Kind: ArithmeticKind>: BinaryKernelDefinition {
     return UnsafeBufferPointer(start: data.assumingMemoryBound(to: Int64.self), count: count).contains(where: predicate)
   }
 
+  // Kernels are reached through `any Kernel`, where the generic class's methods run unspecialized:
+  // these entries give each operator a specialized body, so the per-vector operation is inlined
+  // instead of called through a witness table (EfficientNetB0: 1.9 s → 0.32 s per run).
+  @_specialize(exported: false, where Kind == Addition)
+  @_specialize(exported: false, where Kind == Subtraction)
+  @_specialize(exported: false, where Kind == Multiplication)
+  @_specialize(exported: false, where Kind == Division)
+  @_specialize(exported: false, where Kind == SquaredDifference)
+  @_specialize(exported: false, where Kind == Maximum)
+  @_specialize(exported: false, where Kind == Minimum)
+  @_specialize(exported: false, where Kind == Power)
+  @_specialize(exported: false, where Kind == FloorDivision)
+  @_specialize(exported: false, where Kind == FloorModulo)
   func run(
     layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
     output: UnsafeMutableRawPointer, range: Range<Int>

@@ -128,6 +128,23 @@ struct FloatFunctionDefinition<Kind: FloatFunctionKind>: UnaryKernelDefinition {
 
   var minimumChunk: Int { costlyElementwiseChunk }
 
+  // Specialized entries, as for the binary arithmetic (see `ArithmeticDefinition.run`).
+  @_specialize(exported: false, where Kind == Logistic)
+  @_specialize(exported: false, where Kind == HyperbolicTangent)
+  @_specialize(exported: false, where Kind == HardSwish)
+  @_specialize(exported: false, where Kind == ExponentialLinearUnit)
+  @_specialize(exported: false, where Kind == GeluExact)
+  @_specialize(exported: false, where Kind == GeluTanhApproximation)
+  @_specialize(exported: false, where Kind == Exponential)
+  @_specialize(exported: false, where Kind == NaturalLogarithm)
+  @_specialize(exported: false, where Kind == SquareRoot)
+  @_specialize(exported: false, where Kind == ReciprocalSquareRoot)
+  @_specialize(exported: false, where Kind == Square)
+  @_specialize(exported: false, where Kind == Floor)
+  @_specialize(exported: false, where Kind == Ceiling)
+  @_specialize(exported: false, where Kind == RoundHalfToEven)
+  @_specialize(exported: false, where Kind == Sine)
+  @_specialize(exported: false, where Kind == Cosine)
   func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>) {
     UnaryDriver.run(FloatFunction<Kind>(), input: input, output: output, range: range)
   }
