@@ -8,6 +8,8 @@ the edited file like for any other model.
 """
 
 import flatbuffers
+import numpy as np
+from flatbuffers import flexbuffers
 from ai_edge_litert import schema_py_generated as schema
 
 from . import flatbuf
@@ -80,3 +82,52 @@ def squeeze_options(dims):
   options = schema.SqueezeOptionsT()
   options.squeezeDims = list(dims)
   return options
+
+
+def _tensor(name, shape, buffer, tensor_type=schema.TensorType.FLOAT32):
+  tensor = schema.TensorT()
+  tensor.name, tensor.shape, tensor.type, tensor.buffer = name, list(shape), tensor_type, buffer
+  return tensor
+
+
+def _buffer(data=None):
+  buffer = schema.BufferT()
+  buffer.data = None if data is None else np.frombuffer(data, dtype=np.uint8)
+  return buffer
+
+
+def detection_postprocess_model(anchor_centers_and_sizes, num_classes, options):
+  """A one-operator model running the TFLite_Detection_PostProcess custom op (SSD heads).
+
+  Inputs: box encodings [1, N, 4] and class scores [1, N, num_classes + 1] (background first);
+  the anchors [N, 4] (y_center, x_center, h, w) are a constant. Outputs: boxes, classes,
+  scores and the number of detections, as the op defines them.
+  """
+  anchors = np.ascontiguousarray(anchor_centers_and_sizes, dtype=np.float32)
+  count, detections = anchors.shape[0], options["max_detections"] * options["max_classes_per_detection"]
+  model = schema.ModelT()
+  model.version = 3
+  model.description = "TFLite_Detection_PostProcess test model"
+  code = schema.OperatorCodeT()
+  code.builtinCode = code.deprecatedBuiltinCode = schema.BuiltinOperator.CUSTOM
+  code.customCode = "TFLite_Detection_PostProcess"
+  code.version = 1
+  model.operatorCodes = [code]
+  model.buffers = [_buffer(), _buffer(anchors.tobytes())]
+  subgraph = schema.SubGraphT()
+  subgraph.name = "main"
+  subgraph.tensors = [
+      _tensor("x", (1, count, 4), 0), _tensor("x1", (1, count, num_classes + 1), 0), _tensor("anchors", (count, 4), 1),
+      _tensor("detection_boxes", (1, detections, 4), 0), _tensor("detection_classes", (1, detections), 0),
+      _tensor("detection_scores", (1, detections), 0), _tensor("num_detections", (1,), 0),
+  ]
+  operator = schema.OperatorT()
+  operator.opcodeIndex, operator.inputs, operator.outputs = 0, [0, 1, 2], [3, 4, 5, 6]
+  operator.customOptions = np.frombuffer(bytes(flexbuffers.Dumps(options)), dtype=np.uint8)
+  operator.customOptionsFormat = schema.CustomOptionsFormat.FLEXBUFFERS
+  subgraph.operators = [operator]
+  subgraph.inputs, subgraph.outputs = [0, 1], [3, 4, 5, 6]
+  model.subgraphs = [subgraph]
+  builder = flatbuffers.Builder(1024)
+  builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+  return bytes(builder.Output())

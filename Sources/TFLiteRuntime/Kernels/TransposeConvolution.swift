@@ -186,8 +186,8 @@ final class TransposeConvKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let op = "TRANSPOSE_CONV"
-    guard outputShapeTensor.isConstant else {
-      throw KernelError.unsupported("\(op) with an output_shape computed at run time")
+    guard outputShapeTensor.hasValuesForPrepare else {
+      throw KernelError.needsInputValues("\(op) output_shape is computed at run time")
     }
     guard outputShapeTensor.elementCount == 4 else {
       throw KernelError.invalid("\(op) output_shape must have 4 values, got shape \(outputShapeTensor.shape)")
