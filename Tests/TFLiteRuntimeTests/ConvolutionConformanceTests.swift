@@ -14,7 +14,7 @@ final class ConvolutionConformanceTests: XCTestCase {
     for threads in [1, 2] {
       let outcomes = try Conformance.check(
         { $0.quantization == "float32" && $0.opNames.isSubset(of: Self.operators) }, threadCount: threads)
-      Self.printSummary(outcomes, threads: threads)
+      Conformance.printOperatorSummary(outcomes, operators: Self.operators, label: "conformance (\(threads) threads)")
     }
   }
 
@@ -27,24 +27,7 @@ final class ConvolutionConformanceTests: XCTestCase {
           ["float32", "float16_weights"].contains(entry.quantization) && !entry.opNames.isDisjoint(with: Self.operators)
             && !entry.opNames.isSubset(of: Self.operators)
         }, threadCount: threads)
-      Self.printSummary(outcomes, threads: threads)
-    }
-  }
-
-  /// Prints, per operator of this family, the cases passing and the largest error.
-  private static func printSummary(_ outcomes: [ConformanceOutcome], threads: Int) {
-    var byOperator: [String: (passed: Int, total: Int, maxError: Double)] = [:]
-    for outcome in outcomes {
-      for name in outcome.entry.opNames.intersection(operators) {
-        var row = byOperator[name] ?? (0, 0, 0)
-        row.total += 1
-        row.passed += outcome.passed ? 1 : 0
-        row.maxError = max(row.maxError, outcome.maxAbsoluteError)
-        byOperator[name] = row
-      }
-    }
-    for (name, row) in byOperator.sorted(by: { $0.key < $1.key }) {
-      print("conformance \(name) (\(threads) threads): \(row.passed)/\(row.total) cases, max abs error \(row.maxError)")
+      Conformance.printOperatorSummary(outcomes, operators: Self.operators, label: "conformance (\(threads) threads)")
     }
   }
 }

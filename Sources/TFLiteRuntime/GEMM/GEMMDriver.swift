@@ -1,3 +1,54 @@
+/// The left-hand matrix of a GEMM as the driver reads it: one block of rows × depth at a time,
+/// either in place or copied into the worker's scratch (im2col, transposition).
+protocol GEMMLeftOperand {
+  /// The element type of A.
+  associatedtype Element
+  /// True when `block` writes into the scratch it is given (the plan then reserves room for it).
+  var packsIntoScratch: Bool { get }
+  /// Rows `rowStart ..< rowStart+rowCount`, depth `depthStart ..< depthStart+depthCount` of A as a
+  /// pointer to the first element and the distance between rows. `scratch` holds
+  /// `rowCount * depthCount` elements when `packsIntoScratch`.
+  func block(
+    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Element>
+  ) -> (pointer: UnsafePointer<Element>, rowStride: Int)
+}
+
+/// A row-major left-hand matrix read in place.
+struct RowMajorLeftOperand<Element>: GEMMLeftOperand {
+  /// Element (0, 0).
+  let base: UnsafePointer<Element>
+  /// Distance between rows.
+  let rowStride: Int
+
+  var packsIntoScratch: Bool { false }
+
+  func block(
+    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Element>
+  ) -> (pointer: UnsafePointer<Element>, rowStride: Int) {
+    (base + rowStart * rowStride + depthStart, rowStride)
+  }
+}
+
+/// A left-hand matrix stored transposed (K×M row-major), copied into row-major blocks.
+struct TransposedLeftOperand<Element>: GEMMLeftOperand {
+  /// Element (row 0, depth 0).
+  let base: UnsafePointer<Element>
+  /// Distance between consecutive depth indices (the stored rows).
+  let depthStride: Int
+
+  var packsIntoScratch: Bool { true }
+
+  func block(
+    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Element>
+  ) -> (pointer: UnsafePointer<Element>, rowStride: Int) {
+    for d in 0..<depthCount {
+      let source = base + (depthStart + d) * depthStride + rowStart
+      for r in 0..<rowCount { scratch[r * depthCount + d] = source[r] }
+    }
+    return (UnsafePointer(scratch), depthCount)
+  }
+}
+
 /// A register-tiled micro-kernel with its write-back, run by `GEMMDriver` over the blocks of a
 /// `GEMMPlan`. One call computes a tile of up to `GEMMTile.rows` rows × `GEMMTile.columns` columns
 /// over one depth block.

@@ -49,23 +49,39 @@ enum FloatDepthwiseConvolution {
       }
       source = UnsafePointer(expanded)
     }
-    let rows = shape.batch * shape.height.outputSize
-    let rowsPerItem = ChannelWindowRows.rowsPerItem(rows: rows, threadCount: threadCount)
-    ParallelWork.run(itemCount: (rows + rowsPerItem - 1) / rowsPerItem, threadCount: threadCount) { item, _ in
-      for row in item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem) {
-        let rowOperation = DepthwiseRow(
-          shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output)
-        forEachChannelBlock(channels: shape.outputChannels, rowOperation)
-      }
+    let workPerRow = ChannelWindowRows.work(
+      shape.width.outputSize, shape.outputChannels, shape.height.filterSize, shape.width.filterSize)
+    ChannelWindowRows.forEachRow(
+      rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
+    ) { row in
+      let rowOperation = DepthwiseRow(
+        shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output)
+      forEachChannelBlock(channels: shape.outputChannels, rowOperation)
     }
   }
 }
 
 /// Work split of the channel-vectorised window kernels: items of whole output rows.
 enum ChannelWindowRows {
-  /// Output rows per work item: about 8 items per thread, all rows in one item when single-threaded.
-  static func rowsPerItem(rows: Int, threadCount: Int) -> Int {
-    threadCount <= 1 ? max(rows, 1) : max(1, rows / (8 * threadCount))
+  /// Multiply-adds (or window reads) below which a work item is not worth handing to another thread.
+  static let minimumItemWork = 100_000
+
+  /// The product of `factors`, saturating at `Int.max` (pool windows come from options and may be huge).
+  static func work(_ factors: Int...) -> Int {
+    factors.reduce(1) { total, factor in
+      let (product, overflow) = total.multipliedReportingOverflow(by: max(factor, 0))
+      return overflow ? Int.max : product
+    }
+  }
+
+  /// Calls `body(row)` for every output row in `0..<rows`: about 8 items per thread, each at least
+  /// `minimumItemWork` of `workPerRow`, all rows inline when single-threaded or small.
+  static func forEachRow(rows: Int, workPerRow: Int, threadCount: Int, _ body: (Int) -> Void) {
+    let rowsForWork = max(1, minimumItemWork / max(workPerRow, 1))
+    let rowsPerItem = threadCount <= 1 ? max(rows, 1) : max(rowsForWork, rows / (8 * threadCount), 1)
+    ParallelWork.run(itemCount: (rows + rowsPerItem - 1) / rowsPerItem, threadCount: threadCount) { item, _ in
+      for row in item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem) { body(row) }
+    }
   }
 }
 

@@ -30,21 +30,21 @@ enum FloatPooling {
     _ kind: PoolingKind, _ shape: PoolingShape, input: UnsafePointer<Float>, activation: FloatClampRange,
     output: UnsafeMutablePointer<Float>, threadCount: Int
   ) {
-    let rows = shape.batch * shape.height.outputSize
-    let rowsPerItem = ChannelWindowRows.rowsPerItem(rows: rows, threadCount: threadCount)
-    ParallelWork.run(itemCount: (rows + rowsPerItem - 1) / rowsPerItem, threadCount: threadCount) { item, _ in
-      for row in item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem) {
-        let y = row % shape.height.outputSize
-        let image = row / shape.height.outputSize
-        for x in 0..<shape.width.outputSize {
-          let pixel = PoolingPixel(
-            kind: kind, shape: shape, activation: activation,
-            input: input + image * shape.height.inputSize * shape.width.inputSize * shape.channels,
-            output: output + (row * shape.width.outputSize + x) * shape.channels,
-            originY: shape.height.inputOrigin(y), tapsY: shape.height.validTaps(y),
-            originX: shape.width.inputOrigin(x), tapsX: shape.width.validTaps(x))
-          forEachChannelBlock(channels: shape.channels, pixel)
-        }
+    let workPerRow = ChannelWindowRows.work(
+      shape.width.outputSize, shape.channels, shape.height.filterSize, shape.width.filterSize)
+    ChannelWindowRows.forEachRow(
+      rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
+    ) { row in
+      let y = row % shape.height.outputSize
+      let image = row / shape.height.outputSize
+      for x in 0..<shape.width.outputSize {
+        let pixel = PoolingPixel(
+          kind: kind, shape: shape, activation: activation,
+          input: input + image * shape.height.inputSize * shape.width.inputSize * shape.channels,
+          output: output + (row * shape.width.outputSize + x) * shape.channels,
+          originY: shape.height.inputOrigin(y), tapsY: shape.height.validTaps(y),
+          originX: shape.width.inputOrigin(x), tapsX: shape.width.validTaps(x))
+        forEachChannelBlock(channels: shape.channels, pixel)
       }
     }
   }
