@@ -14,7 +14,7 @@ public enum KernelRegistry {
       elementwiseBinary, elementwiseUnary, activations, softmax, normalization, reductions, comparisons, select,
       controlFlow, variables,
       spaceBatch, reverse, oneHot, range, topK, detectionPostProcess, nonMaxSuppression, whereCoordinates, unique,
-      embeddingLookup, matrixDiag, segmentSum,
+      embeddingLookup, matrixDiag, segmentSum, scatter,
     ]
     return families.reduce(into: [:]) { all, family in
       for (name, kernel) in family { all[name, default: []].append(kernel) }
