@@ -111,7 +111,9 @@ def buffer_offset(converter):
 
 
 graph("conv2d_f32_buffers_after_flatbuffer", [image(8, 8, 3)], conv2d(3, 3, 3, 8, act="relu6"), ["CONV_2D"],
-      tweak=buffer_offset, extra={"layout": "constant buffers stored after the flatbuffer (Buffer.offset / size)"})
+      tweak=buffer_offset, extra={"layout": "constant buffers stored after the flatbuffer (Buffer.offset / size)",
+                                  "note": "the converter orders the trailing buffers differently from run to run, so "
+                                          "the file's bytes change on regeneration; its outputs do not"})
 
 
 # --- Recurrent and detection ops ----------------------------------------------------------------
