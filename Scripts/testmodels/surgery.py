@@ -153,18 +153,3 @@ def direct_model_with_output_shapes(code, inputs, operands, outputs, **options):
   shapes = [list(detail["shape"]) for detail in interpreter.get_output_details()]
   outputs = [(name, shape, dtype) for (name, _, dtype), shape in zip(outputs, shapes)]
   return direct_model(code, inputs, operands, outputs, **options)
-
-
-def detection_postprocess_model(anchor_centers_and_sizes, num_classes, options):
-  """A model running only the TFLite_Detection_PostProcess custom op (SSD heads).
-
-  Inputs: box encodings [1, N, 4] and class scores [1, N, num_classes + 1] (background first);
-  the anchors [N, 4] (y_center, x_center, h, w) are a constant. Outputs: boxes, classes,
-  scores and the number of detections, as the op defines them.
-  """
-  anchors = np.ascontiguousarray(anchor_centers_and_sizes, dtype=np.float32)
-  count, detections = anchors.shape[0], options["max_detections"] * options["max_classes_per_detection"]
-  inputs = [("x", (1, count, 4), "float32"), ("x1", (1, count, num_classes + 1), "float32")]
-  outputs = [("detection_boxes", (1, detections, 4), "float32"), ("detection_classes", (1, detections), "float32"),
-             ("detection_scores", (1, detections), "float32"), ("num_detections", (1,), "float32")]
-  return direct_model("TFLite_Detection_PostProcess", inputs, [0, 1, anchors], outputs, custom_options=options)

@@ -9,7 +9,12 @@
 /// Entry point of the `tflite` command-line tool: dispatches to one ``Subcommand``.
 public enum CommandLineTool {
   /// Every subcommand, in the order `tflite help` lists them.
-  static var subcommands: [any Subcommand.Type] { [] }
+  static var subcommands: [any Subcommand.Type] {
+    [
+      InspectCommand.self, RunCommand.self, CompareCommand.self, BenchCommand.self, DemoCommand.self, DownloadCommand.self,
+      ModelsCommand.self,
+    ]
+  }
 
   /// Runs the tool with `arguments` (without the program name) and returns the process exit code.
   public static func main(arguments: [String], output: any TextSink = StandardOutput()) -> Int32 {
@@ -118,8 +123,9 @@ public struct StandardOutput: TextSink {
   public var isTerminal: Bool { isatty(1) != 0 }
 }
 
-/// A ``TextSink`` that keeps everything in memory (for tests).
-public struct CapturedOutput: TextSink {
+/// A ``TextSink`` that keeps everything in memory (for tests). A class, so that the copy
+/// ``CommandLineTool/main(arguments:output:)`` writes to is the caller's object.
+public final class CapturedOutput: TextSink {
   /// Everything written to the normal output.
   public var standardOutput = ""
   /// Everything written to the error output.
@@ -127,9 +133,9 @@ public struct CapturedOutput: TextSink {
   /// Creates an empty capture.
   public init() {}
   /// Appends `text` to ``standardOutput``.
-  public mutating func write(_ text: String) { standardOutput += text }
+  public func write(_ text: String) { standardOutput += text }
   /// Appends `text` to ``standardError``.
-  public mutating func writeError(_ text: String) { standardError += text }
+  public func writeError(_ text: String) { standardError += text }
   /// Always false.
   public var isTerminal: Bool { false }
 }

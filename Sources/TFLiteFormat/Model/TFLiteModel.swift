@@ -1,30 +1,121 @@
-// Temporary stub: the issue "Read every .tflite file" replaces this with the verified reader.
+/// A verified `.tflite` model and the bytes it was read from.
+///
+/// A file is memory-mapped, in-memory bytes are copied; either way this object owns them, so
+/// ``bytes`` and every buffer handed out stay valid for as long as the model lives. Loading
+/// verifies the FlatBuffer once (see ``VerificationOptions``), decodes the schema root into
+/// ``model``, and checks the graph: indices in range, operator codes resolvable, constant data
+/// sized like its tensor, external data inside the file.
+public final class TFLiteModel: Sendable {
+  /// The decoded schema root.
+  public let model: Model
+  private let storage: ModelStorage
 
-/// A verified `.tflite` model whose bytes it owns (memory-mapped file or in-memory copy).
-public final class TFLiteModel: @unchecked Sendable {
-  /// The model's bytes.
-  public let bytes: [UInt8]
-
-  /// Maps and verifies the model file at `path`.
-  public convenience init(contentsOfFile path: String) throws {
-    throw ModelFormatError(message: "reading files is not implemented yet: \(path)", offset: nil)
+  /// Maps, verifies and decodes the model file at `path`.
+  public convenience init(contentsOfFile path: String, options: VerificationOptions = VerificationOptions()) throws {
+    try self.init(storage: try ModelStorage(contentsOfFile: path), options: options)
   }
 
-  /// Verifies `bytes` and keeps a copy of them.
-  public init(bytes: [UInt8]) throws {
-    guard bytes.count >= 8 else { throw ModelFormatError(message: "file too short", offset: 0) }
-    self.bytes = bytes
+  /// Copies, verifies and decodes the model in `bytes`.
+  public convenience init(bytes: [UInt8], options: VerificationOptions = VerificationOptions()) throws {
+    let storage = bytes.withUnsafeBytes { ModelStorage(copying: $0) }
+    try self.init(storage: storage, options: options)
+  }
+
+  private init(storage: ModelStorage, options: VerificationOptions) throws {
+    self.storage = storage
+    var verifier = FlatBufferVerifier(bytes: storage.bytes, schema: .tflite, options: options)
+    let root = try verifier.verifyRoot()
+    model = Model(root)
+    try ModelValidator(model: model, fileSize: storage.bytes.count).validate()
+  }
+
+  /// The whole file, valid while this object lives.
+  public var bytes: UnsafeRawBufferPointer { storage.bytes }
+
+  /// The file's size in bytes.
+  public var fileSize: Int { storage.bytes.count }
+
+  /// The bytes of `range`, clipped to the file.
+  public func bytes(in range: ByteRange) -> UnsafeRawBufferPointer {
+    let start = min(max(range.offset, 0), storage.bytes.count)
+    let end = start + min(max(range.count, 0), storage.bytes.count - start)
+    return UnsafeRawBufferPointer(rebasing: storage.bytes[start..<end])
+  }
+
+  /// Where the data of buffer `index` lies: after the FlatBuffer when `offset` is above 1,
+  /// otherwise inline; nil when the buffer holds no data or `index` is out of range.
+  public func dataRange(ofBuffer index: Int) -> ByteRange? {
+    guard model.buffers.indices.contains(index) else { return nil }
+    return model.buffers[index].dataRange
+  }
+
+  /// The data of buffer `index`, without copying; empty when it holds none or `index` is out of range.
+  public func data(ofBuffer index: Int) -> UnsafeRawBufferPointer {
+    bytes(in: dataRange(ofBuffer: index) ?? ByteRange(offset: 0, count: 0))
+  }
+
+  /// The constant data of `tensor` (its buffer's data), empty for tensors computed at run time.
+  public func tensorData(_ tensor: Tensor) -> UnsafeRawBufferPointer {
+    data(ofBuffer: Int(exactly: tensor.buffer) ?? -1)
+  }
+
+  /// The custom options of `operator`, inline or stored after the FlatBuffer; empty when it has none.
+  public func customOptions(of operator: Operator) -> UnsafeRawBufferPointer {
+    bytes(in: `operator`.customOptionsRange ?? ByteRange(offset: 0, count: 0))
+  }
+
+  /// The buffer of the metadata entry called `name` (the first one, if several share the name).
+  public func metadata(named name: String) -> UnsafeRawBufferPointer? {
+    model.metadata.first { $0.name == name }.map { data(ofBuffer: Int(exactly: $0.buffer) ?? -1) }
+  }
+
+  /// The `min_runtime_version` metadata: the oldest TFLite runtime the converter says can run the
+  /// model (`"1.14.0"`), read up to the first NUL; nil when the model has none.
+  public var minRuntimeVersion: String? {
+    metadata(named: "min_runtime_version").map { bytes in
+      String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+    }
+  }
+}
+
+extension Buffer {
+  /// Where the data lies in the file: `offset`/`size` when `offset` is above 1 (data stored after
+  /// the FlatBuffer, as in models over 2 GB), otherwise the inline `data`; nil when empty.
+  public var dataRange: ByteRange? {
+    if offset > 1 {
+      guard size > 0 else { return nil }
+      return ByteRange(offset: Int(truncatingIfNeeded: offset), count: Int(truncatingIfNeeded: size))
+    }
+    guard let data, data.count > 0 else { return nil }
+    return data
+  }
+}
+
+extension Operator {
+  /// Where the custom options lie: `large_custom_options_offset`/`size` when that offset is above
+  /// 1, otherwise the inline `custom_options`; nil when there are none.
+  public var customOptionsRange: ByteRange? {
+    if largeCustomOptionsOffset > 1 {
+      guard largeCustomOptionsSize > 0 else { return nil }
+      return ByteRange(
+        offset: Int(truncatingIfNeeded: largeCustomOptionsOffset), count: Int(truncatingIfNeeded: largeCustomOptionsSize))
+    }
+    guard let customOptions, customOptions.count > 0 else { return nil }
+    return customOptions
   }
 }
 
 /// Why a model file was rejected, with the byte offset where the problem lies when one is known.
 public struct ModelFormatError: Error, CustomStringConvertible, Sendable {
-  /// What is wrong.
+  /// What is wrong, naming the table and field involved.
   public var message: String
   /// The byte offset in the file where the problem was found.
   public var offset: Int?
   /// Creates an error.
-  public init(message: String, offset: Int?) { self.message = message; self.offset = offset }
+  public init(message: String, offset: Int?) {
+    self.message = message
+    self.offset = offset
+  }
   /// A readable description including the offset.
   public var description: String { offset.map { "\(message) (at byte \($0))" } ?? message }
 }

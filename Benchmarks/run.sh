@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Times the whole networks of TestModels/ and Benchmarks/Models/ with SwiftTFLite, built in release
+# mode twice (default flags, and -target-cpu native), and with LiteRT (XNNPACK, builtin optimized
+# kernels, BUILTIN_REF reference kernels) in the same run, one thread each, and prints the table
+# with ratios (SwiftTFLite median / LiteRT median: below 1 means SwiftTFLite is faster).
+#
+#   Benchmarks/run.sh [--runs N] [--warmup N]
+#
+# Environment: PYTHON (default Scripts/.venv/bin/python, else python3) runs litert_bench.py.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=50
+warmup=5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs="$2"; shift 2 ;;
+    --warmup) warmup="$2"; shift 2 ;;
+    *) echo "usage: Benchmarks/run.sh [--runs N] [--warmup N]" >&2; exit 64 ;;
+  esac
+done
+
+python="${PYTHON:-}"
+if [ -z "$python" ]; then
+  if [ -x Scripts/.venv/bin/python ]; then python=Scripts/.venv/bin/python; else python=python3; fi
+fi
+
+results="$(mktemp -d)"
+trap 'rm -rf "$results"' EXIT
+
+echo "building (release, default flags)..." >&2
+swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build/default --product model-benchmarks >&2
+echo "building (release, -target-cpu native)..." >&2
+swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.build/native --product model-benchmarks \
+  -Xswiftc -target-cpu -Xswiftc native >&2
+
+default_tool=Benchmarks/.build/default/release/model-benchmarks
+native_tool=Benchmarks/.build/native/release/model-benchmarks
+mapfile -t models < <("$default_tool" --list)
+if [ ${#models[@]} -eq 0 ]; then
+  echo "no networks found in TestModels/manifest.json or Benchmarks/Models/" >&2
+  exit 1
+fi
+
+echo "timing ${#models[@]} networks, $runs runs after $warmup warm-up runs, one thread..." >&2
+"$default_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "${models[@]}" > "$results/default.jsonl"
+"$native_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "${models[@]}" > "$results/native.jsonl"
+if ! "$python" Benchmarks/litert_bench.py --json --threads 1 --runs "$runs" --warmup "$warmup" "${models[@]}" \
+  > "$results/litert.jsonl"; then
+  echo "warning: litert_bench.py failed; the LiteRT columns are empty" >&2
+fi
+
+python3 - "$results" <<'PYTHON'
+import json, os, sys
+
+directory = sys.argv[1]
+
+def load(name):
+  rows = {}
+  path = os.path.join(directory, name)
+  if os.path.exists(path):
+    for line in open(path):
+      line = line.strip()
+      if line.startswith("{"):
+        rows.setdefault(json.loads(line)["model"], []).append(json.loads(line))
+  return rows
+
+ours = {"default": load("default.jsonl"), "native": load("native.jsonl")}
+litert = load("litert.jsonl")
+kernels = ["xnnpack", "builtin", "builtin_ref"]
+
+def median(rows):
+  return rows[0].get("median_ms") if rows and "error" not in rows[0] else None
+
+def litert_median(model, kind):
+  for row in litert.get(model, []):
+    if row.get("kernels") == kind and "error" not in row:
+      return row.get("median_ms")
+  return None
+
+def cell(value, width=10, digits=3):
+  return f"{value:{width}.{digits}f}" if value is not None else " " * (width - 1) + "-"
+
+models = list(ours["default"])
+width = max([len(os.path.basename(m)) for m in models] + [5])
+print("median invoke time, ms (one thread); ratio = SwiftTFLite / LiteRT, below 1 is faster")
+print(f"{'model':<{width}}  {'ours':>10} {'ours nat':>10} {'xnnpack':>10} {'builtin':>10} {'ref':>10}"
+      f"  {'/xnn':>7} {'/builtin':>8} {'/ref':>7} {'nat/xnn':>8}  arena KiB")
+for model in models:
+  mine, native = median(ours["default"].get(model)), median(ours["native"].get(model))
+  theirs = [litert_median(model, kind) for kind in kernels]
+  def ratio(a, b):
+    return f"{a / b:7.2f}" if a is not None and b else "      -"
+  arena = ours["default"][model][0].get("arena_bytes")
+  line = (f"{os.path.basename(model):<{width}}  {cell(mine)} {cell(native)} " + " ".join(cell(t) for t in theirs)
+          + f"  {ratio(mine, theirs[0])} {ratio(mine, theirs[1]):>8} {ratio(mine, theirs[2])} {ratio(native, theirs[0]):>8}"
+          + f"  {cell(arena / 1024 if arena is not None else None, 9, 1)}")
+  print(line)
+  error = ours["default"][model][0].get("error")
+  if error:
+    print(f"  ours: {error[:200]}")
+PYTHON

@@ -1,0 +1,137 @@
+import TFLiteRuntime
+
+/// `tflite compare MODEL --expected FILE.npy ...`: runs a model and checks its outputs against
+/// expected values (for example, LiteRT's).
+enum CompareCommand: Subcommand {
+  /// Name, options and help.
+  static let specification = CommandSpecification(
+    name: "compare",
+    abstract: "Run a model and compare its outputs with expected .npy files.",
+    positionals: ["MODEL"],
+    options: [
+      .option("input", value: "[NAME=]FILE.npy", repeatable: true, help: "An input, in input order or by name."),
+      .option("expected", value: "[NAME=]FILE.npy", repeatable: true, help: "An expected output, in output order or by name."),
+      .option("atol", value: "A", help: "Absolute tolerance (default 1e-5)."),
+      .option("rtol", value: "R", help: "Relative tolerance (default 1e-5)."),
+      .option("signature", value: "KEY", help: "Run this signature instead of the primary graph."),
+      .option("threads", value: "N", help: "Threads the kernels may use (default 1)."),
+      .option("seed", value: "N", help: "Seed of random values for inputs without a file (default 0)."),
+    ],
+    discussion: """
+      A value matches when |actual - expected| <= atol + rtol * |expected|. Quantized outputs are
+      compared as stored integers, or dequantized when the expected file holds floats. The exit
+      code is 1 when any output is out of tolerance or has another type or shape.
+      """)
+
+  /// Runs the command.
+  static func run(_ arguments: ParsedArguments, output: inout any TextSink) throws -> Int32 {
+    let path = try arguments.singlePositional("MODEL")
+    let expectedValues = arguments.allValues("expected")
+    guard !expectedValues.isEmpty else { throw UsageError("give at least one --expected FILE.npy") }
+    let tolerance = Tolerance(
+      absolute: try arguments.number("atol", default: 1e-5), relative: try arguments.number("rtol", default: 1e-5))
+    let model = try LoadedModel(
+      path: path, signatureKey: arguments.value("signature"),
+      threadCount: try arguments.integer("threads", default: 1, in: 1...256))
+    let expectedFiles = try FileAssignment(expectedValues, to: model.outputs, role: "output")
+    let inputs = try inputArrays(
+      for: model, inputValues: arguments.allValues("input"),
+      seed: UInt64(try arguments.integer("seed", default: 0, in: 0...Int.max)))
+    try model.feed(inputs)
+    try model.executor.invoke()
+    var allMatch = true
+    for (index, (endpoint, file)) in zip(model.outputs, expectedFiles.files).enumerated() {
+      guard let file else { continue }
+      let actual = HostArray(copying: endpoint.tensor)
+      let report = OutputComparison(actual: actual, expected: try HostArray(numPyFile: file), tolerance: tolerance)
+      allMatch = allMatch && report.matches
+      output.write("output \(index) '\(endpoint.name)' vs \(file):\n" + report.lines.map { "  \($0)\n" }.joined())
+    }
+    output.write(allMatch ? "all outputs within tolerance\n" : "MISMATCH: outputs beyond tolerance\n")
+    return allMatch ? ExitCode.success : ExitCode.failure
+  }
+}
+
+/// How close actual values must be to expected ones: `|a - e| <= absolute + relative * |e|`.
+struct Tolerance {
+  /// Absolute tolerance.
+  var absolute: Double
+  /// Relative tolerance.
+  var relative: Double
+
+  /// True when `actual` is close enough to `expected` (NaN matches only NaN).
+  func accepts(_ actual: Double, _ expected: Double) -> Bool {
+    if actual.isNaN || expected.isNaN { return actual.isNaN && expected.isNaN }
+    if actual == expected { return true }
+    return abs(actual - expected) <= absolute + relative * abs(expected)
+  }
+}
+
+/// The comparison of one output with its expected values.
+struct OutputComparison {
+  /// True when the type, shape and every value fit.
+  var matches: Bool
+  /// The report, one line per fact.
+  var lines: [String]
+
+  /// Compares `actual` with `expected` under `tolerance`.
+  init(actual: HostArray, expected: HostArray, tolerance: Tolerance) {
+    guard actual.shape == expected.shape else {
+      matches = false
+      lines = ["shape differs: actual \(actual.typeAndShape), expected \(expected.typeAndShape)"]
+      return
+    }
+    let floatingTypes: Set<ElementType> = [.float16, .bfloat16, .float32, .float64]
+    let comparesRealValues = actual.quantization != nil && floatingTypes.contains(expected.type)
+    guard let actualValues = comparesRealValues ? actual.realValues() : actual.numbers(),
+      let expectedValues = expected.numbers()
+    else {
+      matches = actual.type == expected.type && actual.bytes == expected.bytes
+      lines = [matches ? "identical bytes" : "values differ (types \(actual.type.name) and \(expected.type.name) compared as bytes)"]
+      return
+    }
+    var lines: [String] = []
+    if actual.type != expected.type {
+      lines.append(
+        "types differ: actual \(actual.type.name)\(comparesRealValues ? " (dequantized)" : ""), expected \(expected.type.name)")
+    }
+    var maxAbsolute = 0.0
+    var maxRelative = 0.0
+    var firstMismatch: Int?
+    var mismatchCount = 0
+    for (index, (a, e)) in zip(actualValues, expectedValues).enumerated() {
+      if !tolerance.accepts(a, e) {
+        mismatchCount += 1
+        if firstMismatch == nil { firstMismatch = index }
+      }
+      let difference = abs(a - e)
+      guard difference.isFinite else { continue }
+      maxAbsolute = max(maxAbsolute, difference)
+      if e != 0 { maxRelative = max(maxRelative, difference / abs(e)) }
+    }
+    lines.append("max abs error \(formatNumber(maxAbsolute)), max rel error \(formatNumber(maxRelative))")
+    if let firstMismatch {
+      lines.append(
+        "\(mismatchCount) of \(actualValues.count) values beyond tolerance; first at \(formatShape(multiIndex(firstMismatch, in: actual.shape))) (flat \(firstMismatch)): actual \(formatNumber(actualValues[firstMismatch])), expected \(formatNumber(expectedValues[firstMismatch]))"
+      )
+    } else {
+      lines.append("all \(actualValues.count) values within tolerance")
+    }
+    let typesFit =
+      actual.type == expected.type || comparesRealValues
+      || (floatingTypes.contains(actual.type) && floatingTypes.contains(expected.type))
+    matches = firstMismatch == nil && typesFit && actualValues.count == expectedValues.count
+    self.lines = lines
+  }
+}
+
+/// The position of flat (row-major) index `flat` in an array of `shape`.
+func multiIndex(_ flat: Int, in shape: [Int]) -> [Int] {
+  var remainder = flat
+  var index = [Int](repeating: 0, count: shape.count)
+  for axis in shape.indices.reversed() where shape[axis] > 0 {
+    index[axis] = remainder % shape[axis]
+    remainder /= shape[axis]
+  }
+  return index
+}

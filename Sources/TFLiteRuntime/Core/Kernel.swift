@@ -1,0 +1,156 @@
+import Dispatch
+import TFLiteFormat
+
+/// The operator of one graph node as a kernel sees it when it is built.
+public struct Node {
+  /// Index of the node in its subgraph's execution order.
+  public let index: Int
+  /// The operator's schema name (`CONV_2D`) or, for a custom operator, its custom code.
+  public let opName: String
+  /// The operator version recorded in the model.
+  public let version: Int
+  /// Input operands; nil where an optional operand is absent (index −1 in the model).
+  public let inputs: [RuntimeTensor?]
+  /// Output operands.
+  public let outputs: [RuntimeTensor]
+  /// The decoded builtin options.
+  public let options: BuiltinOptions
+  /// The custom options bytes (a FlexBuffer for most custom operators), empty when there are none.
+  public let customOptions: UnsafeRawBufferPointer
+  /// Returns the executor of another subgraph of the model (for control-flow operators).
+  public let subgraph: (Int) throws -> SubgraphExecutor
+  /// What the subgraphs of the model share: resource variables and initialization status.
+  var resources = ModelResources()
+
+  /// Input `position`, which must be present.
+  public func input(_ position: Int) throws -> RuntimeTensor {
+    guard position >= 0, position < inputs.count, let tensor = inputs[position] else {
+      throw KernelError.invalid("expected input \(position), the node has \(inputs.count) inputs")
+    }
+    return tensor
+  }
+
+  /// Input `position`, or nil when it is absent or beyond the inputs given.
+  public func optionalInput(_ position: Int) -> RuntimeTensor? {
+    position >= 0 && position < inputs.count ? inputs[position] : nil
+  }
+
+  /// Output `position`, which must exist.
+  public func output(_ position: Int) throws -> RuntimeTensor {
+    guard position >= 0, position < outputs.count else {
+      throw KernelError.invalid("expected output \(position), the node has \(outputs.count) outputs")
+    }
+    return outputs[position]
+  }
+
+  /// Throws unless the node has between `inputs` and `maxInputs` inputs and exactly `outputs` outputs.
+  public func expect(inputs: Int, maxInputs: Int? = nil, outputs: Int) throws {
+    let upper = maxInputs ?? inputs
+    guard (inputs...upper).contains(self.inputs.count) else {
+      let expected = upper == inputs ? "\(inputs)" : "\(inputs) to \(upper)"
+      throw KernelError.invalid("expected \(expected) inputs, got \(self.inputs.count)")
+    }
+    guard self.outputs.count == outputs else {
+      throw KernelError.invalid("expected \(outputs) outputs, got \(self.outputs.count)")
+    }
+  }
+}
+
+/// The implementation of one operator for one node.
+///
+/// A kernel is built once per node when the interpreter is created (`init(node:)`: check operand
+/// counts and types, read options), prepared by every `allocateTensors()` (`prepare`: check shapes,
+/// set output shapes, pack constant weights, request scratch memory) and run by every `invoke()`
+/// (`eval`: compute the outputs without allocating).
+public protocol Kernel: AnyObject {
+  /// Builds the kernel for `node`; throws ``KernelError/unsupported(_:)`` for variants the runtime does not run.
+  init(node: Node) throws
+  /// Validates shapes, sets the outputs' shapes and precomputes what `eval` needs.
+  func prepare(_ context: inout PrepareContext) throws
+  /// Computes the outputs from the inputs.
+  func eval(_ context: EvalContext) throws
+  /// True when the outputs depend only on the inputs' shapes, so the node can be computed at
+  /// prepare time even when its inputs are not constant.
+  static var dependsOnlyOnInputShapes: Bool { get }
+  /// True for kernels whose effect is more than their outputs (variables, random numbers): they are
+  /// never computed ahead at prepare time.
+  static var hasSideEffects: Bool { get }
+}
+
+extension Kernel {
+  /// Most kernels read their inputs' values.
+  public static var dependsOnlyOnInputShapes: Bool { false }
+  /// Most kernels only compute their outputs.
+  public static var hasSideEffects: Bool { false }
+}
+
+/// What `prepare` may ask of the runtime.
+public struct PrepareContext {
+  /// Threads the kernel may use in `eval`.
+  public let threadCount: Int
+  /// True when the runtime prepares the node during `invoke()`: every input holds its value and
+  /// `eval` follows right away, with nothing run in between.
+  public let preparesWhileRunning: Bool
+  /// Scratch bytes requested so far by this node.
+  public private(set) var scratchByteCount = 0
+
+  init(threadCount: Int, preparesWhileRunning: Bool = false) {
+    self.threadCount = threadCount
+    self.preparesWhileRunning = preparesWhileRunning
+  }
+
+  /// Asks for `bytes` of scratch memory, 64-byte aligned, handed to `eval` as ``EvalContext/scratch``.
+  /// Several requests add up; the node gets one block.
+  public mutating func requestScratch(bytes: Int) {
+    scratchByteCount += (max(bytes, 0) + 63) & ~63
+  }
+}
+
+/// What `eval` gets from the runtime.
+public struct EvalContext {
+  /// Threads the kernel may use.
+  public let threadCount: Int
+  /// The scratch memory requested in `prepare` (64-byte aligned), or nil when none was requested.
+  public let scratch: UnsafeMutableRawPointer?
+
+  /// Runs `body(i)` for every `i` in `0..<count`, spread over ``threadCount`` threads; inline with one thread.
+  @inlinable
+  public func parallelFor(_ count: Int, _ body: (Int) -> Void) {
+    if threadCount <= 1 || count <= 1 {
+      for index in 0..<count { body(index) }
+    } else {
+      withoutActuallyEscaping(body) { body in
+        // The body only reads and writes disjoint parts of the kernel's buffers per index.
+        let task = UncheckedSendable(body)
+        DispatchQueue.concurrentPerform(iterations: count) { task.value($0) }
+      }
+    }
+  }
+}
+
+/// Carries a value into a `@Sendable` closure whose caller guarantees the accesses do not race.
+@usableFromInline
+struct UncheckedSendable<Value>: @unchecked Sendable {
+  @usableFromInline let value: Value
+  @usableFromInline init(_ value: Value) { self.value = value }
+}
+
+/// Why a kernel refused a node.
+public enum KernelError: Error, CustomStringConvertible {
+  /// A valid model feature that this runtime does not run (a type, an option value, a dynamic shape).
+  case unsupported(String)
+  /// Operands or options that are not valid for the operator.
+  case invalid(String)
+  /// An output's shape depends on input values that are only known while running; the runtime
+  /// then prepares this node and the ones after it during every `invoke()`.
+  case needsInputValues(String)
+
+  /// The reason.
+  public var description: String {
+    switch self {
+    case .unsupported(let reason): "unsupported: \(reason)"
+    case .invalid(let reason): reason
+    case .needsInputValues(let reason): "output shape depends on run-time values: \(reason)"
+    }
+  }
+}

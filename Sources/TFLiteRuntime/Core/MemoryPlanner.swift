@@ -1,0 +1,85 @@
+/// A block of activation memory the planner must place: live from `firstUse` to `lastUse` (node indices).
+public struct MemoryRequest: Sendable, Hashable {
+  /// What the block holds.
+  public enum Owner: Sendable, Hashable {
+    /// The data of the tensor with this index.
+    case tensor(Int)
+    /// The scratch memory of the node with this index.
+    case scratch(node: Int)
+  }
+  /// What the block holds.
+  public var owner: Owner
+  /// Size in bytes.
+  public var byteCount: Int
+  /// The first node that writes or reads the block (−1 for graph inputs, written before the first node).
+  public var firstUse: Int
+  /// The last node that reads the block (the node count for graph outputs).
+  public var lastUse: Int
+
+  /// Creates a request.
+  public init(owner: Owner, byteCount: Int, firstUse: Int, lastUse: Int) {
+    self.owner = owner
+    self.byteCount = byteCount
+    self.firstUse = firstUse
+    self.lastUse = lastUse
+  }
+
+  /// True when the two blocks are live at the same time.
+  func overlapsInTime(_ other: MemoryRequest) -> Bool {
+    firstUse <= other.lastUse && other.firstUse <= lastUse
+  }
+}
+
+/// Where each block of a subgraph's activation memory lives in its arena.
+public struct MemoryPlan: Sendable {
+  /// The placed blocks with their byte offsets, in request order.
+  public var placements: [(request: MemoryRequest, offset: Int)]
+  /// Bytes of arena the plan needs.
+  public var arenaByteCount: Int
+
+  /// Alignment of every block's offset.
+  public static let alignment = 64
+
+  /// Places `requests` greedily, largest first, each at the lowest aligned offset that does not
+  /// collide with an already placed block whose lifetime overlaps its own.
+  public init(requests: [MemoryRequest]) {
+    let order = requests.indices.sorted { a, b in
+      let left = requests[a]
+      let right = requests[b]
+      if left.byteCount != right.byteCount { return left.byteCount > right.byteCount }
+      return left.firstUse != right.firstUse ? left.firstUse < right.firstUse : a < b
+    }
+    var offsets = [Int](repeating: 0, count: requests.count)
+    var placed: [Int] = []
+    var arenaEnd = 0
+    for index in order {
+      let request = requests[index]
+      let size = Self.aligned(request.byteCount)
+      let conflicts = placed.filter { requests[$0].overlapsInTime(request) }
+        .map { (start: offsets[$0], end: offsets[$0] + Self.aligned(requests[$0].byteCount)) }
+        .sorted { $0.start < $1.start }
+      var candidate = 0
+      for conflict in conflicts {
+        if candidate + size <= conflict.start { break }
+        candidate = max(candidate, conflict.end)
+      }
+      offsets[index] = candidate
+      placed.append(index)
+      arenaEnd = max(arenaEnd, candidate + size)
+    }
+    placements = requests.indices.map { (requests[$0], offsets[$0]) }
+    arenaByteCount = arenaEnd
+  }
+
+  /// `bytes` rounded up to the block alignment.
+  static func aligned(_ bytes: Int) -> Int { (bytes + alignment - 1) / alignment * alignment }
+
+  /// The lower bound any plan must reach: the largest total of blocks live at one node.
+  public var peakLiveByteCount: Int {
+    let requests = placements.map(\.request)
+    guard let first = requests.map(\.firstUse).min(), let last = requests.map(\.lastUse).max() else { return 0 }
+    return (first...last).map { step in
+      requests.filter { $0.firstUse <= step && step <= $0.lastUse }.reduce(0) { $0 + Self.aligned($1.byteCount) }
+    }.max() ?? 0
+  }
+}

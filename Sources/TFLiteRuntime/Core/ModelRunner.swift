@@ -1,0 +1,125 @@
+import TFLiteFormat
+
+/// Options of a ``ModelRunner``.
+public struct RunnerOptions: Sendable, Hashable {
+  /// Threads the kernels may use (at least 1).
+  public var threadCount: Int
+
+  /// Creates options; `threadCount` below 1 means 1.
+  public init(threadCount: Int = 1) { self.threadCount = max(threadCount, 1) }
+}
+
+/// A named entry point of a model (a signature def): its subgraph and named inputs and outputs.
+public struct Signature: Sendable, Hashable {
+  /// The signature key (`serving_default`).
+  public var key: String
+  /// The subgraph the signature runs.
+  public var subgraphIndex: Int
+  /// Input names with their tensor indices in the subgraph, in model order.
+  public var inputs: [(name: String, tensorIndex: Int)]
+  /// Output names with their tensor indices in the subgraph, in model order.
+  public var outputs: [(name: String, tensorIndex: Int)]
+
+  /// Two signatures are equal when every field is.
+  public static func == (left: Self, right: Self) -> Bool {
+    left.key == right.key && left.subgraphIndex == right.subgraphIndex
+      && left.inputs.elementsEqual(right.inputs, by: ==) && left.outputs.elementsEqual(right.outputs, by: ==)
+  }
+
+  /// Hashes the key and subgraph.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(key)
+    hasher.combine(subgraphIndex)
+  }
+}
+
+/// A loaded model ready to run: it owns the model bytes and one executor per subgraph in use.
+///
+/// Not thread-safe: use one runner from one thread at a time.
+public final class ModelRunner {
+  /// The verified model.
+  public let model: TFLiteModel
+  /// The options the runner was created with.
+  public let options: RunnerOptions
+  /// The model's signatures, in model order.
+  public let signatures: [Signature]
+  private var executors: [Int: SubgraphExecutor] = [:]
+  /// Resource variables and initialization status, shared by every subgraph.
+  let resources = ModelResources()
+
+  /// Builds a runner with the executors of the primary subgraph (subgraph 0) and of every subgraph
+  /// its control flow calls (IF branches, WHILE condition and body, CALL_ONCE initialization), so
+  /// that every operator the runtime cannot run in them is reported here.
+  public init(model: TFLiteModel, options: RunnerOptions = RunnerOptions()) throws {
+    self.model = model
+    self.options = options
+    let subgraphCount = model.model.subgraphs.count
+    signatures = try model.model.signatureDefs.enumerated().map { position, definition in
+      let subgraph = Int(definition.subgraphIndex)
+      guard subgraph < subgraphCount else {
+        throw RuntimeError.invalidModel("signature \(position) refers to subgraph \(subgraph) of \(subgraphCount)")
+      }
+      let tensorCount = model.model.subgraphs[subgraph].tensors.count
+      func entries(_ maps: [TensorMap], role: String) throws -> [(name: String, tensorIndex: Int)] {
+        try maps.map { map in
+          guard Int(map.tensorIndex) < tensorCount else {
+            throw RuntimeError.invalidModel("signature \(position) \(role) '\(map.name ?? "")' refers to tensor \(map.tensorIndex) of \(tensorCount)")
+          }
+          return (map.name ?? "", Int(map.tensorIndex))
+        }
+      }
+      return Signature(
+        key: definition.signatureKey ?? "", subgraphIndex: subgraph,
+        inputs: try entries(definition.inputs, role: "input"), outputs: try entries(definition.outputs, role: "output"))
+    }
+    guard subgraphCount > 0 else { throw RuntimeError.invalidModel("the model has no subgraph") }
+    var unsupported: [UnsupportedOperator] = []
+    var pending = [0]
+    var reached: Set<Int> = [0]
+    while let index = pending.popLast() {
+      do {
+        _ = try subgraph(at: index)
+      } catch RuntimeError.unsupportedOperators(let list) {
+        unsupported += list
+      }
+      for operation in model.model.subgraphs[index].operators {
+        for called in Self.calledSubgraphs(operation.builtinOptions)
+        where (0..<subgraphCount).contains(called) && reached.insert(called).inserted {
+          pending.append(called)
+        }
+      }
+    }
+    guard unsupported.isEmpty else {
+      throw RuntimeError.unsupportedOperators(unsupported.sorted { ($0.subgraph, $0.node) < ($1.subgraph, $1.node) })
+    }
+  }
+
+  /// The subgraphs an operator with `options` calls.
+  private static func calledSubgraphs(_ options: BuiltinOptions) -> [Int] {
+    switch options {
+    case .ifOptions(let branches): [Int(branches.thenSubgraphIndex), Int(branches.elseSubgraphIndex)]
+    case .whileOptions(let loop): [Int(loop.condSubgraphIndex), Int(loop.bodySubgraphIndex)]
+    case .callOnceOptions(let call): [Int(call.initSubgraphIndex)]
+    default: []
+    }
+  }
+
+  /// The executor of subgraph `index`, built on first use.
+  public func subgraph(at index: Int) throws -> SubgraphExecutor {
+    if let executor = executors[index] { return executor }
+    let executor = try SubgraphExecutor(
+      model: model, subgraphIndex: index, threadCount: options.threadCount, resources: resources,
+      subgraphProvider: { [weak self] index in
+        guard let self else { throw RuntimeError.invalidModel("the model runner was released") }
+        return try self.subgraph(at: index)
+      })
+    executors[index] = executor
+    return executor
+  }
+
+  /// The primary subgraph's executor.
+  public var primary: SubgraphExecutor {
+    // Built in `init`, so always present.
+    executors[0].unsafelyUnwrapped
+  }
+}

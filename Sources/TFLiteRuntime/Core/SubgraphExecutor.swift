@@ -1,0 +1,368 @@
+import TFLiteFormat
+
+/// Runs one subgraph of a model: its tensors, its kernels in execution order and its arena.
+///
+/// Not thread-safe: use one executor from one thread at a time.
+public final class SubgraphExecutor {
+  /// Index of the subgraph in the model.
+  public let subgraphIndex: Int
+  /// Every tensor of the subgraph, by index.
+  public let tensors: [RuntimeTensor]
+  /// The subgraph's input tensors, in order.
+  public let inputs: [RuntimeTensor]
+  /// The subgraph's output tensors, in order.
+  public let outputs: [RuntimeTensor]
+  /// The nodes in execution order.
+  public let nodes: [Node]
+  /// The current memory plan (valid after ``allocateTensors()``).
+  public private(set) var memoryPlan = MemoryPlan(requests: [])
+  /// True once tensors are allocated and no resize has happened since.
+  public private(set) var isAllocated = false
+
+  private let kernels: [any Kernel]
+  private let threadCount: Int
+  /// Scratch offset in the arena per node (nil when the node needs none).
+  private var scratchOffsets: [Int?]
+  /// Nodes computed at prepare time (their outputs are constants until the next allocation).
+  private var isFolded: [Bool]
+  /// The first node whose output shape depends on values only known while running: it and every
+  /// later node are prepared during `invoke()` and their outputs get memory of their own.
+  private var firstRunTimePreparedNode: Int?
+  /// Scratch memory of the nodes prepared during `invoke()`, grown as needed.
+  private var runTimeScratch: UnsafeMutableRawBufferPointer?
+  private var arena: UnsafeMutableRawBufferPointer?
+  /// The model bytes, kept alive for the constant tensors that point into them.
+  private let model: TFLiteModel
+  /// What every subgraph of the model shares (variables, initialization status, call depth).
+  let resources: ModelResources
+  /// True while the subgraph is being prepared or run, so that a model whose control flow calls
+  /// this subgraph from inside itself is refused instead of recursing.
+  private var isInUse = false
+
+  /// Builds the tensors and kernels of subgraph `subgraphIndex`.
+  /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
+  init(
+    model: TFLiteModel, subgraphIndex: Int, threadCount: Int, resources: ModelResources,
+    subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
+  ) throws {
+    let schema = model.model
+    guard subgraphIndex >= 0, subgraphIndex < schema.subgraphs.count else {
+      throw RuntimeError.indexOutOfRange(what: "subgraph", index: subgraphIndex, count: schema.subgraphs.count)
+    }
+    let subgraph = schema.subgraphs[subgraphIndex]
+    self.model = model
+    self.resources = resources
+    self.subgraphIndex = subgraphIndex
+    self.threadCount = max(threadCount, 1)
+    let tensors = try subgraph.tensors.enumerated().map { index, tensor in
+      try Self.makeTensor(tensor, index: index, model: model)
+    }
+    self.tensors = tensors
+    func tensor(_ index: Int32, role: String) throws -> RuntimeTensor {
+      guard index >= 0, Int(index) < tensors.count else {
+        throw RuntimeError.invalidModel("subgraph \(subgraphIndex) \(role) refers to tensor \(index) of \(tensors.count)")
+      }
+      return tensors[Int(index)]
+    }
+    inputs = try subgraph.inputs.map { try tensor($0, role: "input") }
+    outputs = try subgraph.outputs.map { try tensor($0, role: "output") }
+
+    try Self.densifySparseConstants(in: subgraph, tensors: tensors, model: model)
+    var nodes: [Node] = []
+    var kernels: [any Kernel] = []
+    var unsupported: [UnsupportedOperator] = []
+    for (nodeIndex, op) in subgraph.operators.enumerated() {
+      let opcodeIndex = Int(op.opcodeIndex)
+      guard opcodeIndex < schema.operatorCodes.count else {
+        throw RuntimeError.invalidModel("node \(nodeIndex) uses operator code \(opcodeIndex) of \(schema.operatorCodes.count)")
+      }
+      let code = schema.operatorCodes[opcodeIndex]
+      let opName = OperatorSupport.operatorName(builtinCode: code.resolvedBuiltinCode.rawValue, customCode: code.customCode)
+      let node = Node(
+        index: nodeIndex, opName: opName, version: Int(code.version),
+        inputs: try op.inputs.map { $0 < 0 ? nil : try tensor($0, role: "node \(nodeIndex) input") },
+        outputs: try op.outputs.map { try tensor($0, role: "node \(nodeIndex) output") },
+        options: op.builtinOptions,
+        customOptions: model.customOptions(of: op),
+        subgraph: subgraphProvider, resources: resources)
+      nodes.append(node)
+      do {
+        kernels.append(try KernelRegistry.makeKernel(for: node))
+      } catch let KernelError.unsupported(reason) {
+        unsupported.append(
+          UnsupportedOperator(subgraph: subgraphIndex, node: nodeIndex, opName: opName, version: node.version, reason: reason))
+      } catch {
+        unsupported.append(
+          UnsupportedOperator(subgraph: subgraphIndex, node: nodeIndex, opName: opName, version: node.version, reason: "\(error)"))
+      }
+    }
+    guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
+    self.nodes = nodes
+    self.kernels = kernels
+    scratchOffsets = Array(repeating: nil, count: nodes.count)
+    isFolded = Array(repeating: false, count: nodes.count)
+    for variable in tensors where variable.isVariable {
+      try Self.checkedByteCount(variable, what: "variable tensor")
+      let initial = variable.data
+      variable.allocateOwnedMemory()
+      if let initial { variable.data?.copyMemory(from: initial, byteCount: variable.byteCount) }
+      variable.isConstant = false
+    }
+  }
+
+  deinit {
+    arena?.deallocate()
+    runTimeScratch?.deallocate()
+  }
+
+  /// Bytes of the activation arena (valid after ``allocateTensors()``).
+  public var arenaByteCount: Int { memoryPlan.arenaByteCount }
+
+  /// Changes the shape of input `index`; takes effect at the next ``allocateTensors()``.
+  public func resizeInput(at index: Int, to shape: [Int]) throws {
+    guard index >= 0, index < inputs.count else {
+      throw RuntimeError.indexOutOfRange(what: "input", index: index, count: inputs.count)
+    }
+    guard shape.allSatisfy({ $0 > 0 }) else {
+      throw RuntimeError.invalidShape("every dimension must be positive, got \(shape)")
+    }
+    guard Self.product(shape, elementBytes: inputs[index].type.byteCount) != nil else {
+      throw RuntimeError.invalidShape("\(shape) has too many elements")
+    }
+    guard inputs[index].shape != shape else { return }
+    inputs[index].shape = shape
+    isAllocated = false
+  }
+
+  /// True when some nodes can only be prepared while running (their output shapes depend on
+  /// values), so the shapes of those nodes' outputs are only known after ``invoke()``.
+  var preparesNodesWhileRunning: Bool { firstRunTimePreparedNode != nil }
+
+  /// Prepares every node for the current input shapes, computes constant nodes once, plans the
+  /// arena and gives every tensor its memory.
+  public func allocateTensors() throws {
+    try exclusiveCall { try allocateAndPlan() }
+  }
+
+  /// Runs every node that was not computed at prepare time.
+  public func invoke() throws {
+    try exclusiveCall { try runNodes() }
+  }
+
+  /// Runs `body` as the subgraph's only call in progress, one level deeper in the model's nesting
+  /// of subgraph calls. Throws when the subgraph is already being prepared or run further up the
+  /// stack (control flow that calls itself).
+  private func exclusiveCall(_ body: () throws -> Void) throws {
+    guard !isInUse else {
+      throw RuntimeError.invalidModel("subgraph \(subgraphIndex) is called from inside itself (recursive control flow)")
+    }
+    isInUse = true
+    defer { isInUse = false }
+    try resources.nestedCall(into: subgraphIndex, body)
+  }
+
+  /// Prepares every node, folds constant nodes and plans the arena (``allocateTensors()``).
+  private func allocateAndPlan() throws {
+    isAllocated = false
+    firstRunTimePreparedNode = nil
+    for tensor in tensors where !tensor.isVariable && !tensor.isModelConstant {
+      tensor.isConstant = false
+      tensor.ownedMemory?.deallocate()
+      tensor.ownedMemory = nil
+      tensor.data = nil
+    }
+    for tensor in tensors { tensor.isComputedBeforePrepare = false }
+    var scratchSizes = [Int](repeating: 0, count: nodes.count)
+    for (position, node) in nodes.enumerated() {
+      let kernel = kernels[position]
+      var context = PrepareContext(threadCount: threadCount)
+      do {
+        try kernel.prepare(&context)
+      } catch KernelError.needsInputValues {
+        firstRunTimePreparedNode = position
+        break
+      } catch {
+        try run(node) { throw error }
+      }
+      for output in node.outputs { try run(node) { try Self.checkedByteCount(output, what: "output") } }
+      scratchSizes[position] = context.scratchByteCount
+      let kernelType = type(of: kernel)
+      let presentInputs = node.inputs.compactMap { $0 }
+      let foldable =
+        !kernelType.hasSideEffects && !node.outputs.contains(where: \.isVariable)
+        && (kernelType.dependsOnlyOnInputShapes || presentInputs.allSatisfy(\.isConstant))
+      isFolded[position] = foldable
+      guard foldable else { continue }
+      for output in node.outputs {
+        output.allocateOwnedMemory()
+        output.isConstant = true
+      }
+      let scratch =
+        context.scratchByteCount > 0
+        ? UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64) : nil
+      defer { scratch?.deallocate() }
+      try run(node) { try kernel.eval(EvalContext(threadCount: threadCount, scratch: scratch?.baseAddress)) }
+    }
+    planMemory(scratchSizes: scratchSizes)
+    isAllocated = true
+  }
+
+  /// Runs the nodes in order (``invoke()``).
+  private func runNodes() throws {
+    guard isAllocated, let arena else { throw RuntimeError.allocationRequired }
+    let preparedCount = firstRunTimePreparedNode ?? nodes.count
+    for position in 0..<preparedCount where !isFolded[position] {
+      let scratch = scratchOffsets[position].map { arena.baseAddress.unsafelyUnwrapped + $0 }
+      let context = EvalContext(threadCount: threadCount, scratch: scratch)
+      try run(nodes[position]) { try kernels[position].eval(context) }
+    }
+    for position in preparedCount..<nodes.count { try prepareAndRun(position) }
+  }
+
+  /// Prepares node `position` now that its inputs are computed, gives its outputs memory of their
+  /// own (reused while the size stays the same) and runs it.
+  private func prepareAndRun(_ position: Int) throws {
+    let node = nodes[position]
+    for input in node.inputs.compactMap({ $0 }) { input.isComputedBeforePrepare = true }
+    var context = PrepareContext(threadCount: threadCount, preparesWhileRunning: true)
+    try run(node) {
+      try kernels[position].prepare(&context)
+      for output in node.outputs {
+        try Self.checkedByteCount(output, what: "output")
+        if output.ownedMemory?.count != max(output.byteCount, 1) { output.allocateOwnedMemory() }
+      }
+    }
+    if (runTimeScratch?.count ?? 0) < context.scratchByteCount {
+      runTimeScratch?.deallocate()
+      runTimeScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64)
+    }
+    let scratch = context.scratchByteCount > 0 ? runTimeScratch?.baseAddress : nil
+    try run(node) { try kernels[position].eval(EvalContext(threadCount: threadCount, scratch: scratch)) }
+  }
+
+  /// Runs `body`, turning a failure into ``RuntimeError/nodeFailed(subgraph:node:opName:version:reason:)``.
+  private func run(_ node: Node, _ body: () throws -> Void) throws {
+    do {
+      try body()
+    } catch let error as RuntimeError {
+      throw error
+    } catch {
+      throw RuntimeError.nodeFailed(
+        subgraph: subgraphIndex, node: node.index, opName: node.opName, version: node.version, reason: "\(error)")
+    }
+  }
+
+  /// Plans one arena for every tensor that needs activation memory and every node's scratch.
+  private func planMemory(scratchSizes: [Int]) {
+    let needsArena = { (tensor: RuntimeTensor) in !tensor.isConstant && !tensor.isVariable && tensor.data == nil }
+    var firstUse: [Int: Int] = [:]
+    var lastUse: [Int: Int] = [:]
+    func use(_ tensor: RuntimeTensor, at step: Int) {
+      guard needsArena(tensor) else { return }
+      firstUse[tensor.index] = min(firstUse[tensor.index] ?? step, step)
+      lastUse[tensor.index] = max(lastUse[tensor.index] ?? step, step)
+    }
+    let preparedCount = firstRunTimePreparedNode ?? nodes.count
+    // Outputs of nodes prepared while running get memory of their own then.
+    let runTimeOutputs = Set(nodes[preparedCount...].flatMap { $0.outputs.map(\.index) })
+    for input in inputs { use(input, at: -1) }
+    for (position, node) in nodes[..<preparedCount].enumerated() where !isFolded[position] {
+      for input in node.inputs.compactMap({ $0 }) { use(input, at: position) }
+      for output in node.outputs { use(output, at: position) }
+    }
+    for node in nodes[preparedCount...] {
+      for input in node.inputs.compactMap({ $0 }) where !runTimeOutputs.contains(input.index) {
+        use(input, at: nodes.count)
+      }
+    }
+    for output in outputs where !runTimeOutputs.contains(output.index) { use(output, at: nodes.count) }
+    var requests = firstUse.keys.sorted().map { index in
+      MemoryRequest(
+        owner: .tensor(index), byteCount: tensors[index].byteCount,
+        firstUse: firstUse[index] ?? 0, lastUse: lastUse[index] ?? 0)
+    }
+    for (position, size) in scratchSizes.enumerated() where position < preparedCount && size > 0 && !isFolded[position] {
+      requests.append(MemoryRequest(owner: .scratch(node: position), byteCount: size, firstUse: position, lastUse: position))
+    }
+    memoryPlan = MemoryPlan(requests: requests)
+    if (arena?.count ?? -1) < memoryPlan.arenaByteCount {
+      arena?.deallocate()
+      arena = UnsafeMutableRawBufferPointer.allocate(byteCount: max(memoryPlan.arenaByteCount, 64), alignment: 64)
+    }
+    guard let base = arena?.baseAddress else { return }
+    scratchOffsets = Array(repeating: nil, count: nodes.count)
+    for (request, offset) in memoryPlan.placements {
+      switch request.owner {
+      case .tensor(let index): tensors[index].data = base + offset
+      case .scratch(let node): scratchOffsets[node] = offset
+      }
+    }
+  }
+
+  /// Expands, once, every sparse constant that an operator other than DENSIFY reads directly
+  /// (FULLY_CONNECTED accepts sparse weights), so kernels only ever see dense data.
+  private static func densifySparseConstants(in subgraph: SubGraph, tensors: [RuntimeTensor], model: TFLiteModel) throws {
+    let densifyCode = BuiltinOperator.densify.rawValue
+    let readDirectly = Set(
+      subgraph.operators.filter { operation in
+        let index = Int(operation.opcodeIndex)
+        return index >= model.model.operatorCodes.count
+          || model.model.operatorCodes[index].resolvedBuiltinCode.rawValue != densifyCode
+      }.flatMap { $0.inputs.filter { $0 >= 0 }.map(Int.init) })
+    for tensor in tensors where tensor.sparsity != nil && readDirectly.contains(tensor.index) {
+      guard let sparse = tensor.sparsity, let stored = tensor.data, tensor.type.byteCount > 0 else { continue }
+      do {
+        let densifier = try Densifier(
+          denseShape: tensor.shape, format: sparse.format, valueCount: sparse.storedByteCount / tensor.type.byteCount)
+        tensor.allocateOwnedMemory()
+        densifier.run(values: stored, into: tensor.data.unsafelyUnwrapped, elementSize: tensor.type.byteCount)
+        tensor.sparsity = nil
+      } catch {
+        throw RuntimeError.invalidModel("sparse constant \(tensor.summary): \(error)")
+      }
+    }
+  }
+
+  /// Builds the runtime tensor for schema tensor `tensor`.
+  private static func makeTensor(_ tensor: TFLiteFormat.Tensor, index: Int, model: TFLiteModel) throws -> RuntimeTensor {
+    let name = tensor.name ?? ""
+    let shape = tensor.shape.map(Int.init)
+    guard let type = ElementType(schemaName: tensor.type.name) else {
+      throw RuntimeError.invalidModel("tensor \(index) '\(name)' has type \(tensor.type.name), which the runtime does not know")
+    }
+    let constant = model.tensorData(tensor)
+    let quantization = tensor.quantization.flatMap { parameters -> Quantization? in
+      guard !parameters.scale.isEmpty else { return nil }
+      return Quantization(
+        scales: parameters.scale, zeroPoints: parameters.zeroPoint.map { Int(truncatingIfNeeded: $0) },
+        axis: Int(parameters.quantizedDimension))
+    }
+    return RuntimeTensor(
+      index: index, name: name, type: type, shape: shape,
+      shapeSignature: tensor.shapeSignature.isEmpty ? shape : tensor.shapeSignature.map(Int.init),
+      quantization: quantization, isVariable: tensor.isVariable,
+      constantData: constant.count > 0 ? constant.baseAddress : nil,
+      sparsity: try tensor.sparsity.map {
+        SparseConstant(format: try SparsityFormat($0, model: model), storedByteCount: constant.count)
+      })
+  }
+
+  /// The byte count of `shape` with `elementBytes`-byte elements, or nil on overflow or a negative dimension.
+  static func product(_ shape: [Int], elementBytes: Int) -> Int? {
+    var total = max(elementBytes, 1)
+    for dimension in shape {
+      guard dimension >= 0 else { return nil }
+      let (next, overflow) = total.multipliedReportingOverflow(by: dimension)
+      guard !overflow, next <= 1 << 46 else { return nil }
+      total = next
+    }
+    return total
+  }
+
+  /// Throws unless `tensor`'s shape is non-negative and its byte count is representable.
+  static func checkedByteCount(_ tensor: RuntimeTensor, what: String) throws {
+    guard product(tensor.shape, elementBytes: tensor.type.byteCount) != nil else {
+      throw RuntimeError.invalidShape("\(what) \(tensor.summary) is not a valid size")
+    }
+  }
+}

@@ -1,0 +1,327 @@
+import TFLiteFormat
+
+/// One spatial axis of a windowed op (convolution, pooling): output size and leading padding by
+/// TFLite's rules (`ComputeOutSize` / `ComputePaddingWithOffset`: odd total padding goes after).
+struct WindowAxis: Equatable {
+  /// Input extent.
+  let inputSize: Int
+  /// Filter (window) extent before dilation.
+  let filterSize: Int
+  /// Step between output positions.
+  let stride: Int
+  /// Spacing between filter taps.
+  let dilation: Int
+  /// Output extent.
+  let outputSize: Int
+  /// Padding before the first input element.
+  let paddingBefore: Int
+
+  /// Computes the output size and padding; nil when the parameters are not positive or the
+  /// window does not fit (VALID with a filter larger than the input).
+  init?(inputSize: Int, filterSize: Int, stride: Int, dilation: Int, samePadding: Bool) {
+    guard inputSize >= 0, filterSize > 0, stride > 0, dilation > 0 else { return nil }
+    let (span, spanOverflow) = (filterSize - 1).multipliedReportingOverflow(by: dilation)
+    guard !spanOverflow, span < Int.max - inputSize - stride else { return nil }
+    let effectiveFilter = span + 1
+    let output = samePadding ? (inputSize + stride - 1) / stride : (inputSize + stride - effectiveFilter) / stride
+    guard output >= 0 else { return nil }
+    self.inputSize = inputSize
+    self.filterSize = filterSize
+    self.stride = stride
+    self.dilation = dilation
+    outputSize = output
+    let total = max(0, (output - 1) * stride + effectiveFilter - inputSize)
+    paddingBefore = total / 2
+  }
+
+  /// First input coordinate read by output position `output` (may be negative: padding).
+  /// Wrapping arithmetic: for outputs of a validated axis the value is bounded by the input size.
+  @inline(__always)
+  func inputOrigin(_ output: Int) -> Int { output &* stride &- paddingBefore }
+
+  /// Taps `first ..< end` of output position `output` that land inside the input.
+  @inline(__always)
+  func validTaps(_ output: Int) -> (first: Int, end: Int) {
+    let origin = inputOrigin(output)
+    // Smallest tap with origin + tap*dilation >= 0, and first tap with origin + tap*dilation >= inputSize.
+    let first = origin >= 0 ? 0 : (-origin + dilation - 1) / dilation
+    let end = origin >= inputSize ? 0 : min(filterSize, (inputSize - origin + dilation - 1) / dilation)
+    return (min(first, end), end)
+  }
+
+  /// Output positions whose every tap is inside the input (`start ..< end`, possibly empty).
+  var interior: Range<Int> {
+    let start = min(outputSize, (paddingBefore + stride - 1) / stride)
+    // Last tap of position o is o*stride - padding + (filter-1)*dilation <= inputSize - 1.
+    let limit = inputSize - 1 + paddingBefore - (filterSize - 1) * dilation
+    let end = limit < 0 ? 0 : min(outputSize, limit / stride + 1)
+    return start..<max(start, end)
+  }
+}
+
+/// Shape of a CONV_2D: NHWC input, OHWI filter (`[out, h, w, in / groups]`), NHWC output.
+struct ConvolutionShape: Equatable {
+  /// N.
+  let batch: Int
+  /// Input channels (all groups).
+  let inputChannels: Int
+  /// Filter input channels: channels of one group.
+  let groupInputChannels: Int
+  /// Output channels (all groups).
+  let outputChannels: Int
+  /// Vertical geometry.
+  let height: WindowAxis
+  /// Horizontal geometry.
+  let width: WindowAxis
+
+  /// Number of groups (`inputChannels / groupInputChannels`).
+  var groups: Int { inputChannels / groupInputChannels }
+  /// Output channels of one group: N of each GEMM.
+  var groupOutputChannels: Int { outputChannels / groups }
+  /// Rows of each GEMM: every output pixel.
+  var gemmRows: Int { batch * height.outputSize * width.outputSize }
+  /// Depth of each GEMM: one filter of a group.
+  var gemmDepth: Int { height.filterSize * width.filterSize * groupInputChannels }
+  /// True for a 1×1 stride-1 filter without padding: the input itself is the left-hand matrix.
+  var readsInputInPlace: Bool {
+    height.filterSize == 1 && width.filterSize == 1 && height.stride == 1 && width.stride == 1
+      && height.paddingBefore == 0 && width.paddingBefore == 0
+  }
+}
+
+/// The im2col view of a convolution input: row = output pixel, depth = (ky, kx, channel of the group).
+/// Blocks are gathered into the worker's scratch; taps outside the input read as zero.
+struct Im2colLeftOperand: GEMMLeftOperand {
+  /// The NHWC input.
+  let input: UnsafePointer<Float>
+  /// The convolution.
+  let shape: ConvolutionShape
+  /// First input channel of the group.
+  let channelOffset: Int
+
+  var packsIntoScratch: Bool { true }
+
+  func block(
+    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Float>
+  ) -> (pointer: UnsafePointer<Float>, rowStride: Int) {
+    let groupChannels = shape.groupInputChannels
+    let filterWidth = shape.width.filterSize
+    let outputWidth = shape.width.outputSize
+    let outputHeight = shape.height.outputSize
+    let rowStride = shape.width.inputSize * shape.inputChannels
+    let firstTap = depthStart / groupChannels
+    let firstChannel = depthStart % groupChannels
+    let contiguousTaps = shape.width.dilation == 1 && groupChannels == shape.inputChannels
+    // Wrapping index arithmetic: every offset stays inside the input tensor validated in `prepare`.
+    // The output pixel's coordinates advance incrementally (no divisions per row).
+    var x = rowStart % outputWidth
+    var y = (rowStart / outputWidth) % outputHeight
+    var image = input + ((rowStart / (outputWidth &* outputHeight)) &* shape.height.inputSize &* rowStride &+ channelOffset)
+    let imageStride = shape.height.inputSize &* rowStride
+    for r in 0..<rowCount {
+      let originY = shape.height.inputOrigin(y)
+      let originX = shape.width.inputOrigin(x)
+      var destination = scratch + r &* depthCount
+      var remaining = depthCount
+      var ky = firstTap / filterWidth
+      var kx = firstTap % filterWidth
+      var channel = firstChannel
+      while remaining > 0 {
+        let inputY = originY &+ ky &* shape.height.dilation
+        let inputX = originX &+ kx &* shape.width.dilation
+        let rowInside = inputY >= 0 && inputY < shape.height.inputSize
+        // Taps kx, kx+1, … of one filter row are contiguous in the input when they are adjacent
+        // pixels with all channels: copy the whole in-bounds run at once.
+        var taps = 1
+        if contiguousTaps && rowInside && inputX >= 0 {
+          taps = max(1, min(filterWidth &- kx, shape.width.inputSize &- inputX))
+        }
+        let count = min(taps &* groupChannels &- channel, remaining)
+        if rowInside && inputX >= 0 && inputX < shape.width.inputSize {
+          copyFloats(from: image + (inputY &* rowStride &+ inputX &* shape.inputChannels &+ channel), to: destination, count: count)
+        } else {
+          zeroFloats(destination, count: count)
+        }
+        destination += count
+        remaining &-= count
+        channel = 0
+        kx &+= taps
+        if kx == filterWidth {
+          kx = 0
+          ky &+= 1
+        }
+      }
+      x &+= 1
+      if x == outputWidth {
+        x = 0
+        y &+= 1
+        if y == outputHeight {
+          y = 0
+          image += imageStride
+        }
+      }
+    }
+    return (UnsafePointer(scratch), depthCount)
+  }
+}
+
+/// Copies `count` floats with explicit 8-lane moves: short runs (a few channels per tap) are the
+/// norm in im2col, where a `memmove` call or an alias-checked loop costs more than the copy.
+@inline(__always)
+func copyFloats(from source: UnsafePointer<Float>, to destination: UnsafeMutablePointer<Float>, count: Int) {
+  var offset = 0
+  while offset &+ 8 <= count {
+    UnsafeMutableRawPointer(destination + offset).storeBytes(
+      of: UnsafeRawPointer(source + offset).loadUnaligned(as: SIMD8<Float>.self), as: SIMD8<Float>.self)
+    offset &+= 8
+  }
+  while offset < count {
+    destination[offset] = source[offset]
+    offset &+= 1
+  }
+}
+
+/// Sets `count` floats to zero with 8-lane stores.
+@inline(__always)
+func zeroFloats(_ destination: UnsafeMutablePointer<Float>, count: Int) {
+  var offset = 0
+  while offset &+ 8 <= count {
+    UnsafeMutableRawPointer(destination + offset).storeBytes(of: SIMD8<Float>(), as: SIMD8<Float>.self)
+    offset &+= 8
+  }
+  while offset < count {
+    destination[offset] = 0
+    offset &+= 1
+  }
+}
+
+/// CONV_2D in float32 as one GEMM per group over packed filters.
+enum FloatConvolution {
+  /// The GEMM plan shared by every group.
+  static func plan(_ shape: ConvolutionShape, threadCount: Int) -> GEMMPlan {
+    GEMMPlan(rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: shape.gemmDepth, threadCount: threadCount)
+  }
+
+  /// Layout of one group's filter inside an OHWI filter: matrix `g` starts at `g * filterGroupStride`.
+  static func filterLayout(_ shape: ConvolutionShape) -> MatrixLayout { .columnMajor(depth: shape.gemmDepth) }
+
+  /// Elements of the OHWI filter per group.
+  static func filterGroupStride(_ shape: ConvolutionShape) -> Int { shape.groupOutputChannels * shape.gemmDepth }
+
+  /// Scratch bytes `run` needs.
+  static func scratchBytes(_ shape: ConvolutionShape, threadCount: Int) -> Int {
+    plan(shape, threadCount: threadCount).scratchBytes(leftOperandPacks: !shape.readsInputInPlace, threadCount: threadCount)
+  }
+
+  /// Computes the convolution.
+  ///
+  /// - Parameters:
+  ///   - filter: the packed filter, group `g`'s matrix at `g * PanelPacking.packedCount(depth:columns:)`.
+  ///   - bias: padded per group (`PanelPacking.padBias` with `groups`), or nil.
+  static func run(
+    _ shape: ConvolutionShape, plan: GEMMPlan, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
+    bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>,
+    threadCount: Int, scratch: UnsafeMutableRawPointer
+  ) {
+    let groupColumns = shape.groupOutputChannels
+    let paddedBias = PanelPacking.paddedBiasCount(groups: 1, columns: groupColumns)
+    let packedGroup = PanelPacking.packedCount(depth: shape.gemmDepth, columns: groupColumns)
+    for group in 0..<shape.groups {
+      let epilogue = FloatEpilogue(bias: bias.map { $0 + group * paddedBias }, activation: activation)
+      let groupOutput = output + group * groupColumns
+      let channelOffset = group * shape.groupInputChannels
+      if shape.readsInputInPlace {
+        FloatGEMM.multiply(
+          plan: plan, lhs: RowMajorLeftOperand(base: input + channelOffset, rowStride: shape.inputChannels),
+          rhs: filter + group * packedGroup, output: groupOutput, outputStride: shape.outputChannels, epilogue: epilogue,
+          threadCount: threadCount, scratch: scratch)
+      } else {
+        FloatGEMM.multiply(
+          plan: plan, lhs: Im2colLeftOperand(input: input, shape: shape, channelOffset: channelOffset),
+          rhs: filter + group * packedGroup, output: groupOutput, outputStride: shape.outputChannels, epilogue: epilogue,
+          threadCount: threadCount, scratch: scratch)
+      }
+    }
+  }
+}
+
+extension KernelRegistry {
+  /// CONV_2D.
+  nonisolated(unsafe) static let convolution: [String: any Kernel.Type] = ["CONV_2D": Conv2DKernel.self]
+}
+
+/// CONV_2D (float32): inputs `input [N,H,W,C]`, `filter [O,KH,KW,C/groups]`, optional `bias [O]`.
+final class Conv2DKernel: Kernel {
+  private let operands: WeightedOperands
+  private var input: RuntimeTensor { operands.input }
+  private var filter: RuntimeTensor { operands.weights }
+  private var bias: RuntimeTensor? { operands.bias }
+  private var output: RuntimeTensor { operands.output }
+  private let options: Conv2DOptions
+  private let activation: FloatClampRange
+  private var shape: ConvolutionShape?
+  private var plan: GEMMPlan?
+  private var weights = PackedWeights()
+  private var paddedBias = PaddedBias()
+  private var gemmScratchOffset = 0
+
+  init(node: Node) throws {
+    operands = try WeightedOperands(node, op: "CONV_2D")
+    options = try FloatOperands.options(of: node, op: "CONV_2D", defaults: Conv2DOptions()) {
+      if case .conv2DOptions(let options) = $0 { options } else { nil }
+    }
+    activation = try FloatClampRange(options.fusedActivationFunction, op: "CONV_2D")
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    try FloatOperands.requireRank(input, 4, op: "CONV_2D", role: "input")
+    try FloatOperands.requireRank(filter, 4, op: "CONV_2D", role: "filter")
+    let (batch, height, width, channels) = (input.shape[0], input.shape[1], input.shape[2], input.shape[3])
+    let (outputChannels, filterHeight, filterWidth, filterChannels) =
+      (filter.shape[0], filter.shape[1], filter.shape[2], filter.shape[3])
+    guard filterChannels > 0, channels % filterChannels == 0, channels > 0 else {
+      throw KernelError.invalid("CONV_2D filter input channels \(filterChannels) do not divide the input's \(channels)")
+    }
+    let groups = channels / filterChannels
+    guard outputChannels % groups == 0 else {
+      throw KernelError.invalid("CONV_2D output channels \(outputChannels) are not a multiple of the \(groups) groups")
+    }
+    try FloatOperands.requireBias(bias, count: outputChannels, op: "CONV_2D")
+    let heightAxis = try WindowAxis(
+      op: "CONV_2D", axis: "height", inputSize: height, filterSize: filterHeight, stride: options.strideH,
+      dilation: options.dilationHFactor, padding: options.padding)
+    let widthAxis = try WindowAxis(
+      op: "CONV_2D", axis: "width", inputSize: width, filterSize: filterWidth, stride: options.strideW,
+      dilation: options.dilationWFactor, padding: options.padding)
+    let outputShape = [batch, heightAxis.outputSize, widthAxis.outputSize, outputChannels]
+    _ = try FloatOperands.checkedCount(outputShape, "CONV_2D output")
+    let shape = ConvolutionShape(
+      batch: batch, inputChannels: channels, groupInputChannels: filterChannels, outputChannels: outputChannels,
+      height: heightAxis, width: widthAxis)
+    output.shape = outputShape
+    let plan = FloatConvolution.plan(shape, threadCount: context.threadCount)
+    var scratch = ScratchLayout()
+    try weights.prepare(
+      filter, count: groups, sourceStride: FloatConvolution.filterGroupStride(shape),
+      layout: FloatConvolution.filterLayout(shape), depth: shape.gemmDepth, columns: shape.groupOutputChannels,
+      scratch: &scratch)
+    paddedBias.prepare(bias, groups: groups, columns: shape.groupOutputChannels, scratch: &scratch)
+    gemmScratchOffset = scratch.reserve(bytes: FloatConvolution.scratchBytes(shape, threadCount: context.threadCount))
+    context.requestScratch(bytes: scratch.byteCount)
+    self.shape = shape
+    self.plan = plan
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let shape, let plan, let scratch = context.scratch else { throw KernelError.invalid("CONV_2D was not prepared") }
+    try weights.withPointer(filter, scratch: scratch) { packedFilter in
+      paddedBias.withPointer(bias, scratch: scratch) { biasPointer in
+        FloatConvolution.run(
+          shape, plan: plan, input: input.pointer(as: Float.self), filter: packedFilter, bias: biasPointer,
+          activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,
+          scratch: scratch + gemmScratchOffset)
+      }
+    }
+  }
+}

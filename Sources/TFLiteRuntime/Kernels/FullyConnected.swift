@@ -1,0 +1,80 @@
+import TFLiteFormat
+
+extension KernelRegistry {
+  /// FULLY_CONNECTED.
+  nonisolated(unsafe) static let fullyConnected: [String: any Kernel.Type] = ["FULLY_CONNECTED": FullyConnectedKernel.self]
+}
+
+/// FULLY_CONNECTED (float32, DEFAULT weights format): `input` of any rank is read as `[M, K]` with
+/// `K = weights.shape[1]` and `M = input elements / K`; `weights [N, K]`; optional `bias [N]`.
+/// The output is `[M, N]`, or with `keep_num_dims` the input's shape with its last dimension replaced by N.
+final class FullyConnectedKernel: Kernel {
+  private let operands: WeightedOperands
+  private var input: RuntimeTensor { operands.input }
+  private var weights: RuntimeTensor { operands.weights }
+  private var bias: RuntimeTensor? { operands.bias }
+  private var output: RuntimeTensor { operands.output }
+  private let keepNumDims: Bool
+  private let activation: FloatClampRange
+  private var plan: GEMMPlan?
+  private var packedWeights = PackedWeights()
+  private var paddedBias = PaddedBias()
+  private var gemmScratchOffset = 0
+
+  init(node: Node) throws {
+    operands = try WeightedOperands(node, op: "FULLY_CONNECTED")
+    let options = try FloatOperands.options(of: node, op: "FULLY_CONNECTED", defaults: FullyConnectedOptions()) {
+      if case .fullyConnectedOptions(let options) = $0 { options } else { nil }
+    }
+    guard options.weightsFormat == .default else {
+      throw KernelError.unsupported("FULLY_CONNECTED with weights format \(options.weightsFormat.name)")
+    }
+    keepNumDims = options.keepNumDims
+    activation = try FloatClampRange(options.fusedActivationFunction, op: "FULLY_CONNECTED")
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = "FULLY_CONNECTED"
+    try FloatOperands.requireRank(weights, 2, op: op, role: "weights")
+    let (units, depth) = (weights.shape[0], weights.shape[1])
+    let inputCount = input.elementCount
+    guard depth > 0, inputCount % depth == 0 else {
+      throw KernelError.invalid("\(op) input \(input.shape) cannot be read as rows of \(depth) values")
+    }
+    let rows = inputCount / depth
+    try FloatOperands.requireBias(bias, count: units, op: op)
+    if keepNumDims {
+      guard let last = input.shape.last, last == depth else {
+        throw KernelError.invalid("\(op) with keep_num_dims needs the input's last dimension to be \(depth), got \(input.shape)")
+      }
+      output.shape = input.shape.dropLast() + [units]
+    } else {
+      output.shape = [rows, units]
+    }
+    _ = try FloatOperands.checkedCount(output.shape, "\(op) output")
+    let plan = GEMMPlan(rows: rows, columns: units, depth: depth, threadCount: context.threadCount)
+    var scratch = ScratchLayout()
+    try packedWeights.prepare(
+      weights, count: 1, sourceStride: 0, layout: .columnMajor(depth: depth), depth: depth, columns: units,
+      scratch: &scratch)
+    paddedBias.prepare(bias, groups: 1, columns: units, scratch: &scratch)
+    gemmScratchOffset = scratch.reserve(
+      bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: context.threadCount))
+    context.requestScratch(bytes: scratch.byteCount)
+    self.plan = plan
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let plan, let scratch = context.scratch else { throw KernelError.invalid("FULLY_CONNECTED was not prepared") }
+    try packedWeights.withPointer(weights, scratch: scratch) { packed in
+      paddedBias.withPointer(bias, scratch: scratch) { biasPointer in
+        FloatGEMM.multiply(
+          plan: plan, lhs: RowMajorLeftOperand(base: UnsafePointer(input.pointer(as: Float.self)), rowStride: plan.depth),
+          rhs: packed, output: output.pointer(as: Float.self), outputStride: plan.columns,
+          epilogue: FloatEpilogue(bias: biasPointer, activation: activation), threadCount: context.threadCount,
+          scratch: scratch + gemmScratchOffset)
+      }
+    }
+  }
+}

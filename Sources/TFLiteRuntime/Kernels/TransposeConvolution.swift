@@ -1,0 +1,270 @@
+import TFLiteFormat
+
+/// Shape of a TRANSPOSE_CONV: NHWC input, OHWI filter `[out, h, w, in]`, NHWC output of a given size.
+///
+/// The padding follows TFLite: computed as for a convolution whose *input* is this op's output
+/// (`height`/`width` axes use the output extent as their input size, dilation 1).
+struct TransposeConvolutionShape: Equatable {
+  /// N.
+  let batch: Int
+  /// Input rows.
+  let inputHeight: Int
+  /// Input columns.
+  let inputWidth: Int
+  /// Input channels: K of the GEMM.
+  let inputChannels: Int
+  /// Output channels.
+  let outputChannels: Int
+  /// Vertical geometry, `inputSize` = output rows.
+  let height: WindowAxis
+  /// Horizontal geometry, `inputSize` = output columns.
+  let width: WindowAxis
+
+  /// Columns of the GEMM: every (ky, kx, output channel).
+  var gemmColumns: Int { height.filterSize * width.filterSize * outputChannels }
+  /// Input pixels per image row.
+  var rowPixels: Int { inputWidth }
+}
+
+/// TRANSPOSE_CONV in float32: one GEMM (`input pixels × in` · `in × (kh·kw·out)`) into a column
+/// buffer, then each column is added to the output pixel it lands on (col2im), in chunks of input
+/// rows so the column buffer stays small.
+enum FloatTransposeConvolution {
+  /// Column-buffer budget in floats.
+  static let columnBudget = 1 << 20
+
+  /// Input rows (over all images) per chunk.
+  static func rowsPerChunk(_ shape: TransposeConvolutionShape) -> Int {
+    let rows = shape.batch * shape.inputHeight
+    return max(1, min(rows, columnBudget / max(1, shape.rowPixels * shape.gemmColumns)))
+  }
+
+  /// Packs the OHWI filter as the `in × (kh·kw·out)` right-hand matrix (`reordered` holds
+  /// `filter`'s element count and receives the HWOI copy first).
+  static func packFilter(
+    _ filter: UnsafePointer<Float>, shape: TransposeConvolutionShape, reordered: UnsafeMutablePointer<Float>,
+    into destination: UnsafeMutablePointer<Float>
+  ) {
+    let taps = shape.height.filterSize * shape.width.filterSize
+    let channels = shape.inputChannels
+    for outputChannel in 0..<shape.outputChannels {
+      for tap in 0..<taps {
+        (reordered + (tap * shape.outputChannels + outputChannel) * channels)
+          .update(from: filter + (outputChannel * taps + tap) * channels, count: channels)
+      }
+    }
+    PanelPacking.pack(
+      UnsafePointer(reordered), layout: .columnMajor(depth: channels), depth: channels, columns: shape.gemmColumns,
+      into: destination)
+  }
+
+  /// GEMM plan of a chunk of `inputRows` input rows.
+  static func plan(_ shape: TransposeConvolutionShape, inputRows: Int, threadCount: Int) -> GEMMPlan {
+    GEMMPlan(
+      rows: inputRows * shape.rowPixels, columns: shape.gemmColumns, depth: shape.inputChannels,
+      threadCount: threadCount)
+  }
+
+  /// Scratch bytes `run` needs: the column buffer and the GEMM's workers.
+  static func scratchBytes(_ shape: TransposeConvolutionShape, threadCount: Int) -> Int {
+    let chunk = rowsPerChunk(shape)
+    let lastChunk = (shape.batch * shape.inputHeight) % chunk
+    let gemm = max(
+      plan(shape, inputRows: chunk, threadCount: threadCount).scratchBytes(leftOperandPacks: false, threadCount: threadCount),
+      plan(shape, inputRows: max(lastChunk, 1), threadCount: threadCount)
+        .scratchBytes(leftOperandPacks: false, threadCount: threadCount))
+    return (chunk * shape.rowPixels * shape.gemmColumns + 15) / 16 * 16 * MemoryLayout<Float>.stride + gemm
+  }
+
+  /// Computes the transposed convolution. `filter` is packed by `packFilter`; `bias` has
+  /// `outputChannels` values or is nil.
+  static func run(
+    _ shape: TransposeConvolutionShape, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
+    bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>,
+    threadCount: Int, scratch: UnsafeMutableRawPointer
+  ) {
+    let outputChannels = shape.outputChannels
+    let outputPixels = shape.batch * shape.height.inputSize * shape.width.inputSize
+    output.update(repeating: 0, count: outputPixels * outputChannels)
+    let chunk = rowsPerChunk(shape)
+    let columns = scratch.assumingMemoryBound(to: Float.self)
+    let columnFloats = (chunk * shape.rowPixels * shape.gemmColumns + 15) / 16 * 16
+    let gemmScratch = scratch + columnFloats * MemoryLayout<Float>.stride
+    let totalRows = shape.batch * shape.inputHeight
+    var firstRow = 0
+    while firstRow < totalRows {
+      let rowCount = min(chunk, totalRows - firstRow)
+      let plan = plan(shape, inputRows: rowCount, threadCount: threadCount)
+      FloatGEMM.multiply(
+        plan: plan,
+        lhs: RowMajorLeftOperand(base: input + firstRow * shape.rowPixels * shape.inputChannels, rowStride: shape.inputChannels),
+        rhs: filter, output: columns, outputStride: shape.gemmColumns, epilogue: FloatEpilogue(bias: nil, activation: nil),
+        threadCount: threadCount, scratch: gemmScratch)
+      scatterColumns(shape, firstRow: firstRow, rowCount: rowCount, columns: columns, output: output)
+      firstRow += rowCount
+    }
+    for pixel in 0..<outputPixels {
+      let out = output + pixel * outputChannels
+      for channel in 0..<outputChannels {
+        out[channel] = activation.apply(out[channel] + (bias?[channel] ?? 0))
+      }
+    }
+  }
+
+  /// col2im: adds each (ky, kx) slice of every input pixel's columns to the output pixel it lands on.
+  private static func scatterColumns(
+    _ shape: TransposeConvolutionShape, firstRow: Int, rowCount: Int, columns: UnsafePointer<Float>,
+    output: UnsafeMutablePointer<Float>
+  ) {
+    let outputChannels = shape.outputChannels
+    let outputHeight = shape.height.inputSize
+    let outputWidth = shape.width.inputSize
+    for row in firstRow..<firstRow + rowCount {
+      let image = row / shape.inputHeight
+      let y = row % shape.inputHeight
+      for x in 0..<shape.inputWidth {
+        var slice = columns + ((row - firstRow) * shape.rowPixels + x) * shape.gemmColumns
+        for ky in 0..<shape.height.filterSize {
+          let outputY = y * shape.height.stride - shape.height.paddingBefore + ky
+          for kx in 0..<shape.width.filterSize {
+            let outputX = x * shape.width.stride - shape.width.paddingBefore + kx
+            if outputY >= 0 && outputY < outputHeight && outputX >= 0 && outputX < outputWidth {
+              let out = output + ((image * outputHeight + outputY) * outputWidth + outputX) * outputChannels
+              for channel in 0..<outputChannels { out[channel] += slice[channel] }
+            }
+            slice += outputChannels
+          }
+        }
+      }
+    }
+  }
+}
+
+extension KernelRegistry {
+  /// TRANSPOSE_CONV.
+  nonisolated(unsafe) static let transposeConvolution: [String: any Kernel.Type] = [
+    "TRANSPOSE_CONV": TransposeConvKernel.self
+  ]
+}
+
+/// TRANSPOSE_CONV (float32): inputs `output_shape` (constant INT32 `[4]`), `weights [O,KH,KW,I]`,
+/// `input [N,H,W,I]` and an optional `bias [O]`; fused activation from newer versions' options.
+final class TransposeConvKernel: Kernel {
+  private let outputShapeTensor: RuntimeTensor
+  private let weights: RuntimeTensor
+  private let input: RuntimeTensor
+  private let bias: RuntimeTensor?
+  private let output: RuntimeTensor
+  private let options: TransposeConvOptions
+  private let activation: FloatClampRange
+  private var shape: TransposeConvolutionShape?
+  /// Packed constant weights and the data they were packed from.
+  private var constantPacked: [Float] = []
+  private var constantSource: UnsafeMutableRawPointer?
+  /// Scratch regions for weights computed at run time (reordered copy, packed panels), then the GEMM's.
+  private var reorderOffset: Int?
+  private var packedOffset = 0
+  private var runScratchOffset = 0
+
+  init(node: Node) throws {
+    try node.expect(inputs: 3, maxInputs: 4, outputs: 1)
+    outputShapeTensor = try node.input(0)
+    weights = try node.input(1)
+    input = try node.input(2)
+    bias = node.optionalInput(3)
+    output = try node.output(0)
+    guard outputShapeTensor.type == .int32 else {
+      throw KernelError.invalid("TRANSPOSE_CONV output_shape must be INT32, got \(outputShapeTensor.type.name)")
+    }
+    try FloatOperands.require([weights, input, bias, output], op: "TRANSPOSE_CONV")
+    try FloatOperands.requireDense([weights, input, bias], op: "TRANSPOSE_CONV")
+    options = try FloatOperands.options(of: node, op: "TRANSPOSE_CONV", defaults: TransposeConvOptions()) {
+      if case .transposeConvOptions(let options) = $0 { options } else { nil }
+    }
+    activation = try FloatClampRange(options.fusedActivationFunction, op: "TRANSPOSE_CONV")
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = "TRANSPOSE_CONV"
+    guard outputShapeTensor.hasValuesForPrepare else {
+      throw KernelError.needsInputValues("\(op) output_shape is computed at run time")
+    }
+    guard outputShapeTensor.elementCount == 4 else {
+      throw KernelError.invalid("\(op) output_shape must have 4 values, got shape \(outputShapeTensor.shape)")
+    }
+    let values = outputShapeTensor.pointer(as: Int32.self)
+    let outputShape = (0..<4).map { Int(values[$0]) }
+    try FloatOperands.requireRank(input, 4, op: op, role: "input")
+    try FloatOperands.requireRank(weights, 4, op: op, role: "weights")
+    let (batch, height, width, channels) = (input.shape[0], input.shape[1], input.shape[2], input.shape[3])
+    let (outputChannels, filterHeight, filterWidth, filterChannels) =
+      (weights.shape[0], weights.shape[1], weights.shape[2], weights.shape[3])
+    guard filterChannels == channels, outputShape[0] == batch, outputShape[3] == outputChannels,
+      outputShape.allSatisfy({ $0 >= 0 })
+    else {
+      throw KernelError.invalid(
+        "\(op) shapes do not match: input \(input.shape), weights \(weights.shape), output_shape \(outputShape)")
+    }
+    try FloatOperands.requireBias(bias, count: outputChannels, op: op)
+    let heightAxis = try WindowAxis(
+      op: op, axis: "height", inputSize: outputShape[1], filterSize: filterHeight, stride: options.strideH,
+      dilation: 1, padding: options.padding)
+    let widthAxis = try WindowAxis(
+      op: op, axis: "width", inputSize: outputShape[2], filterSize: filterWidth, stride: options.strideW,
+      dilation: 1, padding: options.padding)
+    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    let columns = try FloatOperands.checkedCount([filterHeight, filterWidth, outputChannels], "\(op) GEMM columns")
+    _ = try FloatOperands.checkedCount([width, columns, 4], "\(op) column buffer row")
+    let shape = TransposeConvolutionShape(
+      batch: batch, inputHeight: height, inputWidth: width, inputChannels: channels, outputChannels: outputChannels,
+      height: heightAxis, width: widthAxis)
+    output.shape = outputShape
+    let packedCount = PanelPacking.packedCount(depth: channels, columns: columns)
+    var scratch = ScratchLayout()
+    if weights.isConstant, let data = weights.data {
+      reorderOffset = nil
+      if constantSource != data || self.shape != shape {
+        var reordered = [Float](repeating: 0, count: weights.elementCount)
+        constantPacked = [Float](repeating: 0, count: packedCount)
+        reordered.withUnsafeMutableBufferPointer { reorderedBuffer in
+          constantPacked.withUnsafeMutableBufferPointer { packedBuffer in
+            guard let reorderedBase = reorderedBuffer.baseAddress, let packedBase = packedBuffer.baseAddress else { return }
+            FloatTransposeConvolution.packFilter(
+              data.assumingMemoryBound(to: Float.self), shape: shape, reordered: reorderedBase, into: packedBase)
+          }
+        }
+        constantSource = data
+      }
+    } else {
+      constantPacked = []
+      constantSource = nil
+      reorderOffset = scratch.reserve(floats: weights.elementCount)
+      packedOffset = scratch.reserve(floats: packedCount)
+    }
+    runScratchOffset = scratch.reserve(bytes: FloatTransposeConvolution.scratchBytes(shape, threadCount: context.threadCount))
+    context.requestScratch(bytes: scratch.byteCount)
+    self.shape = shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let shape, let scratch = context.scratch else { throw KernelError.invalid("TRANSPOSE_CONV was not prepared") }
+    let biasPointer = bias.map { UnsafePointer($0.pointer(as: Float.self)) }
+    func run(_ packed: UnsafePointer<Float>) {
+      FloatTransposeConvolution.run(
+        shape, input: input.pointer(as: Float.self), filter: packed, bias: biasPointer, activation: activation,
+        output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: scratch + runScratchOffset)
+    }
+    if let reorderOffset {
+      let packed = (scratch + packedOffset).assumingMemoryBound(to: Float.self)
+      FloatTransposeConvolution.packFilter(
+        weights.pointer(as: Float.self), shape: shape,
+        reordered: (scratch + reorderOffset).assumingMemoryBound(to: Float.self), into: packed)
+      run(packed)
+    } else {
+      constantPacked.withUnsafeBufferPointer { buffer in
+        if let base = buffer.baseAddress { run(base) }
+      }
+    }
+  }
+}

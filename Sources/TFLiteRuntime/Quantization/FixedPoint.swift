@@ -1,0 +1,150 @@
+// The fixed-point arithmetic of TFLite's integer kernels, in one place.
+//
+// A real multiplier `m` (for example input_scale · filter_scale / output_scale) is represented as a
+// 32-bit mantissa `multiplier` in [2^30, 2^31) with a power-of-two `shift`:
+// m ≈ multiplier · 2^(shift − 31). Kernels rescale 32-bit accumulators with it.
+
+/// How a 32-bit value is multiplied by a ``QuantizedMultiplier``.
+///
+/// LiteRT's reference kernels (`BUILTIN_REF`) and default builds round twice: a rounding doubling
+/// high multiply, then a rounding right shift. Builds with `TFLITE_SINGLE_ROUNDING` (and some
+/// optimized paths) round once on the 64-bit product. The two differ by one in a small fraction of
+/// results.
+public enum RoundingPolicy: Sendable, Hashable, CaseIterable {
+  /// Two roundings, as LiteRT's reference kernels compute (the default).
+  case doubleRounding
+  /// One rounding of the exact 64-bit product.
+  case singleRounding
+}
+
+/// A real multiplier as a 32-bit fixed-point mantissa and a power-of-two exponent.
+public struct QuantizedMultiplier: Sendable, Hashable {
+  /// The mantissa, in [2^30, 2^31) for non-zero multipliers, 0 for zero.
+  public var multiplier: Int32
+  /// The exponent: the value is `multiplier · 2^(shift − 31)`. Positive shifts scale up.
+  public var shift: Int
+
+  /// Creates a multiplier from its parts.
+  public init(multiplier: Int32, shift: Int) {
+    self.multiplier = multiplier
+    self.shift = shift
+  }
+
+  /// Decomposes `real` (≥ 0) as TFLite does: mantissa rounded half away from zero to 31 bits;
+  /// multipliers too small to matter (shift below −31) become zero.
+  public init(_ real: Double) {
+    guard real > 0, real.isFinite else {
+      self.init(multiplier: 0, shift: 0)
+      return
+    }
+    // real = fraction · 2^exponent with fraction in [0.5, 1).
+    var exponent = Int(real.exponent) + 1
+    let fraction = real.significand / 2
+    var mantissa = Int64((fraction * 2_147_483_648.0).rounded(.toNearestOrAwayFromZero))
+    if mantissa == 1 << 31 {
+      mantissa /= 2
+      exponent += 1
+    }
+    if exponent < -31 {
+      self.init(multiplier: 0, shift: 0)
+    } else {
+      self.init(multiplier: Int32(mantissa), shift: exponent)
+    }
+  }
+
+  /// The real value this multiplier stands for.
+  public var realValue: Double { Double(multiplier) * Double.pow2(shift - 31) }
+
+  /// `x · multiplier · 2^(shift − 31)`, rounded as `policy` says.
+  @inlinable @inline(__always)
+  public func apply(_ x: Int32, rounding policy: RoundingPolicy = .doubleRounding) -> Int32 {
+    switch policy {
+    case .doubleRounding:
+      let leftShift = max(shift, 0)
+      let rightShift = max(-shift, 0)
+      let scaled = FixedPoint.saturatingRoundingDoublingHighMultiply(x &<< Int32(leftShift), multiplier)
+      return FixedPoint.roundingDivideByPowerOfTwo(scaled, rightShift)
+    case .singleRounding:
+      let totalShift = Int64(31 - shift)
+      let round = Int64(1) << (totalShift - 1)
+      let product = Int64(x) * Int64(multiplier) + round
+      return Int32(truncatingIfNeeded: product >> totalShift)
+    }
+  }
+
+  /// The 64-bit-accumulator variant used by the 16-bit kernels: the multiplier is first reduced
+  /// to 16 bits (rounded), then one rounding shift of the 64-bit product.
+  @inlinable @inline(__always)
+  public func apply(_ x: Int64) -> Int32 {
+    let reduced: Int64 = multiplier < 0x7FFF_0000 ? (Int64(multiplier) + (1 << 15)) >> 16 : 0x7FFF
+    let totalShift = Int64(15 - shift)
+    let product = x &* reduced &+ (Int64(1) << (totalShift - 1))
+    return Int32(truncatingIfNeeded: product >> totalShift)
+  }
+}
+
+/// gemmlowp-style fixed-point primitives, bit-exact with TFLite.
+public enum FixedPoint {
+  /// The high 32 bits of `2 · a · b`, rounded to nearest (exact halves toward +infinity);
+  /// saturates the one overflowing case `a == b == Int32.min`.
+  @inlinable @inline(__always)
+  public static func saturatingRoundingDoublingHighMultiply(_ a: Int32, _ b: Int32) -> Int32 {
+    if a == b && a == .min { return .max }
+    let product = Int64(a) * Int64(b)
+    let nudge: Int64 = product >= 0 ? 1 << 30 : 1 - (1 << 30)
+    // Division truncating toward zero, as C++ `/` does.
+    return Int32(truncatingIfNeeded: (product + nudge) / (1 << 31))
+  }
+
+  /// `x / 2^exponent` rounded to nearest, ties away from zero (`exponent` in 0...31).
+  @inlinable @inline(__always)
+  public static func roundingDivideByPowerOfTwo(_ x: Int32, _ exponent: Int) -> Int32 {
+    let mask = Int32(truncatingIfNeeded: (Int64(1) << exponent) - 1)
+    let remainder = x & mask
+    let threshold = (mask >> 1) + (x < 0 ? 1 : 0)
+    return (x >> Int32(exponent)) + (remainder > threshold ? 1 : 0)
+  }
+
+  /// The clamping range of a quantized output for a fused activation, as TFLite computes it:
+  /// the activation's real bounds quantized with `round(real / scale) + zeroPoint`, intersected
+  /// with the type's range `typeRange`.
+  public static func activationRange(
+    _ activation: FusedActivation, scale: Float, zeroPoint: Int, typeRange: ClosedRange<Int32>
+  ) -> ClosedRange<Int32> {
+    func quantize(_ real: Float) -> Int32 {
+      let value = Int64(zeroPoint) + Int64((real / scale).rounded(.toNearestOrAwayFromZero))
+      return Int32(clamping: value)
+    }
+    var lower = typeRange.lowerBound
+    var upper = typeRange.upperBound
+    switch activation {
+    case .none: break
+    case .relu: lower = max(lower, quantize(0))
+    case .relu6:
+      lower = max(lower, quantize(0))
+      upper = min(upper, quantize(6))
+    case .reluN1To1:
+      lower = max(lower, quantize(-1))
+      upper = min(upper, quantize(1))
+    }
+    return lower...max(lower, upper)
+  }
+}
+
+/// The fused activations that integer kernels clamp with.
+public enum FusedActivation: Sendable, Hashable {
+  /// No clamping beyond the type's range.
+  case none
+  /// max(x, 0).
+  case relu
+  /// min(max(x, 0), 6).
+  case relu6
+  /// min(max(x, −1), 1).
+  case reluN1To1
+}
+
+extension Double {
+  /// 2^exponent, exactly.
+  @usableFromInline
+  static func pow2(_ exponent: Int) -> Double { Double(sign: .plus, exponent: exponent, significand: 1) }
+}

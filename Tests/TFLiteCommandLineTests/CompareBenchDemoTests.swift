@@ -1,0 +1,142 @@
+import Foundation
+import TFLiteCommandLine
+import TFLiteFormat
+import TFLiteRuntime
+import TFLiteTestSupport
+import XCTest
+
+final class CompareCommandTests: CommandTestCase {
+  private var model = ""
+  private var input = ""
+
+  override func setUpWithError() throws {
+    try super.setUpWithError()
+    model = try write(Self.passThrough, as: "model.tflite")
+    input = try writeNumPy([Float(1), 2, 3], shape: [1, 3], as: "a.npy")
+  }
+
+  func testMatchingOutputs() throws {
+    let expected = try writeNumPy([Float(1), 2, 3.000001], shape: [1, 3], as: "e.npy")
+    let result = run("compare", model, "--input", input, "--expected", expected)
+    XCTAssertEqual(result.code, 0, result.output.standardOutput + result.output.standardError)
+    XCTAssertTrue(result.output.standardOutput.contains("all 3 values within tolerance"), result.output.standardOutput)
+    XCTAssertTrue(result.output.standardOutput.contains("all outputs within tolerance"))
+  }
+
+  func testMismatchReportsTheFirstIndexAndBothValues() throws {
+    let expected = try writeNumPy([Float(1), 2.5, 4], shape: [1, 3], as: "e.npy")
+    let result = run("compare", model, "--input", input, "--expected", expected)
+    XCTAssertEqual(result.code, 1)
+    let text = result.output.standardOutput
+    XCTAssertTrue(text.contains("max abs error 1, max rel error 0.25"), text)
+    XCTAssertTrue(text.contains("2 of 3 values beyond tolerance; first at [0, 1] (flat 1): actual 2, expected 2.5"), text)
+    let loose = run("compare", model, "--input", input, "--expected", expected, "--atol", "1")
+    XCTAssertEqual(loose.code, 0, loose.output.standardOutput)
+  }
+
+  func testShapeMismatchAndMissingExpectation() throws {
+    let expected = try writeNumPy([Float(1), 2, 3], shape: [3], as: "e.npy")
+    let result = run("compare", model, "--input", input, "--expected", expected)
+    XCTAssertEqual(result.code, 1)
+    XCTAssertTrue(result.output.standardOutput.contains("shape differs"), result.output.standardOutput)
+    XCTAssertEqual(run("compare", model, "--input", input).code, 64)
+  }
+
+  func testQuantizedOutputAgainstFloatsIsDequantized() throws {
+    let quantized = try writeNumPy([UInt8(5), 7], shape: [2], as: "q.npy")
+    let expected = try writeNumPy([Float(1), 2], shape: [2], as: "e.npy")
+    let result = run("compare", model, "--input", input, "--input", quantized, "--expected", "quantized=\(expected)")
+    XCTAssertEqual(result.code, 0, result.output.standardOutput)
+    XCTAssertTrue(result.output.standardOutput.contains("types differ: actual UINT8 (dequantized), expected FLOAT32"))
+  }
+}
+
+final class BenchCommandTests: CommandTestCase {
+  func testJSONOutputHasExactlyTheDocumentedKeys() throws {
+    let model = try write(Self.passThrough, as: "model.tflite")
+    let result = run("bench", model, "--runs", "3", "--warmup", "1", "--json")
+    XCTAssertEqual(result.code, 0, result.output.standardError)
+    let line = result.output.standardOutput
+    let pattern = try NSRegularExpression(
+      pattern: #"^\{"load_ms":[0-9.]+, "min_ms":[0-9.]+, "median_ms":[0-9.]+, "max_ms":[0-9.]+, "arena_bytes":[0-9]+\}\n$"#)
+    XCTAssertEqual(pattern.numberOfMatches(in: line, range: NSRange(line.startIndex..., in: line)), 1, line)
+    let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Double])
+    XCTAssertLessThanOrEqual(try XCTUnwrap(object["min_ms"]), try XCTUnwrap(object["median_ms"]))
+    XCTAssertLessThanOrEqual(try XCTUnwrap(object["median_ms"]), try XCTUnwrap(object["max_ms"]))
+    XCTAssertGreaterThan(try XCTUnwrap(object["arena_bytes"]), 0)
+  }
+
+  func testTextOutput() throws {
+    let model = try write(Self.passThrough, as: "model.tflite")
+    let result = run("bench", model, "--runs", "2", "--warmup", "0")
+    XCTAssertEqual(result.code, 0, result.output.standardError)
+    XCTAssertTrue(result.output.standardOutput.contains("(2 runs)"), result.output.standardOutput)
+  }
+
+  func testMedianOfEvenAndOddCounts() {
+    XCTAssertEqual(BenchmarkResult(loadMilliseconds: 0, invokeMilliseconds: [1, 2, 4], arenaByteCount: 0).median, 2)
+    XCTAssertEqual(BenchmarkResult(loadMilliseconds: 0, invokeMilliseconds: [1, 2, 4, 8], arenaByteCount: 0).median, 3)
+  }
+}
+
+final class DemoCommandTests: CommandTestCase {
+  /// A "classifier" without operators whose scores are its input (`scores` FLOAT32 [1, 4]), so the
+  /// ranking is known.
+  private static let scoresModel = TestModel(subgraphs: [
+    TestModel.Subgraph(tensors: [.init(name: "scores", type: 0, shape: [1, 4])], inputs: [0], outputs: [0])
+  ])
+
+  /// Writes the classifier, its labels, a demo input and a manifest naming them.
+  private func writeDemoDirectory(labels: String = "cat\ndog\nbird\nfish\n") throws -> String {
+    _ = try write(Self.scoresModel, as: "scores.tflite")
+    _ = try writeNumPy([Float(0.1), 0.6, 0.05, 0.25], shape: [1, 4], as: "picture.npy")
+    try labels.write(toFile: path("labels.txt"), atomically: true, encoding: .utf8)
+    let manifest = """
+      {"models": [
+        {"name": "single_op", "file": "scores.tflite", "kind": "op", "inputs": []},
+        {"name": "classifier", "file": "scores.tflite", "kind": "network", "inputs": [{"file": "picture.npy"}]}
+       ],
+       "demo": {"model": "scores.tflite", "labels": "labels.txt", "inputs": [{"file": "picture.npy", "label_name": "dog"}]}}
+      """
+    try manifest.write(toFile: path("manifest.json"), atomically: true, encoding: .utf8)
+    return directory
+  }
+
+  func testDemoPrintsTheTopFiveWithLabels() throws {
+    let result = run("demo", "--models", try writeDemoDirectory())
+    XCTAssertEqual(result.code, 0, result.output.standardError)
+    let text = result.output.standardOutput
+    XCTAssertTrue(text.contains("scores.tflite, 4 classes"), text)
+    XCTAssertTrue(text.contains("picture.npy, true class dog"), text)
+    let ranking = ["1. dog  0.6000", "2. fish  0.2500", "3. cat  0.1000", "4. bird  0.0500"]
+    let positions = ranking.map { text.range(of: $0)?.lowerBound }
+    XCTAssertFalse(positions.contains(nil), text)
+    XCTAssertEqual(positions.compactMap { $0 }, positions.compactMap { $0 }.sorted(), text)
+  }
+
+  func testDemoWithoutManifestFails() {
+    let result = run("demo", "--models", directory)
+    XCTAssertEqual(result.code, 1)
+    XCTAssertTrue(result.output.standardError.contains("manifest.json"), result.output.standardError)
+  }
+}
+
+final class MemoryPlanReportTests: CommandTestCase {
+  func testPlanListsEveryArenaTensor() throws {
+    let model = try TFLiteModel(bytes: Self.passThrough.serialized())
+    let runner = try ModelRunner(model: model)
+    let report = try renderMemoryPlan(of: runner.primary)
+    XCTAssertTrue(report.hasPrefix("memory plan of subgraph 0: arena \(runner.primary.arenaByteCount) bytes"), report)
+    XCTAssertTrue(report.contains("T0 input FLOAT32 [1, 3]"), report)
+    XCTAssertTrue(report.contains("T1 quantized UINT8 [2]"), report)
+    XCTAssertTrue(report.contains("input...output"), report)
+  }
+
+  func testInspectPrintsThePlan() throws {
+    let model = try write(Self.passThrough, as: "model.tflite")
+    let result = run("inspect", model, "--plan")
+    XCTAssertEqual(result.code, 0, result.output.standardError)
+    XCTAssertTrue(result.output.standardOutput.contains("memory plan of subgraph 0: arena"), result.output.standardOutput)
+    XCTAssertEqual(run("inspect", model, "--plan", "--json").code, 64)
+  }
+}

@@ -1,0 +1,118 @@
+import XCTest
+@testable import TFLiteRuntime
+
+final class ReductionsTests: XCTestCase {
+  /// Scalar model of a reduction: visits the input in order and folds each element into the
+  /// output element it maps to.
+  func scalarReduce<Scalar>(
+    _ input: [Scalar], shape: [Int], isReduced: [Bool], initial: Scalar, _ combine: (Scalar, Scalar) -> Scalar
+  ) -> [Scalar] {
+    let keptShape = shape.enumerated().map { isReduced[$0.offset] ? 1 : $0.element }
+    var output = [Scalar](repeating: initial, count: keptShape.reduce(1, *))
+    for (index, value) in input.enumerated() {
+      let target = broadcastSourceIndex(index, outputShape: shape, shape: keptShape)
+      output[target] = combine(output[target], value)
+    }
+    return output
+  }
+
+  func runReduction<Operation: ReductionOperation>(
+    _ operation: Operation, _ input: [Operation.Scalar], shape: [Int], isReduced: [Bool]
+  ) throws -> [Operation.Scalar] {
+    let layout = try BroadcastLayout(reducing: shape, axes: isReduced)
+    let outputCount = shape.enumerated().filter { !isReduced[$0.offset] }.map(\.element).reduce(1, *)
+    return filledArray(count: outputCount) { output in
+      ReductionDriver.run(operation, layout: layout, input: input, output: output, outputCount: outputCount)
+    }
+  }
+
+  /// Random shapes (some with long rows, so the four-accumulator loop runs) and axis sets.
+  func cases(seed: UInt64) -> [([Int], [Bool])] {
+    var generator = SeededGenerator(seed: seed)
+    var result: [([Int], [Bool])] = [([7, 300], [false, true]), ([300, 7], [true, false]), ([5, 67, 3], [true, true, true])]
+    for _ in 0..<60 {
+      let shape = generator.shape(rank: Int.random(in: 1...5, using: &generator), sizes: 1...7)
+      result.append((shape, shape.map { _ in Bool.random(using: &generator) }))
+    }
+    return result
+  }
+
+  func testFloatReductionsMatchScalarFold() throws {
+    var generator = SeededGenerator(seed: 5)
+    for (shape, isReduced) in cases(seed: 21) {
+      let input = generator.floats(shape.reduce(1, *), in: -4...4)
+      let sums = try runReduction(SumReduction<Float>(), input, shape: shape, isReduced: isReduced)
+      let expectedSums = scalarReduce(input, shape: shape, isReduced: isReduced, initial: 0, +)
+      for (sum, expected) in zip(sums, expectedSums) { XCTAssertEqual(sum, expected, accuracy: 1e-4 * max(1, abs(expected))) }
+      XCTAssertEqual(
+        try runReduction(MaximumReduction<Float>(), input, shape: shape, isReduced: isReduced),
+        scalarReduce(input, shape: shape, isReduced: isReduced, initial: -.greatestFiniteMagnitude) { max($0, $1) })
+      XCTAssertEqual(
+        try runReduction(MinimumReduction<Float>(), input, shape: shape, isReduced: isReduced),
+        scalarReduce(input, shape: shape, isReduced: isReduced, initial: .greatestFiniteMagnitude) { min($0, $1) })
+      let factors = input.map { 1 + $0 / 64 }
+      let products = try runReduction(ProductReduction<Float>(), factors, shape: shape, isReduced: isReduced)
+      let expectedProducts = scalarReduce(factors, shape: shape, isReduced: isReduced, initial: 1, *)
+      for (product, expected) in zip(products, expectedProducts) { XCTAssertEqual(product, expected, accuracy: 1e-4 * max(1, abs(expected))) }
+    }
+  }
+
+  func testIntegerReductionsAreExact() throws {
+    var generator = SeededGenerator(seed: 6)
+    for (shape, isReduced) in cases(seed: 22) {
+      let input: [Int32] = generator.integers(shape.reduce(1, *), in: -3...3)
+      XCTAssertEqual(
+        try runReduction(SumReduction<Int32>(), input, shape: shape, isReduced: isReduced),
+        scalarReduce(input, shape: shape, isReduced: isReduced, initial: 0, &+))
+      XCTAssertEqual(
+        try runReduction(ProductReduction<Int32>(), input, shape: shape, isReduced: isReduced),
+        scalarReduce(input, shape: shape, isReduced: isReduced, initial: 1, &*))
+      let wide = input.map { Int64($0) << 40 }
+      XCTAssertEqual(
+        try runReduction(MaximumReduction<Int64>(), wide, shape: shape, isReduced: isReduced),
+        scalarReduce(wide, shape: shape, isReduced: isReduced, initial: .min) { max($0, $1) })
+    }
+  }
+
+  func testMeanDividesByReducedCountAndIsNaNWhenEmpty() throws {
+    var generator = SeededGenerator(seed: 8)
+    let shape = [2, 7, 7, 19]
+    let isReduced = [false, true, true, false]
+    let input = generator.floats(shape.reduce(1, *), in: -4...4)
+    let layout = try BroadcastLayout(reducing: shape, axes: isReduced)
+    let means: [Float] = filledArray(count: 38) { ReductionDriver.mean(layout: layout, input: input, output: $0, outputCount: 38) }
+    let expected = scalarReduce(input, shape: shape, isReduced: isReduced, initial: 0, +).map { $0 / 49 }
+    for (mean, reference) in zip(means, expected) { XCTAssertEqual(mean, reference, accuracy: 1e-5) }
+    let emptyLayout = try BroadcastLayout(reducing: [3, 0], axes: [false, true])
+    let empty: [Float] = filledArray(count: 3) { ReductionDriver.mean(layout: emptyLayout, input: [], output: $0, outputCount: 3) }
+    XCTAssertTrue(empty.allSatisfy(\.isNaN))
+  }
+
+  func testAxesResolveNegativeAndRepeatedAxes() throws {
+    let axes = try ReductionAxes(axes: [-1, 1, 3], inputShape: [2, 3, 4, 5], keepDimensions: false)
+    XCTAssertEqual(axes.isReduced, [false, true, false, true])
+    XCTAssertEqual(axes.outputShape, [2, 4])
+    XCTAssertEqual(try ReductionAxes(axes: [0, -4], inputShape: [2, 3, 4, 5], keepDimensions: true).outputShape, [1, 3, 4, 5])
+    XCTAssertEqual(try ReductionAxes(axes: [], inputShape: [], keepDimensions: false).outputShape, [])
+    XCTAssertThrowsError(try ReductionAxes(axes: [4], inputShape: [2, 3, 4, 5], keepDimensions: false))
+    XCTAssertThrowsError(try ReductionAxes(axes: [-5], inputShape: [2, 3, 4, 5], keepDimensions: false))
+  }
+
+  func testArgumentExtremumTakesFirstIndexOfTies() {
+    var generator = SeededGenerator(seed: 9)
+    let (outer, axis, inner) = (3, 6, 5)
+    let input: [Int32] = generator.integers(outer * axis * inner, in: 0...3)
+    for kind in [ExtremumKind.maximum, .minimum] {
+      let output: [Int64] = filledArray(count: outer * inner) {
+        ArgumentExtremum.run(kind, input: input, outerCount: outer, axisCount: axis, innerCount: inner, output: $0)
+      }
+      for o in 0..<outer {
+        for i in 0..<inner {
+          let column = (0..<axis).map { input[(o * axis + $0) * inner + i] }
+          let target = kind == .maximum ? column.max()! : column.min()!
+          XCTAssertEqual(output[o * inner + i], Int64(column.firstIndex(of: target)!))
+        }
+      }
+    }
+  }
+}
