@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 from ai_edge_litert import interpreter as litert
 
-from . import flatbuf
+from . import flatbuf, litert_run
 
 SEED = 1234
 
@@ -138,6 +138,8 @@ class Case:
   post: Optional[Callable] = None
   # (entry, model_bytes) -> None: adds facts to the manifest entry after generation.
   annotate: Optional[Callable] = None
+  # Run LiteRT in a child process (for models where a kernel may abort the process).
+  isolated: bool = False
   # Extra manifest fields (free-form facts about the case).
   extra: dict = dataclasses.field(default_factory=dict)
 
@@ -222,19 +224,9 @@ def convert(case, rng):
 # Running
 
 
-def run(model_bytes, inputs, resolver=litert.OpResolverType.BUILTIN_REF):
-  """Runs the model once with one thread and returns copies of every output."""
-  interpreter = litert.Interpreter(model_content=model_bytes, experimental_op_resolver_type=resolver,
-                                   num_threads=1)
-  details = interpreter.get_input_details()
-  for detail, value in zip(details, inputs):
-    if list(detail["shape"]) != list(value.shape):
-      interpreter.resize_tensor_input(detail["index"], value.shape, strict=False)
-  interpreter.allocate_tensors()
-  for detail, value in zip(details, inputs):
-    interpreter.set_tensor(detail["index"], value)
-  interpreter.invoke()
-  return [interpreter.get_tensor(d["index"]).copy() for d in interpreter.get_output_details()]
+def run(model_bytes, inputs, resolver=litert.OpResolverType.BUILTIN_REF, isolated=False):
+  """Runs the model once with one thread (in a child process when `isolated`)."""
+  return (litert_run.run_isolated if isolated else litert_run.run)(model_bytes, inputs, resolver.name)
 
 
 def _quantize(values, quantization, dtype):
@@ -322,22 +314,26 @@ def _max_abs_diff(a_list, b_list):
 REFERENCE_RESOLVERS = (litert.OpResolverType.BUILTIN_REF, litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
 
 
-def run_reference(model_bytes, inputs):
-  """Outputs from the reference kernels, or from the builtin kernels for ops BUILTIN_REF lacks."""
+def run_reference(model_bytes, inputs, isolated=False):
+  """(outputs, resolver name, note): from the reference kernels, or from the builtin kernels
+  for ops BUILTIN_REF lacks (and, for isolated runs, when BUILTIN_REF aborts)."""
+  notes = []
   for resolver in REFERENCE_RESOLVERS:
     try:
-      return run(model_bytes, inputs, resolver), resolver.name
+      return run(model_bytes, inputs, resolver, isolated), resolver.name, " ".join(notes)
     except Exception as error:
       message = str(error).strip().splitlines()[0][:300]
-      if "Didn't find op" not in message and "unresolved custom op" not in message:
+      missing = "Didn't find op" in message or "unresolved custom op" in message
+      if not missing and not isinstance(error, litert_run.ProcessDied):
         raise NotGenerated(f"{resolver.name} cannot run it: {message}") from error
-  raise NotGenerated(f"no LiteRT resolver has the op: {message}")
+      notes.append(f"{resolver.name}: {message}.")
+  raise NotGenerated(f"no LiteRT resolver can run it: {' '.join(notes)}")
 
 
 def tensorflow_outputs(case, model_inputs, positions, input_entries):
   """TensorFlow's own results for the case's callable or Keras model on the (dequantized) model
   inputs, or None when there is nothing to compare (converters, edited models, TF lacks a kernel)."""
-  if case.post or case.signatures or case.build:
+  if case.post or case.signatures:
     return None
   declared = [None] * len(model_inputs)
   for values, index, entry in zip(model_inputs, positions, input_entries):
@@ -467,6 +463,9 @@ def _op_entries(ops):
 
 def generate(case, root):
   """Builds, converts, runs and writes one case. Returns its manifest entry or raises NotGenerated."""
+  # Keras numbers layer names with process-wide counters; reset them so names do not depend on
+  # which cases ran before.
+  tf.keras.backend.clear_session()
   rng = Rng(case.name)
   model_bytes = convert(case, rng)
   if case.post:
@@ -483,12 +482,12 @@ def generate(case, root):
     first = next(s["key"] for s in facts.signatures() if s["subgraph_index"] == 0)
     case = dataclasses.replace(case, inputs=case.signatures[first])
   inputs, positions = model_inputs(case, model_bytes, Rng(case.name + "/inputs"))
-  outputs, reference = run_reference(model_bytes, inputs)
+  outputs, reference, reference_note = run_reference(model_bytes, inputs, case.isolated)
   for output in outputs:
     if np.issubdtype(output.dtype, np.floating) and not np.all(np.isfinite(output)):
       raise NotGenerated("reference output has non-finite values")
   try:
-    xnnpack_diff = _max_abs_diff(outputs, run(model_bytes, inputs, litert.OpResolverType.AUTO))
+    xnnpack_diff = _max_abs_diff(outputs, run(model_bytes, inputs, litert.OpResolverType.AUTO, case.isolated))
   except Exception:
     xnnpack_diff = None
 
@@ -516,6 +515,8 @@ def generate(case, root):
       "reference": reference,
       "xnnpack_max_abs_diff": xnnpack_diff,
   }
+  if reference_note:
+    entry["reference_note"] = reference_note
   check_against_tensorflow(case, entry, model_bytes, inputs, positions, outputs, root)
   if facts.subgraph_count() > 1:
     entry["subgraphs"] = [{"index": i, "name": facts.subgraph_name(i),
