@@ -34,9 +34,10 @@ let package = Package(
     // Hand-built .tflite files for tests of the API around the kernels (not a product).
     .target(name: "TFLiteTestSupport", path: "Tests/TFLiteTestSupport"),
     .testTarget(name: "TFLiteFormatTests", dependencies: ["TFLiteFormat"]),
-    .testTarget(name: "TFLiteRuntimeTests", dependencies: ["TFLiteRuntime", "TFLiteFormat"]),
-    .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteTestSupport"]),
-    .testTarget(name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"]),
+    .testTarget(name: "TFLiteRuntimeTests", dependencies: ["TFLiteRuntime", "TFLiteFormat", "TFLiteTestSupport"]),
+    .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
+    .testTarget(
+      name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"], exclude: ["Fixtures"]),
     .testTarget(
       name: "TFLiteCommandLineTests",
       dependencies: ["TFLiteCommandLine", "TFLiteFormat", "TFLiteRuntime", "TFLiteTestSupport"]),

@@ -11,6 +11,8 @@ median_ms, max_ms of invoke() over the timed runs (after the warm-up runs), and 
   builtin   = BUILTIN_WITHOUT_DEFAULT_DELEGATES (LiteRT's optimized builtin kernels),
   reference = BUILTIN_REF (LiteRT's reference kernels; slow, so fewer runs).
 Inputs are seeded random values over each input's type range (or [-1, 1] for floats).
+Each kernel set runs in its own process, so a kernel that aborts (BUILTIN_REF does on some
+int8 SOFTMAX scales) is reported as an error instead of ending the run.
 Run it with the generator's environment, e.g. Scripts/.venv/bin/python or $VENV/bin/python.
 """
 
@@ -19,6 +21,7 @@ import glob
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -67,6 +70,20 @@ def time_model(path, resolver, runs, warmup):
           "max_ms": round(max(times), 3), "runs": runs}
 
 
+def time_in_child(path, name, runs, warmup):
+  """time_model in a separate process; returns its result or {"error": ...}."""
+  command = [sys.executable, os.path.abspath(__file__), "--child", name, "--runs", str(runs), "--warmup", str(warmup),
+             path]
+  finished = subprocess.run(command, capture_output=True, text=True)
+  lines = finished.stdout.strip().splitlines()
+  if finished.returncode != 0 or not lines:
+    if finished.returncode < 0:
+      return {"error": f"the LiteRT process died with signal {-finished.returncode}"}
+    detail = (finished.stderr.strip().splitlines() or ["no output"])[-1]
+    return {"error": f"exit status {finished.returncode}: {detail}"}
+  return json.loads(lines[-1])
+
+
 def model_paths(arguments):
   paths = []
   for argument in arguments:
@@ -84,16 +101,17 @@ def main():
   parser.add_argument("--warmup", type=int, default=5)
   parser.add_argument("--reference-runs", type=int, default=5, help="timed runs for BUILTIN_REF")
   parser.add_argument("--kernels", default="xnnpack,builtin,reference", help="comma-separated subset")
+  parser.add_argument("--child", choices=sorted(KERNEL_SETS), help=argparse.SUPPRESS)
   args = parser.parse_args()
+  if args.child:
+    print(json.dumps(time_model(args.models[0], KERNEL_SETS[args.child], args.runs, args.warmup)))
+    return 0
   for path in model_paths(args.models):
     result = {"model": path}
     for name in args.kernels.split(","):
       runs = args.reference_runs if name == "reference" else args.runs
       warmup = min(args.warmup, 1) if name == "reference" else args.warmup
-      try:
-        result[name] = time_model(path, KERNEL_SETS[name], runs, warmup)
-      except Exception as error:  # report and go on with the next kernel set
-        result[name] = {"error": str(error).strip().splitlines()[0]}
+      result[name] = time_in_child(path, name, runs, warmup)
     print(json.dumps(result), flush=True)
   return 0
 

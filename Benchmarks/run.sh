@@ -45,7 +45,7 @@ fi
 echo "timing ${#models[@]} networks, $runs runs after $warmup warm-up runs, one thread..." >&2
 "$default_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "${models[@]}" > "$results/default.jsonl"
 "$native_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "${models[@]}" > "$results/native.jsonl"
-if ! "$python" Benchmarks/litert_bench.py --json --threads 1 --runs "$runs" --warmup "$warmup" "${models[@]}" \
+if ! "$python" Benchmarks/litert_bench.py --runs "$runs" --warmup "$warmup" --reference-runs 3 "${models[@]}" \
   > "$results/litert.jsonl"; then
   echo "warning: litert_bench.py failed; the LiteRT columns are empty" >&2
 fi
@@ -67,15 +67,17 @@ def load(name):
 
 ours = {"default": load("default.jsonl"), "native": load("native.jsonl")}
 litert = load("litert.jsonl")
-kernels = ["xnnpack", "builtin", "builtin_ref"]
+kernels = ["xnnpack", "builtin", "reference"]
 
 def median(rows):
   return rows[0].get("median_ms") if rows and "error" not in rows[0] else None
 
 def litert_median(model, kind):
+  # litert_bench.py prints one line per model: {"model": …, "xnnpack": {"median_ms": …}, "builtin": …, "reference": …}.
   for row in litert.get(model, []):
-    if row.get("kernels") == kind and "error" not in row:
-      return row.get("median_ms")
+    timing = row.get(kind) or {}
+    if "error" not in timing and timing.get("median_ms") is not None:
+      return timing["median_ms"]
   return None
 
 def cell(value, width=10, digits=3):

@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 from ai_edge_litert import interpreter as litert
 
-from . import flatbuf
+from . import flatbuf, litert_run
 
 SEED = 1234
 
@@ -26,11 +26,13 @@ UINT8 = "uint8"
 INT16X8 = "int16x8"
 HYBRID = "hybrid"
 FLOAT16_WEIGHTS = "float16_weights"
-INTEGER_MODES = (INT8, UINT8, INT16X8)
+# uint8 kernels (per-tensor asymmetric), as TF1 quantization-aware training produced them.
+UINT8_LEGACY = "uint8_legacy"
+INTEGER_MODES = (INT8, UINT8, INT16X8, UINT8_LEGACY)
 
 # Short tags used inside model names.
 MODE_TAGS = {FLOAT32: "f32", INT8: "int8", UINT8: "uint8", INT16X8: "int16x8", HYBRID: "hybrid",
-             FLOAT16_WEIGHTS: "fp16w"}
+             FLOAT16_WEIGHTS: "fp16w", UINT8_LEGACY: "uint8_legacy"}
 
 # Default float tolerance: max abs error <= DEFAULT_FLOAT_FACTOR * max(1, output range).
 DEFAULT_FLOAT_FACTOR = 1e-5
@@ -113,7 +115,8 @@ class Case:
   group: str
   mode: str
   inputs: Sequence[Input]
-  # rng -> a callable over TF tensors, or a tf.keras.Model.
+  # rng -> a callable over TF tensors (or a list of them applied in turn), a tf.keras.Model or a
+  # configured tf.lite.TFLiteConverter.
   make: Callable
   # Operators the converted model must contain (checks that the converter emitted what we test).
   expect: Sequence[str] = ()
@@ -127,10 +130,16 @@ class Case:
   tweak: Optional[Callable] = None
   # How far quantized test inputs stretch beyond the calibrated range (values clip at the type's limits).
   widen: float = 1.25
+  # Signature models: signature key -> its inputs (case.inputs is then unused).
+  signatures: Optional[dict] = None
+  # rng -> model bytes, for models written directly instead of converted (see surgery.py).
+  build: Optional[Callable] = None
   # bytes -> bytes edit of the converted model (see surgery.py).
   post: Optional[Callable] = None
   # (entry, model_bytes) -> None: adds facts to the manifest entry after generation.
   annotate: Optional[Callable] = None
+  # Run LiteRT in a child process (for models where a kernel may abort the process).
+  isolated: bool = False
   # Extra manifest fields (free-form facts about the case).
   extra: dict = dataclasses.field(default_factory=dict)
 
@@ -158,9 +167,15 @@ def _default_representative(case, rng):
   return samples
 
 
+def _is_converter(built):
+  return hasattr(built, "convert") and hasattr(built, "target_spec")
+
+
 def make_converter(case, rng):
   built = case.make(rng)
-  if isinstance(built, tf.keras.Model):
+  if _is_converter(built):
+    converter = built
+  elif isinstance(built, tf.keras.Model):
     converter = tf.lite.TFLiteConverter.from_keras_model(built)
   else:
     function = tf.function(built, input_signature=[spec.spec(i) for i, spec in enumerate(case.inputs)],
@@ -192,7 +207,12 @@ def make_converter(case, rng):
 
 
 def convert(case, rng):
+  if case.build:
+    return case.build(rng)
   try:
+    if case.mode == UINT8_LEGACY:
+      from . import legacy
+      return legacy.convert(case, case.representative or (lambda r: _default_representative(case, r)))
     return make_converter(case, rng).convert()
   except Exception as error:  # the converter raises many unrelated types
     message = str(error).strip().splitlines()
@@ -204,19 +224,9 @@ def convert(case, rng):
 # Running
 
 
-def run(model_bytes, inputs, resolver=litert.OpResolverType.BUILTIN_REF):
-  """Runs the model once with one thread and returns copies of every output."""
-  interpreter = litert.Interpreter(model_content=model_bytes, experimental_op_resolver_type=resolver,
-                                   num_threads=1)
-  details = interpreter.get_input_details()
-  for detail, value in zip(details, inputs):
-    if list(detail["shape"]) != list(value.shape):
-      interpreter.resize_tensor_input(detail["index"], value.shape, strict=False)
-  interpreter.allocate_tensors()
-  for detail, value in zip(details, inputs):
-    interpreter.set_tensor(detail["index"], value)
-  interpreter.invoke()
-  return [interpreter.get_tensor(d["index"]).copy() for d in interpreter.get_output_details()]
+def run(model_bytes, inputs, resolver=litert.OpResolverType.BUILTIN_REF, isolated=False):
+  """Runs the model once with one thread (in a child process when `isolated`)."""
+  return (litert_run.run_isolated if isolated else litert_run.run)(model_bytes, inputs, resolver.name)
 
 
 def _quantize(values, quantization, dtype):
@@ -226,16 +236,17 @@ def _quantize(values, quantization, dtype):
 
 
 def model_inputs(case, model_bytes, rng):
-  """Seeded input arrays in the model's input order (quantized for integer models), and the
-  float arrays in the case's declared order."""
+  """Seeded input arrays in the model's input order (quantized for integer models), and for each
+  model input the index of the declared input it feeds."""
   interpreter = litert.Interpreter(model_content=model_bytes)
   details = interpreter.get_input_details()
   if len(details) != len(case.inputs):
     raise NotGenerated(f"model has {len(details)} inputs, case declares {len(case.inputs)}")
   drawn = [spec.draw(rng) for spec in case.inputs]
-  ordered = []
+  ordered, positions = [], []
   for position, detail in enumerate(details):
     index = _declared_index(detail["name"], len(case.inputs), position)
+    positions.append(index)
     spec, values = case.inputs[index], drawn[index]
     if detail["dtype"] != values.dtype:
       if spec.dtype == "float32" and detail["quantization"][0] != 0:
@@ -244,13 +255,13 @@ def model_inputs(case, model_bytes, rng):
       else:
         raise NotGenerated(f"input {detail['name']} has type {detail['dtype']}, declared {spec.dtype}")
     ordered.append(values)
-  return ordered, drawn
+  return ordered, positions
 
 
 def _declared_index(model_name, count, position):
   for index in range(count):
     name = input_name(index)
-    if model_name in (name, f"serving_default_{name}:0", f"{name}:0"):
+    if model_name in (name, f"{name}:0") or model_name.endswith(f"_{name}:0"):
       return index
   return position
 
@@ -303,59 +314,158 @@ def _max_abs_diff(a_list, b_list):
 REFERENCE_RESOLVERS = (litert.OpResolverType.BUILTIN_REF, litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
 
 
-def run_reference(model_bytes, inputs):
-  """Outputs from the reference kernels, or from the builtin kernels for ops BUILTIN_REF lacks."""
+def run_reference(model_bytes, inputs, isolated=False):
+  """(outputs, resolver name, note): from the reference kernels, or from the builtin kernels
+  for ops BUILTIN_REF lacks (and, for isolated runs, when BUILTIN_REF aborts)."""
+  notes = []
   for resolver in REFERENCE_RESOLVERS:
     try:
-      return run(model_bytes, inputs, resolver), resolver.name
+      return run(model_bytes, inputs, resolver, isolated), resolver.name, " ".join(notes)
     except Exception as error:
       message = str(error).strip().splitlines()[0][:300]
-      if "Didn't find op" not in message:
+      missing = "Didn't find op" in message or "unresolved custom op" in message
+      if not missing and not isinstance(error, litert_run.ProcessDied):
         raise NotGenerated(f"{resolver.name} cannot run it: {message}") from error
-  raise NotGenerated(f"no LiteRT resolver has the op: {message}")
+      notes.append(f"{resolver.name}: {message}.")
+  raise NotGenerated(f"no LiteRT resolver can run it: {' '.join(notes)}")
 
 
-def tensorflow_difference(built, declared_inputs, outputs):
-  """Max |LiteRT - TensorFlow| over the float outputs (a sanity check of the conversion)."""
+def tensorflow_outputs(case, model_inputs, positions, input_entries):
+  """TensorFlow's own results for the case's callable or Keras model on the (dequantized) model
+  inputs, or None when there is nothing to compare (converters, edited models, TF lacks a kernel)."""
+  if case.post or case.signatures:
+    return None
+  declared = [None] * len(model_inputs)
+  for values, index, entry in zip(model_inputs, positions, input_entries):
+    quantization = entry["quantization"]
+    if quantization is not None and case.inputs[index].dtype == "float32":
+      values = ((values.astype(np.float64) - quantization["zero_point"][0]) * quantization["scale"][0])
+      values = values.astype(np.float32)
+    declared[index] = values
+  built = case.make(Rng(case.name))
   try:
+    if built is None or _is_converter(built):
+      return None
     if isinstance(built, tf.keras.Model):
-      results = built(declared_inputs if len(declared_inputs) > 1 else declared_inputs[0])
+      results = built(declared if len(declared) > 1 else declared[0])
     else:
-      results = built(*[tf.constant(v) for v in declared_inputs])
+      results = [tf.constant(v) for v in declared]
+      for stage in (built if isinstance(built, list) else [built]):
+        results = stage(*results)
+        results = results if isinstance(results, (list, tuple)) else [results]
   except tf.errors.OpError:  # e.g. 6-D broadcasting, which TF's own CPU kernels lack
     return None
-  results = [np.asarray(r) for r in (results if isinstance(results, (list, tuple)) else [results])]
+  return [np.asarray(r) for r in (results if isinstance(results, (list, tuple)) else [results])]
+
+
+def disagreement(outputs, output_entries, expected):
+  """Worst difference between model outputs and TensorFlow's: in real units for float outputs,
+  in quantization steps for quantized outputs (TF's values clipped to the representable range).
+  Outputs of other types (indices, booleans) are not compared. None if outputs cannot be paired."""
   worst = 0.0
-  for output in outputs:
-    if not np.issubdtype(output.dtype, np.floating):
+  for output, entry in zip(outputs, output_entries):
+    quantization = entry["quantization"]
+    if np.issubdtype(output.dtype, np.floating):
+      candidates = [_max_abs_diff([output], [r]) for r in expected if r.shape == output.shape]
+    elif quantization is not None and np.issubdtype(output.dtype, np.integer):
+      scale, zero_point = quantization["scale"][0], quantization["zero_point"][0]
+      info = np.iinfo(output.dtype)
+      real = (output.astype(np.float64) - zero_point) * scale
+      lo, hi = (info.min - zero_point) * scale, (info.max - zero_point) * scale
+      candidates = [float(np.max(np.abs(real - np.clip(r, lo, hi)), initial=0.0)) / scale
+                    for r in expected if r.shape == output.shape]
+    else:
       continue
-    candidates = [_max_abs_diff([output], [r]) for r in results if r.shape == output.shape]
     if not candidates:
       return None
     worst = max(worst, min(candidates))
   return worst
 
 
-def _prefer_builtin_when_reference_disagrees(entry, case, model_bytes, inputs, declared_inputs, root):
-  """When BUILTIN_REF disagrees with TensorFlow but the builtin optimized kernels agree, the
-  optimized kernels' outputs become the expected ones (the manifest says so)."""
+def _disagreement_limit(case, entry, output_arrays):
+  """How far from TensorFlow an op's outputs may be before the kernels count as wrong."""
+  if case.mode == FLOAT32:
+    return entry["tolerance"]["atol"]
+  if case.mode in INTEGER_MODES:
+    steps = [np.iinfo(o.dtype).max - np.iinfo(o.dtype).min for o in output_arrays if np.issubdtype(o.dtype, np.integer)]
+    return 0.02 * max(steps, default=255)
+  return None
+
+
+def check_against_tensorflow(case, entry, model_bytes, inputs, positions, outputs, root):
+  """Records how far LiteRT is from TensorFlow. For single ops, when BUILTIN_REF is far off but
+  the builtin optimized kernels are close, their outputs become the expected ones."""
+  expected = tensorflow_outputs(case, inputs, positions, entry["inputs"])
+  if expected is None:
+    return
+  difference = disagreement(outputs, entry["outputs"], expected)
+  key = "tensorflow_max_abs_diff" if case.mode not in INTEGER_MODES else "tensorflow_max_diff_steps"
+  entry[key] = difference
+  limit = _disagreement_limit(case, entry, outputs)
+  if difference is None or limit is None or difference <= limit or case.kind != "op":
+    return
   resolver = litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
   builtin_outputs = run(model_bytes, inputs, resolver)
-  builtin_tf_diff = tensorflow_difference(case.make(Rng(case.name)), declared_inputs, builtin_outputs)
-  if builtin_tf_diff is None or builtin_tf_diff > entry["tolerance"]["atol"]:
+  builtin_difference = disagreement(builtin_outputs, entry["outputs"], expected)
+  if builtin_difference is None or builtin_difference > limit:
     entry["reference_note"] = "BUILTIN_REF and the builtin kernels both differ from TensorFlow"
     return
-  entry["reference_note"] = (f"BUILTIN_REF differs from TensorFlow by {entry['tensorflow_max_abs_diff']:.3g}; "
-                             f"the builtin optimized kernels agree with TensorFlow and give the expected outputs")
+  entry["reference_note"] = (f"BUILTIN_REF differs from TensorFlow by {difference:.3g}; the builtin optimized "
+                             f"kernels agree with TensorFlow ({builtin_difference:.3g}) and give the expected outputs")
   entry["reference"] = resolver.name
-  entry["tensorflow_max_abs_diff"] = builtin_tf_diff
+  entry[key] = builtin_difference
   entry["tolerance"] = tolerance(case, builtin_outputs, None)
   for output, array in zip(entry["outputs"], builtin_outputs):
     np.save(os.path.join(root, output["file"]), np.ascontiguousarray(array), allow_pickle=False)
 
 
+def _run_signatures(case, model_bytes, facts, stem, root):
+  """Runs every signature with its own seeded inputs and writes `<stem>.<key>.input_<i>.npy` etc."""
+  entries = []
+  for signature in facts.signatures():
+    key = signature["key"]
+    specs = case.signatures[key]
+    rng = Rng(f"{case.name}/{key}")
+    names = [input_name(i) for i in range(len(specs))]
+    values = {name: spec.draw(rng) for name, spec in zip(names, specs)}
+    interpreter = litert.Interpreter(model_content=model_bytes, num_threads=1,
+                                     experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+    results = interpreter.get_signature_runner(key)(**values)
+    entry = {"key": key, "subgraph_index": signature["subgraph_index"], "inputs": [], "outputs": []}
+    for i, name in enumerate(names):
+      file = f"{stem}.{key}.input_{i}.npy"
+      np.save(os.path.join(root, file), values[name], allow_pickle=False)
+      entry["inputs"].append({"name": name, "tensor": signature["inputs"][name], "file": file,
+                              "shape": list(values[name].shape)})
+    for i, name in enumerate(sorted(results)):
+      file = f"{stem}.{key}.output_{i}.npy"
+      np.save(os.path.join(root, file), np.ascontiguousarray(results[name]), allow_pickle=False)
+      entry["outputs"].append({"name": name, "tensor": signature["outputs"][name], "file": file,
+                               "shape": list(results[name].shape)})
+    entries.append(entry)
+  return entries
+
+
+def _require_integer_kernels(case, facts, ops):
+  """An integer-mode case must run its op on integers, not between DEQUANTIZE and QUANTIZE."""
+  types = [tensor["type"] for tensor in facts.tensors()]
+  for name in case.expect:
+    if name in ("QUANTIZE", "DEQUANTIZE"):
+      continue
+    float_runs = [op for op in ops if op["op"] == name and op["inputs"] and types[op["inputs"][0]] == "FLOAT32"]
+    if float_runs and len(float_runs) == sum(op["op"] == name for op in ops):
+      raise NotGenerated(f"the converter keeps {name} in float32 (DEQUANTIZE -> {name} -> QUANTIZE) in {case.mode} mode")
+
+
+def _op_entries(ops):
+  return [{k: op[k] for k in ("op", "version", "options_type", "options") if k in op} for op in ops]
+
+
 def generate(case, root):
   """Builds, converts, runs and writes one case. Returns its manifest entry or raises NotGenerated."""
+  # Keras numbers layer names with process-wide counters; reset them so names do not depend on
+  # which cases ran before.
+  tf.keras.backend.clear_session()
   rng = Rng(case.name)
   model_bytes = convert(case, rng)
   if case.post:
@@ -366,13 +476,18 @@ def generate(case, root):
   missing = [name for name in case.expect if name not in op_names]
   if missing:
     raise NotGenerated(f"converter did not emit {missing}; emitted {op_names}")
-  inputs, declared_inputs = model_inputs(case, model_bytes, Rng(case.name + "/inputs"))
-  outputs, reference = run_reference(model_bytes, inputs)
+  if case.mode in INTEGER_MODES and case.kind == "op":
+    _require_integer_kernels(case, facts, ops)
+  if case.signatures:
+    first = next(s["key"] for s in facts.signatures() if s["subgraph_index"] == 0)
+    case = dataclasses.replace(case, inputs=case.signatures[first])
+  inputs, positions = model_inputs(case, model_bytes, Rng(case.name + "/inputs"))
+  outputs, reference, reference_note = run_reference(model_bytes, inputs, case.isolated)
   for output in outputs:
     if np.issubdtype(output.dtype, np.floating) and not np.all(np.isfinite(output)):
       raise NotGenerated("reference output has non-finite values")
   try:
-    xnnpack_diff = _max_abs_diff(outputs, run(model_bytes, inputs, litert.OpResolverType.AUTO))
+    xnnpack_diff = _max_abs_diff(outputs, run(model_bytes, inputs, litert.OpResolverType.AUTO, case.isolated))
   except Exception:
     xnnpack_diff = None
 
@@ -391,8 +506,8 @@ def generate(case, root):
       "group": case.group,
       "file": model_file,
       "kind": case.kind,
-      "quantization": case.mode,
-      "ops": [{k: op[k] for k in ("op", "version", "options_type", "options") if k in op} for op in ops],
+      "quantization": UINT8 if case.mode == UINT8_LEGACY else case.mode,
+      "ops": _op_entries(ops),
       "inputs": _io_entries(facts, facts.input_indices(), inputs, input_files),
       "outputs": _io_entries(facts, facts.output_indices(), outputs, output_files),
       "tensors": facts.tensors(),
@@ -400,11 +515,18 @@ def generate(case, root):
       "reference": reference,
       "xnnpack_max_abs_diff": xnnpack_diff,
   }
-  if case.mode == FLOAT32 and not case.post:
-    tf_diff = tensorflow_difference(case.make(Rng(case.name)), declared_inputs, outputs)
-    entry["tensorflow_max_abs_diff"] = tf_diff
-    if tf_diff is not None and tf_diff > entry["tolerance"]["atol"]:
-      _prefer_builtin_when_reference_disagrees(entry, case, model_bytes, inputs, declared_inputs, root)
+  if reference_note:
+    entry["reference_note"] = reference_note
+  check_against_tensorflow(case, entry, model_bytes, inputs, positions, outputs, root)
+  if facts.subgraph_count() > 1:
+    entry["subgraphs"] = [{"index": i, "name": facts.subgraph_name(i),
+                           "ops": _op_entries(facts.operators(i))}
+                          for i in range(1, facts.subgraph_count())]
+  if case.signatures:
+    entry["signatures"] = _run_signatures(case, model_bytes, facts, stem, root)
+  if case.mode == UINT8_LEGACY:
+    entry["uint8_kernels"] = True
+    entry["converter"] = "TF1 converter, FakeQuant graph, inference_type=uint8"
   entry.update(case.extra)
   if case.annotate:
     case.annotate(entry, model_bytes)

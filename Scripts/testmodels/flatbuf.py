@@ -70,10 +70,10 @@ class ModelFacts:
     self.model = schema.ModelT.InitFromPackedBuf(bytearray(model_bytes), 0)
     self.subgraph = self.model.subgraphs[0]
 
-  def operators(self):
+  def operators(self, subgraph_index=0):
     """One entry per operator in execution order: op name, version, inputs, outputs, options."""
     result = []
-    for op in self.subgraph.operators:
+    for op in self.model.subgraphs[subgraph_index].operators or []:
       code = self.model.operatorCodes[op.opcodeIndex]
       entry = {"op": operator_name(code), "version": int(code.version)}
       entry["inputs"] = _plain(op.inputs) if op.inputs is not None else []
@@ -110,6 +110,24 @@ class ModelFacts:
   def _has_data(self, buffer_index):
     buffer = self.model.buffers[buffer_index]
     return bool((buffer.data is not None and len(buffer.data) > 0) or buffer.size > 0)
+
+  def subgraph_count(self):
+    return len(self.model.subgraphs)
+
+  def subgraph_name(self, index):
+    return _plain(self.model.subgraphs[index].name) or ""
+
+  def signatures(self):
+    """[{"key", "subgraph_index", "inputs": {name: tensor}, "outputs": {name: tensor}}] from the SignatureDefs."""
+    result = []
+    for signature in self.model.signatureDefs or []:
+      result.append({
+          "key": _plain(signature.signatureKey),
+          "subgraph_index": int(signature.subgraphIndex),
+          "inputs": {_plain(t.name): int(t.tensorIndex) for t in signature.inputs or []},
+          "outputs": {_plain(t.name): int(t.tensorIndex) for t in signature.outputs or []},
+      })
+    return result
 
   def input_indices(self):
     return _plain(self.subgraph.inputs)

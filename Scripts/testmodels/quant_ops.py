@@ -8,11 +8,14 @@
 * 16-bit activations with 64-bit bias.
 """
 
+import dataclasses
+import math
+
 import numpy as np
 import tensorflow as tf
 
 from . import single_ops
-from .core import INT8, INT16X8, UINT8, Case, Input
+from .core import HYBRID, INT8, INT16X8, UINT8, UINT8_LEGACY, Case, Input
 from .single_ops import conv2d, dense, depthwise, image
 
 CASES = []
@@ -106,3 +109,75 @@ def bias_int32(converter):
 quant("conv2d_int16x8_bias_int32", INT16X8, [image(6, 6, 3)], conv2d(3, 3, 3, 4), ["CONV_2D"], tweak=bias_int32)
 quant("fully_connected_int16x8_bias_int32", INT16X8, [Input((2, 16))], dense(16, 8), ["FULLY_CONNECTED"],
       tweak=bias_int32)
+
+
+# uint8 kernels (TF1 FakeQuant conversion) for the ops that old quantized models contain.
+LEGACY_UINT8 = [
+    "conv2d_f32_s1_same", "conv2d_f32_s2_same_relu6", "conv2d_f32_s1_valid_relu", "conv2d_f32_dil2_same",
+    "conv2d_f32_1x1", "conv2d_f32_odd_7x5_k3x2_s2x1_same",
+    "depthwise_conv2d_f32_m1_s1_same", "depthwise_conv2d_f32_m1_s2_same_relu6", "depthwise_conv2d_f32_m2_s1_valid",
+    "depthwise_conv2d_f32_m1_dil2_same",
+    "fully_connected_f32_2d", "fully_connected_f32_2d_relu",
+    "transpose_conv_f32_s2_same_nobias",
+    "average_pool_2d_f32_k2_s2_valid", "average_pool_2d_f32_global_7x7", "max_pool_2d_f32_k3_s2_same",
+    "softmax_f32_2d", "log_softmax_f32_2d", "logistic_f32", "tanh_f32", "relu_f32", "relu6_f32",
+    "add_f32_same", "add_f32_bcast_4d", "add_f32_relu", "sub_f32_same", "mul_f32_same", "mul_f32_bcast_4d",
+    "maximum_f32_same", "minimum_f32_same",
+    "concatenation_f32_axis_neg1", "concatenation_f32_axis_1_3_inputs",
+    "reshape_f32_3d_to_2d", "transpose_f32_4d_nhwc_to_nchw", "pad_f32_4d", "mean_f32_axes_1_2_keep",
+    "resize_bilinear_f32_up2x", "resize_bilinear_f32_up2x_half_pixel", "resize_nearest_neighbor_f32_up2x",
+    "l2_normalization_f32_axis_last", "strided_slice_f32_strides_2", "gather_f32_axis_0", "split_f32_3_axis_neg1",
+    "pack_f32_axis_0", "depth_to_space_f32_block2", "space_to_depth_f32_block2", "arg_max_f32_axis_neg1_int32",
+    "squared_difference_f32_same", "leaky_relu_f32_alpha0_2", "hard_swish_f32", "reduce_max_f32_axes_1_2_keep",
+    "sum_f32_axes_1_2_keep",
+]
+_float_cases = {case.name: case for case in single_ops.CASES}
+for float_name in LEGACY_UINT8:
+  source = _float_cases[float_name]
+  CASES.append(dataclasses.replace(source, name=float_name.replace("_f32", "_uint8_legacy", 1), group="quant",
+                                   mode=UINT8_LEGACY, post=None, extra={}))
+
+
+def _legacy_network_stages(r):
+  """A MobileNetV1-style uint8 classifier as quantization-aware training exported it."""
+  def conv(kh, cin, cout, stride, act=True):
+    weights, biases = r.const((kh, kh, cin, cout), 1 / math.sqrt(kh * kh * cin)), r.const((cout,), 0.2)
+    return lambda x: (tf.nn.relu6 if act else tf.identity)(tf.nn.conv2d(x, weights, stride, "SAME") + biases)
+  def dw(cin, stride):
+    weights, biases = r.const((3, 3, cin, 1), 1 / 3), r.const((cin,), 0.2)
+    return lambda x: tf.nn.relu6(tf.nn.depthwise_conv2d(x, weights, [1, stride, stride, 1], "SAME") + biases)
+  return [
+      conv(3, 3, 8, 2), dw(8, 1), conv(1, 8, 16, 1), dw(16, 2), conv(1, 16, 24, 1), dw(24, 2), conv(1, 24, 32, 1),
+      lambda x: tf.nn.avg_pool2d(x, 4, 1, "VALID"),
+      conv(1, 32, 10, 1, act=False),
+      lambda x: tf.reshape(x, [1, 10]),
+      tf.nn.softmax,
+  ]
+
+
+CASES.append(Case(name="mobilenet_v1_mini_uint8_legacy", group="networks", mode=UINT8_LEGACY, kind="network",
+                  inputs=[Input((1, 32, 32, 3), -1, 1)], make=_legacy_network_stages,
+                  expect=["CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "RESHAPE", "SOFTMAX"],
+                  extra={"note": "random weights; uint8 kernels as TF1 quantization-aware training exported them"}))
+
+
+# int4 weights (TensorType INT4, two values per byte): a FakeQuant with num_bits=4 on the weights
+# and the converter's low-bit flag.
+def int4_dense(cin, cout):
+  def make(r):
+    weights = r.const((cin, cout), 0.2)
+    limit = float(np.max(np.abs(weights.numpy())))
+    def fn(x):
+      quantized = tf.quantization.fake_quant_with_min_max_vars(weights, -limit, limit, num_bits=4, narrow_range=True)
+      return tf.matmul(x, quantized) + 0.25
+    return fn
+  return make
+
+
+def low_bit(converter):
+  converter._experimental_low_bit_qat = True
+
+
+CASES.append(Case(name="fully_connected_hybrid_int4_weights", group="hybrid", mode=HYBRID, inputs=[Input((2, 64))],
+                  make=int4_dense(64, 32), expect=["FULLY_CONNECTED"], tweak=low_bit))
+quant("fully_connected_int8_int4_weights", INT8, [Input((2, 64))], int4_dense(64, 32), ["FULLY_CONNECTED"], tweak=low_bit)

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import tensorflow as tf
+from ai_edge_litert import schema_py_generated as schema
 
 from . import surgery
 from .core import (FLOAT16_WEIGHTS, FLOAT32, HYBRID, INT8, INT16X8, MODE_TAGS, UINT8, Case, Input)
@@ -184,6 +185,9 @@ for variant, x, make, modes in FC_CASES:
 
 op("fully_connected", "2d_64x32", [Input((2, 64))], dense(64, 32), ["FULLY_CONNECTED"], (HYBRID, FLOAT16_WEIGHTS))
 op("fully_connected", "2d_64x32_relu", [Input((4, 64))], dense(64, 32, act="relu"), ["FULLY_CONNECTED"], (HYBRID,))
+op("fully_connected", "2d_64x32_symmetric_inputs", [Input((3, 64))], dense(64, 32), ["FULLY_CONNECTED"], (HYBRID,),
+   post=surgery.set_options("FULLY_CONNECTED", asymmetricQuantizeInputs=False),
+   extra={"edited": "asymmetric_quantize_inputs turned off after conversion (older converters wrote it so)"})
 op("fully_connected", "3d_keep_num_dims_64x32", [Input((1, 3, 64))], keras_dense((1, 3, 64), 32),
    ["FULLY_CONNECTED"], (HYBRID,))
 
@@ -254,6 +258,8 @@ op("softmax", "beta0_5_4d", [Input((1, 2, 3, 8), -4, 4)], lambda r: tf.nn.softma
 op("softmax", "scaled_logits_mul", [Input((1, 12), -3, 3)], lambda r: (lambda x: tf.nn.softmax(x * 2.0)),
    ["MUL", "SOFTMAX"])
 op("softmax", "large_logits", [Input((3, 7), -40, 40)], lambda r: tf.nn.softmax, ["SOFTMAX"], (FLOAT32, INT8))
+op("softmax", "1000_classes", [Input((1, 1000), -4, 4)], lambda r: tf.nn.softmax, ["SOFTMAX"], (FLOAT32, INT8),
+   extra={"note": "BUILTIN_REF's int8 SOFTMAX aborts the process on 1000 classes with a narrow input range (about +-0.4)"})
 op("softmax", "3d", [Input((2, 3, 5), -4, 4)], lambda r: tf.nn.softmax, ["SOFTMAX"], (FLOAT32, INT8, INT16X8))
 op("log_softmax", "2d", [Input((2, 10), -4, 4)], lambda r: tf.nn.log_softmax, ["LOG_SOFTMAX"], (FLOAT32, INT8, UINT8))
 op("log_softmax", "3d", [Input((2, 3, 6), -8, 8)], lambda r: tf.nn.log_softmax, ["LOG_SOFTMAX"], (FLOAT32, INT8))
@@ -453,6 +459,26 @@ op("reshape", "3d_to_2d", [Input((2, 3, 4))], lambda r: (lambda x: tf.reshape(x,
 op("reshape", "infer_dim", [Input((2, 3, 4))], lambda r: (lambda x: tf.reshape(x, [-1, 2, 3])), ["RESHAPE"])
 op("reshape", "dynamic_batch", [Input((2, 3, 4), dynamic_dims=(0,))], lambda r: (lambda x: tf.reshape(x, [-1, 12])),
    ["RESHAPE"])
+
+
+def _options(options_class, **fields):
+  options = options_class()
+  for field, value in fields.items():
+    setattr(options, field, value)
+  return options
+
+
+DIRECT_NOTE = {"note": "written directly with the schema object API (a form older converters wrote)"}
+op("reshape", "direct_new_shape_option_only", [Input((2, 3, 4))], lambda r: (lambda x: tf.reshape(x, [4, 6])),
+   ["RESHAPE"], extra=DIRECT_NOTE,
+   build=lambda r: surgery.direct_model("RESHAPE", [("x", (2, 3, 4), "float32")], [0], [("y", (4, 6), "float32")],
+                                        options=_options(schema.ReshapeOptionsT, newShape=[4, 6])))
+op("reshape", "shape_as_input", [Input((2, 3, 4)), Input((3,), dtype="int32", values=[3, 4, 2])],
+   lambda r: (lambda x, shape: tf.reshape(x, shape)), ["RESHAPE"])
+op("squeeze", "direct_static", [Input((1, 3, 1, 4))], lambda r: (lambda x: tf.squeeze(x, [0, 2])), ["SQUEEZE"],
+   extra=DIRECT_NOTE,
+   build=lambda r: surgery.direct_model("SQUEEZE", [("x", (1, 3, 1, 4), "float32")], [0], [("y", (3, 4), "float32")],
+                                        options=_options(schema.SqueezeOptionsT, squeezeDims=[0, 2])))
 op("squeeze", "axis_1", [Input((2, 1, 4, 1), dynamic_dims=(0, 2, 3))], lambda r: (lambda x: tf.squeeze(x, axis=[1])),
    ["SQUEEZE"])
 op("squeeze", "axes_0_2", [Input((1, 3, 1, 4), dynamic_dims=(1, 3))], lambda r: (lambda x: tf.squeeze(x, axis=[0, 2])),
@@ -533,6 +559,35 @@ STRIDED_SLICES = [
 ]
 for variant, shape, function, modes in STRIDED_SLICES:
   op("strided_slice", variant, [Input(shape)], lambda r, f=function: f, ["STRIDED_SLICE"], modes)
+
+
+
+def strided_slice_direct(shape, begin, end, strides, offset=False, **masks):
+  """A STRIDED_SLICE written directly: today's converter folds ellipsis and new-axis masks into
+  RESHAPEs and never sets `offset`, but older files contain them."""
+  camel = {mask: "".join(w.capitalize() if i else w for i, w in enumerate(mask.split("_"))) for mask in masks}
+  options = _options(schema.StridedSliceOptionsT, offset=offset, **{camel[m]: v for m, v in masks.items()})
+  constants = [np.array(v, dtype=np.int32) for v in (begin, end, strides)]
+  build = lambda r: surgery.direct_model_with_output_shapes(
+      "STRIDED_SLICE", [("x", shape, "float32")], [0] + constants, [("y", [1], "float32")], options=options)
+  tf_end = [b + e for b, e in zip(begin, end)] if offset else end
+  make = lambda r: (lambda x: tf.strided_slice(x, begin, tf_end, strides, **masks))
+  return build, make
+
+
+DIRECT_STRIDED_SLICES = [
+    ("ellipsis_mask", (2, 3, 4, 5), dict(begin=[1, 0, 0], end=[2, 0, 3], strides=[1, 1, 2], ellipsis_mask=0b010)),
+    ("new_axis_mask", (3, 4), dict(begin=[0, 0, 1], end=[0, 0, 3], strides=[1, 1, 1], new_axis_mask=0b001,
+                                   begin_mask=0b010, end_mask=0b010)),
+    ("new_shrink_ellipsis", (2, 3, 4, 5), dict(begin=[0, 1, 0, 2], end=[0, 2, 0, 4], strides=[1, 1, 1, 1],
+                                                 new_axis_mask=0b0001, shrink_axis_mask=0b0010, ellipsis_mask=0b0100)),
+    ("offset", (6, 5), dict(begin=[1, 2], end=[3, 2], strides=[1, 1], offset=True)),
+    ("offset_negative_stride", (6, 5), dict(begin=[4, 0], end=[-3, 5], strides=[-1, 2], offset=True)),
+]
+for variant, shape, arguments in DIRECT_STRIDED_SLICES:
+  build, make = strided_slice_direct(shape, **arguments)
+  op("strided_slice", f"direct_{variant}", [Input(shape)], make, ["STRIDED_SLICE"], build=build,
+     extra={"note": "written directly with the schema object API (options the converter no longer emits)"})
 
 op("strided_slice", "dynamic_begin_offset", [Input((6, 5)), Input((1,), 0, 3, "int32")],
    lambda r: (lambda x, b: x[b[0]:b[0] + 2]), ["STRIDED_SLICE"])

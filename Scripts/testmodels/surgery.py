@@ -8,6 +8,8 @@ the edited file like for any other model.
 """
 
 import flatbuffers
+import numpy as np
+from flatbuffers import flexbuffers
 from ai_edge_litert import schema_py_generated as schema
 
 from . import flatbuf
@@ -50,17 +52,12 @@ def set_options(op_name, **fields):
   return lambda model_bytes: edit(model_bytes, change)
 
 
-def retarget(op_name, new_name, version=1, drop_inputs_after=None, options_type=None, options=None):
-  """Turns every `op_name` operator into `new_name` (same tensors), optionally with new options."""
+def retarget(op_name, new_name, version=1):
+  """Turns every `op_name` operator into `new_name` (same tensors and options)."""
   def change(model):
     new_index = _opcode_index(model, new_name, version)
     for op in _operators(model, op_name):
       op.opcodeIndex = new_index
-      if drop_inputs_after is not None:
-        op.inputs = op.inputs[:drop_inputs_after]
-      if options_type is not None:
-        op.builtinOptionsType = getattr(schema.BuiltinOptions, options_type)
-        op.builtinOptions = options
     used = {op.opcodeIndex for op in model.subgraphs[0].operators}
     if len(used) != len(model.operatorCodes):
       _drop_unused_opcodes(model, used)
@@ -76,7 +73,83 @@ def _drop_unused_opcodes(model, used):
       op.opcodeIndex = remap[op.opcodeIndex]
 
 
-def squeeze_options(dims):
-  options = schema.SqueezeOptionsT()
-  options.squeezeDims = list(dims)
-  return options
+TENSOR_TYPES = {
+    "float32": schema.TensorType.FLOAT32, "float16": schema.TensorType.FLOAT16, "int32": schema.TensorType.INT32,
+    "int64": schema.TensorType.INT64, "int16": schema.TensorType.INT16, "int8": schema.TensorType.INT8,
+    "uint8": schema.TensorType.UINT8, "bool": schema.TensorType.BOOL,
+}
+
+
+def _tensor(name, shape, buffer, dtype):
+  tensor = schema.TensorT()
+  tensor.name, tensor.shape, tensor.buffer = name, list(shape), buffer
+  tensor.type = TENSOR_TYPES[np.dtype(dtype).name]
+  return tensor
+
+
+def _buffer(data=None):
+  buffer = schema.BufferT()
+  buffer.data = None if data is None else np.frombuffer(data, dtype=np.uint8)
+  return buffer
+
+
+def direct_model(code, inputs, operands, outputs, options=None, custom_options=None, version=1):
+  """A one-operator model written with the object API instead of the converter.
+
+  code: a BuiltinOperator name, or the custom code of a custom op; inputs / outputs: lists of
+  (name, shape, dtype); operands: the operator's inputs in order, each an int (a model input)
+  or a numpy array (a constant); options: a builtin options object (e.g. StridedSliceOptionsT);
+  custom_options: a dict written as a FlexBuffer map.
+  """
+  model = schema.ModelT()
+  model.version = 3
+  model.description = f"{code} test model"
+  opcode = schema.OperatorCodeT()
+  builtin = getattr(schema.BuiltinOperator, code, None)
+  opcode.builtinCode = schema.BuiltinOperator.CUSTOM if builtin is None else builtin
+  opcode.deprecatedBuiltinCode = min(opcode.builtinCode, 127)
+  if builtin is None:
+    opcode.customCode = code
+  opcode.version = version
+  model.operatorCodes = [opcode]
+  model.buffers = [_buffer()]
+  tensors = [_tensor(name, shape, 0, dtype) for name, shape, dtype in inputs]
+  operator_inputs = []
+  for operand in operands:
+    if isinstance(operand, int):
+      operator_inputs.append(operand)
+      continue
+    constant = np.ascontiguousarray(operand)
+    model.buffers.append(_buffer(constant.tobytes()))
+    tensors.append(_tensor(f"constant_{len(tensors)}", constant.shape, len(model.buffers) - 1, constant.dtype))
+    operator_inputs.append(len(tensors) - 1)
+  first_output = len(tensors)
+  tensors += [_tensor(name, shape, 0, dtype) for name, shape, dtype in outputs]
+  operator = schema.OperatorT()
+  operator.opcodeIndex, operator.inputs = 0, operator_inputs
+  operator.outputs = list(range(first_output, len(tensors)))
+  if options is not None:
+    operator.builtinOptionsType = getattr(schema.BuiltinOptions, type(options).__name__[:-1])
+    operator.builtinOptions = options
+  if custom_options is not None:
+    operator.customOptions = np.frombuffer(bytes(flexbuffers.Dumps(custom_options)), dtype=np.uint8)
+    operator.customOptionsFormat = schema.CustomOptionsFormat.FLEXBUFFERS
+  subgraph = schema.SubGraphT()
+  subgraph.name = "main"
+  subgraph.tensors, subgraph.operators = tensors, [operator]
+  subgraph.inputs, subgraph.outputs = list(range(len(inputs))), list(operator.outputs)
+  model.subgraphs = [subgraph]
+  builder = flatbuffers.Builder(1024)
+  builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+  return bytes(builder.Output())
+
+
+def direct_model_with_output_shapes(code, inputs, operands, outputs, **options):
+  """`direct_model` whose output shapes are the ones LiteRT computes at allocation (the given
+  output shapes are only a starting point)."""
+  from ai_edge_litert import interpreter as litert
+  interpreter = litert.Interpreter(model_content=direct_model(code, inputs, operands, outputs, **options))
+  interpreter.allocate_tensors()
+  shapes = [list(detail["shape"]) for detail in interpreter.get_output_details()]
+  outputs = [(name, shape, dtype) for (name, _, dtype), shape in zip(outputs, shapes)]
+  return direct_model(code, inputs, operands, outputs, **options)

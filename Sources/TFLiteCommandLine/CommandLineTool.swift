@@ -10,7 +10,10 @@
 public enum CommandLineTool {
   /// Every subcommand, in the order `tflite help` lists them.
   static var subcommands: [any Subcommand.Type] {
-    [InspectCommand.self, RunCommand.self, CompareCommand.self, BenchCommand.self, DemoCommand.self]
+    [
+      InspectCommand.self, RunCommand.self, CompareCommand.self, BenchCommand.self, DemoCommand.self, DownloadCommand.self,
+      ModelsCommand.self,
+    ]
   }
 
   /// Runs the tool with `arguments` (without the program name) and returns the process exit code.

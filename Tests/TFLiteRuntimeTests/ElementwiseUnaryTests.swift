@@ -51,13 +51,37 @@ final class ElementwiseUnaryTests: XCTestCase {
     XCTAssertEqual(largestError(FloatFunction<SquareRoot>(), input.map(abs)) { $0.squareRoot() }, 0)
     XCTAssertEqual(largestError(FloatFunction<ReciprocalSquareRoot>(), input.map { abs($0) + 0.01 }) { 1 / $0.squareRoot() }, 0)
     XCTAssertEqual(largestError(FloatFunction<Square>(), input) { $0 * $0 }, 0)
-    XCTAssertEqual(largestError(FloatFunction<Floor>(), input) { $0.rounded(.down) }, 0)
-    XCTAssertEqual(largestError(FloatFunction<Ceiling>(), input) { $0.rounded(.up) }, 0)
     XCTAssertEqual(largestError(FloatFunction<NaturalLogarithm>(), input.map { abs($0) + 0.01 }) { logf($0) }, 0)
     XCTAssertEqual(largestError(FloatFunction<Sine>(), input) { sinf($0) }, 0)
     XCTAssertEqual(largestError(FloatFunction<Cosine>(), input) { cosf($0) }, 0)
     XCTAssertEqual(largestError(ArithmeticUnaryOperation<Float, Negation>(), input) { -$0 }, 0)
     XCTAssertEqual(largestError(ArithmeticUnaryOperation<Float, AbsoluteValue>(), input) { abs($0) }, 0)
+  }
+
+  func testRoundingMatchesSwiftBitForBit() {
+    var generator = SeededGenerator(seed: 17)
+    var input = Self.sweep + generator.floats(3000, in: -1e9...1e9) + generator.floats(3000, in: -40...40)
+    input += [8_388_607.5, 8_388_608, -8_388_609, 16_777_218, 0.49999997, -0.49999997, .infinity, -.infinity]
+    input += (-20...20).map { Float($0) / 2 }
+    for (kind, rule) in [(0, FloatingPointRoundingRule.down), (1, .up), (2, .toNearestOrEven)] {
+      let output: [Float]
+      switch kind {
+      case 0: output = runUnary(FloatFunction<Floor>(), input, chunks: 3)
+      case 1: output = runUnary(FloatFunction<Ceiling>(), input, chunks: 3)
+      default: output = runUnary(FloatFunction<RoundHalfToEven>(), input, chunks: 3)
+      }
+      for (value, result) in zip(input, output) {
+        XCTAssertEqual(result.bitPattern, value.rounded(rule).bitPattern, "\(value) rounded \(rule)")
+      }
+    }
+    XCTAssertTrue(runUnary(FloatFunction<Floor>(), [.nan])[0].isNaN)
+  }
+
+  func testComplementaryErrorFunctionIsCloseToLibm() {
+    let input = Self.sweep
+    let output = VectorMathProbe.map(input) { VectorMath.erfc($0) }
+    let worst = zip(input, output).map { abs(Double($1) - erfc(Double($0))) }.max() ?? 0
+    XCTAssertLessThan(worst, 5e-7)
   }
 
   func testRoundSendsHalvesToEven() {
@@ -66,11 +90,28 @@ final class ElementwiseUnaryTests: XCTestCase {
     XCTAssertEqual(runUnary(FloatFunction<RoundHalfToEven>(), [2.5, -0.5, 3.5]), [2, -0, 4])
   }
 
-  func testIntegerNegationAndAbsoluteValueWrap() {
+  func testIntegerNegationAbsoluteValueAndSign() {
     let input: [Int32] = [Int32.min, -5, 0, 7, Int32.max] + (0..<40).map { Int32($0 - 20) }
     XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int32, Negation>(), input, chunks: 2), input.map { 0 &- $0 })
     XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int32, AbsoluteValue>(), input, chunks: 2), input.map { $0 < 0 ? 0 &- $0 : $0 })
+    XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int32, Sign>(), input, chunks: 2), input.map { $0 > 0 ? 1 : $0 < 0 ? -1 : 0 })
+    let floats: [Float] = [-2, -0.0, 0, 1e-30, .nan, -.infinity, 7] + (0..<20).map { Float($0) - 10 }
+    XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Float, Sign>(), floats), floats.map { $0 > 0 ? 1 : $0 < 0 ? -1 : 0 })
     let wide: [Int64] = [Int64.min, -3, 3]
     XCTAssertEqual(runUnary(ArithmeticUnaryOperation<Int64, Negation>(), wide), wide.map { 0 &- $0 })
+  }
+}
+
+/// Applies a SIMD function to an array, 16 lanes at a time (tail lanes repeat the last value).
+enum VectorMathProbe {
+  static func map(_ input: [Float], _ function: (SIMD16<Float>) -> SIMD16<Float>) -> [Float] {
+    var output: [Float] = []
+    for start in stride(from: 0, to: input.count, by: 16) {
+      var lanes = SIMD16<Float>(repeating: input[input.count - 1])
+      for lane in 0..<min(16, input.count - start) { lanes[lane] = input[start + lane] }
+      let result = function(lanes)
+      for lane in 0..<min(16, input.count - start) { output.append(result[lane]) }
+    }
+    return output
   }
 }

@@ -125,3 +125,61 @@ final class GEMMTests: XCTestCase {
     }
   }
 }
+
+/// A scalar int8 × int8 → int32 micro-kernel, to check that the driver runs other element types.
+private struct Int32TestKernel: GEMMMicroKernel {
+  func tile(
+    a: UnsafePointer<Int8>, lda: Int, validRows: Int, b: UnsafePointer<Int32>, depth: Int,
+    output: UnsafeMutablePointer<Int32>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
+  ) {
+    for row in 0..<validRows {
+      for lane in 0..<GEMMTile.columns {
+        var sum = isFirstBlock ? 0 : output[row * ldc + lane]
+        for k in 0..<depth { sum &+= Int32(a[row * lda + k]) &* b[k * GEMMTile.columns + lane] }
+        output[row * ldc + lane] = sum
+      }
+    }
+  }
+}
+
+final class GEMMDriverTests: XCTestCase {
+  /// The driver with an integer kernel: every row, column and depth block lands where it should,
+  /// with and without depth splitting, on 1 and 2 threads.
+  func testIntegerKernelThroughTheDriver() {
+    var random = SeededGenerator(seed: 31)
+    for trial in 0..<12 {
+      let (rows, columns, depth) = (random.int(1...30), random.int(1...40), trial % 3 == 0 ? random.int(257...400) : random.int(1...60))
+      let a = (0..<(rows * depth)).map { _ in Int8.random(in: -128...127, using: &random) }
+      let b = (0..<(depth * columns)).map { _ in Int32(Int8.random(in: -128...127, using: &random)) }
+      var expected = [Int32](repeating: 0, count: rows * columns)
+      for i in 0..<rows {
+        for j in 0..<columns {
+          for k in 0..<depth { expected[i * columns + j] &+= Int32(a[i * depth + k]) * b[k * columns + j] }
+        }
+      }
+      let packed = b.withUnsafeBufferPointer {
+        PackedMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: columns), depth: depth, columns: columns)
+      }
+      for threads in [1, 2] {
+        for splitsDepth in [true, false] {
+          let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: threads, splitsDepth: splitsDepth)
+          if !splitsDepth { XCTAssertEqual(plan.depthBlock, depth) }
+          let scratch = UnsafeMutableRawPointer.allocate(
+            byteCount: plan.scratchBytes(leftOperandPacks: false, threadCount: threads, lhs: Int8.self, output: Int32.self),
+            alignment: 64)
+          defer { scratch.deallocate() }
+          var output = [Int32](repeating: -1, count: rows * columns)
+          a.withUnsafeBufferPointer { aBuffer in
+            output.withUnsafeMutableBufferPointer { outBuffer in
+              GEMMDriver.multiply(
+                plan: plan, lhs: RowMajorLeftOperand(base: aBuffer.baseAddress!, rowStride: depth), rhs: packed.matrix(0),
+                output: outBuffer.baseAddress!, outputStride: columns, kernel: Int32TestKernel(), threadCount: threads,
+                scratch: scratch)
+            }
+          }
+          XCTAssertEqual(output, expected, "trial \(trial) \(rows)x\(depth)x\(columns) threads \(threads) split \(splitsDepth)")
+        }
+      }
+    }
+  }
+}

@@ -73,3 +73,36 @@ final class PoolingKernelTests: XCTestCase {
     }
   }
 }
+
+/// Window kernels large enough to be split into several row items across two threads.
+final class WindowKernelThreadingTests: XCTestCase {
+  func testLargeDepthwiseAndPoolSplitAcrossThreads() throws {
+    var random = SeededGenerator(seed: 41)
+    let (height, width, channels) = (40, 36, 40)
+    XCTAssertGreaterThan(
+      height, ChannelWindowRows.minimumItemWork / ChannelWindowRows.work(width, channels, 3, 3), "several items")
+    let input = random.floats(height * width * channels)
+    let filter = random.floats(9 * channels)
+    let bias = random.floats(channels)
+    let (heightAxis, widthAxis) = try XCTUnwrap(
+      windowAxes(height: height, width: width, filter: (3, 3), strides: (1, 1), same: true))
+    let depthwise = DepthwiseShape(batch: 1, inputChannels: channels, multiplier: 1, height: heightAxis, width: widthAxis)
+    let pool = PoolingShape(batch: 1, channels: channels, height: heightAxis, width: widthAxis)
+    let expectedDepthwise = referenceDepthwise(
+      input: input, batch: 1, height: height, width: width, channels: channels, multiplier: 1, filter: filter,
+      filterHeight: 3, filterWidth: 3, bias: bias, strides: (1, 1), dilations: (1, 1), same: true,
+      lower: FloatClampRange.relu6.lower, upper: FloatClampRange.relu6.upper)
+    let expectedPool = referencePool(
+      "average", input: input, batch: 1, height: height, width: width, channels: channels, filterHeight: 3,
+      filterWidth: 3, strides: (1, 1), same: true, lower: FloatClampRange.none.lower, upper: FloatClampRange.none.upper)
+    let memory = TestMemory()
+    let depthwiseOutput = memory.output(expectedDepthwise.values.count)
+    FloatDepthwiseConvolution.run(
+      depthwise, input: memory.copy(input), filter: memory.copy(filter), bias: memory.copy(bias), activation: .relu6,
+      output: depthwiseOutput, threadCount: 2, scratch: nil)
+    assertMatches(floats(depthwiseOutput, expectedDepthwise.values.count), expectedDepthwise.values, "depthwise")
+    let poolOutput = memory.output(expectedPool.values.count)
+    FloatPooling.run(.average, pool, input: memory.copy(input), activation: .none, output: poolOutput, threadCount: 2)
+    assertMatches(floats(poolOutput, expectedPool.values.count), expectedPool.values, "average pool")
+  }
+}

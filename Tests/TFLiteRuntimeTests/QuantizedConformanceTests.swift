@@ -26,33 +26,18 @@ final class QuantizedConformanceTests: XCTestCase {
     "LOGISTIC", "TANH", "GELU",
   ])
 
+  /// Every operator the quantized cases here may contain.
+  static let covered = integerOperators.union(dataMovementOperators)
+
   /// True for the quantized cases this test runs.
   static func isCovered(_ entry: TestModelManifest.Entry) -> Bool {
-    ["int8", "uint8", "int16x8"].contains(entry.quantization)
-      && entry.opNames.isSubset(of: integerOperators.union(dataMovementOperators))
-  }
-
-  /// Elements compared and mismatches per operator (a case counts for each operator it contains).
-  private func summary(_ outcomes: [ConformanceOutcome]) -> [String: (cases: Int, elements: Int, mismatches: Int)] {
-    var rows: [String: (cases: Int, elements: Int, mismatches: Int)] = [:]
-    for outcome in outcomes {
-      for name in outcome.entry.opNames {
-        var row = rows[name] ?? (0, 0, 0)
-        row.cases += 1
-        row.elements += outcome.elementCount
-        row.mismatches += outcome.failure == nil ? outcome.mismatchCount : outcome.elementCount
-        rows[name] = row
-      }
-    }
-    return rows
+    ["int8", "uint8", "int16x8"].contains(entry.quantization) && entry.opNames.isSubset(of: covered)
   }
 
   func testQuantizedModelsMatchLiteRTExactly() throws {
     let outcomes = try Conformance.check(Self.isCovered)
     XCTAssertGreaterThan(outcomes.count, 100, "the quantized TestModels batch is smaller than expected")
-    for (name, row) in summary(outcomes).sorted(by: { $0.key < $1.key }) {
-      print("quantized conformance \(name): \(row.cases) cases, \(row.elements) elements, \(row.mismatches) mismatches")
-    }
+    Conformance.printOperatorSummary(outcomes, operators: Self.covered, label: "quantized conformance")
   }
 
   func testQuantizedModelsMatchWithTwoThreads() throws {
@@ -71,8 +56,6 @@ final class QuantizedConformanceTests: XCTestCase {
         XCTAssertEqual(outcome.mismatchCount, 0, "\(outcome.entry.name) does not use the rounding policy")
       }
     }
-    for (name, row) in summary(outcomes).sorted(by: { $0.key < $1.key }) {
-      print("single rounding \(name): \(row.cases) cases, \(row.elements) elements, \(row.mismatches) differ from LiteRT")
-    }
+    Conformance.printOperatorSummary(outcomes, operators: Self.covered, label: "single rounding")
   }
 }

@@ -19,6 +19,8 @@ public struct Node {
   public let customOptions: UnsafeRawBufferPointer
   /// Returns the executor of another subgraph of the model (for control-flow operators).
   public let subgraph: (Int) throws -> SubgraphExecutor
+  /// What the subgraphs of the model share: resource variables and initialization status.
+  var resources = ModelResources()
 
   /// Input `position`, which must be present.
   public func input(_ position: Int) throws -> RuntimeTensor {
@@ -86,13 +88,17 @@ extension Kernel {
 public struct PrepareContext {
   /// Threads the kernel may use in `eval`.
   public let threadCount: Int
+  /// True when the runtime prepares the node during `invoke()`: every input holds its value and
+  /// `eval` follows right away, with nothing run in between.
+  public let preparesWhileRunning: Bool
   /// How integer kernels round when they rescale by a quantized multiplier (``RunnerOptions/roundingPolicy``).
   public let roundingPolicy: RoundingPolicy
   /// Scratch bytes requested so far by this node.
   public private(set) var scratchByteCount = 0
 
-  init(threadCount: Int, roundingPolicy: RoundingPolicy = .doubleRounding) {
+  init(threadCount: Int, preparesWhileRunning: Bool = false, roundingPolicy: RoundingPolicy = .doubleRounding) {
     self.threadCount = threadCount
+    self.preparesWhileRunning = preparesWhileRunning
     self.roundingPolicy = roundingPolicy
   }
 
@@ -138,12 +144,16 @@ public enum KernelError: Error, CustomStringConvertible {
   case unsupported(String)
   /// Operands or options that are not valid for the operator.
   case invalid(String)
+  /// An output's shape depends on input values that are only known while running; the runtime
+  /// then prepares this node and the ones after it during every `invoke()`.
+  case needsInputValues(String)
 
   /// The reason.
   public var description: String {
     switch self {
     case .unsupported(let reason): "unsupported: \(reason)"
     case .invalid(let reason): reason
+    case .needsInputValues(let reason): "output shape depends on run-time values: \(reason)"
     }
   }
 }

@@ -16,6 +16,9 @@ public enum KernelRegistry {
       reshape, transpose, concatenation, split, slice, gather, pad, tile, resize, spaceDepth, shape, cast, fill,
       dequantize, densify,
       elementwiseBinary, elementwiseUnary, activations, softmax, normalization, reductions, comparisons, select,
+      controlFlow, variables,
+      spaceBatch, reverse, oneHot, range, topK, detectionPostProcess, nonMaxSuppression, whereCoordinates, unique,
+      embeddingLookup, matrixDiag, segmentSum, scatter,
     ]
     return families.reduce(into: [:]) { all, family in
       for (name, kernel) in family { all[name, default: []].append(kernel) }

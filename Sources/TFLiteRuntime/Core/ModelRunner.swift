@@ -50,9 +50,12 @@ public final class ModelRunner {
   /// The model's signatures, in model order.
   public let signatures: [Signature]
   private var executors: [Int: SubgraphExecutor] = [:]
+  /// Resource variables and initialization status, shared by every subgraph.
+  let resources = ModelResources()
 
-  /// Builds a runner and the executor of the primary subgraph (subgraph 0), so that every operator
-  /// the runtime cannot run is reported here.
+  /// Builds a runner with the executors of the primary subgraph (subgraph 0) and of every subgraph
+  /// its control flow calls (IF branches, WHILE condition and body, CALL_ONCE initialization), so
+  /// that every operator the runtime cannot run in them is reported here.
   public init(model: TFLiteModel, options: RunnerOptions = RunnerOptions()) throws {
     self.model = model
     self.options = options
@@ -76,7 +79,35 @@ public final class ModelRunner {
         inputs: try entries(definition.inputs, role: "input"), outputs: try entries(definition.outputs, role: "output"))
     }
     guard subgraphCount > 0 else { throw RuntimeError.invalidModel("the model has no subgraph") }
-    _ = try subgraph(at: 0)
+    var unsupported: [UnsupportedOperator] = []
+    var pending = [0]
+    var reached: Set<Int> = [0]
+    while let index = pending.popLast() {
+      do {
+        _ = try subgraph(at: index)
+      } catch RuntimeError.unsupportedOperators(let list) {
+        unsupported += list
+      }
+      for operation in model.model.subgraphs[index].operators {
+        for called in Self.calledSubgraphs(operation.builtinOptions)
+        where (0..<subgraphCount).contains(called) && reached.insert(called).inserted {
+          pending.append(called)
+        }
+      }
+    }
+    guard unsupported.isEmpty else {
+      throw RuntimeError.unsupportedOperators(unsupported.sorted { ($0.subgraph, $0.node) < ($1.subgraph, $1.node) })
+    }
+  }
+
+  /// The subgraphs an operator with `options` calls.
+  private static func calledSubgraphs(_ options: BuiltinOptions) -> [Int] {
+    switch options {
+    case .ifOptions(let branches): [Int(branches.thenSubgraphIndex), Int(branches.elseSubgraphIndex)]
+    case .whileOptions(let loop): [Int(loop.condSubgraphIndex), Int(loop.bodySubgraphIndex)]
+    case .callOnceOptions(let call): [Int(call.initSubgraphIndex)]
+    default: []
+    }
   }
 
   /// The executor of subgraph `index`, built on first use.
@@ -84,6 +115,7 @@ public final class ModelRunner {
     if let executor = executors[index] { return executor }
     let executor = try SubgraphExecutor(
       model: model, subgraphIndex: index, threadCount: options.threadCount, roundingPolicy: options.roundingPolicy,
+      resources: resources,
       subgraphProvider: { [weak self] index in
         guard let self else { throw RuntimeError.invalidModel("the model runner was released") }
         return try self.subgraph(at: index)

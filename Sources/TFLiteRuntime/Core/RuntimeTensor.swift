@@ -20,8 +20,10 @@ public final class RuntimeTensor {
   public internal(set) var isConstant: Bool
   /// The tensor's memory: valid in `eval`, and in `prepare` for constant tensors. Nil before allocation.
   public internal(set) var data: UnsafeMutableRawPointer?
+  /// True while the runtime prepares a node during `invoke()`, for its inputs (already computed).
+  var isComputedBeforePrepare = false
   /// For a sparse model constant: how its stored values map onto the dense shape (only DENSIFY reads it).
-  let sparsity: SparseConstant?
+  var sparsity: SparseConstant?
   /// Memory owned by this tensor (folded constants, variables, dynamic outputs), freed with it.
   var ownedMemory: UnsafeMutableRawBufferPointer?
 
@@ -44,6 +46,10 @@ public final class RuntimeTensor {
   }
 
   deinit { ownedMemory?.deallocate() }
+
+  /// True when `prepare` may read the tensor's values: constants, folded outputs, and the inputs of a
+  /// node the runtime prepares during `invoke()` because an earlier output's shape depended on values.
+  public var hasValuesForPrepare: Bool { isConstant || isComputedBeforePrepare }
 
   /// Number of elements (the product of the shape; 1 for a scalar).
   public var elementCount: Int { shape.reduce(1, *) }

@@ -26,14 +26,25 @@ public final class SubgraphExecutor {
   private var scratchOffsets: [Int?]
   /// Nodes computed at prepare time (their outputs are constants until the next allocation).
   private var isFolded: [Bool]
+  /// The first node whose output shape depends on values only known while running: it and every
+  /// later node are prepared during `invoke()` and their outputs get memory of their own.
+  private var firstRunTimePreparedNode: Int?
+  /// Scratch memory of the nodes prepared during `invoke()`, grown as needed.
+  private var runTimeScratch: UnsafeMutableRawBufferPointer?
   private var arena: UnsafeMutableRawBufferPointer?
   /// The model bytes, kept alive for the constant tensors that point into them.
   private let model: TFLiteModel
+  /// What every subgraph of the model shares (variables, initialization status, call depth).
+  let resources: ModelResources
+  /// True while the subgraph is being prepared or run, so that a model whose control flow calls
+  /// this subgraph from inside itself is refused instead of recursing.
+  private var isInUse = false
 
   /// Builds the tensors and kernels of subgraph `subgraphIndex`.
   /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
   init(
     model: TFLiteModel, subgraphIndex: Int, threadCount: Int, roundingPolicy: RoundingPolicy = .doubleRounding,
+    resources: ModelResources,
     subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
   ) throws {
     let schema = model.model
@@ -42,6 +53,7 @@ public final class SubgraphExecutor {
     }
     let subgraph = schema.subgraphs[subgraphIndex]
     self.model = model
+    self.resources = resources
     self.subgraphIndex = subgraphIndex
     self.threadCount = max(threadCount, 1)
     self.roundingPolicy = roundingPolicy
@@ -58,6 +70,7 @@ public final class SubgraphExecutor {
     inputs = try subgraph.inputs.map { try tensor($0, role: "input") }
     outputs = try subgraph.outputs.map { try tensor($0, role: "output") }
 
+    try Self.densifySparseConstants(in: subgraph, tensors: tensors, model: model)
     var nodes: [Node] = []
     var kernels: [any Kernel] = []
     var unsupported: [UnsupportedOperator] = []
@@ -74,7 +87,7 @@ public final class SubgraphExecutor {
         outputs: try op.outputs.map { try tensor($0, role: "node \(nodeIndex) output") },
         options: op.builtinOptions,
         customOptions: model.customOptions(of: op),
-        subgraph: subgraphProvider)
+        subgraph: subgraphProvider, resources: resources)
       nodes.append(node)
       do {
         kernels.append(try KernelRegistry.makeKernel(for: node))
@@ -100,7 +113,10 @@ public final class SubgraphExecutor {
     }
   }
 
-  deinit { arena?.deallocate() }
+  deinit {
+    arena?.deallocate()
+    runTimeScratch?.deallocate()
+  }
 
   /// Bytes of the activation arena (valid after ``allocateTensors()``).
   public var arenaByteCount: Int { memoryPlan.arenaByteCount }
@@ -121,21 +137,56 @@ public final class SubgraphExecutor {
     isAllocated = false
   }
 
+  /// True when some nodes can only be prepared while running (their output shapes depend on
+  /// values), so the shapes of those nodes' outputs are only known after ``invoke()``.
+  var preparesNodesWhileRunning: Bool { firstRunTimePreparedNode != nil }
+
   /// Prepares every node for the current input shapes, computes constant nodes once, plans the
   /// arena and gives every tensor its memory.
   public func allocateTensors() throws {
+    try exclusiveCall { try allocateAndPlan() }
+  }
+
+  /// Runs every node that was not computed at prepare time.
+  public func invoke() throws {
+    try exclusiveCall { try runNodes() }
+  }
+
+  /// Runs `body` as the subgraph's only call in progress, one level deeper in the model's nesting
+  /// of subgraph calls. Throws when the subgraph is already being prepared or run further up the
+  /// stack (control flow that calls itself).
+  private func exclusiveCall(_ body: () throws -> Void) throws {
+    guard !isInUse else {
+      throw RuntimeError.invalidModel("subgraph \(subgraphIndex) is called from inside itself (recursive control flow)")
+    }
+    isInUse = true
+    defer { isInUse = false }
+    try resources.nestedCall(into: subgraphIndex, body)
+  }
+
+  /// Prepares every node, folds constant nodes and plans the arena (``allocateTensors()``).
+  private func allocateAndPlan() throws {
     isAllocated = false
+    firstRunTimePreparedNode = nil
     for tensor in tensors where !tensor.isVariable && !tensor.isModelConstant {
       tensor.isConstant = false
       tensor.ownedMemory?.deallocate()
       tensor.ownedMemory = nil
       tensor.data = nil
     }
+    for tensor in tensors { tensor.isComputedBeforePrepare = false }
     var scratchSizes = [Int](repeating: 0, count: nodes.count)
     for (position, node) in nodes.enumerated() {
       let kernel = kernels[position]
       var context = PrepareContext(threadCount: threadCount, roundingPolicy: roundingPolicy)
-      try run(node) { try kernel.prepare(&context) }
+      do {
+        try kernel.prepare(&context)
+      } catch KernelError.needsInputValues {
+        firstRunTimePreparedNode = position
+        break
+      } catch {
+        try run(node) { throw error }
+      }
       for output in node.outputs { try run(node) { try Self.checkedByteCount(output, what: "output") } }
       scratchSizes[position] = context.scratchByteCount
       let kernelType = type(of: kernel)
@@ -159,14 +210,37 @@ public final class SubgraphExecutor {
     isAllocated = true
   }
 
-  /// Runs every node that was not computed at prepare time.
-  public func invoke() throws {
+  /// Runs the nodes in order (``invoke()``).
+  private func runNodes() throws {
     guard isAllocated, let arena else { throw RuntimeError.allocationRequired }
-    for (position, kernel) in kernels.enumerated() where !isFolded[position] {
+    let preparedCount = firstRunTimePreparedNode ?? nodes.count
+    for position in 0..<preparedCount where !isFolded[position] {
       let scratch = scratchOffsets[position].map { arena.baseAddress.unsafelyUnwrapped + $0 }
       let context = EvalContext(threadCount: threadCount, scratch: scratch)
-      try run(nodes[position]) { try kernel.eval(context) }
+      try run(nodes[position]) { try kernels[position].eval(context) }
     }
+    for position in preparedCount..<nodes.count { try prepareAndRun(position) }
+  }
+
+  /// Prepares node `position` now that its inputs are computed, gives its outputs memory of their
+  /// own (reused while the size stays the same) and runs it.
+  private func prepareAndRun(_ position: Int) throws {
+    let node = nodes[position]
+    for input in node.inputs.compactMap({ $0 }) { input.isComputedBeforePrepare = true }
+    var context = PrepareContext(threadCount: threadCount, preparesWhileRunning: true, roundingPolicy: roundingPolicy)
+    try run(node) {
+      try kernels[position].prepare(&context)
+      for output in node.outputs {
+        try Self.checkedByteCount(output, what: "output")
+        if output.ownedMemory?.count != max(output.byteCount, 1) { output.allocateOwnedMemory() }
+      }
+    }
+    if (runTimeScratch?.count ?? 0) < context.scratchByteCount {
+      runTimeScratch?.deallocate()
+      runTimeScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64)
+    }
+    let scratch = context.scratchByteCount > 0 ? runTimeScratch?.baseAddress : nil
+    try run(node) { try kernels[position].eval(EvalContext(threadCount: threadCount, scratch: scratch)) }
   }
 
   /// Runs `body`, turning a failure into ``RuntimeError/nodeFailed(subgraph:node:opName:version:reason:)``.
@@ -191,18 +265,26 @@ public final class SubgraphExecutor {
       firstUse[tensor.index] = min(firstUse[tensor.index] ?? step, step)
       lastUse[tensor.index] = max(lastUse[tensor.index] ?? step, step)
     }
+    let preparedCount = firstRunTimePreparedNode ?? nodes.count
+    // Outputs of nodes prepared while running get memory of their own then.
+    let runTimeOutputs = Set(nodes[preparedCount...].flatMap { $0.outputs.map(\.index) })
     for input in inputs { use(input, at: -1) }
-    for (position, node) in nodes.enumerated() where !isFolded[position] {
+    for (position, node) in nodes[..<preparedCount].enumerated() where !isFolded[position] {
       for input in node.inputs.compactMap({ $0 }) { use(input, at: position) }
       for output in node.outputs { use(output, at: position) }
     }
-    for output in outputs { use(output, at: nodes.count) }
+    for node in nodes[preparedCount...] {
+      for input in node.inputs.compactMap({ $0 }) where !runTimeOutputs.contains(input.index) {
+        use(input, at: nodes.count)
+      }
+    }
+    for output in outputs where !runTimeOutputs.contains(output.index) { use(output, at: nodes.count) }
     var requests = firstUse.keys.sorted().map { index in
       MemoryRequest(
         owner: .tensor(index), byteCount: tensors[index].byteCount,
         firstUse: firstUse[index] ?? 0, lastUse: lastUse[index] ?? 0)
     }
-    for (position, size) in scratchSizes.enumerated() where size > 0 && !isFolded[position] {
+    for (position, size) in scratchSizes.enumerated() where position < preparedCount && size > 0 && !isFolded[position] {
       requests.append(MemoryRequest(owner: .scratch(node: position), byteCount: size, firstUse: position, lastUse: position))
     }
     memoryPlan = MemoryPlan(requests: requests)
@@ -216,6 +298,30 @@ public final class SubgraphExecutor {
       switch request.owner {
       case .tensor(let index): tensors[index].data = base + offset
       case .scratch(let node): scratchOffsets[node] = offset
+      }
+    }
+  }
+
+  /// Expands, once, every sparse constant that an operator other than DENSIFY reads directly
+  /// (FULLY_CONNECTED accepts sparse weights), so kernels only ever see dense data.
+  private static func densifySparseConstants(in subgraph: SubGraph, tensors: [RuntimeTensor], model: TFLiteModel) throws {
+    let densifyCode = BuiltinOperator.densify.rawValue
+    let readDirectly = Set(
+      subgraph.operators.filter { operation in
+        let index = Int(operation.opcodeIndex)
+        return index >= model.model.operatorCodes.count
+          || model.model.operatorCodes[index].resolvedBuiltinCode.rawValue != densifyCode
+      }.flatMap { $0.inputs.filter { $0 >= 0 }.map(Int.init) })
+    for tensor in tensors where tensor.sparsity != nil && readDirectly.contains(tensor.index) {
+      guard let sparse = tensor.sparsity, let stored = tensor.data, tensor.type.byteCount > 0 else { continue }
+      do {
+        let densifier = try Densifier(
+          denseShape: tensor.shape, format: sparse.format, valueCount: sparse.storedByteCount / tensor.type.byteCount)
+        tensor.allocateOwnedMemory()
+        densifier.run(values: stored, into: tensor.data.unsafelyUnwrapped, elementSize: tensor.type.byteCount)
+        tensor.sparsity = nil
+      } catch {
+        throw RuntimeError.invalidModel("sparse constant \(tensor.summary): \(error)")
       }
     }
   }

@@ -1,54 +1,3 @@
-/// The left-hand matrix of a GEMM as the driver reads it: one block of rows × depth at a time,
-/// either in place or copied into the worker's scratch (im2col, transposition).
-protocol GEMMLeftOperand {
-  /// The element type of A.
-  associatedtype Element
-  /// True when `block` writes into the scratch it is given (the plan then reserves room for it).
-  var packsIntoScratch: Bool { get }
-  /// Rows `rowStart ..< rowStart+rowCount`, depth `depthStart ..< depthStart+depthCount` of A as a
-  /// pointer to the first element and the distance between rows. `scratch` holds
-  /// `rowCount * depthCount` elements when `packsIntoScratch`.
-  func block(
-    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Element>
-  ) -> (pointer: UnsafePointer<Element>, rowStride: Int)
-}
-
-/// A row-major left-hand matrix read in place.
-struct RowMajorLeftOperand<Element>: GEMMLeftOperand {
-  /// Element (0, 0).
-  let base: UnsafePointer<Element>
-  /// Distance between rows.
-  let rowStride: Int
-
-  var packsIntoScratch: Bool { false }
-
-  func block(
-    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Element>
-  ) -> (pointer: UnsafePointer<Element>, rowStride: Int) {
-    (base + rowStart * rowStride + depthStart, rowStride)
-  }
-}
-
-/// A left-hand matrix stored transposed (K×M row-major), copied into row-major blocks.
-struct TransposedLeftOperand<Element>: GEMMLeftOperand {
-  /// Element (row 0, depth 0).
-  let base: UnsafePointer<Element>
-  /// Distance between consecutive depth indices (the stored rows).
-  let depthStride: Int
-
-  var packsIntoScratch: Bool { true }
-
-  func block(
-    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Element>
-  ) -> (pointer: UnsafePointer<Element>, rowStride: Int) {
-    for d in 0..<depthCount {
-      let source = base + (depthStart + d) * depthStride + rowStart
-      for r in 0..<rowCount { scratch[r * depthCount + d] = source[r] }
-    }
-    return (UnsafePointer(scratch), depthCount)
-  }
-}
-
 /// Clamp bounds of a fused activation: TFLite applies `min(max(x, lower), upper)` after the bias.
 struct FloatClampRange: Equatable {
   /// Lower bound (`-Float.greatestFiniteMagnitude` when unbounded, as TFLite's `lowest()`).
@@ -95,7 +44,7 @@ struct FloatEpilogue {
 
 /// Single-precision GEMM over packed right-hand panels: `C = clamp(A · B + bias)`.
 enum FloatGEMM {
-  /// Computes the product planned by `plan`.
+  /// Computes the product planned by `plan` with the float micro-kernel.
   ///
   /// - Parameters:
   ///   - rhs: B packed by `PanelPacking` (`plan.depth × plan.columns`).
@@ -105,79 +54,44 @@ enum FloatGEMM {
     plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outputStride: Int,
     epilogue: FloatEpilogue, threadCount: Int, scratch: UnsafeMutableRawPointer
   ) where LHS.Element == Float {
-    let workerFloats = plan.scratchFloatsPerWorker(leftOperandPacks: lhs.packsIntoScratch)
-    let scratchFloats = scratch.assumingMemoryBound(to: Float.self)
-    ParallelWork.run(itemCount: plan.itemCount, threadCount: threadCount) { item, worker in
-      let workerScratch = scratchFloats + worker * workerFloats
-      runItem(
-        item, plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride, epilogue: epilogue,
-        tile: workerScratch, lhsScratch: workerScratch + GEMMTile.rows * GEMMTile.columns)
-    }
+    GEMMDriver.multiply(
+      plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride,
+      kernel: FloatMicroKernel(epilogue: epilogue), threadCount: threadCount, scratch: scratch)
   }
+}
 
-  /// One work item: a block of rows against a group of panels, over the whole depth.
-  private static func runItem<LHS: GEMMLeftOperand>(
-    _ item: Int, plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>,
-    outputStride: Int, epilogue: FloatEpilogue, tile: UnsafeMutablePointer<Float>,
-    lhsScratch: UnsafeMutablePointer<Float>
-  ) where LHS.Element == Float {
-    let width = GEMMTile.columns
-    let height = GEMMTile.rows
-    let rowStart = (item / plan.panelGroupCount) * plan.rowBlock
-    let rowEnd = min(plan.rows, rowStart + plan.rowBlock)
-    let firstPanel = (item % plan.panelGroupCount) * plan.panelsPerGroup
-    let panelEnd = min(PanelPacking.panelCount(columns: plan.columns), firstPanel + plan.panelsPerGroup)
-    let panelStride = plan.depth * width
-    var depthStart = 0
-    repeat {
-      let depthCount = min(plan.depthBlock, plan.depth - depthStart)
-      let isFirst = depthStart == 0
-      let isLast = depthStart + depthCount == plan.depth
-      let (a, lda) = lhs.block(
-        rowStart: rowStart, rowCount: rowEnd - rowStart, depthStart: depthStart, depthCount: depthCount,
-        scratch: lhsScratch)
-      for panel in firstPanel..<panelEnd {
-        let b = rhs + panel * panelStride + depthStart * width
-        let column = panel * width
-        let validColumns = min(width, plan.columns - column)
-        let bias = isFirst ? epilogue.bias.map { $0 + column } : nil
-        let activation = isLast ? epilogue.activation : nil
-        var row = rowStart
-        while row < rowEnd {
-          let validRows = min(height, rowEnd - row)
-          let aTile = a + (row - rowStart) * lda
-          let c = output + row * outputStride + column
-          if validRows == 1 && validColumns == width {
-            singleRowKernel(
-              a: aTile, b: b, depth: depthCount, c: c, accumulate: !isFirst, bias: bias, activation: activation)
-          } else if validRows == height && validColumns == width {
-            microKernel(
-              a: aTile, lda: lda, validRows: height, b: b, depth: depthCount, c: c, ldc: outputStride,
-              accumulate: !isFirst, bias: bias, activation: activation)
-          } else {
-            if !isFirst { copyTile(from: c, fromStride: outputStride, to: tile, toStride: width, validRows, validColumns) }
-            microKernel(
-              a: aTile, lda: lda, validRows: validRows, b: b, depth: depthCount, c: tile, ldc: width,
-              accumulate: !isFirst, bias: bias, activation: activation)
-            copyTile(from: tile, fromStride: width, to: c, toStride: outputStride, validRows, validColumns)
-          }
-          row += height
-        }
-      }
-      depthStart += depthCount
-    } while depthStart < plan.depth
-  }
+/// The float32 micro-kernels: a 4×16 register tile (called twice per 8-row driver tile), and a
+/// one-row tile for matrix × vector products.
+/// The first depth block starts from the bias (or zero), later ones from the partial sums in C;
+/// the last one applies the clamp.
+struct FloatMicroKernel: GEMMMicroKernel {
+  /// Bias and clamp of the product.
+  let epilogue: FloatEpilogue
 
-  /// Copies the valid `rows × columns` corner of a tile.
-  @inline(__always)
-  private static func copyTile(
-    from source: UnsafePointer<Float>, fromStride: Int, to destination: UnsafeMutablePointer<Float>, toStride: Int,
-    _ rows: Int, _ columns: Int
+  func tile(
+    a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
+    output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
-    for r in 0..<rows {
-      (destination + r * toStride).update(from: source + r * fromStride, count: columns)
+    let bias = isFirstBlock ? epilogue.bias.map { $0 + column } : nil
+    let activation = isLastBlock ? epilogue.activation : nil
+    let accumulate = !isFirstBlock
+    if validRows == 1 {
+      Self.singleRowKernel(a: a, b: b, depth: depth, c: output, accumulate: accumulate, bias: bias, activation: activation)
+      return
+    }
+    var first = 0
+    while first < validRows {
+      Self.microKernel(
+        a: a + first * lda, lda: lda, validRows: min(Self.kernelRows, validRows - first), b: b, depth: depth,
+        c: output + first * ldc, ldc: ldc, accumulate: accumulate, bias: bias, activation: activation)
+      first += Self.kernelRows
     }
   }
+
+  /// Rows of the register tile. Four SIMD16 accumulators fit both targets: measured in the GEMM
+  /// driver, 8 rows are 15% slower with default flags (32 SSE registers of accumulators spill),
+  /// 2 rows 35% slower with `-target-cpu native`; 4 rows are within 3% of the best on each.
+  static let kernelRows = 4
 
   /// `acc += a * b`. A separate multiply and add on x86-64: the baseline target has no FMA and
   /// `addingProduct` would become a libm `fmaf` call per lane; AArch64 always has a fused form.
@@ -221,9 +135,9 @@ enum FloatGEMM {
     output.storeBytes(of: sum, as: Vector.self)
   }
 
-  /// The 8×16 register tile: 8 `SIMD16<Float>` accumulators, one B vector and one broadcast A value
-  /// per row and depth step. Rows past `validRows` repeat the last valid row (their results land in
-  /// the caller's edge tile and are discarded).
+  /// The 4×16 register tile: four `SIMD16<Float>` accumulators, one B vector and one broadcast A
+  /// value per row and depth step. Rows past `validRows` repeat the last valid row of A and are
+  /// neither read from nor stored to C.
   ///
   /// The tile starts from C (`accumulate`), from the bias, or from zero; it is clamped when
   /// `activation` is given (the last depth block) and stored back to C.
@@ -237,39 +151,24 @@ enum FloatGEMM {
     let a1 = a + min(1, last) * lda
     let a2 = a + min(2, last) * lda
     let a3 = a + min(3, last) * lda
-    let a4 = a + min(4, last) * lda
-    let a5 = a + min(5, last) * lda
-    let a6 = a + min(6, last) * lda
-    let a7 = a + min(7, last) * lda
     let c0 = UnsafeMutableRawPointer(c)
     let c1 = UnsafeMutableRawPointer(c + ldc)
     let c2 = UnsafeMutableRawPointer(c + 2 * ldc)
     let c3 = UnsafeMutableRawPointer(c + 3 * ldc)
-    let c4 = UnsafeMutableRawPointer(c + 4 * ldc)
-    let c5 = UnsafeMutableRawPointer(c + 5 * ldc)
-    let c6 = UnsafeMutableRawPointer(c + 6 * ldc)
-    let c7 = UnsafeMutableRawPointer(c + 7 * ldc)
     typealias Vector = SIMD16<Float>
-    var r0: Vector, r1: Vector, r2: Vector, r3: Vector, r4: Vector, r5: Vector, r6: Vector, r7: Vector
+    var r0: Vector, r1: Vector, r2: Vector, r3: Vector
     if accumulate {
+      // Rows past `validRows` are not part of C: they start from zero and are never stored.
       r0 = c0.loadUnaligned(as: Vector.self)
-      r1 = c1.loadUnaligned(as: Vector.self)
-      r2 = c2.loadUnaligned(as: Vector.self)
-      r3 = c3.loadUnaligned(as: Vector.self)
-      r4 = c4.loadUnaligned(as: Vector.self)
-      r5 = c5.loadUnaligned(as: Vector.self)
-      r6 = c6.loadUnaligned(as: Vector.self)
-      r7 = c7.loadUnaligned(as: Vector.self)
+      r1 = validRows > 1 ? c1.loadUnaligned(as: Vector.self) : Vector()
+      r2 = validRows > 2 ? c2.loadUnaligned(as: Vector.self) : Vector()
+      r3 = validRows > 3 ? c3.loadUnaligned(as: Vector.self) : Vector()
     } else {
       let start = bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
       r0 = start
       r1 = start
       r2 = start
       r3 = start
-      r4 = start
-      r5 = start
-      r6 = start
-      r7 = start
     }
     var bp = UnsafeRawPointer(b)
     for k in 0..<depth {
@@ -278,10 +177,6 @@ enum FloatGEMM {
       multiplyAdd(&r1, a1[k], bv)
       multiplyAdd(&r2, a2[k], bv)
       multiplyAdd(&r3, a3[k], bv)
-      multiplyAdd(&r4, a4[k], bv)
-      multiplyAdd(&r5, a5[k], bv)
-      multiplyAdd(&r6, a6[k], bv)
-      multiplyAdd(&r7, a7[k], bv)
       bp += MemoryLayout<Vector>.stride
     }
     if let activation {
@@ -289,18 +184,10 @@ enum FloatGEMM {
       r1 = activation.apply(r1)
       r2 = activation.apply(r2)
       r3 = activation.apply(r3)
-      r4 = activation.apply(r4)
-      r5 = activation.apply(r5)
-      r6 = activation.apply(r6)
-      r7 = activation.apply(r7)
     }
     c0.storeBytes(of: r0, as: Vector.self)
-    c1.storeBytes(of: r1, as: Vector.self)
-    c2.storeBytes(of: r2, as: Vector.self)
-    c3.storeBytes(of: r3, as: Vector.self)
-    c4.storeBytes(of: r4, as: Vector.self)
-    c5.storeBytes(of: r5, as: Vector.self)
-    c6.storeBytes(of: r6, as: Vector.self)
-    c7.storeBytes(of: r7, as: Vector.self)
+    if validRows > 1 { c1.storeBytes(of: r1, as: Vector.self) }
+    if validRows > 2 { c2.storeBytes(of: r2, as: Vector.self) }
+    if validRows > 3 { c3.storeBytes(of: r3, as: Vector.self) }
   }
 }

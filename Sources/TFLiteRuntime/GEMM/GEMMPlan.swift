@@ -28,12 +28,13 @@ struct GEMMPlan: Equatable {
   /// Below this many flops a work item costs more in hand-off than it gains in balance.
   static let minimumItemFlops = 400_000.0
 
-  /// Plans a product of the given size for `threadCount` threads.
-  init(rows: Int, columns: Int, depth: Int, threadCount: Int) {
+  /// Plans a product of the given size for `threadCount` threads. `splitsDepth` false keeps the
+  /// whole depth in one block, for kernels whose output cannot hold partial sums (int8 results).
+  init(rows: Int, columns: Int, depth: Int, threadCount: Int, splitsDepth: Bool = true) {
     self.rows = rows
     self.columns = columns
     self.depth = depth
-    let depthBlocks = max(1, (depth + Self.maxDepthBlock - 1) / Self.maxDepthBlock)
+    let depthBlocks = splitsDepth ? max(1, (depth + Self.maxDepthBlock - 1) / Self.maxDepthBlock) : 1
     depthBlock = max(1, (depth + depthBlocks - 1) / depthBlocks)
     let tileRows = GEMMTile.rows
     let rowTiles = max(1, (rows + tileRows - 1) / tileRows)
@@ -62,17 +63,24 @@ struct GEMMPlan: Equatable {
   /// Number of work items.
   var itemCount: Int { rows == 0 || columns == 0 ? 0 : rowBlockCount * panelGroupCount }
 
-  /// Floats of scratch one worker needs: the edge tile, plus an A block when the left operand packs.
-  func scratchFloatsPerWorker(leftOperandPacks: Bool) -> Int {
-    let tile = GEMMTile.rows * GEMMTile.columns
-    let block = leftOperandPacks ? rowBlock * depthBlock : 0
-    // Round to 64 bytes so every worker's region stays aligned.
-    return (tile + block + 15) / 16 * 16
+  /// Bytes of a worker's scratch tile for partial last panels (64-byte aligned).
+  static func tileScratchBytes<Output>(output: Output.Type) -> Int {
+    (GEMMTile.rows * GEMMTile.columns * MemoryLayout<Output>.stride + 63) & ~63
   }
 
-  /// Bytes of scratch for `threadCount` workers.
-  func scratchBytes(leftOperandPacks: Bool, threadCount: Int) -> Int {
-    scratchFloatsPerWorker(leftOperandPacks: leftOperandPacks) * max(1, min(threadCount, max(itemCount, 1)))
-      * MemoryLayout<Float>.stride
+  /// Bytes of scratch one worker needs: the edge tile, plus an A block when the left operand packs.
+  func scratchBytesPerWorker<LHSElement, Output>(
+    leftOperandPacks: Bool, lhs: LHSElement.Type, output: Output.Type
+  ) -> Int {
+    let block = leftOperandPacks ? rowBlock * depthBlock * MemoryLayout<LHSElement>.stride : 0
+    return Self.tileScratchBytes(output: output) + (block + 63) & ~63
+  }
+
+  /// Bytes of scratch for `threadCount` workers with float operands, or the given element types.
+  func scratchBytes<LHSElement, Output>(
+    leftOperandPacks: Bool, threadCount: Int, lhs: LHSElement.Type = Float.self, output: Output.Type = Float.self
+  ) -> Int {
+    scratchBytesPerWorker(leftOperandPacks: leftOperandPacks, lhs: lhs, output: output)
+      * max(1, min(threadCount, max(itemCount, 1)))
   }
 }

@@ -121,6 +121,7 @@ final class BatchMatMulKernel: Kernel {
     rhs = try node.input(1)
     output = try node.output(0)
     try FloatOperands.require([lhs, rhs, output], op: "BATCH_MATMUL")
+    try FloatOperands.requireDense([lhs], op: "BATCH_MATMUL")
     let options = try FloatOperands.options(of: node, op: "BATCH_MATMUL", defaults: BatchMatMulOptions()) {
       if case .batchMatMulOptions(let options) = $0 { options } else { nil }
     }
@@ -152,7 +153,7 @@ final class BatchMatMulKernel: Kernel {
     let broadcast = outputCount > 0 ? BatchBroadcast(lhsBatch: lhsBatch, rhsBatch: rhsBatch) : nil
     let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: context.threadCount)
     var scratch = ScratchLayout()
-    packedRight.prepare(
+    try packedRight.prepare(
       rhs, count: rhsCount, sourceStride: depth * columns,
       layout: FloatBatchMatMul.rhsLayout(adjY: adjY, depth: depth, columns: columns), depth: depth, columns: columns,
       scratch: &scratch)

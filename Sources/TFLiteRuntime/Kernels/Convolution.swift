@@ -35,8 +35,9 @@ struct WindowAxis: Equatable {
   }
 
   /// First input coordinate read by output position `output` (may be negative: padding).
+  /// Wrapping arithmetic: for outputs of a validated axis the value is bounded by the input size.
   @inline(__always)
-  func inputOrigin(_ output: Int) -> Int { output * stride - paddingBefore }
+  func inputOrigin(_ output: Int) -> Int { output &* stride &- paddingBefore }
 
   /// Taps `first ..< end` of output position `output` that land inside the input.
   @inline(__always)
@@ -111,46 +112,86 @@ struct Im2colLeftOperand: GEMMLeftOperand {
     let firstTap = depthStart / groupChannels
     let firstChannel = depthStart % groupChannels
     let contiguousTaps = shape.width.dilation == 1 && groupChannels == shape.inputChannels
+    // Wrapping index arithmetic: every offset stays inside the input tensor validated in `prepare`.
+    // The output pixel's coordinates advance incrementally (no divisions per row).
+    var x = rowStart % outputWidth
+    var y = (rowStart / outputWidth) % outputHeight
+    var image = input + ((rowStart / (outputWidth &* outputHeight)) &* shape.height.inputSize &* rowStride &+ channelOffset)
+    let imageStride = shape.height.inputSize &* rowStride
     for r in 0..<rowCount {
-      let pixel = rowStart + r
-      let x = pixel % outputWidth
-      let y = (pixel / outputWidth) % outputHeight
-      let image = input + (pixel / (outputWidth * outputHeight)) * shape.height.inputSize * rowStride + channelOffset
       let originY = shape.height.inputOrigin(y)
       let originX = shape.width.inputOrigin(x)
-      var destination = scratch + r * depthCount
+      var destination = scratch + r &* depthCount
       var remaining = depthCount
       var ky = firstTap / filterWidth
       var kx = firstTap % filterWidth
       var channel = firstChannel
       while remaining > 0 {
-        let inputY = originY + ky * shape.height.dilation
-        let inputX = originX + kx * shape.width.dilation
+        let inputY = originY &+ ky &* shape.height.dilation
+        let inputX = originX &+ kx &* shape.width.dilation
         let rowInside = inputY >= 0 && inputY < shape.height.inputSize
         // Taps kx, kx+1, … of one filter row are contiguous in the input when they are adjacent
         // pixels with all channels: copy the whole in-bounds run at once.
         var taps = 1
         if contiguousTaps && rowInside && inputX >= 0 {
-          taps = max(1, min(filterWidth - kx, shape.width.inputSize - inputX))
+          taps = max(1, min(filterWidth &- kx, shape.width.inputSize &- inputX))
         }
-        let count = min(taps * groupChannels - channel, remaining)
+        let count = min(taps &* groupChannels &- channel, remaining)
         if rowInside && inputX >= 0 && inputX < shape.width.inputSize {
-          let source = image + inputY * rowStride + inputX * shape.inputChannels + channel
-          for i in 0..<count { destination[i] = source[i] }
+          copyFloats(from: image + (inputY &* rowStride &+ inputX &* shape.inputChannels &+ channel), to: destination, count: count)
         } else {
-          for i in 0..<count { destination[i] = 0 }
+          zeroFloats(destination, count: count)
         }
         destination += count
-        remaining -= count
+        remaining &-= count
         channel = 0
-        kx += taps
+        kx &+= taps
         if kx == filterWidth {
           kx = 0
-          ky += 1
+          ky &+= 1
+        }
+      }
+      x &+= 1
+      if x == outputWidth {
+        x = 0
+        y &+= 1
+        if y == outputHeight {
+          y = 0
+          image += imageStride
         }
       }
     }
     return (UnsafePointer(scratch), depthCount)
+  }
+}
+
+/// Copies `count` floats with explicit 8-lane moves: short runs (a few channels per tap) are the
+/// norm in im2col, where a `memmove` call or an alias-checked loop costs more than the copy.
+@inline(__always)
+func copyFloats(from source: UnsafePointer<Float>, to destination: UnsafeMutablePointer<Float>, count: Int) {
+  var offset = 0
+  while offset &+ 8 <= count {
+    UnsafeMutableRawPointer(destination + offset).storeBytes(
+      of: UnsafeRawPointer(source + offset).loadUnaligned(as: SIMD8<Float>.self), as: SIMD8<Float>.self)
+    offset &+= 8
+  }
+  while offset < count {
+    destination[offset] = source[offset]
+    offset &+= 1
+  }
+}
+
+/// Sets `count` floats to zero with 8-lane stores.
+@inline(__always)
+func zeroFloats(_ destination: UnsafeMutablePointer<Float>, count: Int) {
+  var offset = 0
+  while offset &+ 8 <= count {
+    UnsafeMutableRawPointer(destination + offset).storeBytes(of: SIMD8<Float>(), as: SIMD8<Float>.self)
+    offset &+= 8
+  }
+  while offset < count {
+    destination[offset] = 0
+    offset &+= 1
   }
 }
 
@@ -260,7 +301,7 @@ final class Conv2DKernel: Kernel {
     output.shape = outputShape
     let plan = FloatConvolution.plan(shape, threadCount: context.threadCount)
     var scratch = ScratchLayout()
-    weights.prepare(
+    try weights.prepare(
       filter, count: groups, sourceStride: FloatConvolution.filterGroupStride(shape),
       layout: FloatConvolution.filterLayout(shape), depth: shape.gemmDepth, columns: shape.groupOutputChannels,
       scratch: &scratch)

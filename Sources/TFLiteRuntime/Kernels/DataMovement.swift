@@ -260,19 +260,6 @@ struct StridedCopy {
 
 // MARK: - Kernel plumbing shared by the data-movement kernels
 
-/// The integer values of an int32 or int64 tensor that must be constant at prepare time
-/// (a model constant or an output the runtime folded), such as a shape, axis or paddings operand.
-func constantIntegers(_ tensor: RuntimeTensor, op: String, operand: String) throws -> [Int] {
-  guard tensor.isConstant, let data = tensor.data else {
-    throw KernelError.unsupported("dynamic output shape: \(op) needs a constant \(operand)")
-  }
-  switch tensor.type {
-  case .int32: return (0..<tensor.elementCount).map { Int(loadElement(data, $0, as: Int32.self)) }
-  case .int64: return (0..<tensor.elementCount).map { Int(loadElement(data, $0, as: Int64.self)) }
-  default: throw KernelError.unsupported("\(op): \(operand) of type \(tensor.type.name)")
-  }
-}
-
 /// Bytes per element of `tensor`, which the type-agnostic routines must be able to move.
 func movableElementSize(_ tensor: RuntimeTensor, op: String) throws -> Int {
   // Packed int4 data, strings and resource/variant handles are not plain fixed-size values.

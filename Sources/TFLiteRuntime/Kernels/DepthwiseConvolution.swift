@@ -49,23 +49,39 @@ enum FloatDepthwiseConvolution {
       }
       source = UnsafePointer(expanded)
     }
-    let rows = shape.batch * shape.height.outputSize
-    let rowsPerItem = ChannelWindowRows.rowsPerItem(rows: rows, threadCount: threadCount)
-    ParallelWork.run(itemCount: (rows + rowsPerItem - 1) / rowsPerItem, threadCount: threadCount) { item, _ in
-      for row in item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem) {
-        let rowOperation = DepthwiseRow(
-          shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output)
-        forEachChannelBlock(channels: shape.outputChannels, rowOperation)
-      }
+    let workPerRow = ChannelWindowRows.work(
+      shape.width.outputSize, shape.outputChannels, shape.height.filterSize, shape.width.filterSize)
+    ChannelWindowRows.forEachRow(
+      rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
+    ) { row in
+      let rowOperation = DepthwiseRow(
+        shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output)
+      forEachChannelBlock(channels: shape.outputChannels, rowOperation)
     }
   }
 }
 
 /// Work split of the channel-vectorised window kernels: items of whole output rows.
 enum ChannelWindowRows {
-  /// Output rows per work item: about 8 items per thread, all rows in one item when single-threaded.
-  static func rowsPerItem(rows: Int, threadCount: Int) -> Int {
-    threadCount <= 1 ? max(rows, 1) : max(1, rows / (8 * threadCount))
+  /// Multiply-adds (or window reads) below which a work item is not worth handing to another thread.
+  static let minimumItemWork = 100_000
+
+  /// The product of `factors`, saturating at `Int.max` (pool windows come from options and may be huge).
+  static func work(_ factors: Int...) -> Int {
+    factors.reduce(1) { total, factor in
+      let (product, overflow) = total.multipliedReportingOverflow(by: max(factor, 0))
+      return overflow ? Int.max : product
+    }
+  }
+
+  /// Calls `body(row)` for every output row in `0..<rows`: about 8 items per thread, each at least
+  /// `minimumItemWork` of `workPerRow`, all rows inline when single-threaded or small.
+  static func forEachRow(rows: Int, workPerRow: Int, threadCount: Int, _ body: (Int) -> Void) {
+    let rowsForWork = max(1, minimumItemWork / max(workPerRow, 1))
+    let rowsPerItem = threadCount <= 1 ? max(rows, 1) : max(rowsForWork, rows / (8 * threadCount), 1)
+    ParallelWork.run(itemCount: (rows + rowsPerItem - 1) / rowsPerItem, threadCount: threadCount) { item, _ in
+      for row in item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem) { body(row) }
+    }
   }
 }
 
@@ -99,65 +115,95 @@ private struct DepthwiseRow: ChannelBlockOperation {
   }
 
   func run<Vector: ChannelVector>(_ vector: Vector.Type, channel: Int) {
+    // Index arithmetic wraps (&+, &*): every offset stays inside tensors whose sizes `prepare`
+    // validated, and overflow checks in these loops cost more than the float work with AVX-512.
     let channels = shape.outputChannels
     let width = shape.width
     let filterWidth = width.filterSize
     let channelBias = bias.map { Vector.load($0 + channel) } ?? Vector(repeating: 0)
     let interior = width.interior
-    let pixelStride = width.stride * channels
-    let tapStrideX = width.dilation * channels
-    let imageChannel = image + channel
-    let filterChannel = filter + channel
+    let pixelStride = width.stride &* channels
+    let tapStride = width.dilation &* channels
+    let rowStride = width.inputSize &* channels
+    let tapRowStride = shape.height.dilation &* rowStride
+    let filterRowStride = filterWidth &* channels
+    let tapRows = endTapY &- firstTapY
+    let firstInputRow = image + channel + (originY &+ firstTapY &* shape.height.dilation) &* rowStride
+    let firstFilterRow = filter + channel + firstTapY &* filterRowStride
 
-    /// One output pixel over the taps `firstX ..< endX`.
+    /// Sums the taps `firstX ..< endX` of the `rows` valid filter rows for one pixel (`pairs` false)
+    /// or for two pixels `pixelStride` apart sharing each filter load (`pairs` true), then stores them.
     @inline(__always)
-    func pixel(_ x: Int, firstX: Int, endX: Int) {
-      var sum = Vector(repeating: 0)
-      for ky in firstTapY..<endTapY {
-        let inputRow = imageChannel + (originY + ky * shape.height.dilation) * width.inputSize * channels
-        let filterRow = filterChannel + ky * filterWidth * channels
-        for kx in firstX..<endX {
-          let inputX = width.inputOrigin(x) + kx * width.dilation
-          sum.multiplyAdd(Vector.load(inputRow + inputX * channels), Vector.load(filterRow + kx * channels))
+    func convolve(_ x: Int, firstX: Int, endX: Int, rows: Int, pairs: Bool) {
+      var sum0 = Vector(repeating: 0)
+      var sum1 = sum0
+      var inputRow = firstInputRow + (width.inputOrigin(x) &+ firstX &* width.dilation) &* channels
+      var filterRow = firstFilterRow + firstX &* channels
+      for _ in 0..<rows {
+        var source = inputRow
+        var weights = filterRow
+        for _ in firstX..<endX {
+          let w = Vector.load(weights)
+          sum0.multiplyAdd(Vector.load(source), w)
+          if pairs { sum1.multiplyAdd(Vector.load(source + pixelStride), w) }
+          source += tapStride
+          weights += channels
         }
+        inputRow += tapRowStride
+        filterRow += filterRowStride
       }
-      (sum + channelBias).clamped(activation).store(to: outputRow + x * channels + channel)
+      let out = outputRow + (x &* channels &+ channel)
+      (sum0 + channelBias).clamped(activation).store(to: out)
+      if pairs { (sum1 + channelBias).clamped(activation).store(to: out + channels) }
     }
 
     for x in 0..<interior.lowerBound {
       let taps = width.validTaps(x)
-      pixel(x, firstX: taps.first, endX: taps.end)
+      convolve(x, firstX: taps.first, endX: taps.end, rows: tapRows, pairs: false)
     }
-    // Interior: two pixels share each filter load. (Four would save more loads with AVX-512, but
-    // their eight SIMD16 accumulators spill on the baseline SSE2 target.)
     var x = interior.lowerBound
-    while x + 2 <= interior.upperBound {
-      var sum0 = Vector(repeating: 0)
-      var sum1 = sum0
-      for ky in firstTapY..<endTapY {
-        var source = imageChannel + (originY + ky * shape.height.dilation) * width.inputSize * channels
-          + width.inputOrigin(x) * channels
-        var weights = filterChannel + ky * filterWidth * channels
-        for _ in 0..<filterWidth {
-          let w = Vector.load(weights)
-          sum0.multiplyAdd(Vector.load(source), w)
-          sum1.multiplyAdd(Vector.load(source + pixelStride), w)
-          source += tapStrideX
-          weights += channels
-        }
+    if tapRows == 3 && filterWidth == 3 {
+      // A whole 3×3 window: the nine filter vectors stay in registers across the row.
+      let w0 = Vector.load(firstFilterRow)
+      let w1 = Vector.load(firstFilterRow + channels)
+      let w2 = Vector.load(firstFilterRow + 2 &* channels)
+      let w3 = Vector.load(firstFilterRow + filterRowStride)
+      let w4 = Vector.load(firstFilterRow + (filterRowStride &+ channels))
+      let w5 = Vector.load(firstFilterRow + (filterRowStride &+ 2 &* channels))
+      let w6 = Vector.load(firstFilterRow + 2 &* filterRowStride)
+      let w7 = Vector.load(firstFilterRow + (2 &* filterRowStride &+ channels))
+      let w8 = Vector.load(firstFilterRow + (2 &* filterRowStride &+ 2 &* channels))
+      var top = firstInputRow + width.inputOrigin(x) &* channels
+      var out = outputRow + (x &* channels &+ channel)
+      while x < interior.upperBound {
+        let middle = top + tapRowStride
+        let bottom = middle + tapRowStride
+        var sum = Vector(repeating: 0)
+        sum.multiplyAdd(Vector.load(top), w0)
+        sum.multiplyAdd(Vector.load(top + tapStride), w1)
+        sum.multiplyAdd(Vector.load(top + 2 &* tapStride), w2)
+        sum.multiplyAdd(Vector.load(middle), w3)
+        sum.multiplyAdd(Vector.load(middle + tapStride), w4)
+        sum.multiplyAdd(Vector.load(middle + 2 &* tapStride), w5)
+        sum.multiplyAdd(Vector.load(bottom), w6)
+        sum.multiplyAdd(Vector.load(bottom + tapStride), w7)
+        sum.multiplyAdd(Vector.load(bottom + 2 &* tapStride), w8)
+        (sum + channelBias).clamped(activation).store(to: out)
+        top += pixelStride
+        out += channels
+        x &+= 1
       }
-      let out = outputRow + x * channels + channel
-      (sum0 + channelBias).clamped(activation).store(to: out)
-      (sum1 + channelBias).clamped(activation).store(to: out + channels)
-      x += 2
     }
-    while x < interior.upperBound {
-      pixel(x, firstX: 0, endX: filterWidth)
-      x += 1
+    // Other interiors: two pixels share each filter load. (Four would save more loads with
+    // AVX-512, but their eight SIMD16 accumulators spill on the baseline SSE2 target.)
+    while x &+ 2 <= interior.upperBound {
+      convolve(x, firstX: 0, endX: filterWidth, rows: tapRows, pairs: true)
+      x &+= 2
     }
+    if x < interior.upperBound { convolve(x, firstX: 0, endX: filterWidth, rows: tapRows, pairs: false) }
     for x in interior.upperBound..<width.outputSize {
       let taps = width.validTaps(x)
-      pixel(x, firstX: taps.first, endX: taps.end)
+      convolve(x, firstX: taps.first, endX: taps.end, rows: tapRows, pairs: false)
     }
   }
 }
@@ -183,6 +229,7 @@ final class DepthwiseConv2DKernel: Kernel {
 
   init(node: Node) throws {
     operands = try WeightedOperands(node, op: "DEPTHWISE_CONV_2D")
+    try FloatOperands.requireDense([operands.weights], op: "DEPTHWISE_CONV_2D")
     options = try FloatOperands.options(of: node, op: "DEPTHWISE_CONV_2D", defaults: DepthwiseConv2DOptions()) {
       if case .depthwiseConv2DOptions(let options) = $0 { options } else { nil }
     }

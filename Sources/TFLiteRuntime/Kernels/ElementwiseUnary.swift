@@ -1,5 +1,5 @@
 // Elementwise math of one operand: EXP, LOG, SQRT, RSQRT, SQUARE, ABS, NEG, FLOOR, CEIL, ROUND,
-// SIN, COS (and, through the same driver, the activations in Activations.swift and LOGICAL_NOT).
+// SIN, COS, SIGN (and, through the same driver, the activations in Activations.swift and LOGICAL_NOT).
 //
 // `UnaryDriver` streams 16-lane vectors through an operation type, specialized per operation.
 // ROUND rounds half to even, as TFLite's reference kernel does.
@@ -21,11 +21,19 @@ enum UnaryDriver {
     _ operation: Operation, input: UnsafePointer<Operation.Operand>,
     output: UnsafeMutablePointer<Operation.Result>, range: Range<Int>
   ) {
-    let source = StreamedOperand(input, offset: range.lowerBound)
-    storeEachVector(count: range.count, into: output + range.lowerBound) { index, lanes in
-      operation(source.vector(at: index, lanes: lanes))
-    }
+    storeEachVector(
+      MappedVectors(StreamedOperand(input, offset: range.lowerBound), operation), count: range.count,
+      into: output + range.lowerBound)
   }
+}
+
+/// x / divisor, lane-wise (TFLite divides, so the kernels do too rather than multiplying by 1/divisor).
+struct DivisionByScalarOperation: UnaryLanewiseOperation {
+  /// The divisor.
+  let divisor: Float
+
+  @inline(__always)
+  func callAsFunction(_ x: SIMD16<Float>) -> SIMD16<Float> { x / divisor }
 }
 
 /// A float function without parameters, named by its TFLite operator.
@@ -81,21 +89,21 @@ enum Square: FloatFunctionKind {
 enum Floor: FloatFunctionKind {
   static let operatorName = "FLOOR"
   @inline(__always)
-  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { x.rounded(.down) }
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.floor(x) }
 }
 
 /// CEIL.
 enum Ceiling: FloatFunctionKind {
   static let operatorName = "CEIL"
   @inline(__always)
-  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { x.rounded(.up) }
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.ceiling(x) }
 }
 
 /// ROUND: to the nearest integer, halves to even.
 enum RoundHalfToEven: FloatFunctionKind {
   static let operatorName = "ROUND"
   @inline(__always)
-  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { x.rounded(.toNearestOrEven) }
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.roundedToNearestEven(x) }
 }
 
 /// SIN.
@@ -120,6 +128,23 @@ struct FloatFunctionDefinition<Kind: FloatFunctionKind>: UnaryKernelDefinition {
 
   var minimumChunk: Int { costlyElementwiseChunk }
 
+  // Specialized entries, as for the binary arithmetic (see `ArithmeticDefinition.run`).
+  @_specialize(exported: false, where Kind == Logistic)
+  @_specialize(exported: false, where Kind == HyperbolicTangent)
+  @_specialize(exported: false, where Kind == HardSwish)
+  @_specialize(exported: false, where Kind == ExponentialLinearUnit)
+  @_specialize(exported: false, where Kind == GeluExact)
+  @_specialize(exported: false, where Kind == GeluTanhApproximation)
+  @_specialize(exported: false, where Kind == Exponential)
+  @_specialize(exported: false, where Kind == NaturalLogarithm)
+  @_specialize(exported: false, where Kind == SquareRoot)
+  @_specialize(exported: false, where Kind == ReciprocalSquareRoot)
+  @_specialize(exported: false, where Kind == Square)
+  @_specialize(exported: false, where Kind == Floor)
+  @_specialize(exported: false, where Kind == Ceiling)
+  @_specialize(exported: false, where Kind == RoundHalfToEven)
+  @_specialize(exported: false, where Kind == Sine)
+  @_specialize(exported: false, where Kind == Cosine)
   func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>) {
     UnaryDriver.run(FloatFunction<Kind>(), input: input, output: output, range: range)
   }
@@ -151,6 +176,17 @@ enum AbsoluteValue: ArithmeticUnaryKind {
   static func apply<Scalar: ArithmeticScalar>(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> { Scalar.magnitude(x) }
 }
 
+/// SIGN: 1, 0 or −1 (0 for NaN).
+enum Sign: ArithmeticUnaryKind {
+  static let operatorName = "SIGN"
+  static let elementTypes: [ElementType] = [.float32, .int32]
+  @inline(__always)
+  static func apply<Scalar: ArithmeticScalar>(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> {
+    let zero = SIMD16<Scalar>(repeating: 0)
+    return zero.replacing(with: 1, where: Scalar.isLess(zero, x)).replacing(with: -1, where: Scalar.isLess(x, zero))
+  }
+}
+
 /// The unary operation that applies an `ArithmeticUnaryKind` to `Scalar` lanes.
 struct ArithmeticUnaryOperation<Scalar: ArithmeticScalar, Kind: ArithmeticUnaryKind>: UnaryLanewiseOperation {
   @inline(__always)
@@ -177,7 +213,7 @@ struct ArithmeticUnaryDefinition<Kind: ArithmeticUnaryKind>: UnaryKernelDefiniti
 }
 
 extension KernelRegistry {
-  /// EXP, LOG, SQRT, RSQRT, SQUARE, FLOOR, CEIL, ROUND, SIN, COS, NEG, ABS.
+  /// EXP, LOG, SQRT, RSQRT, SQUARE, FLOOR, CEIL, ROUND, SIN, COS, NEG, ABS, SIGN.
   nonisolated(unsafe) static let elementwiseUnary: [String: any Kernel.Type] = [
     Exponential.operatorName: UnaryKernel<FloatFunctionDefinition<Exponential>>.self,
     NaturalLogarithm.operatorName: UnaryKernel<FloatFunctionDefinition<NaturalLogarithm>>.self,
@@ -191,5 +227,6 @@ extension KernelRegistry {
     Cosine.operatorName: UnaryKernel<FloatFunctionDefinition<Cosine>>.self,
     Negation.operatorName: UnaryKernel<ArithmeticUnaryDefinition<Negation>>.self,
     AbsoluteValue.operatorName: UnaryKernel<ArithmeticUnaryDefinition<AbsoluteValue>>.self,
+    Sign.operatorName: UnaryKernel<ArithmeticUnaryDefinition<Sign>>.self,
   ]
 }

@@ -54,7 +54,7 @@ final class FullyConnectedKernel: Kernel {
     _ = try FloatOperands.checkedCount(output.shape, "\(op) output")
     let plan = GEMMPlan(rows: rows, columns: units, depth: depth, threadCount: context.threadCount)
     var scratch = ScratchLayout()
-    packedWeights.prepare(
+    try packedWeights.prepare(
       weights, count: 1, sourceStride: 0, layout: .columnMajor(depth: depth), depth: depth, columns: units,
       scratch: &scratch)
     paddedBias.prepare(bias, groups: 1, columns: units, scratch: &scratch)

@@ -73,14 +73,16 @@ private func roundedQuotient(_ sum: SIMD8<Int32>, _ count: Int32) -> SIMD8<Int32
 private struct TypedIntegerPooling<Element: QuantizedInteger> {
   let row: IntegerPoolingRow<Element>
   func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, threadCount: Int) {
-    let rows = row.shape.batch * row.shape.height.outputSize
-    let rowsPerItem = ChannelWindowRows.rowsPerItem(rows: rows, threadCount: threadCount)
+    let shape = row.shape
     let source = input.assumingMemoryBound(to: Element.self)
     let destination = output.assumingMemoryBound(to: Element.self)
-    ParallelWork.run(itemCount: (rows + rowsPerItem - 1) / rowsPerItem, threadCount: threadCount) { item, _ in
-      for index in item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem) {
-        row.run(row: index, input: source, output: destination)
-      }
+    ChannelWindowRows.forEachRow(
+      rows: shape.batch * shape.height.outputSize,
+      workPerRow: ChannelWindowRows.work(
+        shape.width.outputSize, shape.channels, shape.height.filterSize, shape.width.filterSize),
+      threadCount: threadCount
+    ) { index in
+      row.run(row: index, input: source, output: destination)
     }
   }
 }

@@ -30,21 +30,21 @@ enum FloatPooling {
     _ kind: PoolingKind, _ shape: PoolingShape, input: UnsafePointer<Float>, activation: FloatClampRange,
     output: UnsafeMutablePointer<Float>, threadCount: Int
   ) {
-    let rows = shape.batch * shape.height.outputSize
-    let rowsPerItem = ChannelWindowRows.rowsPerItem(rows: rows, threadCount: threadCount)
-    ParallelWork.run(itemCount: (rows + rowsPerItem - 1) / rowsPerItem, threadCount: threadCount) { item, _ in
-      for row in item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem) {
-        let y = row % shape.height.outputSize
-        let image = row / shape.height.outputSize
-        for x in 0..<shape.width.outputSize {
-          let pixel = PoolingPixel(
-            kind: kind, shape: shape, activation: activation,
-            input: input + image * shape.height.inputSize * shape.width.inputSize * shape.channels,
-            output: output + (row * shape.width.outputSize + x) * shape.channels,
-            originY: shape.height.inputOrigin(y), tapsY: shape.height.validTaps(y),
-            originX: shape.width.inputOrigin(x), tapsX: shape.width.validTaps(x))
-          forEachChannelBlock(channels: shape.channels, pixel)
-        }
+    let workPerRow = ChannelWindowRows.work(
+      shape.width.outputSize, shape.channels, shape.height.filterSize, shape.width.filterSize)
+    ChannelWindowRows.forEachRow(
+      rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
+    ) { row in
+      let y = row % shape.height.outputSize
+      let image = row / shape.height.outputSize
+      for x in 0..<shape.width.outputSize {
+        let pixel = PoolingPixel(
+          kind: kind, shape: shape, activation: activation,
+          input: input + image * shape.height.inputSize * shape.width.inputSize * shape.channels,
+          output: output + (row * shape.width.outputSize + x) * shape.channels,
+          originY: shape.height.inputOrigin(y), tapsY: shape.height.validTaps(y),
+          originX: shape.width.inputOrigin(x), tapsX: shape.width.validTaps(x))
+        forEachChannelBlock(channels: shape.channels, pixel)
       }
     }
   }
@@ -64,29 +64,29 @@ private struct PoolingPixel: ChannelBlockOperation {
   let tapsX: (first: Int, end: Int)
 
   func run<Vector: ChannelVector>(_ vector: Vector.Type, channel: Int) {
+    // Wrapping index arithmetic: offsets stay inside the validated input tensor.
     let channels = shape.channels
-    let rowStride = shape.width.inputSize * channels
-    let start = input + (originY + tapsY.first) * rowStride + (originX + tapsX.first) * channels + channel
-    let tapRows = tapsY.end - tapsY.first
-    let tapColumns = tapsX.end - tapsX.first
-    var result: Vector
-    switch kind {
-    case .max:
-      var maximum = Vector(repeating: -.greatestFiniteMagnitude)
-      for ky in 0..<tapRows {
-        for kx in 0..<tapColumns { maximum = maximum.maximum(Vector.load(start + ky * rowStride + kx * channels)) }
-      }
-      result = maximum
-    case .average, .l2:
-      var sum = Vector(repeating: 0)
-      for ky in 0..<tapRows {
-        for kx in 0..<tapColumns {
-          let value = Vector.load(start + ky * rowStride + kx * channels)
-          if kind == .average { sum = sum + value } else { sum.multiplyAdd(value, value) }
+    let rowStride = shape.width.inputSize &* channels
+    let tapRows = tapsY.end &- tapsY.first
+    let tapColumns = tapsX.end &- tapsX.first
+    var row = input + ((originY &+ tapsY.first) &* rowStride &+ (originX &+ tapsX.first) &* channels &+ channel)
+    var result = Vector(repeating: kind == .max ? -.greatestFiniteMagnitude : 0)
+    for _ in 0..<tapRows {
+      var source = row
+      for _ in 0..<tapColumns {
+        let value = Vector.load(source)
+        switch kind {
+        case .max: result = result.maximum(value)
+        case .average: result = result + value
+        case .l2: result.multiplyAdd(value, value)
         }
+        source += channels
       }
-      let count = Vector(repeating: Float(tapRows * tapColumns))
-      result = kind == .average ? sum / count : (sum / count).squareRoot()
+      row += rowStride
+    }
+    if kind != .max {
+      let mean = result / Vector(repeating: Float(tapRows &* tapColumns))
+      result = kind == .average ? mean : mean.squareRoot()
     }
     result.clamped(activation).store(to: output + channel)
   }
@@ -116,6 +116,7 @@ class Pool2DKernel {
     input = try node.input(0)
     output = try node.output(0)
     try FloatOperands.require([input, output], op: op)
+    try FloatOperands.requireDense([input], op: op)
     options = try FloatOperands.options(of: node, op: op, defaults: Pool2DOptions()) {
       if case .pool2DOptions(let options) = $0 { options } else { nil }
     }

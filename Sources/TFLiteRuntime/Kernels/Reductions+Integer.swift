@@ -214,10 +214,11 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let op = Operator.operatorName
-    let axisValues = try constantIntegers(axes, operatorName: op, role: "axis")
+    let axisValues = try constantIntegers(axes, op: op, operand: "axis")
     let resolved = try ReductionAxes(axes: axisValues, inputShape: input.shape, keepDimensions: keepDimensions)
     let layout = try BroadcastLayout(reducing: input.shape, axes: resolved.isReduced)
-    let reducedCount = zip(input.shape, resolved.isReduced).reduce(1) { $0 * ($1.1 ? $1.0 : 1) }
+    var reducedCount = 1
+    for (size, isReduced) in zip(input.shape, resolved.isReduced) where isReduced { reducedCount *= size }
     output.shape = resolved.outputShape
     let finish: IntegerReductionFinish
     switch Operator.kind {

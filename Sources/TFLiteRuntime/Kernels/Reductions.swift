@@ -6,7 +6,7 @@
 // accumulators; when it is kept, rows are combined lane-wise into the output. Running maxima
 // start from the lowest finite value and minima from the highest (as TFLite does); MEAN of an
 // empty tensor is NaN. ARG_MAX / ARG_MIN return the first index of the extreme value.
-// REDUCE_ANY / REDUCE_ALL reduce bool tensors the same way.
+// REDUCE_ANY / REDUCE_ALL reduce bool tensors the same way. CUMSUM keeps running sums.
 
 import TFLiteFormat
 
@@ -56,6 +56,20 @@ struct AllReduction: ReductionOperation {
   func combine(_ lhs: SIMD16<UInt8>, _ rhs: SIMD16<UInt8>) -> SIMD16<UInt8> { lhs & rhs }
 }
 
+/// A reduction's lane-wise combination as a binary operation (accumulating rows into rows).
+struct CombineOperation<Reduction: ReductionOperation>: BinaryLanewiseOperation {
+  /// The reduction.
+  let reduction: Reduction
+
+  @inline(__always)
+  init(_ reduction: Reduction) { self.reduction = reduction }
+
+  @inline(__always)
+  func callAsFunction(_ lhs: SIMD16<Reduction.Scalar>, _ rhs: SIMD16<Reduction.Scalar>) -> SIMD16<Reduction.Scalar> {
+    reduction.combine(lhs, rhs)
+  }
+}
+
 /// Which axes a reduction removes, and the resulting output shape.
 struct ReductionAxes: Equatable, Sendable {
   /// For each input dimension, whether it is reduced.
@@ -98,17 +112,15 @@ enum ReductionDriver {
     let everything = 0..<layout.elementCount
     if layout.innerStride(of: 0) == 0 {
       layout.forEachSegment(in: everything) { start, outputOffset, _, _, count in
-        let row = StreamedOperand(input, offset: start)
-        let reduced = reduceVectors(operation, count: count) { index, lanes in row.vector(at: index, lanes: lanes) }
+        let reduced = reduceVectors(operation, StreamedOperand(input, offset: start), count: count)
         output[outputOffset] = operation.combine(output[outputOffset], reduced)
       }
     } else {
       layout.forEachSegment(in: everything) { start, outputOffset, _, _, count in
-        let row = StreamedOperand(input, offset: start)
         let accumulated = StreamedOperand(UnsafePointer(output), offset: outputOffset)
-        storeEachVector(count: count, into: output + outputOffset) { index, lanes in
-          operation.combine(accumulated.vector(at: index, lanes: lanes), row.vector(at: index, lanes: lanes))
-        }
+        storeEachVector(
+          CombinedVectors(accumulated, StreamedOperand(input, offset: start), CombineOperation(operation)),
+          count: count, into: output + outputOffset)
       }
     }
   }
@@ -123,8 +135,9 @@ enum ReductionDriver {
     }
     run(SumReduction<Float>(), layout: layout, input: input, output: output, outputCount: outputCount)
     let divisor = Float(layout.elementCount / max(outputCount, 1))
-    let sums = StreamedOperand(UnsafePointer(output), offset: 0)
-    storeEachVector(count: outputCount, into: output) { index, lanes in sums.vector(at: index, lanes: lanes) / divisor }
+    storeEachVector(
+      MappedVectors(StreamedOperand(UnsafePointer(output), offset: 0), DivisionByScalarOperation(divisor: divisor)),
+      count: outputCount, into: output)
   }
 }
 
@@ -320,20 +333,6 @@ struct BooleanReductionDefinition<Operation: BooleanReduction>: ReductionDefinit
   }
 }
 
-/// Reads the values of a constant int32 or int64 tensor (reduction axes); throws when the tensor
-/// is computed at run time, since the output shape depends on it.
-func constantIntegers(_ tensor: RuntimeTensor, operatorName: String, role: String) throws -> [Int] {
-  guard tensor.isConstant, let data = tensor.data else {
-    throw KernelError.unsupported("\(operatorName) with a \(role) computed at run time")
-  }
-  let count = tensor.elementCount
-  switch tensor.type {
-  case .int32: return UnsafeBufferPointer(start: data.assumingMemoryBound(to: Int32.self), count: count).map { Int($0) }
-  case .int64: return UnsafeBufferPointer(start: data.assumingMemoryBound(to: Int64.self), count: count).map { Int($0) }
-  default: throw KernelError.invalid("\(operatorName) needs an INT32 or INT64 \(role), got \(tensor.type.name)")
-  }
-}
-
 /// The kernel of the reductions over axes (MEAN, SUM, REDUCE_*).
 final class ReductionKernel<Definition: ReductionDefinition>: Kernel {
   private let input: RuntimeTensor
@@ -361,7 +360,7 @@ final class ReductionKernel<Definition: ReductionDefinition>: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let axisValues = try constantIntegers(axes, operatorName: Definition.operatorName, role: "axis")
+    let axisValues = try constantIntegers(axes, op: Definition.operatorName, operand: "axis")
     let resolved = try ReductionAxes(axes: axisValues, inputShape: input.shape, keepDimensions: keepDimensions)
     layout = try BroadcastLayout(reducing: input.shape, axes: resolved.isReduced)
     output.shape = resolved.outputShape
@@ -431,7 +430,7 @@ final class ArgumentExtremumKernel<Variant: ArgumentExtremumVariant>: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let values = try constantIntegers(axis, operatorName: Variant.operatorName, role: "axis")
+    let values = try constantIntegers(axis, op: Variant.operatorName, operand: "axis")
     let shape = input.shape
     guard values.count == 1, let value = values.first, value >= -shape.count, value < shape.count else {
       throw KernelError.invalid("\(Variant.operatorName) needs one axis in -\(shape.count)..<\(shape.count), got \(values)")
@@ -471,8 +470,87 @@ final class ArgumentExtremumKernel<Variant: ArgumentExtremumVariant>: Kernel {
   }
 }
 
+/// CUMSUM: running sums along one axis, optionally exclusive (each output leaves its own input
+/// out) and reversed (summing from the end). Each output row is the previous output row plus one
+/// input row, so the additions happen in TFLite's order and are vectorized across the inner axes.
+final class CumulativeSumKernel: Kernel {
+  private let input: RuntimeTensor
+  private let axis: RuntimeTensor
+  private let output: RuntimeTensor
+  private let type: ElementType
+  private let exclusive: Bool
+  private let reverse: Bool
+  private var outerCount = 0
+  private var axisCount = 0
+  private var innerCount = 0
+
+  init(node: Node) throws {
+    try node.expect(inputs: 2, outputs: 1)
+    input = try node.input(0)
+    axis = try node.input(1)
+    output = try node.output(0)
+    type = try commonElementType([input, output], allowed: [.float32, .int32, .int64], operatorName: "CUMSUM")
+    if case .cumsumOptions(let options) = node.options {
+      exclusive = options.exclusive
+      reverse = options.reverse
+    } else {
+      exclusive = false
+      reverse = false
+    }
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let values = try constantIntegers(axis, op: "CUMSUM", operand: "axis")
+    let shape = input.shape
+    guard values.count == 1, let value = values.first, value >= -shape.count, value < shape.count else {
+      throw KernelError.invalid("CUMSUM needs one axis in -\(shape.count)..<\(shape.count), got \(values)")
+    }
+    let resolved = value < 0 ? value + shape.count : value
+    outerCount = shape[..<resolved].reduce(1, *)
+    axisCount = shape[resolved]
+    innerCount = shape[(resolved + 1)...].reduce(1, *)
+    output.shape = shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    let source = try tensorData(input)
+    let destination = try tensorData(output)
+    switch type {
+    case .float32: run(source.assumingMemoryBound(to: Float.self), destination.assumingMemoryBound(to: Float.self))
+    case .int32: run(source.assumingMemoryBound(to: Int32.self), destination.assumingMemoryBound(to: Int32.self))
+    default: run(source.assumingMemoryBound(to: Int64.self), destination.assumingMemoryBound(to: Int64.self))
+    }
+  }
+
+  private func run<Scalar: ArithmeticScalar>(_ input: UnsafePointer<Scalar>, _ output: UnsafeMutablePointer<Scalar>) {
+    let inner = innerCount
+    for outer in 0..<outerCount {
+      let block = outer * axisCount * inner
+      for step in 0..<axisCount {
+        let row = reverse ? axisCount - 1 - step : step
+        let destination = output + block + row * inner
+        let source = input + block + row * inner
+        guard step > 0 else {
+          if exclusive {
+            destination.update(repeating: 0, count: inner)
+          } else {
+            destination.update(from: source, count: inner)
+          }
+          continue
+        }
+        let previous = reverse ? row + 1 : row - 1
+        let runningSum = StreamedOperand(UnsafePointer(output), offset: block + previous * inner)
+        let addend = StreamedOperand(input, offset: block + (exclusive ? previous : row) * inner)
+        storeEachVector(
+          CombinedVectors(runningSum, addend, CombineOperation(SumReduction<Scalar>())), count: inner,
+          into: destination)
+      }
+    }
+  }
+}
+
 extension KernelRegistry {
-  /// MEAN, SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN, REDUCE_ANY, REDUCE_ALL, ARG_MAX, ARG_MIN.
+  /// MEAN, SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN, REDUCE_ANY, REDUCE_ALL, ARG_MAX, ARG_MIN, CUMSUM.
   nonisolated(unsafe) static let reductions: [String: any Kernel.Type] = [
     MeanDefinition.operatorName: ReductionKernel<MeanDefinition>.self,
     SumKind.operatorName: ReductionKernel<ArithmeticReductionDefinition<SumKind>>.self,
@@ -483,5 +561,6 @@ extension KernelRegistry {
     AllReduction.operatorName: ReductionKernel<BooleanReductionDefinition<AllReduction>>.self,
     ArgumentMaximum.operatorName: ArgumentExtremumKernel<ArgumentMaximum>.self,
     ArgumentMinimum.operatorName: ArgumentExtremumKernel<ArgumentMinimum>.self,
+    "CUMSUM": CumulativeSumKernel.self,
   ]
 }

@@ -7,7 +7,7 @@
 
 /// One operand of a select, streamed or repeated along a segment (decided per layout, not per
 /// element, so the branch is perfectly predictable).
-private struct SelectOperand<Scalar: SIMDScalar & BitwiseCopyable> {
+private struct SelectOperand<Scalar: SIMDScalar & BitwiseCopyable>: LaneVectors {
   let base: UnsafePointer<Scalar>
   let isRepeated: Bool
 
@@ -15,6 +15,18 @@ private struct SelectOperand<Scalar: SIMDScalar & BitwiseCopyable> {
   func vector(at index: Int, lanes: Int) -> SIMD16<Scalar> {
     if isRepeated { return SIMD16(repeating: base[0]) }
     return StreamedOperand(base, offset: index).vector(at: 0, lanes: lanes)
+  }
+}
+
+/// condition ? x : y over three runs.
+private struct SelectedVectors<Scalar: SelectableLanes>: LaneVectors {
+  let condition: SelectOperand<UInt8>
+  let x: SelectOperand<Scalar>
+  let y: SelectOperand<Scalar>
+
+  @inline(__always)
+  func vector(at index: Int, lanes: Int) -> SIMD16<Scalar> {
+    Scalar.select(condition.vector(at: index, lanes: lanes), x.vector(at: index, lanes: lanes), y.vector(at: index, lanes: lanes))
   }
 }
 
@@ -31,14 +43,11 @@ enum SelectDriver {
     let xRepeats = layout.innerStride(of: 1) == 0
     let yRepeats = layout.innerStride(of: 2) == 0
     layout.forEachSegment(in: range) { start, conditionOffset, xOffset, yOffset, count in
-      let conditionSource = SelectOperand(base: condition + conditionOffset, isRepeated: conditionRepeats)
-      let xSource = SelectOperand(base: x + xOffset, isRepeated: xRepeats)
-      let ySource = SelectOperand(base: y + yOffset, isRepeated: yRepeats)
-      storeEachVector(count: count, into: output + start) { index, lanes in
-        Scalar.select(
-          conditionSource.vector(at: index, lanes: lanes),
-          xSource.vector(at: index, lanes: lanes), ySource.vector(at: index, lanes: lanes))
-      }
+      let selected = SelectedVectors(
+        condition: SelectOperand(base: condition + conditionOffset, isRepeated: conditionRepeats),
+        x: SelectOperand(base: x + xOffset, isRepeated: xRepeats),
+        y: SelectOperand(base: y + yOffset, isRepeated: yRepeats))
+      storeEachVector(selected, count: count, into: output + start)
     }
   }
 }

@@ -6,6 +6,28 @@
 
 import TFLiteFormat
 
+/// exp((x − offset) · scale), lane-wise.
+struct ShiftedExponentialOperation: UnaryLanewiseOperation {
+  /// Subtracted first (the row maximum).
+  let offset: Float
+  /// Multiplied next (beta).
+  let scale: Float
+
+  @inline(__always)
+  func callAsFunction(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.exp((x - offset) * scale) }
+}
+
+/// (x − first) − second, lane-wise, in that order.
+struct DoubleShiftOperation: UnaryLanewiseOperation {
+  /// Subtracted first.
+  let first: Float
+  /// Subtracted second.
+  let second: Float
+
+  @inline(__always)
+  func callAsFunction(_ x: SIMD16<Float>) -> SIMD16<Float> { x - first - second }
+}
+
 /// Row-wise softmax computations over `[rows, depth]` views.
 enum SoftmaxDriver {
   /// output = exp(β(x − max)) / Σ exp(β(x − max)) for each row in `rows`.
@@ -13,21 +35,14 @@ enum SoftmaxDriver {
     input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, depth: Int, beta: Float, rows: Range<Int>
   ) {
     for row in rows {
-      let offset = row * depth
-      let values = StreamedOperand(input, offset: offset)
-      let results = output + offset
-      let maximum = reduceVectors(MaximumReduction<Float>(), count: depth) { index, lanes in
-        values.vector(at: index, lanes: lanes)
-      }
-      let sum = reduceVectors(SumReduction<Float>(), count: depth) { index, lanes in
-        let exponentials = VectorMath.exp((values.vector(at: index, lanes: lanes) - maximum) * beta)
-        storeVector(exponentials, results + index, lanes: lanes)
-        return exponentials
-      }
+      let values = StreamedOperand(input, offset: row * depth)
+      let results = output + row * depth
+      let maximum = reduceVectors(MaximumReduction<Float>(), values, count: depth)
+      storeEachVector(
+        MappedVectors(values, ShiftedExponentialOperation(offset: maximum, scale: beta)), count: depth, into: results)
       let exponentials = StreamedOperand(UnsafePointer(results), offset: 0)
-      storeEachVector(count: depth, into: results) { index, lanes in
-        exponentials.vector(at: index, lanes: lanes) / sum
-      }
+      let sum = reduceVectors(SumReduction<Float>(), exponentials, count: depth)
+      storeEachVector(MappedVectors(exponentials, DivisionByScalarOperation(divisor: sum)), count: depth, into: results)
     }
   }
 
@@ -36,18 +51,13 @@ enum SoftmaxDriver {
     input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, depth: Int, rows: Range<Int>
   ) {
     for row in rows {
-      let offset = row * depth
-      let values = StreamedOperand(input, offset: offset)
-      let maximum = reduceVectors(MaximumReduction<Float>(), count: depth) { index, lanes in
-        values.vector(at: index, lanes: lanes)
-      }
-      let sum = reduceVectors(SumReduction<Float>(), count: depth) { index, lanes in
-        VectorMath.exp(values.vector(at: index, lanes: lanes) - maximum)
-      }
-      let logSum = VectorMath.log(SIMD16(repeating: sum))[0]
-      storeEachVector(count: depth, into: output + offset) { index, lanes in
-        values.vector(at: index, lanes: lanes) - maximum - logSum
-      }
+      let values = StreamedOperand(input, offset: row * depth)
+      let maximum = reduceVectors(MaximumReduction<Float>(), values, count: depth)
+      let exponentials = MappedVectors(values, ShiftedExponentialOperation(offset: maximum, scale: 1))
+      let logSum = VectorMath.log(SIMD16(repeating: reduceVectors(SumReduction<Float>(), exponentials, count: depth)))[0]
+      storeEachVector(
+        MappedVectors(values, DoubleShiftOperation(first: maximum, second: logSum)), count: depth,
+        into: output + row * depth)
     }
   }
 }

@@ -177,6 +177,7 @@ final class TransposeConvKernel: Kernel {
       throw KernelError.invalid("TRANSPOSE_CONV output_shape must be INT32, got \(outputShapeTensor.type.name)")
     }
     try FloatOperands.require([weights, input, bias, output], op: "TRANSPOSE_CONV")
+    try FloatOperands.requireDense([weights, input, bias], op: "TRANSPOSE_CONV")
     options = try FloatOperands.options(of: node, op: "TRANSPOSE_CONV", defaults: TransposeConvOptions()) {
       if case .transposeConvOptions(let options) = $0 { options } else { nil }
     }
@@ -185,8 +186,8 @@ final class TransposeConvKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let op = "TRANSPOSE_CONV"
-    guard outputShapeTensor.isConstant else {
-      throw KernelError.unsupported("\(op) with an output_shape computed at run time")
+    guard outputShapeTensor.hasValuesForPrepare else {
+      throw KernelError.needsInputValues("\(op) output_shape is computed at run time")
     }
     guard outputShapeTensor.elementCount == 4 else {
       throw KernelError.invalid("\(op) output_shape must have 4 values, got shape \(outputShapeTensor.shape)")

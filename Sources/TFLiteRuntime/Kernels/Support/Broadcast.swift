@@ -20,9 +20,11 @@ struct BroadcastLayout: Sendable, Equatable {
   let rank: Int
   /// Collapsed dimension sizes; lanes `rank...` are unused.
   let dimensions: SIMD8<Int>
-  /// Per-dimension element strides of operands 0, 1 and 2 (0 where the operand is broadcast).
+  /// Per-dimension element strides of operand 0 (0 where the operand is broadcast).
   let strides0: SIMD8<Int>
+  /// Per-dimension element strides of operand 1 (0 where the operand is broadcast).
   let strides1: SIMD8<Int>
+  /// Per-dimension element strides of operand 2 (0 where the operand is broadcast).
   let strides2: SIMD8<Int>
 
   /// The layout of an elementwise operation whose operands have `operandShapes` (1 to 3 shapes),

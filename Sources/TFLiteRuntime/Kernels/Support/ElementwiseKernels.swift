@@ -7,8 +7,7 @@ import TFLiteFormat
 /// Throws unless every tensor in `tensors` has the same element type and `allowed` contains it;
 /// returns that type.
 func commonElementType(_ tensors: [RuntimeTensor], allowed: [ElementType], operatorName: String) throws -> ElementType {
-  let type = tensors[0].type
-  guard tensors.allSatisfy({ $0.type == type }) else {
+  guard let type = tensors.first?.type, tensors.allSatisfy({ $0.type == type }) else {
     throw KernelError.invalid(
       "\(operatorName) needs operands of one type, got \(tensors.map(\.type.name).joined(separator: ", "))")
   }
@@ -21,7 +20,7 @@ func commonElementType(_ tensors: [RuntimeTensor], allowed: [ElementType], opera
 /// Throws unless `tensors` all carry the same quantization (or none): then comparing or picking
 /// their raw values is the same as doing it on the real values.
 func requireSharedQuantization(_ tensors: [RuntimeTensor], operatorName: String) throws {
-  let first = tensors[0].quantization
+  let first = tensors.first?.quantization
   guard tensors.allSatisfy({ $0.quantization == first }) else {
     throw KernelError.unsupported("\(operatorName) on quantized operands with different scales or zero points")
   }

@@ -71,6 +71,7 @@ struct WeightedOperands {
     bias = node.optionalInput(2)
     output = try node.output(0)
     try FloatOperands.require([input, weights, bias, output], op: op)
+    try FloatOperands.requireDense([input, bias], op: op)
   }
 }
 
@@ -98,6 +99,13 @@ enum FloatOperands {
       throw KernelError.invalid("\(what()) \(factors) is not a valid size")
     }
     return count
+  }
+
+  /// Throws `unsupported` for a sparse constant: only the GEMM weights (`PackedWeights`) expand them.
+  static func requireDense(_ tensors: [RuntimeTensor?], op: String) throws {
+    for case let tensor? in tensors where tensor.sparsity != nil {
+      throw KernelError.unsupported("\(op) with sparse operand '\(tensor.name)'")
+    }
   }
 
   /// Throws unless `tensor` has rank `rank`.
@@ -171,10 +179,12 @@ struct PackedWeights {
   var matrixStride: Int { PanelPacking.packedCount(depth: depth, columns: columns) }
 
   /// Plans `count` matrices of `depth × columns`; matrix `i` of `tensor` starts at element `i * sourceStride`.
+  /// A sparse constant (pruned weights stored with the schema's sparsity parameters, as LiteRT's
+  /// FULLY_CONNECTED and CONV_2D accept them) is expanded to dense values before packing.
   mutating func prepare(
     _ tensor: RuntimeTensor, count: Int, sourceStride: Int, layout: MatrixLayout, depth: Int, columns: Int,
     scratch: inout ScratchLayout
-  ) {
+  ) throws {
     let unchanged =
       self.count == count && self.sourceStride == sourceStride && self.depth == depth && self.columns == columns
       && self.layout.depthStride == layout.depthStride && self.layout.columnStride == layout.columnStride
@@ -185,11 +195,25 @@ struct PackedWeights {
     self.columns = columns
     scratchOffset = nil
     if tensor.isConstant, let data = tensor.data {
-      if !(unchanged && constant != nil && constantSource == data) {
+      guard !(unchanged && constant != nil && constantSource == data) else { return }
+      constantSource = data
+      guard let sparse = tensor.sparsity else {
         constant = PackedMatrices(
           UnsafePointer(data.assumingMemoryBound(to: Float.self)), sourceStride: sourceStride, count: count,
           layout: layout, depth: depth, columns: columns)
-        constantSource = data
+        return
+      }
+      let stride = MemoryLayout<Float>.stride
+      let densifier = try Densifier(
+        denseShape: tensor.shape, format: sparse.format, valueCount: sparse.storedByteCount / stride)
+      var dense = [Float](repeating: 0, count: densifier.denseCount)
+      dense.withUnsafeMutableBytes { buffer in
+        if let base = buffer.baseAddress { densifier.run(values: data, into: base, elementSize: stride) }
+      }
+      constant = dense.withUnsafeBufferPointer { buffer in
+        buffer.baseAddress.map {
+          PackedMatrices($0, sourceStride: sourceStride, count: count, layout: layout, depth: depth, columns: columns)
+        }
       }
     } else {
       constant = nil

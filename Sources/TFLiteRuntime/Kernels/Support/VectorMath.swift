@@ -4,7 +4,9 @@
 // split as n·ln2 + r with |r| ≤ ln2/2, e^r comes from its degree-7 Taylor polynomial and 2^n is
 // assembled in the exponent bits (in two halves, so overflow gives +inf and underflow gives 0 or
 // a subnormal). Over [-104, 89] its error stays within 2 ulp of libm's expf (checked by the
-// tests). Everything rarer in networks (log, sin, cos, pow, erfc, fmod) calls libm lane by lane.
+// tests). erfc is a classic rational-polynomial approximation on top of exp, and rounding uses
+// the 2^23 trick (no SSE4.1 round instruction on baseline x86-64). Everything rarer in networks
+// (log, sin, cos, pow, fmod) calls libm lane by lane.
 // Only `+` and `*` are used, never `addingProduct`, so default x86-64 builds (no FMA) stay fast.
 
 #if canImport(Glibc)
@@ -29,8 +31,7 @@ enum VectorMath {
   /// e^x lane-wise; +inf above ≈88.72, 0 far below -87, NaN for NaN.
   @inline(__always)
   static func exp(_ x: SIMD16<Float>) -> SIMD16<Float> {
-    var bounded = x.replacing(with: -104, where: x .< -104)
-    bounded = bounded.replacing(with: 89, where: bounded .> 89)
+    let bounded = clamp(x, lower: -104, upper: 89)
     let shifted = bounded * log2OfE + roundingShifter
     let n = shifted - roundingShifter
     let r = (bounded - n * ln2High) - n * ln2Low
@@ -50,7 +51,33 @@ enum VectorMath {
     let firstScale = unsafeBitCast((firstHalf &+ 127) &<< 23, to: SIMD16<Float>.self)
     let secondScale = unsafeBitCast((secondHalf &+ 127) &<< 23, to: SIMD16<Float>.self)
     let result = polynomial * firstScale * secondScale
-    return result.replacing(with: x, where: x .!= x)
+    return bitwiseSelect(notANumberLanes(x), x, result)
+  }
+
+  /// x clamped to `lower ... upper` with sign-bit arithmetic instead of lane masks (masks make
+  /// LLVM split AVX-512 code into 128-bit pieces). A NaN lane may come out as either bound.
+  @inline(__always)
+  static func clamp(_ x: SIMD16<Float>, lower: Float, upper: Float) -> SIMD16<Float> {
+    let belowLower = unsafeBitCast(x - lower, to: SIMD16<Int32>.self) &>> 31
+    let raised = bitwiseSelect(belowLower, SIMD16(repeating: lower), x)
+    let aboveUpper = unsafeBitCast(upper - raised, to: SIMD16<Int32>.self) &>> 31
+    return bitwiseSelect(aboveUpper, SIMD16(repeating: upper), raised)
+  }
+
+  /// All ones in the lanes of `x` that hold NaN (an exponent of all ones and a non-zero
+  /// fraction), zero elsewhere; integer arithmetic, no lane masks.
+  @inline(__always)
+  static func notANumberLanes(_ x: SIMD16<Float>) -> SIMD16<Int32> {
+    let magnitudeBits = unsafeBitCast(x, to: SIMD16<Int32>.self) & 0x7fff_ffff
+    return (SIMD16<Int32>(repeating: 0x7f80_0000) &- magnitudeBits) &>> 31
+  }
+
+  /// Lanes of `chosen` where `mask` is all ones, of `other` where it is zero.
+  @inline(__always)
+  static func bitwiseSelect(_ mask: SIMD16<Int32>, _ chosen: SIMD16<Float>, _ other: SIMD16<Float>) -> SIMD16<Float> {
+    let chosenBits = unsafeBitCast(chosen, to: SIMD16<Int32>.self)
+    let otherBits = unsafeBitCast(other, to: SIMD16<Int32>.self)
+    return unsafeBitCast((chosenBits & mask) | (otherBits & ~mask), to: SIMD16<Float>.self)
   }
 
   /// e^x − 1 lane-wise (absolute error near 1e-7 around 0, as for exp).
@@ -85,7 +112,7 @@ enum VectorMath {
   /// 1 / (1 + e^−x) lane-wise.
   @inline(__always)
   static func logistic(_ x: SIMD16<Float>) -> SIMD16<Float> {
-    1 / (1 + exp(-x))
+    SIMD16<Float>(repeating: 1) / (exp(x * -1) + 1)
   }
 
   /// Applies a scalar function to each lane (for libm functions without a SIMD form here).
@@ -118,9 +145,53 @@ enum VectorMath {
   @inline(__always)
   static func cos(_ x: SIMD16<Float>) -> SIMD16<Float> { eachLane(x) { cosf($0) } }
 
-  /// Complementary error function lane-wise (libm).
+  /// Complementary error function lane-wise: Abramowitz & Stegun's approximation 7.1.26
+  /// (absolute error below 1.5e-7) evaluated for |x|, reflected with erfc(−x) = 2 − erfc(x).
   @inline(__always)
-  static func erfc(_ x: SIMD16<Float>) -> SIMD16<Float> { eachLane(x) { erfcf($0) } }
+  static func erfc(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    let absolute = magnitude(x)
+    let t = 1 / (1 + 0.327_591_1 * absolute)
+    var polynomial = SIMD16<Float>(repeating: 1.061_405_429)
+    polynomial = polynomial * t - 1.453_152_027
+    polynomial = polynomial * t + 1.421_413_741
+    polynomial = polynomial * t - 0.284_496_736
+    polynomial = polynomial * t + 0.254_829_592
+    polynomial = polynomial * t
+    let positive = polynomial * exp(-(absolute * absolute))
+    return positive.replacing(with: 2 - positive, where: x .< SIMD16<Float>(repeating: 0))
+  }
+
+  /// The nearest integer, halves to even (exact for every float; NaN stays NaN).
+  @inline(__always)
+  static func roundedToNearestEven(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    let absolute = magnitude(x)
+    // 2^23: adding it to a smaller magnitude leaves no fraction bits, so the addition rounds
+    // (to nearest, ties to even); larger magnitudes are already integers.
+    let shifter = SIMD16<Float>(repeating: 8_388_608)
+    let rounded = (absolute + shifter) - shifter
+    return x.replacing(with: withSign(of: x, rounded), where: absolute .< shifter)
+  }
+
+  /// The largest integer not above x (a zero result keeps x's sign, as in C).
+  @inline(__always)
+  static func floor(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    let rounded = roundedToNearestEven(x)
+    return withSign(of: x, rounded.replacing(with: rounded - 1, where: x .< rounded))
+  }
+
+  /// The smallest integer not below x (a zero result keeps x's sign, as in C).
+  @inline(__always)
+  static func ceiling(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    let rounded = roundedToNearestEven(x)
+    return withSign(of: x, rounded.replacing(with: rounded + 1, where: rounded .< x))
+  }
+
+  /// `value` with the sign bit of `x` added (for values whose sign can only differ at zero).
+  @inline(__always)
+  private static func withSign(of x: SIMD16<Float>, _ value: SIMD16<Float>) -> SIMD16<Float> {
+    let signBit = unsafeBitCast(x, to: SIMD16<UInt32>.self) & 0x8000_0000
+    return unsafeBitCast(unsafeBitCast(value, to: SIMD16<UInt32>.self) | signBit, to: SIMD16<Float>.self)
+  }
 
   /// x^y lane-wise (libm).
   @inline(__always)
@@ -131,5 +202,4 @@ enum VectorMath {
   static func truncatingRemainder(_ x: SIMD16<Float>, _ y: SIMD16<Float>) -> SIMD16<Float> {
     eachLane(x, y) { fmodf($0, $1) }
   }
-
 }

@@ -1,6 +1,6 @@
 // Shared SIMD plumbing for the elementwise, activation and reduction kernels: 16-lane loads and
-// stores over raw pointers (with partial tails), operand sources that either stream memory or
-// repeat one broadcast value, a store loop and a multi-accumulator reduction loop.
+// stores over raw pointers (with partial tails), runs of vectors (memory streamed or one value
+// repeated, mapped or combined by an operation), a store loop and a multi-accumulator reduction.
 
 /// Lanes processed per step by the elementwise kernels.
 let vectorLaneCount = 16
@@ -17,7 +17,7 @@ func loadVector<Scalar: SIMDScalar & BitwiseCopyable>(_ pointer: UnsafePointer<S
 func loadPartialVector<Scalar: SIMDScalar>(_ pointer: UnsafePointer<Scalar>, count: Int) -> SIMD16<Scalar> {
   var vector = SIMD16<Scalar>(repeating: pointer[0])
   withUnsafeMutableBytes(of: &vector) { bytes in
-    bytes.baseAddress!.copyMemory(from: pointer, byteCount: count &* MemoryLayout<Scalar>.stride)
+    bytes.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: count &* MemoryLayout<Scalar>.stride))
   }
   return vector
 }
@@ -37,19 +37,29 @@ func storeVector<Scalar: SIMDScalar & BitwiseCopyable>(
     storeVector(vector, pointer)
   } else {
     withUnsafeBytes(of: vector) { bytes in
-      UnsafeMutableRawPointer(pointer).copyMemory(from: bytes.baseAddress!, byteCount: count &* MemoryLayout<Scalar>.stride)
+      UnsafeMutableRawBufferPointer(start: pointer, count: count &* MemoryLayout<Scalar>.stride)
+        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[..<(count &* MemoryLayout<Scalar>.stride)]))
     }
   }
 }
 
-/// Where an operand's lanes come from inside one contiguous run of output elements.
-protocol VectorSource {
-  /// Element type of the operand.
+/// A run of elements delivered 16 lanes at a time.
+///
+/// Kernels compose their loops from these value types rather than from closures: every
+/// `vector(at:lanes:)` is `@inline(__always)`, so the whole chain inlines into one loop body
+/// whatever its size (a closure holding a large body, e.g. an exponential, stays an outlined
+/// call that passes each `SIMD16` through memory, measured 2–3× slower with AVX-512).
+protocol LaneVectors {
+  /// Element type of the run.
   associatedtype Scalar: SIMDScalar & BitwiseCopyable
+  /// Lanes for elements `index ..< index + lanes` of the run (`lanes` ≤ 16).
+  func vector(at index: Int, lanes: Int) -> SIMD16<Scalar>
+}
+
+/// Where an operand's lanes come from inside one contiguous run of output elements.
+protocol VectorSource: LaneVectors {
   /// A source for the run whose first element sits at `base + offset`.
   init(_ base: UnsafePointer<Scalar>, offset: Int)
-  /// Lanes for output elements `index ..< index + lanes` of the run (`lanes` ≤ 16).
-  func vector(at index: Int, lanes: Int) -> SIMD16<Scalar>
 }
 
 /// An operand that advances with the output (stride 1).
@@ -76,21 +86,57 @@ struct RepeatedOperand<Scalar: SIMDScalar & BitwiseCopyable>: VectorSource {
   func vector(at index: Int, lanes: Int) -> SIMD16<Scalar> { value }
 }
 
-/// Runs `compute` over `count` output elements, 16 at a time with one partial tail, and stores
-/// each result vector to `output`. `compute` gets the element index and the number of valid lanes.
+/// A unary operation applied to a run.
+struct MappedVectors<Source: LaneVectors, Operation: UnaryLanewiseOperation>: LaneVectors
+where Operation.Operand == Source.Scalar {
+  let source: Source
+  let operation: Operation
+
+  @inline(__always)
+  init(_ source: Source, _ operation: Operation) {
+    self.source = source
+    self.operation = operation
+  }
+
+  @inline(__always)
+  func vector(at index: Int, lanes: Int) -> SIMD16<Operation.Result> {
+    operation(source.vector(at: index, lanes: lanes))
+  }
+}
+
+/// A binary operation applied to two runs of the same length.
+struct CombinedVectors<Left: LaneVectors, Right: LaneVectors, Operation: BinaryLanewiseOperation>: LaneVectors
+where Operation.Operand == Left.Scalar, Operation.Operand == Right.Scalar {
+  let left: Left
+  let right: Right
+  let operation: Operation
+
+  @inline(__always)
+  init(_ left: Left, _ right: Right, _ operation: Operation) {
+    self.left = left
+    self.right = right
+    self.operation = operation
+  }
+
+  @inline(__always)
+  func vector(at index: Int, lanes: Int) -> SIMD16<Operation.Result> {
+    operation(left.vector(at: index, lanes: lanes), right.vector(at: index, lanes: lanes))
+  }
+}
+
+/// Stores the first `count` elements of `vectors` to `output`, 16 at a time with one partial tail.
 @inline(__always)
-func storeEachVector<Result: SIMDScalar & BitwiseCopyable>(
-  count: Int, into output: UnsafeMutablePointer<Result>,
-  _ compute: (_ index: Int, _ lanes: Int) -> SIMD16<Result>
+func storeEachVector<Vectors: LaneVectors>(
+  _ vectors: Vectors, count: Int, into output: UnsafeMutablePointer<Vectors.Scalar>
 ) {
   var index = 0
   while count &- index >= vectorLaneCount {
-    storeVector(compute(index, vectorLaneCount), output + index)
+    storeVector(vectors.vector(at: index, lanes: vectorLaneCount), output + index)
     index &+= vectorLaneCount
   }
   if index < count {
     let lanes = count &- index
-    storeVector(compute(index, lanes), output + index, lanes: lanes)
+    storeVector(vectors.vector(at: index, lanes: lanes), output + index, lanes: lanes)
   }
 }
 
@@ -120,31 +166,30 @@ extension ReductionOperation {
   }
 }
 
-/// Reduces `count` values produced 16 at a time by `produce` (index, valid lanes), with four
-/// independent accumulators so the float combination does not serialize on one register.
+/// Reduces the first `count` elements of `vectors` with four independent accumulators, so the
+/// float combination does not serialize on one register.
 @inline(__always)
-func reduceVectors<Operation: ReductionOperation>(
-  _ operation: Operation, count: Int,
-  _ produce: (_ index: Int, _ lanes: Int) -> SIMD16<Operation.Scalar>
-) -> Operation.Scalar {
+func reduceVectors<Operation: ReductionOperation, Vectors: LaneVectors>(
+  _ operation: Operation, _ vectors: Vectors, count: Int
+) -> Operation.Scalar where Vectors.Scalar == Operation.Scalar {
   let identity = SIMD16<Operation.Scalar>(repeating: operation.identity)
   var accumulator0 = identity, accumulator1 = identity
   var accumulator2 = identity, accumulator3 = identity
   var index = 0
   while count &- index >= 4 &* vectorLaneCount {
-    accumulator0 = operation.combine(accumulator0, produce(index, vectorLaneCount))
-    accumulator1 = operation.combine(accumulator1, produce(index &+ vectorLaneCount, vectorLaneCount))
-    accumulator2 = operation.combine(accumulator2, produce(index &+ 2 &* vectorLaneCount, vectorLaneCount))
-    accumulator3 = operation.combine(accumulator3, produce(index &+ 3 &* vectorLaneCount, vectorLaneCount))
+    accumulator0 = operation.combine(accumulator0, vectors.vector(at: index, lanes: vectorLaneCount))
+    accumulator1 = operation.combine(accumulator1, vectors.vector(at: index &+ vectorLaneCount, lanes: vectorLaneCount))
+    accumulator2 = operation.combine(accumulator2, vectors.vector(at: index &+ 2 &* vectorLaneCount, lanes: vectorLaneCount))
+    accumulator3 = operation.combine(accumulator3, vectors.vector(at: index &+ 3 &* vectorLaneCount, lanes: vectorLaneCount))
     index &+= 4 &* vectorLaneCount
   }
   while count &- index >= vectorLaneCount {
-    accumulator0 = operation.combine(accumulator0, produce(index, vectorLaneCount))
+    accumulator0 = operation.combine(accumulator0, vectors.vector(at: index, lanes: vectorLaneCount))
     index &+= vectorLaneCount
   }
   if index < count {
     let lanes = count &- index
-    var tail = produce(index, lanes)
+    var tail = vectors.vector(at: index, lanes: lanes)
     for lane in lanes..<vectorLaneCount { tail[lane] = operation.identity }
     accumulator1 = operation.combine(accumulator1, tail)
   }
