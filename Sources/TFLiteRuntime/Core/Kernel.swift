@@ -1,4 +1,3 @@
-import Dispatch
 import TFLiteFormat
 
 /// The operator of one graph node as a kernel sees it when it is built.
@@ -116,26 +115,10 @@ public struct EvalContext {
   /// The scratch memory requested in `prepare` (64-byte aligned), or nil when none was requested.
   public let scratch: UnsafeMutableRawPointer?
 
-  /// Runs `body(i)` for every `i` in `0..<count`, spread over ``threadCount`` threads; inline with one thread.
-  @inlinable
+  /// Runs `body(i)` for every `i` in `0..<count` on at most ``threadCount`` threads (inline with one).
   public func parallelFor(_ count: Int, _ body: (Int) -> Void) {
-    if threadCount <= 1 || count <= 1 {
-      for index in 0..<count { body(index) }
-    } else {
-      withoutActuallyEscaping(body) { body in
-        // The body only reads and writes disjoint parts of the kernel's buffers per index.
-        let task = UncheckedSendable(body)
-        DispatchQueue.concurrentPerform(iterations: count) { task.value($0) }
-      }
-    }
+    ParallelWork.run(itemCount: count, threadCount: threadCount) { item, _ in body(item) }
   }
-}
-
-/// Carries a value into a `@Sendable` closure whose caller guarantees the accesses do not race.
-@usableFromInline
-struct UncheckedSendable<Value>: @unchecked Sendable {
-  @usableFromInline let value: Value
-  @usableFromInline init(_ value: Value) { self.value = value }
 }
 
 /// Why a kernel refused a node.
