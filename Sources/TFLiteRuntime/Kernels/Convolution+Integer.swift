@@ -1,12 +1,15 @@
 // Quantized CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED, bit-exact with LiteRT's reference
-// kernels: int8 activations with int8 weights (per-tensor or per-channel) and int32 bias, uint8
+// kernels: int8 activations with int8 weights (per-tensor or per-channel; packed int4 weights for
+// FULLY_CONNECTED) and int32 bias, uint8
 // activations with uint8 weights, and int16 activations with int8 weights and int64 (or int32)
 // bias. Every product is (input − input zero point) · (weight − weight zero point); taps outside
 // the input add nothing. The sum plus bias is rescaled per output channel by
 // input_scale · weight_scale / output_scale (in double), offset by the output zero point and
 // clamped to the fused activation's range. 8-bit activations (and 16-bit ones with an int32 bias)
 // accumulate in int32 (wrapping) and rescale with the run's rounding policy; 16-bit ones with an
-// int64 bias accumulate in int64 and use the 64-bit rescale.
+// int64 bias accumulate in int64 and use the 64-bit rescale. FULLY_CONNECTED is the exception: the
+// reference outputs (LiteRT 2.3, BUILTIN_REF) match only a single-rounding rescale of the 32-bit sum
+// with the full 31-bit multiplier, for 8- and 16-bit activations alike, so it always rescales so.
 
 import TFLiteFormat
 
@@ -29,11 +32,12 @@ private struct IntegerWeightedArithmetic {
   /// How the 32-bit rescale rounds.
   let rounding: RoundingPolicy
 
-  /// Reads and validates the operands; `channelAxis` is the weights' output-channel axis.
+  /// Reads and validates the operands; `channelAxis` is the weights' output-channel axis. With
+  /// `roundsOnce` every activation type rescales a 32-bit sum with one rounding, whatever `rounding`.
   init(
     op: String, input: RuntimeTensor, weights weightTensor: RuntimeTensor, bias biasTensor: RuntimeTensor?,
     output: RuntimeTensor, outputChannels: Int, channelAxis: Int, activation: FusedActivation,
-    rounding: RoundingPolicy
+    rounding: RoundingPolicy, roundsOnce: Bool = false
   ) throws {
     let inputOperand = try QuantizedOperand(input, op: op, symmetric: input.type == .int16)
     let outputOperand = try QuantizedOperand(output, op: op, symmetric: output.type == .int16)
@@ -57,10 +61,15 @@ private struct IntegerWeightedArithmetic {
     func zeroPoint(_ channel: Int) -> Int32 { Int32(clamping: zeroPoints.count == 1 ? zeroPoints[0] : zeroPoints[channel]) }
     var values = [Int32](repeating: 0, count: weightCount)
     for index in 0..<weightCount {
-      let raw: Int32 =
-        weightTensor.type == .uint8
-        ? Int32(weightData.load(fromByteOffset: index, as: UInt8.self))
-        : Int32(weightData.load(fromByteOffset: index, as: Int8.self))
+      let raw: Int32
+      switch weightTensor.type {
+      case .uint8: raw = Int32(weightData.load(fromByteOffset: index, as: UInt8.self))
+      case .int4:
+        // Two values a byte, the first in the low nibble; shifts sign-extend the 4 bits.
+        let byte = Int32(weightData.load(fromByteOffset: index / 2, as: Int8.self))
+        raw = index % 2 == 0 ? (byte << 28) >> 28 : (byte << 24) >> 28
+      default: raw = Int32(weightData.load(fromByteOffset: index, as: Int8.self))
+      }
       values[index] = raw - zeroPoint(channel(index))
     }
     weights = values
@@ -85,9 +94,9 @@ private struct IntegerWeightedArithmetic {
     inputOffset = -inputOperand.zeroPoint
     outputZeroPoint = outputOperand.zeroPoint
     clamp = outputOperand.activationRange(activation)
-    // LiteRT's 16-bit kernels accumulate in the bias type: int64 unless the bias is int32.
-    wideAccumulator = input.type == .int16 && biasTensor?.type != .int32
-    self.rounding = rounding
+    // LiteRT's 16-bit convolutions accumulate in the bias type: int64 unless the bias is int32.
+    wideAccumulator = input.type == .int16 && biasTensor?.type != .int32 && !roundsOnce
+    self.rounding = roundsOnce ? .singleRounding : rounding
   }
 
   /// The raw output of `channel` for the accumulated `sum` of products (bias not yet added).
@@ -128,13 +137,14 @@ private func storeRaw(_ value: Int32, at index: Int, type: ElementType, into out
 }
 
 /// Checks the operand types of an integer weighted node: int8/int8, uint8/uint8 or int16/int8
-/// activations/weights, the output of the input's type, an int32 (or, for int16, int64) bias.
+/// activations/weights (and int8/int4 for FULLY_CONNECTED), the output of the input's type, an int32 (or, for int16, int64) bias.
 private func requireIntegerWeightedTypes(_ node: Node, op: String) throws {
   try node.expect(inputs: 2, maxInputs: 3, outputs: 1)
   let input = try node.input(0)
   let weights = try node.input(1)
   let output = try node.output(0)
-  let pairs: [(ElementType, ElementType)] = [(.int8, .int8), (.uint8, .uint8), (.int16, .int8)]
+  var pairs: [(ElementType, ElementType)] = [(.int8, .int8), (.uint8, .uint8), (.int16, .int8)]
+  if op == "FULLY_CONNECTED" { pairs.append((.int8, .int4)) }
   guard pairs.contains(where: { $0 == input.type && $1 == weights.type }), output.type == input.type else {
     throw KernelError.unsupported(
       "\(op) with \(input.type.name) input, \(weights.type.name) weights and \(output.type.name) output in the integer kernels")
@@ -259,7 +269,8 @@ final class IntegerConv2DKernel: Kernel {
   }
 }
 
-/// FULLY_CONNECTED on quantized tensors: input read as `[M, K]`, weights `[N, K]`, optional bias `[N]`.
+/// FULLY_CONNECTED on quantized tensors: input read as `[M, K]`, weights `[N, K]`, optional bias `[N]`,
+/// computed as a 1×1 convolution over M pixels.
 final class IntegerFullyConnectedKernel: Kernel {
   private let input: RuntimeTensor
   private let weights: RuntimeTensor
@@ -311,7 +322,7 @@ final class IntegerFullyConnectedKernel: Kernel {
     }
     arithmetic = try IntegerWeightedArithmetic(
       op: op, input: input, weights: weights, bias: bias, output: output, outputChannels: units, channelAxis: 0,
-      activation: activation, rounding: context.roundingPolicy)
+      activation: activation, rounding: context.roundingPolicy, roundsOnce: true)
     shape = ConvolutionShape(
       batch: rows, inputChannels: depth, groupInputChannels: depth, outputChannels: units, height: point, width: point)
     output.shape = outputShape
@@ -435,5 +446,6 @@ extension KernelRegistry {
   /// CONV_2D and DEPTHWISE_CONV_2D on quantized tensors.
   nonisolated(unsafe) static let integerConvolution: [String: any Kernel.Type] = [
     "CONV_2D": IntegerConv2DKernel.self, "DEPTHWISE_CONV_2D": IntegerDepthwiseConv2DKernel.self,
+    "FULLY_CONNECTED": IntegerFullyConnectedKernel.self,
   ]
 }
