@@ -10,7 +10,7 @@ final class QuantizedConformanceTests: XCTestCase {
   static let integerOperators: Set<String> = [
     KernelRegistry.quantize, KernelRegistry.integerElementwise, KernelRegistry.integerActivations,
     KernelRegistry.integerSoftmax, KernelRegistry.integerPooling, KernelRegistry.integerReductions,
-    KernelRegistry.integerConcatenation, KernelRegistry.integerResize,
+    KernelRegistry.integerConcatenation, KernelRegistry.integerResize, KernelRegistry.integerConvolution,
   ].reduce(into: []) { names, family in names.formUnion(family.keys) }
 
   /// Operators with a kernel here that move quantized values without arithmetic (or only compare them).
