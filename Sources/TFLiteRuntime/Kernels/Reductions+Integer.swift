@@ -1,10 +1,11 @@
 // Quantized reductions over axes: MEAN, SUM, REDUCE_MAX and REDUCE_MIN on int8, uint8 and int16.
 //
 // Raw values are accumulated in int32 (sums) or compared (extremes) into scratch memory, then
-// each output is finished: MEAN as LiteRT's reference kernel does (the sum minus the zero points,
-// rescaled by a multiplier that folds in 1/count), SUM as LiteRT's builtin kernel does (in float:
-// LiteRT's reference SUM reads int8 and int16 data as uint8, so its outputs are not the sums),
-// and the extremes unchanged (TFLite requires the input's quantization on the output).
+// each output is finished: MEAN and uint8 SUM as LiteRT's reference kernel does (the sum minus
+// the zero points, rescaled by a quantized multiplier, which for MEAN folds in 1/count), int8 and
+// int16 SUM as LiteRT's builtin kernel does (in float: LiteRT's reference SUM reads int8 and
+// int16 data as uint8, so its outputs are not the sums), and the extremes unchanged (TFLite
+// requires the input's quantization on the output).
 
 import TFLiteFormat
 
@@ -45,10 +46,11 @@ enum QuantizedReduceMinimum: IntegerReductionOperator {
 
 /// Turns an int32 accumulator into an output value.
 enum IntegerReductionFinish {
-  /// MEAN: `(sum − zeroPoint · count)` rescaled, plus the output zero point.
-  case mean(multiplier: QuantizedMultiplier, inputZeroPoint: Int32, count: Int, outputZeroPoint: Int32, rounding: RoundingPolicy)
-  /// SUM: `round(sum · scale + bias)` in float, plus the output zero point.
-  case sum(scale: Float, bias: Float, outputZeroPoint: Int32)
+  /// MEAN and uint8 SUM: `(sum − zeroPoint · count)` rescaled, plus the output zero point.
+  case rescale(
+    multiplier: QuantizedMultiplier, inputZeroPoint: Int32, count: Int, outputZeroPoint: Int32, rounding: RoundingPolicy)
+  /// int8 and int16 SUM: `round(sum · scale + bias)` in float, plus the output zero point.
+  case floatSum(scale: Float, bias: Float, outputZeroPoint: Int32)
   /// The extremes: the accumulator itself.
   case identity
 
@@ -57,10 +59,10 @@ enum IntegerReductionFinish {
   func callAsFunction(_ accumulator: Int32, range: ClosedRange<Int32>) -> Int32 {
     let value: Int32
     switch self {
-    case .mean(let multiplier, let inputZeroPoint, let count, let outputZeroPoint, let rounding):
+    case .rescale(let multiplier, let inputZeroPoint, let count, let outputZeroPoint, let rounding):
       let shifted = Int32(truncatingIfNeeded: Int64(accumulator) - Int64(inputZeroPoint) * Int64(count))
       value = multiplier.apply(shifted, rounding: rounding) &+ outputZeroPoint
-    case .sum(let scale, let bias, let outputZeroPoint):
+    case .floatSum(let scale, let bias, let outputZeroPoint):
       value = FixedPoint.truncatingConversion((Float(accumulator) * scale + bias).rounded()) &+ outputZeroPoint
     case .identity:
       value = accumulator
@@ -68,18 +70,21 @@ enum IntegerReductionFinish {
     return min(max(value, range.lowerBound), range.upperBound)
   }
 
-  /// MEAN's multiplier: `inputScale / outputScale` with 1/count folded into the mantissa as far
-  /// as 32 bits allow, the rest into the shift (TFLite's reference `QuantizedMeanOrSum`).
-  static func mean(
-    input: QuantizedOperand, output: QuantizedOperand, count: Int, rounding: RoundingPolicy
+  /// The reference rescaling of MEAN (`averages`) or SUM: the multiplier of
+  /// `inputScale / outputScale`, for MEAN with 1/count folded into the mantissa as far as 32 bits
+  /// allow and the rest into the shift (TFLite's reference `QuantizedMeanOrSum`).
+  static func rescale(
+    input: QuantizedOperand, output: QuantizedOperand, count: Int, averages: Bool, rounding: RoundingPolicy
   ) -> IntegerReductionFinish {
     var multiplier = QuantizedMultiplier(Double(input.scale) / Double(output.scale), rounding: rounding)
-    let divisor = max(count, 1)
-    let shift = min(Int.bitWidth - 1 - divisor.leadingZeroBitCount, 32, 31 + multiplier.shift)
-    multiplier = QuantizedMultiplier(
-      multiplier: Int32(truncatingIfNeeded: (Int64(multiplier.multiplier) << shift) / Int64(divisor)),
-      shift: multiplier.shift - shift)
-    return .mean(
+    if averages {
+      let divisor = max(count, 1)
+      let shift = min(Int.bitWidth - 1 - divisor.leadingZeroBitCount, 32, 31 + multiplier.shift)
+      multiplier = QuantizedMultiplier(
+        multiplier: Int32(truncatingIfNeeded: (Int64(multiplier.multiplier) << shift) / Int64(divisor)),
+        shift: multiplier.shift - shift)
+    }
+    return .rescale(
       multiplier: multiplier, inputZeroPoint: input.zeroPoint, count: count, outputZeroPoint: output.zeroPoint,
       rounding: rounding)
   }
@@ -226,11 +231,13 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
       let symmetric = input.type == .int16
       let inputOperand = try QuantizedOperand(input, op: op, symmetric: symmetric)
       let outputOperand = try QuantizedOperand(output, op: op, symmetric: symmetric)
-      if Operator.kind == .mean {
-        finish = .mean(input: inputOperand, output: outputOperand, count: reducedCount, rounding: context.roundingPolicy)
+      if Operator.kind == .mean || input.type == .uint8 {
+        finish = .rescale(
+          input: inputOperand, output: outputOperand, count: reducedCount, averages: Operator.kind == .mean,
+          rounding: context.roundingPolicy)
       } else {
         let scale = inputOperand.scale / outputOperand.scale
-        finish = .sum(
+        finish = .floatSum(
           scale: scale, bias: Float(-inputOperand.zeroPoint) * scale * Float(reducedCount),
           outputZeroPoint: outputOperand.zeroPoint)
       }

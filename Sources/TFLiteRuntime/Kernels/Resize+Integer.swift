@@ -90,21 +90,51 @@ private struct TypedBilinearResize<Element: QuantizedInteger> {
     _ base: UnsafePointer<Element>, _ row: QuantizedBilinearTap<Int>, _ column: QuantizedBilinearTap<Int>,
     _ destination: UnsafeMutablePointer<Element>
   ) {
-    let one = Int64(1 << 10)
-    let fractionY = Int64(row.position - (1 << 10) * row.lower)
-    let fractionX = Int64(column.position - (1 << 10) * column.lower)
-    for channel in 0..<source.channels {
-      let topLeft = Int64(corner(base, row.lower, column.lower, channel)) * (one - fractionY) * (one - fractionX)
-      let bottomLeft = Int64(corner(base, row.upper, column.lower, channel)) * fractionY * (one - fractionX)
-      let topRight = Int64(corner(base, row.lower, column.upper, channel)) * (one - fractionY) * fractionX
-      let bottomRight = Int64(corner(base, row.upper, column.upper, channel)) * fractionY * fractionX
-      let sum = topLeft + bottomLeft + topRight + bottomRight
+    let fractionY = row.position - (1 << 10) * row.lower
+    let fractionX = column.position - (1 << 10) * column.lower
+    // The four corner weights in 1/2^20 units (each product of two 10-bit fractions).
+    let weights = (
+      topLeft: ((1 << 10) - fractionY) * ((1 << 10) - fractionX), bottomLeft: fractionY * ((1 << 10) - fractionX),
+      topRight: ((1 << 10) - fractionY) * fractionX, bottomRight: fractionY * fractionX)
+    let corners = (
+      topLeft: base + (row.lower * source.width + column.lower) * source.channels,
+      bottomLeft: base + (row.upper * source.width + column.lower) * source.channels,
+      topRight: base + (row.lower * source.width + column.upper) * source.channels,
+      bottomRight: base + (row.upper * source.width + column.upper) * source.channels)
+    var channel = 0
+    if Element.bitWidth == 8 {
+      // 8-bit values times weights below 2^22 fit Int32 lanes, eight channels at a time.
+      while channel &+ 8 <= source.channels {
+        let sum =
+          Element.loadWidened(corners.topLeft + channel) &* Int32(truncatingIfNeeded: weights.topLeft)
+          &+ Element.loadWidened(corners.bottomLeft + channel) &* Int32(truncatingIfNeeded: weights.bottomLeft)
+          &+ Element.loadWidened(corners.topRight + channel) &* Int32(truncatingIfNeeded: weights.topRight)
+          &+ Element.loadWidened(corners.bottomRight + channel) &* Int32(truncatingIfNeeded: weights.bottomRight)
+        let rounded: SIMD8<Int32>
+        switch rounding {
+        case .doubleRounding:
+          // Round half away from zero, then divide truncating toward zero.
+          let nudged = sum &+ SIMD8(repeating: 1 << 19).replacing(with: SIMD8(repeating: -(1 << 19)), whereNegative: sum &- 1)
+          rounded = (nudged &+ ((nudged &>> 31) & ((1 << 20) - 1))) &>> 20
+        case .singleRounding:
+          rounded = (sum &+ (1 << 19)) &>> 20
+        }
+        Element.storeNarrowed(rounded, to: destination + channel)
+        channel &+= 8
+      }
+    }
+    while channel < source.channels {
+      let sum =
+        Int64(corners.topLeft[channel]) * Int64(weights.topLeft) + Int64(corners.bottomLeft[channel])
+        * Int64(weights.bottomLeft) + Int64(corners.topRight[channel]) * Int64(weights.topRight)
+        + Int64(corners.bottomRight[channel]) * Int64(weights.bottomRight)
       let value: Int64
       switch rounding {
       case .doubleRounding: value = (sum + (sum > 0 ? 1 << 19 : -(1 << 19))) / (1 << 20)
       case .singleRounding: value = (sum + (1 << 19)) >> 20
       }
       destination[channel] = Element(truncatingIfNeeded: value)
+      channel &+= 1
     }
   }
 

@@ -42,12 +42,14 @@ private struct DifferenceTable {
   /// The Q12.19 sum of the exponentials of a row whose maximum is `maximum`.
   @inline(__always)
   func sumOfExponentials<Element: QuantizedInteger>(_ row: UnsafePointer<Element>, depth: Int, maximum: Int32) -> Int32 {
-    var sum: Int32 = 0
-    for index in 0..<depth {
-      let difference = Int(maximum &- Int32(truncatingIfNeeded: row[index]))
-      if difference < includedCount { sum = sum &+ summand[difference] }
+    summand.withUnsafeBufferPointer { summands in
+      var sum: Int32 = 0
+      for index in 0..<depth {
+        let difference = Int(maximum &- Int32(truncatingIfNeeded: row[index]))
+        if difference < includedCount { sum = sum &+ summands[difference] }
+      }
+      return sum
     }
-    return sum
   }
 }
 
@@ -178,18 +180,32 @@ private struct EightBitSoftmax<Input: QuantizedInteger, Output: QuantizedInteger
       let (reciprocal, bitsOverUnit) = FixedPoint.reciprocal(sum, integerBits: SoftmaxFormat.accumulatorIntegerBits)
       // TFLite checks the exponent is at most 31; beyond it every quotient rounds to zero.
       let exponent = bitsOverUnit + 31 - Output.bitWidth
-      for index in 0..<depth {
-        let difference = Int(maximum &- Int32(truncatingIfNeeded: source[index]))
-        guard difference < table.includedCount, exponent <= 31 else {
-          destination[index] = Output.min
-          continue
+      table.exponential.withUnsafeBufferPointer { exponentials in
+        /// The output for an input `difference` below the row maximum.
+        func probability(_ difference: Int) -> Output {
+          guard difference < table.includedCount, exponent <= 31 else { return Output.min }
+          let scaled = FixedPoint.saturatingRoundingDoublingHighMultiply(reciprocal, exponentials[difference])
+          return Output(clamping: FixedPoint.roundingDivideByPowerOfTwo(scaled, exponent) &+ Int32(Output.min))
         }
-        let scaled = FixedPoint.saturatingRoundingDoublingHighMultiply(reciprocal, table.exponential[difference])
-        let quotient = FixedPoint.roundingDivideByPowerOfTwo(scaled, exponent)
-        destination[index] = Output(clamping: quotient &+ Int32(Output.min))
+        if depth < Self.rowTableDepth {
+          for index in 0..<depth {
+            destination[index] = probability(Int(maximum &- Int32(truncatingIfNeeded: source[index])))
+          }
+        } else {
+          // Long rows: every possible difference once, then a look-up per element.
+          withUnsafeTemporaryAllocation(of: Output.self, capacity: 256) { outputs in
+            for difference in 0..<256 { outputs[difference] = probability(difference) }
+            for index in 0..<depth {
+              destination[index] = outputs[Int(maximum &- Int32(truncatingIfNeeded: source[index]))]
+            }
+          }
+        }
       }
     }
   }
+
+  /// Rows from this depth on tabulate their 256 possible outputs first.
+  static var rowTableDepth: Int { 512 }
 }
 
 /// SOFTMAX of int16 rows (zero points 0, output scale 1/32768).
