@@ -257,15 +257,8 @@ final class IntegerConv2DKernel: Kernel {
   }
 
   func eval(_ context: EvalContext) throws {
-    guard output.elementCount > 0 else { return }
-    guard let shape, let arithmetic, let scratch = context.scratch else {
-      throw KernelError.invalid("CONV_2D was not prepared")
-    }
-    let widened = scratch.assumingMemoryBound(to: Int32.self)
-    try arithmetic.widenInput(input, into: widened)
-    runIntegerConvolution(
-      shape, arithmetic: arithmetic, input: widened, output: try tensorData(output), outputType: output.type,
-      context: context)
+    try evalWidenedConvolution(
+      op: "CONV_2D", shape: shape, arithmetic: arithmetic, input: input, output: output, context: context)
   }
 }
 
@@ -330,16 +323,26 @@ final class IntegerFullyConnectedKernel: Kernel {
   }
 
   func eval(_ context: EvalContext) throws {
-    guard output.elementCount > 0 else { return }
-    guard let shape, let arithmetic, let scratch = context.scratch else {
-      throw KernelError.invalid("FULLY_CONNECTED was not prepared")
-    }
-    let widened = scratch.assumingMemoryBound(to: Int32.self)
-    try arithmetic.widenInput(input, into: widened)
-    runIntegerConvolution(
-      shape, arithmetic: arithmetic, input: widened, output: try tensorData(output), outputType: output.type,
-      context: context)
+    try evalWidenedConvolution(
+      op: "FULLY_CONNECTED", shape: shape, arithmetic: arithmetic, input: input, output: output, context: context)
   }
+}
+
+/// Widens `input` into the node's scratch memory and runs the prepared convolution (CONV_2D, and
+/// FULLY_CONNECTED as a 1×1 convolution).
+private func evalWidenedConvolution(
+  op: String, shape: ConvolutionShape?, arithmetic: IntegerWeightedArithmetic?, input: RuntimeTensor,
+  output: RuntimeTensor, context: EvalContext
+) throws {
+  guard output.elementCount > 0 else { return }
+  guard let shape, let arithmetic, let scratch = context.scratch else {
+    throw KernelError.invalid("\(op) was not prepared")
+  }
+  let widened = scratch.assumingMemoryBound(to: Int32.self)
+  try arithmetic.widenInput(input, into: widened)
+  runIntegerConvolution(
+    shape, arithmetic: arithmetic, input: widened, output: try tensorData(output), outputType: output.type,
+    context: context)
 }
 
 /// DEPTHWISE_CONV_2D on quantized tensors: input `[N,H,W,C]`, filter `[1,KH,KW,C·multiplier]`.
