@@ -102,9 +102,12 @@ public struct PrepareContext {
   }
 
   /// Asks for `bytes` of scratch memory, 64-byte aligned, handed to `eval` as ``EvalContext/scratch``.
-  /// Several requests add up; the node gets one block.
+  /// Several requests add up; the node gets one block. A total beyond what can be counted is kept
+  /// as `Int.max`, which the runtime then refuses.
   public mutating func requestScratch(bytes: Int) {
-    scratchByteCount += (max(bytes, 0) + 63) & ~63
+    let aligned = bytes > Int.max - 63 ? Int.max : (max(bytes, 0) + 63) & ~63
+    let (total, overflow) = scratchByteCount.addingReportingOverflow(aligned)
+    scratchByteCount = overflow ? Int.max : total
   }
 }
 

@@ -1,5 +1,13 @@
 import TFLiteFormat
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Options of a ``ModelRunner``.
 public struct RunnerOptions: Sendable, Hashable {
   /// Threads the kernels may use (at least 1).
@@ -7,12 +15,27 @@ public struct RunnerOptions: Sendable, Hashable {
   /// How integer kernels round when they rescale by a quantized multiplier. The default,
   /// ``RoundingPolicy/doubleRounding``, reproduces LiteRT's reference kernels bit for bit.
   public var roundingPolicy: RoundingPolicy
+  /// The most bytes one block of memory the runner allocates may have (a subgraph's activation
+  /// arena, a tensor with memory of its own, a node's scratch). A model whose shapes need more is
+  /// refused with ``RuntimeError/memoryLimitExceeded(what:byteCount:limit:)`` instead of
+  /// exhausting the machine's memory. The default is the machine's physical memory.
+  public var memoryLimit: Int
 
-  /// Creates options; `threadCount` below 1 means 1.
-  public init(threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding) {
+  /// Creates options; `threadCount` below 1 means 1, `memoryLimit` nil means ``defaultMemoryLimit``.
+  public init(threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding, memoryLimit: Int? = nil) {
     self.threadCount = max(threadCount, 1)
     self.roundingPolicy = roundingPolicy
+    self.memoryLimit = max(memoryLimit ?? Self.defaultMemoryLimit, 0)
   }
+
+  /// The machine's physical memory in bytes, or 16 GiB where it cannot be read.
+  public static let defaultMemoryLimit: Int = {
+    let pages = sysconf(Int32(_SC_PHYS_PAGES))
+    let pageSize = sysconf(Int32(_SC_PAGESIZE))
+    guard pages > 0, pageSize > 0 else { return 16 << 30 }
+    let (bytes, overflow) = pages.multipliedReportingOverflow(by: pageSize)
+    return overflow ? Int.max : bytes
+  }()
 }
 
 /// A named entry point of a model (a signature def): its subgraph and named inputs and outputs.
@@ -115,7 +138,7 @@ public final class ModelRunner {
     if let executor = executors[index] { return executor }
     let executor = try SubgraphExecutor(
       model: model, subgraphIndex: index, threadCount: options.threadCount, roundingPolicy: options.roundingPolicy,
-      resources: resources,
+      memoryLimit: options.memoryLimit, resources: resources,
       subgraphProvider: { [weak self] index in
         guard let self else { throw RuntimeError.invalidModel("the model runner was released") }
         return try self.subgraph(at: index)

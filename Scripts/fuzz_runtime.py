@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Searches for runtime crashes with the hostile model variants of RuntimeFuzzTests.
+
+A crash kills the test process, so this driver runs the built test binary with TFLITE_FUZZ_TRACE=1
+(each case is announced on standard error before it runs), and when the process dies from a
+signal or stops making progress, records the last announced case and restarts after it.
+
+Usage (after `swift build --build-tests`):
+  Scripts/fuzz_runtime.py [--variants N] [--start K] [--stall SECONDS] [--log crashes.txt]
+"""
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import threading
+import time
+
+CASE = re.compile(r"^fuzz case (\d+): (.*)$")
+
+
+def test_binary():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for name in ("SwiftTFLitePackageTests.xctest",):
+        path = os.path.join(root, ".build", "debug", name)
+        if os.path.exists(path):
+            return path
+    sys.exit("build the tests first: swift build --build-tests")
+
+
+def limit_memory():
+    # A hostile shape that slips through must show up as a failure, not swap the machine to death.
+    limit = 16 << 30
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def run_from(binary, start, variants, stall):
+    """Runs the cases from `start`; returns (last case seen, its name, how it ended, stderr tail)."""
+    environment = dict(os.environ, TFLITE_FUZZ_TRACE="1", TFLITE_FUZZ_START=str(start),
+                       TFLITE_FUZZ_VARIANTS=str(variants))
+    process = subprocess.Popen(
+        [binary, "TFLiteRuntimeTests.RuntimeFuzzTests/testHostileModelsNeverCrashTheRuntime"],
+        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+        preexec_fn=limit_memory)
+    state = {"case": None, "name": "", "seen": time.time(), "tail": [], "stdout": []}
+
+    def read_errors():
+        for line in process.stderr:
+            match = CASE.match(line.rstrip("\n"))
+            if match:
+                state["case"], state["name"] = int(match.group(1)), match.group(2)
+                state["seen"] = time.time()
+                state["tail"] = []
+            else:
+                state["tail"].append(line.rstrip("\n"))
+
+    def read_output():
+        for line in process.stdout:
+            state["stdout"].append(line.rstrip("\n"))
+
+    readers = [threading.Thread(target=read_errors), threading.Thread(target=read_output)]
+    for reader in readers:
+        reader.start()
+    ending = None
+    while process.poll() is None:
+        time.sleep(0.5)
+        if time.time() - state["seen"] > stall:
+            process.kill()
+            ending = f"stalled for over {stall} s"
+    for reader in readers:
+        reader.join()
+    if ending is None:
+        code = process.returncode
+        ending = "finished" if code >= 0 and code in (0, 1) else f"died (exit status {code})"
+    return state, ending
+
+
+def summary(tail):
+    """The fatal error line and the first frame in the package's sources."""
+    fatal = next((line for line in tail if "Fatal error" in line or "fatal error" in line), "")
+    frame = next((line.strip() for line in tail if "/Sources/" in line), "")
+    frame = re.sub(r"^.*? in SwiftTFLitePackageTests.xctest at ", "", frame)
+    return f"{fatal.strip()} @ {frame}"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--variants", type=int, default=40)
+    parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--stall", type=float, default=60)
+    parser.add_argument("--log", default="/tmp/runtime_fuzz_crashes.txt")
+    arguments = parser.parse_args()
+    binary = test_binary()
+    start = arguments.start
+    crashes = 0
+    with open(arguments.log, "a") as log:
+        while True:
+            state, ending = run_from(binary, start, arguments.variants, arguments.stall)
+            if ending == "finished":
+                print("\n".join(line for line in state["stdout"] if "runtime fuzz" in line or "error" in line))
+                print(f"finished; {crashes} crashing cases logged in {arguments.log}")
+                return
+            if state["case"] is None:
+                sys.exit(f"the test process {ending} before its first case:\n" + "\n".join(state["tail"][-30:]))
+            crashes += 1
+            entry = f"case {state['case']} {ending}: {state['name']}\n    {summary(state['tail'])}"
+            print(entry, flush=True)
+            log.write(entry + "\n")
+            log.flush()
+            start = state["case"] + 1
+
+
+if __name__ == "__main__":
+    main()
