@@ -24,6 +24,9 @@ public final class SubgraphExecutor {
   private let roundingPolicy: RoundingPolicy
   /// The most bytes one block of memory may have (``RunnerOptions/memoryLimit``).
   private let memoryLimit: Int
+  /// Tensors no node writes and the model gives no data (the subgraph inputs, variables, and
+  /// tensors read but never computed): their shapes come from the model or the caller.
+  private let unwrittenTensors: [RuntimeTensor]
   /// Scratch offset in the arena per node (nil when the node needs none).
   private var scratchOffsets: [Int?]
   /// Nodes computed at prepare time (their outputs are constants until the next allocation).
@@ -103,7 +106,8 @@ public final class SubgraphExecutor {
       }
     }
     guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
-    try Self.checkDataFlow(of: nodes, inputs: inputs, subgraphIndex: subgraphIndex)
+    let written = try Self.checkDataFlow(of: nodes, inputs: inputs, subgraphIndex: subgraphIndex)
+    unwrittenTensors = tensors.filter { !written.contains($0.index) && !$0.isModelConstant }
     self.nodes = nodes
     self.kernels = kernels
     scratchOffsets = Array(repeating: nil, count: nodes.count)
@@ -185,6 +189,7 @@ public final class SubgraphExecutor {
       tensor.data = nil
     }
     for tensor in tensors { tensor.isComputedBeforePrepare = false }
+    for tensor in unwrittenTensors { try checkedByteCount(tensor, what: "tensor") }
     var scratchSizes = [Int](repeating: 0, count: nodes.count)
     for (position, node) in nodes.enumerated() {
       let kernel = kernels[position]
@@ -328,10 +333,11 @@ public final class SubgraphExecutor {
   }
 
   /// Throws unless the subgraph's inputs are tensors callers can fill (not constants) and every
-  /// tensor a node writes is written by that node alone and read only by later nodes: no node may write a constant, a subgraph input or another node's output, nor read
-  /// its own output or a later node's (a cycle). Kernels size and read their operands assuming
-  /// this order, so a graph that breaks it could make them read or write out of bounds.
-  private static func checkDataFlow(of nodes: [Node], inputs: [RuntimeTensor], subgraphIndex: Int) throws {
+  /// tensor a node writes is written by that node alone and read only by later nodes: no node may
+  /// write a constant, a subgraph input or another node's output, nor read its own output or a
+  /// later node's (a cycle). Kernels size and read their operands assuming this order, so a graph
+  /// that breaks it could make them read or write out of bounds. Returns the tensors written.
+  private static func checkDataFlow(of nodes: [Node], inputs: [RuntimeTensor], subgraphIndex: Int) throws -> Set<Int> {
     if let constant = inputs.firstIndex(where: \.isModelConstant) {
       throw RuntimeError.invalidModel(
         "subgraph \(subgraphIndex) input \(constant) is the constant tensor \(inputs[constant].summary), which callers cannot fill")
@@ -360,6 +366,7 @@ public final class SubgraphExecutor {
         }
       }
     }
+    return Set(writers.keys)
   }
 
   /// Expands, once, every sparse constant that an operator other than DENSIFY reads directly

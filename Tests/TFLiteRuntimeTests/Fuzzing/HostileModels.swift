@@ -24,12 +24,19 @@ struct HostileModels {
   /// Hostile dimensions.
   static let dimensions: [Int32] = [0, 1, 2, 3, 7, 1 << 16, 1 << 20, 1 << 30, Int32.max, 46_341, -1]
 
-  /// The kinds of edit, each picked with equal chance.
+  /// The kinds of edit.
   enum Edit: CaseIterable {
     case optionScalar, optionsOfAnotherOperator, optionVector, dimension, rank, constantReshape, tensorType
     case quantization, nodeInput, nodeOutput, nodeArity, operatorSwap, graphEndpoints, operatorVersion
-    case constantToEmpty, variableFlag, shapeSignature, customOptionsByte
+    case constantToEmpty, variableFlag, shapeSignature, customOptionsByte, constantValue, constantResize
+
+    /// The edits to pick from: constant values (axes, shapes, paddings, indices, strides, loop
+    /// bounds are all constant tensors) count three times.
+    static let weighted = allCases + [.constantValue, .constantValue]
   }
+
+  /// Bytes per element of the schema tensor types a constant edit can resize, by type code.
+  static let elementSizes: [UInt8: Int] = [0: 4, 1: 2, 2: 4, 3: 1, 4: 8, 6: 1, 7: 2, 9: 1, 10: 8, 12: 8, 15: 4, 16: 2]
 
   /// One hostile variant: what was edited and the edited model.
   struct Variant {
@@ -41,7 +48,7 @@ struct HostileModels {
   /// chosen edit does not apply to this model (e.g. no quantized tensor to corrupt).
   func variant(_ index: Int, seed: UInt64) -> Variant? {
     var random = SeededGenerator(seed: seed &+ UInt64(index) &* 0x9E37_79B9)
-    let edit = Edit.allCases[random.int(0...(Edit.allCases.count - 1))]
+    let edit = Edit.weighted[random.int(0...(Edit.weighted.count - 1))]
     var model = original
     guard let description = apply(edit, to: &model, using: &random) else { return nil }
     return Variant(description: "\(edit): \(description)", model: model)
@@ -75,6 +82,18 @@ struct HostileModels {
     }
     func editTensor(_ index: Int, _ body: (inout TreeTable) -> Void) {
       model.update("subgraphs", at: subgraph) { graph in graph.update("tensors", at: index, body) }
+    }
+    /// The constant data of `tensor` with its element type code.
+    func constantData(_ tensor: Int) -> (bytes: [UInt8], type: UInt8)? {
+      let buffer = Int(tensors[tensor].integer("buffer"))
+      guard buffer > 0, buffer < buffers.count, case .scalarVector(let data, _) = buffers[buffer]["data"] else { return nil }
+      return (data, UInt8(truncatingIfNeeded: tensors[tensor].integer("type")))
+    }
+    /// Gives `tensor` a buffer of its own holding `data`.
+    func setConstantData(_ tensor: Int, _ data: [UInt8]) {
+      model["buffers"] = .tableVector(
+        model.tables("buffers") + [TreeTable(layout: bufferLayout, fields: [0: .scalarVector(data, elementSize: 1)])])
+      editTensor(tensor) { $0["buffer"] = .scalar(UInt32(buffers.count).littleEndianBytes) }
     }
     func editOperator(_ index: Int, _ body: (inout TreeTable) -> Void) {
       model.update("subgraphs", at: subgraph) { graph in graph.update("operators", at: index, body) }
@@ -293,6 +312,49 @@ struct HostileModels {
       editTensor(tensor) { $0.setInt32s("shape_signature", signature) }
       return "subgraph \(subgraph) tensor \(tensor) shape_signature = \(signature)"
 
+    case .constantValue:
+      guard let tensor = pickTensor(constant: true), let (data, type) = constantData(tensor),
+        let size = Self.elementSizes[type], data.count >= size
+      else { return nil }
+      let count = data.count / size
+      let element = random.int(0...(count - 1))
+      let every = random.int(0...3) == 0
+      let value: [UInt8]
+      switch (type, size) {
+      case (0, _):
+        value = [Float.nan, .infinity, -.infinity, 0, -1, 1e30, 1e-30][random.int(0...6)].bitPattern.littleEndianBytes
+      case (10, _):
+        value = [Double.nan, .infinity, 0, -1, 1e300][random.int(0...4)].bitPattern.littleEndianBytes
+      case (_, 8):
+        value = [Int64.min, Int64.max, -1, 0, 1 << 31, 1 << 40, -5, 9][random.int(0...7)].littleEndianBytes
+      case (_, 4):
+        value = [Int32.min, Int32.max, -1, -2, -9, 0, 1 << 20, 9, 65_536][random.int(0...8)].littleEndianBytes
+      default:
+        value = Array(hostileScalar(size: 4, using: &random).prefix(size))
+      }
+      var edited = data
+      for position in every ? Array(0..<count) : [element] {
+        edited.replaceSubrange((position * size)..<((position + 1) * size), with: value)
+      }
+      setConstantData(tensor, edited)
+      return "subgraph \(subgraph) constant \(tensor) \(every ? "every element" : "element \(element)") = \(describe(value))"
+
+    case .constantResize:
+      guard let tensor = pickTensor(constant: true), let (data, type) = constantData(tensor), let size = Self.elementSizes[type]
+      else { return nil }
+      var shape = tensors[tensor].int32s("shape")
+      if shape.isEmpty || random.int(0...4) == 0 {
+        shape = shape.isEmpty ? [2] : Array(shape.dropFirst())
+      } else {
+        let axis = random.int(0...(shape.count - 1))
+        shape[axis] = [0, shape[axis] + 1, max(shape[axis] - 1, 0), shape[axis] * 2][random.int(0...3)]
+      }
+      let byteCount = Int(shape.reduce(1, *)) * size
+      guard byteCount <= 1 << 20 else { return nil }
+      setConstantData(tensor, Array((data + [UInt8](repeating: 0, count: max(byteCount - data.count, 0))).prefix(byteCount)))
+      editTensor(tensor) { $0.setInt32s("shape", shape) }
+      return "subgraph \(subgraph) constant \(tensor) resized to \(shape)"
+
     case .customOptionsByte:
       guard let node = pickOperator(), case .scalarVector(var bytes, 1) = operators[node]["custom_options"], !bytes.isEmpty else {
         return nil
@@ -303,6 +365,9 @@ struct HostileModels {
       return "subgraph \(subgraph) node \(node) custom_options[\(position)] = \(bytes[position])"
     }
   }
+
+  /// Layout index of `Buffer`.
+  private var bufferLayout: Int { SchemaLayout.tflite.tables.firstIndex { $0.name == "Buffer" } ?? 0 }
 
   /// Layout index of `QuantizationParameters`.
   private var quantizationLayout: Int {
