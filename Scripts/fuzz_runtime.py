@@ -7,6 +7,10 @@ signal or stops making progress, records the last announced case and restarts af
 
 Usage (after `swift build --build-tests`):
   Scripts/fuzz_runtime.py [--variants N] [--start K] [--stall SECONDS] [--log crashes.txt]
+
+With AddressSanitizer, which also reports reads and writes out of bounds that do not crash:
+  swift build --build-tests --sanitize=address --scratch-path .build-asan
+  Scripts/fuzz_runtime.py --build-dir .build-asan
 """
 
 import argparse
@@ -21,13 +25,12 @@ import time
 CASE = re.compile(r"^fuzz case (\d+): (.*)$")
 
 
-def test_binary():
+def test_binary(build_dir):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for name in ("SwiftTFLitePackageTests.xctest",):
-        path = os.path.join(root, ".build", "debug", name)
-        if os.path.exists(path):
-            return path
-    sys.exit("build the tests first: swift build --build-tests")
+    path = os.path.join(root, build_dir, "debug", "SwiftTFLitePackageTests.xctest")
+    if not os.path.exists(path):
+        sys.exit(f"build the tests first: no {path}")
+    return path
 
 
 def limit_memory():
@@ -36,14 +39,17 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def run_from(binary, start, variants, stall):
-    """Runs the cases from `start`; returns (last case seen, its name, how it ended, stderr tail)."""
+def run_from(binary, start, variants, stall, sanitized):
+    """Runs the cases from `start`; returns the last case seen with its name and stderr tail, and how it ended."""
     environment = dict(os.environ, TFLITE_FUZZ_TRACE="1", TFLITE_FUZZ_START=str(start),
                        TFLITE_FUZZ_VARIANTS=str(variants))
+    if sanitized:
+        # AddressSanitizer reserves terabytes of address space, so it limits allocations itself.
+        environment["ASAN_OPTIONS"] = "abort_on_error=1:detect_leaks=0:max_allocation_size_mb=16384"
     process = subprocess.Popen(
         [binary, "TFLiteRuntimeTests.RuntimeFuzzTests/testHostileModelsNeverCrashTheRuntime"],
         env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-        preexec_fn=limit_memory)
+        preexec_fn=None if sanitized else limit_memory)
     state = {"case": None, "name": "", "seen": time.time(), "tail": [], "stdout": []}
 
     def read_errors():
@@ -79,9 +85,10 @@ def run_from(binary, start, variants, stall):
 
 def summary(tail):
     """The fatal error line and the first frame in the package's sources."""
-    fatal = next((line for line in tail if "Fatal error" in line or "fatal error" in line), "")
+    fatal = next((line for line in tail if "Fatal error" in line or "fatal error" in line
+                  or "ERROR: AddressSanitizer" in line), "")
     frame = next((line.strip() for line in tail if "/Sources/" in line), "")
-    frame = re.sub(r"^.*? in SwiftTFLitePackageTests.xctest at ", "", frame)
+    frame = re.sub(r"^.*? in SwiftTFLitePackageTests.xctest at |^.* (?=/\S*/Sources/)", "", frame)
     return f"{fatal.strip()} @ {frame}"
 
 
@@ -91,13 +98,15 @@ def main():
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--stall", type=float, default=60)
     parser.add_argument("--log", default="/tmp/runtime_fuzz_crashes.txt")
+    parser.add_argument("--build-dir", default=".build")
     arguments = parser.parse_args()
-    binary = test_binary()
+    binary = test_binary(arguments.build_dir)
+    sanitized = "asan" in arguments.build_dir
     start = arguments.start
     crashes = 0
     with open(arguments.log, "a") as log:
         while True:
-            state, ending = run_from(binary, start, arguments.variants, arguments.stall)
+            state, ending = run_from(binary, start, arguments.variants, arguments.stall, sanitized)
             if ending == "finished":
                 print("\n".join(line for line in state["stdout"] if "runtime fuzz" in line or "error" in line))
                 print(f"finished; {crashes} crashing cases logged in {arguments.log}")

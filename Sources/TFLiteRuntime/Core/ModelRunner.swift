@@ -20,12 +20,20 @@ public struct RunnerOptions: Sendable, Hashable {
   /// refused with ``RuntimeError/memoryLimitExceeded(what:byteCount:limit:)`` instead of
   /// exhausting the machine's memory. The default is the machine's physical memory.
   public var memoryLimit: Int
+  /// The most iterations one WHILE operator may run in one invoke; nil (the default, as in
+  /// LiteRT) for no limit. A loop that goes on longer makes `invoke()` throw, so that a model whose
+  /// loop never ends (or whose input asks for billions of iterations) cannot hang the caller.
+  public var maximumLoopIterations: Int?
 
   /// Creates options; `threadCount` below 1 means 1, `memoryLimit` nil means ``defaultMemoryLimit``.
-  public init(threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding, memoryLimit: Int? = nil) {
+  public init(
+    threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding, memoryLimit: Int? = nil,
+    maximumLoopIterations: Int? = nil
+  ) {
     self.threadCount = max(threadCount, 1)
     self.roundingPolicy = roundingPolicy
     self.memoryLimit = max(memoryLimit ?? Self.defaultMemoryLimit, 0)
+    self.maximumLoopIterations = maximumLoopIterations.map { max($0, 0) }
   }
 
   /// The machine's physical memory in bytes, or 16 GiB where it cannot be read.
@@ -74,7 +82,7 @@ public final class ModelRunner {
   public let signatures: [Signature]
   private var executors: [Int: SubgraphExecutor] = [:]
   /// Resource variables and initialization status, shared by every subgraph.
-  let resources = ModelResources()
+  let resources: ModelResources
 
   /// Builds a runner with the executors of the primary subgraph (subgraph 0) and of every subgraph
   /// its control flow calls (IF branches, WHILE condition and body, CALL_ONCE initialization), so
@@ -82,6 +90,7 @@ public final class ModelRunner {
   public init(model: TFLiteModel, options: RunnerOptions = RunnerOptions()) throws {
     self.model = model
     self.options = options
+    resources = ModelResources(maximumLoopIterations: options.maximumLoopIterations)
     let subgraphCount = model.model.subgraphs.count
     signatures = try model.model.signatureDefs.enumerated().map { position, definition in
       let subgraph = Int(definition.subgraphIndex)

@@ -193,7 +193,7 @@ public final class SubgraphExecutor {
     var scratchSizes = [Int](repeating: 0, count: nodes.count)
     for (position, node) in nodes.enumerated() {
       let kernel = kernels[position]
-      var context = PrepareContext(threadCount: threadCount, roundingPolicy: roundingPolicy)
+      var context = PrepareContext(threadCount: threadCount, roundingPolicy: roundingPolicy, memoryLimit: memoryLimit)
       do {
         try kernel.prepare(&context)
       } catch KernelError.needsInputValues {
@@ -251,7 +251,8 @@ public final class SubgraphExecutor {
   private func prepareAndRun(_ position: Int) throws {
     let node = nodes[position]
     for input in node.inputs.compactMap({ $0 }) { input.isComputedBeforePrepare = true }
-    var context = PrepareContext(threadCount: threadCount, preparesWhileRunning: true, roundingPolicy: roundingPolicy)
+    var context = PrepareContext(
+      threadCount: threadCount, preparesWhileRunning: true, roundingPolicy: roundingPolicy, memoryLimit: memoryLimit)
     try run(node) {
       try kernels[position].prepare(&context)
       for output in node.outputs {

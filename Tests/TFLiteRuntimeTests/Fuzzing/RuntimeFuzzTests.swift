@@ -44,8 +44,11 @@ final class RuntimeFuzzTests: XCTestCase {
   /// The fuzz seed: every variant is a function of it, the model and the variant number.
   private let seed: UInt64 = 0x5EED_F022
 
-  /// The largest allocation a fuzz case may make: hostile shapes must be refused long before.
-  private let memoryLimit = 4 << 20
+  /// The runner options of a case: small tensors only (hostile shapes must be refused, and large
+  /// legal ones take long in a debug build) and loops that end.
+  private func options(threadCount: Int) -> RunnerOptions {
+    RunnerOptions(threadCount: threadCount, memoryLimit: 4 << 20, maximumLoopIterations: 10_000)
+  }
 
   func testHostileModelsNeverCrashTheRuntime() throws {
     let plan = Plan(environment: ProcessInfo.processInfo.environment)
@@ -110,7 +113,7 @@ final class RuntimeFuzzTests: XCTestCase {
     var outcome = Outcome.refusedAtInit
     expectRuntimeErrors(name) {
       let runner = try ModelRunner(
-        model: model, options: RunnerOptions(threadCount: 1 + Int(seed % 2), memoryLimit: memoryLimit))
+        model: model, options: options(threadCount: 1 + Int(seed % 2)))
       let executor = runner.primary
       outcome = .refusedAtAllocation
       try executor.allocateTensors()
@@ -123,7 +126,7 @@ final class RuntimeFuzzTests: XCTestCase {
     // The same runner survives extreme inputs and a hostile resize; a fresh one keeps each step
     // independent of what the previous one left behind.
     expectRuntimeErrors(name + " (extreme inputs)") {
-      let executor = try ModelRunner(model: model, options: RunnerOptions(memoryLimit: memoryLimit)).primary
+      let executor = try ModelRunner(model: model, options: options(threadCount: 1)).primary
       try executor.allocateTensors()
       Self.fill(executor.inputs, extreme: true, using: &generator)
       try executor.invoke()
