@@ -46,10 +46,12 @@ def run_from(binary, start, variants, stall, sanitized):
     if sanitized:
         # AddressSanitizer reserves terabytes of address space, so it limits allocations itself.
         environment["ASAN_OPTIONS"] = "abort_on_error=1:detect_leaks=0:max_allocation_size_mb=16384"
+        # AddressSanitizer prints the stack itself; Swift's backtracer would linger after the crash.
+        environment["SWIFT_BACKTRACE"] = "enable=no"
     process = subprocess.Popen(
         [binary, "TFLiteRuntimeTests.RuntimeFuzzTests/testHostileModelsNeverCrashTheRuntime"],
         env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-        preexec_fn=None if sanitized else limit_memory)
+        preexec_fn=None if sanitized else limit_memory, start_new_session=True)
     state = {"case": None, "name": "", "seen": time.time(), "tail": [], "stdout": []}
 
     def read_errors():
@@ -75,11 +77,16 @@ def run_from(binary, start, variants, stall, sanitized):
         if time.time() - state["seen"] > stall:
             process.kill()
             ending = f"stalled for over {stall} s"
+    # Helpers the crash started (symbolizer, backtracer) may hold the pipes open: end them.
+    try:
+        os.killpg(process.pid, 9)
+    except ProcessLookupError:
+        pass
     for reader in readers:
         reader.join()
     if ending is None:
-        code = process.returncode
-        ending = "finished" if code >= 0 and code in (0, 1) else f"died (exit status {code})"
+        finished = any("runtime fuzz:" in line for line in state["stdout"])
+        ending = "finished" if finished else f"died (exit status {process.returncode})"
     return state, ending
 
 

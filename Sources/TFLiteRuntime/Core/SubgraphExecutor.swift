@@ -114,9 +114,17 @@ public final class SubgraphExecutor {
     isFolded = Array(repeating: false, count: nodes.count)
     for variable in tensors where variable.isVariable {
       try checkedByteCount(variable, what: "variable tensor")
+      // The initial value is the constant data, if any: the model's bytes, or the dense copy of a
+      // sparse constant, which must stay allocated until it is copied.
+      let denseCopy = variable.ownedMemory
+      variable.ownedMemory = nil
       let initial = variable.data
+      let initialByteCount = denseCopy?.count ?? model.tensorData(subgraph.tensors[variable.index]).count
       variable.allocateOwnedMemory()
-      if let initial { variable.data?.copyMemory(from: initial, byteCount: variable.byteCount) }
+      if let initial, let data = variable.data {
+        data.copyMemory(from: initial, byteCount: min(initialByteCount, variable.byteCount))
+      }
+      denseCopy?.deallocate()
       variable.isConstant = false
     }
   }

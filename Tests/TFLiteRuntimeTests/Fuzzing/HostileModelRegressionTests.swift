@@ -99,6 +99,20 @@ final class HostileModelRegressionTests: XCTestCase {
     assertRefused(growing, mentioning: "would change the shape of variable tensor")
   }
 
+  /// A sparse constant marked variable starts from its dense copy (which used to be freed before
+  /// it was copied: the fuzzer's AddressSanitizer runs catch a regression).
+  func testVariableStartsFromTheDenseCopyOfASparseConstant() throws {
+    let original = try tree("ops/densify_f32_fully_connected_block_1x4.tflite")
+    let variable = editing(original, "tensors", 2) { $0["is_variable"] = .scalar([1]) }
+    let (originalRunner, variableRunner) = (try run(original), try run(variable))
+    let (expected, result) = (originalRunner.primary.outputs[0], variableRunner.primary.outputs[0])
+    XCTAssertEqual(result.shape, [2, 48])
+    let count = expected.elementCount
+    let want = UnsafeBufferPointer(start: expected.pointer(as: Float.self), count: count)
+    let have = UnsafeBufferPointer(start: result.pointer(as: Float.self), count: count)
+    for (got, reference) in zip(have, want) { XCTAssertEqual(got, reference, accuracy: 1e-5) }
+  }
+
   /// A model's input shape can ask for more memory than exists; kernels then must not see it.
   func testEnormousModelShapeIsRefusedBeforeAnyKernelPreparesIt() throws {
     let model = editing(try tree("ops/batch_matmul_f32_adj_x_adj_y.tflite"), "tensors", 1) {

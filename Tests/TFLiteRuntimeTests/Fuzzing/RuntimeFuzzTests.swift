@@ -19,7 +19,7 @@ import XCTest
 final class RuntimeFuzzTests: XCTestCase {
   /// The cases of one run.
   private struct Plan {
-    var variantsPerModel = 3
+    var variantsPerModel = 4
     var modelStride = 1
     /// The case numbers to run.
     var cases = 0..<Int.max
