@@ -15,7 +15,7 @@ import tensorflow as tf
 from ai_edge_litert import schema_py_generated as schema
 
 from . import flatbuf, surgery
-from .core import FLOAT32, INT8, MODE_TAGS, Case, Input
+from .core import FLOAT32, INT8, INT16X8, MODE_TAGS, Case, Input
 
 CASES = []
 
@@ -56,7 +56,8 @@ op("batch_to_space_nd", "block3x2", [Input((6, 2, 3, 4))],
 # REVERSE_V2
 op("reverse_v2", "int32_last_axis", [ints((3, 4, 5), -100, 100)], lambda r: (lambda x: tf.reverse(x, [-1])),
    ["REVERSE_V2"])
-op("reverse_v2", "axis_0", [Input((3, 2, 4))], lambda r: (lambda x: tf.reverse(x, [0])), ["REVERSE_V2"], (FLOAT32, INT8))
+op("reverse_v2", "axis_0", [Input((3, 2, 4))], lambda r: (lambda x: tf.reverse(x, [0])), ["REVERSE_V2"],
+   (FLOAT32, INT8, INT16X8))
 op("reverse_v2", "axes_1_2", [Input((2, 3, 4, 5))], lambda r: (lambda x: tf.reverse(x, [1, 2])), ["REVERSE_V2"])
 
 # ONE_HOT: indices outside [0, depth) give all-off rows.
