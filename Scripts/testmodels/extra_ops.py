@@ -104,6 +104,24 @@ op("sign", "zeros_and_signed_zeros", [Input((2, 8), values=np.array([0.0, -0.0, 
    lambda r: tf.sign, ["SIGN"])
 
 
+# Plain (unquantized) int8 / int16 arithmetic: NEG (written directly; the converter refuses integer
+# negation), ABS, FLOOR_DIV and FLOOR_MOD with divisors of both signs.
+def nonzero_divisors(shape, limit, dtype):
+  return Input(shape, -limit, limit, dtype, values=lambda r: np.where(
+      r.integers(shape, 0, 1) == 1, r.integers(shape, 1, limit), r.integers(shape, -limit, -1)).astype(dtype))
+
+
+for dtype, limit in (("int8", 128), ("int16", 32768)):
+  op("neg", f"{dtype}_direct", [ints((3, 5), -limit, limit - 1, dtype)], lambda r: tf.negative, ["NEG"],
+     build=lambda r, d=dtype: surgery.direct_model("NEG", [("x", (3, 5), d)], [0], [("y", (3, 5), d)]),
+     extra={"note": "written directly with the schema object API (the converter rejects integer NEG)"})
+  op("floor_div", f"{dtype}_bcast", [ints((3, 2, 4), -limit, limit - 1, dtype), nonzero_divisors((3, 1, 4), 9, dtype)],
+     lambda r: tf.math.floordiv, ["FLOOR_DIV"])
+  op("floor_mod", f"{dtype}_bcast", [ints((3, 2, 4), -limit, limit - 1, dtype), nonzero_divisors((3, 1, 4), 9, dtype)],
+     lambda r: tf.math.floormod, ["FLOOR_MOD"])
+op("abs", "int16", [ints((3, 5), -32768, 32767, "int16")], lambda r: tf.abs, ["ABS"])
+
+
 # ---------------------------------------------------------------------------------------------
 # Value-sized outputs: WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5 (prepared while running)
 
