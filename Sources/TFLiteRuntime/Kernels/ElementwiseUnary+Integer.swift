@@ -7,16 +7,31 @@
 // float square root and truncates. Every one runs through `IntegerUnaryKernel`, so each input
 // value is computed once at prepare time into a table of the whole input type.
 
-/// Throws `unsupported` unless input and output share a type from `types` and, for int16, carry
-/// quantization (plain int16 tensors belong to the integer kernels); returns the type.
-private func requireQuantizedUnaryTypes(
-  _ input: RuntimeTensor, _ output: RuntimeTensor, _ types: [ElementType], op: String
-) throws -> ElementType {
-  let type = try requireQuantizedTypes(input, output, types, op: op)
-  if type == .int16 && input.quantization == nil {
-    throw KernelError.unsupported("\(op) on INT16 tensors without quantization in the quantized kernels")
+/// A quantized operator of one int8 or int16 operand; TFLite requires zero points 0 on int16.
+protocol SignedIntegerUnaryDefinition: IntegerUnaryDefinition {
+  /// The definition (it reads no options).
+  init()
+}
+
+extension SignedIntegerUnaryDefinition {
+  /// Throws `unsupported` unless input and output share the type int8, or int16 with quantization
+  /// (plain int16 tensors belong to the integer kernels).
+  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
+    let type = try requireQuantizedTypes(input, output, [.int8, .int16], op: Self.operatorName)
+    if type == .int16 && input.quantization == nil {
+      throw KernelError.unsupported("\(Self.operatorName) on INT16 tensors without quantization in the quantized kernels")
+    }
+    self.init()
   }
-  return type
+
+  /// The validated input and output operands.
+  func operands(_ input: RuntimeTensor, _ output: RuntimeTensor) throws -> (input: QuantizedOperand, output: QuantizedOperand) {
+    let symmetric = input.type == .int16
+    return (
+      try QuantizedOperand(input, op: Self.operatorName, symmetric: symmetric),
+      try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
+    )
+  }
 }
 
 /// The 513-entry table TFLite builds for a float `transform` between two int16 operands.
@@ -102,18 +117,11 @@ struct SquareRootFunction: QuantizedUnaryFunction {
 // MARK: - Definitions
 
 /// ABS on int8 and int16.
-struct IntegerAbsoluteValueDefinition: IntegerUnaryDefinition {
+struct IntegerAbsoluteValueDefinition: SignedIntegerUnaryDefinition {
   static let operatorName = "ABS"
-  private let type: ElementType
-
-  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
-    type = try requireQuantizedUnaryTypes(input, output, [.int8, .int16], op: Self.operatorName)
-  }
 
   func prepare(input: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy) throws -> QuantizedElementMap {
-    let symmetric = type == .int16
-    let inputOperand = try QuantizedOperand(input, op: Self.operatorName, symmetric: symmetric)
-    let outputOperand = try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
+    let (inputOperand, outputOperand) = try operands(input, output)
     // The ratio is formed in float, as TFLite does.
     let multiplier =
       inputOperand.scale == outputOperand.scale
@@ -121,7 +129,7 @@ struct IntegerAbsoluteValueDefinition: IntegerUnaryDefinition {
     let function = AbsoluteValueFunction(
       inputZeroPoint: inputOperand.zeroPoint, outputZeroPoint: outputOperand.zeroPoint, multiplier: multiplier,
       rounding: rounding, range: outputOperand.range)
-    return try QuantizedElementMap(function, from: type, to: type)
+    return try QuantizedElementMap(function, from: input.type, to: input.type)
   }
 }
 
@@ -148,54 +156,40 @@ enum QuantizedLogarithm: TabulatedUnaryKind {
 }
 
 /// EXP and LOG: a 256-entry table on int8, a 513-entry interpolated table on int16.
-struct IntegerTabulatedUnaryDefinition<Kind: TabulatedUnaryKind>: IntegerUnaryDefinition {
+struct IntegerTabulatedUnaryDefinition<Kind: TabulatedUnaryKind>: SignedIntegerUnaryDefinition {
   static var operatorName: String { Kind.operatorName }
-  private let type: ElementType
-
-  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
-    type = try requireQuantizedUnaryTypes(input, output, [.int8, .int16], op: Self.operatorName)
-  }
 
   func prepare(input: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy) throws -> QuantizedElementMap {
-    let symmetric = type == .int16
-    let inputOperand = try QuantizedOperand(input, op: Self.operatorName, symmetric: symmetric)
-    let outputOperand = try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
+    let (inputOperand, outputOperand) = try operands(input, output)
     let transform = Kind.transform(output: outputOperand)
-    if symmetric {
+    if input.type == .int16 {
       return try QuantizedElementMap(
-        sixteenBitTable(input: inputOperand, output: outputOperand, transform: transform), from: type, to: type)
+        sixteenBitTable(input: inputOperand, output: outputOperand, transform: transform), from: input.type, to: input.type)
     }
     let function = eightBitTable(input: inputOperand, output: outputOperand, transform: transform)
-    return try QuantizedElementMap(function, from: type, to: type)
+    return try QuantizedElementMap(function, from: input.type, to: input.type)
   }
 }
 
 /// RSQRT: fixed point on int8, a table on int16 (whose non-positive inputs give 32767 · output scale).
-struct IntegerReciprocalSquareRootDefinition: IntegerUnaryDefinition {
+struct IntegerReciprocalSquareRootDefinition: SignedIntegerUnaryDefinition {
   static let operatorName = "RSQRT"
-  private let type: ElementType
-
-  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
-    type = try requireQuantizedUnaryTypes(input, output, [.int8, .int16], op: Self.operatorName)
-  }
 
   func prepare(input: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy) throws -> QuantizedElementMap {
-    let symmetric = type == .int16
-    let inputOperand = try QuantizedOperand(input, op: Self.operatorName, symmetric: symmetric)
-    let outputOperand = try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
-    if symmetric {
+    let (inputOperand, outputOperand) = try operands(input, output)
+    if input.type == .int16 {
       let largest = Float(Int16.max) * outputOperand.scale
       let function = sixteenBitTable(input: inputOperand, output: outputOperand) { value in
         value <= 0 ? largest : 1 / value.squareRoot()
       }
-      return try QuantizedElementMap(function, from: type, to: type)
+      return try QuantizedElementMap(function, from: input.type, to: input.type)
     }
     // √(input scale) · output scale in float, its reciprocal in double, as TFLite forms it.
     let real = 1 / Double(inputOperand.scale.squareRoot() * outputOperand.scale)
     let function = ReciprocalSquareRootFunction(
       inputZeroPoint: inputOperand.zeroPoint, outputZeroPoint: outputOperand.zeroPoint,
       multiplier: QuantizedMultiplier(real, rounding: rounding), rounding: rounding, range: outputOperand.range)
-    return try QuantizedElementMap(function, from: type, to: type)
+    return try QuantizedElementMap(function, from: input.type, to: input.type)
   }
 
   func inputCondition(input: RuntimeTensor) throws -> QuantizedInputCondition? {
@@ -204,22 +198,15 @@ struct IntegerReciprocalSquareRootDefinition: IntegerUnaryDefinition {
 }
 
 /// SQRT on int8 and int16.
-struct IntegerSquareRootDefinition: IntegerUnaryDefinition {
+struct IntegerSquareRootDefinition: SignedIntegerUnaryDefinition {
   static let operatorName = "SQRT"
-  private let type: ElementType
-
-  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
-    type = try requireQuantizedUnaryTypes(input, output, [.int8, .int16], op: Self.operatorName)
-  }
 
   func prepare(input: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy) throws -> QuantizedElementMap {
-    let symmetric = type == .int16
-    let inputOperand = try QuantizedOperand(input, op: Self.operatorName, symmetric: symmetric)
-    let outputOperand = try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
+    let (inputOperand, outputOperand) = try operands(input, output)
     let function = SquareRootFunction(
       inputScale: inputOperand.scale, inputZeroPoint: inputOperand.zeroPoint, outputScale: outputOperand.scale,
       outputZeroPoint: outputOperand.zeroPoint, range: outputOperand.range)
-    return try QuantizedElementMap(function, from: type, to: type)
+    return try QuantizedElementMap(function, from: input.type, to: input.type)
   }
 
   func inputCondition(input: RuntimeTensor) throws -> QuantizedInputCondition? {
