@@ -10,25 +10,20 @@ import TFLiteFormat
 /// `rhs [..., K, N]` (`[..., N, K]` with adj_y); the batch dimensions broadcast.
 final class HybridBatchMatMulKernel: Kernel {
   private static let op = "BATCH_MATMUL"
-  private let lhs: RuntimeTensor
-  private let rhs: RuntimeTensor
-  private let output: RuntimeTensor
+  private let operands: HybridOperands
+  private var lhs: RuntimeTensor { operands.input }
+  private var output: RuntimeTensor { operands.output }
   private let adjX: Bool
   private let adjY: Bool
   private let quantization: HybridInputQuantization
-  private var broadcast: BatchBroadcast?
+  private var geometry: BatchMatMulGeometry?
   private var weights: HybridWeights?
   private var quantizedInput: HybridInputScratch?
   /// Offset of the left-hand matrices transposed to `[M, K]` in scratch (with adj_x).
   private var transposedOffset: Int?
-  private var rows = 0
-  private var columns = 0
 
   init(node: Node) throws {
-    try requireHybridOperands(node, op: Self.op, weightTypes: [.int8], biasAllowed: false)
-    lhs = try node.input(0)
-    rhs = try node.input(1)
-    output = try node.output(0)
+    operands = try HybridOperands(node, op: Self.op, weightTypes: [.int8], biasAllowed: false)
     let options = try FloatOperands.options(of: node, op: Self.op, defaults: BatchMatMulOptions()) {
       if case .batchMatMulOptions(let options) = $0 { options } else { nil }
     }
@@ -37,48 +32,31 @@ final class HybridBatchMatMulKernel: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let op = Self.op
-    guard lhs.shape.count >= 2, rhs.shape.count >= 2 else {
-      throw KernelError.invalid("\(op) operands need rank 2 or more, got \(lhs.shape) and \(rhs.shape)")
-    }
-    let lhsLast = Array(lhs.shape.suffix(2))
-    let rhsLast = Array(rhs.shape.suffix(2))
-    let (rows, depth) = adjX ? (lhsLast[1], lhsLast[0]) : (lhsLast[0], lhsLast[1])
-    let (rhsDepth, columns) = adjY ? (rhsLast[1], rhsLast[0]) : (rhsLast[0], rhsLast[1])
-    guard depth == rhsDepth else {
-      throw KernelError.invalid("\(op) inner dimensions differ: \(lhs.shape) (adj_x \(adjX)) and \(rhs.shape) (adj_y \(adjY))")
-    }
-    let lhsBatch = Array(lhs.shape.dropLast(2))
-    let rhsBatch = Array(rhs.shape.dropLast(2))
-    let lhsCount = try FloatOperands.checkedCount(lhsBatch, "\(op) lhs batch")
-    let rhsCount = try FloatOperands.checkedCount(rhsBatch, "\(op) rhs batch")
-    guard let batchShape = BatchBroadcast.shape(lhsBatch: lhsBatch, rhsBatch: rhsBatch) else {
-      throw KernelError.invalid("\(op) batch dimensions \(lhsBatch) and \(rhsBatch) do not broadcast")
-    }
-    let outputShape = batchShape + [rows, columns]
-    let outputCount = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    let rhs = operands.weights
+    let geometry = try BatchMatMulGeometry(lhs: lhs.shape, rhs: rhs.shape, adjX: adjX, adjY: adjY, op: Self.op)
+    let (columns, depth) = (geometry.columns, geometry.depth)
     // The weights are read as one row of K values per output column.
     let layout = HybridWeightLayout(
-      matrices: rhsCount, rows: columns, columns: depth, matrixStride: depth * columns, rowStride: adjY ? depth : 1,
-      columnStride: adjY ? 1 : columns)
-    weights = try HybridWeights(
-      rhs, op: op, layout: layout, channels: columns, channelAxis: rhs.shape.count - (adjY ? 2 : 1))
+      matrices: geometry.rhsCount, rows: columns, columns: depth, matrixStride: depth * columns,
+      rowStride: adjY ? depth : 1, columnStride: adjY ? 1 : columns)
+    weights = try HybridWeights.reusing(
+      weights, rhs, op: Self.op, layout: layout, channels: columns, channelAxis: rhs.shape.count - (adjY ? 2 : 1))
     var scratch = ScratchLayout()
-    quantizedInput = HybridInputScratch(runs: lhsCount * rows, runLength: depth, scratch: &scratch)
+    quantizedInput = HybridInputScratch(runs: geometry.lhsCount * geometry.rows, runLength: depth, scratch: &scratch)
     transposedOffset = adjX ? scratch.reserve(floats: lhs.elementCount) : nil
     context.requestScratch(bytes: scratch.byteCount)
-    // An empty output needs no batch index lists (whose length could be huge when M or N is 0).
-    broadcast = outputCount > 0 ? BatchBroadcast(lhsBatch: lhsBatch, rhsBatch: rhsBatch) : nil
-    (self.rows, self.columns) = (rows, columns)
-    output.shape = outputShape
+    self.geometry = geometry
+    output.shape = geometry.outputShape
   }
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
-    guard let broadcast, let weights, let quantizedInput, let scratch = context.scratch else {
+    guard let geometry, let broadcast = geometry.broadcast, let weights, let quantizedInput,
+      let scratch = context.scratch
+    else {
       throw KernelError.invalid("\(Self.op) was not prepared")
     }
-    let (rows, columns, depth) = (self.rows, self.columns, quantizedInput.runLength)
+    let (rows, columns, depth) = (geometry.rows, geometry.columns, geometry.depth)
     var source = UnsafePointer(lhs.pointer(as: Float.self))
     if let transposedOffset {
       // LiteRT quantizes the rows of the transposed left-hand matrices.

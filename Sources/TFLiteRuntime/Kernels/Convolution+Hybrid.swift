@@ -19,10 +19,9 @@ final class HybridFullyConnectedKernel: Kernel {
   private static let op = "FULLY_CONNECTED"
   /// Output channels per work item.
   private static let channelBlock = 64
-  private let input: RuntimeTensor
-  private let weightTensor: RuntimeTensor
-  private let bias: RuntimeTensor?
-  private let output: RuntimeTensor
+  private let operands: HybridOperands
+  private var input: RuntimeTensor { operands.input }
+  private var output: RuntimeTensor { operands.output }
   private let keepNumDims: Bool
   private let activation: FloatClampRange
   private let quantization: HybridInputQuantization
@@ -31,11 +30,7 @@ final class HybridFullyConnectedKernel: Kernel {
   private var units = 0
 
   init(node: Node) throws {
-    try requireHybridOperands(node, op: Self.op, weightTypes: [.int8, .int4])
-    input = try node.input(0)
-    weightTensor = try node.input(1)
-    bias = node.optionalInput(2)
-    output = try node.output(0)
+    operands = try HybridOperands(node, op: Self.op, weightTypes: [.int8, .int4])
     let options = try FloatOperands.options(of: node, op: Self.op, defaults: FullyConnectedOptions()) {
       if case .fullyConnectedOptions(let options) = $0 { options } else { nil }
     }
@@ -53,13 +48,14 @@ final class HybridFullyConnectedKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let op = Self.op
+    let weightTensor = operands.weights
     try FloatOperands.requireRank(weightTensor, 2, op: op, role: "weights")
     let (units, depth) = (weightTensor.shape[0], weightTensor.shape[1])
     guard depth > 0, input.elementCount % depth == 0 else {
       throw KernelError.invalid("\(op) input \(input.shape) cannot be read as rows of \(depth) values")
     }
     let rows = input.elementCount / depth
-    try FloatOperands.requireBias(bias, count: units, op: op)
+    try FloatOperands.requireBias(operands.bias, count: units, op: op)
     let outputShape: [Int]
     if keepNumDims {
       guard input.shape.last == depth else {
@@ -70,8 +66,9 @@ final class HybridFullyConnectedKernel: Kernel {
       outputShape = [rows, units]
     }
     _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
-    weights = try HybridWeights(
-      weightTensor, op: op, layout: .contiguous(rows: units, columns: depth), channels: units, channelAxis: 0)
+    weights = try HybridWeights.reusing(
+      weights, weightTensor, op: op, layout: .contiguous(rows: units, columns: depth), channels: units,
+      channelAxis: 0)
     var scratch = ScratchLayout()
     quantizedInput = HybridInputScratch(runs: rows, runLength: depth, scratch: &scratch)
     context.requestScratch(bytes: scratch.byteCount)
@@ -88,7 +85,7 @@ final class HybridFullyConnectedKernel: Kernel {
       input.pointer(as: Float.self), as: quantization, scratch: scratch, context: context)
     let (units, depth) = (self.units, quantized.runLength)
     let blocks = (units + Self.channelBlock - 1) / Self.channelBlock
-    let biasPointer = bias.map { UnsafePointer($0.pointer(as: Float.self)) }
+    let biasPointer = operands.biasPointer
     let destination = output.pointer(as: Float.self)
     let activation = activation
     context.parallelFor(quantizedInput.runs * blocks) { item in
@@ -113,10 +110,9 @@ final class HybridFullyConnectedKernel: Kernel {
 /// CONV_2D with float input and int8 / int4 filter `[O, KH, KW, C / groups]`, optional float bias `[O]`.
 final class HybridConv2DKernel: Kernel {
   private static let op = "CONV_2D"
-  private let input: RuntimeTensor
-  private let filter: RuntimeTensor
-  private let bias: RuntimeTensor?
-  private let output: RuntimeTensor
+  private let operands: HybridOperands
+  private var input: RuntimeTensor { operands.input }
+  private var output: RuntimeTensor { operands.output }
   private let options: Conv2DOptions
   private let activation: FloatClampRange
   private var shape: ConvolutionShape?
@@ -128,11 +124,7 @@ final class HybridConv2DKernel: Kernel {
   private var patchOffset = 0
 
   init(node: Node) throws {
-    try requireHybridOperands(node, op: Self.op, weightTypes: [.int8, .int4])
-    input = try node.input(0)
-    filter = try node.input(1)
-    bias = node.optionalInput(2)
-    output = try node.output(0)
+    operands = try HybridOperands(node, op: Self.op, weightTypes: [.int8, .int4])
     options = try FloatOperands.options(of: node, op: Self.op, defaults: Conv2DOptions()) {
       if case .conv2DOptions(let options) = $0 { options } else { nil }
     }
@@ -140,35 +132,15 @@ final class HybridConv2DKernel: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let op = Self.op
-    try FloatOperands.requireRank(input, 4, op: op, role: "input")
-    try FloatOperands.requireRank(filter, 4, op: op, role: "filter")
-    let channels = input.shape[3]
-    let (outputChannels, filterChannels) = (filter.shape[0], filter.shape[3])
-    guard filterChannels > 0, channels > 0, channels % filterChannels == 0,
-      outputChannels % (channels / filterChannels) == 0
-    else {
-      throw KernelError.invalid("\(op) filter \(filter.shape) does not fit input \(input.shape)")
-    }
-    try FloatOperands.requireBias(bias, count: outputChannels, op: op)
-    let heightAxis = try WindowAxis(
-      op: op, axis: "height", inputSize: input.shape[1], filterSize: filter.shape[1], stride: options.strideH,
-      dilation: options.dilationHFactor, padding: options.padding)
-    let widthAxis = try WindowAxis(
-      op: op, axis: "width", inputSize: input.shape[2], filterSize: filter.shape[2], stride: options.strideW,
-      dilation: options.dilationWFactor, padding: options.padding)
-    let outputShape = [input.shape[0], heightAxis.outputSize, widthAxis.outputSize, outputChannels]
-    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
-    let shape = ConvolutionShape(
-      batch: input.shape[0], inputChannels: channels, groupInputChannels: filterChannels,
-      outputChannels: outputChannels, height: heightAxis, width: widthAxis)
-    let weights = try HybridWeights(
-      filter, op: op, layout: .contiguous(rows: outputChannels, columns: shape.gemmDepth), channels: outputChannels,
+    let shape = try ConvolutionShape(
+      conv2DInput: input, filter: operands.weights, bias: operands.bias, options: options, op: Self.op)
+    let weights = try HybridWeights.reusing(
+      self.weights, operands.weights, op: Self.op,
+      layout: .contiguous(rows: shape.outputChannels, columns: shape.gemmDepth), channels: shape.outputChannels,
       channelAxis: 0)
     var scratch = ScratchLayout()
-    let images = input.shape[0]
     quantizedInput = HybridInputScratch(
-      runs: images, runLength: images > 0 ? input.elementCount / images : 0, scratch: &scratch)
+      runs: shape.batch, runLength: shape.batch > 0 ? input.elementCount / shape.batch : 0, scratch: &scratch)
     if !shape.readsInputInPlace {
       patchOffset = scratch.reserve(bytes: shape.gemmDepth * context.threadCount)
     }
@@ -176,7 +148,7 @@ final class HybridConv2DKernel: Kernel {
     perChannel = weights.hasDistinctScales || shape.groups > 1
     self.weights = weights
     self.shape = shape
-    output.shape = outputShape
+    output.shape = shape.outputShape
   }
 
   func eval(_ context: EvalContext) throws {
@@ -186,7 +158,7 @@ final class HybridConv2DKernel: Kernel {
     }
     let quantized = quantizedInput.quantize(
       input.pointer(as: Float.self), as: perChannel ? .asymmetric : .symmetric, scratch: scratch, context: context)
-    let biasPointer = bias.map { UnsafePointer($0.pointer(as: Float.self)) }
+    let biasPointer = operands.biasPointer
     let destination = output.pointer(as: Float.self)
     let patches = (scratch + patchOffset).assumingMemoryBound(to: Int8.self)
     let (activation, perChannel) = (activation, self.perChannel)
@@ -263,10 +235,9 @@ private func gatherPatch(
 /// DEPTHWISE_CONV_2D with float input and int8 filter `[1, KH, KW, C · multiplier]`, optional float bias.
 final class HybridDepthwiseConv2DKernel: Kernel {
   private static let op = "DEPTHWISE_CONV_2D"
-  private let input: RuntimeTensor
-  private let filter: RuntimeTensor
-  private let bias: RuntimeTensor?
-  private let output: RuntimeTensor
+  private let operands: HybridOperands
+  private var input: RuntimeTensor { operands.input }
+  private var output: RuntimeTensor { operands.output }
   private let options: DepthwiseConv2DOptions
   private let activation: FloatClampRange
   private var shape: DepthwiseShape?
@@ -276,11 +247,7 @@ final class HybridDepthwiseConv2DKernel: Kernel {
   private var expandedOffset: Int?
 
   init(node: Node) throws {
-    try requireHybridOperands(node, op: Self.op, weightTypes: [.int8])
-    input = try node.input(0)
-    filter = try node.input(1)
-    bias = node.optionalInput(2)
-    output = try node.output(0)
+    operands = try HybridOperands(node, op: Self.op, weightTypes: [.int8])
     options = try FloatOperands.options(of: node, op: Self.op, defaults: DepthwiseConv2DOptions()) {
       if case .depthwiseConv2DOptions(let options) = $0 { options } else { nil }
     }
@@ -288,39 +255,27 @@ final class HybridDepthwiseConv2DKernel: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let op = Self.op
-    try FloatOperands.requireRank(input, 4, op: op, role: "input")
-    try FloatOperands.requireRank(filter, 4, op: op, role: "filter")
-    let channels = input.shape[3]
-    let outputChannels = filter.shape[3]
-    guard filter.shape[0] == 1, channels > 0, outputChannels > 0, outputChannels % channels == 0 else {
-      throw KernelError.invalid("\(op) filter \(filter.shape) does not fit input channels \(channels)")
-    }
-    try FloatOperands.requireBias(bias, count: outputChannels, op: op)
-    let heightAxis = try WindowAxis(
-      op: op, axis: "height", inputSize: input.shape[1], filterSize: filter.shape[1], stride: options.strideH,
-      dilation: options.dilationHFactor, padding: options.padding)
-    let widthAxis = try WindowAxis(
-      op: op, axis: "width", inputSize: input.shape[2], filterSize: filter.shape[2], stride: options.strideW,
-      dilation: options.dilationWFactor, padding: options.padding)
-    let outputShape = [input.shape[0], heightAxis.outputSize, widthAxis.outputSize, outputChannels]
-    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
-    let shape = DepthwiseShape(
-      batch: input.shape[0], inputChannels: channels, multiplier: outputChannels / channels, height: heightAxis,
-      width: widthAxis)
+    let shape = try DepthwiseShape(
+      depthwiseInput: input, filter: operands.weights, bias: operands.bias, options: options, op: Self.op)
     // The filter stays in its `[tap][channel]` order: the products run over adjacent channels.
-    let taps = heightAxis.filterSize * widthAxis.filterSize
-    weights = try HybridWeights(
-      filter, op: op, layout: .contiguous(rows: taps, columns: outputChannels), channels: outputChannels,
-      channelAxis: 3)
+    weights = try HybridWeights.reusing(
+      weights, operands.weights, op: Self.op,
+      layout: .contiguous(rows: shape.height.filterSize * shape.width.filterSize, columns: shape.outputChannels),
+      channels: shape.outputChannels, channelAxis: 3)
     var scratch = ScratchLayout()
-    let images = input.shape[0]
-    let imageSize = images > 0 ? input.elementCount / images : 0
-    quantizedInput = HybridInputScratch(runs: images, runLength: imageSize, scratch: &scratch)
-    expandedOffset = shape.multiplier > 1 ? scratch.reserve(bytes: images * imageSize * shape.multiplier) : nil
+    let imageSize = shape.batch > 0 ? input.elementCount / shape.batch : 0
+    quantizedInput = HybridInputScratch(runs: shape.batch, runLength: imageSize, scratch: &scratch)
+    if shape.multiplier > 1 {
+      let expandedCount = try FloatOperands.checkedCount(
+        [shape.batch, shape.height.inputSize, shape.width.inputSize, shape.outputChannels],
+        "\(Self.op) expanded input")
+      expandedOffset = scratch.reserve(bytes: expandedCount)
+    } else {
+      expandedOffset = nil
+    }
     context.requestScratch(bytes: scratch.byteCount)
     self.shape = shape
-    output.shape = outputShape
+    output.shape = shape.outputShape
   }
 
   func eval(_ context: EvalContext) throws {
@@ -345,7 +300,7 @@ final class HybridDepthwiseConv2DKernel: Kernel {
       source = UnsafePointer(expanded)
     }
     let imageStride = shape.height.inputSize * shape.width.inputSize * channels
-    let biasPointer = bias.map { UnsafePointer($0.pointer(as: Float.self)) }
+    let biasPointer = operands.biasPointer
     let destination = output.pointer(as: Float.self)
     let activation = activation
     let outputHeight = shape.height.outputSize

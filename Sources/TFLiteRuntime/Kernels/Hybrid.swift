@@ -120,7 +120,7 @@ enum HybridInputQuantization {
 /// Where the weights of a hybrid kernel are in their tensor: element (matrix, row, column) of the
 /// kernel's layout — `matrices` matrices of `rows` rows of `columns` values — is tensor element
 /// `matrix * matrixStride + row * rowStride + column * columnStride`.
-struct HybridWeightLayout {
+struct HybridWeightLayout: Equatable {
   /// Independent weight matrices (BATCH_MATMUL's right-hand batches; 1 elsewhere).
   var matrices = 1
   /// Rows of each matrix.
@@ -151,6 +151,20 @@ final class HybridWeights {
   let channelScales: UnsafeMutablePointer<Float>
   /// True when the channels do not all share one scale (LiteRT's per-channel CONV_2D path).
   let hasDistinctScales: Bool
+  /// The tensor memory and layout the values were read from.
+  private let source: (data: UnsafeMutableRawPointer, layout: HybridWeightLayout)
+
+  /// `existing` when it was read from the same memory of `tensor` in the same layout (a repeated
+  /// prepare, for example after an input resize), else the weights read anew.
+  static func reusing(
+    _ existing: HybridWeights?, _ tensor: RuntimeTensor, op: String, layout: HybridWeightLayout, channels: Int,
+    channelAxis: Int
+  ) throws -> HybridWeights {
+    if let existing, tensor.isConstant, existing.source.data == tensor.data, existing.source.layout == layout {
+      return existing
+    }
+    return try HybridWeights(tensor, op: op, layout: layout, channels: channels, channelAxis: channelAxis)
+  }
 
   /// Reads `tensor` (INT8 or INT4, constant, zero points 0, one scale or one per output channel
   /// along `channelAxis`) in `layout`; `channels` is the number of output channels.
@@ -166,13 +180,14 @@ final class HybridWeights {
     let scales = quantization.scales
     guard scales.count == 1 || (scales.count == channels && quantization.axis == channelAxis) else {
       throw KernelError.invalid(
-        "\(op): weights \(name) have \(scales.count) scales along axis \(quantization.axis) for \(channels) output channels along axis \(channelAxis)"
-      )
+        "\(op): weights \(name) have \(scales.count) scales along axis \(quantization.axis) for \(channels)"
+          + " output channels along axis \(channelAxis)")
     }
     guard tensor.sparsity == nil else { throw KernelError.unsupported("\(op) with sparse hybrid weights \(name)") }
     guard tensor.isConstant, let data = tensor.data else {
       throw KernelError.unsupported("\(op): weights \(name) are not constant; hybrid kernels need constant weights")
     }
+    source = (data, layout)
     let rowCount = layout.matrices * layout.rows
     values = .allocate(capacity: max(rowCount * layout.columns, 1))
     rowSums = .allocate(capacity: max(rowCount, 1))
@@ -368,27 +383,44 @@ enum HybridRescale {
   /// BATCH_MATMUL: `(inputScale · weightScale) · (sum − rowSum · zeroPoint)`, the zero point taken
   /// out in float as LiteRT does (exact while the values stay below 2^24).
   @inline(__always)
-  static func batchMatMul(_ sum: Int32, rowSum: Int32, zeroPoint: Int32, inputScale: Float, weightScale: Float) -> Float {
+  static func batchMatMul(
+    _ sum: Int32, rowSum: Int32, zeroPoint: Int32, inputScale: Float, weightScale: Float
+  ) -> Float {
     (inputScale * weightScale) * (Float(sum) - Float(rowSum) * Float(zeroPoint))
   }
 }
 
-/// Throws `unsupported` unless `node` is a hybrid node: FLOAT32 input and output, weights (input 1)
-/// of one of `weightTypes`, and a FLOAT32 bias (input 2) when `biasAllowed` and present.
-func requireHybridOperands(_ node: Node, op: String, weightTypes: [ElementType], biasAllowed: Bool = true) throws {
-  try node.expect(inputs: 2, maxInputs: biasAllowed ? 3 : 2, outputs: 1)
-  let input = try node.input(0)
-  let weights = try node.input(1)
-  let output = try node.output(0)
-  guard input.type == .float32, output.type == .float32, weightTypes.contains(weights.type) else {
-    throw KernelError.unsupported(
-      "\(op) with \(input.type.name) input, \(weights.type.name) weights and \(output.type.name) output in the hybrid kernels")
-  }
-  try FloatOperands.requireDense([input], op: op)
-  if let bias = node.optionalInput(2) {
+/// The operands of a hybrid node: FLOAT32 input (0) and output, weights (1) of an allowed type, and
+/// an optional FLOAT32 bias (2).
+struct HybridOperands {
+  /// Input 0.
+  let input: RuntimeTensor
+  /// Input 1: the constant weights.
+  let weights: RuntimeTensor
+  /// Input 2 when present.
+  let bias: RuntimeTensor?
+  /// The output.
+  let output: RuntimeTensor
+
+  /// Reads the operands of `node`; throws `unsupported` unless it is a hybrid node with weights of
+  /// one of `weightTypes` (and no bias unless `biasAllowed`).
+  init(_ node: Node, op: String, weightTypes: [ElementType], biasAllowed: Bool = true) throws {
+    try node.expect(inputs: 2, maxInputs: biasAllowed ? 3 : 2, outputs: 1)
+    input = try node.input(0)
+    weights = try node.input(1)
+    bias = node.optionalInput(2)
+    output = try node.output(0)
+    guard input.type == .float32, output.type == .float32, weightTypes.contains(weights.type) else {
+      throw KernelError.unsupported(
+        "\(op) with \(input.type.name) input, \(weights.type.name) weights and \(output.type.name) output"
+          + " in the hybrid kernels")
+    }
     try FloatOperands.require([bias], op: op)
-    try FloatOperands.requireDense([bias], op: op)
+    try FloatOperands.requireDense([input, bias], op: op)
   }
+
+  /// The float bias in `eval`, or nil.
+  var biasPointer: UnsafePointer<Float>? { bias.map { UnsafePointer($0.pointer(as: Float.self)) } }
 }
 
 extension KernelRegistry {
