@@ -110,7 +110,7 @@ enum HybridInputQuantization {
     return parameters
   }
 
-  /// All-equal input (LiteRT's zero range): every value 0, scale 1, zero point 0.
+  /// An all-zero input (an empty range): every value 0, scale 1, zero point 0, as LiteRT sets them.
   private static func zeroFilled(_ destination: UnsafeMutablePointer<Int8>, count: Int) -> Parameters {
     destination.update(repeating: 0, count: count)
     return Parameters(scale: 1, zeroPoint: 0)
@@ -143,7 +143,8 @@ struct HybridWeightLayout: Equatable {
 /// The constant weights of a hybrid kernel, read and checked once at prepare time into memory the
 /// object owns (freed with it), so that `eval` reads them through plain pointers.
 final class HybridWeights {
-  /// The int8 values in the kernel's layout (packed int4 values unpacked), row after row.
+  /// The int8 values in the kernel's layout (packed int4 values unpacked), row after row, followed
+  /// by `HybridProducts.rowBlock − 1` zero rows.
   let values: UnsafeMutablePointer<Int8>
   /// The sum of each row of `values`, for taking out the input zero point.
   let rowSums: UnsafeMutablePointer<Int32>
@@ -189,7 +190,10 @@ final class HybridWeights {
     }
     source = (data, layout)
     let rowCount = layout.matrices * layout.rows
-    values = .allocate(capacity: max(rowCount * layout.columns, 1))
+    // Zero rows past the end let the dot products read whole row blocks.
+    let paddedCount = (rowCount + HybridProducts.rowBlock - 1) * layout.columns
+    values = .allocate(capacity: max(paddedCount, 1))
+    values.initialize(repeating: 0, count: max(paddedCount, 1))
     rowSums = .allocate(capacity: max(rowCount, 1))
     channelScales = .allocate(capacity: max(channels, 1))
     let packed = tensor.type == .int4
@@ -207,7 +211,7 @@ final class HybridWeights {
           } else {
             value = data.load(fromByteOffset: index, as: Int8.self)
           }
-          (values + destinationRow * layout.columns + column).initialize(to: value)
+          values[destinationRow * layout.columns + column] = value
           sum &+= Int32(value)
         }
         (rowSums + destinationRow).initialize(to: sum)
@@ -228,16 +232,20 @@ final class HybridWeights {
 
 /// The integer products of the hybrid kernels.
 enum HybridProducts {
+  /// Rows whose dot products are computed together, sharing each input load.
+  static var rowBlock: Int { 4 }
+
   /// Calls `body(row, sum)` for every row in `rows` of the row-major int8 matrix `weights` (rows of
-  /// `depth` values), with `sum` the wrapping int32 dot product of the row and `input`. Rows are
-  /// taken four at a time so that each input load serves four rows.
+  /// `depth` values), with `sum` the wrapping int32 dot product of the row and `input`. Rows go
+  /// `rowBlock` at a time, so `weights` must stay readable for `rowBlock − 1` rows past `rows`
+  /// (``HybridWeights`` pads its values so); the products of those extra rows are dropped.
   @inline(__always)
   static func forEachDotProduct(
     weights: UnsafePointer<Int8>, depth: Int, rows: Range<Int>, input: UnsafePointer<Int8>,
     _ body: (_ row: Int, _ sum: Int32) -> Void
   ) {
     var row = rows.lowerBound
-    while row &+ 4 <= rows.upperBound {
+    while row < rows.upperBound {
       let first = weights + row &* depth
       var sums = (SIMD8<Int32>(), SIMD8<Int32>(), SIMD8<Int32>(), SIMD8<Int32>())
       var column = 0
@@ -258,27 +266,12 @@ enum HybridProducts {
         totals.3 &+= value &* Int32(first[3 &* depth &+ column])
         column &+= 1
       }
+      let remaining = rows.upperBound &- row
       body(row, totals.0)
-      body(row &+ 1, totals.1)
-      body(row &+ 2, totals.2)
-      body(row &+ 3, totals.3)
-      row &+= 4
-    }
-    while row < rows.upperBound {
-      let weightRow = weights + row &* depth
-      var sum = SIMD8<Int32>()
-      var column = 0
-      while column &+ 16 <= depth {
-        sum &+= productPairs(widened(input + column), weightRow + column)
-        column &+= 16
-      }
-      var total = sum.wrappedSum()
-      while column < depth {
-        total &+= Int32(input[column]) &* Int32(weightRow[column])
-        column &+= 1
-      }
-      body(row, total)
-      row &+= 1
+      if remaining > 1 { body(row &+ 1, totals.1) }
+      if remaining > 2 { body(row &+ 2, totals.2) }
+      if remaining > 3 { body(row &+ 3, totals.3) }
+      row &+= rowBlock
     }
   }
 
