@@ -16,7 +16,7 @@ final class HybridBatchMatMulKernel: Kernel {
   private let adjX: Bool
   private let adjY: Bool
   private let quantization: HybridInputQuantization
-  private var geometry: BatchMatMulGeometry?
+  private var geometry: BatchMatMulShape?
   private var weights: HybridWeights?
   private var quantizedInput: HybridInputScratch?
   /// Offset of the left-hand matrices transposed to `[M, K]` in scratch (with adj_x).
@@ -33,16 +33,17 @@ final class HybridBatchMatMulKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let rhs = operands.weights
-    let geometry = try BatchMatMulGeometry(lhs: lhs.shape, rhs: rhs.shape, adjX: adjX, adjY: adjY, op: Self.op)
+    let geometry = try BatchMatMulShape(op: Self.op, lhs: lhs.shape, rhs: rhs.shape, adjX: adjX, adjY: adjY)
     let (columns, depth) = (geometry.columns, geometry.depth)
     // The weights are read as one row of K values per output column.
     let layout = HybridWeightLayout(
-      matrices: geometry.rhsCount, rows: columns, columns: depth, matrixStride: depth * columns,
+      matrices: geometry.rhsMatrixCount, rows: columns, columns: depth, matrixStride: depth * columns,
       rowStride: adjY ? depth : 1, columnStride: adjY ? 1 : columns)
     weights = try HybridWeights.reusing(
       weights, rhs, op: Self.op, layout: layout, channels: columns, channelAxis: rhs.shape.count - (adjY ? 2 : 1))
     var scratch = ScratchLayout()
-    quantizedInput = HybridInputScratch(runs: geometry.lhsCount * geometry.rows, runLength: depth, scratch: &scratch)
+    quantizedInput = HybridInputScratch(
+      runs: geometry.lhsMatrixCount * geometry.rows, runLength: depth, scratch: &scratch)
     transposedOffset = adjX ? scratch.reserve(floats: lhs.elementCount) : nil
     context.requestScratch(bytes: scratch.byteCount)
     self.geometry = geometry

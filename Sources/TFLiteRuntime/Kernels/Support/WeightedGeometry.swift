@@ -1,5 +1,4 @@
-// Shape checks and geometry of the weighted operators (CONV_2D, DEPTHWISE_CONV_2D, BATCH_MATMUL),
-// whatever their element types.
+// Shape checks and geometry of CONV_2D and DEPTHWISE_CONV_2D, whatever their element types.
 
 import TFLiteFormat
 
@@ -75,48 +74,4 @@ extension DepthwiseShape {
 
   /// The output shape `[N, OH, OW, C · multiplier]`.
   var outputShape: [Int] { [batch, height.outputSize, width.outputSize, outputChannels] }
-}
-
-/// The shapes of a BATCH_MATMUL: `lhs [..., M, K]` (`[..., K, M]` with adj_x) times
-/// `rhs [..., K, N]` (`[..., N, K]` with adj_y), the batch dimensions broadcast.
-struct BatchMatMulGeometry {
-  /// M.
-  let rows: Int
-  /// N.
-  let columns: Int
-  /// K.
-  let depth: Int
-  /// Matrices in the left operand.
-  let lhsCount: Int
-  /// Matrices in the right operand.
-  let rhsCount: Int
-  /// `broadcast batch shape + [M, N]`.
-  let outputShape: [Int]
-  /// The batch index lists, nil when the output is empty (their length could then be huge).
-  let broadcast: BatchBroadcast?
-
-  /// Checks the operand shapes; throws `invalid` when the ranks, inner dimensions or batches do not fit.
-  init(lhs: [Int], rhs: [Int], adjX: Bool, adjY: Bool, op: String) throws {
-    guard lhs.count >= 2, rhs.count >= 2 else {
-      throw KernelError.invalid("\(op) operands need rank 2 or more, got \(lhs) and \(rhs)")
-    }
-    let lhsLast = Array(lhs.suffix(2))
-    let rhsLast = Array(rhs.suffix(2))
-    (rows, depth) = adjX ? (lhsLast[1], lhsLast[0]) : (lhsLast[0], lhsLast[1])
-    let rhsDepth: Int
-    (rhsDepth, columns) = adjY ? (rhsLast[1], rhsLast[0]) : (rhsLast[0], rhsLast[1])
-    guard depth == rhsDepth else {
-      throw KernelError.invalid("\(op) inner dimensions differ: \(lhs) (adj_x \(adjX)) and \(rhs) (adj_y \(adjY))")
-    }
-    let lhsBatch = Array(lhs.dropLast(2))
-    let rhsBatch = Array(rhs.dropLast(2))
-    lhsCount = try FloatOperands.checkedCount(lhsBatch, "\(op) lhs batch")
-    rhsCount = try FloatOperands.checkedCount(rhsBatch, "\(op) rhs batch")
-    guard let batchShape = BatchBroadcast.shape(lhsBatch: lhsBatch, rhsBatch: rhsBatch) else {
-      throw KernelError.invalid("\(op) batch dimensions \(lhsBatch) and \(rhsBatch) do not broadcast")
-    }
-    outputShape = batchShape + [rows, columns]
-    let outputCount = try FloatOperands.checkedCount(outputShape, "\(op) output")
-    broadcast = outputCount > 0 ? BatchBroadcast(lhsBatch: lhsBatch, rhsBatch: rhsBatch) : nil
-  }
 }
