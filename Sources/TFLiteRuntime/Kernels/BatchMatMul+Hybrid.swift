@@ -2,7 +2,9 @@
 // kernel does, every row of K left-hand values is quantized (symmetric, or asymmetric with the
 // `asymmetric_quantize_inputs` option), multiplied with the int8 columns in int32, and scaled by
 // row scale · weight scale (per output column with per-channel weights); the row's zero point is
-// taken out with the column sums in float. There is no bias and no activation.
+// taken out with the column sums in float. There is no bias and no activation. With two or more
+// batch dimensions above 1, LiteRT's kernel indexes the rows' parameters by the sum of the batch
+// offsets and so mixes rows up; this kernel gives every row its own parameters.
 
 import TFLiteFormat
 

@@ -286,7 +286,9 @@ final class HybridDepthwiseConv2DKernel: Kernel {
     let quantized = quantizedInput.quantize(
       input.pointer(as: Float.self), as: .asymmetric, scratch: scratch, context: context)
     let channels = shape.outputChannels
-    var source = UnsafePointer(quantized.values)
+    // With a multiplier above 1, every input channel is first repeated so that output channel c
+    // reads input element c.
+    let source: UnsafePointer<Int8>
     if let expandedOffset {
       let expanded = (scratch + expandedOffset).assumingMemoryBound(to: Int8.self)
       let pixels = quantizedInput.runs * shape.height.inputSize * shape.width.inputSize
@@ -298,6 +300,8 @@ final class HybridDepthwiseConv2DKernel: Kernel {
         }
       }
       source = UnsafePointer(expanded)
+    } else {
+      source = UnsafePointer(quantized.values)
     }
     let imageStride = shape.height.inputSize * shape.width.inputSize * channels
     let biasPointer = operands.biasPointer
