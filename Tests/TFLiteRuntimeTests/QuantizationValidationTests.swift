@@ -10,12 +10,7 @@ final class QuantizationValidationTests: XCTestCase {
     _ index: Int, _ name: String, _ type: ElementType, _ shape: [Int], scales: [Float]? = [0.1], zeroPoints: [Int] = [0],
     axis: Int = 0
   ) -> RuntimeTensor {
-    let tensor = RuntimeTensor(
-      index: index, name: name, type: type, shape: shape, shapeSignature: shape,
-      quantization: scales.map { Quantization(scales: $0, zeroPoints: zeroPoints, axis: axis) }, isVariable: false,
-      constantData: nil)
-    tensor.allocateOwnedMemory()
-    return tensor
+    KernelHarness.quantizedTensor(index, name, type, shape, [Int8](), scales: scales, zeroPoints: zeroPoints, axis: axis)
   }
 
   /// Builds and prepares the registered kernel for a one-output node; returns the error text.

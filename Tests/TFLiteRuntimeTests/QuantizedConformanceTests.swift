@@ -11,6 +11,7 @@ final class QuantizedConformanceTests: XCTestCase {
     KernelRegistry.quantize, KernelRegistry.integerElementwise, KernelRegistry.integerActivations,
     KernelRegistry.integerSoftmax, KernelRegistry.integerPooling, KernelRegistry.integerReductions,
     KernelRegistry.integerConcatenation, KernelRegistry.integerResize, KernelRegistry.integerConvolution,
+    KernelRegistry.integerTransposeConvolution, KernelRegistry.integerBatchMatMul,
     KernelRegistry.integerElementwiseUnary, KernelRegistry.integerComparisons, KernelRegistry.integerNormalization,
   ].reduce(into: []) { names, family in names.formUnion(family.keys) }
 
