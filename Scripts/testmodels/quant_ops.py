@@ -260,6 +260,16 @@ for variant, shapes in (("same", ((2, 3, 4, 5), (2, 3, 4, 5))), ("bcast_4d", ((2
   quant(f"div_int16x8_{variant}", INT16X8, inputs, lambda r: tf.divide, ["DIV"],
         build=direct_int16("DIV", inputs, (-16, 16)), extra=DIRECT_INT16_NOTE)
 
+# PRELU on int16 with int8 alphas (the converter refuses 16-bit PRELU).
+PRELU_ALPHAS = np.array([[[0.05, 0.3, -0.2]]], dtype=np.float32)
+quant("prelu_int16x8_direct_alpha_channels", INT16X8, [image(4, 5, 3, lo=-3, hi=3)],
+      lambda r: (lambda x: tf.maximum(x, 0.0) + PRELU_ALPHAS * tf.minimum(x, 0.0)), ["PRELU"],
+      build=lambda r: surgery.direct_model_with_output_shapes(
+          "PRELU", [("x", (1, 4, 5, 3), "int16", (3 / 32767, 0))],
+          [0, (np.round(PRELU_ALPHAS / (0.3 / 127)).astype(np.int8), (0.3 / 127, 0))],
+          [("y", [1], "int16", (3 / 32767, 0))]),
+      extra=DIRECT_INT16_NOTE)
+
 # L2_NORMALIZATION: a row of zeros, an extreme input zero point.
 ZERO_ROW = np.concatenate([np.zeros(6), np.linspace(-2, 2, 6), np.full(6, 0.01), np.linspace(0.5, 3, 6)])
 quant("l2_normalization_int8_zero_row", INT8, [Input((4, 6), -2, 3, values=ZERO_ROW)],

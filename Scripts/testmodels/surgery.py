@@ -105,9 +105,10 @@ def direct_model(code, inputs, operands, outputs, options=None, custom_options=N
   """A one-operator model written with the object API instead of the converter.
 
   code: a BuiltinOperator name, or the custom code of a custom op; inputs / outputs: lists of
-  (name, shape, dtype) or (name, shape, dtype, (scale, zero_point)) for quantized tensors; operands: the operator's inputs in order, each an int (a model input)
-  or a numpy array (a constant); options: a builtin options object (e.g. StridedSliceOptionsT);
-  custom_options: a dict written as a FlexBuffer map.
+  (name, shape, dtype) or (name, shape, dtype, (scale, zero_point)) for quantized tensors;
+  operands: the operator's inputs in order, each an int (a model input), a numpy array (a
+  constant) or (array, (scale, zero_point)) (a quantized constant); options: a builtin options
+  object (e.g. StridedSliceOptionsT); custom_options: a dict written as a FlexBuffer map.
   """
   model = schema.ModelT()
   model.version = 3
@@ -127,9 +128,11 @@ def direct_model(code, inputs, operands, outputs, options=None, custom_options=N
     if isinstance(operand, int):
       operator_inputs.append(operand)
       continue
+    operand, quantization = operand if isinstance(operand, tuple) else (operand, None)
     constant = np.ascontiguousarray(operand)
     model.buffers.append(_buffer(constant.tobytes()))
-    tensors.append(_tensor(f"constant_{len(tensors)}", constant.shape, len(model.buffers) - 1, constant.dtype))
+    tensors.append(_tensor(f"constant_{len(tensors)}", constant.shape, len(model.buffers) - 1, constant.dtype,
+                           quantization))
     operator_inputs.append(len(tensors) - 1)
   first_output = len(tensors)
   tensors += [_tensor(name, shape, 0, *rest) for name, shape, *rest in outputs]
