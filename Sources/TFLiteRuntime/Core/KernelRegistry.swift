@@ -12,6 +12,8 @@ public enum KernelRegistry {
     let families: [[String: any Kernel.Type]] = [
       quantize, integerElementwise, integerActivations, integerSoftmax, integerPooling, integerReductions,
       integerConcatenation, integerResize, integerConvolution, integerTransposeConvolution, integerBatchMatMul,
+      integerElementwiseUnary, integerComparisons, integerNormalization,
+      hybrid,
       convolution, depthwiseConvolution, transposeConvolution, fullyConnected, batchMatMul, pooling,
       reshape, transpose, concatenation, split, slice, gather, pad, tile, resize, spaceDepth, shape, cast, fill,
       dequantize, densify,
