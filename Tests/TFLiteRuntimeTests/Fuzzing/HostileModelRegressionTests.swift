@@ -141,6 +141,14 @@ final class HostileModelRegressionTests: XCTestCase {
       mentioning: "SPACE_TO_BATCH_ND pixel table needs 268435456 bytes, more than the memory limit of 67108864 bytes")
   }
 
+  /// An empty input image leaves a resize nothing to sample from (it read out of bounds).
+  func testResizeOfAnEmptyImageIsRefused() throws {
+    for path in ["quant/resize_bilinear_uint8_up2x.tflite", "ops/resize_bilinear_f32_up2x.tflite"] {
+      let model = editing(try tree(path), "tensors", 0) { $0.setInt32s("shape", [1, 0, 5, 3]) }
+      assertRefused(model, mentioning: "RESIZE_BILINEAR: the input image [1, 0, 5, 3] is empty")
+    }
+  }
+
   /// A loop bound read from an input can ask for billions of iterations.
   func testLoopsStopAtTheIterationLimit() throws {
     let model = try TFLiteModel(bytes: ModelTree.encode(try tree("graphs/while_f32_iterate_count.tflite")))
