@@ -48,7 +48,8 @@ public enum QuantizedLookupTable {
     let halfStep = step / 2
     let outputScalingInverse = Real(65536) / (outputMax - outputMin)
     func clampedEntry(_ value: Real) -> Int16 {
-      Int16(min(max(value, Real(Int16.min)), Real(Int16.max)))
+      // Scales so small that the sample is 0 × ∞ give NaN, which no entry can hold: use 0.
+      value.isNaN ? 0 : Int16(min(max(value, Real(Int16.min)), Real(Int16.max)))
     }
     var table = (0..<stepCount).map { index -> Int16 in
       let start = inputMin + Real(index) * step

@@ -149,18 +149,31 @@ final class HostileModelRegressionTests: XCTestCase {
     }
   }
 
+  /// `tree` with the scale of tensor `index` of subgraph 0 replaced by the smallest denormal.
+  private func withDenormalScale(_ tree: TreeTable, tensor index: Int) -> TreeTable {
+    editing(tree, "tensors", index) { tensor in
+      guard case .table(var quantization) = tensor["quantization"] else { return }
+      quantization["scale"] = .scalarVector(Float.leastNonzeroMagnitude.bitPattern.littleEndianBytes, elementSize: 4)
+      tensor["quantization"] = .table(quantization)
+    }
+  }
+
   /// A tiny output scale puts the quantized RELU6 bound beyond every integer (it trapped in the
   /// float-to-integer conversion); the range saturates at the type's limits instead.
   func testTinyOutputScaleSaturatesTheActivationRange() throws {
     let int8 = Int32(Int8.min)...Int32(Int8.max)
     XCTAssertEqual(FixedPoint.activationRange(.relu6, scale: 1e-30, zeroPoint: -128, typeRange: int8), int8)
     XCTAssertEqual(FixedPoint.activationRange(.reluN1To1, scale: .leastNonzeroMagnitude, zeroPoint: 0, typeRange: int8), int8)
-    let model = editing(try tree("quant/conv2d_int8_saturating_relu6.tflite"), "tensors", 3) { tensor in
-      guard case .table(var quantization) = tensor["quantization"] else { return }
-      quantization["scale"] = .scalarVector(Float.leastNonzeroMagnitude.bitPattern.littleEndianBytes, elementSize: 4)
-      tensor["quantization"] = .table(quantization)
-    }
-    XCTAssertNoThrow(try run(model))
+    XCTAssertNoThrow(try run(withDenormalScale(try tree("quant/conv2d_int8_saturating_relu6.tflite"), tensor: 3)))
+  }
+
+  /// A 16-bit lookup table for a denormal output scale samples 0 × ∞ (it trapped converting NaN).
+  func testSixteenBitTableForATinyOutputScaleHasNoNaNEntries() throws {
+    let table = QuantizedLookupTable.sixteenBit(
+      inputScale: Float(1.0 / 8192), inputZeroPoint: 0, outputScale: .leastNonzeroMagnitude, outputZeroPoint: 0,
+      transform: { $0 * 0 })
+    XCTAssertEqual(table, [Int16](repeating: 0, count: QuantizedLookupTable.sixteenBitCount))
+    XCTAssertNoThrow(try run(withDenormalScale(try tree("quant/exp_int16x8_sweep.tflite"), tensor: 1)))
   }
 
   /// A loop bound read from an input can ask for billions of iterations.
