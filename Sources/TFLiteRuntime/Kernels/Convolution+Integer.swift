@@ -10,6 +10,10 @@
 // int64 bias accumulate in int64 and use the 64-bit rescale. FULLY_CONNECTED is the exception: the
 // reference outputs (LiteRT 2.3, BUILTIN_REF) match only a single-rounding rescale of the 32-bit sum
 // with the full 31-bit multiplier, for 8- and 16-bit activations alike, so it always rescales so.
+//
+// 8-bit activations run on the packed integer GEMM (`IntegerGEMM`, CONV_2D and FULLY_CONNECTED)
+// and on a channel-vectorised depthwise loop; 16-bit activations keep the scalar loops over
+// widened inputs.
 
 import TFLiteFormat
 
@@ -213,6 +217,7 @@ final class IntegerConv2DKernel: Kernel {
   private let activation: FusedActivation
   private var shape: ConvolutionShape?
   private var arithmetic: IntegerWeightedArithmetic?
+  private var byteConvolution: ByteConvolution?
 
   init(node: Node) throws {
     try requireIntegerWeightedTypes(node, op: "CONV_2D")
@@ -246,19 +251,22 @@ final class IntegerConv2DKernel: Kernel {
       dilation: options.dilationWFactor, padding: options.padding)
     let outputShape = [input.shape[0], heightAxis.outputSize, widthAxis.outputSize, outputChannels]
     _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
-    arithmetic = try IntegerWeightedArithmetic(
+    let arithmetic = try IntegerWeightedArithmetic(
       op: op, input: input, weights: filter, bias: bias, output: output, outputChannels: outputChannels,
       channelAxis: 0, activation: activation, rounding: context.roundingPolicy)
-    shape = ConvolutionShape(
+    let shape = ConvolutionShape(
       batch: input.shape[0], inputChannels: channels, groupInputChannels: filterChannels,
       outputChannels: outputChannels, height: heightAxis, width: widthAxis)
     output.shape = outputShape
-    context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    byteConvolution = try prepareConvolution(shape, arithmetic: arithmetic, input: input, op: op, context: &context)
+    self.arithmetic = arithmetic
+    self.shape = shape
   }
 
   func eval(_ context: EvalContext) throws {
-    try evalWidenedConvolution(
-      op: "CONV_2D", shape: shape, arithmetic: arithmetic, input: input, output: output, context: context)
+    try evalConvolution(
+      op: "CONV_2D", shape: shape, arithmetic: arithmetic, byteConvolution: byteConvolution, input: input,
+      output: output, context: context)
   }
 }
 
@@ -273,6 +281,7 @@ final class IntegerFullyConnectedKernel: Kernel {
   private let activation: FusedActivation
   private var shape: ConvolutionShape?
   private var arithmetic: IntegerWeightedArithmetic?
+  private var byteConvolution: ByteConvolution?
 
   init(node: Node) throws {
     let op = "FULLY_CONNECTED"
@@ -313,36 +322,272 @@ final class IntegerFullyConnectedKernel: Kernel {
     guard let point = WindowAxis(inputSize: 1, filterSize: 1, stride: 1, dilation: 1, samePadding: false) else {
       throw KernelError.invalid("\(op) has no valid geometry")
     }
-    arithmetic = try IntegerWeightedArithmetic(
+    let arithmetic = try IntegerWeightedArithmetic(
       op: op, input: input, weights: weights, bias: bias, output: output, outputChannels: units, channelAxis: 0,
       activation: activation, rounding: context.roundingPolicy, roundsOnce: true)
-    shape = ConvolutionShape(
+    let shape = ConvolutionShape(
       batch: rows, inputChannels: depth, groupInputChannels: depth, outputChannels: units, height: point, width: point)
     output.shape = outputShape
-    context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    byteConvolution = try prepareConvolution(shape, arithmetic: arithmetic, input: input, op: op, context: &context)
+    self.arithmetic = arithmetic
+    self.shape = shape
   }
 
   func eval(_ context: EvalContext) throws {
-    try evalWidenedConvolution(
-      op: "FULLY_CONNECTED", shape: shape, arithmetic: arithmetic, input: input, output: output, context: context)
+    try evalConvolution(
+      op: "FULLY_CONNECTED", shape: shape, arithmetic: arithmetic, byteConvolution: byteConvolution, input: input,
+      output: output, context: context)
   }
 }
 
-/// Widens `input` into the node's scratch memory and runs the prepared convolution (CONV_2D, and
-/// FULLY_CONNECTED as a 1×1 convolution).
-private func evalWidenedConvolution(
-  op: String, shape: ConvolutionShape?, arithmetic: IntegerWeightedArithmetic?, input: RuntimeTensor,
-  output: RuntimeTensor, context: EvalContext
+/// Prepares a convolution (CONV_2D, and FULLY_CONNECTED as a 1×1 convolution): the packed GEMM
+/// for 8-bit activations, or the scratch of the widened 16-bit input (nil returned).
+private func prepareConvolution(
+  _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, input: RuntimeTensor, op: String,
+  context: inout PrepareContext
+) throws -> ByteConvolution? {
+  guard input.type != .int16 else {
+    context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    return nil
+  }
+  var scratch = ScratchLayout()
+  let convolution = try ByteConvolution(
+    shape, arithmetic: arithmetic, input: input, op: op, threadCount: context.threadCount, scratch: &scratch)
+  context.requestScratch(bytes: scratch.byteCount)
+  return convolution
+}
+
+/// Runs a prepared convolution: the packed GEMM, or the scalar loop over the input widened into
+/// the node's scratch memory.
+private func evalConvolution(
+  op: String, shape: ConvolutionShape?, arithmetic: IntegerWeightedArithmetic?, byteConvolution: ByteConvolution?,
+  input: RuntimeTensor, output: RuntimeTensor, context: EvalContext
 ) throws {
   guard output.elementCount > 0 else { return }
   guard let shape, let arithmetic, let scratch = context.scratch else {
     throw KernelError.invalid("\(op) was not prepared")
+  }
+  if let byteConvolution {
+    try byteConvolution.run(input: input, output: output, threadCount: context.threadCount, scratch: scratch)
+    return
   }
   let widened = scratch.assumingMemoryBound(to: Int32.self)
   try arithmetic.widenInput(input, into: widened)
   runIntegerConvolution(
     shape, arithmetic: arithmetic, input: widened, output: try tensorData(output), outputType: output.type,
     context: context)
+}
+
+/// A CONV_2D or FULLY_CONNECTED on 8-bit activations as one integer GEMM per group: the weights
+/// packed once, the input offset folded into the bias.
+private struct ByteConvolution {
+  /// The convolution.
+  let shape: ConvolutionShape
+  /// The GEMM plan shared by every group.
+  let plan: GEMMPlan
+  /// The packed weights, one matrix per group.
+  let weights: PairedPanelMatrices
+  /// Bias (with the input offset's share), multiplier per output channel.
+  let constants: IntegerChannelConstants
+  /// Output zero point, clamp and rounding.
+  let arithmetic: IntegerWeightedArithmetic
+  /// XOR turning a raw input byte into the GEMM's unsigned form: 0x80 in every byte for int8, 0 for uint8.
+  let signFlip: UInt64
+  /// The unsigned value that stands for the input zero point: what padding taps hold.
+  let paddingValue: UInt8
+  /// True when the GEMM reads the (unsigned) input rows in place: a 1×1 stride-1 convolution
+  /// without padding and with an even depth.
+  let readsInPlace: Bool
+  /// Where the unsigned copy of an int8 input read in place goes in the scratch, nil when none is needed.
+  let unsignedInputOffset: Int?
+  /// Where the GEMM's scratch starts.
+  let gemmScratchOffset: Int
+
+  init(
+    _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, input: RuntimeTensor, op: String,
+    threadCount: Int, scratch: inout ScratchLayout
+  ) throws {
+    let depth = shape.gemmDepth
+    let weights = try arithmetic.weights.withUnsafeBufferPointer { buffer in
+      guard let base = buffer.baseAddress else { throw KernelError.invalid("\(op) has no weights") }
+      return PairedPanelMatrices(
+        base, sourceStride: shape.groupOutputChannels * depth, count: shape.groups,
+        layout: .columnMajor(depth: depth), depth: depth, columns: shape.groupOutputChannels)
+    }
+    // (raw + inputOffset) = (unsigned − 128 + inputOffset) for int8, (unsigned + inputOffset) for uint8.
+    let isSigned = input.type == .int8
+    let offset = arithmetic.inputOffset &- (isSigned ? 128 : 0)
+    constants = IntegerChannelConstants(
+      groups: shape.groups, groupChannels: shape.groupOutputChannels, multipliers: arithmetic.multipliers
+    ) { channel in
+      Int32(truncatingIfNeeded: arithmetic.bias[channel]) &+ offset &* weights.columnSums[channel]
+    }
+    self.shape = shape
+    self.weights = weights
+    self.arithmetic = arithmetic
+    signFlip = isSigned ? 0x8080_8080_8080_8080 : 0
+    paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
+    readsInPlace = shape.readsInputInPlace && shape.groupInputChannels % 2 == 0
+    plan = IntegerGEMM.plan(
+      rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: depth, threadCount: threadCount)
+    unsignedInputOffset = readsInPlace && isSigned ? scratch.reserve(bytes: input.elementCount) : nil
+    gemmScratchOffset = scratch.reserve(
+      bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
+  }
+
+  /// Computes the output from the input.
+  func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, scratch: UnsafeMutableRawPointer) throws {
+    let source = UnsafeRawPointer(try tensorData(input))
+    let destination = try tensorData(output)
+    if output.type == .uint8 {
+      run(source, count: input.elementCount, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount, scratch: scratch)
+    } else {
+      run(source, count: input.elementCount, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount, scratch: scratch)
+    }
+  }
+
+  /// One GEMM per group into `output`.
+  private func run<Output: QuantizedInteger>(
+    _ source: UnsafeRawPointer, count: Int, output: UnsafeMutablePointer<Output>, threadCount: Int,
+    scratch: UnsafeMutableRawPointer
+  ) {
+    var rows = source
+    if let unsignedInputOffset {
+      copyBytes(from: source, to: scratch + unsignedInputOffset, count: count, flip: signFlip)
+      rows = UnsafeRawPointer(scratch + unsignedInputOffset)
+    }
+    let groupScratch = scratch + gemmScratchOffset
+    for group in 0..<shape.groups {
+      let epilogue = constants.epilogue(
+        group: group, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp,
+        rounding: arithmetic.rounding)
+      let channelOffset = group * shape.groupInputChannels
+      let groupOutput = output + group * shape.groupOutputChannels
+      if readsInPlace {
+        let lhs = RowMajorLeftOperand(
+          base: rows.assumingMemoryBound(to: UInt8.self) + channelOffset, rowStride: shape.inputChannels)
+        IntegerGEMM.multiply(
+          plan: plan, lhs: lhs, rhs: weights.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
+          epilogue: epilogue, threadCount: threadCount, scratch: groupScratch)
+      } else {
+        let lhs = UnsignedIm2colLeftOperand(
+          input: source, shape: shape, channelOffset: channelOffset, signFlip: signFlip,
+          padding: UInt64(paddingValue) &* 0x0101_0101_0101_0101)
+        IntegerGEMM.multiply(
+          plan: plan, lhs: lhs, rhs: weights.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
+          epilogue: epilogue, threadCount: threadCount, scratch: groupScratch)
+      }
+    }
+  }
+}
+
+/// The im2col view of an 8-bit convolution input in the GEMM's unsigned form: row = output pixel,
+/// depth = (ky, kx, channel of the group), padded to the GEMM's even depth. Taps outside the input
+/// (and the depth padding) hold the unsigned input zero point, so they add nothing.
+private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
+  /// The raw NHWC input.
+  let input: UnsafeRawPointer
+  /// The convolution.
+  let shape: ConvolutionShape
+  /// First input channel of the group.
+  let channelOffset: Int
+  /// XOR turning raw bytes into the unsigned form (eight bytes at once).
+  let signFlip: UInt64
+  /// The unsigned input zero point in all eight bytes.
+  let padding: UInt64
+
+  var packsIntoScratch: Bool { true }
+
+  /// Gathers rows `rowStart ..< rowStart + rowCount`; the integer plan keeps the depth whole, so
+  /// `depthStart` is 0 and `depthCount` the even GEMM depth.
+  func block(
+    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
+  ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
+    let channels = shape.groupInputChannels
+    let height = shape.height
+    let width = shape.width
+    let pixelStride = shape.inputChannels
+    let rowStride = width.inputSize &* pixelStride
+    let filterRowBytes = width.filterSize &* channels
+    // Adjacent taps of a filter row are contiguous input bytes without dilation or groups.
+    let contiguousTaps = width.dilation == 1 && channels == pixelStride
+    // Wrapping index arithmetic: every offset stays inside the input validated in `prepare`.
+    var x = rowStart % width.outputSize
+    var y = (rowStart / width.outputSize) % height.outputSize
+    var image = input + ((rowStart / (width.outputSize &* height.outputSize)) &* height.inputSize &* rowStride &+ channelOffset)
+    for r in 0..<rowCount {
+      let rowBegin = UnsafeMutableRawPointer(scratch + r &* depthCount)
+      var destination = rowBegin
+      let (firstY, endY) = height.validTaps(y)
+      let (firstX, endX) = width.validTaps(x)
+      let originX = width.inputOrigin(x)
+      fillBytes(destination, count: firstY &* filterRowBytes, with: padding)
+      destination += firstY &* filterRowBytes
+      for ky in firstY..<endY {
+        let inputRow = image + (height.inputOrigin(y) &+ ky &* height.dilation) &* rowStride
+        fillBytes(destination, count: firstX &* channels, with: padding)
+        destination += firstX &* channels
+        if contiguousTaps {
+          let count = (endX &- firstX) &* channels
+          copyBytes(from: inputRow + (originX &+ firstX) &* pixelStride, to: destination, count: count, flip: signFlip)
+          destination += count
+        } else {
+          for kx in firstX..<endX {
+            copyBytes(
+              from: inputRow + (originX &+ kx &* width.dilation) &* pixelStride, to: destination, count: channels,
+              flip: signFlip)
+            destination += channels
+          }
+        }
+        fillBytes(destination, count: (width.filterSize &- endX) &* channels, with: padding)
+        destination += (width.filterSize &- endX) &* channels
+      }
+      fillBytes(destination, count: depthCount &- (destination - rowBegin), with: padding)
+      x &+= 1
+      if x == width.outputSize {
+        x = 0
+        y &+= 1
+        if y == height.outputSize {
+          y = 0
+          image += height.inputSize &* rowStride
+        }
+      }
+    }
+    return (UnsafePointer(scratch), depthCount)
+  }
+}
+
+/// Copies `count` bytes, XOR-ing each with the matching byte of `flip` (all equal): 16 bytes at a
+/// time, then single bytes. Runs are short in im2col (a few channels per tap), where a `memmove`
+/// call costs more than the copy.
+@inline(__always)
+private func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int, flip: UInt64) {
+  let flipVector = SIMD16<UInt8>(repeating: UInt8(truncatingIfNeeded: flip))
+  var offset = 0
+  while offset &+ 16 <= count {
+    let bytes = source.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self) ^ flipVector
+    destination.storeBytes(of: bytes, toByteOffset: offset, as: SIMD16<UInt8>.self)
+    offset &+= 16
+  }
+  while offset < count {
+    let byte = source.load(fromByteOffset: offset, as: UInt8.self) ^ UInt8(truncatingIfNeeded: flip)
+    destination.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self)
+    offset &+= 1
+  }
+}
+
+/// Sets `count` bytes to the byte repeated in `value`.
+@inline(__always)
+private func fillBytes(_ destination: UnsafeMutableRawPointer, count: Int, with value: UInt64) {
+  var offset = 0
+  while offset &+ 8 <= count {
+    destination.storeBytes(of: value, toByteOffset: offset, as: UInt64.self)
+    offset &+= 8
+  }
+  while offset < count {
+    destination.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: offset, as: UInt8.self)
+    offset &+= 1
+  }
 }
 
 /// DEPTHWISE_CONV_2D on quantized tensors: input `[N,H,W,C]`, filter `[1,KH,KW,C·multiplier]`.
@@ -355,6 +600,7 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
   private let activation: FusedActivation
   private var shape: DepthwiseShape?
   private var arithmetic: IntegerWeightedArithmetic?
+  private var byteDepthwise: ByteDepthwiseConvolution?
 
   init(node: Node) throws {
     let op = "DEPTHWISE_CONV_2D"
@@ -387,62 +633,196 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
       dilation: options.dilationWFactor, padding: options.padding)
     let outputShape = [input.shape[0], heightAxis.outputSize, widthAxis.outputSize, outputChannels]
     _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
-    arithmetic = try IntegerWeightedArithmetic(
+    let arithmetic = try IntegerWeightedArithmetic(
       op: op, input: input, weights: filter, bias: bias, output: output, outputChannels: outputChannels,
       channelAxis: 3, activation: activation, rounding: context.roundingPolicy)
-    shape = DepthwiseShape(
+    let shape = DepthwiseShape(
       batch: input.shape[0], inputChannels: channels, multiplier: outputChannels / channels, height: heightAxis,
       width: widthAxis)
     output.shape = outputShape
-    context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    if input.type == .int16 {
+      byteDepthwise = nil
+      context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    } else {
+      let expandedCount = try FloatOperands.checkedCount(
+        [shape.batch, heightAxis.inputSize, widthAxis.inputSize, outputChannels], "\(op) expanded input")
+      byteDepthwise = ByteDepthwiseConvolution(shape, arithmetic: arithmetic)
+      context.requestScratch(bytes: shape.multiplier > 1 ? expandedCount : 0)
+    }
+    self.arithmetic = arithmetic
+    self.shape = shape
   }
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
-    guard let shape, let arithmetic, let scratch = context.scratch else {
-      throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared")
+    guard let shape, let arithmetic else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
+    if let byteDepthwise {
+      try byteDepthwise.run(input: input, output: output, threadCount: context.threadCount, scratch: context.scratch)
+      return
     }
+    guard let scratch = context.scratch else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
     let widened = scratch.assumingMemoryBound(to: Int32.self)
     try arithmetic.widenInput(input, into: widened)
-    let destination = try tensorData(output)
-    let outputType = output.type
-    let input = UnsafePointer(widened)
-    let outputHeight = shape.height.outputSize
-    let outputWidth = shape.width.outputSize
-    let outputChannels = shape.outputChannels
-    arithmetic.weights.withUnsafeBufferPointer { weightBuffer in
-      guard let weights = weightBuffer.baseAddress else { return }
-      context.parallelFor(shape.batch * outputHeight) { row in
-        let image = row / outputHeight
-        let y = row % outputHeight
-        for x in 0..<outputWidth {
-          let originY = shape.height.inputOrigin(y)
-          let originX = shape.width.inputOrigin(x)
-          let outputBase = (row * outputWidth + x) * outputChannels
-          for channel in 0..<outputChannels {
-            let inputChannel = channel / shape.multiplier
-            var sum: Int64 = 0
-            for ky in 0..<shape.height.filterSize {
-              let inputY = originY + ky * shape.height.dilation
-              guard inputY >= 0, inputY < shape.height.inputSize else { continue }
-              for kx in 0..<shape.width.filterSize {
-                let inputX = originX + kx * shape.width.dilation
-                guard inputX >= 0, inputX < shape.width.inputSize else { continue }
-                let value =
-                  input[((image * shape.height.inputSize + inputY) * shape.width.inputSize + inputX)
-                    * shape.inputChannels + inputChannel]
-                let weight = weights[(ky * shape.width.filterSize + kx) * outputChannels + channel]
-                sum &+= Int64(value) &* Int64(weight)
-              }
+    runWidenedDepthwise(
+      shape, arithmetic: arithmetic, input: widened, output: try tensorData(output), outputType: output.type,
+      context: context)
+  }
+}
+
+/// The scalar depthwise loop over an input widened (offset included) to Int32, for 16-bit activations.
+private func runWidenedDepthwise(
+  _ shape: DepthwiseShape, arithmetic: IntegerWeightedArithmetic, input: UnsafePointer<Int32>,
+  output: UnsafeMutableRawPointer, outputType: ElementType, context: EvalContext
+) {
+  let outputHeight = shape.height.outputSize
+  let outputWidth = shape.width.outputSize
+  let outputChannels = shape.outputChannels
+  arithmetic.weights.withUnsafeBufferPointer { weightBuffer in
+    guard let weights = weightBuffer.baseAddress else { return }
+    context.parallelFor(shape.batch * outputHeight) { row in
+      let image = row / outputHeight
+      let y = row % outputHeight
+      for x in 0..<outputWidth {
+        let originY = shape.height.inputOrigin(y)
+        let originX = shape.width.inputOrigin(x)
+        let outputBase = (row * outputWidth + x) * outputChannels
+        for channel in 0..<outputChannels {
+          let inputChannel = channel / shape.multiplier
+          var sum: Int64 = 0
+          for ky in 0..<shape.height.filterSize {
+            let inputY = originY + ky * shape.height.dilation
+            guard inputY >= 0, inputY < shape.height.inputSize else { continue }
+            for kx in 0..<shape.width.filterSize {
+              let inputX = originX + kx * shape.width.dilation
+              guard inputX >= 0, inputX < shape.width.inputSize else { continue }
+              let value =
+                input[((image * shape.height.inputSize + inputY) * shape.width.inputSize + inputX)
+                  * shape.inputChannels + inputChannel]
+              let weight = weights[(ky * shape.width.filterSize + kx) * outputChannels + channel]
+              sum &+= Int64(value) &* Int64(weight)
             }
-            storeRaw(
-              arithmetic.requantize(sum, channel: channel), at: outputBase + channel, type: outputType,
-              into: destination)
           }
+          storeRaw(
+            arithmetic.requantize(sum, channel: channel), at: outputBase + channel, type: outputType, into: output)
         }
       }
     }
   }
+}
+
+/// DEPTHWISE_CONV_2D on 8-bit activations, vectorised over 16 channels: Int32 lanes of
+/// (input + offset) · weight summed over the taps inside the input, then requantized per channel.
+/// With a multiplier above 1 the input is first expanded (each channel repeated) into scratch.
+private struct ByteDepthwiseConvolution {
+  /// The convolution.
+  let shape: DepthwiseShape
+  /// The weights minus their zero points, `[tap][channel]` with the channels padded to whole 16-lane blocks.
+  let filter: [Int32]
+  /// Channels per tap in `filter`.
+  let paddedChannels: Int
+  /// Bias and multiplier per output channel.
+  let constants: IntegerChannelConstants
+  /// Minus the input zero point, output zero point, clamp and rounding.
+  let arithmetic: IntegerWeightedArithmetic
+
+  init(_ shape: DepthwiseShape, arithmetic: IntegerWeightedArithmetic) {
+    let channels = shape.outputChannels
+    let padded = PanelPacking.panelCount(columns: channels) * GEMMTile.columns
+    let taps = shape.height.filterSize * shape.width.filterSize
+    var filter = [Int32](repeating: 0, count: taps * padded)
+    for tap in 0..<taps {
+      for channel in 0..<channels { filter[tap * padded + channel] = arithmetic.weights[tap * channels + channel] }
+    }
+    self.shape = shape
+    self.filter = filter
+    paddedChannels = padded
+    constants = IntegerChannelConstants(groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers) {
+      Int32(truncatingIfNeeded: arithmetic.bias[$0])
+    }
+    self.arithmetic = arithmetic
+  }
+
+  /// Computes the output from the input; `scratch` holds the expanded input when the multiplier is above 1.
+  func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, scratch: UnsafeMutableRawPointer?) throws {
+    let source = try tensorData(input)
+    let destination = try tensorData(output)
+    if input.type == .uint8 {
+      run(source.assumingMemoryBound(to: UInt8.self), output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount, scratch: scratch)
+    } else {
+      run(source.assumingMemoryBound(to: Int8.self), output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount, scratch: scratch)
+    }
+  }
+
+  /// The convolution for one raw element type.
+  private func run<Raw: QuantizedInteger>(
+    _ input: UnsafePointer<Raw>, output: UnsafeMutablePointer<Raw>, threadCount: Int, scratch: UnsafeMutableRawPointer?
+  ) {
+    let channels = shape.outputChannels
+    var source = input
+    if shape.multiplier > 1, let scratch {
+      let expanded = scratch.assumingMemoryBound(to: Raw.self)
+      let pixels = shape.batch * shape.height.inputSize * shape.width.inputSize
+      for pixel in 0..<pixels {
+        let from = input + pixel * shape.inputChannels
+        let to = expanded + pixel * channels
+        for channel in 0..<channels { to[channel] = from[channel / shape.multiplier] }
+      }
+      source = UnsafePointer(expanded)
+    }
+    let epilogue = constants.epilogue(
+      group: 0, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp, rounding: arithmetic.rounding)
+    let offset = SIMD16<Int32>(repeating: arithmetic.inputOffset)
+    let height = shape.height
+    let width = shape.width
+    let rowStride = width.inputSize &* channels
+    let tapRowStride = width.filterSize &* paddedChannels
+    filter.withUnsafeBufferPointer { filterBuffer in
+      guard let filter = filterBuffer.baseAddress else { return }
+      ChannelWindowRows.forEachRow(
+        rows: shape.batch * height.outputSize,
+        workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
+        threadCount: threadCount
+      ) { row in
+        // Wrapping index arithmetic: every offset stays inside the tensors validated in `prepare`.
+        let y = row % height.outputSize
+        let image = source + ((row / height.outputSize) &* height.inputSize &* rowStride)
+        let outputRow = output + row &* width.outputSize &* channels
+        let (firstY, endY) = height.validTaps(y)
+        let firstInputRow = image + (height.inputOrigin(y) &+ firstY &* height.dilation) &* rowStride
+        var channel = 0
+        while channel < channels {
+          let lanes = min(GEMMTile.columns, channels &- channel)
+          for x in 0..<width.outputSize {
+            let (firstX, endX) = width.validTaps(x)
+            var sum = SIMD16<Int32>()
+            var inputRow = firstInputRow + ((width.inputOrigin(x) &+ firstX &* width.dilation) &* channels &+ channel)
+            var weights = filter + (firstY &* tapRowStride &+ firstX &* paddedChannels &+ channel)
+            for _ in firstY..<endY {
+              var pixel = inputRow
+              var weight = weights
+              for _ in firstX..<endX {
+                let values = SIMD16<Int32>(truncatingIfNeeded: loadLanes(pixel, lanes)) &+ offset
+                sum &+= values &* UnsafeRawPointer(weight).loadUnaligned(as: SIMD16<Int32>.self)
+                pixel += width.dilation &* channels
+                weight += paddedChannels
+              }
+              inputRow += height.dilation &* rowStride
+              weights += tapRowStride
+            }
+            let result = SIMD16<Raw>(truncatingIfNeeded: epilogue.requantize(sum, channel: channel))
+            storeVector(result, outputRow + (x &* channels &+ channel), lanes: lanes)
+          }
+          channel &+= GEMMTile.columns
+        }
+      }
+    }
+  }
+}
+
+/// Loads `lanes` (at most 16) consecutive elements; a partial load repeats the first element in the other lanes.
+@inline(__always)
+private func loadLanes<Raw: QuantizedInteger>(_ pointer: UnsafePointer<Raw>, _ lanes: Int) -> SIMD16<Raw> {
+  lanes == vectorLaneCount ? loadVector(pointer) : loadPartialVector(pointer, count: lanes)
 }
 
 extension KernelRegistry {

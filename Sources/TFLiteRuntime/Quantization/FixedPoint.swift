@@ -76,31 +76,10 @@ public struct QuantizedMultiplier: Sendable, Hashable {
     }
   }
 
-  /// Eight lanes of ``apply(_:rounding:)`` at once, bit for bit the same (the multiplier is never
-  /// negative, so the doubling high multiply cannot saturate). Written with shifts and masks only,
-  /// so that it vectorizes.
+  /// Eight lanes of ``apply(_:rounding:)`` at once, bit for bit the same.
   @inlinable @inline(__always)
   public func apply(_ x: SIMD8<Int32>, rounding policy: RoundingPolicy = .doubleRounding) -> SIMD8<Int32> {
-    switch policy {
-    case .doubleRounding:
-      let leftShift = Int32(truncatingIfNeeded: max(shift, 0))
-      let rightShift = Int32(truncatingIfNeeded: min(max(-shift, 0), 31))
-      let product = SIMD8<Int64>(truncatingIfNeeded: x &<< leftShift) &* Int64(multiplier)
-      // Round to nearest, halves toward +infinity: add 2^30, or 1 − 2^30 for negative products.
-      let nudged = product &+ ((1 << 30) &+ ((product &>> 63) & (1 &- (Int64(1) << 31))))
-      // Division by 2^31 truncating toward zero: bias negative values by 2^31 − 1 first.
-      let high = SIMD8<Int32>(truncatingIfNeeded: (nudged &+ ((nudged &>> 63) & ((Int64(1) << 31) &- 1))) &>> 31)
-      // Rounding division by 2^rightShift, halves away from zero.
-      let mask = Int32(truncatingIfNeeded: (Int64(1) << rightShift) &- 1)
-      let remainder = high & mask
-      let threshold = (mask &>> 1) &+ ((high &>> 31) & 1)
-      return (high &>> rightShift) &+ (((threshold &- remainder) &>> 31) & 1)
-    case .singleRounding:
-      let totalShift = Int64(31 - shift)
-      let round = Int64(1) << (totalShift - 1)
-      let product = SIMD8<Int64>(truncatingIfNeeded: x) &* Int64(multiplier) &+ round
-      return SIMD8<Int32>(truncatingIfNeeded: product &>> totalShift)
-    }
+    QuantizedMultiplierLanes(repeating: self).apply(x, rounding: policy)
   }
 
   /// The 64-bit-accumulator variant used by the 16-bit kernels: the multiplier is first reduced
@@ -111,6 +90,65 @@ public struct QuantizedMultiplier: Sendable, Hashable {
     let totalShift = Int64(15 - shift)
     let product = x &* reduced &+ (Int64(1) << (totalShift - 1))
     return Int32(truncatingIfNeeded: product >> totalShift)
+  }
+}
+
+/// Eight quantized multipliers side by side, one per lane: rescales eight channels at once, each
+/// lane exactly as ``QuantizedMultiplier/apply(_:rounding:)`` does with its own multiplier.
+public struct QuantizedMultiplierLanes: Sendable {
+  /// The mantissas (never negative).
+  public var multiplier: SIMD8<Int32>
+  /// The positive part of each shift: `max(shift, 0)`.
+  public var leftShift: SIMD8<Int32>
+  /// The negative part of each shift: `min(max(-shift, 0), 31)`.
+  public var rightShift: SIMD8<Int32>
+
+  /// Lanes from their parts.
+  @inlinable @inline(__always)
+  public init(multiplier: SIMD8<Int32>, leftShift: SIMD8<Int32>, rightShift: SIMD8<Int32>) {
+    self.multiplier = multiplier
+    self.leftShift = leftShift
+    self.rightShift = rightShift
+  }
+
+  /// Every lane holding `multiplier`.
+  @inlinable @inline(__always)
+  public init(repeating multiplier: QuantizedMultiplier) {
+    let (left, right) = Self.shifts(multiplier)
+    self.init(
+      multiplier: SIMD8(repeating: multiplier.multiplier), leftShift: SIMD8(repeating: left),
+      rightShift: SIMD8(repeating: right))
+  }
+
+  /// The left and right shift of one multiplier, as the lanes store them.
+  @inlinable @inline(__always)
+  public static func shifts(_ multiplier: QuantizedMultiplier) -> (left: Int32, right: Int32) {
+    (Int32(truncatingIfNeeded: max(multiplier.shift, 0)), Int32(truncatingIfNeeded: min(max(-multiplier.shift, 0), 31)))
+  }
+
+  /// Each lane of `x` times its lane's multiplier, rounded as `policy` says. Written with shifts
+  /// and masks only (the mantissas are never negative, so the doubling high multiply cannot
+  /// saturate), so that it vectorizes.
+  @inlinable @inline(__always)
+  public func apply(_ x: SIMD8<Int32>, rounding policy: RoundingPolicy = .doubleRounding) -> SIMD8<Int32> {
+    switch policy {
+    case .doubleRounding:
+      let product = SIMD8<Int64>(truncatingIfNeeded: x &<< leftShift) &* SIMD8<Int64>(truncatingIfNeeded: multiplier)
+      // Round to nearest, halves toward +infinity: add 2^30, or 1 − 2^30 for negative products.
+      let nudged = product &+ ((1 << 30) &+ ((product &>> 63) & (1 &- (Int64(1) << 31))))
+      // Division by 2^31 truncating toward zero: bias negative values by 2^31 − 1 first.
+      let high = SIMD8<Int32>(truncatingIfNeeded: (nudged &+ ((nudged &>> 63) & ((Int64(1) << 31) &- 1))) &>> 31)
+      // Rounding division by 2^rightShift, halves away from zero.
+      let mask = (SIMD8<Int32>(repeating: 1) &<< rightShift) &- 1
+      let remainder = high & mask
+      let threshold = (mask &>> 1) &+ ((high &>> 31) & 1)
+      return (high &>> rightShift) &+ (((threshold &- remainder) &>> 31) & 1)
+    case .singleRounding:
+      let totalShift = SIMD8<Int64>(truncatingIfNeeded: 31 &- leftShift &+ rightShift)
+      let round = SIMD8<Int64>(repeating: 1) &<< (totalShift &- 1)
+      let product = SIMD8<Int64>(truncatingIfNeeded: x) &* SIMD8<Int64>(truncatingIfNeeded: multiplier) &+ round
+      return SIMD8<Int32>(truncatingIfNeeded: product &>> totalShift)
+    }
   }
 }
 
