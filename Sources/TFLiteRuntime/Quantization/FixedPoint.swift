@@ -134,10 +134,10 @@ public struct QuantizedMultiplierLanes: Sendable {
     switch policy {
     case .doubleRounding:
       let product = SIMD8<Int64>(truncatingIfNeeded: x &<< leftShift) &* SIMD8<Int64>(truncatingIfNeeded: multiplier)
-      // Round to nearest, halves toward +infinity: add 2^30, or 1 − 2^30 for negative products.
-      let nudged = product &+ ((1 << 30) &+ ((product &>> 63) & (1 &- (Int64(1) << 31))))
-      // Division by 2^31 truncating toward zero: bias negative values by 2^31 − 1 first.
-      let high = SIMD8<Int32>(truncatingIfNeeded: (nudged &+ ((nudged &>> 63) & ((Int64(1) << 31) &- 1))) &>> 31)
+      // The doubling high multiply rounds to nearest with halves toward +infinity, which for the
+      // exact product is floor((product + 2^30) / 2^31): the nudge of 1 − 2^30 for negative
+      // products followed by a division truncating toward zero gives the same value.
+      let high = SIMD8<Int32>(truncatingIfNeeded: (product &+ (1 << 30)) &>> 31)
       // Rounding division by 2^rightShift, halves away from zero.
       let mask = (SIMD8<Int32>(repeating: 1) &<< rightShift) &- 1
       let remainder = high & mask
