@@ -88,8 +88,11 @@ struct IntegerEpilogue {
     let lanes = QuantizedMultiplierLanes(
       multiplier: Self.load(multipliers + channel), leftShift: Self.load(leftShifts + channel),
       rightShift: Self.load(rightShifts + channel))
-    let scaled = lanes.apply(sums &+ Self.load(bias + channel), rounding: rounding)
-    return (scaled &+ outputZeroPoint).clamped(lowerBound: lower, upperBound: upper)
+    let scaled = lanes.apply(sums &+ Self.load(bias + channel), rounding: rounding) &+ outputZeroPoint
+    // Lane by lane: the generic `clamped(lowerBound:upperBound:)` stays an out-of-line call here.
+    var result = scaled
+    for lane in 0..<8 { result[lane] = min(max(scaled[lane], lower[lane]), upper[lane]) }
+    return result
   }
 
   /// Eight consecutive values.

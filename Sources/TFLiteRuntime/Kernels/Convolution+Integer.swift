@@ -775,7 +775,10 @@ private struct ByteDepthwiseConvolution {
     let height = shape.height
     let width = shape.width
     let rowStride = width.inputSize &* channels
-    let tapRowStride = width.filterSize &* paddedChannels
+    let tapStride = width.dilation &* channels
+    let inputTapRowStride = height.dilation &* rowStride
+    let filterTapRowStride = width.filterSize &* paddedChannels
+    let interior = width.interior
     filter.withUnsafeBufferPointer { filterBuffer in
       guard let filter = filterBuffer.baseAddress else { return }
       ChannelWindowRows.forEachRow(
@@ -789,28 +792,40 @@ private struct ByteDepthwiseConvolution {
         let outputRow = output + row &* width.outputSize &* channels
         let (firstY, endY) = height.validTaps(y)
         let firstInputRow = image + (height.inputOrigin(y) &+ firstY &* height.dilation) &* rowStride
+        let firstFilterRow = filter + firstY &* filterTapRowStride
         var channel = 0
         while channel < channels {
           let lanes = min(GEMMTile.columns, channels &- channel)
-          for x in 0..<width.outputSize {
-            let (firstX, endX) = width.validTaps(x)
+          /// Output pixel `x` of this block from filter columns `firstX ..< endX` of the valid rows.
+          @inline(__always)
+          func convolve(_ x: Int, firstX: Int, endX: Int) {
             var sum = SIMD16<Int32>()
             var inputRow = firstInputRow + ((width.inputOrigin(x) &+ firstX &* width.dilation) &* channels &+ channel)
-            var weights = filter + (firstY &* tapRowStride &+ firstX &* paddedChannels &+ channel)
+            var filterRow = firstFilterRow + (firstX &* paddedChannels &+ channel)
             for _ in firstY..<endY {
               var pixel = inputRow
-              var weight = weights
+              var weights = filterRow
               for _ in firstX..<endX {
                 let values = SIMD16<Int32>(truncatingIfNeeded: loadLanes(pixel, lanes)) &+ offset
-                sum &+= values &* UnsafeRawPointer(weight).loadUnaligned(as: SIMD16<Int32>.self)
-                pixel += width.dilation &* channels
-                weight += paddedChannels
+                sum &+= values &* UnsafeRawPointer(weights).loadUnaligned(as: SIMD16<Int32>.self)
+                pixel += tapStride
+                weights += paddedChannels
               }
-              inputRow += height.dilation &* rowStride
-              weights += tapRowStride
+              inputRow += inputTapRowStride
+              filterRow += filterTapRowStride
             }
             let result = SIMD16<Raw>(truncatingIfNeeded: epilogue.requantize(sum, channel: channel))
             storeVector(result, outputRow + (x &* channels &+ channel), lanes: lanes)
+          }
+          // Border pixels clip the filter columns; interior ones use them all (no per-pixel division).
+          for x in 0..<interior.lowerBound {
+            let (firstX, endX) = width.validTaps(x)
+            convolve(x, firstX: firstX, endX: endX)
+          }
+          for x in interior { convolve(x, firstX: 0, endX: width.filterSize) }
+          for x in interior.upperBound..<width.outputSize {
+            let (firstX, endX) = width.validTaps(x)
+            convolve(x, firstX: firstX, endX: endX)
           }
           channel &+= GEMMTile.columns
         }

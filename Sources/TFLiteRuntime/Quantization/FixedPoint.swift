@@ -133,22 +133,45 @@ public struct QuantizedMultiplierLanes: Sendable {
   public func apply(_ x: SIMD8<Int32>, rounding policy: RoundingPolicy = .doubleRounding) -> SIMD8<Int32> {
     switch policy {
     case .doubleRounding:
-      let product = SIMD8<Int64>(truncatingIfNeeded: x &<< leftShift) &* SIMD8<Int64>(truncatingIfNeeded: multiplier)
+      let product = SIMD8<Int64>(signExtending: x &<< leftShift) &* SIMD8<Int64>(signExtending: multiplier)
       // The doubling high multiply rounds to nearest with halves toward +infinity, which for the
       // exact product is floor((product + 2^30) / 2^31): the nudge of 1 − 2^30 for negative
       // products followed by a division truncating toward zero gives the same value.
-      let high = SIMD8<Int32>(truncatingIfNeeded: (product &+ (1 << 30)) &>> 31)
+      let high = SIMD8<Int32>(truncating: (product &+ (1 << 30)) &>> 31)
       // Rounding division by 2^rightShift, halves away from zero.
       let mask = (SIMD8<Int32>(repeating: 1) &<< rightShift) &- 1
       let remainder = high & mask
       let threshold = (mask &>> 1) &+ ((high &>> 31) & 1)
       return (high &>> rightShift) &+ (((threshold &- remainder) &>> 31) & 1)
     case .singleRounding:
-      let totalShift = SIMD8<Int64>(truncatingIfNeeded: 31 &- leftShift &+ rightShift)
+      let totalShift = SIMD8<Int64>(signExtending: 31 &- leftShift &+ rightShift)
       let round = SIMD8<Int64>(repeating: 1) &<< (totalShift &- 1)
-      let product = SIMD8<Int64>(truncatingIfNeeded: x) &* SIMD8<Int64>(truncatingIfNeeded: multiplier) &+ round
-      return SIMD8<Int32>(truncatingIfNeeded: product &>> totalShift)
+      let product = SIMD8<Int64>(signExtending: x) &* SIMD8<Int64>(signExtending: multiplier) &+ round
+      return SIMD8<Int32>(truncating: product &>> totalShift)
     }
+  }
+}
+
+// Lane-by-lane conversions between Int32 and Int64 vectors. The standard library's generic
+// `init(truncatingIfNeeded:)` is often left as an out-of-line call in large kernels, which passes
+// each vector through memory; spelled out lane by lane, LLVM emits one vector instruction.
+extension SIMD8 where Scalar == Int64 {
+  /// The lanes of `x`, sign-extended.
+  @usableFromInline @inline(__always)
+  init(signExtending x: SIMD8<Int32>) {
+    self.init(
+      Int64(x[0]), Int64(x[1]), Int64(x[2]), Int64(x[3]), Int64(x[4]), Int64(x[5]), Int64(x[6]), Int64(x[7]))
+  }
+}
+
+extension SIMD8 where Scalar == Int32 {
+  /// The low 32 bits of every lane of `x`.
+  @usableFromInline @inline(__always)
+  init(truncating x: SIMD8<Int64>) {
+    self.init(
+      Int32(truncatingIfNeeded: x[0]), Int32(truncatingIfNeeded: x[1]), Int32(truncatingIfNeeded: x[2]),
+      Int32(truncatingIfNeeded: x[3]), Int32(truncatingIfNeeded: x[4]), Int32(truncatingIfNeeded: x[5]),
+      Int32(truncatingIfNeeded: x[6]), Int32(truncatingIfNeeded: x[7]))
   }
 }
 
