@@ -644,10 +644,10 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
       byteDepthwise = nil
       context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
     } else {
-      let expandedCount = try FloatOperands.checkedCount(
-        [shape.batch, heightAxis.inputSize, widthAxis.inputSize, outputChannels], "\(op) expanded input")
-      byteDepthwise = ByteDepthwiseConvolution(shape, arithmetic: arithmetic)
-      context.requestScratch(bytes: shape.multiplier > 1 ? expandedCount : 0)
+      let convolution = ByteDepthwiseConvolution(shape, arithmetic: arithmetic, isSigned: input.type == .int8)
+      context.requestScratch(
+        bytes: try FloatOperands.checkedCount(convolution.paddedInputShape, "\(op) padded input"))
+      byteDepthwise = convolution
     }
     self.arithmetic = arithmetic
     self.shape = shape
@@ -710,75 +710,138 @@ private func runWidenedDepthwise(
   }
 }
 
-/// DEPTHWISE_CONV_2D on 8-bit activations, vectorised over 16 channels: Int32 lanes of
-/// (input + offset) · weight summed over the taps inside the input, then requantized per channel.
-/// With a multiplier above 1 the input is first expanded (each channel repeated) into scratch.
+/// DEPTHWISE_CONV_2D on 8-bit activations, vectorised over 16 channels.
+///
+/// The input is first copied into scratch in the unsigned form of the integer GEMM (int8 plus 128),
+/// surrounded by the unsigned input zero point wherever a tap falls outside it, with every channel
+/// repeated `multiplier` times and the channels padded to whole 16-lane blocks. Every output then
+/// sums all its taps without bounds checks: Σ u · w, where the input offset's share
+/// (offset · Σ w over all taps, padding included) is folded into the bias at prepare time.
 private struct ByteDepthwiseConvolution {
   /// The convolution.
   let shape: DepthwiseShape
-  /// The weights minus their zero points, `[tap][channel]` with the channels padded to whole 16-lane blocks.
-  let filter: [Int32]
-  /// Channels per tap in `filter`.
+  /// The weights minus their zero points, `[tap][channel]` with `paddedChannels` channels per tap.
+  let filter: [Int16]
+  /// Channels per tap in `filter` and per pixel of the padded input: a multiple of 16.
   let paddedChannels: Int
-  /// Bias and multiplier per output channel.
+  /// Rows and columns of the padded input.
+  let paddedHeight: Int, paddedWidth: Int
+  /// Bias (with the input offset's share) and multiplier per output channel.
   let constants: IntegerChannelConstants
-  /// Minus the input zero point, output zero point, clamp and rounding.
+  /// Output zero point, clamp and rounding.
   let arithmetic: IntegerWeightedArithmetic
+  /// XOR turning a raw input byte into the unsigned form: 0x80 for int8, 0 for uint8.
+  let signFlip: UInt8
+  /// The unsigned input zero point, which padding holds.
+  let paddingValue: UInt8
 
-  init(_ shape: DepthwiseShape, arithmetic: IntegerWeightedArithmetic) {
+  init(_ shape: DepthwiseShape, arithmetic: IntegerWeightedArithmetic, isSigned: Bool) {
     let channels = shape.outputChannels
     let padded = PanelPacking.panelCount(columns: channels) * GEMMTile.columns
     let taps = shape.height.filterSize * shape.width.filterSize
-    var filter = [Int32](repeating: 0, count: taps * padded)
+    var filter = [Int16](repeating: 0, count: taps * padded)
+    var tapSums = [Int32](repeating: 0, count: channels)
     for tap in 0..<taps {
-      for channel in 0..<channels { filter[tap * padded + channel] = arithmetic.weights[tap * channels + channel] }
+      for channel in 0..<channels {
+        let weight = arithmetic.weights[tap * channels + channel]
+        filter[tap * padded + channel] = Int16(truncatingIfNeeded: weight)
+        tapSums[channel] &+= weight
+      }
+    }
+    // (raw + inputOffset) = (unsigned − 128 + inputOffset) for int8, (unsigned + inputOffset) for uint8.
+    let offset = arithmetic.inputOffset &- (isSigned ? 128 : 0)
+    /// Input extent that covers every tap of every output along one axis.
+    func paddedExtent(_ axis: WindowAxis) -> Int {
+      let span = axis.outputSize == 0 ? 0 : (axis.outputSize - 1) * axis.stride + (axis.filterSize - 1) * axis.dilation + 1
+      return max(axis.paddingBefore + axis.inputSize, span)
     }
     self.shape = shape
     self.filter = filter
     paddedChannels = padded
+    paddedHeight = paddedExtent(shape.height)
+    paddedWidth = paddedExtent(shape.width)
     constants = IntegerChannelConstants(groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers) {
-      Int32(truncatingIfNeeded: arithmetic.bias[$0])
+      Int32(truncatingIfNeeded: arithmetic.bias[$0]) &+ offset &* tapSums[$0]
     }
     self.arithmetic = arithmetic
+    signFlip = isSigned ? 0x80 : 0
+    paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
   }
 
-  /// Computes the output from the input; `scratch` holds the expanded input when the multiplier is above 1.
+  /// The shape of the padded unsigned input in scratch (one byte per element).
+  var paddedInputShape: [Int] { [shape.batch, paddedHeight, paddedWidth, paddedChannels] }
+
+  /// Computes the output from the input; `scratch` receives the padded input.
   func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, scratch: UnsafeMutableRawPointer?) throws {
-    let source = try tensorData(input)
+    guard let scratch else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
+    let padded = scratch.assumingMemoryBound(to: UInt8.self)
+    padInput(try tensorData(input).assumingMemoryBound(to: UInt8.self), into: padded)
     let destination = try tensorData(output)
-    if input.type == .uint8 {
-      run(source.assumingMemoryBound(to: UInt8.self), output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount, scratch: scratch)
+    if output.type == .uint8 {
+      convolve(padded, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount)
     } else {
-      run(source.assumingMemoryBound(to: Int8.self), output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount, scratch: scratch)
+      convolve(padded, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount)
     }
   }
 
-  /// The convolution for one raw element type.
-  private func run<Raw: QuantizedInteger>(
-    _ input: UnsafePointer<Raw>, output: UnsafeMutablePointer<Raw>, threadCount: Int, scratch: UnsafeMutableRawPointer?
-  ) {
-    let channels = shape.outputChannels
-    var source = input
-    if shape.multiplier > 1, let scratch {
-      let expanded = scratch.assumingMemoryBound(to: Raw.self)
-      let pixels = shape.batch * shape.height.inputSize * shape.width.inputSize
-      for pixel in 0..<pixels {
-        let from = input + pixel * shape.inputChannels
-        let to = expanded + pixel * channels
-        for channel in 0..<channels { to[channel] = from[channel / shape.multiplier] }
-      }
-      source = UnsafePointer(expanded)
-    }
-    let epilogue = constants.epilogue(
-      group: 0, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp, rounding: arithmetic.rounding)
-    let offset = SIMD16<Int32>(repeating: arithmetic.inputOffset)
+  /// Writes the padded unsigned input: the padding value everywhere, then every input pixel's
+  /// channels (each repeated `multiplier` times) at its place.
+  private func padInput(_ input: UnsafePointer<UInt8>, into padded: UnsafeMutablePointer<UInt8>) {
     let height = shape.height
     let width = shape.width
-    let rowStride = width.inputSize &* channels
-    let tapStride = width.dilation &* channels
-    let inputTapRowStride = height.dilation &* rowStride
-    let filterTapRowStride = width.filterSize &* paddedChannels
-    let interior = width.interior
+    let pixelBytes = shape.inputChannels
+    let contiguous = shape.multiplier == 1 && paddedChannels == pixelBytes
+    let paddedRow = paddedWidth &* paddedChannels
+    padded.update(repeating: paddingValue, count: shape.batch &* paddedHeight &* paddedRow)
+    for image in 0..<shape.batch {
+      for y in 0..<height.inputSize {
+        let source = input + (image &* height.inputSize &+ y) &* width.inputSize &* pixelBytes
+        let row = padded + ((image &* paddedHeight &+ y &+ height.paddingBefore) &* paddedRow &+ width.paddingBefore &* paddedChannels)
+        if contiguous {
+          flipBytes(from: source, to: row, count: width.inputSize &* pixelBytes)
+          continue
+        }
+        for x in 0..<width.inputSize {
+          let from = source + x &* pixelBytes
+          let to = row + x &* paddedChannels
+          if shape.multiplier == 1 {
+            flipBytes(from: from, to: to, count: pixelBytes)
+          } else {
+            for channel in 0..<shape.outputChannels { to[channel] = from[channel / shape.multiplier] ^ signFlip }
+          }
+        }
+      }
+    }
+  }
+
+  /// XORs `count` bytes with the sign flip while copying them, 16 at a time.
+  private func flipBytes(from source: UnsafePointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>, count: Int) {
+    let flip = SIMD16<UInt8>(repeating: signFlip)
+    var offset = 0
+    while offset &+ 16 <= count {
+      storeVector(loadVector(source + offset) ^ flip, destination + offset)
+      offset &+= 16
+    }
+    while offset < count {
+      destination[offset] = source[offset] ^ signFlip
+      offset &+= 1
+    }
+  }
+
+  /// The convolution over the padded input, for one output type.
+  private func convolve<Output: QuantizedInteger>(
+    _ padded: UnsafeMutablePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int
+  ) {
+    let channels = shape.outputChannels
+    let epilogue = constants.epilogue(
+      group: 0, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp, rounding: arithmetic.rounding)
+    let height = shape.height
+    let width = shape.width
+    let stride = paddedChannels
+    let paddedRow = paddedWidth &* stride
+    let pixelStep = width.stride &* stride
+    let tapStep = width.dilation &* stride
+    let tapRowStep = height.dilation &* paddedRow
     filter.withUnsafeBufferPointer { filterBuffer in
       guard let filter = filterBuffer.baseAddress else { return }
       ChannelWindowRows.forEachRow(
@@ -786,46 +849,31 @@ private struct ByteDepthwiseConvolution {
         workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
         threadCount: threadCount
       ) { row in
-        // Wrapping index arithmetic: every offset stays inside the tensors validated in `prepare`.
+        // Wrapping index arithmetic: every offset stays inside the padded input built for this shape.
+        let image = row / height.outputSize
         let y = row % height.outputSize
-        let image = source + ((row / height.outputSize) &* height.inputSize &* rowStride)
+        let firstRow = UnsafePointer(padded) + (image &* paddedHeight &+ y &* height.stride) &* paddedRow
         let outputRow = output + row &* width.outputSize &* channels
-        let (firstY, endY) = height.validTaps(y)
-        let firstInputRow = image + (height.inputOrigin(y) &+ firstY &* height.dilation) &* rowStride
-        let firstFilterRow = filter + firstY &* filterTapRowStride
         var channel = 0
         while channel < channels {
           let lanes = min(GEMMTile.columns, channels &- channel)
-          /// Output pixel `x` of this block from filter columns `firstX ..< endX` of the valid rows.
-          @inline(__always)
-          func convolve(_ x: Int, firstX: Int, endX: Int) {
+          var pixel = firstRow + channel
+          for x in 0..<width.outputSize {
             var sum = SIMD16<Int32>()
-            var inputRow = firstInputRow + ((width.inputOrigin(x) &+ firstX &* width.dilation) &* channels &+ channel)
-            var filterRow = firstFilterRow + (firstX &* paddedChannels &+ channel)
-            for _ in firstY..<endY {
-              var pixel = inputRow
-              var weights = filterRow
-              for _ in firstX..<endX {
-                let values = SIMD16<Int32>(truncatingIfNeeded: loadLanes(pixel, lanes)) &+ offset
-                sum &+= values &* UnsafeRawPointer(weights).loadUnaligned(as: SIMD16<Int32>.self)
-                pixel += tapStride
-                weights += paddedChannels
+            var weights = filter + channel
+            var tapRow = pixel
+            for _ in 0..<height.filterSize {
+              var tap = tapRow
+              for _ in 0..<width.filterSize {
+                sum &+= widenedBytes(tap) &* widenedWeights(weights)
+                tap += tapStep
+                weights += stride
               }
-              inputRow += inputTapRowStride
-              filterRow += filterTapRowStride
+              tapRow += tapRowStep
             }
-            let result = SIMD16<Raw>(truncatingIfNeeded: epilogue.requantize(sum, channel: channel))
+            let result = SIMD16<Output>(truncatingIfNeeded: epilogue.requantize(sum, channel: channel))
             storeVector(result, outputRow + (x &* channels &+ channel), lanes: lanes)
-          }
-          // Border pixels clip the filter columns; interior ones use them all (no per-pixel division).
-          for x in 0..<interior.lowerBound {
-            let (firstX, endX) = width.validTaps(x)
-            convolve(x, firstX: firstX, endX: endX)
-          }
-          for x in interior { convolve(x, firstX: 0, endX: width.filterSize) }
-          for x in interior.upperBound..<width.outputSize {
-            let (firstX, endX) = width.validTaps(x)
-            convolve(x, firstX: firstX, endX: endX)
+            pixel += pixelStep
           }
           channel &+= GEMMTile.columns
         }
@@ -834,10 +882,21 @@ private struct ByteDepthwiseConvolution {
   }
 }
 
-/// Loads `lanes` (at most 16) consecutive elements; a partial load repeats the first element in the other lanes.
+/// Sixteen unsigned bytes zero-extended to Int32 lanes.
 @inline(__always)
-private func loadLanes<Raw: QuantizedInteger>(_ pointer: UnsafePointer<Raw>, _ lanes: Int) -> SIMD16<Raw> {
-  lanes == vectorLaneCount ? loadVector(pointer) : loadPartialVector(pointer, count: lanes)
+private func widenedBytes(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Int32> {
+  SIMD16<Int32>(truncatingIfNeeded: loadVector(pointer))
+}
+
+/// Sixteen Int16 weights sign-extended to Int32 lanes, spelled lane by lane: the generic conversion
+/// is an out-of-line call for Int16, and the known 16-bit range lets the product with unsigned
+/// bytes compile to pmaddwd.
+@inline(__always)
+private func widenedWeights(_ pointer: UnsafePointer<Int16>) -> SIMD16<Int32> {
+  let w = loadVector(pointer)
+  return SIMD16(
+    Int32(w[0]), Int32(w[1]), Int32(w[2]), Int32(w[3]), Int32(w[4]), Int32(w[5]), Int32(w[6]), Int32(w[7]),
+    Int32(w[8]), Int32(w[9]), Int32(w[10]), Int32(w[11]), Int32(w[12]), Int32(w[13]), Int32(w[14]), Int32(w[15]))
 }
 
 extension KernelRegistry {
