@@ -857,23 +857,48 @@ private struct ByteDepthwiseConvolution {
         var channel = 0
         while channel < channels {
           let lanes = min(GEMMTile.columns, channels &- channel)
-          var pixel = firstRow + channel
-          for x in 0..<width.outputSize {
-            var sum = SIMD16<Int32>()
+          var x = 0
+          while x < width.outputSize {
+            // Four pixels at a time: four independent sums share each widened weight vector. A
+            // group past the row's end repeats its last pixel and stores only the real ones.
+            let count = min(4, width.outputSize &- x)
+            let p0 = firstRow + (x &* pixelStep &+ channel)
+            let p1 = p0 + min(1, count &- 1) &* pixelStep
+            let p2 = p0 + min(2, count &- 1) &* pixelStep
+            let p3 = p0 + min(3, count &- 1) &* pixelStep
+            var s0 = SIMD16<Int32>()
+            var s1 = SIMD16<Int32>()
+            var s2 = SIMD16<Int32>()
+            var s3 = SIMD16<Int32>()
             var weights = filter + channel
-            var tapRow = pixel
+            var tapRow = 0
             for _ in 0..<height.filterSize {
               var tap = tapRow
               for _ in 0..<width.filterSize {
-                sum &+= widenedBytes(tap) &* widenedWeights(weights)
-                tap += tapStep
+                let w = widenedWeights(weights)
+                s0 &+= widenedBytes(p0 + tap) &* w
+                s1 &+= widenedBytes(p1 + tap) &* w
+                s2 &+= widenedBytes(p2 + tap) &* w
+                s3 &+= widenedBytes(p3 + tap) &* w
+                tap &+= tapStep
                 weights += stride
               }
-              tapRow += tapRowStep
+              tapRow &+= tapRowStep
             }
-            let result = SIMD16<Output>(truncatingIfNeeded: epilogue.requantize(sum, channel: channel))
-            storeVector(result, outputRow + (x &* channels &+ channel), lanes: lanes)
-            pixel += pixelStep
+            let out = outputRow + (x &* channels &+ channel)
+            storeVector(SIMD16<Output>(truncatingIfNeeded: epilogue.requantize(s0, channel: channel)), out, lanes: lanes)
+            if count > 1 {
+              storeVector(SIMD16<Output>(truncatingIfNeeded: epilogue.requantize(s1, channel: channel)), out + channels, lanes: lanes)
+            }
+            if count > 2 {
+              storeVector(
+                SIMD16<Output>(truncatingIfNeeded: epilogue.requantize(s2, channel: channel)), out + 2 &* channels, lanes: lanes)
+            }
+            if count > 3 {
+              storeVector(
+                SIMD16<Output>(truncatingIfNeeded: epilogue.requantize(s3, channel: channel)), out + 3 &* channels, lanes: lanes)
+            }
+            x &+= 4
           }
           channel &+= GEMMTile.columns
         }
