@@ -225,7 +225,7 @@ struct IntegerMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
   /// Narrows raw output values (inside the output type's range) and stores 16 of them.
   @inline(__always)
   static func store(_ values: SIMD16<Int32>, to pointer: UnsafeMutablePointer<Output>) {
-    UnsafeMutableRawPointer(pointer).storeBytes(of: SIMD16<Output>(truncatingIfNeeded: values), as: SIMD16<Output>.self)
+    UnsafeMutableRawPointer(pointer).storeBytes(of: values.narrowed(to: Output.self), as: SIMD16<Output>.self)
   }
 
   /// The sums of one row of 16 columns, over four accumulators so that consecutive multiply-adds
@@ -288,5 +288,30 @@ struct IntegerMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
     if validRows > 1 { Self.store(epilogue.requantize(r1, channel: column), to: c + ldc) }
     if validRows > 2 { Self.store(epilogue.requantize(r2, channel: column), to: c + 2 * ldc) }
     if validRows > 3 { Self.store(epilogue.requantize(r3, channel: column), to: c + 3 * ldc) }
+  }
+}
+
+// Lane-by-lane widening and narrowing of 16-lane integer vectors. The standard library's generic
+// `init(truncatingIfNeeded:)` is often left as an out-of-line call in these kernels (always for
+// Int16), which passes every vector through memory; spelled out, LLVM emits one instruction.
+extension SIMD16 where Scalar == Int32 {
+  /// The lanes of `x`, sign- or zero-extended as its type says.
+  @inline(__always)
+  init<Source: FixedWidthInteger & SIMDScalar>(widening x: SIMD16<Source>) {
+    self.init(
+      Int32(x[0]), Int32(x[1]), Int32(x[2]), Int32(x[3]), Int32(x[4]), Int32(x[5]), Int32(x[6]), Int32(x[7]),
+      Int32(x[8]), Int32(x[9]), Int32(x[10]), Int32(x[11]), Int32(x[12]), Int32(x[13]), Int32(x[14]), Int32(x[15]))
+  }
+
+  /// The low bits of every lane, as `Output` values.
+  @inline(__always)
+  func narrowed<Output: FixedWidthInteger & SIMDScalar>(to type: Output.Type) -> SIMD16<Output> {
+    SIMD16<Output>(
+      Output(truncatingIfNeeded: self[0]), Output(truncatingIfNeeded: self[1]), Output(truncatingIfNeeded: self[2]),
+      Output(truncatingIfNeeded: self[3]), Output(truncatingIfNeeded: self[4]), Output(truncatingIfNeeded: self[5]),
+      Output(truncatingIfNeeded: self[6]), Output(truncatingIfNeeded: self[7]), Output(truncatingIfNeeded: self[8]),
+      Output(truncatingIfNeeded: self[9]), Output(truncatingIfNeeded: self[10]), Output(truncatingIfNeeded: self[11]),
+      Output(truncatingIfNeeded: self[12]), Output(truncatingIfNeeded: self[13]), Output(truncatingIfNeeded: self[14]),
+      Output(truncatingIfNeeded: self[15]))
   }
 }

@@ -886,17 +886,17 @@ private struct ByteDepthwiseConvolution {
               tapRow &+= tapRowStep
             }
             let out = outputRow + (x &* channels &+ channel)
-            storeVector(SIMD16<Output>(truncatingIfNeeded: epilogue.requantize(s0, channel: channel)), out, lanes: lanes)
+            storeVector(epilogue.requantize(s0, channel: channel).narrowed(to: Output.self), out, lanes: lanes)
             if count > 1 {
-              storeVector(SIMD16<Output>(truncatingIfNeeded: epilogue.requantize(s1, channel: channel)), out + channels, lanes: lanes)
+              storeVector(epilogue.requantize(s1, channel: channel).narrowed(to: Output.self), out + channels, lanes: lanes)
             }
             if count > 2 {
               storeVector(
-                SIMD16<Output>(truncatingIfNeeded: epilogue.requantize(s2, channel: channel)), out + 2 &* channels, lanes: lanes)
+                epilogue.requantize(s2, channel: channel).narrowed(to: Output.self), out + 2 &* channels, lanes: lanes)
             }
             if count > 3 {
               storeVector(
-                SIMD16<Output>(truncatingIfNeeded: epilogue.requantize(s3, channel: channel)), out + 3 &* channels, lanes: lanes)
+                epilogue.requantize(s3, channel: channel).narrowed(to: Output.self), out + 3 &* channels, lanes: lanes)
             }
             x &+= 4
           }
@@ -910,18 +910,14 @@ private struct ByteDepthwiseConvolution {
 /// Sixteen unsigned bytes zero-extended to Int32 lanes.
 @inline(__always)
 private func widenedBytes(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Int32> {
-  SIMD16<Int32>(truncatingIfNeeded: loadVector(pointer))
+  SIMD16<Int32>(widening: loadVector(pointer))
 }
 
-/// Sixteen Int16 weights sign-extended to Int32 lanes, spelled lane by lane: the generic conversion
-/// is an out-of-line call for Int16, and the known 16-bit range lets the product with unsigned
-/// bytes compile to pmaddwd.
+/// Sixteen Int16 weights sign-extended to Int32 lanes; their known 16-bit range lets the product
+/// with unsigned bytes compile to pmaddwd.
 @inline(__always)
 private func widenedWeights(_ pointer: UnsafePointer<Int16>) -> SIMD16<Int32> {
-  let w = loadVector(pointer)
-  return SIMD16(
-    Int32(w[0]), Int32(w[1]), Int32(w[2]), Int32(w[3]), Int32(w[4]), Int32(w[5]), Int32(w[6]), Int32(w[7]),
-    Int32(w[8]), Int32(w[9]), Int32(w[10]), Int32(w[11]), Int32(w[12]), Int32(w[13]), Int32(w[14]), Int32(w[15]))
+  SIMD16<Int32>(widening: loadVector(pointer))
 }
 
 extension KernelRegistry {
