@@ -7,6 +7,36 @@ import XCTest
 /// against plain loops: Σ (x − input zero point) · (w − weight zero point) over the taps inside the
 /// input, plus the bias, rescaled with `QuantizedMultiplier.apply`, offset and clamped.
 final class IntegerGEMMTests: XCTestCase {
+  /// The lane-wise rescale against the scalar one over the whole Int32 range, extreme values and
+  /// every shift from −31 to +8, with both roundings.
+  func testMultiplierLanesMatchScalarRescale() {
+    var random = SeededGenerator(seed: 5)
+    let extremes: [Int32] = [.min, .min + 1, -1, 0, 1, .max - 1, .max, 1 << 30, -(1 << 30)]
+    for trial in 0..<400 {
+      let multipliers = (0..<8).map { lane -> QuantizedMultiplier in
+        let shift = (trial + lane) % 40 - 31
+        return QuantizedMultiplier(multiplier: Int32(random.int(1 << 30...Int(Int32.max))), shift: shift)
+      }
+      var x = SIMD8<Int32>()
+      for lane in 0..<8 {
+        x[lane] = random.bool() ? extremes[random.int(0...extremes.count - 1)] : Int32(truncatingIfNeeded: random.next())
+      }
+      for policy in RoundingPolicy.allCases {
+        let parts = multipliers.map { QuantizedMultiplierLanes.parts($0, rounding: policy) }
+        let lanes = QuantizedMultiplierLanes(
+          multiplier: SIMD8(parts.map(\.multiplier)), leftShift: SIMD8(parts.map(\.leftShift)),
+          first: SIMD8(parts.map(\.first)), second: SIMD8(parts.map(\.second)),
+          negative: SIMD8(parts.map(\.negative)), shift: SIMD8(parts.map(\.shift)))
+        let result = lanes.apply(x)
+        for lane in 0..<8 {
+          XCTAssertEqual(
+            result[lane], multipliers[lane].apply(x[lane], rounding: policy),
+            "x \(x[lane]) multiplier \(multipliers[lane]) \(policy)")
+        }
+      }
+    }
+  }
+
   /// Random products: odd and even depths (the packed depth is padded to even), deep products,
   /// partial last panels and row tiles, single rows, both output types and roundings, 1 and 2 threads.
   func testPackedProductsMatchNaiveLoop() {
@@ -42,8 +72,10 @@ final class IntegerGEMMTests: XCTestCase {
           $0.baseAddress!, sourceStride: 0, count: 1, layout: .columnMajor(depth: depth), depth: depth, columns: columns)
       }
       XCTAssertEqual(packed.columnSums, (0..<columns).map { column in (0..<depth).reduce(0) { $0 &+ weights[column * depth + $1] } })
-      let constants = IntegerChannelConstants(groups: 1, groupChannels: columns, multipliers: multipliers) { bias[$0] }
-      let epilogue = constants.epilogue(group: 0, outputZeroPoint: zeroPoint, clamp: clamp, rounding: rounding)
+      let constants = IntegerChannelConstants(
+        groups: 1, groupChannels: columns, multipliers: multipliers, rounding: rounding
+      ) { bias[$0] }
+      let epilogue = constants.epilogue(group: 0, outputZeroPoint: zeroPoint, clamp: clamp)
       for threads in [1, 2] {
         let plan = IntegerGEMM.plan(rows: rows, columns: columns, depth: depth, threadCount: threads)
         let scratch = UnsafeMutableRawPointer.allocate(

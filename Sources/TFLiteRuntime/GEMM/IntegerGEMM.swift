@@ -14,45 +14,55 @@
 /// The per-output-channel constants of an integer kernel's requantization, padded with zeros to
 /// whole 16-channel blocks per group so every block loads full vectors.
 final class IntegerChannelConstants {
-  /// Channels of one group before padding.
-  let groupChannels: Int
   /// Channels of one group after padding: the distance between the groups' first channels.
   let paddedGroupChannels: Int
   /// Padded channels of all groups.
   private let count: Int
-  /// The bias, the multipliers' mantissas, left shifts and right shifts, `count` of each.
-  private let storage: UnsafeMutablePointer<Int32>
+  /// The bias and the left shifts, `count` of each.
+  private let words: UnsafeMutablePointer<Int32>
+  /// The `QuantizedMultiplierLanes` parts multiplier, first, second, negative and shift, `count` of each.
+  private let wideWords: UnsafeMutablePointer<Int64>
 
   /// Collects the constants of `groups × groupChannels` channels; channel `c` of the whole op has
-  /// bias `bias(c)` (already an Int32 sum term) and multiplier `multipliers[c]`.
-  init(groups: Int, groupChannels: Int, multipliers: [QuantizedMultiplier], bias: (Int) -> Int32) {
-    self.groupChannels = groupChannels
+  /// bias `bias(c)` (already an Int32 sum term) and multiplier `multipliers[c]`, applied with `rounding`.
+  init(
+    groups: Int, groupChannels: Int, multipliers: [QuantizedMultiplier], rounding: RoundingPolicy,
+    bias: (Int) -> Int32
+  ) {
     paddedGroupChannels = PanelPacking.panelCount(columns: groupChannels) * GEMMTile.columns
     count = max(1, groups * paddedGroupChannels)
-    storage = UnsafeMutablePointer<Int32>.allocate(capacity: 4 * count)
-    storage.initialize(repeating: 0, count: 4 * count)
+    words = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * count)
+    words.initialize(repeating: 0, count: 2 * count)
+    wideWords = UnsafeMutablePointer<Int64>.allocate(capacity: 5 * count)
+    wideWords.initialize(repeating: 0, count: 5 * count)
     for group in 0..<groups {
       for channel in 0..<groupChannels {
         let source = group * groupChannels + channel
         let index = group * paddedGroupChannels + channel
-        let (left, right) = QuantizedMultiplierLanes.shifts(multipliers[source])
-        storage[index] = bias(source)
-        storage[count + index] = multipliers[source].multiplier
-        storage[2 * count + index] = left
-        storage[3 * count + index] = right
+        let lane = QuantizedMultiplierLanes.parts(multipliers[source], rounding: rounding)
+        words[index] = bias(source)
+        words[count + index] = lane.leftShift
+        wideWords[index] = lane.multiplier
+        wideWords[count + index] = lane.first
+        wideWords[2 * count + index] = lane.second
+        wideWords[3 * count + index] = lane.negative
+        wideWords[4 * count + index] = lane.shift
       }
     }
   }
 
-  deinit { storage.deallocate() }
+  deinit {
+    words.deallocate()
+    wideWords.deallocate()
+  }
 
   /// The requantization of group `group`'s channels (column 0 = the group's first channel).
-  func epilogue(group: Int, outputZeroPoint: Int32, clamp: ClosedRange<Int32>, rounding: RoundingPolicy) -> IntegerEpilogue {
+  func epilogue(group: Int, outputZeroPoint: Int32, clamp: ClosedRange<Int32>) -> IntegerEpilogue {
     let first = group * paddedGroupChannels
     return IntegerEpilogue(
-      bias: storage + first, multipliers: storage + count + first, leftShifts: storage + 2 * count + first,
-      rightShifts: storage + 3 * count + first, outputZeroPoint: SIMD8(repeating: outputZeroPoint),
-      lower: SIMD8(repeating: clamp.lowerBound), upper: SIMD8(repeating: clamp.upperBound), rounding: rounding)
+      bias: words + first, leftShifts: words + count + first, wide: wideWords + first, wideStride: count,
+      outputZeroPoint: SIMD8(repeating: outputZeroPoint), lower: SIMD8(repeating: clamp.lowerBound),
+      upper: SIMD8(repeating: clamp.upperBound))
   }
 }
 
@@ -61,20 +71,18 @@ final class IntegerChannelConstants {
 struct IntegerEpilogue {
   /// Bias per channel.
   let bias: UnsafePointer<Int32>
-  /// Multiplier mantissa per channel.
-  let multipliers: UnsafePointer<Int32>
-  /// `max(shift, 0)` per channel.
+  /// `QuantizedMultiplierLanes.leftShift` per channel.
   let leftShifts: UnsafePointer<Int32>
-  /// `min(max(-shift, 0), 31)` per channel.
-  let rightShifts: UnsafePointer<Int32>
+  /// The 64-bit lane parts per channel: multiplier, first, second, negative, shift, `wideStride` apart.
+  let wide: UnsafePointer<Int64>
+  /// Distance between the 64-bit parts.
+  let wideStride: Int
   /// The output zero point in every lane.
   let outputZeroPoint: SIMD8<Int32>
   /// The clamp's lower bound in every lane.
   let lower: SIMD8<Int32>
   /// The clamp's upper bound in every lane.
   let upper: SIMD8<Int32>
-  /// How the rescale rounds.
-  let rounding: RoundingPolicy
 
   /// The raw outputs of channels `channel ..< channel + 16` for their sums.
   @inline(__always)
@@ -85,10 +93,12 @@ struct IntegerEpilogue {
   /// The raw outputs of channels `channel ..< channel + 8` for their sums.
   @inline(__always)
   func requantize(_ sums: SIMD8<Int32>, channel: Int) -> SIMD8<Int32> {
+    let parts = wide + channel
     let lanes = QuantizedMultiplierLanes(
-      multiplier: Self.load(multipliers + channel), leftShift: Self.load(leftShifts + channel),
-      rightShift: Self.load(rightShifts + channel))
-    let scaled = lanes.apply(sums &+ Self.load(bias + channel), rounding: rounding) &+ outputZeroPoint
+      multiplier: Self.load(parts), leftShift: Self.load(leftShifts + channel), first: Self.load(parts + wideStride),
+      second: Self.load(parts + 2 &* wideStride), negative: Self.load(parts + 3 &* wideStride),
+      shift: Self.load(parts + 4 &* wideStride))
+    let scaled = lanes.apply(sums &+ Self.load(bias + channel)) &+ outputZeroPoint
     // Lane by lane: the generic `clamped(lowerBound:upperBound:)` stays an out-of-line call here.
     var result = scaled
     for lane in 0..<8 { result[lane] = min(max(scaled[lane], lower[lane]), upper[lane]) }
@@ -97,8 +107,8 @@ struct IntegerEpilogue {
 
   /// Eight consecutive values.
   @inline(__always)
-  private static func load(_ pointer: UnsafePointer<Int32>) -> SIMD8<Int32> {
-    UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Int32>.self)
+  private static func load<Scalar: SIMDScalar>(_ pointer: UnsafePointer<Scalar>) -> SIMD8<Scalar> {
+    UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Scalar>.self)
   }
 }
 

@@ -418,7 +418,8 @@ private struct ByteConvolution {
     let isSigned = input.type == .int8
     let offset = arithmetic.inputOffset &- (isSigned ? 128 : 0)
     constants = IntegerChannelConstants(
-      groups: shape.groups, groupChannels: shape.groupOutputChannels, multipliers: arithmetic.multipliers
+      groups: shape.groups, groupChannels: shape.groupOutputChannels, multipliers: arithmetic.multipliers,
+      rounding: arithmetic.rounding
     ) { channel in
       Int32(truncatingIfNeeded: arithmetic.bias[channel]) &+ offset &* weights.columnSums[channel]
     }
@@ -459,8 +460,7 @@ private struct ByteConvolution {
     let groupScratch = scratch + gemmScratchOffset
     for group in 0..<shape.groups {
       let epilogue = constants.epilogue(
-        group: group, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp,
-        rounding: arithmetic.rounding)
+        group: group, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp)
       let channelOffset = group * shape.groupInputChannels
       let groupOutput = output + group * shape.groupOutputChannels
       if readsInPlace {
@@ -760,7 +760,9 @@ private struct ByteDepthwiseConvolution {
     paddedChannels = padded
     paddedHeight = paddedExtent(shape.height)
     paddedWidth = paddedExtent(shape.width)
-    constants = IntegerChannelConstants(groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers) {
+    constants = IntegerChannelConstants(
+      groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding
+    ) {
       Int32(truncatingIfNeeded: arithmetic.bias[$0]) &+ offset &* tapSums[$0]
     }
     self.arithmetic = arithmetic
@@ -833,8 +835,7 @@ private struct ByteDepthwiseConvolution {
     _ padded: UnsafeMutablePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int
   ) {
     let channels = shape.outputChannels
-    let epilogue = constants.epilogue(
-      group: 0, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp, rounding: arithmetic.rounding)
+    let epilogue = constants.epilogue(group: 0, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp)
     let height = shape.height
     let width = shape.width
     let stride = paddedChannels

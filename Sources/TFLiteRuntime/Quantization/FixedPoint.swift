@@ -79,7 +79,7 @@ public struct QuantizedMultiplier: Sendable, Hashable {
   /// Eight lanes of ``apply(_:rounding:)`` at once, bit for bit the same.
   @inlinable @inline(__always)
   public func apply(_ x: SIMD8<Int32>, rounding policy: RoundingPolicy = .doubleRounding) -> SIMD8<Int32> {
-    QuantizedMultiplierLanes(repeating: self).apply(x, rounding: policy)
+    QuantizedMultiplierLanes(repeating: self, rounding: policy).apply(x)
   }
 
   /// The 64-bit-accumulator variant used by the 16-bit kernels: the multiplier is first reduced
@@ -94,61 +94,81 @@ public struct QuantizedMultiplier: Sendable, Hashable {
 }
 
 /// Eight quantized multipliers side by side, one per lane: rescales eight channels at once, each
-/// lane exactly as ``QuantizedMultiplier/apply(_:rounding:)`` does with its own multiplier.
+/// lane bit for bit as ``QuantizedMultiplier/apply(_:rounding:)`` does with its own multiplier.
+///
+/// Both roundings become one 64-bit product, offsets and one arithmetic shift. With a value
+/// `v = x · 2^leftShift` (wrapping in 32 bits) and `p = v · multiplier`:
+/// - one rounding: `(p + 2^(t−1)) >> t` with `t = 31 − shift`;
+/// - two roundings (doubling high multiply, then rounding division by `2^r`, `r = −shift ≥ 0`):
+///   `q = p + 2^30` is the high multiply's rounding, and dividing `floor(q / 2^31)` by `2^r` with
+///   halves away from zero equals `(q + 2^(30+r) − (q < 0 ? 2^31 : 0)) >> (31 + r)` for `r > 0`
+///   (`q >> 31` for `r = 0`), since floor(floor(a / b) + c) / d) = floor((a + c·b) / (b·d)).
+/// So each lane keeps `q = p + first`, adds `second`, adds `negative` when `q < 0` and shifts.
 public struct QuantizedMultiplierLanes: Sendable {
   /// The mantissas (never negative).
-  public var multiplier: SIMD8<Int32>
-  /// The positive part of each shift: `max(shift, 0)`.
+  public var multiplier: SIMD8<Int64>
+  /// Applied to the value first (two roundings with a positive exponent); otherwise 0.
   public var leftShift: SIMD8<Int32>
-  /// The negative part of each shift: `min(max(-shift, 0), 31)`.
-  public var rightShift: SIMD8<Int32>
+  /// Added to the product: 2^30 for two roundings, 2^(t−1) for one.
+  public var first: SIMD8<Int64>
+  /// Added next: 2^(30+r) for two roundings with `r > 0`, else 0.
+  public var second: SIMD8<Int64>
+  /// Added when the product plus `first` is negative: −2^31 for two roundings with `r > 0`, else 0.
+  public var negative: SIMD8<Int64>
+  /// The final arithmetic right shift: 31 + r for two roundings, t for one.
+  public var shift: SIMD8<Int64>
 
-  /// Lanes from their parts.
+  /// Lanes from their parts (see the type's description).
   @inlinable @inline(__always)
-  public init(multiplier: SIMD8<Int32>, leftShift: SIMD8<Int32>, rightShift: SIMD8<Int32>) {
+  public init(
+    multiplier: SIMD8<Int64>, leftShift: SIMD8<Int32>, first: SIMD8<Int64>, second: SIMD8<Int64>,
+    negative: SIMD8<Int64>, shift: SIMD8<Int64>
+  ) {
     self.multiplier = multiplier
     self.leftShift = leftShift
-    self.rightShift = rightShift
+    self.first = first
+    self.second = second
+    self.negative = negative
+    self.shift = shift
   }
 
-  /// Every lane holding `multiplier`.
+  /// Every lane holding `multiplier`, rounding as `policy` says.
   @inlinable @inline(__always)
-  public init(repeating multiplier: QuantizedMultiplier) {
-    let (left, right) = Self.shifts(multiplier)
+  public init(repeating multiplier: QuantizedMultiplier, rounding policy: RoundingPolicy) {
+    let lane = Self.parts(multiplier, rounding: policy)
     self.init(
-      multiplier: SIMD8(repeating: multiplier.multiplier), leftShift: SIMD8(repeating: left),
-      rightShift: SIMD8(repeating: right))
+      multiplier: SIMD8(repeating: lane.multiplier), leftShift: SIMD8(repeating: lane.leftShift),
+      first: SIMD8(repeating: lane.first), second: SIMD8(repeating: lane.second),
+      negative: SIMD8(repeating: lane.negative), shift: SIMD8(repeating: lane.shift))
   }
 
-  /// The left and right shift of one multiplier, as the lanes store them.
+  /// The lane values of one multiplier under `policy`.
   @inlinable @inline(__always)
-  public static func shifts(_ multiplier: QuantizedMultiplier) -> (left: Int32, right: Int32) {
-    (Int32(truncatingIfNeeded: max(multiplier.shift, 0)), Int32(truncatingIfNeeded: min(max(-multiplier.shift, 0), 31)))
-  }
-
-  /// Each lane of `x` times its lane's multiplier, rounded as `policy` says. Written with shifts
-  /// and masks only (the mantissas are never negative, so the doubling high multiply cannot
-  /// saturate), so that it vectorizes.
-  @inlinable @inline(__always)
-  public func apply(_ x: SIMD8<Int32>, rounding policy: RoundingPolicy = .doubleRounding) -> SIMD8<Int32> {
+  public static func parts(_ multiplier: QuantizedMultiplier, rounding policy: RoundingPolicy) -> (
+    multiplier: Int64, leftShift: Int32, first: Int64, second: Int64, negative: Int64, shift: Int64
+  ) {
+    let mantissa = Int64(multiplier.multiplier)
     switch policy {
     case .doubleRounding:
-      let product = SIMD8<Int64>(signExtending: x &<< leftShift) &* SIMD8<Int64>(signExtending: multiplier)
-      // The doubling high multiply rounds to nearest with halves toward +infinity, which for the
-      // exact product is floor((product + 2^30) / 2^31): the nudge of 1 − 2^30 for negative
-      // products followed by a division truncating toward zero gives the same value.
-      let high = SIMD8<Int32>(truncating: (product &+ (1 << 30)) &>> 31)
-      // Rounding division by 2^rightShift, halves away from zero.
-      let mask = (SIMD8<Int32>(repeating: 1) &<< rightShift) &- 1
-      let remainder = high & mask
-      let threshold = (mask &>> 1) &+ ((high &>> 31) & 1)
-      return (high &>> rightShift) &+ (((threshold &- remainder) &>> 31) & 1)
+      let left = Int32(truncatingIfNeeded: max(multiplier.shift, 0))
+      let right = Int64(min(max(-multiplier.shift, 0), 31))
+      return (
+        mantissa, left, 1 << 30, right > 0 ? 1 << (30 + right) : 0, right > 0 ? -(1 << 31) : 0, 31 + right
+      )
     case .singleRounding:
-      let totalShift = SIMD8<Int64>(signExtending: 31 &- leftShift &+ rightShift)
-      let round = SIMD8<Int64>(repeating: 1) &<< (totalShift &- 1)
-      let product = SIMD8<Int64>(signExtending: x) &* SIMD8<Int64>(signExtending: multiplier) &+ round
-      return SIMD8<Int32>(truncating: product &>> totalShift)
+      let total = Int64(min(max(31 - multiplier.shift, 1), 62))
+      return (mantissa, 0, 1 << (total - 1), 0, 0, total)
     }
+  }
+
+  /// Each lane of `x` times its lane's multiplier, rounded as the lanes were built for.
+  @inlinable @inline(__always)
+  public func apply(_ x: SIMD8<Int32>) -> SIMD8<Int32> {
+    // `multiplier` is below 2^31 and the value a sign-extended Int32: the product is exact.
+    let product = SIMD8<Int64>(signExtending: x &<< leftShift) &* multiplier
+    let rounded = product &+ first
+    let adjusted = rounded &+ second &+ ((rounded &>> 63) & negative)
+    return SIMD8<Int32>(truncating: adjusted &>> shift)
   }
 }
 
