@@ -18,9 +18,9 @@ final class IntegerChannelConstants {
   let paddedGroupChannels: Int
   /// Padded channels of all groups.
   private let count: Int
-  /// The bias and the left shifts, `count` of each.
+  /// The bias, the multipliers and the left shifts, `count` of each.
   private let words: UnsafeMutablePointer<Int32>
-  /// The `QuantizedMultiplierLanes` parts multiplier, first, second, negative and shift, `count` of each.
+  /// The `QuantizedMultiplierLanes` parts first, second, negative and shift, `count` of each.
   private let wideWords: UnsafeMutablePointer<Int64>
 
   /// Collects the constants of `groups × groupChannels` channels; channel `c` of the whole op has
@@ -31,22 +31,22 @@ final class IntegerChannelConstants {
   ) {
     paddedGroupChannels = PanelPacking.panelCount(columns: groupChannels) * GEMMTile.columns
     count = max(1, groups * paddedGroupChannels)
-    words = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * count)
-    words.initialize(repeating: 0, count: 2 * count)
-    wideWords = UnsafeMutablePointer<Int64>.allocate(capacity: 5 * count)
-    wideWords.initialize(repeating: 0, count: 5 * count)
+    words = UnsafeMutablePointer<Int32>.allocate(capacity: 3 * count)
+    words.initialize(repeating: 0, count: 3 * count)
+    wideWords = UnsafeMutablePointer<Int64>.allocate(capacity: 4 * count)
+    wideWords.initialize(repeating: 0, count: 4 * count)
     for group in 0..<groups {
       for channel in 0..<groupChannels {
         let source = group * groupChannels + channel
         let index = group * paddedGroupChannels + channel
         let lane = QuantizedMultiplierLanes.parts(multipliers[source], rounding: rounding)
         words[index] = bias(source)
-        words[count + index] = lane.leftShift
-        wideWords[index] = lane.multiplier
-        wideWords[count + index] = lane.first
-        wideWords[2 * count + index] = lane.second
-        wideWords[3 * count + index] = lane.negative
-        wideWords[4 * count + index] = lane.shift
+        words[count + index] = lane.multiplier
+        words[2 * count + index] = lane.leftShift
+        wideWords[index] = lane.first
+        wideWords[count + index] = lane.second
+        wideWords[2 * count + index] = lane.negative
+        wideWords[3 * count + index] = lane.shift
       }
     }
   }
@@ -60,7 +60,8 @@ final class IntegerChannelConstants {
   func epilogue(group: Int, outputZeroPoint: Int32, clamp: ClosedRange<Int32>) -> IntegerEpilogue {
     let first = group * paddedGroupChannels
     return IntegerEpilogue(
-      bias: words + first, leftShifts: words + count + first, wide: wideWords + first, wideStride: count,
+      bias: words + first, multipliers: words + count + first, leftShifts: words + 2 * count + first,
+      wide: wideWords + first, wideStride: count,
       outputZeroPoint: SIMD8(repeating: outputZeroPoint), lower: SIMD8(repeating: clamp.lowerBound),
       upper: SIMD8(repeating: clamp.upperBound))
   }
@@ -71,9 +72,11 @@ final class IntegerChannelConstants {
 struct IntegerEpilogue {
   /// Bias per channel.
   let bias: UnsafePointer<Int32>
+  /// `QuantizedMultiplierLanes.multiplier` per channel.
+  let multipliers: UnsafePointer<Int32>
   /// `QuantizedMultiplierLanes.leftShift` per channel.
   let leftShifts: UnsafePointer<Int32>
-  /// The 64-bit lane parts per channel: multiplier, first, second, negative, shift, `wideStride` apart.
+  /// The 64-bit lane parts per channel: first, second, negative, shift, `wideStride` apart.
   let wide: UnsafePointer<Int64>
   /// Distance between the 64-bit parts.
   let wideStride: Int
@@ -95,9 +98,9 @@ struct IntegerEpilogue {
   func requantize(_ sums: SIMD8<Int32>, channel: Int) -> SIMD8<Int32> {
     let parts = wide + channel
     let lanes = QuantizedMultiplierLanes(
-      multiplier: Self.load(parts), leftShift: Self.load(leftShifts + channel), first: Self.load(parts + wideStride),
-      second: Self.load(parts + 2 &* wideStride), negative: Self.load(parts + 3 &* wideStride),
-      shift: Self.load(parts + 4 &* wideStride))
+      multiplier: Self.load(multipliers + channel), leftShift: Self.load(leftShifts + channel), first: Self.load(parts),
+      second: Self.load(parts + wideStride), negative: Self.load(parts + 2 &* wideStride),
+      shift: Self.load(parts + 3 &* wideStride))
     let scaled = lanes.apply(sums &+ Self.load(bias + channel)) &+ outputZeroPoint
     // Lane by lane: the generic `clamped(lowerBound:upperBound:)` stays an out-of-line call here.
     var result = scaled

@@ -106,7 +106,7 @@ public struct QuantizedMultiplier: Sendable, Hashable {
 /// So each lane keeps `q = p + first`, adds `second`, adds `negative` when `q < 0` and shifts.
 public struct QuantizedMultiplierLanes: Sendable {
   /// The mantissas (never negative).
-  public var multiplier: SIMD8<Int64>
+  public var multiplier: SIMD8<Int32>
   /// Applied to the value first (two roundings with a positive exponent); otherwise 0.
   public var leftShift: SIMD8<Int32>
   /// Added to the product: 2^30 for two roundings, 2^(t−1) for one.
@@ -121,7 +121,7 @@ public struct QuantizedMultiplierLanes: Sendable {
   /// Lanes from their parts (see the type's description).
   @inlinable @inline(__always)
   public init(
-    multiplier: SIMD8<Int64>, leftShift: SIMD8<Int32>, first: SIMD8<Int64>, second: SIMD8<Int64>,
+    multiplier: SIMD8<Int32>, leftShift: SIMD8<Int32>, first: SIMD8<Int64>, second: SIMD8<Int64>,
     negative: SIMD8<Int64>, shift: SIMD8<Int64>
   ) {
     self.multiplier = multiplier
@@ -145,9 +145,9 @@ public struct QuantizedMultiplierLanes: Sendable {
   /// The lane values of one multiplier under `policy`.
   @inlinable @inline(__always)
   public static func parts(_ multiplier: QuantizedMultiplier, rounding policy: RoundingPolicy) -> (
-    multiplier: Int64, leftShift: Int32, first: Int64, second: Int64, negative: Int64, shift: Int64
+    multiplier: Int32, leftShift: Int32, first: Int64, second: Int64, negative: Int64, shift: Int64
   ) {
-    let mantissa = Int64(multiplier.multiplier)
+    let mantissa = multiplier.multiplier
     switch policy {
     case .doubleRounding:
       let left = Int32(truncatingIfNeeded: max(multiplier.shift, 0))
@@ -164,8 +164,8 @@ public struct QuantizedMultiplierLanes: Sendable {
   /// Each lane of `x` times its lane's multiplier, rounded as the lanes were built for.
   @inlinable @inline(__always)
   public func apply(_ x: SIMD8<Int32>) -> SIMD8<Int32> {
-    // `multiplier` is below 2^31 and the value a sign-extended Int32: the product is exact.
-    let product = SIMD8<Int64>(signExtending: x &<< leftShift) &* multiplier
+    // Both factors are sign-extended Int32 lanes (one multiply of 32-bit halves): the product is exact.
+    let product = SIMD8<Int64>(signExtending: x &<< leftShift) &* SIMD8<Int64>(signExtending: multiplier)
     let rounded = product &+ first
     let adjusted = rounded &+ second &+ ((rounded &>> 63) & negative)
     return SIMD8<Int32>(truncating: adjusted &>> shift)
