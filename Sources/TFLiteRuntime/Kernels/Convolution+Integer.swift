@@ -162,10 +162,11 @@ private func requireIntegerWeightedTypes(_ node: Node, op: String) throws {
   }
 }
 
-/// Runs a convolution (grouped or not, FULLY_CONNECTED as a 1×1 one) over widened inputs.
+/// Runs a convolution (grouped or not; FULLY_CONNECTED as a 1×1 one, DEPTHWISE_CONV_2D as one
+/// group per input channel) over widened inputs; `weights` are in OHWI order.
 private func runIntegerConvolution(
-  _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, input: UnsafePointer<Int32>,
-  output: UnsafeMutableRawPointer, outputType: ElementType, context: EvalContext
+  _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, weights ohwiWeights: [Int32],
+  input: UnsafePointer<Int32>, output: UnsafeMutableRawPointer, outputType: ElementType, context: EvalContext
 ) {
   let outputHeight = shape.height.outputSize
   let outputWidth = shape.width.outputSize
@@ -173,7 +174,7 @@ private func runIntegerConvolution(
   let filterWidth = shape.width.filterSize
   let depth = shape.groupInputChannels
   let groupOutputs = shape.groupOutputChannels
-  arithmetic.weights.withUnsafeBufferPointer { weightBuffer in
+  ohwiWeights.withUnsafeBufferPointer { weightBuffer in
     guard let weights = weightBuffer.baseAddress else { return }
     context.parallelFor(shape.batch * outputHeight) { row in
       let image = row / outputHeight
@@ -374,8 +375,8 @@ private func evalConvolution(
   let widened = scratch.assumingMemoryBound(to: Int32.self)
   try arithmetic.widenInput(input, into: widened)
   runIntegerConvolution(
-    shape, arithmetic: arithmetic, input: widened, output: try tensorData(output), outputType: output.type,
-    context: context)
+    shape, arithmetic: arithmetic, weights: arithmetic.weights, input: widened, output: try tensorData(output),
+    outputType: output.type, context: context)
 }
 
 /// A CONV_2D or FULLY_CONNECTED on 8-bit activations as one integer GEMM per group: the weights
@@ -601,6 +602,8 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
   private var shape: DepthwiseShape?
   private var arithmetic: IntegerWeightedArithmetic?
   private var byteDepthwise: ByteDepthwiseConvolution?
+  /// The weights in OHWI order for the 16-bit path.
+  private var wideFilter: [Int32] = []
 
   init(node: Node) throws {
     let op = "DEPTHWISE_CONV_2D"
@@ -642,6 +645,7 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
     output.shape = outputShape
     if input.type == .int16 {
       byteDepthwise = nil
+      wideFilter = Self.ohwiFilter(arithmetic.weights, taps: heightAxis.filterSize * widthAxis.filterSize, channels: outputChannels)
       context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
     } else {
       let convolution = ByteDepthwiseConvolution(shape, arithmetic: arithmetic, isSigned: input.type == .int8)
@@ -663,50 +667,18 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
     guard let scratch = context.scratch else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
     let widened = scratch.assumingMemoryBound(to: Int32.self)
     try arithmetic.widenInput(input, into: widened)
-    runWidenedDepthwise(
-      shape, arithmetic: arithmetic, input: widened, output: try tensorData(output), outputType: output.type,
-      context: context)
+    // One group per input channel, `multiplier` output channels each.
+    let grouped = ConvolutionShape(
+      batch: shape.batch, inputChannels: shape.inputChannels, groupInputChannels: 1,
+      outputChannels: shape.outputChannels, height: shape.height, width: shape.width)
+    runIntegerConvolution(
+      grouped, arithmetic: arithmetic, weights: wideFilter, input: widened, output: try tensorData(output),
+      outputType: output.type, context: context)
   }
-}
 
-/// The scalar depthwise loop over an input widened (offset included) to Int32, for 16-bit activations.
-private func runWidenedDepthwise(
-  _ shape: DepthwiseShape, arithmetic: IntegerWeightedArithmetic, input: UnsafePointer<Int32>,
-  output: UnsafeMutableRawPointer, outputType: ElementType, context: EvalContext
-) {
-  let outputHeight = shape.height.outputSize
-  let outputWidth = shape.width.outputSize
-  let outputChannels = shape.outputChannels
-  arithmetic.weights.withUnsafeBufferPointer { weightBuffer in
-    guard let weights = weightBuffer.baseAddress else { return }
-    context.parallelFor(shape.batch * outputHeight) { row in
-      let image = row / outputHeight
-      let y = row % outputHeight
-      for x in 0..<outputWidth {
-        let originY = shape.height.inputOrigin(y)
-        let originX = shape.width.inputOrigin(x)
-        let outputBase = (row * outputWidth + x) * outputChannels
-        for channel in 0..<outputChannels {
-          let inputChannel = channel / shape.multiplier
-          var sum: Int64 = 0
-          for ky in 0..<shape.height.filterSize {
-            let inputY = originY + ky * shape.height.dilation
-            guard inputY >= 0, inputY < shape.height.inputSize else { continue }
-            for kx in 0..<shape.width.filterSize {
-              let inputX = originX + kx * shape.width.dilation
-              guard inputX >= 0, inputX < shape.width.inputSize else { continue }
-              let value =
-                input[((image * shape.height.inputSize + inputY) * shape.width.inputSize + inputX)
-                  * shape.inputChannels + inputChannel]
-              let weight = weights[(ky * shape.width.filterSize + kx) * outputChannels + channel]
-              sum &+= Int64(value) &* Int64(weight)
-            }
-          }
-          storeRaw(
-            arithmetic.requantize(sum, channel: channel), at: outputBase + channel, type: outputType, into: output)
-        }
-      }
-    }
+  /// Depthwise weights `[tap][channel]` reordered to OHWI (`[channel][tap]`).
+  private static func ohwiFilter(_ weights: [Int32], taps: Int, channels: Int) -> [Int32] {
+    (0..<(taps * channels)).map { index in weights[(index % taps) * channels + index / taps] }
   }
 }
 
