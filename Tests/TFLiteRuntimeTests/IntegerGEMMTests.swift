@@ -71,7 +71,8 @@ final class IntegerGEMMTests: XCTestCase {
         PairedPanelMatrices(
           $0.baseAddress!, sourceStride: 0, count: 1, layout: .columnMajor(depth: depth), depth: depth, columns: columns)
       }
-      XCTAssertEqual(packed.columnSums, (0..<columns).map { column in (0..<depth).reduce(0) { $0 &+ weights[column * depth + $1] } })
+      let columnSums = (0..<columns).map { column in (0..<depth).reduce(Int32(0)) { $0 &+ weights[column * depth + $1] } }
+      XCTAssertEqual(packed.columnSums, columnSums)
       let constants = IntegerChannelConstants(
         groups: 1, groupChannels: columns, multipliers: multipliers, rounding: rounding
       ) { bias[$0] }
@@ -85,23 +86,17 @@ final class IntegerGEMMTests: XCTestCase {
         let label = "trial \(trial) \(rows)x\(depth)x\(columns) \(signedOutput ? "int8" : "uint8") \(rounding) threads \(threads)"
         a.withUnsafeBufferPointer { lhsBuffer in
           let lhs = RowMajorLeftOperand(base: lhsBuffer.baseAddress!, rowStride: rowStride)
-          if signedOutput {
-            var output = [Int8](repeating: 0, count: rows * columns)
+          /// The product's raw outputs as `Output` values.
+          func product<Output: QuantizedInteger>(_ type: Output.Type) -> [Int32] {
+            var output = [Output](repeating: 0, count: rows * columns)
             output.withUnsafeMutableBufferPointer {
               IntegerGEMM.multiply(
                 plan: plan, lhs: lhs, rhs: packed.matrix(0), output: $0.baseAddress!, outputStride: columns,
                 epilogue: epilogue, threadCount: threads, scratch: scratch)
             }
-            XCTAssertEqual(output.map(Int32.init), expected, label)
-          } else {
-            var output = [UInt8](repeating: 0, count: rows * columns)
-            output.withUnsafeMutableBufferPointer {
-              IntegerGEMM.multiply(
-                plan: plan, lhs: lhs, rhs: packed.matrix(0), output: $0.baseAddress!, outputStride: columns,
-                epilogue: epilogue, threadCount: threads, scratch: scratch)
-            }
-            XCTAssertEqual(output.map(Int32.init), expected, label)
+            return output.map(Int32.init)
           }
+          XCTAssertEqual(signedOutput ? product(Int8.self) : product(UInt8.self), expected, label)
         }
       }
     }
@@ -139,10 +134,8 @@ final class IntegerGEMMTests: XCTestCase {
         let group = output / (outputChannels / groups)
         return (group * groupChannels + i, ((output * filterHeight + ky) * filterWidth + kx) * groupChannels + i)
       }
-      for threads in [1, 2] {
-        let actual = try problem.run("CONV_2D", options: .conv2DOptions(options), threads: threads)
-        XCTAssertEqual(actual, expected, "trial \(trial) \(problem.type.name) groups \(groups) threads \(threads)")
-      }
+      try problem.assertKernelMatches(
+        expected, "CONV_2D", options: .conv2DOptions(options), "trial \(trial) \(problem.type.name) groups \(groups)")
     }
   }
 
@@ -172,10 +165,9 @@ final class IntegerGEMMTests: XCTestCase {
         geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
         inputChannelsPerOutput: 1
       ) { output, ky, kx, _ in (output / multiplier, (ky * filterWidth + kx) * outputChannels + output) }
-      for threads in [1, 2] {
-        let actual = try problem.run("DEPTHWISE_CONV_2D", options: .depthwiseConv2DOptions(options), threads: threads)
-        XCTAssertEqual(actual, expected, "trial \(trial) \(problem.type.name) channels \(channels) threads \(threads)")
-      }
+      try problem.assertKernelMatches(
+        expected, "DEPTHWISE_CONV_2D", options: .depthwiseConv2DOptions(options),
+        "trial \(trial) \(problem.type.name) channels \(channels)")
     }
   }
 
@@ -189,16 +181,15 @@ final class IntegerGEMMTests: XCTestCase {
       let problem = WeightedProblem(
         random: &random, type: trial % 2 == 0 ? .int8 : .uint8, inputShape: [rows, depth], filterShape: [units, depth],
         channelAxis: 0, rounding: .singleRounding)
-      let geometry = try Geometry([rows, 1, 1, depth], filterHeight: 1, filterWidth: 1, strideH: 1, strideW: 1, dilationH: 1, dilationW: 1, same: false)
+      let geometry = try Geometry(
+        [rows, 1, 1, depth], filterHeight: 1, filterWidth: 1, strideH: 1, strideW: 1, dilationH: 1, dilationW: 1,
+        same: false)
       let expected = problem.reference(
         geometry: geometry, outputChannels: units, activation: .relu, inputChannelsPerOutput: depth
       ) { output, _, _, channel in (channel, output * depth + channel) }
-      for threads in [1, 2] {
-        let actual = try problem.run(
-          "FULLY_CONNECTED", options: .fullyConnectedOptions(FullyConnectedOptions(fusedActivationFunction: .relu)),
-          threads: threads)
-        XCTAssertEqual(actual, expected, "trial \(trial) \(problem.type.name) \(rows)x\(depth)x\(units) threads \(threads)")
-      }
+      try problem.assertKernelMatches(
+        expected, "FULLY_CONNECTED", options: .fullyConnectedOptions(FullyConnectedOptions(fusedActivationFunction: .relu)),
+        "trial \(trial) \(problem.type.name) \(rows)x\(depth)x\(units)")
     }
   }
 }
@@ -312,6 +303,16 @@ private struct WeightedProblem {
       }
     }
     return result
+  }
+
+  /// Asserts that the registered kernel for `opName` gives `expected` with one and with two threads.
+  func assertKernelMatches(
+    _ expected: [Int32], _ opName: String, options: BuiltinOptions, _ label: String, file: StaticString = #filePath,
+    line: UInt = #line
+  ) throws {
+    for threads in [1, 2] {
+      XCTAssertEqual(try run(opName, options: options, threads: threads), expected, "\(label) threads \(threads)", file: file, line: line)
+    }
   }
 
   /// The raw outputs of the registered kernel for `opName`.
