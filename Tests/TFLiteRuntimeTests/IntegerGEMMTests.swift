@@ -94,7 +94,7 @@ final class IntegerGEMMTests: XCTestCase {
                 plan: plan, lhs: lhs, rhs: packed.matrix(0), output: $0.baseAddress!, outputStride: columns,
                 epilogue: epilogue, threadCount: threads, scratch: scratch)
             }
-            return output.map(Int32.init)
+            return output.map { Int32($0) }
           }
           XCTAssertEqual(signedOutput ? product(Int8.self) : product(UInt8.self), expected, label)
         }
