@@ -260,7 +260,8 @@ final class IntegerConv2DKernel: Kernel {
       outputChannels: outputChannels, height: heightAxis, width: widthAxis)
     output.shape = outputShape
     byteConvolution = try prepareConvolution(shape, arithmetic: arithmetic, input: input, op: op, context: &context)
-    self.arithmetic = arithmetic
+    // The 8-bit path keeps only its packed form (not the Int32 weights).
+    self.arithmetic = byteConvolution == nil ? arithmetic : nil
     self.shape = shape
   }
 
@@ -330,7 +331,8 @@ final class IntegerFullyConnectedKernel: Kernel {
       batch: rows, inputChannels: depth, groupInputChannels: depth, outputChannels: units, height: point, width: point)
     output.shape = outputShape
     byteConvolution = try prepareConvolution(shape, arithmetic: arithmetic, input: input, op: op, context: &context)
-    self.arithmetic = arithmetic
+    // The 8-bit path keeps only its packed form (not the Int32 weights).
+    self.arithmetic = byteConvolution == nil ? arithmetic : nil
     self.shape = shape
   }
 
@@ -365,13 +367,12 @@ private func evalConvolution(
   input: RuntimeTensor, output: RuntimeTensor, context: EvalContext
 ) throws {
   guard output.elementCount > 0 else { return }
-  guard let shape, let arithmetic, let scratch = context.scratch else {
-    throw KernelError.invalid("\(op) was not prepared")
-  }
+  guard let scratch = context.scratch else { throw KernelError.invalid("\(op) was not prepared") }
   if let byteConvolution {
     try byteConvolution.run(input: input, output: output, threadCount: context.threadCount, scratch: scratch)
     return
   }
+  guard let shape, let arithmetic else { throw KernelError.invalid("\(op) was not prepared") }
   let widened = scratch.assumingMemoryBound(to: Int32.self)
   try arithmetic.widenInput(input, into: widened)
   runIntegerConvolution(
@@ -390,8 +391,10 @@ private struct ByteConvolution {
   let weights: PairedPanelMatrices
   /// Bias (with the input offset's share), multiplier per output channel.
   let constants: IntegerChannelConstants
-  /// Output zero point, clamp and rounding.
-  let arithmetic: IntegerWeightedArithmetic
+  /// The output zero point.
+  let outputZeroPoint: Int32
+  /// The fused activation's clamp in raw output values.
+  let clamp: ClosedRange<Int32>
   /// XOR turning a raw input byte into the GEMM's unsigned form: 0x80 in every byte for int8, 0 for uint8.
   let signFlip: UInt64
   /// The unsigned value that stands for the input zero point: what padding taps hold.
@@ -426,7 +429,8 @@ private struct ByteConvolution {
     }
     self.shape = shape
     self.weights = weights
-    self.arithmetic = arithmetic
+    outputZeroPoint = arithmetic.outputZeroPoint
+    clamp = arithmetic.clamp
     signFlip = isSigned ? 0x8080_8080_8080_8080 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
     readsInPlace = shape.readsInputInPlace && shape.groupInputChannels % 2 == 0
@@ -460,8 +464,7 @@ private struct ByteConvolution {
     }
     let groupScratch = scratch + gemmScratchOffset
     for group in 0..<shape.groups {
-      let epilogue = constants.epilogue(
-        group: group, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp)
+      let epilogue = constants.epilogue(group: group, outputZeroPoint: outputZeroPoint, clamp: clamp)
       let channelOffset = group * shape.groupInputChannels
       let groupOutput = output + group * shape.groupOutputChannels
       if readsInPlace {
@@ -653,18 +656,20 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
         bytes: try FloatOperands.checkedCount(convolution.paddedInputShape, "\(op) padded input"))
       byteDepthwise = convolution
     }
-    self.arithmetic = arithmetic
+    // The 8-bit path keeps only its padded weights (not the Int32 ones).
+    self.arithmetic = byteDepthwise == nil ? arithmetic : nil
     self.shape = shape
   }
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
-    guard let shape, let arithmetic else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
     if let byteDepthwise {
       try byteDepthwise.run(input: input, output: output, threadCount: context.threadCount, scratch: context.scratch)
       return
     }
-    guard let scratch = context.scratch else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
+    guard let shape, let arithmetic, let scratch = context.scratch else {
+      throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared")
+    }
     let widened = scratch.assumingMemoryBound(to: Int32.self)
     try arithmetic.widenInput(input, into: widened)
     // One group per input channel, `multiplier` output channels each.
@@ -700,8 +705,10 @@ private struct ByteDepthwiseConvolution {
   let paddedHeight: Int, paddedWidth: Int
   /// Bias (with the input offset's share) and multiplier per output channel.
   let constants: IntegerChannelConstants
-  /// Output zero point, clamp and rounding.
-  let arithmetic: IntegerWeightedArithmetic
+  /// The output zero point.
+  let outputZeroPoint: Int32
+  /// The fused activation's clamp in raw output values.
+  let clamp: ClosedRange<Int32>
   /// XOR turning a raw input byte into the unsigned form: 0x80 for int8, 0 for uint8.
   let signFlip: UInt8
   /// The unsigned input zero point, which padding holds.
@@ -737,7 +744,8 @@ private struct ByteDepthwiseConvolution {
     ) {
       Int32(truncatingIfNeeded: arithmetic.bias[$0]) &+ offset &* tapSums[$0]
     }
-    self.arithmetic = arithmetic
+    outputZeroPoint = arithmetic.outputZeroPoint
+    clamp = arithmetic.clamp
     signFlip = isSigned ? 0x80 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
   }
@@ -807,7 +815,7 @@ private struct ByteDepthwiseConvolution {
     _ padded: UnsafeMutablePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int
   ) {
     let channels = shape.outputChannels
-    let epilogue = constants.epilogue(group: 0, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp)
+    let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
     let height = shape.height
     let width = shape.width
     let stride = paddedChannels
