@@ -65,14 +65,15 @@ enum FloatGEMM {
   }
 }
 
-/// The float32 micro-kernels: register tiles of 16 columns (one `SIMD16<Float>` per row), and a
-/// one-row tile for matrix × vector products.
+/// The float32 micro-kernels: register tiles of one vector per row, 16 columns wide (8 or 4 for a
+/// last panel with that few real columns, so small N do not pay for the padding), and a one-row
+/// tile for matrix × vector products.
 ///
 /// Two arithmetic forms, chosen once per process (`FusedMultiplyAdd.isHardware`):
 /// - separate multiply and add (baseline x86-64 has no FMA: `addingProduct` would call libm's
-///   `fmaf` per lane) in a 2-row tile, whose 8 accumulators, 4 panel vectors and a broadcast fit the
-///   16 SSE registers without spilling;
-/// - fused `addingProduct` (a `-target-cpu` build with FMA, AArch64) in an 8-row tile: eight
+///   `fmaf` per lane) in tiles of 8 SSE accumulators (2 rows × 16, 4 × 8 or 8 × 4 columns), which
+///   with the panel vectors and a broadcast fit the 16 SSE registers without spilling;
+/// - fused `addingProduct` (a `-target-cpu` build with FMA, AArch64) in 8-row tiles: eight
 ///   independent accumulators cover the FMA latency on both FMA ports with AVX-512.
 ///
 /// The first depth block starts from the bias (or zero), later ones from the partial sums in C;
@@ -93,52 +94,78 @@ struct FloatMicroKernel: GEMMMicroKernel {
     a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
     output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
-    let bias = isFirstBlock ? epilogue.bias.map { $0 + column } : nil
-    let activation = isLastBlock ? epilogue.activation : nil
-    let accumulate = !isFirstBlock
+    tile(
+      a: a, lda: lda, validRows: validRows, b: b, depth: depth, output: output, ldc: ldc, column: column,
+      validColumns: GEMMTile.columns, isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+  }
+
+  func tile(
+    a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
+    output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
+    isLastBlock: Bool
+  ) {
+    let operands = TileOperands(
+      a: a, lda: lda, validRows: validRows, b: b, depth: depth, c: output, ldc: ldc, accumulate: !isFirstBlock,
+      bias: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, activation: isLastBlock ? epilogue.activation : nil)
     if usesFusedMultiplyAdd {
-      if validRows == 1 {
-        Self.singleRowTile(
-          FusedArithmetic.self, a: a, b: b, depth: depth, c: output, accumulate: accumulate, bias: bias,
-          activation: activation)
+      Self.run(operands, FusedArithmetic.self, validColumns: validColumns)
+    } else {
+      Self.run(operands, SeparateArithmetic.self, validColumns: validColumns)
+    }
+  }
+
+  /// Runs the tile with the narrowest vector that holds `validColumns`, in row tiles sized for the
+  /// arithmetic form.
+  @inline(__always)
+  private static func run<Arithmetic: MultiplyAddForm>(
+    _ operands: TileOperands, _: Arithmetic.Type, validColumns: Int
+  ) {
+    if operands.validRows == 1 {
+      singleRowTile(operands, Arithmetic.self)
+    } else if validColumns <= 4 {
+      rowTiles(operands, EightRows.self, SIMD4<Float>.self, Arithmetic.self)
+    } else if validColumns <= 8 {
+      if Arithmetic.isFused {
+        rowTiles(operands, EightRows.self, SIMD8<Float>.self, Arithmetic.self)
       } else {
-        Self.rowTile(
-          EightRows.self, FusedArithmetic.self, a: a, lda: lda, validRows: validRows, b: b, depth: depth, c: output,
-          ldc: ldc, accumulate: accumulate, bias: bias, activation: activation)
+        rowTiles(operands, FourRows.self, SIMD8<Float>.self, Arithmetic.self)
       }
-      return
+    } else if Arithmetic.isFused {
+      rowTiles(operands, EightRows.self, SIMD16<Float>.self, Arithmetic.self)
+    } else {
+      rowTiles(operands, TwoRows.self, SIMD16<Float>.self, Arithmetic.self)
     }
-    if validRows == 1 {
-      Self.singleRowTile(
-        SeparateArithmetic.self, a: a, b: b, depth: depth, c: output, accumulate: accumulate, bias: bias,
-        activation: activation)
-      return
-    }
+  }
+
+  /// Covers the tile's rows with register tiles of `Height.rows` rows.
+  @inline(__always)
+  private static func rowTiles<Height: TileHeight, Vector: SIMD, Arithmetic: MultiplyAddForm>(
+    _ operands: TileOperands, _: Height.Type, _: Vector.Type, _: Arithmetic.Type
+  ) where Vector.Scalar == Float {
     var first = 0
-    while first < validRows {
-      Self.rowTile(
-        TwoRows.self, SeparateArithmetic.self, a: a + first &* lda, lda: lda, validRows: min(2, validRows &- first),
-        b: b, depth: depth, c: output + first &* ldc, ldc: ldc, accumulate: accumulate, bias: bias,
-        activation: activation)
-      first &+= 2
+    while first < operands.validRows {
+      rowTile(operands.rows(from: first, count: Height.rows), Height.self, Vector.self, Arithmetic.self)
+      first &+= Height.rows
     }
   }
 
   /// One output row of 16 columns (matrix × vector products, FULLY_CONNECTED with batch 1): the
   /// depth is split over four accumulators so consecutive multiply-adds do not wait on each other.
   @inline(__always)
-  static func singleRowTile<Arithmetic: MultiplyAddForm>(
-    _: Arithmetic.Type, a: UnsafePointer<Float>, b: UnsafePointer<Float>, depth: Int, c: UnsafeMutablePointer<Float>,
-    accumulate: Bool, bias: UnsafePointer<Float>?, activation: FloatClampRange?
-  ) {
+  private static func singleRowTile<Arithmetic: MultiplyAddForm>(_ operands: TileOperands, _: Arithmetic.Type) {
     typealias Vector = SIMD16<Float>
-    let output = UnsafeMutableRawPointer(c)
-    var r0 = accumulate ? output.loadUnaligned(as: Vector.self) : bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
+    let output = UnsafeMutableRawPointer(operands.c)
+    let a = operands.a
+    var r0 =
+      operands.accumulate
+      ? output.loadUnaligned(as: Vector.self)
+      : operands.bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
     var r1 = Vector()
     var r2 = Vector()
     var r3 = Vector()
-    let panel = UnsafeRawPointer(b)
+    let panel = UnsafeRawPointer(operands.b)
     let stride = MemoryLayout<Vector>.stride
+    let depth = operands.depth
     var k = 0
     while k &+ 4 <= depth {
       Arithmetic.multiplyAdd(&r0, a[k], panel.loadUnaligned(fromByteOffset: k &* stride, as: Vector.self))
@@ -152,69 +179,113 @@ struct FloatMicroKernel: GEMMMicroKernel {
       k &+= 1
     }
     var sum = (r0 + r1) + (r2 + r3)
-    if let activation { sum = activation.apply(sum) }
+    if let activation = operands.activation { sum = activation.apply(sum) }
     output.storeBytes(of: sum, as: Vector.self)
   }
 
-  /// A register tile of `Height.rows` rows × 16 columns: one accumulator per row, one panel vector
-  /// and one broadcast A value per row and depth step. Rows past `validRows` repeat the last valid
-  /// row of A and are neither read from nor stored to C.
+  /// A register tile of up to `Height.rows` rows × `Vector.scalarCount` columns: one accumulator
+  /// per row, one panel vector and one broadcast A value per row and depth step. Rows past
+  /// `validRows` repeat the last valid row of A and are neither read from nor stored to C.
   ///
   /// The tile starts from C (`accumulate`), from the bias, or from zero; it is clamped when
   /// `activation` is given (the last depth block) and stored back to C.
-  @inline(__always)
-  static func rowTile<Height: TileHeight, Arithmetic: MultiplyAddForm>(
-    _: Height.Type, _: Arithmetic.Type, a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>,
-    depth: Int, c: UnsafeMutablePointer<Float>, ldc: Int, accumulate: Bool, bias: UnsafePointer<Float>?,
-    activation: FloatClampRange?
-  ) {
-    typealias Vector = SIMD16<Float>
-    let last = validRows &- 1
+  @inline(never)
+  private static func rowTile<Height: TileHeight, Vector: SIMD, Arithmetic: MultiplyAddForm>(
+    _ operands: TileOperands, _: Height.Type, _: Vector.Type, _: Arithmetic.Type
+  ) where Vector.Scalar == Float {
+    let last = operands.validRows &- 1
+    let a = operands.a
+    let lda = operands.lda
+    let c = operands.c
+    let ldc = operands.ldc
     @inline(__always) func rowOfA(_ row: Int) -> UnsafePointer<Float> { a + min(row, last) &* lda }
     @inline(__always) func rowOfC(_ row: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(c + row &* ldc) }
-    var tile: RowAccumulators<Height>
-    if accumulate {
+    var tile: RowAccumulators<Height, Vector>
+    if operands.accumulate {
       // Rows past `validRows` are not part of C: they start from zero and are never stored.
       tile = RowAccumulators { row in row <= last ? rowOfC(row).loadUnaligned(as: Vector.self) : Vector() }
     } else {
-      let start = bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
+      let start = operands.bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
       tile = RowAccumulators { _ in start }
     }
-    var panel = UnsafeRawPointer(b)
-    for k in 0..<depth {
+    var panel = UnsafeRawPointer(operands.b)
+    let panelStride = GEMMTile.columns &* MemoryLayout<Float>.stride
+    for k in 0..<operands.depth {
       let bv = panel.loadUnaligned(as: Vector.self)
       tile.update { row, accumulator in
         var sum = accumulator
         Arithmetic.multiplyAdd(&sum, rowOfA(row)[k], bv)
         return sum
       }
-      panel += MemoryLayout<Vector>.stride
+      panel += panelStride
     }
-    if let activation { tile.update { _, accumulator in activation.apply(accumulator) } }
+    if let activation = operands.activation { tile.update { _, accumulator in activation.apply(accumulator) } }
     tile.forEach { row, accumulator in
       if row <= last { rowOfC(row).storeBytes(of: accumulator, as: Vector.self) }
     }
   }
 }
 
+/// What one micro-kernel call works on (see `GEMMMicroKernel.tile`), with the epilogue resolved:
+/// the bias for a first depth block, the clamp for a last one.
+struct TileOperands {
+  /// Row 0 of A at the block's first depth; rows `lda` apart.
+  var a: UnsafePointer<Float>
+  /// Distance between rows of A.
+  var lda: Int
+  /// Rows of the tile that exist.
+  var validRows: Int
+  /// The packed panel at the block's first depth.
+  var b: UnsafePointer<Float>
+  /// Depth steps.
+  var depth: Int
+  /// The tile's first output element; rows `ldc` apart.
+  var c: UnsafeMutablePointer<Float>
+  /// Distance between rows of C.
+  var ldc: Int
+  /// Continue from the partial sums in C (every depth block but the first).
+  var accumulate: Bool
+  /// The bias of the tile's columns (first depth block), or nil for none.
+  var bias: UnsafePointer<Float>?
+  /// The clamp (last depth block), or nil for none.
+  var activation: FloatClampRange?
+
+  /// The same tile restricted to rows `first ..< first + count` (fewer when the tile ends sooner).
+  @inline(__always)
+  func rows(from first: Int, count: Int) -> TileOperands {
+    var rows = self
+    rows.a = a + first &* lda
+    rows.c = c + first &* ldc
+    rows.validRows = min(count, validRows &- first)
+    return rows
+  }
+}
+
 /// How `acc += a · b` is computed.
 protocol MultiplyAddForm {
-  /// `accumulator += a * b` on 16 lanes.
-  static func multiplyAdd(_ accumulator: inout SIMD16<Float>, _ a: Float, _ b: SIMD16<Float>)
+  /// True for a single fused operation.
+  static var isFused: Bool { get }
+  /// `accumulator += a * b` lane by lane.
+  static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
+  where Vector.Scalar == Float
 }
 
 /// A multiply, then an add (two roundings): the fast form without hardware FMA.
 enum SeparateArithmetic: MultiplyAddForm {
+  static var isFused: Bool { false }
   @inline(__always)
-  static func multiplyAdd(_ accumulator: inout SIMD16<Float>, _ a: Float, _ b: SIMD16<Float>) {
+  static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
+  where Vector.Scalar == Float {
     accumulator += a * b
   }
 }
 
 /// One fused multiply-add per lane (one rounding).
 enum FusedArithmetic: MultiplyAddForm {
+  static var isFused: Bool { true }
   @inline(__always)
-  static func multiplyAdd(_ accumulator: inout SIMD16<Float>, _ a: Float, _ b: SIMD16<Float>) {
+  static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
+  where Vector.Scalar == Float {
     accumulator = accumulator.addingProduct(a, b)
   }
 }
@@ -225,12 +296,17 @@ protocol TileHeight {
   static var rows: Int { get }
 }
 
-/// Two rows (the separate-arithmetic tile).
+/// Two rows.
 enum TwoRows: TileHeight {
   static var rows: Int { 2 }
 }
 
-/// Eight rows (the fused tile).
+/// Four rows.
+enum FourRows: TileHeight {
+  static var rows: Int { 4 }
+}
+
+/// Eight rows.
 enum EightRows: TileHeight {
   static var rows: Int { 8 }
 }
@@ -238,19 +314,19 @@ enum EightRows: TileHeight {
 /// The accumulators of a register tile of `Height.rows` rows. The rows are named fields rather
 /// than an array so that they live in registers; fields past the height are never touched and
 /// disappear once the tile is specialised.
-struct RowAccumulators<Height: TileHeight> {
-  private var r0 = SIMD16<Float>(), r1 = SIMD16<Float>(), r2 = SIMD16<Float>(), r3 = SIMD16<Float>()
-  private var r4 = SIMD16<Float>(), r5 = SIMD16<Float>(), r6 = SIMD16<Float>(), r7 = SIMD16<Float>()
+struct RowAccumulators<Height: TileHeight, Vector: SIMD> where Vector.Scalar == Float {
+  private var r0 = Vector(), r1 = Vector(), r2 = Vector(), r3 = Vector()
+  private var r4 = Vector(), r5 = Vector(), r6 = Vector(), r7 = Vector()
 
   /// Row `row` starts as `start(row)`.
   @inline(__always)
-  init(_ start: (Int) -> SIMD16<Float>) {
+  init(_ start: (Int) -> Vector) {
     update { row, _ in start(row) }
   }
 
   /// Replaces every row's accumulator by `body(row, accumulator)`.
   @inline(__always)
-  mutating func update(_ body: (Int, SIMD16<Float>) -> SIMD16<Float>) {
+  mutating func update(_ body: (Int, Vector) -> Vector) {
     let rows = Height.rows
     r0 = body(0, r0)
     if rows > 1 { r1 = body(1, r1) }
@@ -264,7 +340,7 @@ struct RowAccumulators<Height: TileHeight> {
 
   /// Calls `body(row, accumulator)` for every row.
   @inline(__always)
-  func forEach(_ body: (Int, SIMD16<Float>) -> Void) {
+  func forEach(_ body: (Int, Vector) -> Void) {
     let rows = Height.rows
     body(0, r0)
     if rows > 1 { body(1, r1) }

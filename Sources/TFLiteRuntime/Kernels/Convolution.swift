@@ -118,10 +118,38 @@ struct Im2colLeftOperand: GEMMLeftOperand {
     var y = (rowStart / outputWidth) % outputHeight
     var image = input + ((rowStart / (outputWidth &* outputHeight)) &* shape.height.inputSize &* rowStride &+ channelOffset)
     let imageStride = shape.height.inputSize &* rowStride
+    // Whole filter rows are contiguous runs of `filterWidth · channels` floats: a pixel whose
+    // window lies inside the input is gathered with one copy per filter row, when the block holds
+    // the whole depth (the usual case: the depth is split only beyond `GEMMPlan.maxDepthBlock`).
+    let copiesWholeRows = contiguousTaps && depthStart == 0 && depthCount == shape.gemmDepth
+    let filterRowLength = filterWidth &* groupChannels
+    let filterRowStride = shape.height.dilation &* rowStride
+    let interiorY = shape.height.interior
+    let interiorX = shape.width.interior
     for r in 0..<rowCount {
+      defer {
+        x &+= 1
+        if x == outputWidth {
+          x = 0
+          y &+= 1
+          if y == outputHeight {
+            y = 0
+            image += imageStride
+          }
+        }
+      }
       let originY = shape.height.inputOrigin(y)
       let originX = shape.width.inputOrigin(x)
       var destination = scratch + r &* depthCount
+      if copiesWholeRows && interiorY.contains(y) && interiorX.contains(x) {
+        var source = image + (originY &* rowStride &+ originX &* shape.inputChannels)
+        for _ in 0..<shape.height.filterSize {
+          copyFloats(from: source, to: destination, count: filterRowLength)
+          source += filterRowStride
+          destination += filterRowLength
+        }
+        continue
+      }
       var remaining = depthCount
       var ky = firstTap / filterWidth
       var kx = firstTap % filterWidth
@@ -149,15 +177,6 @@ struct Im2colLeftOperand: GEMMLeftOperand {
         if kx == filterWidth {
           kx = 0
           ky &+= 1
-        }
-      }
-      x &+= 1
-      if x == outputWidth {
-        x = 0
-        y &+= 1
-        if y == outputHeight {
-          y = 0
-          image += imageStride
         }
       }
     }
