@@ -137,8 +137,9 @@ struct FloatMicroKernel: GEMMMicroKernel {
     }
   }
 
-  /// Covers the tile's rows with register tiles of `Height.rows` rows.
-  @inline(__always)
+  /// Covers the tile's rows with register tiles of `Height.rows` rows (one call per driver tile:
+  /// the per-call setup is not repeated for each register tile).
+  @inline(never)
   private static func rowTiles<Height: TileHeight, Vector: SIMD, Arithmetic: MultiplyAddForm>(
     _ operands: TileOperands, _: Height.Type, _: Vector.Type, _: Arithmetic.Type
   ) where Vector.Scalar == Float {
@@ -150,35 +151,49 @@ struct FloatMicroKernel: GEMMMicroKernel {
   }
 
   /// One output row of 16 columns (matrix × vector products, FULLY_CONNECTED with batch 1): the
-  /// depth is split over four accumulators so consecutive multiply-adds do not wait on each other.
+  /// depth is split over several accumulators so consecutive multiply-adds do not wait on each
+  /// other (two with the separate form, whose 16-lane vector already spans four SSE registers,
+  /// four with the fused form).
   @inline(__always)
   private static func singleRowTile<Arithmetic: MultiplyAddForm>(_ operands: TileOperands, _: Arithmetic.Type) {
+    if Arithmetic.isFused {
+      singleRowTile(operands, FourRows.self, Arithmetic.self)
+    } else {
+      singleRowTile(operands, TwoRows.self, Arithmetic.self)
+    }
+  }
+
+  /// `singleRowTile` with the depth split over `Splits.rows` accumulators.
+  @inline(__always)
+  private static func singleRowTile<Splits: TileHeight, Arithmetic: MultiplyAddForm>(
+    _ operands: TileOperands, _: Splits.Type, _: Arithmetic.Type
+  ) {
     typealias Vector = SIMD16<Float>
     let output = UnsafeMutableRawPointer(operands.c)
     let a = operands.a
-    var r0 =
+    let start =
       operands.accumulate
       ? output.loadUnaligned(as: Vector.self)
       : operands.bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
-    var r1 = Vector()
-    var r2 = Vector()
-    var r3 = Vector()
+    var partial = RowAccumulators<Splits, Vector> { split in split == 0 ? start : Vector() }
     let panel = UnsafeRawPointer(operands.b)
     let stride = MemoryLayout<Vector>.stride
     let depth = operands.depth
     var k = 0
-    while k &+ 4 <= depth {
-      Arithmetic.multiplyAdd(&r0, a[k], panel.loadUnaligned(fromByteOffset: k &* stride, as: Vector.self))
-      Arithmetic.multiplyAdd(&r1, a[k &+ 1], panel.loadUnaligned(fromByteOffset: (k &+ 1) &* stride, as: Vector.self))
-      Arithmetic.multiplyAdd(&r2, a[k &+ 2], panel.loadUnaligned(fromByteOffset: (k &+ 2) &* stride, as: Vector.self))
-      Arithmetic.multiplyAdd(&r3, a[k &+ 3], panel.loadUnaligned(fromByteOffset: (k &+ 3) &* stride, as: Vector.self))
-      k &+= 4
+    while k &+ Splits.rows <= depth {
+      partial.update { split, accumulator in
+        var sum = accumulator
+        Arithmetic.multiplyAdd(&sum, a[k &+ split], panel.loadUnaligned(fromByteOffset: (k &+ split) &* stride, as: Vector.self))
+        return sum
+      }
+      k &+= Splits.rows
     }
+    var sum = Vector()
+    partial.forEach { _, accumulator in sum += accumulator }
     while k < depth {
-      Arithmetic.multiplyAdd(&r0, a[k], panel.loadUnaligned(fromByteOffset: k &* stride, as: Vector.self))
+      Arithmetic.multiplyAdd(&sum, a[k], panel.loadUnaligned(fromByteOffset: k &* stride, as: Vector.self))
       k &+= 1
     }
-    var sum = (r0 + r1) + (r2 + r3)
     if let activation = operands.activation { sum = activation.apply(sum) }
     output.storeBytes(of: sum, as: Vector.self)
   }
@@ -189,7 +204,7 @@ struct FloatMicroKernel: GEMMMicroKernel {
   ///
   /// The tile starts from C (`accumulate`), from the bias, or from zero; it is clamped when
   /// `activation` is given (the last depth block) and stored back to C.
-  @inline(never)
+  @inline(__always)
   private static func rowTile<Height: TileHeight, Vector: SIMD, Arithmetic: MultiplyAddForm>(
     _ operands: TileOperands, _: Height.Type, _: Vector.Type, _: Arithmetic.Type
   ) where Vector.Scalar == Float {
