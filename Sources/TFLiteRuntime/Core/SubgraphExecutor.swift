@@ -185,9 +185,9 @@ public final class SubgraphExecutor {
         firstRunTimePreparedNode = position
         break
       } catch {
-        try run(node) { throw error }
+        try run(position) { throw error }
       }
-      for output in node.outputs { try run(node) { try Self.checkedByteCount(output, what: "output") } }
+      for output in node.outputs { try run(position) { try Self.checkedByteCount(output, what: "output") } }
       scratchSizes[position] = context.scratchByteCount
       let kernelType = type(of: kernel)
       let presentInputs = node.inputs.compactMap { $0 }
@@ -204,7 +204,7 @@ public final class SubgraphExecutor {
         context.scratchByteCount > 0
         ? UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64) : nil
       defer { scratch?.deallocate() }
-      try run(node) { try kernel.eval(EvalContext(threadCount: threadCount, scratch: scratch?.baseAddress)) }
+      try run(position) { try kernel.eval(EvalContext(threadCount: threadCount, scratch: scratch?.baseAddress)) }
     }
     planMemory(scratchSizes: scratchSizes)
     isAllocated = true
@@ -217,7 +217,7 @@ public final class SubgraphExecutor {
     for position in 0..<preparedCount where !isFolded[position] {
       let scratch = scratchOffsets[position].map { arena.baseAddress.unsafelyUnwrapped + $0 }
       let context = EvalContext(threadCount: threadCount, scratch: scratch)
-      try run(nodes[position]) { try kernels[position].eval(context) }
+      try run(position) { try kernels[position].eval(context) }
     }
     for position in preparedCount..<nodes.count { try prepareAndRun(position) }
   }
@@ -228,7 +228,7 @@ public final class SubgraphExecutor {
     let node = nodes[position]
     for input in node.inputs.compactMap({ $0 }) { input.isComputedBeforePrepare = true }
     var context = PrepareContext(threadCount: threadCount, preparesWhileRunning: true, roundingPolicy: roundingPolicy)
-    try run(node) {
+    try run(position) {
       try kernels[position].prepare(&context)
       for output in node.outputs {
         try Self.checkedByteCount(output, what: "output")
@@ -240,16 +240,19 @@ public final class SubgraphExecutor {
       runTimeScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64)
     }
     let scratch = context.scratchByteCount > 0 ? runTimeScratch?.baseAddress : nil
-    try run(node) { try kernels[position].eval(EvalContext(threadCount: threadCount, scratch: scratch)) }
+    try run(position) { try kernels[position].eval(EvalContext(threadCount: threadCount, scratch: scratch)) }
   }
 
-  /// Runs `body`, turning a failure into ``RuntimeError/nodeFailed(subgraph:node:opName:version:reason:)``.
-  private func run(_ node: Node, _ body: () throws -> Void) throws {
+  /// Runs `body` for node `position`, turning a failure into
+  /// ``RuntimeError/nodeFailed(subgraph:node:opName:version:reason:)``. The node is looked up only
+  /// on failure: copying a `Node` for every run retains all its references.
+  private func run(_ position: Int, _ body: () throws -> Void) throws {
     do {
       try body()
     } catch let error as RuntimeError {
       throw error
     } catch {
+      let node = nodes[position]
       throw RuntimeError.nodeFailed(
         subgraph: subgraphIndex, node: node.index, opName: node.opName, version: node.version, reason: "\(error)")
     }
