@@ -118,14 +118,13 @@ struct Im2colLeftOperand: GEMMLeftOperand {
     var y = (rowStart / outputWidth) % outputHeight
     var image = input + ((rowStart / (outputWidth &* outputHeight)) &* shape.height.inputSize &* rowStride &+ channelOffset)
     let imageStride = shape.height.inputSize &* rowStride
-    // Whole filter rows are contiguous runs of `filterWidth · channels` floats: a pixel whose
-    // window lies inside the input is gathered with one copy per filter row, when the block holds
-    // the whole depth (the usual case: the depth is split only beyond `GEMMPlan.maxDepthBlock`).
+    // With all channels and no horizontal dilation, the in-bounds taps of one filter row are one
+    // contiguous run of the input: when the block holds the whole depth (the usual case: the depth
+    // is split only beyond `GEMMPlan.maxDepthBlock`), each filter row is gathered with one copy,
+    // padding taps on either side set to zero.
     let copiesWholeRows = contiguousTaps && depthStart == 0 && depthCount == shape.gemmDepth
     let filterRowLength = filterWidth &* groupChannels
     let filterRowStride = shape.height.dilation &* rowStride
-    let interiorY = shape.height.interior
-    let interiorX = shape.width.interior
     for r in 0..<rowCount {
       defer {
         x &+= 1
@@ -141,11 +140,21 @@ struct Im2colLeftOperand: GEMMLeftOperand {
       let originY = shape.height.inputOrigin(y)
       let originX = shape.width.inputOrigin(x)
       var destination = scratch + r &* depthCount
-      if copiesWholeRows && interiorY.contains(y) && interiorX.contains(x) {
-        var source = image + (originY &* rowStride &+ originX &* shape.inputChannels)
-        for _ in 0..<shape.height.filterSize {
-          copyFloats(from: source, to: destination, count: filterRowLength)
-          source += filterRowStride
+      if copiesWholeRows {
+        let rows = shape.height.validTaps(y)
+        let taps = shape.width.validTaps(x)
+        let before = taps.first &* groupChannels
+        let inside = (taps.end &- taps.first) &* groupChannels
+        var source = image + ((originY &+ rows.first &* shape.height.dilation) &* rowStride &+ (originX &+ taps.first) &* groupChannels)
+        for ky in 0..<shape.height.filterSize {
+          if ky < rows.first || ky >= rows.end {
+            zeroFloats(destination, count: filterRowLength)
+          } else {
+            zeroFloats(destination, count: before)
+            copyFloats(from: source, to: destination + before, count: inside)
+            zeroFloats(destination + (before &+ inside), count: filterRowLength &- before &- inside)
+            source += filterRowStride
+          }
           destination += filterRowLength
         }
         continue
