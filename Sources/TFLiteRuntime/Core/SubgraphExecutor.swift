@@ -26,6 +26,8 @@ public final class SubgraphExecutor {
   private var scratchOffsets: [Int?]
   /// Nodes computed at prepare time (their outputs are constants until the next allocation).
   private var isFolded: [Bool]
+  /// Nodes whose work a later node's fused kernel does (`OperatorFusion`): prepared, never run.
+  private let isFusedAway: [Bool]
   /// The first node whose output shape depends on values only known while running: it and every
   /// later node are prepared during `invoke()` and their outputs get memory of their own.
   private var firstRunTimePreparedNode: Int?
@@ -100,6 +102,12 @@ public final class SubgraphExecutor {
       }
     }
     guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
+    var isFusedAway = Array(repeating: false, count: nodes.count)
+    for fusion in OperatorFusion.find(in: nodes, keptTensors: Set(outputs.map(\.index))) {
+      kernels[fusion.consumer] = fusion.kernel
+      isFusedAway[fusion.producer] = true
+    }
+    self.isFusedAway = isFusedAway
     self.nodes = nodes
     self.kernels = kernels
     scratchOffsets = Array(repeating: nil, count: nodes.count)
@@ -214,7 +222,7 @@ public final class SubgraphExecutor {
   private func runNodes() throws {
     guard isAllocated, let arena else { throw RuntimeError.allocationRequired }
     let preparedCount = firstRunTimePreparedNode ?? nodes.count
-    for position in 0..<preparedCount where !isFolded[position] {
+    for position in 0..<preparedCount where !isFolded[position] && !isFusedAway[position] {
       let scratch = scratchOffsets[position].map { arena.baseAddress.unsafelyUnwrapped + $0 }
       let context = EvalContext(threadCount: threadCount, scratch: scratch)
       try run(position) { try kernels[position].eval(context) }
@@ -239,6 +247,7 @@ public final class SubgraphExecutor {
       runTimeScratch?.deallocate()
       runTimeScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64)
     }
+    guard !isFusedAway[position] else { return }
     let scratch = context.scratchByteCount > 0 ? runTimeScratch?.baseAddress : nil
     try run(position) { try kernels[position].eval(EvalContext(threadCount: threadCount, scratch: scratch)) }
   }
