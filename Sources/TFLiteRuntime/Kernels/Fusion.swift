@@ -70,7 +70,8 @@ final class SigmoidLinearUnitKernel: Kernel {
   func eval(_ context: EvalContext) throws {
     let source = try tensorData(input).assumingMemoryBound(to: Float.self)
     let destination = try tensorData(output).assumingMemoryBound(to: Float.self)
-    let operation = SigmoidLinearUnit(activation: activation)
+    let operation = SigmoidLinearUnit(
+      activation: activation, clamps: activation.lower > -.infinity || activation.upper < .infinity)
     context.forEachChunk(of: output.elementCount, minimumChunk: costlyElementwiseChunk) { range in
       UnaryDriver.run(operation, input: source, output: destination, range: range)
     }
@@ -81,9 +82,12 @@ final class SigmoidLinearUnitKernel: Kernel {
 struct SigmoidLinearUnit: UnaryLanewiseOperation {
   /// The MUL's fused activation.
   let activation: ActivationRange<Float>
+  /// False for an unbounded range (activation NONE), whose clamp changes nothing.
+  let clamps: Bool
 
   @inline(__always)
   func callAsFunction(_ x: SIMD16<Float>) -> SIMD16<Float> {
-    activation.clamp(x * VectorMath.logistic(x))
+    let product = x * VectorMath.logistic(x)
+    return clamps ? activation.clamp(product) : product
   }
 }
