@@ -78,10 +78,30 @@ class Input:
   step: float = 0.0
   # Fixed values, or a function of the case's Rng returning them.
   values: Optional[object] = None
+  # Quantized test inputs: raw values spread evenly over the input type instead of drawn ones,
+  # "all" over the whole tensor, "rows" along the leading axes (each repeated along the last) or
+  # "columns" along the last axis (tiled), so that a "rows" and a "columns" input of one shape
+  # meet in every pair of values. The sweep starts at the zero point when `lo >= 0` and skips it
+  # when `away_from_zero` is set.
+  sweep: str = ""
 
   def spec(self, index):
     shape = [None if i in self.dynamic_dims else d for i, d in enumerate(self.shape)]
     return tf.TensorSpec(shape, tf.as_dtype(self.dtype), name=input_name(index))
+
+  def sweep_values(self, dtype, zero_point):
+    """The raw values of a swept quantized input of type `dtype` (see `sweep`)."""
+    info = np.iinfo(dtype)
+    lowest = max(info.min, zero_point) if self.lo >= 0 else info.min
+    shape = tuple(self.shape)
+    size, last = int(np.prod(shape)), shape[-1]
+    count = {"all": size, "rows": size // last, "columns": last}[self.sweep]
+    levels = np.unique(np.round(np.linspace(lowest, info.max, min(count, info.max - lowest + 1))).astype(np.int64))
+    if self.away_from_zero:
+      levels = np.where(levels == zero_point, zero_point + 1 if zero_point < info.max else zero_point - 1, levels)
+    levels = np.resize(levels, count)
+    values = {"all": levels, "rows": np.repeat(levels, last), "columns": np.tile(levels, size // last)}[self.sweep]
+    return values.astype(dtype).reshape(shape)
 
   def draw(self, rng, widen=1.0):
     """Seeded values for this input; `widen` stretches the float range (to saturate quantized inputs)."""
@@ -249,7 +269,9 @@ def model_inputs(case, model_bytes, rng):
     positions.append(index)
     spec, values = case.inputs[index], drawn[index]
     if detail["dtype"] != values.dtype:
-      if spec.dtype == "float32" and detail["quantization"][0] != 0:
+      if spec.dtype == "float32" and detail["quantization"][0] != 0 and spec.sweep:
+        values = spec.sweep_values(detail["dtype"], detail["quantization"][1])
+      elif spec.dtype == "float32" and detail["quantization"][0] != 0:
         values = _quantize(spec.draw(Rng(case.name + f"/wide{index}"), widen=case.widen),
                            detail["quantization"], detail["dtype"])
       else:

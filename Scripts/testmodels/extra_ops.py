@@ -15,7 +15,7 @@ import tensorflow as tf
 from ai_edge_litert import schema_py_generated as schema
 
 from . import flatbuf, surgery
-from .core import FLOAT32, INT8, MODE_TAGS, Case, Input
+from .core import FLOAT32, INT8, INT16X8, MODE_TAGS, Case, Input
 
 CASES = []
 
@@ -56,7 +56,8 @@ op("batch_to_space_nd", "block3x2", [Input((6, 2, 3, 4))],
 # REVERSE_V2
 op("reverse_v2", "int32_last_axis", [ints((3, 4, 5), -100, 100)], lambda r: (lambda x: tf.reverse(x, [-1])),
    ["REVERSE_V2"])
-op("reverse_v2", "axis_0", [Input((3, 2, 4))], lambda r: (lambda x: tf.reverse(x, [0])), ["REVERSE_V2"], (FLOAT32, INT8))
+op("reverse_v2", "axis_0", [Input((3, 2, 4))], lambda r: (lambda x: tf.reverse(x, [0])), ["REVERSE_V2"],
+   (FLOAT32, INT8, INT16X8))
 op("reverse_v2", "axes_1_2", [Input((2, 3, 4, 5))], lambda r: (lambda x: tf.reverse(x, [1, 2])), ["REVERSE_V2"])
 
 # ONE_HOT: indices outside [0, depth) give all-off rows.
@@ -101,6 +102,24 @@ op("local_response_normalization", "wide_radius", [Input((2, 2, 2, 5))],
 op("sign", "int32", [ints((4, 6), -3, 3)], lambda r: tf.sign, ["SIGN"])
 op("sign", "zeros_and_signed_zeros", [Input((2, 8), values=np.array([0.0, -0.0, 1e-30, -1e-30, 3.5, -2.0, 0.0, 7.0] * 2))],
    lambda r: tf.sign, ["SIGN"])
+
+
+# Plain (unquantized) int8 / int16 arithmetic: NEG (written directly; the converter refuses integer
+# negation), ABS, FLOOR_DIV and FLOOR_MOD with divisors of both signs.
+def nonzero_divisors(shape, limit, dtype):
+  return Input(shape, -limit, limit, dtype, values=lambda r: np.where(
+      r.integers(shape, 0, 1) == 1, r.integers(shape, 1, limit), r.integers(shape, -limit, -1)).astype(dtype))
+
+
+for dtype, limit in (("int8", 128), ("int16", 32768)):
+  op("neg", f"{dtype}_direct", [ints((3, 5), -limit, limit - 1, dtype)], lambda r: tf.negative, ["NEG"],
+     build=lambda r, d=dtype: surgery.direct_model("NEG", [("x", (3, 5), d)], [0], [("y", (3, 5), d)]),
+     extra={"note": "written directly with the schema object API (the converter rejects integer NEG)"})
+  op("floor_div", f"{dtype}_bcast", [ints((3, 2, 4), -limit, limit - 1, dtype), nonzero_divisors((3, 1, 4), 9, dtype)],
+     lambda r: tf.math.floordiv, ["FLOOR_DIV"])
+  op("floor_mod", f"{dtype}_bcast", [ints((3, 2, 4), -limit, limit - 1, dtype), nonzero_divisors((3, 1, 4), 9, dtype)],
+     lambda r: tf.math.floormod, ["FLOOR_MOD"])
+op("abs", "int16", [ints((3, 5), -32768, 32767, "int16")], lambda r: tf.abs, ["ABS"])
 
 
 # ---------------------------------------------------------------------------------------------

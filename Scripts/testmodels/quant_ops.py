@@ -14,8 +14,8 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from . import single_ops
-from .core import HYBRID, INT8, INT16X8, UINT8, UINT8_LEGACY, Case, Input
+from . import single_ops, surgery
+from .core import HYBRID, INT8, INT16X8, UINT8, UINT8_LEGACY, Case, Input, input_name
 from .single_ops import conv2d, dense, depthwise, image
 
 CASES = []
@@ -181,3 +181,141 @@ def low_bit(converter):
 CASES.append(Case(name="fully_connected_hybrid_int4_weights", group="hybrid", mode=HYBRID, inputs=[Input((2, 64))],
                   make=int4_dense(64, 32), expect=["FULLY_CONNECTED"], tweak=low_bit))
 quant("fully_connected_int8_int4_weights", INT8, [Input((2, 64))], int4_dense(64, 32), ["FULLY_CONNECTED"], tweak=low_bit)
+
+
+# ---------------------------------------------------------------------------------------------
+# The less common quantized kernels (ABS, EXP, LOG, RSQRT, SQRT, ELU, DIV, L2_NORMALIZATION, the
+# comparisons, SELECT, REDUCE_PROD): every raw input value ("sweep" inputs), extreme zero points,
+# saturating outputs, int16 kernels the converter cannot quantize to 16 bits (written directly
+# with symmetric scales from the declared ranges) and uint8 kernels.
+
+def direct_int16(code, inputs, output_range=None, options=None):
+  """`build` of a one-operator int16 model written directly: symmetric scales from the declared
+  input ranges and `output_range` (a BOOL output when None)."""
+  def symmetric(lo, hi):
+    return (max(abs(lo), abs(hi)) / 32767, 0)
+  tensors = [(input_name(i), spec.shape, "int16", symmetric(spec.lo, spec.hi)) for i, spec in enumerate(inputs)]
+  result = ("y", [1], "bool") if output_range is None else ("y", [1], "int16", symmetric(*output_range))
+  return lambda r: surgery.direct_model_with_output_shapes(code, tensors, list(range(len(inputs))), [result],
+                                                           options=options)
+
+
+DIRECT_INT16_NOTE = {"edited": "written directly with symmetric int16 scales (the converter does not quantize "
+                               "this operator to 16 bits)"}
+
+UNARY_SWEEPS = [
+    # (op, tf function, input range, modes)
+    ("ABS", tf.abs, (-3, 3), (INT8, INT16X8)),
+    ("EXP", tf.exp, (-4, 2), (INT8, INT16X8)),
+    ("LOG", tf.math.log, (0.01, 10), (INT8, INT16X8)),
+    ("RSQRT", tf.math.rsqrt, (0.01, 10), (INT8, INT16X8)),
+    ("SQRT", tf.sqrt, (0, 10), (INT8,)),
+]
+for opname, function, (lo, hi), modes in UNARY_SWEEPS:
+  for mode in modes:
+    count = 256 if mode == INT8 else 4096
+    quant(f"{opname.lower()}_{mode}_sweep", mode, [Input((1, count), lo, hi, sweep="all")],
+          lambda r, f=function: f, [opname])
+quant("sqrt_int16x8_sweep", INT16X8, [Input((1, 4096), 0, 10, sweep="all")], lambda r: tf.sqrt, ["SQRT"],
+      build=direct_int16("SQRT", [Input((1, 4096), 0, 10)], (0, math.sqrt(10))), extra=DIRECT_INT16_NOTE)
+quant("abs_int8_zp_max_negative_input", INT8, [Input((2, 3, 8), -4, 0)], lambda r: tf.abs, ["ABS"])
+quant("exp_int8_zp_max_negative_input", INT8, [Input((2, 3, 8), -4, 0)], lambda r: tf.exp, ["EXP"])
+quant("exp_int8_saturating", INT8, [Input((2, 3, 8), -2, 2)], lambda r: tf.exp, ["EXP"], widen=2.0)
+quant("log_int8_large_scale", INT8, [Input((2, 3, 8), 1, 300)], lambda r: tf.math.log, ["LOG"])
+quant("rsqrt_int8_tiny_scale", INT8, [Input((2, 3, 8), 0.002, 0.01)], lambda r: tf.math.rsqrt, ["RSQRT"])
+quant("rsqrt_int16x8", INT16X8, [Input((2, 3, 8), 0.05, 10)], lambda r: tf.math.rsqrt, ["RSQRT"], widen=1.0)
+
+# ELU: the converter keeps ELU in float, so an int8 LEAKY_RELU (similar output range) is retargeted.
+ELU_NOTE = {"edited": "converted as int8 LEAKY_RELU (alpha 0.3) and retargeted to ELU (the converter keeps ELU in "
+                      "float)"}
+quant("elu_int8_sweep", INT8, [Input((1, 256), -3, 3, sweep="all")], lambda r: (lambda x: tf.nn.leaky_relu(x, 0.3)),
+      ["ELU"], post=surgery.retarget("LEAKY_RELU", "ELU", keep_options=False), extra=ELU_NOTE)
+quant("elu_int8_zp_min_positive_input", INT8, [Input((2, 3, 8), 0, 6)], lambda r: (lambda x: tf.nn.leaky_relu(x, 0.3)),
+      ["ELU"], post=surgery.retarget("LEAKY_RELU", "ELU", keep_options=False), extra=ELU_NOTE)
+
+# DIV: every pair of int8 values (divisors skip the zero point), narrow calibration, int16.
+quant("div_int8_sweep", INT8, [Input((256, 256), -4, 4, sweep="rows"),
+                               Input((256, 256), -2, 2, sweep="columns", away_from_zero=0.25)],
+      lambda r: tf.divide, ["DIV"])
+quant("div_int8_zp_max_negative_input", INT8, [Input((2, 3, 8), -4, 0), Input((2, 3, 8), 0.5, 2)],
+      lambda r: tf.divide, ["DIV"])
+
+
+def _ratio_calibration(shape, ratio):
+  """Calibration where the numerator is `ratio` times the divisor, so the quotient's calibrated
+  range is a single value and independent test inputs saturate it."""
+  def representative(r):
+    def samples():
+      for _ in range(64):
+        divisor = r.uniform(shape, 0.5, 2)
+        yield [divisor * ratio, divisor]
+    return samples
+  return representative
+
+
+quant("div_int8_saturating", INT8, [Input((3, 8), 0.5, 2), Input((3, 8), 0.5, 2)], lambda r: tf.divide, ["DIV"],
+      representative=_ratio_calibration((3, 8), 1.5), widen=1.0)
+for variant, shapes in (("same", ((2, 3, 4, 5), (2, 3, 4, 5))), ("bcast_4d", ((2, 1, 4, 1), (1, 3, 1, 5)))):
+  inputs = [Input(shapes[0], -4, 4), Input(shapes[1], -2, 2, away_from_zero=0.25)]
+  quant(f"div_int16x8_{variant}", INT16X8, inputs, lambda r: tf.divide, ["DIV"],
+        build=direct_int16("DIV", inputs, (-16, 16)), extra=DIRECT_INT16_NOTE)
+
+# PRELU on int16 with int8 alphas (the converter refuses 16-bit PRELU).
+PRELU_ALPHAS = np.array([[[0.05, 0.3, -0.2]]], dtype=np.float32)
+quant("prelu_int16x8_direct_alpha_channels", INT16X8, [image(4, 5, 3, lo=-3, hi=3)],
+      lambda r: (lambda x: tf.maximum(x, 0.0) + PRELU_ALPHAS * tf.minimum(x, 0.0)), ["PRELU"],
+      build=lambda r: surgery.direct_model_with_output_shapes(
+          "PRELU", [("x", (1, 4, 5, 3), "int16", (3 / 32767, 0))],
+          [0, (np.round(PRELU_ALPHAS / (0.3 / 127)).astype(np.int8), (0.3 / 127, 0))],
+          [("y", [1], "int16", (3 / 32767, 0))]),
+      extra=DIRECT_INT16_NOTE)
+
+# L2_NORMALIZATION: a row of zeros, an extreme input zero point.
+ZERO_ROW = np.concatenate([np.zeros(6), np.linspace(-2, 2, 6), np.full(6, 0.01), np.linspace(0.5, 3, 6)])
+quant("l2_normalization_int8_zero_row", INT8, [Input((4, 6), -2, 3, values=ZERO_ROW)],
+      lambda r: (lambda x: tf.math.l2_normalize(x, axis=-1)), ["L2_NORMALIZATION"])
+quant("l2_normalization_int8_zp_min_positive_input", INT8, [Input((3, 16), 0, 6)],
+      lambda r: (lambda x: tf.math.l2_normalize(x, axis=-1)), ["L2_NORMALIZATION"])
+
+# Comparisons rescale both inputs (by 2^8 times their scale) before comparing.
+COMPARISON_FUNCTIONS = {
+    "EQUAL": tf.equal, "NOT_EQUAL": tf.not_equal, "LESS": tf.less, "LESS_EQUAL": tf.less_equal,
+    "GREATER": tf.greater, "GREATER_EQUAL": tf.greater_equal,
+}
+# The converter keeps NOT_EQUAL in float, so its 8-bit cases are converted as EQUAL and retargeted.
+NOT_EQUAL_EDIT = dict(post=surgery.retarget("EQUAL", "NOT_EQUAL"),
+                      extra={"edited": "converted as EQUAL and retargeted to NOT_EQUAL (the converter keeps "
+                                       "NOT_EQUAL in float)"})
+for opname, function in COMPARISON_FUNCTIONS.items():
+  base = opname.lower()
+  edit = NOT_EQUAL_EDIT if opname == "NOT_EQUAL" else {}
+  make = lambda r, f=(tf.equal if edit else function): f
+  quant(f"{base}_int8_bcast", INT8, [Input((2, 3, 4), -3, 3, step=0.25), Input((3, 1), -1, 1, step=0.25)], make,
+        [opname], **edit)
+  quant(f"{base}_uint8_same", UINT8, [Input((2, 3, 4), -3, 3, step=0.25), Input((2, 3, 4), -1, 1, step=0.25)], make,
+        [opname], **edit)
+  inputs = [Input((2, 3, 4), -3, 3, step=0.25), Input((3, 1), -1, 1, step=0.25)]
+  quant(f"{base}_int16x8_bcast", INT16X8, inputs, make, [opname], build=direct_int16(opname, inputs),
+        extra=DIRECT_INT16_NOTE)
+for opname in ("EQUAL", "LESS"):
+  quant(f"{opname.lower()}_int8_sweep", INT8, [Input((256, 256), -3, 3, sweep="rows"),
+                                               Input((256, 256), -1, 1, sweep="columns")],
+        lambda r, f=COMPARISON_FUNCTIONS[opname]: f, [opname])
+for opname in ("EQUAL", "LESS_EQUAL"):
+  quant(f"{opname.lower()}_int8_tiny_scale", INT8, [Input((4, 16), -0.1, 0.1), Input((4, 16), -0.1, 0.1)],
+        lambda r, f=COMPARISON_FUNCTIONS[opname]: f, [opname])
+for opname in ("NOT_EQUAL", "GREATER"):
+  quant(f"{opname.lower()}_int8_large_scale", INT8, [Input((4, 16), -300, 300), Input((4, 16), -200, 200)],
+        lambda r, f=COMPARISON_FUNCTIONS["EQUAL" if opname == "NOT_EQUAL" else opname]: f, [opname],
+        **(NOT_EQUAL_EDIT if opname == "NOT_EQUAL" else {}))
+
+# uint8 kernels of the same operators.
+LEGACY_UINT8_EXTRAS = [
+    "div_f32_same", "div_f32_bcast_4d", "l2_normalization_f32_2d", "less_f32_bcast", "equal_f32_bcast",
+    "greater_equal_f32_bcast", "mirror_pad_f32_reflect", "space_to_batch_nd_f32_block2_pad",
+    "batch_to_space_nd_f32_block2_crop", "reduce_min_f32_axes_1_2_keep",
+]
+for float_name in LEGACY_UINT8_EXTRAS:
+  source = _float_cases[float_name]
+  CASES.append(dataclasses.replace(source, name=float_name.replace("_f32", "_uint8_legacy", 1), group="quant",
+                                   mode=UINT8_LEGACY, post=None, extra={}))

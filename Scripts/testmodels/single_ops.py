@@ -369,15 +369,15 @@ UNARY_OPS = [
     ("LOGISTIC", "", tf.sigmoid, (-8, 8), {}, ALL),
     ("TANH", "", tf.tanh, (-4, 4), {}, ALL),
     ("HARD_SWISH", "", lambda x: x * tf.nn.relu6(x + 3.0) / 6.0, (-5, 5), {}, ALL),
-    ("GELU", "exact", lambda x: tf.nn.gelu(x, approximate=False), (-4, 4), {}, (FLOAT32, INT8, UINT8)),
+    ("GELU", "exact", lambda x: tf.nn.gelu(x, approximate=False), (-4, 4), {}, ALL),
     ("GELU", "approximate", lambda x: tf.nn.gelu(x, approximate=True), (-4, 4), {}, (FLOAT32, INT8)),
     ("ELU", "", tf.nn.elu, (-3, 3), {}, (FLOAT32, INT8)),
-    ("EXP", "", tf.exp, (-5, 5), {}, (FLOAT32, INT8)),
-    ("LOG", "", tf.math.log, (0.01, 10), {}, (FLOAT32, INT8)),
-    ("SQRT", "", tf.sqrt, (0, 10), {}, (FLOAT32,)),
-    ("RSQRT", "", tf.math.rsqrt, (0.01, 10), {}, (FLOAT32, INT8)),
+    ("EXP", "", tf.exp, (-5, 5), {}, (FLOAT32, INT8, UINT8)),
+    ("LOG", "", tf.math.log, (0.01, 10), {}, (FLOAT32, INT8, UINT8)),
+    ("SQRT", "", tf.sqrt, (0, 10), {}, (FLOAT32, INT8, UINT8)),
+    ("RSQRT", "", tf.math.rsqrt, (0.01, 10), {}, (FLOAT32, INT8, UINT8)),
     ("SQUARE", "", tf.square, (-3, 3), {}, (FLOAT32,)),
-    ("ABS", "", tf.abs, (-3, 3), {}, (FLOAT32, INT8, INT16X8)),
+    ("ABS", "", tf.abs, (-3, 3), {}, ALL),
     ("NEG", "", tf.negative, (-3, 3), {}, (FLOAT32, INT8)),
     ("FLOOR", "", tf.floor, (-4, 4), {"step": 0.25}, (FLOAT32,)),
     ("CEIL", "", tf.math.ceil, (-4, 4), {"step": 0.25}, (FLOAT32,)),
@@ -410,9 +410,9 @@ def reduce(function, axes, keep):
 REDUCTIONS = {
     "MEAN": (tf.reduce_mean, ALL),
     "SUM": (tf.reduce_sum, (FLOAT32, INT8, INT16X8)),
-    "REDUCE_MAX": (tf.reduce_max, (FLOAT32, INT8, INT16X8)),
-    "REDUCE_MIN": (tf.reduce_min, (FLOAT32, INT8)),
-    "REDUCE_PROD": (tf.reduce_prod, (FLOAT32,)),
+    "REDUCE_MAX": (tf.reduce_max, ALL),
+    "REDUCE_MIN": (tf.reduce_min, ALL),
+    "REDUCE_PROD": (tf.reduce_prod, ALL),
 }
 REDUCTION_AXES = [
     ("axes_1_2_keep", (1, 4, 5, 6), [1, 2], True),
@@ -604,7 +604,7 @@ op("gather", "indices_input_int64", [Input((6, 3)), Input((2, 2), 0, 5, "int64")
    ["GATHER"])
 op("gather", "int32_params", [Input((5, 3), -9, 9, "int32")], lambda r: (lambda x: tf.gather(x, [3, 1])), ["GATHER"])
 op("gather_nd", "full_index", [Input((4, 5))], lambda r: (lambda x: tf.gather_nd(x, [[0, 1], [3, 4], [2, 2]])),
-   ["GATHER_ND"])
+   ["GATHER_ND"], (FLOAT32, INT8, INT16X8))
 op("gather_nd", "slice_index", [Input((4, 3, 2))], lambda r: (lambda x: tf.gather_nd(x, [[[1], [3]], [[0], [0]]])),
    ["GATHER_ND"])
 op("gather_nd", "indices_input", [Input((3, 4, 2)), Input((5, 2), 0, 2, "int32")],
@@ -619,14 +619,15 @@ op("padv2", "value_1_5", [image(3, 4, 2)], lambda r: (lambda x: tf.pad(x, PADS, 
 op("padv2", "value_neg", [Input((2, 3), 0, 2)], lambda r: (lambda x: tf.pad(x, [[1, 1], [0, 2]], constant_values=-2.0)),
    ["PADV2"], (FLOAT32, INT8))
 op("mirror_pad", "reflect", [image(4, 5, 2)], lambda r: (lambda x: tf.pad(x, [[0, 0], [2, 3], [1, 2], [0, 0]], "REFLECT")),
-   ["MIRROR_PAD"], (FLOAT32, INT8))
+   ["MIRROR_PAD"], ALL)
 op("mirror_pad", "symmetric", [image(4, 5, 2)],
    lambda r: (lambda x: tf.pad(x, [[0, 0], [3, 4], [2, 5], [0, 1]], "SYMMETRIC")), ["MIRROR_PAD"], (FLOAT32, INT8))
 op("mirror_pad", "reflect_2d", [Input((3, 4))], lambda r: (lambda x: tf.pad(x, [[2, 1], [3, 3]], "REFLECT")),
    ["MIRROR_PAD"])
 op("tile", "3d", [Input((2, 1, 3))], lambda r: (lambda x: tf.tile(x, [2, 3, 1])), ["TILE"], (FLOAT32, INT8))
 op("tile", "int32", [Input((2, 3), -9, 9, "int32")], lambda r: (lambda x: tf.tile(x, [1, 2])), ["TILE"])
-op("broadcast_to", "3d", [Input((3, 1))], lambda r: (lambda x: tf.broadcast_to(x, [2, 3, 4])), ["BROADCAST_TO"])
+op("broadcast_to", "3d", [Input((3, 1))], lambda r: (lambda x: tf.broadcast_to(x, [2, 3, 4])), ["BROADCAST_TO"],
+   (FLOAT32, INT8, INT16X8))
 op("broadcast_to", "5d", [Input((1, 3, 1, 2, 1))], lambda r: (lambda x: tf.broadcast_to(x, [2, 3, 2, 2, 3])),
    ["BROADCAST_TO"])
 
@@ -636,9 +637,9 @@ op("depth_to_space", "block3", [image(2, 2, 18)], lambda r: (lambda x: tf.nn.dep
 op("space_to_depth", "block2", [image(4, 6, 3)], lambda r: (lambda x: tf.nn.space_to_depth(x, 2)), ["SPACE_TO_DEPTH"],
    (FLOAT32, INT8))
 op("space_to_batch_nd", "block2_pad", [image(5, 6, 2)],
-   lambda r: (lambda x: tf.space_to_batch_nd(x, [2, 2], [[1, 0], [0, 0]])), ["SPACE_TO_BATCH_ND"], (FLOAT32, INT8))
+   lambda r: (lambda x: tf.space_to_batch_nd(x, [2, 2], [[1, 0], [0, 0]])), ["SPACE_TO_BATCH_ND"], ALL)
 op("batch_to_space_nd", "block2_crop", [Input((4, 3, 3, 2))],
-   lambda r: (lambda x: tf.batch_to_space(x, [2, 2], [[1, 0], [0, 1]])), ["BATCH_TO_SPACE_ND"], (FLOAT32, INT8))
+   lambda r: (lambda x: tf.batch_to_space(x, [2, 2], [[1, 0], [0, 1]])), ["BATCH_TO_SPACE_ND"], (FLOAT32, INT8, INT16X8))
 op("reverse_v2", "axis_1", [Input((2, 4, 3))], lambda r: (lambda x: tf.reverse(x, [1])), ["REVERSE_V2"])
 
 
@@ -696,9 +697,9 @@ op("range", "int32", [Input((), 0, 3, "int32"), Input((), 8, 12, "int32")],
    lambda r: (lambda start, limit: tf.range(start, limit, 2)), ["RANGE"])
 
 op("select", "same_shape", [Input((2, 3), dtype="bool"), Input((2, 3)), Input((2, 3))],
-   lambda r: (lambda c, x, y: tf.where(c, x, y)), ["SELECT"])
+   lambda r: (lambda c, x, y: tf.where(c, x, y)), ["SELECT"], ALL)
 op("select_v2", "bcast", [Input((1, 4, 1), dtype="bool"), Input((2, 4, 3)), Input((1,))],
-   lambda r: (lambda c, x, y: tf.where(c, x, y)), ["SELECT_V2"])
+   lambda r: (lambda c, x, y: tf.where(c, x, y)), ["SELECT_V2"], (FLOAT32, INT8, INT16X8))
 op("select_v2", "int32_bcast_cond", [Input((3, 1), dtype="bool"), Input((3, 4), -9, 9, "int32"),
                                      Input((3, 4), -9, 9, "int32")],
    lambda r: (lambda c, x, y: tf.where(c, x, y)), ["SELECT_V2"])
@@ -723,7 +724,7 @@ op("one_hot", "depth5", [Input((2, 3), 0, 4, "int32")], lambda r: (lambda i: tf.
 op("cumsum", "axis_1", [Input((2, 5, 3))], lambda r: (lambda x: tf.cumsum(x, axis=1)), ["CUMSUM"])
 op("cumsum", "exclusive_reverse", [Input((3, 6))], lambda r: (lambda x: tf.cumsum(x, axis=-1, exclusive=True, reverse=True)),
    ["CUMSUM"])
-op("topk_v2", "k3", [Input((2, 10), -5, 5)], lambda r: (lambda x: tf.math.top_k(x, 3)), ["TOPK_V2"])
+op("topk_v2", "k3", [Input((2, 10), -5, 5)], lambda r: (lambda x: tf.math.top_k(x, 3)), ["TOPK_V2"], (FLOAT32, INT8, UINT8))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -52,12 +52,15 @@ def set_options(op_name, **fields):
   return lambda model_bytes: edit(model_bytes, change)
 
 
-def retarget(op_name, new_name, version=1):
-  """Turns every `op_name` operator into `new_name` (same tensors and options)."""
+def retarget(op_name, new_name, version=1, keep_options=True):
+  """Turns every `op_name` operator into `new_name` (same tensors; same options unless
+  `keep_options` is false)."""
   def change(model):
     new_index = _opcode_index(model, new_name, version)
-    for op in _operators(model, op_name):
+    for op in list(_operators(model, op_name)):
       op.opcodeIndex = new_index
+      if not keep_options:
+        op.builtinOptionsType, op.builtinOptions = 0, None
     used = {op.opcodeIndex for op in model.subgraphs[0].operators}
     if len(used) != len(model.operatorCodes):
       _drop_unused_opcodes(model, used)
@@ -80,10 +83,15 @@ TENSOR_TYPES = {
 }
 
 
-def _tensor(name, shape, buffer, dtype):
+def _tensor(name, shape, buffer, dtype, quantization=None):
+  """A tensor; `quantization` is an optional per-tensor (scale, zero_point)."""
   tensor = schema.TensorT()
   tensor.name, tensor.shape, tensor.buffer = name, list(shape), buffer
   tensor.type = TENSOR_TYPES[np.dtype(dtype).name]
+  if quantization is not None:
+    tensor.quantization = schema.QuantizationParametersT()
+    tensor.quantization.scale = [float(np.float32(quantization[0]))]
+    tensor.quantization.zeroPoint = [int(quantization[1])]
   return tensor
 
 
@@ -97,9 +105,10 @@ def direct_model(code, inputs, operands, outputs, options=None, custom_options=N
   """A one-operator model written with the object API instead of the converter.
 
   code: a BuiltinOperator name, or the custom code of a custom op; inputs / outputs: lists of
-  (name, shape, dtype); operands: the operator's inputs in order, each an int (a model input)
-  or a numpy array (a constant); options: a builtin options object (e.g. StridedSliceOptionsT);
-  custom_options: a dict written as a FlexBuffer map.
+  (name, shape, dtype) or (name, shape, dtype, (scale, zero_point)) for quantized tensors;
+  operands: the operator's inputs in order, each an int (a model input), a numpy array (a
+  constant) or (array, (scale, zero_point)) (a quantized constant); options: a builtin options
+  object (e.g. StridedSliceOptionsT); custom_options: a dict written as a FlexBuffer map.
   """
   model = schema.ModelT()
   model.version = 3
@@ -113,18 +122,20 @@ def direct_model(code, inputs, operands, outputs, options=None, custom_options=N
   opcode.version = version
   model.operatorCodes = [opcode]
   model.buffers = [_buffer()]
-  tensors = [_tensor(name, shape, 0, dtype) for name, shape, dtype in inputs]
+  tensors = [_tensor(name, shape, 0, *rest) for name, shape, *rest in inputs]
   operator_inputs = []
   for operand in operands:
     if isinstance(operand, int):
       operator_inputs.append(operand)
       continue
+    operand, quantization = operand if isinstance(operand, tuple) else (operand, None)
     constant = np.ascontiguousarray(operand)
     model.buffers.append(_buffer(constant.tobytes()))
-    tensors.append(_tensor(f"constant_{len(tensors)}", constant.shape, len(model.buffers) - 1, constant.dtype))
+    tensors.append(_tensor(f"constant_{len(tensors)}", constant.shape, len(model.buffers) - 1, constant.dtype,
+                           quantization))
     operator_inputs.append(len(tensors) - 1)
   first_output = len(tensors)
-  tensors += [_tensor(name, shape, 0, dtype) for name, shape, dtype in outputs]
+  tensors += [_tensor(name, shape, 0, *rest) for name, shape, *rest in outputs]
   operator = schema.OperatorT()
   operator.opcodeIndex, operator.inputs = 0, operator_inputs
   operator.outputs = list(range(first_output, len(tensors)))
@@ -151,5 +162,5 @@ def direct_model_with_output_shapes(code, inputs, operands, outputs, **options):
   interpreter = litert.Interpreter(model_content=direct_model(code, inputs, operands, outputs, **options))
   interpreter.allocate_tensors()
   shapes = [list(detail["shape"]) for detail in interpreter.get_output_details()]
-  outputs = [(name, shape, dtype) for (name, _, dtype), shape in zip(outputs, shapes)]
+  outputs = [(name, shape, *rest) for (name, _, *rest), shape in zip(outputs, shapes)]
   return direct_model(code, inputs, operands, outputs, **options)

@@ -73,4 +73,19 @@ final class DataMovementTests: XCTestCase {
     XCTAssertThrowsError(try checkedElementCount([3, -1], op: "TEST"))
     XCTAssertEqual(try checkedElementCount([3, 0, 5], op: "TEST"), 0)
   }
+
+  func testConstantViewKernelChecksOperatorAndOperandCount() {
+    let input = makeTensor(0, .float32, [2, 3])
+    let operand = makeTensor(1, .int32, [2])
+    let output = makeTensor(2, .float32, [2, 3])
+    XCTAssertThrowsError(
+      try runKernel(ConstantViewKernel.self, opName: "REVERSE_V2", inputs: [input, operand], outputs: [output])
+    ) { error in
+      guard case KernelError.unsupported(let reason) = error else { return XCTFail("\(error)") }
+      XCTAssertTrue(reason.contains("not a constant view"), reason)
+    }
+    XCTAssertThrowsError(
+      try runKernel(ConstantViewKernel.self, opName: "SLICE", inputs: [input, operand], outputs: [output]),
+      "SLICE needs begin and size")
+  }
 }

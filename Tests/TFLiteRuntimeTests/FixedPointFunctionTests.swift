@@ -114,6 +114,45 @@ final class FixedPointFunctionTests: XCTestCase {
     }
   }
 
+  func testInverseSquareRootIsAccurate() {
+    var generator = SeededGenerator(seed: 405)
+    for _ in 0..<5_000 {
+      let x = Int32.random(in: 2...Int32.max, using: &generator)
+      let inverse = FixedPoint.inverseSquareRoot(x)
+      // Five Newton steps from 1 leave a relative error of about 1e-6 on the slowest inputs.
+      XCTAssertEqual(inverse.realValue, 1 / Double(x).squareRoot(), accuracy: 1e-5 / Double(x).squareRoot(), "1/√\(x)")
+    }
+    XCTAssertEqual(FixedPoint.inverseSquareRoot(0), QuantizedMultiplier(multiplier: .max, shift: 0), "0 is taken as 1")
+    XCTAssertEqual(FixedPoint.inverseSquareRoot(1), QuantizedMultiplier(multiplier: .max, shift: 0))
+  }
+
+  func testLeadingSignBitsCountTheRepeatedSignBits() {
+    var generator = SeededGenerator(seed: 406)
+    for _ in 0..<5_000 {
+      let x = Int32(truncatingIfNeeded: UInt32.random(in: 0...UInt32.max, using: &generator) >> UInt32.random(in: 0...31, using: &generator))
+      for value in [x, ~x] {
+        let bits = (0..<32).map { (value >> (31 - $0)) & 1 }
+        let repeated = bits.dropFirst().prefix { $0 == bits[0] }.count
+        XCTAssertEqual(FixedPoint.countLeadingSignBits(value), repeated, "\(value)")
+      }
+    }
+  }
+
+  func testReducedExponentDivisionAgreesInRangeAndWrapsOutside() {
+    var generator = SeededGenerator(seed: 407)
+    for _ in 0..<5_000 {
+      let x = Int32.random(in: .min ... .max, using: &generator)
+      let exponent = Int.random(in: 0...31, using: &generator)
+      XCTAssertEqual(
+        FixedPoint.roundingDivideByPowerOfTwoReducingExponent(x, exponent), FixedPoint.roundingDivideByPowerOfTwo(x, exponent))
+    }
+    // Exponents 32...63: the mask keeps every bit and the shift wraps to exponent − 32.
+    XCTAssertEqual(FixedPoint.roundingDivideByPowerOfTwoReducingExponent(0, 40), 1, "0 & mask exceeds the threshold −1")
+    XCTAssertEqual(FixedPoint.roundingDivideByPowerOfTwoReducingExponent(-1_000, 34), -250)
+    // A negative exponent −k shifts right by 32 − k, and its full mask rounds every non-negative value up.
+    XCTAssertEqual(FixedPoint.roundingDivideByPowerOfTwoReducingExponent(1 << 30, -2), 2)
+  }
+
   func testEightBitTableOfTheIdentityRequantizes() {
     let table = QuantizedLookupTable.eightBit(
       inputRange: -128...127, inputScale: 0.5, inputZeroPoint: 3, outputScale: 0.25, outputZeroPoint: -10,

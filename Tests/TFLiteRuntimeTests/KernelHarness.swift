@@ -28,6 +28,24 @@ enum KernelHarness {
     return tensor
   }
 
+  /// A tensor of `type` and `shape` holding the raw `values` (of the type's width; zeros when
+  /// empty), quantized with `scales` and `zeroPoints` along `axis` (nil scales: not quantized).
+  static func quantizedTensor<Value: FixedWidthInteger>(
+    _ index: Int, _ name: String, _ type: ElementType, _ shape: [Int], _ values: [Value],
+    scales: [Float]?, zeroPoints: [Int], axis: Int = 0, constant: Bool = false
+  ) -> RuntimeTensor {
+    let tensor = RuntimeTensor(
+      index: index, name: name, type: type, shape: shape, shapeSignature: shape,
+      quantization: scales.map { Quantization(scales: $0, zeroPoints: zeroPoints, axis: axis) }, isVariable: false,
+      constantData: nil)
+    tensor.allocateOwnedMemory()
+    values.withUnsafeBytes { bytes in
+      if let base = bytes.baseAddress { tensor.data?.copyMemory(from: base, byteCount: bytes.count) }
+    }
+    tensor.isConstant = constant
+    return tensor
+  }
+
   /// An output tensor of `type` whose shape the kernel sets.
   static func outputTensor(_ index: Int, type: ElementType = .float32) -> RuntimeTensor {
     RuntimeTensor(
@@ -44,8 +62,13 @@ enum KernelHarness {
   }
 
   /// Builds the registered kernel for `node`, prepares and evaluates it with `threads`, and
-  /// returns the output's shape and values.
+  /// returns the output's shape and float values.
   static func run(_ node: Node, threads: Int) throws -> (shape: [Int], values: [Float]) {
+    try run(node, threads: threads, as: Float.self)
+  }
+
+  /// ``run(_:threads:)`` for an output whose elements are `Element`s.
+  static func run<Element>(_ node: Node, threads: Int, as type: Element.Type) throws -> (shape: [Int], values: [Element]) {
     let kernel = try KernelRegistry.makeKernel(for: node)
     var context = PrepareContext(threadCount: threads)
     try kernel.prepare(&context)
@@ -55,7 +78,7 @@ enum KernelHarness {
     let scratch = scratchBytes > 0 ? UnsafeMutableRawPointer.allocate(byteCount: scratchBytes, alignment: 64) : nil
     defer { scratch?.deallocate() }
     try kernel.eval(EvalContext(threadCount: threads, scratch: scratch))
-    let values = Array(UnsafeBufferPointer(start: output.pointer(as: Float.self), count: output.elementCount))
+    let values = Array(UnsafeBufferPointer(start: output.pointer(as: Element.self), count: output.elementCount))
     return (output.shape, values)
   }
 

@@ -11,19 +11,22 @@ final class QuantizedConformanceTests: XCTestCase {
     KernelRegistry.quantize, KernelRegistry.integerElementwise, KernelRegistry.integerActivations,
     KernelRegistry.integerSoftmax, KernelRegistry.integerPooling, KernelRegistry.integerReductions,
     KernelRegistry.integerConcatenation, KernelRegistry.integerResize, KernelRegistry.integerConvolution,
+    KernelRegistry.integerTransposeConvolution, KernelRegistry.integerBatchMatMul,
+    KernelRegistry.integerElementwiseUnary, KernelRegistry.integerComparisons, KernelRegistry.integerNormalization,
   ].reduce(into: []) { names, family in names.formUnion(family.keys) }
 
   /// Operators with a kernel here that move quantized values without arithmetic (or only compare them).
   static let dataMovementOperators = Set([
     "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "STRIDED_SLICE", "SLICE", "PAD", "PADV2", "MIRROR_PAD",
     "GATHER", "SPLIT", "SPLIT_V", "PACK", "UNPACK", "TILE", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "BATCH_TO_SPACE_ND",
-    "SPACE_TO_BATCH_ND", "RESIZE_NEAREST_NEIGHBOR", "DEQUANTIZE", "ARG_MAX", "ARG_MIN",
+    "SPACE_TO_BATCH_ND", "RESIZE_NEAREST_NEIGHBOR", "DEQUANTIZE", "ARG_MAX", "ARG_MIN", "BROADCAST_TO", "GATHER_ND",
+    "REVERSE_V2", "SELECT", "SELECT_V2", "TOPK_V2",
   ]).intersection(KernelRegistry.supportedOperators)
 
   /// Operators whose results do not depend on the rounding policy.
   static let roundingFreeOperators: Set<String> = dataMovementOperators.union([
     "MAXIMUM", "MINIMUM", "MAX_POOL_2D", "AVERAGE_POOL_2D", "REDUCE_MAX", "REDUCE_MIN", "CONCATENATION",
-    "LOGISTIC", "TANH", "GELU",
+    "LOGISTIC", "TANH", "GELU", "ELU", "EXP", "LOG", "SQRT", "REDUCE_PROD",
   ])
 
   /// Every operator the quantized cases here may contain.

@@ -11,7 +11,9 @@ public enum KernelRegistry {
     // general kernels would otherwise take int8 / int16 nodes as plain integers.
     let families: [[String: any Kernel.Type]] = [
       quantize, integerElementwise, integerActivations, integerSoftmax, integerPooling, integerReductions,
-      integerConcatenation, integerResize, integerConvolution,
+      integerConcatenation, integerResize, integerConvolution, integerTransposeConvolution, integerBatchMatMul,
+      integerElementwiseUnary, integerComparisons, integerNormalization,
+      hybrid,
       convolution, depthwiseConvolution, transposeConvolution, fullyConnected, batchMatMul, pooling,
       reshape, transpose, concatenation, split, slice, gather, pad, tile, resize, spaceDepth, shape, cast, fill,
       dequantize, densify,

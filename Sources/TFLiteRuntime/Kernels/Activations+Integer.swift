@@ -1,5 +1,5 @@
 // Quantized activations (int8, uint8 and, where TFLite has them, int16): RELU, RELU6,
-// RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, HARD_SWISH, LOGISTIC, TANH and GELU, each bit-exact
+// RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, HARD_SWISH, LOGISTIC, TANH, GELU and ELU, each bit-exact
 // with LiteRT's reference kernels. 8-bit inputs run through a 256-entry table built at prepare
 // time from the reference formula; int16 inputs apply the formula element by element.
 
@@ -14,6 +14,12 @@ protocol IntegerUnaryDefinition {
   init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws
   /// Validates the quantization and prepares the element map.
   func prepare(input: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy) throws -> QuantizedElementMap
+  /// The condition LiteRT checks on the input's values when the operator runs, if any.
+  func inputCondition(input: RuntimeTensor) throws -> QuantizedInputCondition?
+}
+
+extension IntegerUnaryDefinition {
+  func inputCondition(input: RuntimeTensor) throws -> QuantizedInputCondition? { nil }
 }
 
 /// A quantized kernel whose output has its input's shape and each output element depends on the
@@ -23,6 +29,7 @@ final class IntegerUnaryKernel<Definition: IntegerUnaryDefinition>: Kernel {
   private let output: RuntimeTensor
   private let definition: Definition
   private var map: QuantizedElementMap?
+  private var condition: QuantizedInputCondition?
 
   init(node: Node) throws {
     try node.expect(inputs: 1, outputs: 1)
@@ -33,11 +40,13 @@ final class IntegerUnaryKernel<Definition: IntegerUnaryDefinition>: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     map = try definition.prepare(input: input, output: output, rounding: context.roundingPolicy)
+    condition = try definition.inputCondition(input: input)
     output.shape = input.shape
   }
 
   func eval(_ context: EvalContext) throws {
     guard let map else { throw KernelError.invalid("\(Definition.operatorName) evaluated before prepare") }
+    try condition?.check(input, op: Definition.operatorName)
     let source = try tensorData(input)
     let destination = try tensorData(output)
     context.forEachChunk(of: output.elementCount, minimumChunk: cheapElementwiseChunk) { range in
@@ -47,7 +56,7 @@ final class IntegerUnaryKernel<Definition: IntegerUnaryDefinition>: Kernel {
 }
 
 /// Throws `unsupported` unless input and output have one type and `types` contains it.
-private func requireQuantizedTypes(
+func requireQuantizedTypes(
   _ input: RuntimeTensor, _ output: RuntimeTensor, _ types: [ElementType], op: String
 ) throws -> ElementType {
   guard input.type == output.type, types.contains(input.type) else {
@@ -228,7 +237,7 @@ struct SixteenBitTableFunction: QuantizedUnaryFunction {
 }
 
 /// The 8-bit table TFLite builds for a float `transform` between the two operands.
-private func eightBitTable(
+func eightBitTable(
   input: QuantizedOperand, output: QuantizedOperand, transform: (Float) -> Float
 ) -> TabulatedQuantizedFunction {
   let table = QuantizedLookupTable.eightBit(
@@ -460,8 +469,25 @@ struct IntegerGeluDefinition: IntegerUnaryDefinition {
   }
 }
 
+/// ELU on int8: a table of x (x ≥ 0) and e^x − 1 (x < 0).
+struct IntegerExponentialLinearUnitDefinition: IntegerUnaryDefinition {
+  static let operatorName = "ELU"
+
+  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
+    _ = try requireQuantizedTypes(input, output, [.int8], op: Self.operatorName)
+  }
+
+  func prepare(input: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy) throws -> QuantizedElementMap {
+    let inputOperand = try QuantizedOperand(input, op: Self.operatorName)
+    let outputOperand = try QuantizedOperand(output, op: Self.operatorName)
+    let function = eightBitTable(
+      input: inputOperand, output: outputOperand, transform: TabulatedFunction.exponentialLinearUnit)
+    return try QuantizedElementMap(function, from: .int8, to: .int8)
+  }
+}
+
 extension KernelRegistry {
-  /// RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, HARD_SWISH, LOGISTIC, TANH, GELU on quantized tensors.
+  /// RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, HARD_SWISH, LOGISTIC, TANH, GELU, ELU on quantized tensors.
   nonisolated(unsafe) static let integerActivations: [String: any Kernel.Type] = [
     QuantizedRelu.operatorName: IntegerUnaryKernel<IntegerReluDefinition<QuantizedRelu>>.self,
     QuantizedRelu6.operatorName: IntegerUnaryKernel<IntegerReluDefinition<QuantizedRelu6>>.self,
@@ -472,5 +498,6 @@ extension KernelRegistry {
     QuantizedLogistic.operatorName: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedLogistic>>.self,
     QuantizedTanh.operatorName: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedTanh>>.self,
     IntegerGeluDefinition.operatorName: IntegerUnaryKernel<IntegerGeluDefinition>.self,
+    IntegerExponentialLinearUnitDefinition.operatorName: IntegerUnaryKernel<IntegerExponentialLinearUnitDefinition>.self,
   ]
 }

@@ -61,6 +61,51 @@ struct BatchBroadcast: Equatable {
   }
 }
 
+/// The geometry of a BATCH_MATMUL: `lhs [..., M, K]` (`[..., K, M]` with adj_x) times
+/// `rhs [..., K, N]` (`[..., N, K]` with adj_y), the batch dimensions broadcast.
+struct BatchMatMulShape {
+  /// M: rows of every output matrix.
+  let rows: Int
+  /// K: the summed dimension.
+  let depth: Int
+  /// N: columns of every output matrix.
+  let columns: Int
+  /// Matrices stored in the left operand.
+  let lhsMatrixCount: Int
+  /// Matrices stored in the right operand.
+  let rhsMatrixCount: Int
+  /// The broadcast batch shape followed by `[M, N]`.
+  let outputShape: [Int]
+  /// The operands' matrix of every output matrix; nil when the output is empty (its batch index
+  /// lists could be huge when M or N is 0).
+  let broadcast: BatchBroadcast?
+
+  /// Checks that the operand shapes multiply and broadcast; throws `invalid` otherwise.
+  init(op: String, lhs: [Int], rhs: [Int], adjX: Bool, adjY: Bool) throws {
+    guard lhs.count >= 2, rhs.count >= 2 else {
+      throw KernelError.invalid("\(op) operands need rank 2 or more, got \(lhs) and \(rhs)")
+    }
+    let lhsLast = Array(lhs.suffix(2))
+    let rhsLast = Array(rhs.suffix(2))
+    (rows, depth) = adjX ? (lhsLast[1], lhsLast[0]) : (lhsLast[0], lhsLast[1])
+    let rhsDepth: Int
+    (rhsDepth, columns) = adjY ? (rhsLast[1], rhsLast[0]) : (rhsLast[0], rhsLast[1])
+    guard depth == rhsDepth else {
+      throw KernelError.invalid("\(op) inner dimensions differ: \(lhs) (adj_x \(adjX)) and \(rhs) (adj_y \(adjY))")
+    }
+    let lhsBatch = Array(lhs.dropLast(2))
+    let rhsBatch = Array(rhs.dropLast(2))
+    lhsMatrixCount = try FloatOperands.checkedCount(lhsBatch, "\(op) lhs batch")
+    rhsMatrixCount = try FloatOperands.checkedCount(rhsBatch, "\(op) rhs batch")
+    guard let batchShape = BatchBroadcast.shape(lhsBatch: lhsBatch, rhsBatch: rhsBatch) else {
+      throw KernelError.invalid("\(op) batch dimensions \(lhsBatch) and \(rhsBatch) do not broadcast")
+    }
+    outputShape = batchShape + [rows, columns]
+    let outputCount = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    broadcast = outputCount > 0 ? BatchBroadcast(lhsBatch: lhsBatch, rhsBatch: rhsBatch) : nil
+  }
+}
+
 /// BATCH_MATMUL in float32: for every broadcast batch, `out[M×N] = lhs[M×K] · rhs[K×N]`
 /// (with `adjX` the stored lhs is K×M, with `adjY` the stored rhs is N×K).
 enum FloatBatchMatMul {
@@ -130,37 +175,19 @@ final class BatchMatMulKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let op = "BATCH_MATMUL"
-    guard lhs.shape.count >= 2, rhs.shape.count >= 2 else {
-      throw KernelError.invalid("\(op) operands need rank 2 or more, got \(lhs.shape) and \(rhs.shape)")
-    }
-    let lhsLast = Array(lhs.shape.suffix(2))
-    let rhsLast = Array(rhs.shape.suffix(2))
-    let (rows, depth) = adjX ? (lhsLast[1], lhsLast[0]) : (lhsLast[0], lhsLast[1])
-    let (rhsDepth, columns) = adjY ? (rhsLast[1], rhsLast[0]) : (rhsLast[0], rhsLast[1])
-    guard depth == rhsDepth else {
-      throw KernelError.invalid("\(op) inner dimensions differ: \(lhs.shape) (adj_x \(adjX)) and \(rhs.shape) (adj_y \(adjY))")
-    }
-    let lhsBatch = Array(lhs.shape.dropLast(2))
-    let rhsBatch = Array(rhs.shape.dropLast(2))
-    let rhsCount = try FloatOperands.checkedCount(rhsBatch, "\(op) rhs batch")
-    guard let batchShape = BatchBroadcast.shape(lhsBatch: lhsBatch, rhsBatch: rhsBatch) else {
-      throw KernelError.invalid("\(op) batch dimensions \(lhsBatch) and \(rhsBatch) do not broadcast")
-    }
-    let outputShape = batchShape + [rows, columns]
-    let outputCount = try FloatOperands.checkedCount(outputShape, "\(op) output")
-    output.shape = outputShape
-    // An empty output needs no batch index lists (whose length could be huge when M or N is 0).
-    let broadcast = outputCount > 0 ? BatchBroadcast(lhsBatch: lhsBatch, rhsBatch: rhsBatch) : nil
+    let shape = try BatchMatMulShape(op: op, lhs: lhs.shape, rhs: rhs.shape, adjX: adjX, adjY: adjY)
+    let (rows, depth, columns) = (shape.rows, shape.depth, shape.columns)
+    output.shape = shape.outputShape
     let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: context.threadCount)
     var scratch = ScratchLayout()
     try packedRight.prepare(
-      rhs, count: rhsCount, sourceStride: depth * columns,
+      rhs, count: shape.rhsMatrixCount, sourceStride: depth * columns,
       layout: FloatBatchMatMul.rhsLayout(adjY: adjY, depth: depth, columns: columns), depth: depth, columns: columns,
       scratch: &scratch)
     gemmScratchOffset = scratch.reserve(bytes: plan.scratchBytes(leftOperandPacks: adjX, threadCount: context.threadCount))
     context.requestScratch(bytes: scratch.byteCount)
     self.plan = plan
-    self.broadcast = broadcast
+    broadcast = shape.broadcast
   }
 
   func eval(_ context: EvalContext) throws {

@@ -102,8 +102,9 @@ struct LogicalNotOperation: UnaryLanewiseOperation {
   func callAsFunction(_ x: SIMD16<UInt8>) -> SIMD16<UInt8> { UInt8.booleanBytes(.!isTrue(x)) }
 }
 
-/// The kernel definition of the comparisons. Quantized operands compare raw when they share
-/// their quantization (the order of raw and real values then agrees).
+/// The kernel definition of the comparisons of plain values. Quantized int8, uint8 and int16
+/// operands are compared by the kernels of `Comparison+Integer.swift`, which rescale them as
+/// LiteRT does; integer operands reaching this kernel compare raw.
 struct ComparisonDefinition<Kind: ComparisonKind>: BinaryKernelDefinition {
   private let type: ElementType
 

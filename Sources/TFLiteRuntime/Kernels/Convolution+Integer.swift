@@ -14,7 +14,7 @@
 import TFLiteFormat
 
 /// The arithmetic shared by the integer weighted kernels, fixed at prepare time.
-private struct IntegerWeightedArithmetic {
+struct IntegerWeightedArithmetic {
   /// The constant weights minus their zero points, in the op's layout.
   let weights: [Int32]
   /// The bias of every output channel (zero when absent).

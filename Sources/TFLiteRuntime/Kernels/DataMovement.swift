@@ -287,6 +287,25 @@ func requireSameQuantization(_ tensors: [RuntimeTensor], op: String) throws {
   }
 }
 
+/// The first input and the single output of a data-movement node, checked to share a movable element type.
+struct MovableOperands {
+  /// Input 0.
+  let input: RuntimeTensor
+  /// Output 0.
+  let output: RuntimeTensor
+  /// Bytes per element of both.
+  let elementSize: Int
+
+  /// Checks the operand counts (`inputs` up to `maxInputs` inputs, one output) and the types.
+  init(_ node: Node, inputs: Int, maxInputs: Int? = nil, op: String) throws {
+    try node.expect(inputs: inputs, maxInputs: maxInputs, outputs: 1)
+    input = try node.input(0)
+    output = try node.output(0)
+    try requireSameType([input, output], op: op)
+    elementSize = try movableElementSize(input, op: op)
+  }
+}
+
 /// The data pointers of a tensor pair checked at eval time.
 func evalPointers(_ input: RuntimeTensor, _ output: RuntimeTensor, op: String) throws
   -> (UnsafeRawPointer, UnsafeMutableRawPointer)
@@ -320,7 +339,7 @@ extension ByteCopyKernel {
 /// A kernel whose output is a StridedLayout view of its first input, planned in `prepare`.
 protocol ViewCopyKernel: Kernel {
   /// Operator name for errors.
-  static var opName: String { get }
+  var op: String { get }
   /// The tensor the view reads.
   var input: RuntimeTensor { get }
   /// The tensor it fills.
@@ -332,8 +351,61 @@ protocol ViewCopyKernel: Kernel {
 extension ViewCopyKernel {
   /// Runs the planned copy.
   func eval(_ context: EvalContext) throws {
-    guard let copy else { throw KernelError.invalid("\(Self.opName): eval before prepare") }
-    let (source, destination) = try evalPointers(input, output, op: Self.opName)
+    guard let copy else { throw KernelError.invalid("\(op): eval before prepare") }
+    let (source, destination) = try evalPointers(input, output, op: op)
     copy.run(from: source, to: destination)
+  }
+}
+
+/// A kernel whose output is a view of its first input fixed by constant integer operands:
+/// TRANSPOSE (permutation), TILE (multiples), BROADCAST_TO (shape) and SLICE (begin, size).
+final class ConstantViewKernel: ViewCopyKernel {
+  /// Builds the view and the output shape from the input shape and the operands' values.
+  typealias ViewFunction = (_ inputShape: [Int], _ operands: [[Int]]) throws -> (StridedLayout, [Int])
+
+  let op: String
+  let input: RuntimeTensor
+  let output: RuntimeTensor
+  /// The constant operands after the input, with their names for errors.
+  private let parameters: [(name: String, tensor: RuntimeTensor)]
+  private let view: ViewFunction
+  private let elementSize: Int
+  private(set) var copy: StridedCopy?
+
+  init(node: Node) throws {
+    op = node.opName
+    let names: [String]
+    switch op {
+    case "TRANSPOSE":
+      names = ["permutation"]
+      view = { shape, values in
+        let axes = try transposePermutation(values[0], rank: shape.count)
+        return (.transpose(inputShape: shape, permutation: axes), axes.map { shape[$0] })
+      }
+    case "TILE":
+      names = ["multiples"]
+      view = { try tileLayout(inputShape: $0, multiples: $1[0]) }
+    case "BROADCAST_TO":
+      names = ["shape"]
+      view = { (try broadcastLayout(inputShape: $0, outputShape: $1[0], op: "BROADCAST_TO"), $1[0]) }
+    case "SLICE":
+      names = ["begin", "size"]
+      view = { shape, values in
+        let layout = try sliceLayout(inputShape: shape, begin: values[0], size: values[1])
+        return (layout, layout.extents)
+      }
+    default:
+      throw KernelError.unsupported("\(op) is not a constant view")
+    }
+    let operands = try MovableOperands(node, inputs: names.count + 1, op: op)
+    (input, output, elementSize) = (operands.input, operands.output, operands.elementSize)
+    parameters = try names.enumerated().map { ($1, try node.input($0 + 1)) }
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let values = try parameters.map { try constantIntegers($0.tensor, op: op, operand: $0.name) }
+    let (layout, shape) = try view(input.shape, values)
+    output.shape = shape
+    copy = StridedCopy(layout, elementSize: elementSize)
   }
 }

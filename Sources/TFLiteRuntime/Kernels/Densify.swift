@@ -205,11 +205,8 @@ final class DensifyKernel: Kernel {
   private var densifier: Densifier?
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
-    try requireSameType([input, output], op: Self.opName)
-    elementSize = try movableElementSize(input, op: Self.opName)
+    let operands = try MovableOperands(node, inputs: 1, op: Self.opName)
+    (input, output, elementSize) = (operands.input, operands.output, operands.elementSize)
     guard input.isModelConstant, let sparse = input.sparsity else {
       throw KernelError.unsupported("DENSIFY: \(input.summary) is not a sparse constant")
     }

@@ -1,9 +1,10 @@
-// Quantized broadcasting binary operators: ADD, SUB, MUL, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM
-// and PRELU, bit-exact with LiteRT's reference kernels.
+// Quantized broadcasting binary operators: ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE, MAXIMUM,
+// MINIMUM and PRELU, bit-exact with LiteRT's reference kernels.
 //
 // ADD and SUB bring both inputs to a common scale with 20 (int16: 15) extra bits of precision,
 // add, and rescale to the output; MUL rescales the product of the offset inputs once. On int16
-// with power-of-two scales and `pot_scale_int16`, ADD and SUB use TFLite's exact shift path.
+// with power-of-two scales and `pot_scale_int16`, ADD and SUB use TFLite's exact shift path. DIV
+// multiplies the numerator by a fixed-point reciprocal of the divisor and rescales the quotient.
 
 import TFLiteFormat
 
@@ -19,10 +20,13 @@ protocol IntegerBinaryDefinition {
   func prepare(
     lhs: RuntimeTensor, rhs: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy, elementCount: Int
   ) throws -> QuantizedBinaryMap
+  /// The condition LiteRT checks on the second input's values when the operator runs, if any.
+  func rhsCondition(rhs: RuntimeTensor) throws -> QuantizedInputCondition?
 }
 
 extension IntegerBinaryDefinition {
   static var outputKeepsFirstShape: Bool { false }
+  func rhsCondition(rhs: RuntimeTensor) throws -> QuantizedInputCondition? { nil }
 }
 
 /// A quantized kernel combining two broadcast operands element by element.
@@ -31,7 +35,7 @@ final class IntegerBinaryKernel<Definition: IntegerBinaryDefinition>: Kernel {
   private let rhs: RuntimeTensor
   private let output: RuntimeTensor
   private let definition: Definition
-  private var prepared: (layout: BroadcastLayout, map: QuantizedBinaryMap)?
+  private var prepared: (layout: BroadcastLayout, map: QuantizedBinaryMap, rhsCondition: QuantizedInputCondition?)?
 
   init(node: Node) throws {
     try node.expect(inputs: 2, outputs: 1)
@@ -49,14 +53,15 @@ final class IntegerBinaryKernel<Definition: IntegerBinaryDefinition>: Kernel {
     }
     let map = try definition.prepare(
       lhs: lhs, rhs: rhs, output: output, rounding: context.roundingPolicy, elementCount: layout.elementCount)
-    prepared = (layout, map)
+    prepared = (layout, map, try definition.rhsCondition(rhs: rhs))
     output.shape = layout.shape
   }
 
   func eval(_ context: EvalContext) throws {
-    guard let (layout, map) = prepared else {
+    guard let (layout, map, rhsCondition) = prepared else {
       throw KernelError.invalid("\(Definition.operatorName) evaluated before prepare")
     }
+    try rhsCondition?.check(rhs, op: Definition.operatorName)
     let lhsData = try tensorData(lhs)
     let rhsData = try tensorData(rhs)
     let outputData = try tensorData(output)
@@ -80,12 +85,13 @@ private func requireCommonQuantizedType(
   return type
 }
 
-/// The fused activation of ADD, SUB and MUL options.
+/// The fused activation of ADD, SUB, MUL and DIV options.
 private func fusedActivation(of node: Node, op: String) throws -> FusedActivation {
   switch node.options {
   case .addOptions(let options): try FusedActivation(options.fusedActivationFunction, op: op)
   case .subOptions(let options): try FusedActivation(options.fusedActivationFunction, op: op)
   case .mulOptions(let options): try FusedActivation(options.fusedActivationFunction, op: op)
+  case .divOptions(let options): try FusedActivation(options.fusedActivationFunction, op: op)
   default: .none
   }
 }
@@ -167,6 +173,44 @@ struct MultiplyFunction: QuantizedBinaryFunction {
   func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
     let product = (a &- lhsZeroPoint) &* (b &- rhsZeroPoint)
     return (multiplier.apply(product, rounding: rounding) &+ outputZeroPoint).clamped(to: clamp)
+  }
+}
+
+/// DIV: the offset numerator times a Q0 reciprocal of the offset divisor (both negated for a
+/// negative divisor), normalized by the numerator's headroom, then rescaled by the output
+/// multiplier with the exponent the normalizations leave, as TFLite's reference kernel does.
+struct DivideFunction: QuantizedBinaryFunction {
+  let lhsZeroPoint: Int32
+  let rhsZeroPoint: Int32
+  let multiplier: QuantizedMultiplier
+  let outputZeroPoint: Int32
+  let rounding: RoundingPolicy
+  let clamp: ClosedRange<Int32>
+
+  @inline(__always)
+  func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
+    var result = SIMD8<Int32>()
+    for lane in 0..<8 { result[lane] = quotient(a[lane], b[lane]) }
+    return result
+  }
+
+  /// The output for raw inputs `a` and `b` (a divisor equal to its zero point gives a meaningless
+  /// value; the kernel rejects such inputs before running).
+  @inline(__always)
+  func quotient(_ a: Int32, _ b: Int32) -> Int32 {
+    var numerator = a &- lhsZeroPoint
+    var divisor = b &- rhsZeroPoint
+    if divisor < 0 {
+      numerator = 0 &- numerator
+      divisor = 0 &- divisor
+    }
+    let (reciprocal, reciprocalExponent) = FixedPoint.reciprocal(divisor, integerBits: 31)
+    let headroom = FixedPoint.countLeadingSignBits(numerator)
+    let unscaled = QuantizedMultiplier(multiplier: reciprocal, shift: headroom).apply(numerator, rounding: rounding)
+    let rescale = QuantizedMultiplier(
+      multiplier: multiplier.multiplier, shift: multiplier.shift &- reciprocalExponent &- headroom)
+    let value = outputZeroPoint &+ rescale.applyAsSmallerThanOne(unscaled, rounding: rounding)
+    return min(max(value, clamp.lowerBound), clamp.upperBound)
   }
 }
 
@@ -314,6 +358,39 @@ struct IntegerMultiplyDefinition: IntegerBinaryDefinition {
   }
 }
 
+/// DIV on int8, uint8 and int16.
+struct IntegerDivideDefinition: IntegerBinaryDefinition {
+  static let operatorName = "DIV"
+  private let type: ElementType
+  private let activation: FusedActivation
+
+  init(node: Node, lhs: RuntimeTensor, rhs: RuntimeTensor, output: RuntimeTensor) throws {
+    type = try requireCommonQuantizedType([lhs, rhs, output], output: output, [.int8, .uint8, .int16], op: Self.operatorName)
+    activation = try fusedActivation(of: node, op: Self.operatorName)
+  }
+
+  func prepare(
+    lhs: RuntimeTensor, rhs: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy, elementCount: Int
+  ) throws -> QuantizedBinaryMap {
+    let left = try QuantizedOperand(lhs, op: Self.operatorName)
+    let right = try QuantizedOperand(rhs, op: Self.operatorName)
+    let result = try QuantizedOperand(output, op: Self.operatorName)
+    // The ratio is formed in float, as TFLite does.
+    let real = Double(left.scale / (right.scale * result.scale))
+    let function = DivideFunction(
+      lhsZeroPoint: left.zeroPoint, rhsZeroPoint: right.zeroPoint, multiplier: QuantizedMultiplier(real, rounding: rounding),
+      outputZeroPoint: result.zeroPoint, rounding: rounding, clamp: result.activationRange(activation))
+    return try QuantizedBinaryMap(function, lhs: type, rhs: type, elementCount: elementCount)
+  }
+
+  func rhsCondition(rhs: RuntimeTensor) throws -> QuantizedInputCondition? {
+    let divisor = try QuantizedOperand(rhs, op: Self.operatorName)
+    return QuantizedInputCondition(
+      relation: .differentFrom, value: divisor.zeroPoint,
+      requirement: "a divisor equals the zero point \(divisor.zeroPoint) (division by zero)")
+  }
+}
+
 /// SQUARED_DIFFERENCE on int8.
 struct IntegerSquaredDifferenceDefinition: IntegerBinaryDefinition {
   static let operatorName = "SQUARED_DIFFERENCE"
@@ -408,11 +485,12 @@ struct IntegerPreluDefinition: IntegerBinaryDefinition {
 }
 
 extension KernelRegistry {
-  /// ADD, SUB, MUL, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU on quantized tensors.
+  /// ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU on quantized tensors.
   nonisolated(unsafe) static let integerElementwise: [String: any Kernel.Type] = [
     QuantizedAddition.operatorName: IntegerBinaryKernel<IntegerAddSubtractDefinition<QuantizedAddition>>.self,
     QuantizedSubtraction.operatorName: IntegerBinaryKernel<IntegerAddSubtractDefinition<QuantizedSubtraction>>.self,
     IntegerMultiplyDefinition.operatorName: IntegerBinaryKernel<IntegerMultiplyDefinition>.self,
+    IntegerDivideDefinition.operatorName: IntegerBinaryKernel<IntegerDivideDefinition>.self,
     IntegerSquaredDifferenceDefinition.operatorName: IntegerBinaryKernel<IntegerSquaredDifferenceDefinition>.self,
     QuantizedMaximum.operatorName: IntegerBinaryKernel<IntegerExtremumDefinition<QuantizedMaximum>>.self,
     QuantizedMinimum.operatorName: IntegerBinaryKernel<IntegerExtremumDefinition<QuantizedMinimum>>.self,

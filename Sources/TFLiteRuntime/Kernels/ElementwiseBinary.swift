@@ -227,7 +227,7 @@ enum Power: ArithmeticKind {
 /// FLOOR_DIV.
 enum FloorDivision: ArithmeticKind {
   static let operatorName = "FLOOR_DIV"
-  static let elementTypes: [ElementType] = [.float32, .int32]
+  static let elementTypes: [ElementType] = [.float32, .int32, .int8, .int16]
   static var rejectsZeroDivisor: Bool { true }
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
@@ -238,7 +238,7 @@ enum FloorDivision: ArithmeticKind {
 /// FLOOR_MOD.
 enum FloorModulo: ArithmeticKind {
   static let operatorName = "FLOOR_MOD"
-  static let elementTypes: [ElementType] = [.float32, .int32, .int64]
+  static let elementTypes: [ElementType] = [.float32, .int32, .int64, .int8, .int16]
   static var rejectsZeroDivisor: Bool { true }
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar> {
@@ -274,7 +274,7 @@ struct ArithmeticDefinition<Kind: ArithmeticKind>: BinaryKernelDefinition {
   var minimumChunk: Int { type == .float32 && Kind.self != Power.self ? cheapElementwiseChunk : costlyElementwiseChunk }
 
   func validate(lhs: RuntimeTensor, rhs: RuntimeTensor) throws {
-    guard type == .int32 || type == .int64 else { return }
+    guard type != .float32 else { return }
     if Kind.rejectsZeroDivisor, try contains(rhs, where: { $0 == 0 }) {
       throw KernelError.invalid("\(Kind.operatorName): integer division by zero")
     }
@@ -283,15 +283,21 @@ struct ArithmeticDefinition<Kind: ArithmeticKind>: BinaryKernelDefinition {
     }
   }
 
-  /// True when an element of the int32 or int64 tensor satisfies `predicate`.
+  /// True when an element of the integer tensor satisfies `predicate`.
   private func contains(_ tensor: RuntimeTensor, where predicate: (Int64) -> Bool) throws -> Bool {
     let data = try tensorData(tensor)
     let count = tensor.elementCount
-    if type == .int32 {
-      let values = UnsafeBufferPointer(start: data.assumingMemoryBound(to: Int32.self), count: count)
-      return values.contains { predicate(Int64($0)) }
+    func contains<Element: BinaryInteger>(_: Element.Type) -> Bool {
+      UnsafeBufferPointer(start: data.assumingMemoryBound(to: Element.self), count: count).contains {
+        predicate(Int64($0))
+      }
     }
-    return UnsafeBufferPointer(start: data.assumingMemoryBound(to: Int64.self), count: count).contains(where: predicate)
+    switch type {
+    case .int8: return contains(Int8.self)
+    case .int16: return contains(Int16.self)
+    case .int32: return contains(Int32.self)
+    default: return contains(Int64.self)
+    }
   }
 
   // Kernels are reached through `any Kernel`, where the generic class's methods run unspecialized:

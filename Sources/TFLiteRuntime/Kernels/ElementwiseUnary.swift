@@ -160,18 +160,18 @@ protocol ArithmeticUnaryKind {
   static func apply<Scalar: ArithmeticScalar>(_ x: SIMD16<Scalar>) -> SIMD16<Scalar>
 }
 
-/// NEG (integers wrap).
+/// NEG (integers wrap; int8 and int16 are negated raw, whatever their quantization, as TFLite does).
 enum Negation: ArithmeticUnaryKind {
   static let operatorName = "NEG"
-  static let elementTypes: [ElementType] = [.float32, .int32, .int64]
+  static let elementTypes: [ElementType] = [.float32, .int32, .int64, .int8, .int16]
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> { Scalar.negate(x) }
 }
 
-/// ABS (integers wrap at the minimum value).
+/// ABS (integers wrap at the minimum value; quantized int8 and int16 belong to the quantized kernels).
 enum AbsoluteValue: ArithmeticUnaryKind {
   static let operatorName = "ABS"
-  static let elementTypes: [ElementType] = [.float32, .int32]
+  static let elementTypes: [ElementType] = [.float32, .int32, .int16]
   @inline(__always)
   static func apply<Scalar: ArithmeticScalar>(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> { Scalar.magnitude(x) }
 }
@@ -207,6 +207,8 @@ struct ArithmeticUnaryDefinition<Kind: ArithmeticUnaryKind>: UnaryKernelDefiniti
     switch type {
     case .float32: UnaryDriver.run(ArithmeticUnaryOperation<Float, Kind>(), input: input, output: output, range: range)
     case .int32: UnaryDriver.run(ArithmeticUnaryOperation<Int32, Kind>(), input: input, output: output, range: range)
+    case .int16: UnaryDriver.run(ArithmeticUnaryOperation<Int16, Kind>(), input: input, output: output, range: range)
+    case .int8: UnaryDriver.run(ArithmeticUnaryOperation<Int8, Kind>(), input: input, output: output, range: range)
     default: UnaryDriver.run(ArithmeticUnaryOperation<Int64, Kind>(), input: input, output: output, range: range)
     }
   }

@@ -43,11 +43,8 @@ final class ZerosLikeKernel: Kernel {
   private let output: RuntimeTensor
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
-    try requireSameType([input, output], op: "ZEROS_LIKE")
-    _ = try movableElementSize(input, op: "ZEROS_LIKE")
+    let operands = try MovableOperands(node, inputs: 1, op: "ZEROS_LIKE")
+    (input, output) = (operands.input, operands.output)
   }
 
   func prepare(_ context: inout PrepareContext) throws {

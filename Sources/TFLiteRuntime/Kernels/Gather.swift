@@ -148,15 +148,12 @@ final class GatherKernel: Kernel {
 
   init(node: Node) throws {
     op = node.opName
-    try node.expect(inputs: 2, outputs: 1)
-    params = try node.input(0)
+    let operands = try MovableOperands(node, inputs: 2, op: op)
+    (params, output, elementSize) = (operands.input, operands.output, operands.elementSize)
     indices = try node.input(1)
-    output = try node.output(0)
-    try requireSameType([params, output], op: op)
     guard [.int16, .int32, .int64].contains(indices.type) else {
       throw KernelError.unsupported("\(op): indices of type \(indices.type.name)")
     }
-    elementSize = try movableElementSize(params, op: op)
     if case .gatherOptions(let options) = node.options {
       axes = (Int(options.axis), Int(options.batchDims))
     } else if op == "GATHER" {

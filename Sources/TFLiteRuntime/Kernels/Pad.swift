@@ -212,13 +212,11 @@ final class PadKernel: Kernel {
 
   init(node: Node) throws {
     op = node.opName
-    try node.expect(inputs: 2, maxInputs: 3, outputs: 1)
-    input = try node.input(0)
+    let operands = try MovableOperands(node, inputs: 2, maxInputs: 3, op: op)
+    (input, output, elementSize) = (operands.input, operands.output, operands.elementSize)
     paddings = try node.input(1)
     constantValue = node.optionalInput(2)
-    output = try node.output(0)
-    try requireSameType([input, output] + (constantValue.map { [$0] } ?? []), op: op)
-    elementSize = try movableElementSize(input, op: op)
+    try requireSameType([input] + (constantValue.map { [$0] } ?? []), op: op)
     if let constantValue, constantValue.elementCount != 1 {
       throw KernelError.invalid("\(op): constant_values must hold one value, got shape \(constantValue.shape)")
     }
@@ -254,12 +252,9 @@ final class MirrorPadKernel: Kernel {
   private var plan: MirrorPad?
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
+    let operands = try MovableOperands(node, inputs: 2, op: Self.opName)
+    (input, output, elementSize) = (operands.input, operands.output, operands.elementSize)
     paddings = try node.input(1)
-    output = try node.output(0)
-    try requireSameType([input, output], op: Self.opName)
-    elementSize = try movableElementSize(input, op: Self.opName)
     guard case .mirrorPadOptions(let options) = node.options else { throw KernelError.invalid("MIRROR_PAD: missing options") }
     mode = options.mode == .symmetric ? .symmetric : .reflect
   }

@@ -1,45 +1,70 @@
-// Quantized reductions over axes: MEAN, SUM, REDUCE_MAX and REDUCE_MIN on int8, uint8 and int16.
+// Quantized reductions over axes: MEAN, SUM, REDUCE_MAX and REDUCE_MIN on int8, uint8 and int16,
+// REDUCE_PROD on int8 and int16.
 //
 // Raw values are accumulated in int32 (sums) or compared (extremes) into scratch memory, then
 // each output is finished: MEAN and uint8 SUM as LiteRT's reference kernel does (the sum minus
 // the zero points, rescaled by a quantized multiplier, which for MEAN folds in 1/count), int8 and
 // int16 SUM as LiteRT's builtin kernel does (in float: LiteRT's reference SUM reads int8 and
 // int16 data as uint8, so its outputs are not the sums), and the extremes unchanged (TFLite
-// requires the input's quantization on the output).
+// requires the input's quantization on the output). REDUCE_PROD multiplies the offset values in
+// input order, rescaling every product by input scale / output scale^(1/count) so that the
+// running product stays in int32, and rescales once more at the end.
 
 import TFLiteFormat
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// How the quantized reductions combine and finish.
 enum IntegerReductionKind {
   case mean, sum, maximum, minimum
 }
 
-/// MEAN, SUM, REDUCE_MAX or REDUCE_MIN.
+/// The typed loop of a quantized reduction: input, output, int32 scratch values.
+typealias IntegerReductionRunner = (UnsafeRawPointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> Void
+
+/// A quantized reduction over axes.
 protocol IntegerReductionOperator {
   static var operatorName: String { get }
+  /// The element types it runs.
+  static var elementTypes: [ElementType] { get }
+  /// Validates the quantization and builds the typed reduction of `layout` (`reducedCount`
+  /// input values per output); returns it with the number of int32 scratch values it needs.
+  static func makeReduction(
+    input: RuntimeTensor, output: RuntimeTensor, layout: BroadcastLayout, reducedCount: Int, rounding: RoundingPolicy
+  ) throws -> (runner: IntegerReductionRunner, scratchCount: Int)
+}
+
+/// MEAN, SUM, REDUCE_MAX or REDUCE_MIN: accumulated in one int32 per output.
+protocol AccumulatingReductionOperator: IntegerReductionOperator {
   static var kind: IntegerReductionKind { get }
 }
 
 /// MEAN.
-enum QuantizedMean: IntegerReductionOperator {
+enum QuantizedMean: AccumulatingReductionOperator {
   static let operatorName = "MEAN"
   static let kind = IntegerReductionKind.mean
 }
 
 /// SUM.
-enum QuantizedSum: IntegerReductionOperator {
+enum QuantizedSum: AccumulatingReductionOperator {
   static let operatorName = "SUM"
   static let kind = IntegerReductionKind.sum
 }
 
 /// REDUCE_MAX.
-enum QuantizedReduceMaximum: IntegerReductionOperator {
+enum QuantizedReduceMaximum: AccumulatingReductionOperator {
   static let operatorName = "REDUCE_MAX"
   static let kind = IntegerReductionKind.maximum
 }
 
 /// REDUCE_MIN.
-enum QuantizedReduceMinimum: IntegerReductionOperator {
+enum QuantizedReduceMinimum: AccumulatingReductionOperator {
   static let operatorName = "REDUCE_MIN"
   static let kind = IntegerReductionKind.minimum
 }
@@ -184,57 +209,28 @@ private struct IntegerReductionFactory: QuantizedTypeVisitor {
   let layout: BroadcastLayout
   let outputCount: Int
   let finish: IntegerReductionFinish
-  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws
-    -> (UnsafeRawPointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> Void
-  {
+  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> IntegerReductionRunner {
     let reduction = TypedIntegerReduction<Element>(kind: kind, layout: layout, outputCount: outputCount, finish: finish)
     return { reduction.run(input: $0, output: $1, accumulators: $2) }
   }
 }
 
-/// The quantized reductions over axes: input, constant axes, output of the input's type.
-final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
-  private let input: RuntimeTensor
-  private let axes: RuntimeTensor
-  private let output: RuntimeTensor
-  private let keepDimensions: Bool
-  /// The typed reduction: input, output, int32 accumulators.
-  private var runner: ((UnsafeRawPointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> Void)?
+extension AccumulatingReductionOperator {
+  static var elementTypes: [ElementType] { [.int8, .uint8, .int16] }
 
-  init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    axes = try node.input(1)
-    output = try node.output(0)
-    guard input.type == output.type, [.int8, .uint8, .int16].contains(input.type) else {
-      throw KernelError.unsupported(
-        "\(Operator.operatorName) from \(input.type.name) to \(output.type.name) in the quantized kernels")
-    }
-    if case .reducerOptions(let options) = node.options {
-      keepDimensions = options.keepDims
-    } else {
-      keepDimensions = false
-    }
-  }
-
-  func prepare(_ context: inout PrepareContext) throws {
-    let op = Operator.operatorName
-    let axisValues = try constantIntegers(axes, op: op, operand: "axis")
-    let resolved = try ReductionAxes(axes: axisValues, inputShape: input.shape, keepDimensions: keepDimensions)
-    let layout = try BroadcastLayout(reducing: input.shape, axes: resolved.isReduced)
-    var reducedCount = 1
-    for (size, isReduced) in zip(input.shape, resolved.isReduced) where isReduced { reducedCount *= size }
-    output.shape = resolved.outputShape
+  static func makeReduction(
+    input: RuntimeTensor, output: RuntimeTensor, layout: BroadcastLayout, reducedCount: Int, rounding: RoundingPolicy
+  ) throws -> (runner: IntegerReductionRunner, scratchCount: Int) {
+    let op = operatorName
     let finish: IntegerReductionFinish
-    switch Operator.kind {
+    switch kind {
     case .mean, .sum:
       let symmetric = input.type == .int16
       let inputOperand = try QuantizedOperand(input, op: op, symmetric: symmetric)
       let outputOperand = try QuantizedOperand(output, op: op, symmetric: symmetric)
-      if Operator.kind == .mean || input.type == .uint8 {
+      if kind == .mean || input.type == .uint8 {
         finish = .rescale(
-          input: inputOperand, output: outputOperand, count: reducedCount, averages: Operator.kind == .mean,
-          rounding: context.roundingPolicy)
+          input: inputOperand, output: outputOperand, count: reducedCount, averages: kind == .mean, rounding: rounding)
       } else {
         let scale = inputOperand.scale / outputOperand.scale
         finish = .floatSum(
@@ -249,9 +245,108 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
       finish = .identity
     }
     let outputCount = output.elementCount
-    context.requestScratch(bytes: max(outputCount, 1) * MemoryLayout<Int32>.stride)
-    runner = try input.type.visitQuantized(
-      IntegerReductionFactory(kind: Operator.kind, layout: layout, outputCount: outputCount, finish: finish))
+    let runner = try input.type.visitQuantized(
+      IntegerReductionFactory(kind: kind, layout: layout, outputCount: outputCount, finish: finish))
+    return (runner, outputCount)
+  }
+}
+
+/// REDUCE_PROD (int8, and int16 with zero points 0).
+enum QuantizedReduceProduct: IntegerReductionOperator {
+  static let operatorName = "REDUCE_PROD"
+  static let elementTypes: [ElementType] = [.int8, .int16]
+
+  static func makeReduction(
+    input: RuntimeTensor, output: RuntimeTensor, layout: BroadcastLayout, reducedCount: Int, rounding: RoundingPolicy
+  ) throws -> (runner: IntegerReductionRunner, scratchCount: Int) {
+    let symmetric = input.type == .int16
+    let inputOperand = try QuantizedOperand(input, op: operatorName, symmetric: symmetric)
+    let outputOperand = try QuantizedOperand(output, op: operatorName, symmetric: symmetric)
+    // Each of the `reducedCount` products is rescaled by input scale / output scale^(1/count).
+    let real = Double(inputOperand.scale) / pow(Double(outputOperand.scale), 1 / Double(max(reducedCount, 1)))
+    let product = TypedIntegerProductFactory(
+      layout: layout, outputCount: output.elementCount, multiplier: QuantizedMultiplier(real, rounding: rounding),
+      inputZeroPoint: inputOperand.zeroPoint, outputZeroPoint: outputOperand.zeroPoint)
+    // A running product and a started flag per output.
+    return (try input.type.visitQuantized(product), 2 * output.elementCount)
+  }
+}
+
+/// Builds the typed product (a closure formed where the element type is concrete).
+private struct TypedIntegerProductFactory: QuantizedTypeVisitor {
+  let layout: BroadcastLayout
+  let outputCount: Int
+  let multiplier: QuantizedMultiplier
+  let inputZeroPoint: Int32
+  let outputZeroPoint: Int32
+
+  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> IntegerReductionRunner {
+    let factory = self
+    return { factory.run(Element.self, input: $0, output: $1, scratch: $2) }
+  }
+
+  /// Multiplies in input order, as TFLite's reference walks the input: each output's first value
+  /// starts its product, every later one multiplies it and the result is rescaled (TFLite's
+  /// 64-bit rescaling, which has one rounding whatever the rounding policy).
+  private func run<Element: QuantizedInteger>(
+    _: Element.Type, input: UnsafeRawPointer, output: UnsafeMutableRawPointer, scratch: UnsafeMutablePointer<Int32>
+  ) {
+    let source = input.assumingMemoryBound(to: Element.self)
+    let destination = output.assumingMemoryBound(to: Element.self)
+    let products = scratch
+    let started = scratch + outputCount
+    started.update(repeating: 0, count: outputCount)
+    let outputStride = layout.innerStride(of: 0)
+    layout.forEachSegment(in: 0..<layout.elementCount) { start, outputOffset, _, _, count in
+      for index in 0..<count {
+        let target = outputOffset &+ index &* outputStride
+        let value = Int32(truncatingIfNeeded: source[start &+ index]) &- inputZeroPoint
+        products[target] = started[target] == 0 ? value : multiplier.apply(Int64(products[target]) &* Int64(value))
+        started[target] = 1
+      }
+    }
+    for index in 0..<outputCount {
+      let value = multiplier.apply(Int64(products[index])) &+ outputZeroPoint
+      destination[index] = Element(clamping: value)
+    }
+  }
+}
+
+/// The quantized reductions over axes: input, constant axes, output of the input's type.
+final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
+  private let input: RuntimeTensor
+  private let axes: RuntimeTensor
+  private let output: RuntimeTensor
+  private let keepDimensions: Bool
+  private var runner: IntegerReductionRunner?
+
+  init(node: Node) throws {
+    try node.expect(inputs: 2, outputs: 1)
+    input = try node.input(0)
+    axes = try node.input(1)
+    output = try node.output(0)
+    guard input.type == output.type, Operator.elementTypes.contains(input.type) else {
+      throw KernelError.unsupported(
+        "\(Operator.operatorName) from \(input.type.name) to \(output.type.name) in the quantized kernels")
+    }
+    if case .reducerOptions(let options) = node.options {
+      keepDimensions = options.keepDims
+    } else {
+      keepDimensions = false
+    }
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let axisValues = try constantIntegers(axes, op: Operator.operatorName, operand: "axis")
+    let resolved = try ReductionAxes(axes: axisValues, inputShape: input.shape, keepDimensions: keepDimensions)
+    let layout = try BroadcastLayout(reducing: input.shape, axes: resolved.isReduced)
+    var reducedCount = 1
+    for (size, isReduced) in zip(input.shape, resolved.isReduced) where isReduced { reducedCount *= size }
+    output.shape = resolved.outputShape
+    let (runner, scratchCount) = try Operator.makeReduction(
+      input: input, output: output, layout: layout, reducedCount: reducedCount, rounding: context.roundingPolicy)
+    context.requestScratch(bytes: max(scratchCount, 1) * MemoryLayout<Int32>.stride)
+    self.runner = runner
   }
 
   func eval(_ context: EvalContext) throws {
@@ -263,11 +358,12 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
 }
 
 extension KernelRegistry {
-  /// MEAN, SUM, REDUCE_MAX and REDUCE_MIN on quantized tensors.
+  /// MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD on quantized tensors.
   nonisolated(unsafe) static let integerReductions: [String: any Kernel.Type] = [
     QuantizedMean.operatorName: IntegerReductionKernel<QuantizedMean>.self,
     QuantizedSum.operatorName: IntegerReductionKernel<QuantizedSum>.self,
     QuantizedReduceMaximum.operatorName: IntegerReductionKernel<QuantizedReduceMaximum>.self,
     QuantizedReduceMinimum.operatorName: IntegerReductionKernel<QuantizedReduceMinimum>.self,
+    QuantizedReduceProduct.operatorName: IntegerReductionKernel<QuantizedReduceProduct>.self,
   ]
 }

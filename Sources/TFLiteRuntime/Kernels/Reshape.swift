@@ -74,11 +74,8 @@ final class ReshapeKernel: ByteCopyKernel {
   private let optionShape: [Int]
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, maxInputs: 2, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
-    try requireSameType([input, output], op: Self.opName)
-    _ = try movableElementSize(input, op: Self.opName)
+    let operands = try MovableOperands(node, inputs: 1, maxInputs: 2, op: Self.opName)
+    (input, output) = (operands.input, operands.output)
     // As in TFLite, a shape operand counts only when it is a 1-D int32 tensor; otherwise the options rule.
     let candidate = node.optionalInput(1)
     shapeInput = candidate.flatMap { $0.type == .int32 && $0.shape.count == 1 ? $0 : nil }
@@ -102,11 +99,8 @@ final class SqueezeKernel: ByteCopyKernel {
   private let axes: [Int]
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
-    try requireSameType([input, output], op: Self.opName)
-    _ = try movableElementSize(input, op: Self.opName)
+    let operands = try MovableOperands(node, inputs: 1, op: Self.opName)
+    (input, output) = (operands.input, operands.output)
     if case .squeezeOptions(let options) = node.options { axes = options.squeezeDims.map(Int.init) } else { axes = [] }
   }
 
@@ -123,12 +117,9 @@ final class ExpandDimsKernel: ByteCopyKernel {
   private let axis: RuntimeTensor
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
+    let operands = try MovableOperands(node, inputs: 2, op: Self.opName)
+    (input, output) = (operands.input, operands.output)
     axis = try node.input(1)
-    output = try node.output(0)
-    try requireSameType([input, output], op: Self.opName)
-    _ = try movableElementSize(input, op: Self.opName)
   }
 
   func prepare(_ context: inout PrepareContext) throws {

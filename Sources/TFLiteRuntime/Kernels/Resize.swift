@@ -233,12 +233,9 @@ final class ResizeKernel: Kernel {
 
   init(node: Node) throws {
     op = node.opName
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
+    let operands = try MovableOperands(node, inputs: 2, op: op)
+    (input, output, elementSize) = (operands.input, operands.output, operands.elementSize)
     size = try node.input(1)
-    output = try node.output(0)
-    try requireSameType([input, output], op: op)
-    elementSize = try movableElementSize(input, op: op)
     switch node.options {
     case .resizeBilinearOptions(let options):
       (bilinear, alignCorners, halfPixelCenters) = (true, options.alignCorners, options.halfPixelCenters)

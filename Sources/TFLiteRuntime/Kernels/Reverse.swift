@@ -36,6 +36,7 @@ extension KernelRegistry {
 /// REVERSE_V2 along a constant list of axes, for every element type the copy routines move.
 final class ReverseKernel: ViewCopyKernel {
   static let opName = "REVERSE_V2"
+  let op = opName
   let input: RuntimeTensor
   let output: RuntimeTensor
   private let axes: RuntimeTensor

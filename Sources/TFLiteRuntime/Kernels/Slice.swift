@@ -170,41 +170,13 @@ struct StridedSliceSpec {
 extension KernelRegistry {
   /// SLICE and STRIDED_SLICE.
   // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let slice: [String: any Kernel.Type] = ["SLICE": SliceKernel.self, "STRIDED_SLICE": StridedSliceKernel.self]
-}
-
-/// SLICE with constant begin and size operands (int32 or int64).
-final class SliceKernel: ViewCopyKernel {
-  static let opName = "SLICE"
-  let input: RuntimeTensor
-  let output: RuntimeTensor
-  private let begin: RuntimeTensor
-  private let size: RuntimeTensor
-  private let elementSize: Int
-  private(set) var copy: StridedCopy?
-
-  init(node: Node) throws {
-    try node.expect(inputs: 3, outputs: 1)
-    input = try node.input(0)
-    begin = try node.input(1)
-    size = try node.input(2)
-    output = try node.output(0)
-    try requireSameType([input, output], op: Self.opName)
-    elementSize = try movableElementSize(input, op: Self.opName)
-  }
-
-  func prepare(_ context: inout PrepareContext) throws {
-    let layout = try sliceLayout(
-      inputShape: input.shape, begin: constantIntegers(begin, op: Self.opName, operand: "begin"),
-      size: constantIntegers(size, op: Self.opName, operand: "size"))
-    output.shape = layout.extents
-    copy = StridedCopy(layout, elementSize: elementSize)
-  }
+  nonisolated(unsafe) static let slice: [String: any Kernel.Type] = ["SLICE": ConstantViewKernel.self, "STRIDED_SLICE": StridedSliceKernel.self]
 }
 
 /// STRIDED_SLICE with constant begin, end and strides, every mask and the `offset` flag.
 final class StridedSliceKernel: ViewCopyKernel {
   static let opName = "STRIDED_SLICE"
+  let op = opName
   let input: RuntimeTensor
   let output: RuntimeTensor
   private let begin: RuntimeTensor
@@ -215,14 +187,11 @@ final class StridedSliceKernel: ViewCopyKernel {
   private(set) var copy: StridedCopy?
 
   init(node: Node) throws {
-    try node.expect(inputs: 4, outputs: 1)
-    input = try node.input(0)
+    let operands = try MovableOperands(node, inputs: 4, op: Self.opName)
+    (input, output, elementSize) = (operands.input, operands.output, operands.elementSize)
     begin = try node.input(1)
     end = try node.input(2)
     strides = try node.input(3)
-    output = try node.output(0)
-    try requireSameType([input, output], op: Self.opName)
-    elementSize = try movableElementSize(input, op: Self.opName)
     guard case .stridedSliceOptions(let options) = node.options else {
       throw KernelError.invalid("STRIDED_SLICE: missing options")
     }

@@ -63,7 +63,7 @@ private func rowMaximum<Element: QuantizedInteger>(_ row: UnsafePointer<Element>
 
 /// Computes rows `rows` of `depth` elements from the input into the output (a closure formed
 /// where the element types are concrete, so that it runs specialised code).
-private typealias RowLoop = (_ input: UnsafeRawPointer, _ output: UnsafeMutableRawPointer, _ depth: Int, _ rows: Range<Int>) -> Void
+typealias RowLoop = (_ input: UnsafeRawPointer, _ output: UnsafeMutableRawPointer, _ depth: Int, _ rows: Range<Int>) -> Void
 
 /// A quantized kernel computing each row of the last axis independently; the output has the
 /// input's shape.
@@ -83,12 +83,12 @@ class IntegerRowKernel {
     }
   }
 
-  fileprivate func prepareShape() throws {
+  func prepareShape() throws {
     guard !input.shape.isEmpty else { throw KernelError.invalid("\(op) needs a tensor of rank at least 1, got a scalar") }
     output.shape = input.shape
   }
 
-  fileprivate func setBody(_ body: @escaping RowLoop) { self.body = body }
+  func setBody(_ body: @escaping RowLoop) { self.body = body }
 
   func eval(_ context: EvalContext) throws {
     guard let body else { throw KernelError.invalid("\(op) evaluated before prepare") }

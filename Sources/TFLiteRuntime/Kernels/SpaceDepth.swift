@@ -43,7 +43,7 @@ extension KernelRegistry {
 
 /// DEPTH_TO_SPACE (DCR order, as TFLite) and SPACE_TO_DEPTH, chosen by the node's operator.
 final class BlockRearrangeKernel: ViewCopyKernel {
-  static let opName = "DEPTH_TO_SPACE / SPACE_TO_DEPTH"
+  let op: String
   let input: RuntimeTensor
   let output: RuntimeTensor
   private let toSpace: Bool
@@ -52,11 +52,9 @@ final class BlockRearrangeKernel: ViewCopyKernel {
   private(set) var copy: StridedCopy?
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
-    try requireSameType([input, output], op: node.opName)
-    elementSize = try movableElementSize(input, op: node.opName)
+    op = node.opName
+    let operands = try MovableOperands(node, inputs: 1, op: op)
+    (input, output, elementSize) = (operands.input, operands.output, operands.elementSize)
     switch node.options {
     case .depthToSpaceOptions(let options):
       toSpace = true

@@ -49,57 +49,5 @@ func broadcastLayout(inputShape: [Int], outputShape: [Int], op: String) throws -
 extension KernelRegistry {
   /// TILE and BROADCAST_TO.
   // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let tile: [String: any Kernel.Type] = ["TILE": TileKernel.self, "BROADCAST_TO": BroadcastToKernel.self]
-}
-
-/// TILE by constant multiples (int32 or int64).
-final class TileKernel: ViewCopyKernel {
-  static let opName = "TILE"
-  let input: RuntimeTensor
-  let output: RuntimeTensor
-  private let multiples: RuntimeTensor
-  private let elementSize: Int
-  private(set) var copy: StridedCopy?
-
-  init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    multiples = try node.input(1)
-    output = try node.output(0)
-    try requireSameType([input, output], op: Self.opName)
-    elementSize = try movableElementSize(input, op: Self.opName)
-  }
-
-  func prepare(_ context: inout PrepareContext) throws {
-    let (layout, shape) = try tileLayout(
-      inputShape: input.shape, multiples: constantIntegers(multiples, op: Self.opName, operand: "multiples"))
-    output.shape = shape
-    copy = StridedCopy(layout, elementSize: elementSize)
-  }
-}
-
-/// BROADCAST_TO a constant shape (int32 or int64).
-final class BroadcastToKernel: ViewCopyKernel {
-  static let opName = "BROADCAST_TO"
-  let input: RuntimeTensor
-  let output: RuntimeTensor
-  private let shape: RuntimeTensor
-  private let elementSize: Int
-  private(set) var copy: StridedCopy?
-
-  init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    shape = try node.input(1)
-    output = try node.output(0)
-    try requireSameType([input, output], op: Self.opName)
-    elementSize = try movableElementSize(input, op: Self.opName)
-  }
-
-  func prepare(_ context: inout PrepareContext) throws {
-    let target = try constantIntegers(shape, op: Self.opName, operand: "shape")
-    let layout = try broadcastLayout(inputShape: input.shape, outputShape: target, op: Self.opName)
-    output.shape = target
-    copy = StridedCopy(layout, elementSize: elementSize)
-  }
+  nonisolated(unsafe) static let tile: [String: any Kernel.Type] = ["TILE": ConstantViewKernel.self, "BROADCAST_TO": ConstantViewKernel.self]
 }

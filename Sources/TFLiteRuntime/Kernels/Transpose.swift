@@ -27,31 +27,5 @@ extension StridedLayout {
 extension KernelRegistry {
   /// TRANSPOSE.
   // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let transpose: [String: any Kernel.Type] = ["TRANSPOSE": TransposeKernel.self]
-}
-
-/// TRANSPOSE by a constant permutation.
-final class TransposeKernel: ViewCopyKernel {
-  static let opName = "TRANSPOSE"
-  let input: RuntimeTensor
-  let output: RuntimeTensor
-  private let permutation: RuntimeTensor
-  private let elementSize: Int
-  private(set) var copy: StridedCopy?
-
-  init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    permutation = try node.input(1)
-    output = try node.output(0)
-    try requireSameType([input, output], op: Self.opName)
-    elementSize = try movableElementSize(input, op: Self.opName)
-  }
-
-  func prepare(_ context: inout PrepareContext) throws {
-    let values = try constantIntegers(permutation, op: Self.opName, operand: "permutation")
-    let axes = try transposePermutation(values, rank: input.shape.count)
-    output.shape = axes.map { input.shape[$0] }
-    copy = StridedCopy(.transpose(inputShape: input.shape, permutation: axes), elementSize: elementSize)
-  }
+  nonisolated(unsafe) static let transpose: [String: any Kernel.Type] = ["TRANSPOSE": ConstantViewKernel.self]
 }

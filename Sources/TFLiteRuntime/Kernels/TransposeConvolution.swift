@@ -26,6 +26,54 @@ struct TransposeConvolutionShape: Equatable {
   var rowPixels: Int { inputWidth }
 }
 
+extension TransposeConvolutionShape {
+  /// The geometry of a TRANSPOSE_CONV node of any element type: `output_shape` (INT32 `[4]`, its
+  /// values known at prepare), input `[N,H,W,I]` and weights `[O,KH,KW,I]`. Throws when the shapes
+  /// disagree or when the output extent does not give back the input's height and width.
+  init(
+    op: String, outputShape outputShapeTensor: RuntimeTensor, input: RuntimeTensor, weights: RuntimeTensor,
+    options: TransposeConvOptions
+  ) throws {
+    guard outputShapeTensor.hasValuesForPrepare, outputShapeTensor.data != nil else {
+      throw KernelError.needsInputValues("\(op) output_shape is computed at run time")
+    }
+    guard outputShapeTensor.elementCount == 4 else {
+      throw KernelError.invalid("\(op) output_shape must have 4 values, got shape \(outputShapeTensor.shape)")
+    }
+    let values = outputShapeTensor.pointer(as: Int32.self)
+    let outputShape = (0..<4).map { Int(values[$0]) }
+    try FloatOperands.requireRank(input, 4, op: op, role: "input")
+    try FloatOperands.requireRank(weights, 4, op: op, role: "weights")
+    let (batch, height, width, channels) = (input.shape[0], input.shape[1], input.shape[2], input.shape[3])
+    let (outputChannels, filterHeight, filterWidth, filterChannels) =
+      (weights.shape[0], weights.shape[1], weights.shape[2], weights.shape[3])
+    guard filterChannels == channels, outputShape[0] == batch, outputShape[3] == outputChannels,
+      outputShape.allSatisfy({ $0 >= 0 })
+    else {
+      throw KernelError.invalid(
+        "\(op) shapes do not match: input \(input.shape), weights \(weights.shape), output_shape \(outputShape)")
+    }
+    let heightAxis = try WindowAxis(
+      op: op, axis: "height", inputSize: outputShape[1], filterSize: filterHeight, stride: options.strideH,
+      dilation: 1, padding: options.padding)
+    let widthAxis = try WindowAxis(
+      op: op, axis: "width", inputSize: outputShape[2], filterSize: filterWidth, stride: options.strideW,
+      dilation: 1, padding: options.padding)
+    guard heightAxis.outputSize == height, widthAxis.outputSize == width else {
+      throw KernelError.invalid(
+        "\(op) output_shape \(outputShape) does not come from input \(input.shape) with filter \(weights.shape), "
+          + "strides \(options.strideH)×\(options.strideW) and \(options.padding.name) padding")
+    }
+    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    self.init(
+      batch: batch, inputHeight: height, inputWidth: width, inputChannels: channels, outputChannels: outputChannels,
+      height: heightAxis, width: widthAxis)
+  }
+
+  /// The NHWC output shape.
+  var outputShape: [Int] { [batch, height.inputSize, width.inputSize, outputChannels] }
+}
+
 /// TRANSPOSE_CONV in float32: one GEMM (`input pixels × in` · `in × (kh·kw·out)`) into a column
 /// buffer, then each column is added to the output pixel it lands on (col2im), in chunks of input
 /// rows so the column buffer stays small.
@@ -186,39 +234,14 @@ final class TransposeConvKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let op = "TRANSPOSE_CONV"
-    guard outputShapeTensor.hasValuesForPrepare else {
-      throw KernelError.needsInputValues("\(op) output_shape is computed at run time")
-    }
-    guard outputShapeTensor.elementCount == 4 else {
-      throw KernelError.invalid("\(op) output_shape must have 4 values, got shape \(outputShapeTensor.shape)")
-    }
-    let values = outputShapeTensor.pointer(as: Int32.self)
-    let outputShape = (0..<4).map { Int(values[$0]) }
-    try FloatOperands.requireRank(input, 4, op: op, role: "input")
-    try FloatOperands.requireRank(weights, 4, op: op, role: "weights")
-    let (batch, height, width, channels) = (input.shape[0], input.shape[1], input.shape[2], input.shape[3])
-    let (outputChannels, filterHeight, filterWidth, filterChannels) =
-      (weights.shape[0], weights.shape[1], weights.shape[2], weights.shape[3])
-    guard filterChannels == channels, outputShape[0] == batch, outputShape[3] == outputChannels,
-      outputShape.allSatisfy({ $0 >= 0 })
-    else {
-      throw KernelError.invalid(
-        "\(op) shapes do not match: input \(input.shape), weights \(weights.shape), output_shape \(outputShape)")
-    }
+    let shape = try TransposeConvolutionShape(
+      op: op, outputShape: outputShapeTensor, input: input, weights: weights, options: options)
+    let (channels, outputChannels, width) = (shape.inputChannels, shape.outputChannels, shape.inputWidth)
+    let (filterHeight, filterWidth) = (shape.height.filterSize, shape.width.filterSize)
     try FloatOperands.requireBias(bias, count: outputChannels, op: op)
-    let heightAxis = try WindowAxis(
-      op: op, axis: "height", inputSize: outputShape[1], filterSize: filterHeight, stride: options.strideH,
-      dilation: 1, padding: options.padding)
-    let widthAxis = try WindowAxis(
-      op: op, axis: "width", inputSize: outputShape[2], filterSize: filterWidth, stride: options.strideW,
-      dilation: 1, padding: options.padding)
-    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
     let columns = try FloatOperands.checkedCount([filterHeight, filterWidth, outputChannels], "\(op) GEMM columns")
     _ = try FloatOperands.checkedCount([width, columns, 4], "\(op) column buffer row")
-    let shape = TransposeConvolutionShape(
-      batch: batch, inputHeight: height, inputWidth: width, inputChannels: channels, outputChannels: outputChannels,
-      height: heightAxis, width: widthAxis)
-    output.shape = outputShape
+    output.shape = shape.outputShape
     let packedCount = PanelPacking.packedCount(depth: channels, columns: columns)
     var scratch = ScratchLayout()
     if weights.isConstant, let data = weights.data {

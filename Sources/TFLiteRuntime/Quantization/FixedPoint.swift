@@ -103,6 +103,25 @@ public struct QuantizedMultiplier: Sendable, Hashable {
     }
   }
 
+  /// `x · multiplier · 2^(shift − 31)` as TFLite's `MultiplyByQuantizedMultiplierSmallerThanOneExp`
+  /// computes it (DIV, L2_NORMALIZATION on uint8, the quantized comparisons). Under double rounding
+  /// the shift only ever divides: a rounding doubling high multiply, then a rounding division by
+  /// 2^(−shift) with LiteRT's x86-64 handling of exponents outside 0...31 (see
+  /// ``FixedPoint/roundingDivideByPowerOfTwoReducingExponent(_:_:)``), so positive shifts and
+  /// shifts below −31 give LiteRT's results rather than the real product. Under single rounding it
+  /// is ``apply(_:rounding:)``, rounding to 0 when the shift is −32 or lower.
+  @inlinable @inline(__always)
+  public func applyAsSmallerThanOne(_ x: Int32, rounding policy: RoundingPolicy = .doubleRounding) -> Int32 {
+    switch policy {
+    case .doubleRounding:
+      let product = FixedPoint.saturatingRoundingDoublingHighMultiply(x, multiplier)
+      return FixedPoint.roundingDivideByPowerOfTwoReducingExponent(product, 0 &- shift)
+    case .singleRounding:
+      // |x · multiplier| < 2^62, so shifting right by 63 bits or more rounds to 0.
+      return shift <= -32 ? 0 : apply(x, rounding: .singleRounding)
+    }
+  }
+
   /// The 64-bit-accumulator variant used by the 16-bit kernels: the multiplier is first reduced
   /// to 16 bits (rounded), then one rounding shift of the 64-bit product.
   @inlinable @inline(__always)
@@ -134,6 +153,18 @@ public enum FixedPoint {
     let remainder = x & mask
     let threshold = (mask >> 1) + (x < 0 ? 1 : 0)
     return (x >> Int32(exponent)) + (remainder > threshold ? 1 : 0)
+  }
+
+  /// ``roundingDivideByPowerOfTwo(_:_:)`` for any exponent, as LiteRT's x86-64 builds compute
+  /// gemmlowp's `RoundingDivideByPOT` when the exponent leaves 0...31 (DIV does so for numerators
+  /// near 0, the quantized comparisons for scales of 1 or more): the remainder mask comes from a
+  /// 64-bit shift by the exponent modulo 64, and the value is shifted by the exponent modulo 32.
+  @inlinable @inline(__always)
+  public static func roundingDivideByPowerOfTwoReducingExponent(_ x: Int32, _ exponent: Int) -> Int32 {
+    let mask = Int32(truncatingIfNeeded: (Int64(1) &<< Int64(exponent & 63)) &- 1)
+    let remainder = x & mask
+    let threshold = (mask >> 1) &+ (x < 0 ? 1 : 0)
+    return (x >> Int32(exponent & 31)) &+ (remainder > threshold ? 1 : 0)
   }
 
   /// Eight lanes of ``roundingDivideByPowerOfTwo(_:_:)`` at once (`exponent` in 0...31).

@@ -148,6 +148,49 @@ extension FixedPoint {
     return (oneOverOnePlusX(fractionMinusOne), integerBits - headroomPlusOne)
   }
 
+  /// The number of leading bits of `x` that repeat its sign bit: 31 for 0 and −1, 0 for
+  /// `Int32.min` (TFLite's `CountLeadingSignBits`).
+  @inlinable @inline(__always)
+  public static func countLeadingSignBits(_ x: Int32) -> Int {
+    (x < 0 ? ~x : x).leadingZeroBitCount - 1
+  }
+
+  /// 1/√x for an integer `x` as a quantized multiplier (TFLite's
+  /// `GetInvSqrtQuantizedMultiplierExp` with its shift reversed): five Newton–Raphson steps in Q3 on
+  /// x normalized by powers of four. Inputs below 2 give the largest multiplier.
+  @inlinable
+  public static func inverseSquareRoot(_ x: Int32) -> QuantizedMultiplier {
+    guard x > 1 else { return QuantizedMultiplier(multiplier: .max, shift: 0) }
+    var input = x
+    // A right shift while the value is computed; the multiplier's exponent is its negation.
+    var rightShift = 11
+    while input >= 1 << 29 {
+      input /= 4
+      rightShift += 1
+    }
+    let leftShiftPairs = (input.leadingZeroBitCount - 1) / 2 - 1
+    rightShift -= leftShiftPairs
+    input <<= Int32(2 * leftShiftPairs)
+    let halfInput = roundingDivideByPowerOfTwo(input >> 1, 1)
+    let threeHalves: Int32 = (1 << 28) + (1 << 27)
+    var estimate: Int32 = 1 << 28
+    for _ in 0..<5 {
+      let cube = rescale(
+        saturatingRoundingDoublingHighMultiply(saturatingRoundingDoublingHighMultiply(estimate, estimate), estimate),
+        fromIntegerBits: 9, toIntegerBits: 3)
+      estimate = rescale(
+        saturatingRoundingDoublingHighMultiply(threeHalves, estimate)
+          &- saturatingRoundingDoublingHighMultiply(halfInput, cube),
+        fromIntegerBits: 6, toIntegerBits: 3)
+    }
+    var multiplier = saturatingRoundingDoublingHighMultiply(estimate, squareRootOfOneHalf)
+    if rightShift < 0 {
+      multiplier = multiplier &<< Int32(-rightShift)
+      rightShift = 0
+    }
+    return QuantizedMultiplier(multiplier: multiplier, shift: -rightShift)
+  }
+
   /// ln(x) for a Q(`inputIntegerBits`) value x ≥ 1, as a Q(`outputIntegerBits`) value.
   @inlinable
   public static func logOfValueAtLeastOne(_ x: Int32, inputIntegerBits: Int, outputIntegerBits: Int) -> Int32 {

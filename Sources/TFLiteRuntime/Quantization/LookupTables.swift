@@ -113,6 +113,12 @@ public enum TabulatedFunction {
     let squareRootOfTwoOverPi = Float(1.12837916709551257390 * 0.70710678118654752440)
     return 0.5 * x * (1 + tanhf(squareRootOfTwoOverPi * (x + 0.044715 * x * x * x)))
   }
+  /// e^x in float.
+  public static func exponential(_ x: Float) -> Float { expf(x) }
+  /// ln x in float.
+  public static func naturalLogarithm(_ x: Float) -> Float { logf(x) }
+  /// ELU: x for x ≥ 0, e^x − 1 below, in float.
+  public static func exponentialLinearUnit(_ x: Float) -> Float { x < 0 ? expm1f(x) : x }
   /// e^x in double.
   public static func exponential(_ x: Double) -> Double { exp(x) }
   /// 1 / (1 + x) in double.
@@ -126,6 +132,14 @@ extension FixedPoint {
     guard !value.isNaN else { return 0 }
     if value >= 2_147_483_648 { return .max }
     if value < -2_147_483_648 { return .min }
+    return Int32(value)
+  }
+
+  /// `value` truncated toward zero to Int32 as the x86-64 conversion instruction does it: NaN and
+  /// values outside the Int32 range become `Int32.min` (LiteRT's SQRT converts so).
+  @inlinable @inline(__always)
+  public static func x86TruncatingConversion(_ value: Float) -> Int32 {
+    guard value > -2_147_483_904, value < 2_147_483_648 else { return .min }
     return Int32(value)
   }
 }

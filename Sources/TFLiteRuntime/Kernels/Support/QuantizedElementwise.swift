@@ -171,7 +171,7 @@ protocol QuantizedBinaryFunction {
 }
 
 /// A broadcasting elementwise operation on two quantized tensors, prepared once; the output has
-/// the type of the first input.
+/// the type of the first input, or is BOOL (the function's results 0 and 1 as bytes).
 struct QuantizedBinaryMap {
   /// The typed loop: computes output elements `range` of the layout.
   private let loop: (BroadcastLayout, UnsafeRawPointer, UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void
@@ -180,13 +180,16 @@ struct QuantizedBinaryMap {
   /// built at prepare time for about the cost of computing that many outputs).
   static let pairTableThreshold = 1 << 16
 
-  /// Prepares `function` for inputs of `lhsType` and `rhsType` producing `elementCount` outputs.
+  /// Prepares `function` for inputs of `lhsType` and `rhsType` producing `elementCount` outputs,
+  /// BOOL ones when `writesBooleans`.
   init<Function: QuantizedBinaryFunction>(
-    _ function: Function, lhs lhsType: ElementType, rhs rhsType: ElementType, elementCount: Int
+    _ function: Function, lhs lhsType: ElementType, rhs rhsType: ElementType, writesBooleans: Bool = false,
+    elementCount: Int
   ) throws {
     loop = try visitQuantized(
       lhsType, rhsType,
-      BinaryRunnerFactory(function: function, tabulates: elementCount >= Self.pairTableThreshold))
+      BinaryRunnerFactory(
+        function: function, tabulates: elementCount >= Self.pairTableThreshold, writesBooleans: writesBooleans))
   }
 
   /// Computes output elements `range` of `layout` (operand 0 is `lhs`, operand 1 is `rhs`).
@@ -203,33 +206,40 @@ private struct BinaryRunnerFactory<Function: QuantizedBinaryFunction>: Quantized
   let function: Function
   /// Whether to tabulate the function when both inputs are 8-bit.
   let tabulates: Bool
+  /// Whether the outputs are BOOL bytes rather than values of the first input's type.
+  let writesBooleans: Bool
   func visit<Lhs: QuantizedInteger, Rhs: QuantizedInteger>(_ lhs: Lhs.Type, _ rhs: Rhs.Type) throws
     -> (BroadcastLayout, UnsafeRawPointer, UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void
   {
+    writesBooleans ? runner(Lhs.self, Rhs.self, UInt8.self) : runner(Lhs.self, Rhs.self, Lhs.self)
+  }
+
+  private func runner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, Output: QuantizedInteger>(
+    _ lhs: Lhs.Type, _ rhs: Rhs.Type, _ output: Output.Type
+  ) -> (BroadcastLayout, UnsafeRawPointer, UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void {
     if tabulates && Lhs.bitWidth == 8 && Rhs.bitWidth == 8 {
-      let runner = PairTableRunner<Lhs, Rhs>(function: function)
+      let runner = PairTableRunner<Lhs, Rhs, Output>(function: function)
       return { runner.run(layout: $0, lhs: $1, rhs: $2, output: $3, range: $4) }
     }
-    let runner = TypedBinaryRunner<Lhs, Rhs, Function>(function: function)
+    let runner = TypedBinaryRunner<Lhs, Rhs, Output, Function>(function: function)
     return { runner.run(layout: $0, lhs: $1, rhs: $2, output: $3, range: $4) }
   }
 }
 
 /// Serves two 8-bit inputs from a table of the function on every pair of raw values.
-private struct PairTableRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger> {
+private struct PairTableRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, Output: QuantizedInteger> {
   /// Entry `(a − Lhs.min) · 256 + (b − Rhs.min)` is the output for raw inputs `a` and `b`.
-  let table: [Lhs]
+  let table: [Output]
 
   init<Function: QuantizedBinaryFunction>(function: Function) {
-    var table = [Lhs](repeating: 0, count: 1 << 16)
+    var table = [Output](repeating: 0, count: 1 << 16)
     table.withUnsafeMutableBufferPointer { entries in
       var rhsValues = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) &+ Int32(Rhs.min)
       for rhsBlock in stride(from: 0, to: 256, by: 8) {
         for lhsIndex in 0..<256 {
           let lhsValues = SIMD8<Int32>(repeating: Int32(lhsIndex) &+ Int32(Lhs.min))
-          let outputs = SIMD8<Lhs>(truncatingIfNeeded: function(lhsValues, rhsValues))
-          UnsafeMutableRawPointer(entries.baseAddress.unsafelyUnwrapped + (lhsIndex << 8 | rhsBlock))
-            .storeBytes(of: outputs, as: SIMD8<Lhs>.self)
+          Output.storeNarrowed(
+            function(lhsValues, rhsValues), to: entries.baseAddress.unsafelyUnwrapped + (lhsIndex << 8 | rhsBlock))
         }
         rhsValues &+= 8
       }
@@ -243,7 +253,7 @@ private struct PairTableRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger> {
   ) {
     let left = lhs.assumingMemoryBound(to: Lhs.self)
     let right = rhs.assumingMemoryBound(to: Rhs.self)
-    let destination = output.assumingMemoryBound(to: Lhs.self)
+    let destination = output.assumingMemoryBound(to: Output.self)
     let leftStride = layout.innerStride(of: 0)
     let rightStride = layout.innerStride(of: 1)
     let leftBias = -Int(Lhs.min)
@@ -262,7 +272,9 @@ private struct PairTableRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger> {
 }
 
 /// Walks the broadcast layout segment by segment.
-private struct TypedBinaryRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, Function: QuantizedBinaryFunction> {
+private struct TypedBinaryRunner<
+  Lhs: QuantizedInteger, Rhs: QuantizedInteger, Output: QuantizedInteger, Function: QuantizedBinaryFunction
+> {
   let function: Function
   func run(
     layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer,
@@ -270,7 +282,7 @@ private struct TypedBinaryRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, F
   ) {
     let left = lhs.assumingMemoryBound(to: Lhs.self)
     let right = rhs.assumingMemoryBound(to: Rhs.self)
-    let destination = output.assumingMemoryBound(to: Lhs.self)
+    let destination = output.assumingMemoryBound(to: Output.self)
     let leftStride = layout.innerStride(of: 0)
     let rightStride = layout.innerStride(of: 1)
     layout.forEachSegment(in: range) { start, leftOffset, rightOffset, _, count in
@@ -281,7 +293,7 @@ private struct TypedBinaryRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, F
       while step &+ 8 <= count {
         let a = leftStride == 0 ? leftSplat : Lhs.loadWidened(left + (leftOffset &+ step))
         let b = rightStride == 0 ? rightSplat : Rhs.loadWidened(right + (rightOffset &+ step))
-        Lhs.storeNarrowed(function(a, b), to: destination + (start &+ step))
+        Output.storeNarrowed(function(a, b), to: destination + (start &+ step))
         step &+= 8
       }
       if step < count {
@@ -293,8 +305,59 @@ private struct TypedBinaryRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, F
           b[lane] = Int32(truncatingIfNeeded: right[rightOffset &+ (step &+ lane) &* rightStride])
         }
         let results = function(a, b)
-        for lane in 0..<(count &- step) { destination[start &+ step &+ lane] = Lhs(truncatingIfNeeded: results[lane]) }
+        for lane in 0..<(count &- step) {
+          destination[start &+ step &+ lane] = Output(truncatingIfNeeded: results[lane])
+        }
       }
     }
+  }
+}
+
+// MARK: - Input conditions
+
+/// A condition on every raw value of an input that LiteRT checks when it runs the operator (and
+/// fails the invocation otherwise): DIV's divisors must differ from the zero point, the inputs
+/// of the quantized RSQRT and SQRT must not lie below it.
+struct QuantizedInputCondition {
+  /// How raw values compare with ``value``.
+  enum Relation {
+    /// Every raw value differs from ``value``.
+    case differentFrom
+    /// Every raw value is at least ``value``.
+    case atLeast
+  }
+
+  let relation: Relation
+  let value: Int32
+  /// What the condition asks, for the error (`"divisors must not equal the zero point"`).
+  let requirement: String
+
+  /// Throws ``KernelError/invalid(_:)`` naming `tensor` when one of its elements fails.
+  func check(_ tensor: RuntimeTensor, op: String) throws {
+    let scan = ConditionScan(condition: self, data: try tensorData(tensor), count: tensor.elementCount)
+    if try tensor.type.visitQuantized(scan) {
+      throw KernelError.invalid("\(op): \(QuantizationValidation.describe(tensor)): \(requirement)")
+    }
+  }
+
+  /// Whether the raw value `x` fails.
+  @inline(__always)
+  func fails(_ x: Int32) -> Bool {
+    switch relation {
+    case .differentFrom: x == value
+    case .atLeast: x < value
+    }
+  }
+}
+
+/// Looks for an element failing a condition.
+private struct ConditionScan: QuantizedTypeVisitor {
+  let condition: QuantizedInputCondition
+  let data: UnsafeRawPointer
+  let count: Int
+  func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> Bool {
+    let elements = data.assumingMemoryBound(to: Element.self)
+    for index in 0..<count where condition.fails(Int32(truncatingIfNeeded: elements[index])) { return true }
+    return false
   }
 }
