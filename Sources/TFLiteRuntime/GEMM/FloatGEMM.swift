@@ -276,13 +276,15 @@ struct TileOperands {
   }
 }
 
-/// How `acc += a · b` is computed.
+/// How `acc += a · b` is computed (GEMM tiles, depthwise convolution).
 protocol MultiplyAddForm {
   /// True for a single fused operation.
   static var isFused: Bool { get }
-  /// `accumulator += a * b` lane by lane.
+  /// `accumulator += a * b` lane by lane, with a broadcast `a`.
   static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
   where Vector.Scalar == Float
+  /// `accumulator += a * b` lane by lane.
+  static func multiplyAdd<Vector: ChannelVector>(_ accumulator: inout Vector, _ a: Vector, _ b: Vector)
 }
 
 /// A multiply, then an add (two roundings): the fast form without hardware FMA.
@@ -293,6 +295,10 @@ enum SeparateArithmetic: MultiplyAddForm {
   where Vector.Scalar == Float {
     accumulator += a * b
   }
+  @inline(__always)
+  static func multiplyAdd<Vector: ChannelVector>(_ accumulator: inout Vector, _ a: Vector, _ b: Vector) {
+    accumulator = accumulator + a * b
+  }
 }
 
 /// One fused multiply-add per lane (one rounding).
@@ -301,6 +307,10 @@ enum FusedArithmetic: MultiplyAddForm {
   @inline(__always)
   static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
   where Vector.Scalar == Float {
+    accumulator = accumulator.addingProduct(a, b)
+  }
+  @inline(__always)
+  static func multiplyAdd<Vector: ChannelVector>(_ accumulator: inout Vector, _ a: Vector, _ b: Vector) {
     accumulator = accumulator.addingProduct(a, b)
   }
 }
