@@ -428,7 +428,7 @@ public final class SubgraphExecutor {
         scales: parameters.scale, zeroPoints: parameters.zeroPoint.map { Int(truncatingIfNeeded: $0) },
         axis: Int(parameters.quantizedDimension))
     }
-    return RuntimeTensor(
+    let runtimeTensor = RuntimeTensor(
       index: index, name: name, type: type, shape: shape,
       shapeSignature: tensor.shapeSignature.isEmpty ? shape : tensor.shapeSignature.map(Int.init),
       quantization: quantization, isVariable: tensor.isVariable,
@@ -436,6 +436,21 @@ public final class SubgraphExecutor {
       sparsity: try tensor.sparsity.map {
         SparseConstant(format: try SparsityFormat($0, model: model), storedByteCount: constant.count)
       })
+    if type == .int4, tensor.sparsity == nil, constant.count > 1, constant.count == runtimeTensor.elementCount {
+      packInt4Constant(runtimeTensor, unpacked: constant)
+    }
+    return runtimeTensor
+  }
+
+  /// Kernels read INT4 constants packed two values a byte (the first in the low nibble), as the
+  /// converter stores them; a model that stores one value a byte gets a packed copy, made once.
+  private static func packInt4Constant(_ tensor: RuntimeTensor, unpacked: UnsafeRawBufferPointer) {
+    tensor.allocateOwnedMemory()
+    let packed = tensor.pointer(as: UInt8.self)
+    for (index, value) in unpacked.enumerated() {
+      let nibble = value & 0x0F
+      packed[index / 2] |= index % 2 == 0 ? nibble : nibble << 4
+    }
   }
 
   /// The byte count of `shape` with `elementBytes`-byte elements, or nil on overflow or a negative dimension.
