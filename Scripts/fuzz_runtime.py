@@ -6,7 +6,7 @@ A crash kills the test process, so this driver runs the built test binary with T
 signal or stops making progress, records the last announced case and restarts after it.
 
 Usage (after `swift build --build-tests`):
-  Scripts/fuzz_runtime.py [--variants N] [--start K] [--stall SECONDS] [--log crashes.txt]
+  Scripts/fuzz_runtime.py [--variants N] [--start K] [--seed S] [--stall SECONDS] [--log crashes.txt]
 
 With AddressSanitizer, which also reports reads and writes out of bounds that do not crash:
   swift build --build-tests --sanitize=address --scratch-path .build-asan
@@ -39,10 +39,12 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def run_from(binary, start, variants, stall, sanitized):
+def run_from(binary, start, variants, stall, sanitized, seed):
     """Runs the cases from `start`; returns the last case seen with its name and stderr tail, and how it ended."""
     environment = dict(os.environ, TFLITE_FUZZ_TRACE="1", TFLITE_FUZZ_START=str(start),
                        TFLITE_FUZZ_VARIANTS=str(variants))
+    if seed is not None:
+        environment["TFLITE_FUZZ_SEED"] = seed
     if sanitized:
         # AddressSanitizer reserves terabytes of address space, so it limits allocations itself.
         environment["ASAN_OPTIONS"] = "abort_on_error=1:detect_leaks=0:max_allocation_size_mb=16384"
@@ -106,6 +108,7 @@ def main():
     parser.add_argument("--stall", type=float, default=60)
     parser.add_argument("--log", default="/tmp/runtime_fuzz_crashes.txt")
     parser.add_argument("--build-dir", default=".build")
+    parser.add_argument("--seed", help="another seed draws other variants")
     arguments = parser.parse_args()
     binary = test_binary(arguments.build_dir)
     sanitized = "asan" in arguments.build_dir
@@ -113,7 +116,7 @@ def main():
     crashes = 0
     with open(arguments.log, "a") as log:
         while True:
-            state, ending = run_from(binary, start, arguments.variants, arguments.stall, sanitized)
+            state, ending = run_from(binary, start, arguments.variants, arguments.stall, sanitized, arguments.seed)
             if ending == "finished":
                 print("\n".join(line for line in state["stdout"] if "runtime fuzz" in line or "error" in line))
                 print(f"finished; {crashes} crashing cases logged in {arguments.log}")

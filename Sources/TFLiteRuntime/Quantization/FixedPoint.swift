@@ -264,8 +264,10 @@ public enum FixedPoint {
     _ activation: FusedActivation, scale: Float, zeroPoint: Int, typeRange: ClosedRange<Int32>
   ) -> ClosedRange<Int32> {
     func quantize(_ real: Float) -> Int32 {
-      let value = Int64(zeroPoint) + Int64((real / scale).rounded(.toNearestOrAwayFromZero))
-      return Int32(clamping: value)
+      // A tiny scale puts the bound beyond every integer (at infinity for a denormal scale):
+      // clamp the step count before converting, the result is clamped to Int32 anyway.
+      let steps = min(max((real / scale).rounded(.toNearestOrAwayFromZero), -0x1p40), 0x1p40)
+      return Int32(clamping: Int64(zeroPoint) + Int64(steps))
     }
     var lower = typeRange.lowerBound
     var upper = typeRange.upperBound

@@ -149,6 +149,20 @@ final class HostileModelRegressionTests: XCTestCase {
     }
   }
 
+  /// A tiny output scale puts the quantized RELU6 bound beyond every integer (it trapped in the
+  /// float-to-integer conversion); the range saturates at the type's limits instead.
+  func testTinyOutputScaleSaturatesTheActivationRange() throws {
+    let int8 = Int32(Int8.min)...Int32(Int8.max)
+    XCTAssertEqual(FixedPoint.activationRange(.relu6, scale: 1e-30, zeroPoint: -128, typeRange: int8), int8)
+    XCTAssertEqual(FixedPoint.activationRange(.reluN1To1, scale: .leastNonzeroMagnitude, zeroPoint: 0, typeRange: int8), int8)
+    let model = editing(try tree("quant/conv2d_int8_saturating_relu6.tflite"), "tensors", 3) { tensor in
+      guard case .table(var quantization) = tensor["quantization"] else { return }
+      quantization["scale"] = .scalarVector(Float.leastNonzeroMagnitude.bitPattern.littleEndianBytes, elementSize: 4)
+      tensor["quantization"] = .table(quantization)
+    }
+    XCTAssertNoThrow(try run(model))
+  }
+
   /// A loop bound read from an input can ask for billions of iterations.
   func testLoopsStopAtTheIterationLimit() throws {
     let model = try TFLiteModel(bytes: ModelTree.encode(try tree("graphs/while_f32_iterate_count.tflite")))

@@ -14,7 +14,7 @@ import XCTest
 /// test binary with `TFLITE_FUZZ_VARIANTS=<per model>` and `TFLITE_FUZZ_TRACE=1` (every case is
 /// announced on standard error before it runs, so a driver can tell which one killed the
 /// process) and `TFLITE_FUZZ_START=<case>` to resume after a crash: `Scripts/fuzz_runtime.py`.
-/// `TFLITE_FUZZ_COUNT=<n>` stops after n cases; `TFLITE_FUZZ_DUMP=<folder>` also writes each
+/// `TFLITE_FUZZ_COUNT=<n>` stops after n cases, `TFLITE_FUZZ_SEED=<n>` draws other variants; `TFLITE_FUZZ_DUMP=<folder>` also writes each
 /// case's model there (`case<N>.tflite`), to replay it with `tflite run`.
 final class RuntimeFuzzTests: XCTestCase {
   /// The cases of one run.
@@ -24,6 +24,8 @@ final class RuntimeFuzzTests: XCTestCase {
     /// The case numbers to run.
     var cases = 0..<Int.max
     var trace = false
+    /// The fuzz seed: every variant is a function of it, the model and the variant number.
+    var seed: UInt64 = 0x5EED_F022
     var dumpDirectory: String?
 
     init(environment: [String: String]) {
@@ -32,6 +34,7 @@ final class RuntimeFuzzTests: XCTestCase {
       let count = environment["TFLITE_FUZZ_COUNT"].flatMap(Int.init).map { max($0, 0) } ?? Int.max
       cases = start..<(count > Int.max - start ? Int.max : start + count)
       dumpDirectory = environment["TFLITE_FUZZ_DUMP"]
+      if let value = environment["TFLITE_FUZZ_SEED"].flatMap(UInt64.init) { seed = value }
       trace = environment["TFLITE_FUZZ_TRACE"] == "1"
     }
   }
@@ -40,9 +43,6 @@ final class RuntimeFuzzTests: XCTestCase {
   private enum Outcome: String, CaseIterable {
     case refusedByLoader, refusedAtInit, refusedAtAllocation, refusedAtInvoke, ran
   }
-
-  /// The fuzz seed: every variant is a function of it, the model and the variant number.
-  private let seed: UInt64 = 0x5EED_F022
 
   /// The runner options of a case: small tensors only (hostile shapes must be refused, and large
   /// legal ones take long in a debug build) and loops that end.
@@ -68,7 +68,7 @@ final class RuntimeFuzzTests: XCTestCase {
       let models = HostileModels(original: tree, operatorCodes: operatorCodes)
       for variantIndex in 0..<plan.variantsPerModel where plan.cases.contains(firstCase + variantIndex) {
         let caseIndex = firstCase + variantIndex
-        let variant = models.variant(variantIndex, seed: seed ^ UInt64(modelIndex) << 20)
+        let variant = models.variant(variantIndex, seed: plan.seed ^ UInt64(modelIndex) << 20)
         let name = "\(file.deletingPathExtension().lastPathComponent) #\(variantIndex) \(variant?.description ?? "unedited")"
         if plan.trace { announce("fuzz case \(caseIndex): \(name)") }
         let caseStart = Date()
@@ -76,7 +76,7 @@ final class RuntimeFuzzTests: XCTestCase {
         if let folder = plan.dumpDirectory {
           try Data(caseBytes).write(to: URL(fileURLWithPath: folder).appendingPathComponent("case\(caseIndex).tflite"))
         }
-        let outcome = run(caseBytes, seed: UInt64(caseIndex), name: name)
+        let outcome = run(caseBytes, seed: plan.seed &+ UInt64(caseIndex), name: name)
         counts[outcome, default: 0] += 1
         let seconds = Date().timeIntervalSince(caseStart)
         if seconds > slowest.seconds { slowest = (seconds, name) }
