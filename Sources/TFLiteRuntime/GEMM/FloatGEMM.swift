@@ -381,24 +381,32 @@ struct RowAccumulators<Height: TileHeight, Vector: SIMD> where Vector.Scalar == 
 /// Whether `addingProduct` on floats is a hardware instruction in this binary.
 ///
 /// Swift has no compile-time test for the target's CPU features. Built for baseline x86-64
-/// (no FMA), `addingProduct` becomes a libm `fmaf` call per lane, about a hundred times slower
-/// than a separate multiply and add; built with `-target-cpu` for a CPU with FMA it is one
-/// instruction, as on AArch64. The two forms are timed once against each other.
+/// (no FMA), `addingProduct` becomes a libm `fmaf` call per lane, tens of times slower than a
+/// separate multiply and add; built with `-target-cpu` for a CPU with FMA it is one instruction,
+/// as on AArch64. The two forms are timed once against each other.
 enum FusedMultiplyAdd {
-  /// True when fused multiply-adds are at least as cheap as separate ones (always on AArch64).
+  /// True when fused multiply-adds are about as cheap as separate ones (always on AArch64).
   static let isHardware: Bool = {
     #if arch(arm64)
       return true
+    #elseif DEBUG
+      // Unoptimised code spends its time in generic calls, which would drown the difference.
+      return false
     #else
-      // The fused form must be well below the 100× of a libm call; the best of a few trials
-      // discounts preemption.
+      // A value the optimizer cannot see, so neither loop is folded at compile time.
+      let seed = Float(DispatchTime.now().uptimeNanoseconds & 1) * 0.001 + 0.001
+      // The fused form must be well below the cost of a libm call per lane; the best of a few
+      // trials discounts preemption.
       var fused = UInt64.max
       var separate = UInt64.max
-      for _ in 0..<5 {
-        fused = min(fused, nanoseconds { _ = chains(FusedArithmetic.self, seed: 0.25) })
-        separate = min(separate, nanoseconds { _ = chains(SeparateArithmetic.self, seed: 0.25) })
+      var results = SIMD4<Float>()
+      withUnsafeMutablePointer(to: &results) { results in
+        for _ in 0..<5 {
+          fused = min(fused, nanoseconds { chains(FusedArithmetic.self, seed: seed, into: results) })
+          separate = min(separate, nanoseconds { chains(SeparateArithmetic.self, seed: seed, into: results) })
+        }
       }
-      return fused < 4 &* max(separate, 1)
+      return fused < 4 &* separate
     #endif
   }()
 
@@ -409,18 +417,21 @@ enum FusedMultiplyAdd {
     return DispatchTime.now().uptimeNanoseconds &- start
   }
 
-  /// Four interleaved chains of 128 multiply-adds on 16 lanes; the values grow slowly but stay
-  /// finite and normal, and the result is returned so the work is not optimised away.
+  /// Four independent chains of 256 steps `x += seed · x` on 4 lanes (one SSE register, so no
+  /// splitting of wide vectors muddles the comparison), added to `result`. Each step needs the
+  /// previous one, so nothing can be hoisted or folded, and the store keeps every call in place
+  /// between the clock reads; with a small seed the values stay near 1.
   @inline(never)
-  private static func chains<Arithmetic: MultiplyAddForm>(_: Arithmetic.Type, seed: Float) -> SIMD16<Float> {
-    let start = SIMD16<Float>(repeating: seed)
-    var chain0 = start, chain1 = start + 1, chain2 = start + 2, chain3 = start + 3
-    for _ in 0..<128 {
-      Arithmetic.multiplyAdd(&chain0, seed, chain1)
-      Arithmetic.multiplyAdd(&chain1, seed, chain2)
-      Arithmetic.multiplyAdd(&chain2, seed, chain3)
-      Arithmetic.multiplyAdd(&chain3, seed, chain0)
+  private static func chains<Arithmetic: MultiplyAddForm>(
+    _: Arithmetic.Type, seed: Float, into result: UnsafeMutablePointer<SIMD4<Float>>
+  ) {
+    var chain0 = SIMD4<Float>(repeating: 1), chain1 = chain0 + seed, chain2 = chain1 + seed, chain3 = chain2 + seed
+    for _ in 0..<256 {
+      Arithmetic.multiplyAdd(&chain0, seed, chain0)
+      Arithmetic.multiplyAdd(&chain1, seed, chain1)
+      Arithmetic.multiplyAdd(&chain2, seed, chain2)
+      Arithmetic.multiplyAdd(&chain3, seed, chain3)
     }
-    return chain0 + chain1 + chain2 + chain3
+    result.pointee += chain0 + chain1 + chain2 + chain3
   }
 }
