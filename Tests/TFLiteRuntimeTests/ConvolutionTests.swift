@@ -93,7 +93,8 @@ final class ConvolutionTests: XCTestCase {
   }
 
   /// Random depthwise convolutions (multipliers, channel counts hitting every vector width,
-  /// strides, dilations, SAME/VALID, activations, 1 and 2 threads) against the reference.
+  /// strides, dilations, SAME/VALID, activations, 1 and 2 threads, separate and fused
+  /// multiply-adds) against the reference.
   func testRandomDepthwiseConvolutionsMatchReference() {
     var random = SeededGenerator(seed: 4)
     for trial in 0..<40 {
@@ -123,14 +124,15 @@ final class ConvolutionTests: XCTestCase {
         input: input, batch: batch, height: height, width: width, channels: channels, multiplier: multiplier,
         filter: filter, filterHeight: filterHeight, filterWidth: filterWidth, bias: bias, strides: strides,
         dilations: dilations, same: same, lower: activation.range.lower, upper: activation.range.upper)
-      for threads in [1, 2] {
+      for (threads, fused) in [(1, false), (2, false), (1, true)] {
         let memory = TestMemory()
         let output = memory.output(expected.values.count)
         FloatDepthwiseConvolution.run(
           shape, input: memory.copy(input), filter: memory.copy(filter), bias: memory.copy(bias),
           activation: activation.range, output: output, threadCount: threads,
-          scratch: memory.scratch(bytes: FloatDepthwiseConvolution.scratchBytes(shape)))
-        assertMatches(floats(output, expected.values.count), expected.values, "trial \(trial) \(shape) threads \(threads)")
+          scratch: memory.scratch(bytes: FloatDepthwiseConvolution.scratchBytes(shape)), usesFusedMultiplyAdd: fused)
+        assertMatches(
+          floats(output, expected.values.count), expected.values, "trial \(trial) \(shape) threads \(threads) fused \(fused)")
       }
     }
   }

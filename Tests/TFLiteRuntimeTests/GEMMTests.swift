@@ -4,7 +4,8 @@ import XCTest
 
 final class GEMMTests: XCTestCase {
   /// Random products against the double-precision reference: edge tiles in both directions, depth
-  /// across several blocks, both B layouts, strided and transposed A, bias and clamps, 1 and 2 threads.
+  /// across several blocks, both B layouts, strided and transposed A, bias and clamps, 1 and 2
+  /// threads, both arithmetic forms of the float kernel.
   func testRandomProductsMatchReference() {
     var random = SeededGenerator(seed: 1)
     for trial in 0..<60 {
@@ -28,7 +29,7 @@ final class GEMMTests: XCTestCase {
         PackedMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: layout, depth: depth, columns: columns)
       }
       let paddedBias = bias.map { $0.withUnsafeBufferPointer { PanelPacking.paddedBias($0.baseAddress!, groups: 1, columns: columns) } }
-      for threads in [1, 2] {
+      for (threads, fused) in [(1, false), (2, false), (1, true), (2, true)] {
         let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: threads)
         let memory = TestMemory()
         let output = memory.output(rows * columns)
@@ -37,15 +38,17 @@ final class GEMMTests: XCTestCase {
         if transposedA {
           FloatGEMM.multiply(
             plan: plan, lhs: TransposedLeftOperand(base: memory.copy(a), depthStride: rows), rhs: packed.matrix(0),
-            output: output, outputStride: columns, epilogue: epilogue, threadCount: threads, scratch: scratch)
+            output: output, outputStride: columns, epilogue: epilogue, threadCount: threads, scratch: scratch,
+            usesFusedMultiplyAdd: fused)
         } else {
           FloatGEMM.multiply(
             plan: plan, lhs: RowMajorLeftOperand(base: memory.copy(a), rowStride: lhsStride), rhs: packed.matrix(0),
-            output: output, outputStride: columns, epilogue: epilogue, threadCount: threads, scratch: scratch)
+            output: output, outputStride: columns, epilogue: epilogue, threadCount: threads, scratch: scratch,
+            usesFusedMultiplyAdd: fused)
         }
         assertMatches(
           floats(output, rows * columns), expected,
-          "trial \(trial) \(rows)x\(depth)x\(columns) transposedA=\(transposedA) columnMajorB=\(columnMajorB) threads=\(threads)")
+          "trial \(trial) \(rows)x\(depth)x\(columns) transposedA=\(transposedA) columnMajorB=\(columnMajorB) threads=\(threads) fused=\(fused)")
       }
     }
   }

@@ -31,6 +31,8 @@ public final class SubgraphExecutor {
   private var scratchOffsets: [Int?]
   /// Nodes computed at prepare time (their outputs are constants until the next allocation).
   private var isFolded: [Bool]
+  /// Nodes whose work a later node's fused kernel does (`OperatorFusion`): prepared, never run.
+  private let isFusedAway: [Bool]
   /// The first node whose output shape depends on values only known while running: it and every
   /// later node are prepared during `invoke()` and their outputs get memory of their own.
   private var firstRunTimePreparedNode: Int?
@@ -108,6 +110,12 @@ public final class SubgraphExecutor {
     guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
     let written = try Self.checkDataFlow(of: nodes, inputs: inputs, subgraphIndex: subgraphIndex)
     unwrittenTensors = tensors.filter { !written.contains($0.index) && !$0.isModelConstant }
+    var isFusedAway = Array(repeating: false, count: nodes.count)
+    for fusion in OperatorFusion.find(in: nodes, keptTensors: Set(outputs.map(\.index))) {
+      kernels[fusion.consumer] = fusion.kernel
+      isFusedAway[fusion.producer] = true
+    }
+    self.isFusedAway = isFusedAway
     self.nodes = nodes
     self.kernels = kernels
     scratchOffsets = Array(repeating: nil, count: nodes.count)
@@ -208,10 +216,10 @@ public final class SubgraphExecutor {
         firstRunTimePreparedNode = position
         break
       } catch {
-        try run(node) { throw error }
+        try run(position) { throw error }
       }
       for output in node.outputs {
-        try run(node) {
+        try run(position) {
           try checkedByteCount(output, what: "output")
           // A variable's memory is allocated once, for the shape in the model.
           guard !output.isVariable || output.byteCount <= output.ownedMemory?.count ?? 0 else {
@@ -236,7 +244,7 @@ public final class SubgraphExecutor {
         context.scratchByteCount > 0
         ? UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64) : nil
       defer { scratch?.deallocate() }
-      try run(node) { try kernel.eval(EvalContext(threadCount: threadCount, scratch: scratch?.baseAddress)) }
+      try run(position) { try kernel.eval(EvalContext(threadCount: threadCount, scratch: scratch?.baseAddress)) }
     }
     try planMemory(scratchSizes: scratchSizes)
     isAllocated = true
@@ -246,10 +254,10 @@ public final class SubgraphExecutor {
   private func runNodes() throws {
     guard isAllocated, let arena else { throw RuntimeError.allocationRequired }
     let preparedCount = firstRunTimePreparedNode ?? nodes.count
-    for position in 0..<preparedCount where !isFolded[position] {
+    for position in 0..<preparedCount where !isFolded[position] && !isFusedAway[position] {
       let scratch = scratchOffsets[position].map { arena.baseAddress.unsafelyUnwrapped + $0 }
       let context = EvalContext(threadCount: threadCount, scratch: scratch)
-      try run(nodes[position]) { try kernels[position].eval(context) }
+      try run(position) { try kernels[position].eval(context) }
     }
     for position in preparedCount..<nodes.count { try prepareAndRun(position) }
   }
@@ -261,7 +269,7 @@ public final class SubgraphExecutor {
     for input in node.inputs.compactMap({ $0 }) { input.isComputedBeforePrepare = true }
     var context = PrepareContext(
       threadCount: threadCount, preparesWhileRunning: true, roundingPolicy: roundingPolicy, memoryLimit: memoryLimit)
-    try run(node) {
+    try run(position) {
       try kernels[position].prepare(&context)
       for output in node.outputs {
         try checkedByteCount(output, what: "output")
@@ -273,17 +281,21 @@ public final class SubgraphExecutor {
       runTimeScratch?.deallocate()
       runTimeScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64)
     }
+    guard !isFusedAway[position] else { return }
     let scratch = context.scratchByteCount > 0 ? runTimeScratch?.baseAddress : nil
-    try run(node) { try kernels[position].eval(EvalContext(threadCount: threadCount, scratch: scratch)) }
+    try run(position) { try kernels[position].eval(EvalContext(threadCount: threadCount, scratch: scratch)) }
   }
 
-  /// Runs `body`, turning a failure into ``RuntimeError/nodeFailed(subgraph:node:opName:version:reason:)``.
-  private func run(_ node: Node, _ body: () throws -> Void) throws {
+  /// Runs `body` for node `position`, turning a failure into
+  /// ``RuntimeError/nodeFailed(subgraph:node:opName:version:reason:)``. The node is looked up only
+  /// on failure: copying a `Node` for every run retains all its references.
+  private func run(_ position: Int, _ body: () throws -> Void) throws {
     do {
       try body()
     } catch let error as RuntimeError {
       throw error
     } catch {
+      let node = nodes[position]
       throw RuntimeError.nodeFailed(
         subgraph: subgraphIndex, node: node.index, opName: node.opName, version: node.version, reason: "\(error)")
     }
@@ -416,7 +428,7 @@ public final class SubgraphExecutor {
         scales: parameters.scale, zeroPoints: parameters.zeroPoint.map { Int(truncatingIfNeeded: $0) },
         axis: Int(parameters.quantizedDimension))
     }
-    return RuntimeTensor(
+    let runtimeTensor = RuntimeTensor(
       index: index, name: name, type: type, shape: shape,
       shapeSignature: tensor.shapeSignature.isEmpty ? shape : tensor.shapeSignature.map(Int.init),
       quantization: quantization, isVariable: tensor.isVariable,
@@ -424,6 +436,21 @@ public final class SubgraphExecutor {
       sparsity: try tensor.sparsity.map {
         SparseConstant(format: try SparsityFormat($0, model: model), storedByteCount: constant.count)
       })
+    if type == .int4, tensor.sparsity == nil, constant.count > 1, constant.count == runtimeTensor.elementCount {
+      packInt4Constant(runtimeTensor, unpacked: constant)
+    }
+    return runtimeTensor
+  }
+
+  /// Kernels read INT4 constants packed two values a byte (the first in the low nibble), as the
+  /// converter stores them; a model that stores one value a byte gets a packed copy, made once.
+  private static func packInt4Constant(_ tensor: RuntimeTensor, unpacked: UnsafeRawBufferPointer) {
+    tensor.allocateOwnedMemory()
+    let packed = tensor.pointer(as: UInt8.self)
+    for (index, value) in unpacked.enumerated() {
+      let nibble = value & 0x0F
+      packed[index / 2] |= index % 2 == 0 ? nibble : nibble << 4
+    }
   }
 
   /// The byte count of `shape` with `elementBytes`-byte elements, or nil on overflow or a negative dimension.

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Clamp bounds of a fused activation: TFLite applies `min(max(x, lower), upper)` after the bias.
 struct FloatClampRange: Equatable {
   /// Lower bound (`-Float.greatestFiniteMagnitude` when unbounded, as TFLite's `lowest()`).
@@ -50,144 +52,386 @@ enum FloatGEMM {
   ///   - rhs: B packed by `PanelPacking` (`plan.depth × plan.columns`).
   ///   - output: C's element (0, 0); rows are `outputStride` apart.
   ///   - scratch: `plan.scratchBytes(leftOperandPacks:threadCount:)` bytes, 64-byte aligned.
+  ///   - usesFusedMultiplyAdd: the arithmetic form (`FloatMicroKernel`); the fastest one by default.
   static func multiply<LHS: GEMMLeftOperand>(
     plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outputStride: Int,
-    epilogue: FloatEpilogue, threadCount: Int, scratch: UnsafeMutableRawPointer
+    epilogue: FloatEpilogue, threadCount: Int, scratch: UnsafeMutableRawPointer,
+    usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware
   ) where LHS.Element == Float {
     GEMMDriver.multiply(
       plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride,
-      kernel: FloatMicroKernel(epilogue: epilogue), threadCount: threadCount, scratch: scratch)
+      kernel: FloatMicroKernel(epilogue: epilogue, usesFusedMultiplyAdd: usesFusedMultiplyAdd),
+      threadCount: threadCount, scratch: scratch)
   }
 }
 
-/// The float32 micro-kernels: a 4×16 register tile (called twice per 8-row driver tile), and a
-/// one-row tile for matrix × vector products.
+/// The float32 micro-kernels: register tiles of one vector per row, 16 columns wide (8 or 4 for a
+/// last panel with that few real columns, so small N do not pay for the padding), and a one-row
+/// tile for matrix × vector products.
+///
+/// Two arithmetic forms, chosen once per process (`FusedMultiplyAdd.isHardware`):
+/// - separate multiply and add (baseline x86-64 has no FMA: `addingProduct` would call libm's
+///   `fmaf` per lane) in tiles of 8 SSE accumulators (2 rows × 16, 4 × 8 or 8 × 4 columns), which
+///   with the panel vectors and a broadcast fit the 16 SSE registers without spilling;
+/// - fused `addingProduct` (a `-target-cpu` build with FMA, AArch64) in 8-row tiles: eight
+///   independent accumulators cover the FMA latency on both FMA ports with AVX-512.
+///
 /// The first depth block starts from the bias (or zero), later ones from the partial sums in C;
 /// the last one applies the clamp.
 struct FloatMicroKernel: GEMMMicroKernel {
   /// Bias and clamp of the product.
   let epilogue: FloatEpilogue
+  /// True for the fused form (see the type's documentation).
+  let usesFusedMultiplyAdd: Bool
+
+  /// A kernel with the arithmetic form this build runs fastest.
+  init(epilogue: FloatEpilogue, usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware) {
+    self.epilogue = epilogue
+    self.usesFusedMultiplyAdd = usesFusedMultiplyAdd
+  }
 
   func tile(
     a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
     output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
-    let bias = isFirstBlock ? epilogue.bias.map { $0 + column } : nil
-    let activation = isLastBlock ? epilogue.activation : nil
-    let accumulate = !isFirstBlock
-    if validRows == 1 {
-      Self.singleRowKernel(a: a, b: b, depth: depth, c: output, accumulate: accumulate, bias: bias, activation: activation)
-      return
-    }
-    var first = 0
-    while first < validRows {
-      Self.microKernel(
-        a: a + first * lda, lda: lda, validRows: min(Self.kernelRows, validRows - first), b: b, depth: depth,
-        c: output + first * ldc, ldc: ldc, accumulate: accumulate, bias: bias, activation: activation)
-      first += Self.kernelRows
+    tile(
+      a: a, lda: lda, validRows: validRows, b: b, depth: depth, output: output, ldc: ldc, column: column,
+      validColumns: GEMMTile.columns, isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+  }
+
+  func tile(
+    a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
+    output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
+    isLastBlock: Bool
+  ) {
+    let operands = TileOperands(
+      a: a, lda: lda, validRows: validRows, b: b, depth: depth, c: output, ldc: ldc, accumulate: !isFirstBlock,
+      bias: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, activation: isLastBlock ? epilogue.activation : nil)
+    if usesFusedMultiplyAdd {
+      Self.run(operands, FusedArithmetic.self, validColumns: validColumns)
+    } else {
+      Self.run(operands, SeparateArithmetic.self, validColumns: validColumns)
     }
   }
 
-  /// Rows of the register tile. Four SIMD16 accumulators fit both targets: measured in the GEMM
-  /// driver, 8 rows are 15% slower with default flags (32 SSE registers of accumulators spill),
-  /// 2 rows 35% slower with `-target-cpu native`; 4 rows are within 3% of the best on each.
-  static let kernelRows = 4
-
-  /// `acc += a * b`. A separate multiply and add on x86-64: the baseline target has no FMA and
-  /// `addingProduct` would become a libm `fmaf` call per lane; AArch64 always has a fused form.
+  /// Runs the tile with the narrowest vector that holds `validColumns`, in row tiles sized for the
+  /// arithmetic form.
   @inline(__always)
-  static func multiplyAdd(_ accumulator: inout SIMD16<Float>, _ a: Float, _ b: SIMD16<Float>) {
-    #if arch(arm64)
-      accumulator = accumulator.addingProduct(a, b)
-    #else
-      accumulator += a * b
-    #endif
+  private static func run<Arithmetic: MultiplyAddForm>(
+    _ operands: TileOperands, _: Arithmetic.Type, validColumns: Int
+  ) {
+    if operands.validRows == 1 {
+      singleRowTile(operands, Arithmetic.self)
+    } else if validColumns <= 4 {
+      rowTiles(operands, EightRows.self, SIMD4<Float>.self, Arithmetic.self)
+    } else if validColumns <= 8 {
+      if Arithmetic.isFused {
+        rowTiles(operands, EightRows.self, SIMD8<Float>.self, Arithmetic.self)
+      } else {
+        rowTiles(operands, FourRows.self, SIMD8<Float>.self, Arithmetic.self)
+      }
+    } else if Arithmetic.isFused {
+      rowTiles(operands, EightRows.self, SIMD16<Float>.self, Arithmetic.self)
+    } else {
+      rowTiles(operands, TwoRows.self, SIMD16<Float>.self, Arithmetic.self)
+    }
+  }
+
+  /// Covers the tile's rows with register tiles of `Height.rows` rows (one call per driver tile:
+  /// the per-call setup is not repeated for each register tile).
+  @inline(never)
+  private static func rowTiles<Height: TileHeight, Vector: SIMD, Arithmetic: MultiplyAddForm>(
+    _ operands: TileOperands, _: Height.Type, _: Vector.Type, _: Arithmetic.Type
+  ) where Vector.Scalar == Float {
+    var first = 0
+    while first < operands.validRows {
+      rowTile(operands.rows(from: first, count: Height.rows), Height.self, Vector.self, Arithmetic.self)
+      first &+= Height.rows
+    }
   }
 
   /// One output row of 16 columns (matrix × vector products, FULLY_CONNECTED with batch 1): the
-  /// depth is split over four accumulators so consecutive multiply-adds do not wait on each other.
-  static func singleRowKernel(
-    a: UnsafePointer<Float>, b: UnsafePointer<Float>, depth: Int, c: UnsafeMutablePointer<Float>,
-    accumulate: Bool, bias: UnsafePointer<Float>?, activation: FloatClampRange?
+  /// depth is split over several accumulators so consecutive multiply-adds do not wait on each
+  /// other (two with the separate form, whose 16-lane vector already spans four SSE registers,
+  /// four with the fused form).
+  @inline(__always)
+  private static func singleRowTile<Arithmetic: MultiplyAddForm>(_ operands: TileOperands, _: Arithmetic.Type) {
+    if Arithmetic.isFused {
+      singleRowTile(operands, FourRows.self, Arithmetic.self)
+    } else {
+      singleRowTile(operands, TwoRows.self, Arithmetic.self)
+    }
+  }
+
+  /// `singleRowTile` with the depth split over `Splits.rows` accumulators.
+  @inline(__always)
+  private static func singleRowTile<Splits: TileHeight, Arithmetic: MultiplyAddForm>(
+    _ operands: TileOperands, _: Splits.Type, _: Arithmetic.Type
   ) {
     typealias Vector = SIMD16<Float>
-    let output = UnsafeMutableRawPointer(c)
-    var r0 = accumulate ? output.loadUnaligned(as: Vector.self) : bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
-    var r1 = Vector()
-    var r2 = Vector()
-    var r3 = Vector()
-    let panel = UnsafeRawPointer(b)
+    let output = UnsafeMutableRawPointer(operands.c)
+    let a = operands.a
+    let start =
+      operands.accumulate
+      ? output.loadUnaligned(as: Vector.self)
+      : operands.bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
+    var partial = RowAccumulators<Splits, Vector> { split in split == 0 ? start : Vector() }
+    let panel = UnsafeRawPointer(operands.b)
     let stride = MemoryLayout<Vector>.stride
+    let depth = operands.depth
     var k = 0
-    while k + 4 <= depth {
-      multiplyAdd(&r0, a[k], panel.loadUnaligned(fromByteOffset: k * stride, as: Vector.self))
-      multiplyAdd(&r1, a[k + 1], panel.loadUnaligned(fromByteOffset: (k + 1) * stride, as: Vector.self))
-      multiplyAdd(&r2, a[k + 2], panel.loadUnaligned(fromByteOffset: (k + 2) * stride, as: Vector.self))
-      multiplyAdd(&r3, a[k + 3], panel.loadUnaligned(fromByteOffset: (k + 3) * stride, as: Vector.self))
-      k += 4
+    while k &+ Splits.rows <= depth {
+      partial.update { split, accumulator in
+        var sum = accumulator
+        Arithmetic.multiplyAdd(&sum, a[k &+ split], panel.loadUnaligned(fromByteOffset: (k &+ split) &* stride, as: Vector.self))
+        return sum
+      }
+      k &+= Splits.rows
     }
+    var sum = Vector()
+    partial.forEach { _, accumulator in sum += accumulator }
     while k < depth {
-      multiplyAdd(&r0, a[k], panel.loadUnaligned(fromByteOffset: k * stride, as: Vector.self))
-      k += 1
+      Arithmetic.multiplyAdd(&sum, a[k], panel.loadUnaligned(fromByteOffset: k &* stride, as: Vector.self))
+      k &+= 1
     }
-    var sum = (r0 + r1) + (r2 + r3)
-    if let activation { sum = activation.apply(sum) }
+    if let activation = operands.activation { sum = activation.apply(sum) }
     output.storeBytes(of: sum, as: Vector.self)
   }
 
-  /// The 4×16 register tile: four `SIMD16<Float>` accumulators, one B vector and one broadcast A
-  /// value per row and depth step. Rows past `validRows` repeat the last valid row of A and are
-  /// neither read from nor stored to C.
+  /// A register tile of up to `Height.rows` rows × `Vector.scalarCount` columns: one accumulator
+  /// per row, one panel vector and one broadcast A value per row and depth step. Rows past
+  /// `validRows` repeat the last valid row of A and are neither read from nor stored to C.
   ///
   /// The tile starts from C (`accumulate`), from the bias, or from zero; it is clamped when
   /// `activation` is given (the last depth block) and stored back to C.
-  static func microKernel(
-    a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
-    c: UnsafeMutablePointer<Float>, ldc: Int, accumulate: Bool, bias: UnsafePointer<Float>?,
-    activation: FloatClampRange?
-  ) {
-    let last = validRows - 1
-    let a0 = a
-    let a1 = a + min(1, last) * lda
-    let a2 = a + min(2, last) * lda
-    let a3 = a + min(3, last) * lda
-    let c0 = UnsafeMutableRawPointer(c)
-    let c1 = UnsafeMutableRawPointer(c + ldc)
-    let c2 = UnsafeMutableRawPointer(c + 2 * ldc)
-    let c3 = UnsafeMutableRawPointer(c + 3 * ldc)
-    typealias Vector = SIMD16<Float>
-    var r0: Vector, r1: Vector, r2: Vector, r3: Vector
-    if accumulate {
+  @inline(__always)
+  private static func rowTile<Height: TileHeight, Vector: SIMD, Arithmetic: MultiplyAddForm>(
+    _ operands: TileOperands, _: Height.Type, _: Vector.Type, _: Arithmetic.Type
+  ) where Vector.Scalar == Float {
+    let last = operands.validRows &- 1
+    let a = operands.a
+    let lda = operands.lda
+    let c = operands.c
+    let ldc = operands.ldc
+    @inline(__always) func rowOfA(_ row: Int) -> UnsafePointer<Float> { a + min(row, last) &* lda }
+    @inline(__always) func rowOfC(_ row: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(c + row &* ldc) }
+    var tile: RowAccumulators<Height, Vector>
+    if operands.accumulate {
       // Rows past `validRows` are not part of C: they start from zero and are never stored.
-      r0 = c0.loadUnaligned(as: Vector.self)
-      r1 = validRows > 1 ? c1.loadUnaligned(as: Vector.self) : Vector()
-      r2 = validRows > 2 ? c2.loadUnaligned(as: Vector.self) : Vector()
-      r3 = validRows > 3 ? c3.loadUnaligned(as: Vector.self) : Vector()
+      tile = RowAccumulators { row in row <= last ? rowOfC(row).loadUnaligned(as: Vector.self) : Vector() }
     } else {
-      let start = bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
-      r0 = start
-      r1 = start
-      r2 = start
-      r3 = start
+      let start = operands.bias.map { UnsafeRawPointer($0).loadUnaligned(as: Vector.self) } ?? Vector()
+      tile = RowAccumulators { _ in start }
     }
-    var bp = UnsafeRawPointer(b)
-    for k in 0..<depth {
-      let bv = bp.loadUnaligned(as: Vector.self)
-      multiplyAdd(&r0, a0[k], bv)
-      multiplyAdd(&r1, a1[k], bv)
-      multiplyAdd(&r2, a2[k], bv)
-      multiplyAdd(&r3, a3[k], bv)
-      bp += MemoryLayout<Vector>.stride
+    var panel = UnsafeRawPointer(operands.b)
+    let panelStride = GEMMTile.columns &* MemoryLayout<Float>.stride
+    for k in 0..<operands.depth {
+      let bv = panel.loadUnaligned(as: Vector.self)
+      tile.update { row, accumulator in
+        var sum = accumulator
+        Arithmetic.multiplyAdd(&sum, rowOfA(row)[k], bv)
+        return sum
+      }
+      panel += panelStride
     }
-    if let activation {
-      r0 = activation.apply(r0)
-      r1 = activation.apply(r1)
-      r2 = activation.apply(r2)
-      r3 = activation.apply(r3)
+    if let activation = operands.activation { tile.update { _, accumulator in activation.apply(accumulator) } }
+    tile.forEach { row, accumulator in
+      if row <= last { rowOfC(row).storeBytes(of: accumulator, as: Vector.self) }
     }
-    c0.storeBytes(of: r0, as: Vector.self)
-    if validRows > 1 { c1.storeBytes(of: r1, as: Vector.self) }
-    if validRows > 2 { c2.storeBytes(of: r2, as: Vector.self) }
-    if validRows > 3 { c3.storeBytes(of: r3, as: Vector.self) }
+  }
+}
+
+/// What one micro-kernel call works on (see `GEMMMicroKernel.tile`), with the epilogue resolved:
+/// the bias for a first depth block, the clamp for a last one.
+struct TileOperands {
+  /// Row 0 of A at the block's first depth; rows `lda` apart.
+  var a: UnsafePointer<Float>
+  /// Distance between rows of A.
+  var lda: Int
+  /// Rows of the tile that exist.
+  var validRows: Int
+  /// The packed panel at the block's first depth.
+  var b: UnsafePointer<Float>
+  /// Depth steps.
+  var depth: Int
+  /// The tile's first output element; rows `ldc` apart.
+  var c: UnsafeMutablePointer<Float>
+  /// Distance between rows of C.
+  var ldc: Int
+  /// Continue from the partial sums in C (every depth block but the first).
+  var accumulate: Bool
+  /// The bias of the tile's columns (first depth block), or nil for none.
+  var bias: UnsafePointer<Float>?
+  /// The clamp (last depth block), or nil for none.
+  var activation: FloatClampRange?
+
+  /// The same tile restricted to rows `first ..< first + count` (fewer when the tile ends sooner).
+  @inline(__always)
+  func rows(from first: Int, count: Int) -> TileOperands {
+    var rows = self
+    rows.a = a + first &* lda
+    rows.c = c + first &* ldc
+    rows.validRows = min(count, validRows &- first)
+    return rows
+  }
+}
+
+/// How `acc += a · b` is computed (GEMM tiles, depthwise convolution).
+protocol MultiplyAddForm {
+  /// True for a single fused operation.
+  static var isFused: Bool { get }
+  /// `accumulator += a * b` lane by lane, with a broadcast `a`.
+  static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
+  where Vector.Scalar == Float
+  /// `accumulator += a * b` lane by lane.
+  static func multiplyAdd<Vector: ChannelVector>(_ accumulator: inout Vector, _ a: Vector, _ b: Vector)
+}
+
+/// A multiply, then an add (two roundings): the fast form without hardware FMA.
+enum SeparateArithmetic: MultiplyAddForm {
+  static var isFused: Bool { false }
+  @inline(__always)
+  static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
+  where Vector.Scalar == Float {
+    accumulator += a * b
+  }
+  @inline(__always)
+  static func multiplyAdd<Vector: ChannelVector>(_ accumulator: inout Vector, _ a: Vector, _ b: Vector) {
+    accumulator = accumulator + a * b
+  }
+}
+
+/// One fused multiply-add per lane (one rounding).
+enum FusedArithmetic: MultiplyAddForm {
+  static var isFused: Bool { true }
+  @inline(__always)
+  static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
+  where Vector.Scalar == Float {
+    accumulator = accumulator.addingProduct(a, b)
+  }
+  @inline(__always)
+  static func multiplyAdd<Vector: ChannelVector>(_ accumulator: inout Vector, _ a: Vector, _ b: Vector) {
+    accumulator = accumulator.addingProduct(a, b)
+  }
+}
+
+/// The number of rows of a register tile.
+protocol TileHeight {
+  /// Rows, 1 to 8.
+  static var rows: Int { get }
+}
+
+/// Two rows.
+enum TwoRows: TileHeight {
+  static var rows: Int { 2 }
+}
+
+/// Four rows.
+enum FourRows: TileHeight {
+  static var rows: Int { 4 }
+}
+
+/// Eight rows.
+enum EightRows: TileHeight {
+  static var rows: Int { 8 }
+}
+
+/// The accumulators of a register tile of `Height.rows` rows. The rows are named fields rather
+/// than an array so that they live in registers; fields past the height are never touched and
+/// disappear once the tile is specialised.
+struct RowAccumulators<Height: TileHeight, Vector: SIMD> where Vector.Scalar == Float {
+  private var r0 = Vector(), r1 = Vector(), r2 = Vector(), r3 = Vector()
+  private var r4 = Vector(), r5 = Vector(), r6 = Vector(), r7 = Vector()
+
+  /// Row `row` starts as `start(row)`.
+  @inline(__always)
+  init(_ start: (Int) -> Vector) {
+    update { row, _ in start(row) }
+  }
+
+  /// Replaces every row's accumulator by `body(row, accumulator)`.
+  @inline(__always)
+  mutating func update(_ body: (Int, Vector) -> Vector) {
+    let rows = Height.rows
+    r0 = body(0, r0)
+    if rows > 1 { r1 = body(1, r1) }
+    if rows > 2 { r2 = body(2, r2) }
+    if rows > 3 { r3 = body(3, r3) }
+    if rows > 4 { r4 = body(4, r4) }
+    if rows > 5 { r5 = body(5, r5) }
+    if rows > 6 { r6 = body(6, r6) }
+    if rows > 7 { r7 = body(7, r7) }
+  }
+
+  /// Calls `body(row, accumulator)` for every row.
+  @inline(__always)
+  func forEach(_ body: (Int, Vector) -> Void) {
+    let rows = Height.rows
+    body(0, r0)
+    if rows > 1 { body(1, r1) }
+    if rows > 2 { body(2, r2) }
+    if rows > 3 { body(3, r3) }
+    if rows > 4 { body(4, r4) }
+    if rows > 5 { body(5, r5) }
+    if rows > 6 { body(6, r6) }
+    if rows > 7 { body(7, r7) }
+  }
+}
+
+/// Whether `addingProduct` on floats is a hardware instruction in this binary.
+///
+/// Swift has no compile-time test for the target's CPU features. Built for baseline x86-64
+/// (no FMA), `addingProduct` becomes a libm `fmaf` call per lane, tens of times slower than a
+/// separate multiply and add; built with `-target-cpu` for a CPU with FMA it is one instruction,
+/// as on AArch64. The two forms are timed once against each other.
+enum FusedMultiplyAdd {
+  /// True when fused multiply-adds are about as cheap as separate ones (always on AArch64).
+  static let isHardware: Bool = {
+    #if arch(arm64)
+      return true
+    #elseif DEBUG
+      // Unoptimised code spends its time in generic calls, which would drown the difference.
+      return false
+    #else
+      // A value the optimizer cannot see, so neither loop is folded at compile time.
+      let seed = Float(DispatchTime.now().uptimeNanoseconds & 1) * 0.001 + 0.001
+      // The fused form must be well below the cost of a libm call per lane; the best of a few
+      // trials discounts preemption.
+      var fused = UInt64.max
+      var separate = UInt64.max
+      var results = SIMD4<Float>()
+      withUnsafeMutablePointer(to: &results) { results in
+        for _ in 0..<5 {
+          fused = min(fused, nanoseconds { chains(FusedArithmetic.self, seed: seed, into: results) })
+          separate = min(separate, nanoseconds { chains(SeparateArithmetic.self, seed: seed, into: results) })
+        }
+      }
+      return fused < 4 &* separate
+    #endif
+  }()
+
+  /// Wall-clock nanoseconds of one call of `body`.
+  private static func nanoseconds(_ body: () -> Void) -> UInt64 {
+    let start = DispatchTime.now().uptimeNanoseconds
+    body()
+    return DispatchTime.now().uptimeNanoseconds &- start
+  }
+
+  /// Four independent chains of 256 steps `x += seed · x` on 4 lanes (one SSE register, so no
+  /// splitting of wide vectors muddles the comparison), added to `result`. Each step needs the
+  /// previous one, so nothing can be hoisted or folded, and the store keeps every call in place
+  /// between the clock reads; with a small seed the values stay near 1.
+  @inline(never)
+  private static func chains<Arithmetic: MultiplyAddForm>(
+    _: Arithmetic.Type, seed: Float, into result: UnsafeMutablePointer<SIMD4<Float>>
+  ) {
+    var chain0 = SIMD4<Float>(repeating: 1), chain1 = chain0 + seed, chain2 = chain1 + seed, chain3 = chain2 + seed
+    for _ in 0..<256 {
+      Arithmetic.multiplyAdd(&chain0, seed, chain0)
+      Arithmetic.multiplyAdd(&chain1, seed, chain1)
+      Arithmetic.multiplyAdd(&chain2, seed, chain2)
+      Arithmetic.multiplyAdd(&chain3, seed, chain3)
+    }
+    result.pointee += chain0 + chain1 + chain2 + chain3
   }
 }

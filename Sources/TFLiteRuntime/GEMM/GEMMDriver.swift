@@ -76,6 +76,26 @@ protocol GEMMMicroKernel {
   func tile(
     a: UnsafePointer<LHSElement>, lda: Int, validRows: Int, b: UnsafePointer<RHSElement>, depth: Int,
     output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool)
+
+  /// `tile` for a panel whose first `validColumns` columns are real and the rest zero padding
+  /// (the last panel of an N that is not a multiple of `GEMMTile.columns`): the kernel may compute
+  /// only those. `output` is still writable across the whole panel width. By default, `tile`.
+  func tile(
+    a: UnsafePointer<LHSElement>, lda: Int, validRows: Int, b: UnsafePointer<RHSElement>, depth: Int,
+    output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
+    isLastBlock: Bool)
+}
+
+extension GEMMMicroKernel {
+  func tile(
+    a: UnsafePointer<LHSElement>, lda: Int, validRows: Int, b: UnsafePointer<RHSElement>, depth: Int,
+    output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
+    isLastBlock: Bool
+  ) {
+    tile(
+      a: a, lda: lda, validRows: validRows, b: b, depth: depth, output: output, ldc: ldc, column: column,
+      isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+  }
 }
 
 /// Runs a micro-kernel over a planned GEMM: work items spread over threads, depth blocks, panels,
@@ -142,7 +162,7 @@ enum GEMMDriver {
             if !isFirst { copyTile(from: c, fromStride: outputStride, to: tile, toStride: width, validRows, validColumns) }
             kernel.tile(
               a: aTile, lda: lda, validRows: validRows, b: b, depth: depthCount, output: tile, ldc: width,
-              column: column, isFirstBlock: isFirst, isLastBlock: isLast)
+              column: column, validColumns: validColumns, isFirstBlock: isFirst, isLastBlock: isLast)
             copyTile(from: tile, fromStride: width, to: c, toStride: outputStride, validRows, validColumns)
           }
           row += height

@@ -118,10 +118,47 @@ struct Im2colLeftOperand: GEMMLeftOperand {
     var y = (rowStart / outputWidth) % outputHeight
     var image = input + ((rowStart / (outputWidth &* outputHeight)) &* shape.height.inputSize &* rowStride &+ channelOffset)
     let imageStride = shape.height.inputSize &* rowStride
+    // With all channels and no horizontal dilation, the in-bounds taps of one filter row are one
+    // contiguous run of the input: when the block holds the whole depth (the usual case: the depth
+    // is split only beyond `GEMMPlan.maxDepthBlock`), each filter row is gathered with one copy,
+    // padding taps on either side set to zero.
+    let copiesWholeRows = contiguousTaps && depthStart == 0 && depthCount == shape.gemmDepth
+    let filterRowLength = filterWidth &* groupChannels
+    let filterRowStride = shape.height.dilation &* rowStride
     for r in 0..<rowCount {
+      defer {
+        x &+= 1
+        if x == outputWidth {
+          x = 0
+          y &+= 1
+          if y == outputHeight {
+            y = 0
+            image += imageStride
+          }
+        }
+      }
       let originY = shape.height.inputOrigin(y)
       let originX = shape.width.inputOrigin(x)
       var destination = scratch + r &* depthCount
+      if copiesWholeRows {
+        let rows = shape.height.validTaps(y)
+        let taps = shape.width.validTaps(x)
+        let before = taps.first &* groupChannels
+        let inside = (taps.end &- taps.first) &* groupChannels
+        var source = image + ((originY &+ rows.first &* shape.height.dilation) &* rowStride &+ (originX &+ taps.first) &* groupChannels)
+        for ky in 0..<shape.height.filterSize {
+          if ky < rows.first || ky >= rows.end {
+            zeroFloats(destination, count: filterRowLength)
+          } else {
+            zeroFloats(destination, count: before)
+            copyFloats(from: source, to: destination + before, count: inside)
+            zeroFloats(destination + (before &+ inside), count: filterRowLength &- before &- inside)
+            source += filterRowStride
+          }
+          destination += filterRowLength
+        }
+        continue
+      }
       var remaining = depthCount
       var ky = firstTap / filterWidth
       var kx = firstTap % filterWidth
@@ -149,15 +186,6 @@ struct Im2colLeftOperand: GEMMLeftOperand {
         if kx == filterWidth {
           kx = 0
           ky &+= 1
-        }
-      }
-      x &+= 1
-      if x == outputWidth {
-        x = 0
-        y &+= 1
-        if y == outputHeight {
-          y = 0
-          image += imageStride
         }
       }
     }

@@ -29,11 +29,13 @@ enum FloatDepthwiseConvolution {
       * MemoryLayout<Float>.stride
   }
 
-  /// Computes the convolution. `bias` has `outputChannels` values or is nil.
+  /// Computes the convolution. `bias` has `outputChannels` values or is nil; the multiply-adds
+  /// are fused when `usesFusedMultiplyAdd` (by default when this build has hardware FMA, see
+  /// `FusedMultiplyAdd`).
   static func run(
     _ shape: DepthwiseShape, input: UnsafePointer<Float>, filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
     activation: FloatClampRange, output: UnsafeMutablePointer<Float>, threadCount: Int,
-    scratch: UnsafeMutableRawPointer?
+    scratch: UnsafeMutableRawPointer?, usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware
   ) {
     var source = input
     if shape.multiplier > 1, let scratch {
@@ -54,9 +56,17 @@ enum FloatDepthwiseConvolution {
     ChannelWindowRows.forEachRow(
       rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
     ) { row in
-      let rowOperation = DepthwiseRow(
-        shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output)
-      forEachChannelBlock(channels: shape.outputChannels, rowOperation)
+      if usesFusedMultiplyAdd {
+        forEachChannelBlock(
+          channels: shape.outputChannels,
+          DepthwiseRow<FusedArithmetic>(
+            shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output))
+      } else {
+        forEachChannelBlock(
+          channels: shape.outputChannels,
+          DepthwiseRow<SeparateArithmetic>(
+            shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output))
+      }
     }
   }
 }
@@ -86,7 +96,7 @@ enum ChannelWindowRows {
 }
 
 /// One output row of a depthwise convolution, for one block of channels.
-private struct DepthwiseRow: ChannelBlockOperation {
+private struct DepthwiseRow<Arithmetic: MultiplyAddForm>: ChannelBlockOperation {
   let shape: DepthwiseShape
   let filter: UnsafePointer<Float>
   let bias: UnsafePointer<Float>?
@@ -144,8 +154,8 @@ private struct DepthwiseRow: ChannelBlockOperation {
         var weights = filterRow
         for _ in firstX..<endX {
           let w = Vector.load(weights)
-          sum0.multiplyAdd(Vector.load(source), w)
-          if pairs { sum1.multiplyAdd(Vector.load(source + pixelStride), w) }
+          Arithmetic.multiplyAdd(&sum0, Vector.load(source), w)
+          if pairs { Arithmetic.multiplyAdd(&sum1, Vector.load(source + pixelStride), w) }
           source += tapStride
           weights += channels
         }
@@ -179,15 +189,15 @@ private struct DepthwiseRow: ChannelBlockOperation {
         let middle = top + tapRowStride
         let bottom = middle + tapRowStride
         var sum = Vector(repeating: 0)
-        sum.multiplyAdd(Vector.load(top), w0)
-        sum.multiplyAdd(Vector.load(top + tapStride), w1)
-        sum.multiplyAdd(Vector.load(top + 2 &* tapStride), w2)
-        sum.multiplyAdd(Vector.load(middle), w3)
-        sum.multiplyAdd(Vector.load(middle + tapStride), w4)
-        sum.multiplyAdd(Vector.load(middle + 2 &* tapStride), w5)
-        sum.multiplyAdd(Vector.load(bottom), w6)
-        sum.multiplyAdd(Vector.load(bottom + tapStride), w7)
-        sum.multiplyAdd(Vector.load(bottom + 2 &* tapStride), w8)
+        Arithmetic.multiplyAdd(&sum, Vector.load(top), w0)
+        Arithmetic.multiplyAdd(&sum, Vector.load(top + tapStride), w1)
+        Arithmetic.multiplyAdd(&sum, Vector.load(top + 2 &* tapStride), w2)
+        Arithmetic.multiplyAdd(&sum, Vector.load(middle), w3)
+        Arithmetic.multiplyAdd(&sum, Vector.load(middle + tapStride), w4)
+        Arithmetic.multiplyAdd(&sum, Vector.load(middle + 2 &* tapStride), w5)
+        Arithmetic.multiplyAdd(&sum, Vector.load(bottom), w6)
+        Arithmetic.multiplyAdd(&sum, Vector.load(bottom + tapStride), w7)
+        Arithmetic.multiplyAdd(&sum, Vector.load(bottom + 2 &* tapStride), w8)
         (sum + channelBias).clamped(activation).store(to: out)
         top += pixelStride
         out += channels

@@ -48,7 +48,9 @@ enum BinaryDriver {
   }
 
   /// Rows of at least 16 elements: whole vectors straight from memory.
-  @inline(__always)
+  // A function of its own per operand pattern: inlined four times into `run`, the caller grew so
+  // large that the optimizer left every 16-lane load and store as an out-of-line call.
+  @inline(never)
   private static func runRows<Operation: BinaryLanewiseOperation, Left: VectorSource, Right: VectorSource>(
     _ operation: Operation, _ layout: BroadcastLayout,
     _ lhs: UnsafePointer<Operation.Operand>, _ rhs: UnsafePointer<Operation.Operand>,
@@ -64,7 +66,7 @@ enum BinaryDriver {
 
   /// Short rows: operand elements are gathered 16 at a time across rows, so each vector
   /// operation (and each output store) covers 16 consecutive output elements.
-  @inline(__always)
+  @inline(never)
   private static func runGathered<Operation: BinaryLanewiseOperation>(
     _ operation: Operation, _ layout: BroadcastLayout,
     _ lhs: UnsafePointer<Operation.Operand>, _ rhs: UnsafePointer<Operation.Operand>,
