@@ -43,12 +43,16 @@ if [ ${#models[@]} -eq 0 ]; then
 fi
 
 echo "timing ${#models[@]} networks, $runs runs after $warmup warm-up runs, one thread..." >&2
-"$default_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "${models[@]}" > "$results/default.jsonl"
-"$native_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "${models[@]}" > "$results/native.jsonl"
-if ! "$python" Benchmarks/litert_bench.py --runs "$runs" --warmup "$warmup" --reference-runs 3 "${models[@]}" \
-  > "$results/litert.jsonl"; then
-  echo "warning: litert_bench.py failed; the LiteRT columns are empty" >&2
-fi
+# Model by model, both builds and LiteRT back to back: on a shared machine the load drifts over
+# minutes, and timing all models with one build before the next would skew the ratios.
+for model in "${models[@]}"; do
+  "$default_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "$model" >> "$results/default.jsonl"
+  "$native_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "$model" >> "$results/native.jsonl"
+  if ! "$python" Benchmarks/litert_bench.py --runs "$runs" --warmup "$warmup" --reference-runs 3 "$model" \
+    >> "$results/litert.jsonl"; then
+    echo "warning: litert_bench.py failed on $model; its LiteRT columns are empty" >&2
+  fi
+done
 
 python3 - "$results" <<'PYTHON'
 import json, os, sys
