@@ -4,7 +4,11 @@
 # kernels, BUILTIN_REF reference kernels) in the same run, one thread each, and prints the table
 # with ratios (SwiftTFLite median / LiteRT median: below 1 means SwiftTFLite is faster).
 #
-#   Benchmarks/run.sh [--runs N] [--warmup N]
+#   Benchmarks/run.sh [--runs N] [--warmup N] [MODEL_OR_DIR...]
+#
+# Without paths it times every network model-benchmarks finds (TestModels/ and Benchmarks/Models/).
+# Small networks want more runs than large ones on a loaded machine, e.g.
+#   Benchmarks/run.sh --runs 400 TestModels/networks && Benchmarks/run.sh --runs 30 Benchmarks/Models
 #
 # Environment: PYTHON (default Scripts/.venv/bin/python, else python3) runs litert_bench.py.
 set -euo pipefail
@@ -12,11 +16,13 @@ cd "$(dirname "$0")/.."
 
 runs=50
 warmup=5
+paths=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
-    *) echo "usage: Benchmarks/run.sh [--runs N] [--warmup N]" >&2; exit 64 ;;
+    --*) echo "usage: Benchmarks/run.sh [--runs N] [--warmup N] [MODEL_OR_DIR...]" >&2; exit 64 ;;
+    *) paths+=("$1"); shift ;;
   esac
 done
 
@@ -36,7 +42,7 @@ swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.buil
 
 default_tool=Benchmarks/.build/default/release/model-benchmarks
 native_tool=Benchmarks/.build/native/release/model-benchmarks
-mapfile -t models < <("$default_tool" --list)
+mapfile -t models < <("$default_tool" --list "${paths[@]}")
 if [ ${#models[@]} -eq 0 ]; then
   echo "no networks found in TestModels/manifest.json or Benchmarks/Models/" >&2
   exit 1
