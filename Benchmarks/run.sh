@@ -97,7 +97,7 @@ models = list(ours["default"])
 width = max([len(os.path.basename(m)) for m in models] + [5])
 print("median invoke time, ms (one thread); ratio = SwiftTFLite / LiteRT, below 1 is faster")
 print(f"{'model':<{width}}  {'ours':>10} {'ours nat':>10} {'xnnpack':>10} {'builtin':>10} {'ref':>10}"
-      f"  {'/xnn':>7} {'/builtin':>8} {'/ref':>7} {'nat/xnn':>8}  arena KiB")
+      f"  {'/xnn':>7} {'/builtin':>8} {'/ref':>7} {'nat/xnn':>8} {'nat/bltn':>8}  arena KiB")
 for model in models:
   mine, native = median(ours["default"].get(model)), median(ours["native"].get(model))
   theirs = [litert_median(model, kind) for kind in kernels]
@@ -106,6 +106,7 @@ for model in models:
   arena = ours["default"][model][0].get("arena_bytes")
   line = (f"{os.path.basename(model):<{width}}  {cell(mine)} {cell(native)} " + " ".join(cell(t) for t in theirs)
           + f"  {ratio(mine, theirs[0])} {ratio(mine, theirs[1]):>8} {ratio(mine, theirs[2])} {ratio(native, theirs[0]):>8}"
+          + f" {ratio(native, theirs[1]):>8}"
           + f"  {cell(arena / 1024 if arena is not None else None, 9, 1)}")
   print(line)
   error = ours["default"][model][0].get("error")

@@ -17,11 +17,13 @@ public struct TestModel: Sendable {
     public var zeroPoints: [Int64]
     /// Quantized dimension.
     public var quantizedDimension: Int32
+    /// Constant data (raw little-endian bytes), nil for a tensor computed or fed at run time.
+    public var data: [UInt8]?
 
     /// Creates a tensor description.
     public init(
       name: String, type: UInt8, shape: [Int32], shapeSignature: [Int32]? = nil, scales: [Float] = [],
-      zeroPoints: [Int64] = [], quantizedDimension: Int32 = 0
+      zeroPoints: [Int64] = [], quantizedDimension: Int32 = 0, data: [UInt8]? = nil
     ) {
       self.name = name
       self.type = type
@@ -30,6 +32,7 @@ public struct TestModel: Sendable {
       self.scales = scales
       self.zeroPoints = zeroPoints
       self.quantizedDimension = quantizedDimension
+      self.data = data
     }
   }
 
@@ -111,8 +114,14 @@ public struct TestModel: Sendable {
         table.add(3, Int32(32))  // builtin_code: CUSTOM
       }
     }
+    // Buffer 0 is empty; each tensor with data gets the next buffer.
+    var bufferData: [[UInt8]] = []
     let subgraphOffsets = subgraphs.map { subgraph in
-      let tensors = subgraph.tensors.map { write($0, with: &writer) }
+      let tensors = subgraph.tensors.map { tensor -> FlatBufferWriter.Offset in
+        guard let data = tensor.data else { return write(tensor, buffer: 0, with: &writer) }
+        bufferData.append(data)
+        return write(tensor, buffer: UInt32(bufferData.count), with: &writer)
+      }
       let operators = subgraph.nodes.map { node -> FlatBufferWriter.Offset in
         let inputs = writer.vector(node.inputs)
         let outputs = writer.vector(node.outputs)
@@ -148,9 +157,13 @@ public struct TestModel: Sendable {
       }
     }
     let emptyBuffer = writer.table { _ in }
+    let dataBuffers = bufferData.map { data in
+      let bytes = writer.vector(data, elementAlignment: 16)
+      return writer.table { table in table.add(0, offset: bytes) }
+    }
     let codes = writer.vector(offsets: operatorCodes)
     let subgraphVector = writer.vector(offsets: subgraphOffsets)
-    let buffers = writer.vector(offsets: [emptyBuffer])
+    let buffers = writer.vector(offsets: [emptyBuffer] + dataBuffers)
     let signatureVector = writer.vector(offsets: signatureOffsets)
     let description = writer.string("SwiftTFLite test model")
     let model = writer.table { table in
@@ -165,7 +178,7 @@ public struct TestModel: Sendable {
   }
 
   /// Writes one tensor table (and its quantization) and returns it.
-  private func write(_ tensor: Tensor, with writer: inout FlatBufferWriter) -> FlatBufferWriter.Offset {
+  private func write(_ tensor: Tensor, buffer: UInt32, with writer: inout FlatBufferWriter) -> FlatBufferWriter.Offset {
     let shape = writer.vector(tensor.shape)
     let name = writer.string(tensor.name)
     let signature = tensor.shapeSignature.map { writer.vector($0) }
@@ -182,7 +195,7 @@ public struct TestModel: Sendable {
     return writer.table { table in
       table.add(0, offset: shape)
       table.add(1, tensor.type)
-      table.add(2, UInt32(0))  // buffer 0: no constant data
+      table.add(2, buffer)
       table.add(3, offset: name)
       if let quantization { table.add(4, offset: quantization) }
       if let signature { table.add(7, offset: signature) }

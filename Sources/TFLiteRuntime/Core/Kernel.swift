@@ -92,19 +92,39 @@ public struct PrepareContext {
   public let preparesWhileRunning: Bool
   /// How integer kernels round when they rescale by a quantized multiplier (``RunnerOptions/roundingPolicy``).
   public let roundingPolicy: RoundingPolicy
+  /// The most bytes one block of memory may have (``RunnerOptions/memoryLimit``).
+  public let memoryLimit: Int
   /// Scratch bytes requested so far by this node.
   public private(set) var scratchByteCount = 0
 
-  init(threadCount: Int, preparesWhileRunning: Bool = false, roundingPolicy: RoundingPolicy = .doubleRounding) {
+  init(
+    threadCount: Int, preparesWhileRunning: Bool = false, roundingPolicy: RoundingPolicy = .doubleRounding,
+    memoryLimit: Int = RunnerOptions.defaultMemoryLimit
+  ) {
     self.threadCount = threadCount
     self.preparesWhileRunning = preparesWhileRunning
     self.roundingPolicy = roundingPolicy
+    self.memoryLimit = memoryLimit
+  }
+
+  /// Throws unless `count` items of `bytesEach` bytes fit in ``memoryLimit``. The runtime checks
+  /// the outputs' sizes after `prepare`; a kernel that builds something as large as an output
+  /// during `prepare` (a table per output element) checks its size first with this.
+  public func requireMemory(count: Int, bytesEach: Int, for what: @autoclosure () -> String) throws {
+    let (bytes, overflow) = max(count, 0).multipliedReportingOverflow(by: max(bytesEach, 0))
+    guard !overflow, bytes <= memoryLimit else {
+      throw KernelError.invalid(
+        "\(what()) needs \(overflow ? "more than \(Int.max)" : "\(bytes)") bytes, more than the memory limit of \(memoryLimit) bytes")
+    }
   }
 
   /// Asks for `bytes` of scratch memory, 64-byte aligned, handed to `eval` as ``EvalContext/scratch``.
-  /// Several requests add up; the node gets one block.
+  /// Several requests add up; the node gets one block. A total beyond what can be counted is kept
+  /// as `Int.max`, which the runtime then refuses.
   public mutating func requestScratch(bytes: Int) {
-    scratchByteCount += (max(bytes, 0) + 63) & ~63
+    let aligned = bytes > Int.max - 63 ? Int.max : (max(bytes, 0) + 63) & ~63
+    let (total, overflow) = scratchByteCount.addingReportingOverflow(aligned)
+    scratchByteCount = overflow ? Int.max : total
   }
 }
 

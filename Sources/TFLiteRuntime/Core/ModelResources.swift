@@ -6,6 +6,14 @@ final class ModelResources {
   /// a model cannot exhaust the thread's stack.
   static let maximumCallDepth = 32
 
+  /// Most iterations one WHILE may run (``RunnerOptions/maximumLoopIterations``); nil for no limit.
+  let maximumLoopIterations: Int?
+
+  /// Creates the shared state of a runner whose loops may run `maximumLoopIterations` times.
+  init(maximumLoopIterations: Int? = nil) {
+    self.maximumLoopIterations = maximumLoopIterations
+  }
+
   /// Subgraphs being prepared or run right now, each inside the previous one.
   private(set) var callDepth = 0
   /// The ids handed out for each (container, shared name) pair.

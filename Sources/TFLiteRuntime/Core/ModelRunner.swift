@@ -1,5 +1,13 @@
 import TFLiteFormat
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Options of a ``ModelRunner``.
 public struct RunnerOptions: Sendable, Hashable {
   /// Threads the kernels may use (at least 1).
@@ -7,12 +15,35 @@ public struct RunnerOptions: Sendable, Hashable {
   /// How integer kernels round when they rescale by a quantized multiplier. The default,
   /// ``RoundingPolicy/doubleRounding``, reproduces LiteRT's reference kernels bit for bit.
   public var roundingPolicy: RoundingPolicy
+  /// The most bytes one block of memory the runner allocates may have (a subgraph's activation
+  /// arena, a tensor with memory of its own, a node's scratch). A model whose shapes need more is
+  /// refused with ``RuntimeError/memoryLimitExceeded(what:byteCount:limit:)`` instead of
+  /// exhausting the machine's memory. The default is the machine's physical memory.
+  public var memoryLimit: Int
+  /// The most iterations one WHILE operator may run in one invoke; nil (the default, as in
+  /// LiteRT) for no limit. A loop that goes on longer makes `invoke()` throw, so that a model whose
+  /// loop never ends (or whose input asks for billions of iterations) cannot hang the caller.
+  public var maximumLoopIterations: Int?
 
-  /// Creates options; `threadCount` below 1 means 1.
-  public init(threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding) {
+  /// Creates options; `threadCount` below 1 means 1, `memoryLimit` nil means ``defaultMemoryLimit``.
+  public init(
+    threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding, memoryLimit: Int? = nil,
+    maximumLoopIterations: Int? = nil
+  ) {
     self.threadCount = max(threadCount, 1)
     self.roundingPolicy = roundingPolicy
+    self.memoryLimit = max(memoryLimit ?? Self.defaultMemoryLimit, 0)
+    self.maximumLoopIterations = maximumLoopIterations.map { max($0, 0) }
   }
+
+  /// The machine's physical memory in bytes, or 16 GiB where it cannot be read.
+  public static let defaultMemoryLimit: Int = {
+    let pages = sysconf(Int32(_SC_PHYS_PAGES))
+    let pageSize = sysconf(Int32(_SC_PAGESIZE))
+    guard pages > 0, pageSize > 0 else { return 16 << 30 }
+    let (bytes, overflow) = pages.multipliedReportingOverflow(by: pageSize)
+    return overflow ? Int.max : bytes
+  }()
 }
 
 /// A named entry point of a model (a signature def): its subgraph and named inputs and outputs.
@@ -51,7 +82,7 @@ public final class ModelRunner {
   public let signatures: [Signature]
   private var executors: [Int: SubgraphExecutor] = [:]
   /// Resource variables and initialization status, shared by every subgraph.
-  let resources = ModelResources()
+  let resources: ModelResources
 
   /// Builds a runner with the executors of the primary subgraph (subgraph 0) and of every subgraph
   /// its control flow calls (IF branches, WHILE condition and body, CALL_ONCE initialization), so
@@ -59,6 +90,7 @@ public final class ModelRunner {
   public init(model: TFLiteModel, options: RunnerOptions = RunnerOptions()) throws {
     self.model = model
     self.options = options
+    resources = ModelResources(maximumLoopIterations: options.maximumLoopIterations)
     let subgraphCount = model.model.subgraphs.count
     signatures = try model.model.signatureDefs.enumerated().map { position, definition in
       let subgraph = Int(definition.subgraphIndex)
@@ -115,7 +147,7 @@ public final class ModelRunner {
     if let executor = executors[index] { return executor }
     let executor = try SubgraphExecutor(
       model: model, subgraphIndex: index, threadCount: options.threadCount, roundingPolicy: options.roundingPolicy,
-      resources: resources,
+      memoryLimit: options.memoryLimit, resources: resources,
       subgraphProvider: { [weak self] index in
         guard let self else { throw RuntimeError.invalidModel("the model runner was released") }
         return try self.subgraph(at: index)

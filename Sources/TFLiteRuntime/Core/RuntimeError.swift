@@ -31,6 +31,8 @@ public enum RuntimeError: Error, CustomStringConvertible, Sendable {
   case indexOutOfRange(what: String, index: Int, count: Int)
   /// A shape given by the caller is not valid.
   case invalidShape(String)
+  /// The memory `what` needs (`byteCount` bytes) exceeds ``RunnerOptions/memoryLimit``.
+  case memoryLimitExceeded(what: String, byteCount: Int, limit: Int)
 
   /// A readable description.
   public var description: String {
@@ -45,6 +47,8 @@ public enum RuntimeError: Error, CustomStringConvertible, Sendable {
     case .indexOutOfRange(let what, let index, let count):
       "\(what) index \(index) is out of range (there \(count == 1 ? "is" : "are") \(count))"
     case .invalidShape(let reason): "invalid shape: \(reason)"
+    case .memoryLimitExceeded(let what, let byteCount, let limit):
+      "\(what) needs \(byteCount) bytes, more than the memory limit of \(limit) bytes"
     }
   }
 }

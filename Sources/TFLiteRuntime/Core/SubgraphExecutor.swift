@@ -22,6 +22,11 @@ public final class SubgraphExecutor {
   private let kernels: [any Kernel]
   private let threadCount: Int
   private let roundingPolicy: RoundingPolicy
+  /// The most bytes one block of memory may have (``RunnerOptions/memoryLimit``).
+  private let memoryLimit: Int
+  /// Tensors no node writes and the model gives no data (the subgraph inputs, variables, and
+  /// tensors read but never computed): their shapes come from the model or the caller.
+  private let unwrittenTensors: [RuntimeTensor]
   /// Scratch offset in the arena per node (nil when the node needs none).
   private var scratchOffsets: [Int?]
   /// Nodes computed at prepare time (their outputs are constants until the next allocation).
@@ -46,7 +51,7 @@ public final class SubgraphExecutor {
   /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
   init(
     model: TFLiteModel, subgraphIndex: Int, threadCount: Int, roundingPolicy: RoundingPolicy = .doubleRounding,
-    resources: ModelResources,
+    memoryLimit: Int = RunnerOptions.defaultMemoryLimit, resources: ModelResources,
     subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
   ) throws {
     let schema = model.model
@@ -59,6 +64,7 @@ public final class SubgraphExecutor {
     self.subgraphIndex = subgraphIndex
     self.threadCount = max(threadCount, 1)
     self.roundingPolicy = roundingPolicy
+    self.memoryLimit = memoryLimit
     let tensors = try subgraph.tensors.enumerated().map { index, tensor in
       try Self.makeTensor(tensor, index: index, model: model)
     }
@@ -102,6 +108,8 @@ public final class SubgraphExecutor {
       }
     }
     guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
+    let written = try Self.checkDataFlow(of: nodes, inputs: inputs, subgraphIndex: subgraphIndex)
+    unwrittenTensors = tensors.filter { !written.contains($0.index) && !$0.isModelConstant }
     var isFusedAway = Array(repeating: false, count: nodes.count)
     for fusion in OperatorFusion.find(in: nodes, keptTensors: Set(outputs.map(\.index))) {
       kernels[fusion.consumer] = fusion.kernel
@@ -113,10 +121,18 @@ public final class SubgraphExecutor {
     scratchOffsets = Array(repeating: nil, count: nodes.count)
     isFolded = Array(repeating: false, count: nodes.count)
     for variable in tensors where variable.isVariable {
-      try Self.checkedByteCount(variable, what: "variable tensor")
+      try checkedByteCount(variable, what: "variable tensor")
+      // The initial value is the constant data, if any: the model's bytes, or the dense copy of a
+      // sparse constant, which must stay allocated until it is copied.
+      let denseCopy = variable.ownedMemory
+      variable.ownedMemory = nil
       let initial = variable.data
+      let initialByteCount = denseCopy?.count ?? model.tensorData(subgraph.tensors[variable.index]).count
       variable.allocateOwnedMemory()
-      if let initial { variable.data?.copyMemory(from: initial, byteCount: variable.byteCount) }
+      if let initial, let data = variable.data {
+        data.copyMemory(from: initial, byteCount: min(initialByteCount, variable.byteCount))
+      }
+      denseCopy?.deallocate()
       variable.isConstant = false
     }
   }
@@ -134,11 +150,17 @@ public final class SubgraphExecutor {
     guard index >= 0, index < inputs.count else {
       throw RuntimeError.indexOutOfRange(what: "input", index: index, count: inputs.count)
     }
+    guard !inputs[index].isVariable || inputs[index].shape == shape else {
+      throw RuntimeError.invalidShape("input \(index) is the variable tensor \(inputs[index].summary), whose shape is fixed")
+    }
     guard shape.allSatisfy({ $0 > 0 }) else {
       throw RuntimeError.invalidShape("every dimension must be positive, got \(shape)")
     }
-    guard Self.product(shape, elementBytes: inputs[index].type.byteCount) != nil else {
+    guard let byteCount = Self.product(shape, elementBytes: inputs[index].type.byteCount) else {
       throw RuntimeError.invalidShape("\(shape) has too many elements")
+    }
+    guard byteCount <= memoryLimit else {
+      throw RuntimeError.memoryLimitExceeded(what: "input \(index) of shape \(shape)", byteCount: byteCount, limit: memoryLimit)
     }
     guard inputs[index].shape != shape else { return }
     inputs[index].shape = shape
@@ -183,10 +205,11 @@ public final class SubgraphExecutor {
       tensor.data = nil
     }
     for tensor in tensors { tensor.isComputedBeforePrepare = false }
+    for tensor in unwrittenTensors { try checkedByteCount(tensor, what: "tensor") }
     var scratchSizes = [Int](repeating: 0, count: nodes.count)
     for (position, node) in nodes.enumerated() {
       let kernel = kernels[position]
-      var context = PrepareContext(threadCount: threadCount, roundingPolicy: roundingPolicy)
+      var context = PrepareContext(threadCount: threadCount, roundingPolicy: roundingPolicy, memoryLimit: memoryLimit)
       do {
         try kernel.prepare(&context)
       } catch KernelError.needsInputValues {
@@ -195,7 +218,16 @@ public final class SubgraphExecutor {
       } catch {
         try run(position) { throw error }
       }
-      for output in node.outputs { try run(position) { try Self.checkedByteCount(output, what: "output") } }
+      for output in node.outputs {
+        try run(position) {
+          try checkedByteCount(output, what: "output")
+          // A variable's memory is allocated once, for the shape in the model.
+          guard !output.isVariable || output.byteCount <= output.ownedMemory?.count ?? 0 else {
+            throw RuntimeError.invalidModel("node \(node.index) would change the shape of variable tensor \(output.summary)")
+          }
+        }
+      }
+      try checkScratch(context.scratchByteCount, of: node)
       scratchSizes[position] = context.scratchByteCount
       let kernelType = type(of: kernel)
       let presentInputs = node.inputs.compactMap { $0 }
@@ -214,7 +246,7 @@ public final class SubgraphExecutor {
       defer { scratch?.deallocate() }
       try run(position) { try kernel.eval(EvalContext(threadCount: threadCount, scratch: scratch?.baseAddress)) }
     }
-    planMemory(scratchSizes: scratchSizes)
+    try planMemory(scratchSizes: scratchSizes)
     isAllocated = true
   }
 
@@ -235,14 +267,16 @@ public final class SubgraphExecutor {
   private func prepareAndRun(_ position: Int) throws {
     let node = nodes[position]
     for input in node.inputs.compactMap({ $0 }) { input.isComputedBeforePrepare = true }
-    var context = PrepareContext(threadCount: threadCount, preparesWhileRunning: true, roundingPolicy: roundingPolicy)
+    var context = PrepareContext(
+      threadCount: threadCount, preparesWhileRunning: true, roundingPolicy: roundingPolicy, memoryLimit: memoryLimit)
     try run(position) {
       try kernels[position].prepare(&context)
       for output in node.outputs {
-        try Self.checkedByteCount(output, what: "output")
+        try checkedByteCount(output, what: "output")
         if output.ownedMemory?.count != max(output.byteCount, 1) { output.allocateOwnedMemory() }
       }
     }
+    try checkScratch(context.scratchByteCount, of: node)
     if (runTimeScratch?.count ?? 0) < context.scratchByteCount {
       runTimeScratch?.deallocate()
       runTimeScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64)
@@ -268,7 +302,7 @@ public final class SubgraphExecutor {
   }
 
   /// Plans one arena for every tensor that needs activation memory and every node's scratch.
-  private func planMemory(scratchSizes: [Int]) {
+  private func planMemory(scratchSizes: [Int]) throws {
     let needsArena = { (tensor: RuntimeTensor) in !tensor.isConstant && !tensor.isVariable && tensor.data == nil }
     var firstUse: [Int: Int] = [:]
     var lastUse: [Int: Int] = [:]
@@ -299,7 +333,12 @@ public final class SubgraphExecutor {
     for (position, size) in scratchSizes.enumerated() where position < preparedCount && size > 0 && !isFolded[position] {
       requests.append(MemoryRequest(owner: .scratch(node: position), byteCount: size, firstUse: position, lastUse: position))
     }
-    memoryPlan = MemoryPlan(requests: requests)
+    let plan = MemoryPlan(requests: requests)
+    guard plan.arenaByteCount <= memoryLimit else {
+      throw RuntimeError.memoryLimitExceeded(
+        what: "the activation arena of subgraph \(subgraphIndex)", byteCount: plan.arenaByteCount, limit: memoryLimit)
+    }
+    memoryPlan = plan
     if (arena?.count ?? -1) < memoryPlan.arenaByteCount {
       arena?.deallocate()
       arena = UnsafeMutableRawBufferPointer.allocate(byteCount: max(memoryPlan.arenaByteCount, 64), alignment: 64)
@@ -312,6 +351,43 @@ public final class SubgraphExecutor {
       case .scratch(let node): scratchOffsets[node] = offset
       }
     }
+  }
+
+  /// Throws unless the subgraph's inputs are tensors callers can fill (not constants) and every
+  /// tensor a node writes is written by that node alone and read only by later nodes: no node may
+  /// write a constant, a subgraph input or another node's output, nor read its own output or a
+  /// later node's (a cycle). Kernels size and read their operands assuming this order, so a graph
+  /// that breaks it could make them read or write out of bounds. Returns the tensors written.
+  private static func checkDataFlow(of nodes: [Node], inputs: [RuntimeTensor], subgraphIndex: Int) throws -> Set<Int> {
+    if let constant = inputs.firstIndex(where: \.isModelConstant) {
+      throw RuntimeError.invalidModel(
+        "subgraph \(subgraphIndex) input \(constant) is the constant tensor \(inputs[constant].summary), which callers cannot fill")
+    }
+    var writers: [Int: Int] = [:]
+    let inputIndices = Set(inputs.map(\.index))
+    func refuse(_ node: Node, _ problem: String) -> RuntimeError {
+      .invalidModel("subgraph \(subgraphIndex) node \(node.index) (\(node.opName)) \(problem)")
+    }
+    for node in nodes {
+      for output in node.outputs {
+        guard !output.isModelConstant else { throw refuse(node, "writes the constant tensor \(output.summary)") }
+        guard !inputIndices.contains(output.index) else {
+          throw refuse(node, "writes the subgraph input \(output.summary)")
+        }
+        if let writer = writers[output.index] {
+          throw refuse(node, "writes tensor \(output.summary), which node \(writer) writes too")
+        }
+        writers[output.index] = node.index
+      }
+    }
+    for node in nodes {
+      for input in node.inputs.compactMap({ $0 }) where !input.isVariable {
+        if let writer = writers[input.index], writer >= node.index {
+          throw refuse(node, "reads tensor \(input.summary) before node \(writer) computes it")
+        }
+      }
+    }
+    return Set(writers.keys)
   }
 
   /// Expands, once, every sparse constant that an operator other than DENSIFY reads directly
@@ -352,7 +428,7 @@ public final class SubgraphExecutor {
         scales: parameters.scale, zeroPoints: parameters.zeroPoint.map { Int(truncatingIfNeeded: $0) },
         axis: Int(parameters.quantizedDimension))
     }
-    return RuntimeTensor(
+    let runtimeTensor = RuntimeTensor(
       index: index, name: name, type: type, shape: shape,
       shapeSignature: tensor.shapeSignature.isEmpty ? shape : tensor.shapeSignature.map(Int.init),
       quantization: quantization, isVariable: tensor.isVariable,
@@ -360,6 +436,21 @@ public final class SubgraphExecutor {
       sparsity: try tensor.sparsity.map {
         SparseConstant(format: try SparsityFormat($0, model: model), storedByteCount: constant.count)
       })
+    if type == .int4, tensor.sparsity == nil, constant.count > 1, constant.count == runtimeTensor.elementCount {
+      packInt4Constant(runtimeTensor, unpacked: constant)
+    }
+    return runtimeTensor
+  }
+
+  /// Kernels read INT4 constants packed two values a byte (the first in the low nibble), as the
+  /// converter stores them; a model that stores one value a byte gets a packed copy, made once.
+  private static func packInt4Constant(_ tensor: RuntimeTensor, unpacked: UnsafeRawBufferPointer) {
+    tensor.allocateOwnedMemory()
+    let packed = tensor.pointer(as: UInt8.self)
+    for (index, value) in unpacked.enumerated() {
+      let nibble = value & 0x0F
+      packed[index / 2] |= index % 2 == 0 ? nibble : nibble << 4
+    }
   }
 
   /// The byte count of `shape` with `elementBytes`-byte elements, or nil on overflow or a negative dimension.
@@ -374,10 +465,22 @@ public final class SubgraphExecutor {
     return total
   }
 
-  /// Throws unless `tensor`'s shape is non-negative and its byte count is representable.
-  static func checkedByteCount(_ tensor: RuntimeTensor, what: String) throws {
-    guard product(tensor.shape, elementBytes: tensor.type.byteCount) != nil else {
+  /// Throws unless the `byteCount` bytes of scratch memory `node` asked for are within the memory limit.
+  private func checkScratch(_ byteCount: Int, of node: Node) throws {
+    guard byteCount <= memoryLimit else {
+      throw RuntimeError.memoryLimitExceeded(
+        what: "the scratch memory of node \(node.index) (\(node.opName))", byteCount: byteCount, limit: memoryLimit)
+    }
+  }
+
+  /// Throws unless `tensor`'s shape is non-negative and its byte count is representable and
+  /// within the memory limit.
+  private func checkedByteCount(_ tensor: RuntimeTensor, what: String) throws {
+    guard let byteCount = Self.product(tensor.shape, elementBytes: tensor.type.byteCount) else {
       throw RuntimeError.invalidShape("\(what) \(tensor.summary) is not a valid size")
+    }
+    guard byteCount <= memoryLimit else {
+      throw RuntimeError.memoryLimitExceeded(what: "\(what) \(tensor.summary)", byteCount: byteCount, limit: memoryLimit)
     }
   }
 }

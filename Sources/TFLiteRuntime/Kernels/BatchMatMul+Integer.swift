@@ -75,7 +75,7 @@ final class IntegerBatchMatMulKernel: Kernel {
     let lhsOperand = try QuantizedOperand(lhs, op: op, symmetric: sixteenBit)
     let rhsOperand = try QuantizedOperand(rhs, op: op, symmetric: sixteenBit)
     let outputOperand = try QuantizedOperand(output, op: op, symmetric: sixteenBit)
-    let shape = try BatchMatMulShape(op: op, lhs: lhs.shape, rhs: rhs.shape, adjX: adjX, adjY: adjY)
+    let shape = try BatchMatMulShape(op: op, lhs: lhs.shape, rhs: rhs.shape, adjX: adjX, adjY: adjY, memory: context)
     rescale = MatMulRescale(
       multiplier: QuantizedMultiplier(
         Double(lhsOperand.scale) * Double(rhsOperand.scale) / Double(outputOperand.scale),

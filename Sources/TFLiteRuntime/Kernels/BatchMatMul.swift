@@ -80,8 +80,9 @@ struct BatchMatMulShape {
   /// lists could be huge when M or N is 0).
   let broadcast: BatchBroadcast?
 
-  /// Checks that the operand shapes multiply and broadcast; throws `invalid` otherwise.
-  init(op: String, lhs: [Int], rhs: [Int], adjX: Bool, adjY: Bool) throws {
+  /// Checks that the operand shapes multiply and broadcast, and that the batch index lists fit
+  /// in `memory`'s limit; throws `invalid` otherwise.
+  init(op: String, lhs: [Int], rhs: [Int], adjX: Bool, adjY: Bool, memory: PrepareContext? = nil) throws {
     guard lhs.count >= 2, rhs.count >= 2 else {
       throw KernelError.invalid("\(op) operands need rank 2 or more, got \(lhs) and \(rhs)")
     }
@@ -102,6 +103,8 @@ struct BatchMatMulShape {
     }
     outputShape = batchShape + [rows, columns]
     let outputCount = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    let batchCount = try FloatOperands.checkedCount(batchShape, "\(op) batch")
+    try memory?.requireMemory(count: batchCount, bytesEach: 2 * MemoryLayout<Int>.stride, for: "\(op) batch index lists")
     broadcast = outputCount > 0 ? BatchBroadcast(lhsBatch: lhsBatch, rhsBatch: rhsBatch) : nil
   }
 }
@@ -175,7 +178,7 @@ final class BatchMatMulKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let op = "BATCH_MATMUL"
-    let shape = try BatchMatMulShape(op: op, lhs: lhs.shape, rhs: rhs.shape, adjX: adjX, adjY: adjY)
+    let shape = try BatchMatMulShape(op: op, lhs: lhs.shape, rhs: rhs.shape, adjX: adjX, adjY: adjY, memory: context)
     let (rows, depth, columns) = (shape.rows, shape.depth, shape.columns)
     output.shape = shape.outputShape
     let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: context.threadCount)

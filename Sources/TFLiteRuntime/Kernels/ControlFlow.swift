@@ -176,7 +176,9 @@ final class WhileKernel: Kernel {
     try bind(initialValues, to: condition, op: "WHILE")
     try bind(initialValues, to: body, op: "WHILE")
     try copyAll(initialValues, into: node.outputs, what: "WHILE input")
+    var iterations = 0
     while try holds(condition, for: node.outputs) {
+      try countIteration(&iterations)
       try copyAll(node.outputs, into: body.inputs, what: "WHILE loop variable")
       try body.invoke()
       try copyAll(body.outputs, into: node.outputs, what: "WHILE body output")
@@ -191,13 +193,23 @@ final class WhileKernel: Kernel {
     } else {
       heldValues = try initialValues.map { try TensorValue(copying: $0) }
     }
+    var iterations = 0
     while true {
       try bind(heldValues, to: condition, op: "WHILE")
       guard try holds(condition, for: heldValues) else { return }
+      try countIteration(&iterations)
       try bind(heldValues, to: body, op: "WHILE")
       try copyAll(heldValues, into: body.inputs, what: "WHILE loop variable")
       try body.invoke()
       for (held, result) in zip(heldValues, body.outputs) { try held.assign(from: result) }
+    }
+  }
+
+  /// Counts one more iteration; throws when that goes beyond ``RunnerOptions/maximumLoopIterations``.
+  private func countIteration(_ iterations: inout Int) throws {
+    iterations += 1
+    if let limit = node.resources.maximumLoopIterations, iterations > limit {
+      throw KernelError.invalid("WHILE did not finish within the \(limit) iterations allowed (RunnerOptions.maximumLoopIterations)")
     }
   }
 

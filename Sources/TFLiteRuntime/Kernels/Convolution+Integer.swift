@@ -10,6 +10,10 @@
 // int64 bias accumulate in int64 and use the 64-bit rescale. FULLY_CONNECTED is the exception: the
 // reference outputs (LiteRT 2.3, BUILTIN_REF) match only a single-rounding rescale of the 32-bit sum
 // with the full 31-bit multiplier, for 8- and 16-bit activations alike, so it always rescales so.
+//
+// 8-bit activations run on the packed integer GEMM (`IntegerGEMM`, CONV_2D and FULLY_CONNECTED)
+// and on a channel-vectorised depthwise loop; 16-bit activations keep the scalar loops over
+// widened inputs.
 
 import TFLiteFormat
 
@@ -158,10 +162,11 @@ private func requireIntegerWeightedTypes(_ node: Node, op: String) throws {
   }
 }
 
-/// Runs a convolution (grouped or not, FULLY_CONNECTED as a 1×1 one) over widened inputs.
+/// Runs a convolution (grouped or not; FULLY_CONNECTED as a 1×1 one, DEPTHWISE_CONV_2D as one
+/// group per input channel) over widened inputs; `weights` are in OHWI order.
 private func runIntegerConvolution(
-  _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, input: UnsafePointer<Int32>,
-  output: UnsafeMutableRawPointer, outputType: ElementType, context: EvalContext
+  _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, weights ohwiWeights: [Int32],
+  input: UnsafePointer<Int32>, output: UnsafeMutableRawPointer, outputType: ElementType, context: EvalContext
 ) {
   let outputHeight = shape.height.outputSize
   let outputWidth = shape.width.outputSize
@@ -169,7 +174,7 @@ private func runIntegerConvolution(
   let filterWidth = shape.width.filterSize
   let depth = shape.groupInputChannels
   let groupOutputs = shape.groupOutputChannels
-  arithmetic.weights.withUnsafeBufferPointer { weightBuffer in
+  ohwiWeights.withUnsafeBufferPointer { weightBuffer in
     guard let weights = weightBuffer.baseAddress else { return }
     context.parallelFor(shape.batch * outputHeight) { row in
       let image = row / outputHeight
@@ -213,6 +218,7 @@ final class IntegerConv2DKernel: Kernel {
   private let activation: FusedActivation
   private var shape: ConvolutionShape?
   private var arithmetic: IntegerWeightedArithmetic?
+  private var byteConvolution: ByteConvolution?
 
   init(node: Node) throws {
     try requireIntegerWeightedTypes(node, op: "CONV_2D")
@@ -246,19 +252,23 @@ final class IntegerConv2DKernel: Kernel {
       dilation: options.dilationWFactor, padding: options.padding)
     let outputShape = [input.shape[0], heightAxis.outputSize, widthAxis.outputSize, outputChannels]
     _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
-    arithmetic = try IntegerWeightedArithmetic(
+    let arithmetic = try IntegerWeightedArithmetic(
       op: op, input: input, weights: filter, bias: bias, output: output, outputChannels: outputChannels,
       channelAxis: 0, activation: activation, rounding: context.roundingPolicy)
-    shape = ConvolutionShape(
+    let shape = ConvolutionShape(
       batch: input.shape[0], inputChannels: channels, groupInputChannels: filterChannels,
       outputChannels: outputChannels, height: heightAxis, width: widthAxis)
     output.shape = outputShape
-    context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    byteConvolution = try prepareConvolution(shape, arithmetic: arithmetic, input: input, op: op, context: &context)
+    // The 8-bit path keeps only its packed form (not the Int32 weights).
+    self.arithmetic = byteConvolution == nil ? arithmetic : nil
+    self.shape = shape
   }
 
   func eval(_ context: EvalContext) throws {
-    try evalWidenedConvolution(
-      op: "CONV_2D", shape: shape, arithmetic: arithmetic, input: input, output: output, context: context)
+    try evalConvolution(
+      op: "CONV_2D", shape: shape, arithmetic: arithmetic, byteConvolution: byteConvolution, input: input,
+      output: output, context: context)
   }
 }
 
@@ -273,6 +283,7 @@ final class IntegerFullyConnectedKernel: Kernel {
   private let activation: FusedActivation
   private var shape: ConvolutionShape?
   private var arithmetic: IntegerWeightedArithmetic?
+  private var byteConvolution: ByteConvolution?
 
   init(node: Node) throws {
     let op = "FULLY_CONNECTED"
@@ -313,36 +324,274 @@ final class IntegerFullyConnectedKernel: Kernel {
     guard let point = WindowAxis(inputSize: 1, filterSize: 1, stride: 1, dilation: 1, samePadding: false) else {
       throw KernelError.invalid("\(op) has no valid geometry")
     }
-    arithmetic = try IntegerWeightedArithmetic(
+    let arithmetic = try IntegerWeightedArithmetic(
       op: op, input: input, weights: weights, bias: bias, output: output, outputChannels: units, channelAxis: 0,
       activation: activation, rounding: context.roundingPolicy, roundsOnce: true)
-    shape = ConvolutionShape(
+    let shape = ConvolutionShape(
       batch: rows, inputChannels: depth, groupInputChannels: depth, outputChannels: units, height: point, width: point)
     output.shape = outputShape
-    context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    byteConvolution = try prepareConvolution(shape, arithmetic: arithmetic, input: input, op: op, context: &context)
+    // The 8-bit path keeps only its packed form (not the Int32 weights).
+    self.arithmetic = byteConvolution == nil ? arithmetic : nil
+    self.shape = shape
   }
 
   func eval(_ context: EvalContext) throws {
-    try evalWidenedConvolution(
-      op: "FULLY_CONNECTED", shape: shape, arithmetic: arithmetic, input: input, output: output, context: context)
+    try evalConvolution(
+      op: "FULLY_CONNECTED", shape: shape, arithmetic: arithmetic, byteConvolution: byteConvolution, input: input,
+      output: output, context: context)
   }
 }
 
-/// Widens `input` into the node's scratch memory and runs the prepared convolution (CONV_2D, and
-/// FULLY_CONNECTED as a 1×1 convolution).
-private func evalWidenedConvolution(
-  op: String, shape: ConvolutionShape?, arithmetic: IntegerWeightedArithmetic?, input: RuntimeTensor,
-  output: RuntimeTensor, context: EvalContext
+/// Prepares a convolution (CONV_2D, and FULLY_CONNECTED as a 1×1 convolution): the packed GEMM
+/// for 8-bit activations, or the scratch of the widened 16-bit input (nil returned).
+private func prepareConvolution(
+  _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, input: RuntimeTensor, op: String,
+  context: inout PrepareContext
+) throws -> ByteConvolution? {
+  guard input.type != .int16 else {
+    context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    return nil
+  }
+  var scratch = ScratchLayout()
+  let convolution = try ByteConvolution(
+    shape, arithmetic: arithmetic, input: input, op: op, threadCount: context.threadCount, scratch: &scratch)
+  context.requestScratch(bytes: scratch.byteCount)
+  return convolution
+}
+
+/// Runs a prepared convolution: the packed GEMM, or the scalar loop over the input widened into
+/// the node's scratch memory.
+private func evalConvolution(
+  op: String, shape: ConvolutionShape?, arithmetic: IntegerWeightedArithmetic?, byteConvolution: ByteConvolution?,
+  input: RuntimeTensor, output: RuntimeTensor, context: EvalContext
 ) throws {
   guard output.elementCount > 0 else { return }
-  guard let shape, let arithmetic, let scratch = context.scratch else {
-    throw KernelError.invalid("\(op) was not prepared")
+  guard let scratch = context.scratch else { throw KernelError.invalid("\(op) was not prepared") }
+  if let byteConvolution {
+    try byteConvolution.run(input: input, output: output, threadCount: context.threadCount, scratch: scratch)
+    return
   }
+  guard let shape, let arithmetic else { throw KernelError.invalid("\(op) was not prepared") }
   let widened = scratch.assumingMemoryBound(to: Int32.self)
   try arithmetic.widenInput(input, into: widened)
   runIntegerConvolution(
-    shape, arithmetic: arithmetic, input: widened, output: try tensorData(output), outputType: output.type,
-    context: context)
+    shape, arithmetic: arithmetic, weights: arithmetic.weights, input: widened, output: try tensorData(output),
+    outputType: output.type, context: context)
+}
+
+/// A CONV_2D or FULLY_CONNECTED on 8-bit activations as one integer GEMM per group: the weights
+/// packed once, the input offset folded into the bias.
+private struct ByteConvolution {
+  /// The convolution.
+  let shape: ConvolutionShape
+  /// The GEMM plan shared by every group.
+  let plan: GEMMPlan
+  /// The packed weights, one matrix per group.
+  let weights: PairedPanelMatrices
+  /// Bias (with the input offset's share), multiplier per output channel.
+  let constants: IntegerChannelConstants
+  /// The output zero point.
+  let outputZeroPoint: Int32
+  /// The fused activation's clamp in raw output values.
+  let clamp: ClosedRange<Int32>
+  /// XOR turning a raw input byte into the GEMM's unsigned form: 0x80 in every byte for int8, 0 for uint8.
+  let signFlip: UInt64
+  /// The unsigned value that stands for the input zero point: what padding taps hold.
+  let paddingValue: UInt8
+  /// True when the GEMM reads the (unsigned) input rows in place: a 1×1 stride-1 convolution
+  /// without padding and with an even depth.
+  let readsInPlace: Bool
+  /// Where the unsigned copy of an int8 input read in place goes in the scratch, nil when none is needed.
+  let unsignedInputOffset: Int?
+  /// Where the GEMM's scratch starts.
+  let gemmScratchOffset: Int
+
+  init(
+    _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, input: RuntimeTensor, op: String,
+    threadCount: Int, scratch: inout ScratchLayout
+  ) throws {
+    let depth = shape.gemmDepth
+    let weights = try arithmetic.weights.withUnsafeBufferPointer { buffer in
+      guard let base = buffer.baseAddress else { throw KernelError.invalid("\(op) has no weights") }
+      return PairedPanelMatrices(
+        base, sourceStride: shape.groupOutputChannels * depth, count: shape.groups,
+        layout: .columnMajor(depth: depth), depth: depth, columns: shape.groupOutputChannels)
+    }
+    // (raw + inputOffset) = (unsigned − 128 + inputOffset) for int8, (unsigned + inputOffset) for uint8.
+    let isSigned = input.type == .int8
+    let offset = arithmetic.inputOffset &- (isSigned ? 128 : 0)
+    constants = IntegerChannelConstants(
+      groups: shape.groups, groupChannels: shape.groupOutputChannels, multipliers: arithmetic.multipliers,
+      rounding: arithmetic.rounding
+    ) { channel in
+      Int32(truncatingIfNeeded: arithmetic.bias[channel]) &+ offset &* weights.columnSums[channel]
+    }
+    self.shape = shape
+    self.weights = weights
+    outputZeroPoint = arithmetic.outputZeroPoint
+    clamp = arithmetic.clamp
+    signFlip = isSigned ? 0x8080_8080_8080_8080 : 0
+    paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
+    readsInPlace = shape.readsInputInPlace && shape.groupInputChannels % 2 == 0
+    plan = IntegerGEMM.plan(
+      rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: depth, threadCount: threadCount)
+    unsignedInputOffset = readsInPlace && isSigned ? scratch.reserve(bytes: input.elementCount) : nil
+    gemmScratchOffset = scratch.reserve(
+      bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
+  }
+
+  /// Computes the output from the input.
+  func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, scratch: UnsafeMutableRawPointer) throws {
+    let source = UnsafeRawPointer(try tensorData(input))
+    let destination = try tensorData(output)
+    if output.type == .uint8 {
+      run(source, count: input.elementCount, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount, scratch: scratch)
+    } else {
+      run(source, count: input.elementCount, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount, scratch: scratch)
+    }
+  }
+
+  /// One GEMM per group into `output`.
+  private func run<Output: QuantizedInteger>(
+    _ source: UnsafeRawPointer, count: Int, output: UnsafeMutablePointer<Output>, threadCount: Int,
+    scratch: UnsafeMutableRawPointer
+  ) {
+    var rows = source
+    if let unsignedInputOffset {
+      copyBytes(from: source, to: scratch + unsignedInputOffset, count: count, flip: signFlip)
+      rows = UnsafeRawPointer(scratch + unsignedInputOffset)
+    }
+    let groupScratch = scratch + gemmScratchOffset
+    for group in 0..<shape.groups {
+      let epilogue = constants.epilogue(group: group, outputZeroPoint: outputZeroPoint, clamp: clamp)
+      let channelOffset = group * shape.groupInputChannels
+      let groupOutput = output + group * shape.groupOutputChannels
+      if readsInPlace {
+        let lhs = RowMajorLeftOperand(
+          base: rows.assumingMemoryBound(to: UInt8.self) + channelOffset, rowStride: shape.inputChannels)
+        IntegerGEMM.multiply(
+          plan: plan, lhs: lhs, rhs: weights.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
+          epilogue: epilogue, threadCount: threadCount, scratch: groupScratch)
+      } else {
+        let lhs = UnsignedIm2colLeftOperand(
+          input: source, shape: shape, channelOffset: channelOffset, signFlip: signFlip,
+          padding: UInt64(paddingValue) &* 0x0101_0101_0101_0101)
+        IntegerGEMM.multiply(
+          plan: plan, lhs: lhs, rhs: weights.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
+          epilogue: epilogue, threadCount: threadCount, scratch: groupScratch)
+      }
+    }
+  }
+}
+
+/// The im2col view of an 8-bit convolution input in the GEMM's unsigned form: row = output pixel,
+/// depth = (ky, kx, channel of the group), padded to the GEMM's even depth. Taps outside the input
+/// (and the depth padding) hold the unsigned input zero point, so they add nothing.
+private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
+  /// The raw NHWC input.
+  let input: UnsafeRawPointer
+  /// The convolution.
+  let shape: ConvolutionShape
+  /// First input channel of the group.
+  let channelOffset: Int
+  /// XOR turning raw bytes into the unsigned form (eight bytes at once).
+  let signFlip: UInt64
+  /// The unsigned input zero point in all eight bytes.
+  let padding: UInt64
+
+  var packsIntoScratch: Bool { true }
+
+  /// Gathers rows `rowStart ..< rowStart + rowCount`; the integer plan keeps the depth whole, so
+  /// `depthStart` is 0 and `depthCount` the even GEMM depth.
+  func block(
+    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
+  ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
+    let channels = shape.groupInputChannels
+    let height = shape.height
+    let width = shape.width
+    let pixelStride = shape.inputChannels
+    let rowStride = width.inputSize &* pixelStride
+    let filterRowBytes = width.filterSize &* channels
+    // Adjacent taps of a filter row are contiguous input bytes without dilation or groups.
+    let contiguousTaps = width.dilation == 1 && channels == pixelStride
+    // Wrapping index arithmetic: every offset stays inside the input validated in `prepare`.
+    var x = rowStart % width.outputSize
+    var y = (rowStart / width.outputSize) % height.outputSize
+    var image = input + ((rowStart / (width.outputSize &* height.outputSize)) &* height.inputSize &* rowStride &+ channelOffset)
+    for r in 0..<rowCount {
+      let rowBegin = UnsafeMutableRawPointer(scratch + r &* depthCount)
+      var destination = rowBegin
+      let (firstY, endY) = height.validTaps(y)
+      let (firstX, endX) = width.validTaps(x)
+      let originX = width.inputOrigin(x)
+      fillBytes(destination, count: firstY &* filterRowBytes, with: padding)
+      destination += firstY &* filterRowBytes
+      for ky in firstY..<endY {
+        let inputRow = image + (height.inputOrigin(y) &+ ky &* height.dilation) &* rowStride
+        fillBytes(destination, count: firstX &* channels, with: padding)
+        destination += firstX &* channels
+        if contiguousTaps {
+          let count = (endX &- firstX) &* channels
+          copyBytes(from: inputRow + (originX &+ firstX) &* pixelStride, to: destination, count: count, flip: signFlip)
+          destination += count
+        } else {
+          for kx in firstX..<endX {
+            copyBytes(
+              from: inputRow + (originX &+ kx &* width.dilation) &* pixelStride, to: destination, count: channels,
+              flip: signFlip)
+            destination += channels
+          }
+        }
+        fillBytes(destination, count: (width.filterSize &- endX) &* channels, with: padding)
+        destination += (width.filterSize &- endX) &* channels
+      }
+      fillBytes(destination, count: depthCount &- (destination - rowBegin), with: padding)
+      x &+= 1
+      if x == width.outputSize {
+        x = 0
+        y &+= 1
+        if y == height.outputSize {
+          y = 0
+          image += height.inputSize &* rowStride
+        }
+      }
+    }
+    return (UnsafePointer(scratch), depthCount)
+  }
+}
+
+/// Copies `count` bytes, XOR-ing each with the matching byte of `flip` (all equal): 16 bytes at a
+/// time, then single bytes. Runs are short in im2col (a few channels per tap), where a `memmove`
+/// call costs more than the copy.
+@inline(__always)
+private func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int, flip: UInt64) {
+  let flipVector = SIMD16<UInt8>(repeating: UInt8(truncatingIfNeeded: flip))
+  var offset = 0
+  while offset &+ 16 <= count {
+    let bytes = source.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self) ^ flipVector
+    destination.storeBytes(of: bytes, toByteOffset: offset, as: SIMD16<UInt8>.self)
+    offset &+= 16
+  }
+  while offset < count {
+    let byte = source.load(fromByteOffset: offset, as: UInt8.self) ^ UInt8(truncatingIfNeeded: flip)
+    destination.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self)
+    offset &+= 1
+  }
+}
+
+/// Sets `count` bytes to the byte repeated in `value`.
+@inline(__always)
+private func fillBytes(_ destination: UnsafeMutableRawPointer, count: Int, with value: UInt64) {
+  var offset = 0
+  while offset &+ 8 <= count {
+    destination.storeBytes(of: value, toByteOffset: offset, as: UInt64.self)
+    offset &+= 8
+  }
+  while offset < count {
+    destination.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: offset, as: UInt8.self)
+    offset &+= 1
+  }
 }
 
 /// DEPTHWISE_CONV_2D on quantized tensors: input `[N,H,W,C]`, filter `[1,KH,KW,C·multiplier]`.
@@ -355,6 +604,9 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
   private let activation: FusedActivation
   private var shape: DepthwiseShape?
   private var arithmetic: IntegerWeightedArithmetic?
+  private var byteDepthwise: ByteDepthwiseConvolution?
+  /// The weights in OHWI order for the 16-bit path.
+  private var wideFilter: [Int32] = []
 
   init(node: Node) throws {
     let op = "DEPTHWISE_CONV_2D"
@@ -387,62 +639,266 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
       dilation: options.dilationWFactor, padding: options.padding)
     let outputShape = [input.shape[0], heightAxis.outputSize, widthAxis.outputSize, outputChannels]
     _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
-    arithmetic = try IntegerWeightedArithmetic(
+    let arithmetic = try IntegerWeightedArithmetic(
       op: op, input: input, weights: filter, bias: bias, output: output, outputChannels: outputChannels,
       channelAxis: 3, activation: activation, rounding: context.roundingPolicy)
-    shape = DepthwiseShape(
+    let shape = DepthwiseShape(
       batch: input.shape[0], inputChannels: channels, multiplier: outputChannels / channels, height: heightAxis,
       width: widthAxis)
     output.shape = outputShape
-    context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    if input.type == .int16 {
+      byteDepthwise = nil
+      wideFilter = Self.ohwiFilter(arithmetic.weights, taps: heightAxis.filterSize * widthAxis.filterSize, channels: outputChannels)
+      context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    } else {
+      let convolution = ByteDepthwiseConvolution(shape, arithmetic: arithmetic, isSigned: input.type == .int8)
+      context.requestScratch(
+        bytes: try FloatOperands.checkedCount(convolution.paddedInputShape, "\(op) padded input"))
+      byteDepthwise = convolution
+    }
+    // The 8-bit path keeps only its padded weights (not the Int32 ones).
+    self.arithmetic = byteDepthwise == nil ? arithmetic : nil
+    self.shape = shape
   }
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
+    if let byteDepthwise {
+      try byteDepthwise.run(input: input, output: output, threadCount: context.threadCount, scratch: context.scratch)
+      return
+    }
     guard let shape, let arithmetic, let scratch = context.scratch else {
       throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared")
     }
     let widened = scratch.assumingMemoryBound(to: Int32.self)
     try arithmetic.widenInput(input, into: widened)
+    // One group per input channel, `multiplier` output channels each.
+    let grouped = ConvolutionShape(
+      batch: shape.batch, inputChannels: shape.inputChannels, groupInputChannels: 1,
+      outputChannels: shape.outputChannels, height: shape.height, width: shape.width)
+    runIntegerConvolution(
+      grouped, arithmetic: arithmetic, weights: wideFilter, input: widened, output: try tensorData(output),
+      outputType: output.type, context: context)
+  }
+
+  /// Depthwise weights `[tap][channel]` reordered to OHWI (`[channel][tap]`).
+  private static func ohwiFilter(_ weights: [Int32], taps: Int, channels: Int) -> [Int32] {
+    (0..<(taps * channels)).map { index in weights[(index % taps) * channels + index / taps] }
+  }
+}
+
+/// DEPTHWISE_CONV_2D on 8-bit activations, vectorised over 16 channels.
+///
+/// The input is first copied into scratch in the unsigned form of the integer GEMM (int8 plus 128),
+/// surrounded by the unsigned input zero point wherever a tap falls outside it, with every channel
+/// repeated `multiplier` times and the channels padded to whole 16-lane blocks. Every output then
+/// sums all its taps without bounds checks: Σ u · w, where the input offset's share
+/// (offset · Σ w over all taps, padding included) is folded into the bias at prepare time.
+private struct ByteDepthwiseConvolution {
+  /// The convolution.
+  let shape: DepthwiseShape
+  /// The weights minus their zero points, `[tap][channel]` with `paddedChannels` channels per tap.
+  let filter: [Int16]
+  /// Channels per tap in `filter` and per pixel of the padded input: a multiple of 16.
+  let paddedChannels: Int
+  /// Rows and columns of the padded input.
+  let paddedHeight: Int, paddedWidth: Int
+  /// Bias (with the input offset's share) and multiplier per output channel.
+  let constants: IntegerChannelConstants
+  /// The output zero point.
+  let outputZeroPoint: Int32
+  /// The fused activation's clamp in raw output values.
+  let clamp: ClosedRange<Int32>
+  /// XOR turning a raw input byte into the unsigned form: 0x80 for int8, 0 for uint8.
+  let signFlip: UInt8
+  /// The unsigned input zero point, which padding holds.
+  let paddingValue: UInt8
+
+  init(_ shape: DepthwiseShape, arithmetic: IntegerWeightedArithmetic, isSigned: Bool) {
+    let channels = shape.outputChannels
+    let padded = PanelPacking.panelCount(columns: channels) * GEMMTile.columns
+    let taps = shape.height.filterSize * shape.width.filterSize
+    var filter = [Int16](repeating: 0, count: taps * padded)
+    var tapSums = [Int32](repeating: 0, count: channels)
+    for tap in 0..<taps {
+      for channel in 0..<channels {
+        let weight = arithmetic.weights[tap * channels + channel]
+        filter[tap * padded + channel] = Int16(truncatingIfNeeded: weight)
+        tapSums[channel] &+= weight
+      }
+    }
+    // (raw + inputOffset) = (unsigned − 128 + inputOffset) for int8, (unsigned + inputOffset) for uint8.
+    let offset = arithmetic.inputOffset &- (isSigned ? 128 : 0)
+    /// Input extent that covers every tap of every output along one axis.
+    func paddedExtent(_ axis: WindowAxis) -> Int {
+      let span = axis.outputSize == 0 ? 0 : (axis.outputSize - 1) * axis.stride + (axis.filterSize - 1) * axis.dilation + 1
+      return max(axis.paddingBefore + axis.inputSize, span)
+    }
+    self.shape = shape
+    self.filter = filter
+    paddedChannels = padded
+    paddedHeight = paddedExtent(shape.height)
+    paddedWidth = paddedExtent(shape.width)
+    constants = IntegerChannelConstants(
+      groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding
+    ) {
+      Int32(truncatingIfNeeded: arithmetic.bias[$0]) &+ offset &* tapSums[$0]
+    }
+    outputZeroPoint = arithmetic.outputZeroPoint
+    clamp = arithmetic.clamp
+    signFlip = isSigned ? 0x80 : 0
+    paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
+  }
+
+  /// The shape of the padded unsigned input in scratch (one byte per element).
+  var paddedInputShape: [Int] { [shape.batch, paddedHeight, paddedWidth, paddedChannels] }
+
+  /// Computes the output from the input; `scratch` receives the padded input.
+  func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, scratch: UnsafeMutableRawPointer?) throws {
+    guard let scratch else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
+    let padded = scratch.assumingMemoryBound(to: UInt8.self)
+    padInput(try tensorData(input).assumingMemoryBound(to: UInt8.self), into: padded)
     let destination = try tensorData(output)
-    let outputType = output.type
-    let input = UnsafePointer(widened)
-    let outputHeight = shape.height.outputSize
-    let outputWidth = shape.width.outputSize
-    let outputChannels = shape.outputChannels
-    arithmetic.weights.withUnsafeBufferPointer { weightBuffer in
-      guard let weights = weightBuffer.baseAddress else { return }
-      context.parallelFor(shape.batch * outputHeight) { row in
-        let image = row / outputHeight
-        let y = row % outputHeight
-        for x in 0..<outputWidth {
-          let originY = shape.height.inputOrigin(y)
-          let originX = shape.width.inputOrigin(x)
-          let outputBase = (row * outputWidth + x) * outputChannels
-          for channel in 0..<outputChannels {
-            let inputChannel = channel / shape.multiplier
-            var sum: Int64 = 0
-            for ky in 0..<shape.height.filterSize {
-              let inputY = originY + ky * shape.height.dilation
-              guard inputY >= 0, inputY < shape.height.inputSize else { continue }
-              for kx in 0..<shape.width.filterSize {
-                let inputX = originX + kx * shape.width.dilation
-                guard inputX >= 0, inputX < shape.width.inputSize else { continue }
-                let value =
-                  input[((image * shape.height.inputSize + inputY) * shape.width.inputSize + inputX)
-                    * shape.inputChannels + inputChannel]
-                let weight = weights[(ky * shape.width.filterSize + kx) * outputChannels + channel]
-                sum &+= Int64(value) &* Int64(weight)
-              }
-            }
-            storeRaw(
-              arithmetic.requantize(sum, channel: channel), at: outputBase + channel, type: outputType,
-              into: destination)
+    if output.type == .uint8 {
+      convolve(padded, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount)
+    } else {
+      convolve(padded, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount)
+    }
+  }
+
+  /// Writes the padded unsigned input: the padding value everywhere, then every input pixel's
+  /// channels (each repeated `multiplier` times) at its place.
+  private func padInput(_ input: UnsafePointer<UInt8>, into padded: UnsafeMutablePointer<UInt8>) {
+    let height = shape.height
+    let width = shape.width
+    let pixelBytes = shape.inputChannels
+    let contiguous = shape.multiplier == 1 && paddedChannels == pixelBytes
+    let paddedRow = paddedWidth &* paddedChannels
+    padded.update(repeating: paddingValue, count: shape.batch &* paddedHeight &* paddedRow)
+    for image in 0..<shape.batch {
+      for y in 0..<height.inputSize {
+        let source = input + (image &* height.inputSize &+ y) &* width.inputSize &* pixelBytes
+        let row = padded + ((image &* paddedHeight &+ y &+ height.paddingBefore) &* paddedRow &+ width.paddingBefore &* paddedChannels)
+        if contiguous {
+          flipBytes(from: source, to: row, count: width.inputSize &* pixelBytes)
+          continue
+        }
+        for x in 0..<width.inputSize {
+          let from = source + x &* pixelBytes
+          let to = row + x &* paddedChannels
+          if shape.multiplier == 1 {
+            flipBytes(from: from, to: to, count: pixelBytes)
+          } else {
+            for channel in 0..<shape.outputChannels { to[channel] = from[channel / shape.multiplier] ^ signFlip }
           }
         }
       }
     }
   }
+
+  /// XORs `count` bytes with the sign flip while copying them, 16 at a time.
+  private func flipBytes(from source: UnsafePointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>, count: Int) {
+    let flip = SIMD16<UInt8>(repeating: signFlip)
+    var offset = 0
+    while offset &+ 16 <= count {
+      storeVector(loadVector(source + offset) ^ flip, destination + offset)
+      offset &+= 16
+    }
+    while offset < count {
+      destination[offset] = source[offset] ^ signFlip
+      offset &+= 1
+    }
+  }
+
+  /// The convolution over the padded input, for one output type.
+  private func convolve<Output: QuantizedInteger>(
+    _ padded: UnsafeMutablePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int
+  ) {
+    let channels = shape.outputChannels
+    let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
+    let height = shape.height
+    let width = shape.width
+    let stride = paddedChannels
+    let paddedRow = paddedWidth &* stride
+    let pixelStep = width.stride &* stride
+    let tapStep = width.dilation &* stride
+    let tapRowStep = height.dilation &* paddedRow
+    filter.withUnsafeBufferPointer { filterBuffer in
+      guard let filter = filterBuffer.baseAddress else { return }
+      ChannelWindowRows.forEachRow(
+        rows: shape.batch * height.outputSize,
+        workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
+        threadCount: threadCount
+      ) { row in
+        // Wrapping index arithmetic: every offset stays inside the padded input built for this shape.
+        let image = row / height.outputSize
+        let y = row % height.outputSize
+        let firstRow = UnsafePointer(padded) + (image &* paddedHeight &+ y &* height.stride) &* paddedRow
+        let outputRow = output + row &* width.outputSize &* channels
+        var channel = 0
+        while channel < channels {
+          let lanes = min(GEMMTile.columns, channels &- channel)
+          var x = 0
+          while x < width.outputSize {
+            // Four pixels at a time: four independent sums share each widened weight vector. A
+            // group past the row's end repeats its last pixel and stores only the real ones.
+            let count = min(4, width.outputSize &- x)
+            let p0 = firstRow + (x &* pixelStep &+ channel)
+            let p1 = p0 + min(1, count &- 1) &* pixelStep
+            let p2 = p0 + min(2, count &- 1) &* pixelStep
+            let p3 = p0 + min(3, count &- 1) &* pixelStep
+            var s0 = SIMD16<Int32>()
+            var s1 = SIMD16<Int32>()
+            var s2 = SIMD16<Int32>()
+            var s3 = SIMD16<Int32>()
+            var weights = filter + channel
+            var tapRow = 0
+            for _ in 0..<height.filterSize {
+              var tap = tapRow
+              for _ in 0..<width.filterSize {
+                let w = widenedWeights(weights)
+                s0 &+= widenedBytes(p0 + tap) &* w
+                s1 &+= widenedBytes(p1 + tap) &* w
+                s2 &+= widenedBytes(p2 + tap) &* w
+                s3 &+= widenedBytes(p3 + tap) &* w
+                tap &+= tapStep
+                weights += stride
+              }
+              tapRow &+= tapRowStep
+            }
+            let out = outputRow + (x &* channels &+ channel)
+            storeVector(epilogue.requantize(s0, channel: channel).narrowed(to: Output.self), out, lanes: lanes)
+            if count > 1 {
+              storeVector(epilogue.requantize(s1, channel: channel).narrowed(to: Output.self), out + channels, lanes: lanes)
+            }
+            if count > 2 {
+              storeVector(
+                epilogue.requantize(s2, channel: channel).narrowed(to: Output.self), out + 2 &* channels, lanes: lanes)
+            }
+            if count > 3 {
+              storeVector(
+                epilogue.requantize(s3, channel: channel).narrowed(to: Output.self), out + 3 &* channels, lanes: lanes)
+            }
+            x &+= 4
+          }
+          channel &+= GEMMTile.columns
+        }
+      }
+    }
+  }
+}
+
+/// Sixteen unsigned bytes zero-extended to Int32 lanes.
+@inline(__always)
+private func widenedBytes(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Int32> {
+  SIMD16<Int32>(widening: loadVector(pointer))
+}
+
+/// Sixteen Int16 weights sign-extended to Int32 lanes; their known 16-bit range lets the product
+/// with unsigned bytes compile to pmaddwd.
+@inline(__always)
+private func widenedWeights(_ pointer: UnsafePointer<Int16>) -> SIMD16<Int32> {
+  SIMD16<Int32>(widening: loadVector(pointer))
 }
 
 extension KernelRegistry {

@@ -37,6 +37,17 @@ func checkedElementCount(_ dimensions: [Int], op: String) throws -> Int {
   return product
 }
 
+/// Adds sizes and margins taken from tensor values, throwing instead of trapping when the sum overflows.
+func checkedSum(_ terms: Int..., op: String) throws -> Int {
+  var total = 0
+  for term in terms {
+    let (next, overflow) = total.addingReportingOverflow(term)
+    guard !overflow else { throw KernelError.invalid("\(op): \(terms.map(String.init).joined(separator: " + ")) overflows") }
+    total = next
+  }
+  return total
+}
+
 /// Row-major strides (in elements) of a dense tensor of the given shape.
 func denseStrides(_ shape: [Int]) -> [Int] {
   var strides = [Int](repeating: 1, count: shape.count)

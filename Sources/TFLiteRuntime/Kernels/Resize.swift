@@ -41,6 +41,9 @@ struct ResizeAxis {
 /// Validates the NHWC input and requested size of a resize and returns the output shape.
 func resizedShape(inputShape: [Int], size: [Int], op: String) throws -> [Int] {
   guard inputShape.count == 4 else { throw KernelError.invalid("\(op): input must be 4-D NHWC, got \(inputShape)") }
+  guard inputShape[1] > 0, inputShape[2] > 0 else {
+    throw KernelError.invalid("\(op): the input image \(inputShape) is empty, there is nothing to sample")
+  }
   guard size.count == 2, size[0] > 0, size[1] > 0, size[0] <= Int(Int32.max), size[1] <= Int(Int32.max) else {
     throw KernelError.invalid("\(op): size must be two positive values, got \(size)")
   }

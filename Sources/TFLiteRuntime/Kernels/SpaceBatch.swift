@@ -15,7 +15,9 @@ struct BlockBatchPlan: Equatable {
   /// SPACE_TO_BATCH_ND of an input `[batch, spatial…, rest…]`: the spatial axes are padded by
   /// `paddings` (a before/after pair per spatial axis) and cut into blocks of `blockShape`; the
   /// block offset becomes the outer part of the output batch (`offset · batch + b`).
-  static func spaceToBatch(inputShape: [Int], blockShape: [Int], paddings: [Int]) throws -> BlockBatchPlan {
+  static func spaceToBatch(
+    inputShape: [Int], blockShape: [Int], paddings: [Int], memory: PrepareContext? = nil
+  ) throws -> BlockBatchPlan {
     let op = "SPACE_TO_BATCH_ND"
     let spatialCount = try validatedSpatialCount(inputShape: inputShape, blockShape: blockShape, op: op)
     guard paddings.count == 2 * spatialCount, paddings.allSatisfy({ $0 >= 0 }) else {
@@ -25,7 +27,7 @@ struct BlockBatchPlan: Equatable {
     let spatial = Array(inputShape[1...spatialCount])
     var outputSpatial: [Int] = []
     for axis in 0..<spatialCount {
-      let padded = spatial[axis] + paddings[2 * axis] + paddings[2 * axis + 1]
+      let padded = try checkedSum(spatial[axis], paddings[2 * axis], paddings[2 * axis + 1], op: op)
       guard padded % blockShape[axis] == 0 else {
         throw KernelError.invalid(
           "\(op): padded size \(padded) of spatial axis \(axis) is not divisible by block size \(blockShape[axis])")
@@ -35,7 +37,7 @@ struct BlockBatchPlan: Equatable {
     let blockCount = try checkedElementCount(blockShape, op: op)
     let outputShape = [try checkedElementCount([batch, blockCount], op: op)] + outputSpatial + inputShape[(spatialCount + 1)...]
     return try BlockBatchPlan(
-      op: op, outputShape: outputShape, inputShape: inputShape, spatialCount: spatialCount
+      op: op, outputShape: outputShape, inputShape: inputShape, spatialCount: spatialCount, memory: memory
     ) { outputBatch, outputCoordinates in
       var inputPixel = outputBatch % batch
       var blockOffset = outputBatch / batch
@@ -52,7 +54,9 @@ struct BlockBatchPlan: Equatable {
 
   /// BATCH_TO_SPACE_ND of an input `[blocks · batch, spatial…, rest…]`: the inverse of
   /// SPACE_TO_BATCH_ND, then `crops` (a before/after pair per spatial axis) are cut away.
-  static func batchToSpace(inputShape: [Int], blockShape: [Int], crops: [Int]) throws -> BlockBatchPlan {
+  static func batchToSpace(
+    inputShape: [Int], blockShape: [Int], crops: [Int], memory: PrepareContext? = nil
+  ) throws -> BlockBatchPlan {
     let op = "BATCH_TO_SPACE_ND"
     let spatialCount = try validatedSpatialCount(inputShape: inputShape, blockShape: blockShape, op: op)
     guard crops.count == 2 * spatialCount, crops.allSatisfy({ $0 >= 0 }) else {
@@ -67,7 +71,7 @@ struct BlockBatchPlan: Equatable {
     var outputSpatial: [Int] = []
     for axis in 0..<spatialCount {
       let uncropped = try checkedElementCount([spatial[axis], blockShape[axis]], op: op)
-      let cropped = uncropped - crops[2 * axis] - crops[2 * axis + 1]
+      let cropped = try checkedSum(uncropped, -crops[2 * axis], -crops[2 * axis + 1], op: op)
       guard cropped >= 0 else {
         throw KernelError.invalid("\(op): crops \(crops) remove more than the \(uncropped) elements of spatial axis \(axis)")
       }
@@ -75,7 +79,7 @@ struct BlockBatchPlan: Equatable {
     }
     let outputShape = [batch] + outputSpatial + inputShape[(spatialCount + 1)...]
     return try BlockBatchPlan(
-      op: op, outputShape: outputShape, inputShape: inputShape, spatialCount: spatialCount
+      op: op, outputShape: outputShape, inputShape: inputShape, spatialCount: spatialCount, memory: memory
     ) { outputBatch, outputCoordinates in
       var blockOffset = 0
       var inputCoordinates = outputCoordinates
@@ -103,15 +107,17 @@ struct BlockBatchPlan: Equatable {
   }
 
   /// Maps every output pixel through `source(batch, spatialCoordinates)`, which returns the
-  /// input pixel or nil for padding.
+  /// input pixel or nil for padding; the table must fit in `memory`'s limit.
   private init(
-    op: String, outputShape: [Int], inputShape: [Int], spatialCount: Int, source: (Int, [Int]) -> Int?
+    op: String, outputShape: [Int], inputShape: [Int], spatialCount: Int, memory: PrepareContext?,
+    source: (Int, [Int]) -> Int?
   ) throws {
     _ = try checkedElementCount(outputShape, op: op)
     self.outputShape = outputShape
     pixelElements = inputShape[(spatialCount + 1)...].reduce(1, *)
     let pixelShape = Array(outputShape[...spatialCount])
     let pixelCount = pixelShape.reduce(1, *)
+    try memory?.requireMemory(count: pixelCount, bytesEach: MemoryLayout<Int>.stride, for: "\(op) pixel table")
     sourcePixels = []
     sourcePixels.reserveCapacity(pixelCount)
     var coordinates = [Int](repeating: 0, count: spatialCount)
@@ -189,8 +195,8 @@ final class BlockBatchKernel: Kernel {
     let pairs = try constantIntegers(margins, op: opName, operand: toBatch ? "paddings" : "crops")
     let plan =
       toBatch
-      ? try BlockBatchPlan.spaceToBatch(inputShape: input.shape, blockShape: blocks, paddings: pairs)
-      : try BlockBatchPlan.batchToSpace(inputShape: input.shape, blockShape: blocks, crops: pairs)
+      ? try BlockBatchPlan.spaceToBatch(inputShape: input.shape, blockShape: blocks, paddings: pairs, memory: context)
+      : try BlockBatchPlan.batchToSpace(inputShape: input.shape, blockShape: blocks, crops: pairs, memory: context)
     output.shape = plan.outputShape
     self.plan = plan
   }

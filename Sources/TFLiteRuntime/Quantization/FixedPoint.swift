@@ -76,31 +76,10 @@ public struct QuantizedMultiplier: Sendable, Hashable {
     }
   }
 
-  /// Eight lanes of ``apply(_:rounding:)`` at once, bit for bit the same (the multiplier is never
-  /// negative, so the doubling high multiply cannot saturate). Written with shifts and masks only,
-  /// so that it vectorizes.
+  /// Eight lanes of ``apply(_:rounding:)`` at once, bit for bit the same.
   @inlinable @inline(__always)
   public func apply(_ x: SIMD8<Int32>, rounding policy: RoundingPolicy = .doubleRounding) -> SIMD8<Int32> {
-    switch policy {
-    case .doubleRounding:
-      let leftShift = Int32(truncatingIfNeeded: max(shift, 0))
-      let rightShift = Int32(truncatingIfNeeded: min(max(-shift, 0), 31))
-      let product = SIMD8<Int64>(truncatingIfNeeded: x &<< leftShift) &* Int64(multiplier)
-      // Round to nearest, halves toward +infinity: add 2^30, or 1 − 2^30 for negative products.
-      let nudged = product &+ ((1 << 30) &+ ((product &>> 63) & (1 &- (Int64(1) << 31))))
-      // Division by 2^31 truncating toward zero: bias negative values by 2^31 − 1 first.
-      let high = SIMD8<Int32>(truncatingIfNeeded: (nudged &+ ((nudged &>> 63) & ((Int64(1) << 31) &- 1))) &>> 31)
-      // Rounding division by 2^rightShift, halves away from zero.
-      let mask = Int32(truncatingIfNeeded: (Int64(1) << rightShift) &- 1)
-      let remainder = high & mask
-      let threshold = (mask &>> 1) &+ ((high &>> 31) & 1)
-      return (high &>> rightShift) &+ (((threshold &- remainder) &>> 31) & 1)
-    case .singleRounding:
-      let totalShift = Int64(31 - shift)
-      let round = Int64(1) << (totalShift - 1)
-      let product = SIMD8<Int64>(truncatingIfNeeded: x) &* Int64(multiplier) &+ round
-      return SIMD8<Int32>(truncatingIfNeeded: product &>> totalShift)
-    }
+    QuantizedMultiplierLanes(repeating: self, rounding: policy).apply(x)
   }
 
   /// `x · multiplier · 2^(shift − 31)` as TFLite's `MultiplyByQuantizedMultiplierSmallerThanOneExp`
@@ -130,6 +109,108 @@ public struct QuantizedMultiplier: Sendable, Hashable {
     let totalShift = Int64(15 - shift)
     let product = x &* reduced &+ (Int64(1) << (totalShift - 1))
     return Int32(truncatingIfNeeded: product >> totalShift)
+  }
+}
+
+/// Eight quantized multipliers side by side, one per lane: rescales eight channels at once, each
+/// lane bit for bit as ``QuantizedMultiplier/apply(_:rounding:)`` does with its own multiplier.
+///
+/// Both roundings become one 64-bit product, offsets and one arithmetic shift. With a value
+/// `v = x · 2^leftShift` (wrapping in 32 bits) and `p = v · multiplier`:
+/// - one rounding: `(p + 2^(t−1)) >> t` with `t = 31 − shift`;
+/// - two roundings (doubling high multiply, then rounding division by `2^r`, `r = −shift ≥ 0`):
+///   `q = p + 2^30` is the high multiply's rounding, and dividing `floor(q / 2^31)` by `2^r` with
+///   halves away from zero equals `(q + 2^(30+r) − (q < 0 ? 2^31 : 0)) >> (31 + r)` for `r > 0`
+///   (`q >> 31` for `r = 0`), since floor(floor(a / b) + c) / d) = floor((a + c·b) / (b·d)).
+/// So each lane keeps `q = p + first`, adds `second`, adds `negative` when `q < 0` and shifts.
+public struct QuantizedMultiplierLanes: Sendable {
+  /// The mantissas (never negative).
+  public var multiplier: SIMD8<Int32>
+  /// Applied to the value first (two roundings with a positive exponent); otherwise 0.
+  public var leftShift: SIMD8<Int32>
+  /// Added to the product: 2^30 for two roundings, 2^(t−1) for one.
+  public var first: SIMD8<Int64>
+  /// Added next: 2^(30+r) for two roundings with `r > 0`, else 0.
+  public var second: SIMD8<Int64>
+  /// Added when the product plus `first` is negative: −2^31 for two roundings with `r > 0`, else 0.
+  public var negative: SIMD8<Int64>
+  /// The final arithmetic right shift: 31 + r for two roundings, t for one.
+  public var shift: SIMD8<Int64>
+
+  /// Lanes from their parts (see the type's description).
+  @inlinable @inline(__always)
+  public init(
+    multiplier: SIMD8<Int32>, leftShift: SIMD8<Int32>, first: SIMD8<Int64>, second: SIMD8<Int64>,
+    negative: SIMD8<Int64>, shift: SIMD8<Int64>
+  ) {
+    self.multiplier = multiplier
+    self.leftShift = leftShift
+    self.first = first
+    self.second = second
+    self.negative = negative
+    self.shift = shift
+  }
+
+  /// Every lane holding `multiplier`, rounding as `policy` says.
+  @inlinable @inline(__always)
+  public init(repeating multiplier: QuantizedMultiplier, rounding policy: RoundingPolicy) {
+    let lane = Self.parts(multiplier, rounding: policy)
+    self.init(
+      multiplier: SIMD8(repeating: lane.multiplier), leftShift: SIMD8(repeating: lane.leftShift),
+      first: SIMD8(repeating: lane.first), second: SIMD8(repeating: lane.second),
+      negative: SIMD8(repeating: lane.negative), shift: SIMD8(repeating: lane.shift))
+  }
+
+  /// The lane values of one multiplier under `policy`.
+  @inlinable @inline(__always)
+  public static func parts(_ multiplier: QuantizedMultiplier, rounding policy: RoundingPolicy) -> (
+    multiplier: Int32, leftShift: Int32, first: Int64, second: Int64, negative: Int64, shift: Int64
+  ) {
+    let mantissa = multiplier.multiplier
+    switch policy {
+    case .doubleRounding:
+      let left = Int32(truncatingIfNeeded: max(multiplier.shift, 0))
+      let right = Int64(min(max(-multiplier.shift, 0), 31))
+      return (
+        mantissa, left, 1 << 30, right > 0 ? 1 << (30 + right) : 0, right > 0 ? -(1 << 31) : 0, 31 + right
+      )
+    case .singleRounding:
+      let total = Int64(min(max(31 - multiplier.shift, 1), 62))
+      return (mantissa, 0, 1 << (total - 1), 0, 0, total)
+    }
+  }
+
+  /// Each lane of `x` times its lane's multiplier, rounded as the lanes were built for.
+  @inlinable @inline(__always)
+  public func apply(_ x: SIMD8<Int32>) -> SIMD8<Int32> {
+    // Both factors are sign-extended Int32 lanes (one multiply of 32-bit halves): the product is exact.
+    let product = SIMD8<Int64>(signExtending: x &<< leftShift) &* SIMD8<Int64>(signExtending: multiplier)
+    let rounded = product &+ first
+    let adjusted = rounded &+ second &+ ((rounded &>> 63) & negative)
+    return SIMD8<Int32>(truncating: adjusted &>> shift)
+  }
+}
+
+// Lane-by-lane conversions between Int32 and Int64 vectors. The standard library's generic
+// `init(truncatingIfNeeded:)` is often left as an out-of-line call in large kernels, which passes
+// each vector through memory; spelled out lane by lane, LLVM emits one vector instruction.
+extension SIMD8 where Scalar == Int64 {
+  /// The lanes of `x`, sign-extended.
+  @usableFromInline @inline(__always)
+  init(signExtending x: SIMD8<Int32>) {
+    self.init(
+      Int64(x[0]), Int64(x[1]), Int64(x[2]), Int64(x[3]), Int64(x[4]), Int64(x[5]), Int64(x[6]), Int64(x[7]))
+  }
+}
+
+extension SIMD8 where Scalar == Int32 {
+  /// The low 32 bits of every lane of `x`.
+  @usableFromInline @inline(__always)
+  init(truncating x: SIMD8<Int64>) {
+    self.init(
+      Int32(truncatingIfNeeded: x[0]), Int32(truncatingIfNeeded: x[1]), Int32(truncatingIfNeeded: x[2]),
+      Int32(truncatingIfNeeded: x[3]), Int32(truncatingIfNeeded: x[4]), Int32(truncatingIfNeeded: x[5]),
+      Int32(truncatingIfNeeded: x[6]), Int32(truncatingIfNeeded: x[7]))
   }
 }
 
@@ -183,8 +264,10 @@ public enum FixedPoint {
     _ activation: FusedActivation, scale: Float, zeroPoint: Int, typeRange: ClosedRange<Int32>
   ) -> ClosedRange<Int32> {
     func quantize(_ real: Float) -> Int32 {
-      let value = Int64(zeroPoint) + Int64((real / scale).rounded(.toNearestOrAwayFromZero))
-      return Int32(clamping: value)
+      // A tiny scale puts the bound beyond every integer (at infinity for a denormal scale):
+      // clamp the step count before converting, the result is clamped to Int32 anyway.
+      let steps = min(max((real / scale).rounded(.toNearestOrAwayFromZero), -0x1p40), 0x1p40)
+      return Int32(clamping: Int64(zeroPoint) + Int64(steps))
     }
     var lower = typeRange.lowerBound
     var upper = typeRange.upperBound

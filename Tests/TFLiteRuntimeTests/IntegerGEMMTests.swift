@@ -1,0 +1,341 @@
+import TFLiteFormat
+import XCTest
+
+@testable import TFLiteRuntime
+
+/// The packed 8-bit GEMM and the 8-bit CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED built on it,
+/// against plain loops: Σ (x − input zero point) · (w − weight zero point) over the taps inside the
+/// input, plus the bias, rescaled with `QuantizedMultiplier.apply`, offset and clamped.
+final class IntegerGEMMTests: XCTestCase {
+  /// The lane-wise rescale against the scalar one over the whole Int32 range, extreme values and
+  /// every shift from −31 to +8, with both roundings.
+  func testMultiplierLanesMatchScalarRescale() {
+    var random = SeededGenerator(seed: 5)
+    let extremes: [Int32] = [.min, .min + 1, -1, 0, 1, .max - 1, .max, 1 << 30, -(1 << 30)]
+    for trial in 0..<400 {
+      let multipliers = (0..<8).map { lane -> QuantizedMultiplier in
+        let shift = (trial + lane) % 40 - 31
+        return QuantizedMultiplier(multiplier: Int32(random.int(1 << 30...Int(Int32.max))), shift: shift)
+      }
+      var x = SIMD8<Int32>()
+      for lane in 0..<8 {
+        x[lane] = random.bool() ? extremes[random.int(0...extremes.count - 1)] : Int32(truncatingIfNeeded: random.next())
+      }
+      for policy in RoundingPolicy.allCases {
+        let parts = multipliers.map { QuantizedMultiplierLanes.parts($0, rounding: policy) }
+        let lanes = QuantizedMultiplierLanes(
+          multiplier: SIMD8(parts.map(\.multiplier)), leftShift: SIMD8(parts.map(\.leftShift)),
+          first: SIMD8(parts.map(\.first)), second: SIMD8(parts.map(\.second)),
+          negative: SIMD8(parts.map(\.negative)), shift: SIMD8(parts.map(\.shift)))
+        let result = lanes.apply(x)
+        for lane in 0..<8 {
+          XCTAssertEqual(
+            result[lane], multipliers[lane].apply(x[lane], rounding: policy),
+            "x \(x[lane]) multiplier \(multipliers[lane]) \(policy)")
+        }
+      }
+    }
+  }
+
+  /// Random products: odd and even depths (the packed depth is padded to even), deep products,
+  /// partial last panels and row tiles, single rows, both output types and roundings, 1 and 2 threads.
+  func testPackedProductsMatchNaiveLoop() {
+    var random = SeededGenerator(seed: 7)
+    for trial in 0..<40 {
+      let rows = trial % 8 == 0 ? 1 : random.int(1...37)
+      let columns = random.int(1...50)
+      let depth = trial % 10 == 3 ? random.int(300...700) : random.int(1...75)
+      let pairedDepth = IntegerGEMM.pairedDepth(depth)
+      let rowStride = pairedDepth + random.int(0...3)
+      // Bytes past the real depth are arbitrary: they meet the zero weight of the padding.
+      let a = (0..<(rows * rowStride)).map { _ in UInt8(random.int(0...255)) }
+      let weights = (0..<(depth * columns)).map { _ in Int32(random.int(-255...255)) }
+      let bias = (0..<columns).map { _ in Int32(random.int(-50_000...50_000)) }
+      let multipliers = (0..<columns).map { _ in QuantizedMultiplier(Double(random.int(1...20_000)) * 1e-6) }
+      let signedOutput = random.bool()
+      let rounding: RoundingPolicy = random.bool() ? .doubleRounding : .singleRounding
+      let typeRange: ClosedRange<Int32> = signedOutput ? -128...127 : 0...255
+      let zeroPoint = Int32(random.int(Int(typeRange.lowerBound)...Int(typeRange.upperBound)))
+      let lower = Int32(random.int(Int(typeRange.lowerBound)...Int(typeRange.lowerBound) + 60))
+      let clamp = lower...Int32(random.int(Int(lower)...Int(typeRange.upperBound)))
+      var expected = [Int32](repeating: 0, count: rows * columns)
+      for row in 0..<rows {
+        for column in 0..<columns {
+          var sum = bias[column]
+          for k in 0..<depth { sum &+= Int32(a[row * rowStride + k]) &* weights[column * depth + k] }
+          let scaled = multipliers[column].apply(sum, rounding: rounding) &+ zeroPoint
+          expected[row * columns + column] = min(max(scaled, clamp.lowerBound), clamp.upperBound)
+        }
+      }
+      let packed = weights.withUnsafeBufferPointer {
+        PairedPanelMatrices(
+          $0.baseAddress!, sourceStride: 0, count: 1, layout: .columnMajor(depth: depth), depth: depth, columns: columns)
+      }
+      let columnSums = (0..<columns).map { column in (0..<depth).reduce(Int32(0)) { $0 &+ weights[column * depth + $1] } }
+      XCTAssertEqual(packed.columnSums, columnSums)
+      let constants = IntegerChannelConstants(
+        groups: 1, groupChannels: columns, multipliers: multipliers, rounding: rounding
+      ) { bias[$0] }
+      let epilogue = constants.epilogue(group: 0, outputZeroPoint: zeroPoint, clamp: clamp)
+      for threads in [1, 2] {
+        let plan = IntegerGEMM.plan(rows: rows, columns: columns, depth: depth, threadCount: threads)
+        let scratch = UnsafeMutableRawPointer.allocate(
+          byteCount: plan.scratchBytes(leftOperandPacks: false, threadCount: threads, lhs: UInt8.self, output: UInt8.self),
+          alignment: 64)
+        defer { scratch.deallocate() }
+        let label = "trial \(trial) \(rows)x\(depth)x\(columns) \(signedOutput ? "int8" : "uint8") \(rounding) threads \(threads)"
+        a.withUnsafeBufferPointer { lhsBuffer in
+          let lhs = RowMajorLeftOperand(base: lhsBuffer.baseAddress!, rowStride: rowStride)
+          /// The product's raw outputs as `Output` values.
+          func product<Output: QuantizedInteger>(_ type: Output.Type) -> [Int32] {
+            var output = [Output](repeating: 0, count: rows * columns)
+            output.withUnsafeMutableBufferPointer {
+              IntegerGEMM.multiply(
+                plan: plan, lhs: lhs, rhs: packed.matrix(0), output: $0.baseAddress!, outputStride: columns,
+                epilogue: epilogue, threadCount: threads, scratch: scratch)
+            }
+            return output.map { Int32($0) }
+          }
+          XCTAssertEqual(signedOutput ? product(Int8.self) : product(UInt8.self), expected, label)
+        }
+      }
+    }
+  }
+
+  /// Random CONV_2D: SAME and VALID padding, strides, dilations, groups, 1×1 filters read in place
+  /// (even depth) or gathered (odd depth), per-tensor and per-channel weights, int8 and uint8.
+  func testConvolutionsMatchNaiveLoop() throws {
+    var random = SeededGenerator(seed: 11)
+    for trial in 0..<30 {
+      let pointwise = trial % 3 == 0
+      let groups = trial % 5 == 4 ? random.int(2...3) : 1
+      let groupChannels = random.int(1...9)
+      let channels = groups * groupChannels
+      let outputChannels = groups * random.int(1...20)
+      let filterHeight = pointwise ? 1 : random.int(1...3)
+      let filterWidth = pointwise ? 1 : random.int(1...3)
+      let options = Conv2DOptions(
+        padding: pointwise || random.bool() ? .valid : .same, strideW: pointwise ? 1 : Int32(random.int(1...2)),
+        strideH: pointwise ? 1 : Int32(random.int(1...2)),
+        fusedActivationFunction: [.none, .relu, .relu6][trial % 3],
+        dilationWFactor: pointwise ? 1 : Int32(random.int(1...2)), dilationHFactor: 1)
+      let problem = WeightedProblem(
+        random: &random, type: trial % 2 == 0 ? .int8 : .uint8,
+        inputShape: [random.int(1...2), random.int(3...9), random.int(3...9), channels],
+        filterShape: [outputChannels, filterHeight, filterWidth, groupChannels], channelAxis: 0)
+      let geometry = try Geometry(
+        problem.inputShape, filterHeight: filterHeight, filterWidth: filterWidth, strideH: Int(options.strideH),
+        strideW: Int(options.strideW), dilationH: 1, dilationW: Int(options.dilationWFactor),
+        same: options.padding == .same)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
+        inputChannelsPerOutput: groupChannels
+      ) { output, ky, kx, i in
+        let group = output / (outputChannels / groups)
+        return (group * groupChannels + i, ((output * filterHeight + ky) * filterWidth + kx) * groupChannels + i)
+      }
+      try problem.assertKernelMatches(
+        expected, "CONV_2D", options: .conv2DOptions(options), "trial \(trial) \(problem.type.name) groups \(groups)")
+    }
+  }
+
+  /// Random DEPTHWISE_CONV_2D: channel counts around the 16-lane blocks, multipliers 1 and 2,
+  /// borders, strides and dilations.
+  func testDepthwiseConvolutionsMatchNaiveLoop() throws {
+    var random = SeededGenerator(seed: 13)
+    for trial in 0..<30 {
+      let channels = [1, 3, 15, 16, 17, 33][trial % 6]
+      let multiplier = trial % 4 == 3 ? 2 : 1
+      let filterHeight = random.int(1...3)
+      let filterWidth = random.int(1...3)
+      let options = DepthwiseConv2DOptions(
+        padding: random.bool() ? .valid : .same, strideW: Int32(random.int(1...2)), strideH: Int32(random.int(1...2)),
+        depthMultiplier: Int32(multiplier), fusedActivationFunction: [.none, .relu6, .reluN1To1][trial % 3],
+        dilationWFactor: Int32(random.int(1...2)), dilationHFactor: Int32(random.int(1...2)))
+      let outputChannels = channels * multiplier
+      let problem = WeightedProblem(
+        random: &random, type: trial % 2 == 0 ? .int8 : .uint8,
+        inputShape: [random.int(1...2), random.int(3...8), random.int(3...8), channels],
+        filterShape: [1, filterHeight, filterWidth, outputChannels], channelAxis: 3)
+      let geometry = try Geometry(
+        problem.inputShape, filterHeight: filterHeight, filterWidth: filterWidth, strideH: Int(options.strideH),
+        strideW: Int(options.strideW), dilationH: Int(options.dilationHFactor), dilationW: Int(options.dilationWFactor),
+        same: options.padding == .same)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
+        inputChannelsPerOutput: 1
+      ) { output, ky, kx, _ in (output / multiplier, (ky * filterWidth + kx) * outputChannels + output) }
+      try problem.assertKernelMatches(
+        expected, "DEPTHWISE_CONV_2D", options: .depthwiseConv2DOptions(options),
+        "trial \(trial) \(problem.type.name) channels \(channels)")
+    }
+  }
+
+  /// Random FULLY_CONNECTED (rescaled with one rounding): single rows and batches, odd and even depths.
+  func testFullyConnectedMatchesNaiveLoop() throws {
+    var random = SeededGenerator(seed: 17)
+    for trial in 0..<20 {
+      let rows = trial % 4 == 0 ? 1 : random.int(2...12)
+      let depth = random.int(1...70)
+      let units = random.int(1...40)
+      let problem = WeightedProblem(
+        random: &random, type: trial % 2 == 0 ? .int8 : .uint8, inputShape: [rows, depth], filterShape: [units, depth],
+        channelAxis: 0, rounding: .singleRounding)
+      let geometry = try Geometry(
+        [rows, 1, 1, depth], filterHeight: 1, filterWidth: 1, strideH: 1, strideW: 1, dilationH: 1, dilationW: 1,
+        same: false)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: units, activation: .relu, inputChannelsPerOutput: depth
+      ) { output, _, _, channel in (channel, output * depth + channel) }
+      try problem.assertKernelMatches(
+        expected, "FULLY_CONNECTED", options: .fullyConnectedOptions(FullyConnectedOptions(fusedActivationFunction: .relu)),
+        "trial \(trial) \(problem.type.name) \(rows)x\(depth)x\(units)")
+    }
+  }
+}
+
+/// Output size and leading padding of both spatial axes, by TFLite's rules.
+private struct Geometry {
+  let batch: Int
+  let inputHeight: Int
+  let inputWidth: Int
+  let height: WindowAxis
+  let width: WindowAxis
+
+  init(
+    _ inputShape: [Int], filterHeight: Int, filterWidth: Int, strideH: Int, strideW: Int, dilationH: Int,
+    dilationW: Int, same: Bool
+  ) throws {
+    let heightAxis = WindowAxis(
+      inputSize: inputShape[1], filterSize: filterHeight, stride: strideH, dilation: dilationH, samePadding: same)
+    let widthAxis = WindowAxis(
+      inputSize: inputShape[2], filterSize: filterWidth, stride: strideW, dilation: dilationW, samePadding: same)
+    batch = inputShape[0]
+    inputHeight = inputShape[1]
+    inputWidth = inputShape[2]
+    height = try XCTUnwrap(heightAxis)
+    width = try XCTUnwrap(widthAxis)
+  }
+}
+
+/// One random quantized weighted op: raw input and weights, zero points, scales, bias.
+private struct WeightedProblem {
+  let type: ElementType
+  let inputShape: [Int]
+  let filterShape: [Int]
+  let channelAxis: Int
+  let input: [Int32]
+  let weights: [Int32]
+  let bias: [Int32]
+  let inputQuantization: Quantization
+  let weightQuantization: Quantization
+  let outputQuantization: Quantization
+  let rounding: RoundingPolicy
+
+  init(
+    random: inout SeededGenerator, type: ElementType, inputShape: [Int], filterShape: [Int], channelAxis: Int,
+    rounding: RoundingPolicy = .doubleRounding
+  ) {
+    let range = type == .int8 ? -128...127 : 0...255
+    let outputChannels = filterShape[channelAxis]
+    self.type = type
+    self.inputShape = inputShape
+    self.filterShape = filterShape
+    self.channelAxis = channelAxis
+    self.rounding = rounding
+    input = (0..<inputShape.reduce(1, *)).map { _ in Int32(random.int(range)) }
+    weights = (0..<filterShape.reduce(1, *)).map { _ in Int32(random.int(type == .int8 ? -127...127 : range)) }
+    bias = (0..<outputChannels).map { _ in Int32(random.int(-3000...3000)) }
+    inputQuantization = Quantization(scales: [Float(random.int(1...100)) / 400], zeroPoints: [random.int(range)])
+    // int8 weights are symmetric (zero point 0), per tensor or per channel; uint8 weights per tensor.
+    if type == .int8 && random.bool() {
+      weightQuantization = Quantization(
+        scales: (0..<outputChannels).map { _ in Float(random.int(1...100)) / 3000 },
+        zeroPoints: [Int](repeating: 0, count: outputChannels), axis: channelAxis)
+    } else {
+      weightQuantization = Quantization(
+        scales: [Float(random.int(1...100)) / 3000], zeroPoints: [type == .int8 ? 0 : random.int(range)])
+    }
+    outputQuantization = Quantization(scales: [Float(random.int(1...100)) / 200], zeroPoints: [random.int(range)])
+  }
+
+  /// The raw outputs by plain loops. `tap(output, ky, kx, i)` names the input channel and weight
+  /// index of the `i`-th of the `inputChannelsPerOutput` products of output channel `output` at a tap.
+  func reference(
+    geometry: Geometry, outputChannels: Int, activation: ActivationFunctionType, inputChannelsPerOutput: Int,
+    tap: (Int, Int, Int, Int) -> (inputChannel: Int, weight: Int)
+  ) -> [Int32] {
+    let channels = inputShape.last ?? 1
+    let inputZeroPoint = Int32(inputQuantization.zeroPoints[0])
+    let outputZeroPoint = Int32(outputQuantization.zeroPoints[0])
+    let typeRange: ClosedRange<Int32> = type == .int8 ? -128...127 : 0...255
+    let fused: FusedActivation = [.relu: .relu, .relu6: .relu6, .reluN1To1: .reluN1To1][activation] ?? .none
+    let clamp = FixedPoint.activationRange(
+      fused, scale: outputQuantization.scales[0], zeroPoint: Int(outputZeroPoint), typeRange: typeRange)
+    var result: [Int32] = []
+    for image in 0..<geometry.batch {
+      for y in 0..<geometry.height.outputSize {
+        for x in 0..<geometry.width.outputSize {
+          for output in 0..<outputChannels {
+            var sum = bias[output]
+            for ky in 0..<geometry.height.filterSize {
+              let inputY = geometry.height.inputOrigin(y) + ky * geometry.height.dilation
+              guard inputY >= 0, inputY < geometry.inputHeight else { continue }
+              for kx in 0..<geometry.width.filterSize {
+                let inputX = geometry.width.inputOrigin(x) + kx * geometry.width.dilation
+                guard inputX >= 0, inputX < geometry.inputWidth else { continue }
+                for i in 0..<inputChannelsPerOutput {
+                  let (channel, weightIndex) = tap(output, ky, kx, i)
+                  let value = input[((image * geometry.inputHeight + inputY) * geometry.inputWidth + inputX) * channels + channel]
+                  let weightZeroPoint = Int32(weightQuantization.zeroPoints[weightQuantization.zeroPoints.count == 1 ? 0 : output])
+                  sum &+= (value - inputZeroPoint) &* (weights[weightIndex] - weightZeroPoint)
+                }
+              }
+            }
+            let weightScale = weightQuantization.scales[weightQuantization.scales.count == 1 ? 0 : output]
+            let multiplier = QuantizedMultiplier(
+              Double(inputQuantization.scales[0]) * Double(weightScale) / Double(outputQuantization.scales[0]),
+              rounding: rounding)
+            let scaled = multiplier.apply(sum, rounding: rounding) &+ outputZeroPoint
+            result.append(min(max(scaled, clamp.lowerBound), clamp.upperBound))
+          }
+        }
+      }
+    }
+    return result
+  }
+
+  /// Asserts that the registered kernel for `opName` gives `expected` with one and with two threads.
+  func assertKernelMatches(
+    _ expected: [Int32], _ opName: String, options: BuiltinOptions, _ label: String, file: StaticString = #filePath,
+    line: UInt = #line
+  ) throws {
+    for threads in [1, 2] {
+      XCTAssertEqual(try run(opName, options: options, threads: threads), expected, "\(label) threads \(threads)", file: file, line: line)
+    }
+  }
+
+  /// The raw outputs of the registered kernel for `opName`.
+  func run(_ opName: String, options: BuiltinOptions, threads: Int) throws -> [Int32] {
+    let inputTensor = makeTensor(0, type, inputShape, bytes: raw(input), quantization: inputQuantization)
+    let filterTensor = makeTensor(1, type, filterShape, bytes: raw(weights), quantization: weightQuantization)
+    let biasScales = weightQuantization.scales.map { $0 * inputQuantization.scales[0] }
+    let biasTensor = makeTensor(
+      2, .int32, [bias.count], bytes: bytesOf(bias),
+      quantization: Quantization(scales: biasScales, zeroPoints: [Int](repeating: 0, count: biasScales.count)))
+    let output = makeTensor(3, type, [], quantization: outputQuantization)
+    let node = KernelHarness.node(opName, [inputTensor, filterTensor, biasTensor], output, options)
+    let kernel = try KernelRegistry.makeKernel(for: node)
+    var context = PrepareContext(threadCount: threads)
+    try kernel.prepare(&context)
+    output.allocateOwnedMemory()
+    let scratchBytes = context.scratchByteCount
+    let scratch = scratchBytes > 0 ? UnsafeMutableRawPointer.allocate(byteCount: scratchBytes, alignment: 64) : nil
+    defer { scratch?.deallocate() }
+    try kernel.eval(EvalContext(threadCount: threads, scratch: scratch))
+    return type == .int8 ? elements(output, as: Int8.self).map(Int32.init) : elements(output, as: UInt8.self).map(Int32.init)
+  }
+
+  /// The bytes of raw 8-bit values.
+  private func raw(_ values: [Int32]) -> [UInt8] { values.map { UInt8(truncatingIfNeeded: $0) } }
+}
