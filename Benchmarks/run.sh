@@ -4,7 +4,11 @@
 # kernels, BUILTIN_REF reference kernels) in the same run, one thread each, and prints the table
 # with ratios (SwiftTFLite median / LiteRT median: below 1 means SwiftTFLite is faster).
 #
-#   Benchmarks/run.sh [--runs N] [--warmup N]
+#   Benchmarks/run.sh [--runs N] [--warmup N] [MODEL_OR_DIR...]
+#
+# Without paths it times every network model-benchmarks finds (TestModels/ and Benchmarks/Models/).
+# Small networks want more runs than large ones on a loaded machine, e.g.
+#   Benchmarks/run.sh --runs 400 TestModels/networks && Benchmarks/run.sh --runs 30 Benchmarks/Models
 #
 # Environment: PYTHON (default Scripts/.venv/bin/python, else python3) runs litert_bench.py.
 set -euo pipefail
@@ -12,11 +16,13 @@ cd "$(dirname "$0")/.."
 
 runs=50
 warmup=5
+paths=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
-    *) echo "usage: Benchmarks/run.sh [--runs N] [--warmup N]" >&2; exit 64 ;;
+    --*) echo "usage: Benchmarks/run.sh [--runs N] [--warmup N] [MODEL_OR_DIR...]" >&2; exit 64 ;;
+    *) paths+=("$1"); shift ;;
   esac
 done
 
@@ -36,19 +42,23 @@ swift build -c release --package-path Benchmarks --scratch-path Benchmarks/.buil
 
 default_tool=Benchmarks/.build/default/release/model-benchmarks
 native_tool=Benchmarks/.build/native/release/model-benchmarks
-mapfile -t models < <("$default_tool" --list)
+mapfile -t models < <("$default_tool" --list "${paths[@]}")
 if [ ${#models[@]} -eq 0 ]; then
   echo "no networks found in TestModels/manifest.json or Benchmarks/Models/" >&2
   exit 1
 fi
 
 echo "timing ${#models[@]} networks, $runs runs after $warmup warm-up runs, one thread..." >&2
-"$default_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "${models[@]}" > "$results/default.jsonl"
-"$native_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "${models[@]}" > "$results/native.jsonl"
-if ! "$python" Benchmarks/litert_bench.py --runs "$runs" --warmup "$warmup" --reference-runs 3 "${models[@]}" \
-  > "$results/litert.jsonl"; then
-  echo "warning: litert_bench.py failed; the LiteRT columns are empty" >&2
-fi
+# Model by model, both builds and LiteRT back to back: on a shared machine the load drifts over
+# minutes, and timing all models with one build before the next would skew the ratios.
+for model in "${models[@]}"; do
+  "$default_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "$model" >> "$results/default.jsonl"
+  "$native_tool" --json --threads 1 --runs "$runs" --warmup "$warmup" "$model" >> "$results/native.jsonl"
+  if ! "$python" Benchmarks/litert_bench.py --runs "$runs" --warmup "$warmup" --reference-runs 3 "$model" \
+    >> "$results/litert.jsonl"; then
+    echo "warning: litert_bench.py failed on $model; its LiteRT columns are empty" >&2
+  fi
+done
 
 python3 - "$results" <<'PYTHON'
 import json, os, sys
