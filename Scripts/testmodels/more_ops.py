@@ -1,7 +1,7 @@
 """Cases for the remaining builtin operators real models carry: CONV_3D and CONV_3D_TRANSPOSE (video
 and volumetric models), ATAN2, RANK, BROADCAST_ARGS, REVERSE_SEQUENCE, UNSORTED_SEGMENT_SUM / MAX /
 MIN / PROD, DYNAMIC_UPDATE_SLICE (key/value caches), MATRIX_SET_DIAG, BUCKETIZE, SPARSE_TO_DENSE,
-RIGHT_SHIFT, BITWISE_XOR, BITCAST, RFFT2D (with REAL / IMAG), DILATE, FAKE_QUANT and
+RIGHT_SHIFT, BITWISE_XOR, BITCAST, RFFT2D (with REAL, IMAG, COMPLEX_ABS), DILATE, FAKE_QUANT and
 EMBEDDING_LOOKUP_SPARSE.
 
 Every name starts with `more_` (regenerate with `--only '^more_'`); the files live in `more/`.
@@ -98,8 +98,8 @@ op("atan2_signed_zeros", [fixed([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, 0.0, 0.0], np.
 op("atan2_4d", [Input((2, 3, 4, 5), -5, 5), Input((2, 3, 4, 5), -0.5, 0.5)], lambda r: tf.math.atan2, ["ATAN2"])
 
 direct("rank_3d", "RANK", [("x", (2, 3, 4), "float32")], [0], [("y", (), "int32")], declared=[Input((2, 3, 4))])
-direct("rank_scalar_int64", "RANK", [("x", (), "int64")], [0], [("y", (), "int32")],
-       declared=[Input((), -5, 5, "int64")])
+direct("rank_5d_int64", "RANK", [("x", (1, 2, 1, 3, 2), "int64")], [0], [("y", (), "int32")],
+       declared=[Input((1, 2, 1, 3, 2), -5, 5, "int64")])
 
 op("broadcast_args", [fixed([2, 1, 3], np.int32), fixed([4, 1], np.int32)],
    lambda r: (lambda a, b: tf.raw_ops.BroadcastArgs(s0=a, s1=b)), ["BROADCAST_ARGS"])
@@ -216,6 +216,7 @@ def rfft2d(fft_length=None):
 
 op("rfft2d_8x8", [Input((8, 8))], rfft2d(), ["RFFT2D", "REAL", "IMAG"])
 op("rfft2d_batched_4x16", [Input((2, 3, 4, 16))], rfft2d(), ["RFFT2D", "REAL", "IMAG"])
+op("rfft2d_magnitude", [Input((4, 8))], lambda r: (lambda x: tf.abs(tf.signal.rfft2d(x))), ["RFFT2D", "COMPLEX_ABS"])
 op("rfft2d_cropped_and_padded", [Input((2, 6, 5))], rfft2d([4, 8]), ["RFFT2D", "REAL", "IMAG"])
 
 # ---------------------------------------------------------------------------------------------

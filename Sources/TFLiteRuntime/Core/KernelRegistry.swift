@@ -21,7 +21,9 @@ public enum KernelRegistry {
       controlFlow, variables,
       spaceBatch, reverse, oneHot, range, topK, detectionPostProcess, nonMaxSuppression, whereCoordinates, unique,
       embeddingLookup, matrixDiag, segmentSum, scatter,
-      convolution3D, bitwise, unsortedSegment, shapeQueries,
+      convolution3D, bitwise, unsortedSegment, shapeQueries, dynamicUpdateSlice, reverseSequence, matrixSetDiag,
+      dilate, bitcast, bucketize, sparseToDense, fakeQuant, fourierTransform,
+      embeddingLookupSparse,
     ]
     return families.reduce(into: [:]) { all, family in
       for (name, kernel) in family { all[name, default: []].append(kernel) }
