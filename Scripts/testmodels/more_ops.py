@@ -264,3 +264,39 @@ embedding_lookup_sparse("embedding_lookup_sparse_mean_3d", [2, 0, 1, 2], [[0, 0,
                         [2, 2, 2], (3, 2, 3), schema.CombinerType.MEAN)
 embedding_lookup_sparse("embedding_lookup_sparse_sqrtn_empty_row", [0, 1, 2], [[0, 0], [0, 1], [2, 0]],
                         [3, 2], (3, 5), schema.CombinerType.SQRTN)
+
+
+# ---------------------------------------------------------------------------------------------
+# Empty tensors
+
+
+op("empty_unsorted_segment_sum", [Input((0, 3)), Input((0,), dtype="int32", values=np.zeros(0, np.int32))],
+   lambda r: (lambda x, ids: tf.math.unsorted_segment_sum(x, ids, 2)), ["UNSORTED_SEGMENT_SUM"])
+# Static empty shapes (the converter folds empty operations away, and a resize to an empty shape is
+# refused by the runtime's API), so written directly.
+direct("empty_bitwise_xor", "BITWISE_XOR", [("x", (0, 4), "int32"), ("x1", (1, 4), "int32")], [0, 1],
+       [("y", (0, 4), "int32")], declared=[ints((0, 4), -9, 9), ints((1, 4), -9, 9)])
+
+
+def bucketize_options(boundaries):
+  options = schema.BucketizeOptionsT()
+  options.boundaries = boundaries
+  return options
+
+
+direct("empty_bucketize", "BUCKETIZE", [("x", (2, 0), "float32")], [0], [("y", (2, 0), "int32")],
+       options=bucketize_options([0.0, 1.0]), declared=[Input((2, 0))])
+
+
+def conv3d_options():
+  options = schema.Conv3DOptionsT()
+  options.padding = schema.Padding.SAME
+  options.strideD = options.strideH = options.strideW = 1
+  options.dilationDFactor = options.dilationHFactor = options.dilationWFactor = 1
+  return options
+
+
+direct("empty_conv3d_batch", "CONV_3D", [("x", (0, 3, 3, 3, 2), "float32")],
+       [0, np.full((2, 2, 2, 2, 3), 0.5, np.float32), np.arange(3, dtype=np.float32)],
+       [("y", (0, 3, 3, 3, 3), "float32")], options=conv3d_options(), declared=[Input((0, 3, 3, 3, 2))])
+dynamic_update_slice("empty_dynamic_update_slice", (3, 4), (3, 0), [1, 2])
