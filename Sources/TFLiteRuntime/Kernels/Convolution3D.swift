@@ -27,6 +27,8 @@ struct Convolution3DShape {
   let height: WindowAxis
   /// Width axis.
   let width: WindowAxis
+  /// Positions of each axis whose every tap is inside the large volume.
+  private let interior: (depth: Range<Int>, height: Range<Int>, width: Range<Int>)
 
   /// Voxels of one image of the smaller volume.
   var narrowVoxels: Int { depth.outputSize * height.outputSize * width.outputSize }
@@ -51,6 +53,16 @@ struct Convolution3DShape {
     width = try WindowAxis(
       op: op, axis: "width", inputSize: volume.width, filterSize: filter.width, stride: options.strideW,
       dilation: options.dilationWFactor, padding: options.padding)
+    interior = (depth.interior, height.interior, width.interior)
+  }
+
+  /// True when every filter tap of the small-volume voxel `voxel` lands inside the large volume.
+  @inline(__always)
+  func isInterior(voxel: Int) -> Bool {
+    let x = voxel % width.outputSize
+    let y = (voxel / width.outputSize) % height.outputSize
+    let z = voxel / (width.outputSize * height.outputSize)
+    return interior.depth.contains(z) && interior.height.contains(y) && interior.width.contains(x)
   }
 
   /// Calls `body(tap, wideVoxel)` for every filter tap of the small-volume voxel `voxel` (an index
@@ -96,8 +108,10 @@ struct Volume3DIm2colOperand: GEMMLeftOperand {
       let row = rowStart + r
       let image = input + (row / imageVoxels) * inputImage
       let destination = scratch + r * depthCount
-      zeroFloats(destination, count: depthCount)
-      shape.forEachTap(ofVoxel: row % imageVoxels) { tap, voxel in
+      let voxel = row % imageVoxels
+      // Taps outside the input read as zero; an interior voxel has none, and its taps fill the block.
+      if !shape.isInterior(voxel: voxel) { zeroFloats(destination, count: depthCount) }
+      shape.forEachTap(ofVoxel: voxel) { tap, voxel in
         // The tap's channels overlap the block's depth range in [start, end).
         let start = max(tap * channels, depthStart)
         let end = min(tap * channels + channels, depthEnd)
