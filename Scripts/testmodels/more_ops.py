@@ -88,6 +88,26 @@ op("conv3d_transpose_valid", [Input((2, 3, 3, 2, 3))],
 op("conv3d_transpose_odd_same", [Input((1, 3, 3, 3, 2))],
    conv3d_transpose((3, 2, 3, 3, 2), (1, 5, 6, 7, 3), (2, 2, 3), "SAME"), ["CONV_3D_TRANSPOSE"])
 
+
+
+def conv3d_transpose_dilated(r):
+  """CONV_3D_TRANSPOSE with dilation 2 (TensorFlow's CPU kernel has none, so written directly)."""
+  options = schema.Conv3DOptionsT()
+  options.padding = schema.Padding.VALID
+  options.strideD = options.strideH = options.strideW = 1
+  options.dilationDFactor = options.dilationHFactor = options.dilationWFactor = 2
+  options.fusedActivationFunction = schema.ActivationFunctionType.RELU
+  filters = r.normal((2, 2, 2, 2, 3), 0.5)
+  return surgery.direct_model(
+      "CONV_3D_TRANSPOSE", [("x", (1, 3, 3, 3, 3), "float32")],
+      [np.array([1, 5, 5, 5, 2], np.int32), filters, 0, np.array([0.25, -0.5], np.float32)],
+      [("y", (1, 5, 5, 5, 2), "float32")], options=options)
+
+
+CASES.append(Case(name="more_conv3d_transpose_dilated_relu", group="more", mode=FLOAT32, inputs=[Input((1, 3, 3, 3, 3))],
+                  make=lambda r: None, expect=["CONV_3D_TRANSPOSE"], build=conv3d_transpose_dilated,
+                  extra={"note": "written directly with the schema object API"}))
+
 # ---------------------------------------------------------------------------------------------
 # ATAN2, RANK, BROADCAST_ARGS
 

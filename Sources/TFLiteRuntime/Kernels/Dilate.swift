@@ -51,10 +51,7 @@ final class DilateKernel: Kernel {
     let factors = try tensorData(dilations).assumingMemoryBound(to: Int32.self)
     let padding = UnsafeRawPointer(try tensorData(paddingValue))
     let size = operands.elementSize
-    let outputCount = operands.output.elementCount
-    for element in 0..<outputCount {
-      (destination + element * size).copyMemory(from: padding, byteCount: size)
-    }
+    fillElements(destination, count: operands.output.elementCount, value: padding, elementSize: size)
     let inputShape = operands.input.shape
     let outputShape = operands.output.shape
     for element in 0..<operands.input.elementCount {

@@ -74,9 +74,7 @@ final class SparseToDenseKernel: Kernel {
     let indexData = UnsafeRawPointer(try tensorData(indices))
     let fill = UnsafeRawPointer(try tensorData(defaultValue))
     let size = output.type.byteCount
-    for element in 0..<output.elementCount {
-      (destination + element * size).copyMemory(from: fill, byteCount: size)
-    }
+    fillElements(destination, count: output.elementCount, value: fill, elementSize: size)
     let (count, rank) = points
     let shape = output.shape
     for point in 0..<count {
