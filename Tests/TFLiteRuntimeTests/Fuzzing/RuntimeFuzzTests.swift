@@ -68,7 +68,7 @@ final class RuntimeFuzzTests: XCTestCase {
       let models = HostileModels(original: tree, operatorCodes: operatorCodes)
       for variantIndex in 0..<plan.variantsPerModel where plan.cases.contains(firstCase + variantIndex) {
         let caseIndex = firstCase + variantIndex
-        let variant = models.variant(variantIndex, seed: plan.seed ^ UInt64(modelIndex) << 20)
+        let variant = models.variant(variantIndex, seed: plan.seed ^ Self.stableHash(file.lastPathComponent))
         let name = "\(file.deletingPathExtension().lastPathComponent) #\(variantIndex) \(variant?.description ?? "unedited")"
         if plan.trace { announce("fuzz case \(caseIndex): \(name)") }
         let caseStart = Date()
@@ -90,8 +90,15 @@ final class RuntimeFuzzTests: XCTestCase {
         + "; slowest \(Int(slowest.seconds * 1000)) ms (\(slowest.what)); peak memory grew \(growth >> 20) MiB")
     XCTAssertGreaterThan(counts[.ran] ?? 0, 0, "no hostile variant ran at all")
     XCTAssertGreaterThan(counts[.refusedAtAllocation] ?? 0, 0, "no hostile variant was refused by a kernel")
-    XCTAssertLessThan(slowest.seconds, 10, "a case took too long: \(slowest.what)")
+    // A hang would take forever; a debug build on a loaded CI machine may take a few seconds.
+    XCTAssertLessThan(slowest.seconds, 60, "a case took too long: \(slowest.what)")
     XCTAssertLessThan(growth, 2 << 30, "peak memory grew by \(growth >> 20) MiB")
+  }
+
+  /// FNV-1a of `name`: a model's variants depend on its file name, not on where it sorts among
+  /// the others, so adding test models leaves every other model's variants as they were.
+  private static func stableHash(_ name: String) -> UInt64 {
+    name.utf8.reduce(0xCBF2_9CE4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
   }
 
   /// Every `.tflite` file under `TestModels`, in a fixed order.
