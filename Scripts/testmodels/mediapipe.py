@@ -259,11 +259,90 @@ def _replace_landmarks_to_transform_matrix(graph, op):
   graph.op("RESHAPE", [flat, graph.const([1, 4, 4], "int32")], [1, 4, 4], output=op.outputs[0])
 
 
+def pool_options(padding, stride_width, stride_height, filter_width, filter_height, activation=0):
+  """The custom options of MaxPoolingWithArgmax2D / MaxUnpooling2D: TFLite's pool parameter struct
+  as raw bytes (six int32, then four int32 of computed padding that readers ignore)."""
+  return struct.pack("<10i", padding, stride_width, stride_height, filter_width, filter_height, activation, 0, 0, 0, 0)
+
+
+def _pool_parameters(op):
+  return struct.unpack("<6i", bytes(op.customOptions)[:24])
+
+
+def _same_padding(size, kernel, stride):
+  """(before, after) of TFLite's SAME padding for one axis."""
+  out = (size + stride - 1) // stride
+  total = max((out - 1) * stride + kernel - size, 0)
+  return total // 2, total - total // 2
+
+
+def _replace_max_pool_argmax(graph, op):
+  """MaxPoolingWithArgmax2D: MAX_POOL_2D for the values; for the indices, every window tap as a
+  strided slice of the input (padded with -inf), stacked, ARG_MAX (first maximum), as float + 0.1."""
+  padding, stride_w, stride_h, filter_w, filter_h, activation = _pool_parameters(op)
+  source = op.inputs[0]
+  values, indices = op.outputs
+  batch, height, width, channels = graph.subgraph.tensors[source].shape
+  options = schema.Pool2DOptionsT()
+  options.padding = schema.Padding.SAME if padding == SAME else schema.Padding.VALID
+  options.strideW, options.strideH, options.filterWidth, options.filterHeight = stride_w, stride_h, filter_w, filter_h
+  options.fusedActivationFunction = activation
+  out_shape = list(graph.subgraph.tensors[values].shape)
+  graph.op("MAX_POOL_2D", [source], out_shape, options=options, output=values)
+  _, out_h, out_w, _ = out_shape
+  (top, bottom), (left, right) = ((_same_padding(height, filter_h, stride_h), _same_padding(width, filter_w, stride_w))
+                                  if padding == SAME else ((0, 0), (0, 0)))
+  padded = graph.op("PADV2", [source, graph.const([[0, 0], [top, bottom], [left, right], [0, 0]], "int32"),
+                              graph.const(-np.inf)], [batch, height + top + bottom, width + left + right, channels])
+  taps = []
+  for ky in range(filter_h):
+    for kx in range(filter_w):
+      begin = [0, ky, kx, 0]
+      end = [batch, ky + (out_h - 1) * stride_h + 1, kx + (out_w - 1) * stride_w + 1, channels]
+      taps.append(graph.op("STRIDED_SLICE", [padded, graph.const(begin, "int32"), graph.const(end, "int32"),
+                                             graph.const([1, stride_h, stride_w, 1], "int32")],
+                           out_shape, options=schema.StridedSliceOptionsT()))
+  pack = schema.PackOptionsT()
+  pack.valuesCount, pack.axis = len(taps), 4
+  stacked = graph.op("PACK", taps, out_shape + [len(taps)], options=pack)
+  arg_max = schema.ArgMaxOptionsT()
+  arg_max.outputType = schema.TensorType.INT32
+  position = graph.op("ARG_MAX", [stacked, graph.const([4], "int32")], out_shape, "int32", options=arg_max)
+  graph.binary("ADD", graph.op("CAST", [position], out_shape), graph.const([0.1]), out_shape, output=indices)
+
+
+def _replace_max_unpooling(graph, op):
+  """MaxUnpooling2D with the window equal to the stride (no overlap, no padding): tap k of each
+  window gets the input where the index (truncated) is k, else 0; the taps are then laid out as
+  the window's pixels."""
+  padding, stride_w, stride_h, filter_w, filter_h, _ = _pool_parameters(op)
+  if (stride_w, stride_h) != (filter_w, filter_h):
+    raise NotGenerated("the MaxUnpooling2D rewrite covers only windows equal to the stride")
+  source, indices = op.inputs
+  batch, height, width, channels = graph.subgraph.tensors[source].shape
+  shape = [batch, height, width, channels]
+  index = graph.op("CAST", [indices], shape, "int32")
+  taps = []
+  for k in range(filter_h * filter_w):
+    chosen = graph.op("CAST", [graph.op("EQUAL", [index, graph.const([k], "int32")], shape, "bool")], shape)
+    taps.append(graph.binary("MUL", source, chosen, shape))
+  pack = schema.PackOptionsT()
+  pack.valuesCount, pack.axis = len(taps), 4
+  stacked = graph.op("PACK", taps, shape + [len(taps)], options=pack)
+  windows = graph.reshape(stacked, [batch, height, width, channels, filter_h, filter_w])
+  laid = graph.op("TRANSPOSE", [windows, graph.const([0, 1, 4, 2, 5, 3], "int32")],
+                  [batch, height, filter_h, width, filter_w, channels])
+  graph.op("RESHAPE", [laid, graph.const([batch, height * filter_h, width * filter_w, channels], "int32")],
+           [batch, height * filter_h, width * filter_w, channels], output=op.outputs[0])
+
+
 REWRITES = {
     TRANSPOSE_CONV_BIAS: _replace_transpose_conv_bias,
     "TransformLandmarks": _replace_transform_landmarks,
     "TransformTensorBilinear": _replace_transform_tensor_bilinear,
     "Landmarks2TransformMatrix": _replace_landmarks_to_transform_matrix,
+    "MaxPoolingWithArgmax2D": _replace_max_pool_argmax,
+    "MaxUnpooling2D": _replace_max_unpooling,
 }
 
 
@@ -412,3 +491,35 @@ attention_case("landmarks_to_transform_matrix", "Landmarks2TransformMatrix",
                custom_options={"left_rotation_idx": 3, "right_rotation_idx": 17, "target_rotation_radians": 0.25,
                                "output_height": 16, "output_width": 12, "scale_x": 1.5, "scale_y": 1.25,
                                "subset_idxs": [3, 17, 5, 8, 21, 2, 29, 11, 14]})
+
+
+# ---------------------------------------------------------------------------------------------
+# Segmentation pooling pair: MaxPoolingWithArgmax2D and MaxUnpooling2D
+
+
+def pooling_case(variant, code, inputs, outputs, options):
+  def build(r):
+    model_bytes = surgery.direct_model(code, [(name, spec.shape, "float32") for name, spec in inputs],
+                                       list(range(len(inputs))), [(name, shape, "float32") for name, shape in outputs])
+
+    def set_options(model):
+      model.subgraphs[0].operators[0].customOptions = np.frombuffer(options, dtype=np.uint8)
+    return surgery.edit(model_bytes, set_options)
+  CASES.append(Case(
+      name=f"mediapipe_{variant}", group="mediapipe", mode=FLOAT32, inputs=[spec for _, spec in inputs],
+      make=lambda r: None, expect=[code], build=build, reference_model=builtin_equivalent,
+      extra={"note": f"MediaPipe custom op {code} written with the schema object API; expected outputs from LiteRT "
+                     "on its rewrite into builtin ops (Scripts/testmodels/mediapipe.py)"}))
+
+
+def _window_indices(shape, taps):
+  return lambda r: r.integers(shape, 0, taps - 1).astype(np.float32) + np.float32(0.1)
+
+
+pooling_case("max_pooling_with_argmax_k2s2", "MaxPoolingWithArgmax2D", [("x", Input((2, 8, 6, 3)))],
+             [("y", (2, 4, 3, 3)), ("y1", (2, 4, 3, 3))], pool_options(VALID, 2, 2, 2, 2))
+pooling_case("max_pooling_with_argmax_k3s2_same_relu6", "MaxPoolingWithArgmax2D", [("x", Input((1, 7, 5, 4), -2.0, 8.0))],
+             [("y", (1, 4, 3, 4)), ("y1", (1, 4, 3, 4))], pool_options(SAME, 2, 2, 3, 3, activation=3))
+pooling_case("max_unpooling_k2s2", "MaxUnpooling2D",
+             [("x", Input((1, 4, 3, 5))), ("x1", Input((1, 4, 3, 5), values=_window_indices((1, 4, 3, 5), 4)))],
+             [("y", (1, 8, 6, 5))], pool_options(SAME, 2, 2, 2, 2))

@@ -14,6 +14,7 @@ final class MediaPipeTests: XCTestCase {
     let customCodes = [
       TransposeConvolutionBiasKernel.customCode, TransformLandmarksKernel.customCode,
       TransformTensorBilinearKernel.customCode, LandmarksToTransformMatrixKernel.customCode,
+      MaxPoolingWithArgmaxKernel.customCode, MaxUnpoolingKernel.customCode,
     ]
     for code in customCodes {
       XCTAssertTrue(outcomes.contains { $0.entry.opNames.contains(code) }, "no case runs \(code)")

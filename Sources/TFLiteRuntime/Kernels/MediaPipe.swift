@@ -15,7 +15,18 @@ extension KernelRegistry {
     TransformLandmarksKernel.customCode: TransformLandmarksKernel.self,
     TransformTensorBilinearKernel.customCode: TransformTensorBilinearKernel.self,
     LandmarksToTransformMatrixKernel.customCode: LandmarksToTransformMatrixKernel.self,
+    MaxPoolingWithArgmaxKernel.customCode: MaxPoolingWithArgmaxKernel.self,
+    MaxUnpoolingKernel.customCode: MaxUnpoolingKernel.self,
   ]
+}
+
+/// The first `count` little-endian int32 fields of raw custom options (MediaPipe stores some
+/// options as TFLite's C parameter structs); throws when the bytes are too short.
+private func rawInt32Fields(_ bytes: UnsafeRawBufferPointer, count: Int, op: String) throws -> [Int] {
+  guard bytes.count >= count * 4 else {
+    throw KernelError.invalid("\(op) custom options have \(bytes.count) bytes, expected at least \(count * 4)")
+  }
+  return (0..<count).map { Int(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: $0 * 4, as: Int32.self))) }
 }
 
 /// The options MediaPipe stores for Convolution2DTransposeBias: the leading fields of TFLite's
@@ -31,19 +42,13 @@ struct TransposeConvolutionBiasOptions: Equatable {
 
   /// Reads the options; throws when the bytes are too short or the values are out of range.
   init(customOptions bytes: UnsafeRawBufferPointer, op: String) throws {
-    guard bytes.count >= 12 else {
-      throw KernelError.invalid("\(op) custom options have \(bytes.count) bytes, expected at least 12")
+    let fields = try rawInt32Fields(bytes, count: 3, op: op)
+    guard fields[0] == 1 || fields[0] == 2 else {
+      throw KernelError.unsupported("\(op) padding \(fields[0]) (only 1 SAME and 2 VALID)")
     }
-    func field(_ index: Int) -> Int {
-      Int(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 4, as: Int32.self)))
-    }
-    let padding = field(0)
-    guard padding == 1 || padding == 2 else {
-      throw KernelError.unsupported("\(op) padding \(padding) (only 1 SAME and 2 VALID)")
-    }
-    samePadding = padding == 1
-    strideWidth = field(1)
-    strideHeight = field(2)
+    samePadding = fields[0] == 1
+    strideWidth = fields[1]
+    strideHeight = fields[2]
     guard strideWidth > 0, strideHeight > 0 else {
       throw KernelError.invalid("\(op) strides must be positive, got \(strideWidth)×\(strideHeight)")
     }
@@ -418,5 +423,186 @@ final class LandmarksToTransformMatrixKernel: Kernel {
     (out[0], out[1], out[3]) = (m00, m01, m00 * shiftX + m01 * shiftY + centerX)
     (out[4], out[5], out[7]) = (m10, m11, m10 * shiftX + m11 * shiftY + centerY)
     (out[10], out[15]) = (1, 1)
+  }
+}
+
+// MARK: - Segmentation pooling pair: MaxPoolingWithArgmax2D and MaxUnpooling2D
+
+/// The options MediaPipe stores for MaxPoolingWithArgmax2D and MaxUnpooling2D: the leading fields
+/// of TFLite's pooling parameter struct as raw bytes, six little-endian int32 (padding 1 SAME /
+/// 2 VALID, stride width, stride height, filter width, filter height, fused activation).
+struct MediaPipePoolOptions {
+  /// SAME padding (else VALID).
+  let samePadding: Bool
+  /// Horizontal and vertical strides.
+  let strideWidth: Int, strideHeight: Int
+  /// Window width and height.
+  let filterWidth: Int, filterHeight: Int
+  /// The clamp of the fused activation (TFLite's activations other than clamps do not clamp).
+  let activation: FloatClampRange
+
+  /// Reads the options; throws when the bytes are too short or the values are out of range.
+  init(customOptions bytes: UnsafeRawBufferPointer, op: String) throws {
+    let fields = try rawInt32Fields(bytes, count: 6, op: op)
+    guard fields[0] == 1 || fields[0] == 2 else {
+      throw KernelError.unsupported("\(op) padding \(fields[0]) (only 1 SAME and 2 VALID)")
+    }
+    samePadding = fields[0] == 1
+    (strideWidth, strideHeight, filterWidth, filterHeight) = (fields[1], fields[2], fields[3], fields[4])
+    guard [strideWidth, strideHeight, filterWidth, filterHeight].allSatisfy({ $0 > 0 }) else {
+      throw KernelError.invalid("\(op) strides and window must be positive, got \(Array(fields[1...4]))")
+    }
+    switch fields[5] {
+    case 0...3: activation = try FloatClampRange(ActivationFunctionType(rawValue: Int8(fields[5])), op: op)
+    case 4...6: activation = .none
+    default: throw KernelError.unsupported("\(op) fused activation \(fields[5])")
+    }
+  }
+}
+
+/// MediaPipe's MaxPoolingWithArgmax2D (float32): MAX_POOL_2D of `input [N,H,W,C]` (output 0,
+/// fused activation applied) and, as output 1, where each maximum lies in its window:
+/// `row · filter width + column + 0.1` as a float (the first maximum in row-major order).
+final class MaxPoolingWithArgmaxKernel: Kernel {
+  /// The custom code MediaPipe's models use.
+  static let customCode = "MaxPoolingWithArgmax2D"
+  private let input: RuntimeTensor
+  private let output: RuntimeTensor
+  private let indices: RuntimeTensor
+  private let options: MediaPipePoolOptions
+  private var axes: (height: WindowAxis, width: WindowAxis)?
+
+  init(node: Node) throws {
+    let op = Self.customCode
+    try node.expect(inputs: 1, maxInputs: 1, outputs: 2)
+    input = try node.input(0)
+    output = try node.output(0)
+    indices = try node.output(1)
+    try FloatOperands.require([input, output, indices], op: op)
+    try FloatOperands.requireDense([input], op: op)
+    options = try MediaPipePoolOptions(customOptions: node.customOptions, op: op)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = Self.customCode
+    try FloatOperands.requireRank(input, 4, op: op, role: "input")
+    let padding: Padding = options.samePadding ? .same : .valid
+    let height = try WindowAxis(
+      op: op, axis: "height", inputSize: input.shape[1], filterSize: options.filterHeight,
+      stride: Int32(options.strideHeight), dilation: 1, padding: padding)
+    let width = try WindowAxis(
+      op: op, axis: "width", inputSize: input.shape[2], filterSize: options.filterWidth,
+      stride: Int32(options.strideWidth), dilation: 1, padding: padding)
+    let shape = [input.shape[0], height.outputSize, width.outputSize, input.shape[3]]
+    _ = try FloatOperands.checkedCount(shape, "\(op) output")
+    output.shape = shape
+    indices.shape = shape
+    axes = (height, width)
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard let axes else { throw KernelError.invalid("\(Self.customCode) was not prepared") }
+    let (batch, inputHeight, inputWidth, channels) = (input.shape[0], input.shape[1], input.shape[2], input.shape[3])
+    let source = input.pointer(as: Float.self)
+    let values = output.pointer(as: Float.self)
+    let positions = indices.pointer(as: Float.self)
+    var outputIndex = 0
+    for image in 0..<batch {
+      for outY in 0..<axes.height.outputSize {
+        let rows = axes.height.validTaps(outY)
+        let originY = axes.height.inputOrigin(outY)
+        for outX in 0..<axes.width.outputSize {
+          let columns = axes.width.validTaps(outX)
+          let originX = axes.width.inputOrigin(outX)
+          for channel in 0..<channels {
+            var maximum = -Float.greatestFiniteMagnitude
+            var position = 0
+            for row in rows.first..<rows.end {
+              let rowStart = (image * inputHeight + originY + row) * inputWidth + originX
+              for column in columns.first..<columns.end {
+                let value = source[(rowStart + column) * channels + channel]
+                if value > maximum { (maximum, position) = (value, row * options.filterWidth + column) }
+              }
+            }
+            values[outputIndex] = options.activation.apply(maximum)
+            positions[outputIndex] = Float(position) + 0.1
+            outputIndex += 1
+          }
+        }
+      }
+    }
+  }
+}
+
+/// MediaPipe's MaxUnpooling2D (float32): the inverse of MaxPoolingWithArgmax2D. Output
+/// `[N, H·filter height, W·filter width, C]` is zero except that each input value is written at
+/// the window position its index (truncated to an integer) names; positions outside the output
+/// and indices that are not finite are skipped.
+final class MaxUnpoolingKernel: Kernel {
+  /// The custom code MediaPipe's models use.
+  static let customCode = "MaxUnpooling2D"
+  private let input: RuntimeTensor
+  private let indices: RuntimeTensor
+  private let output: RuntimeTensor
+  private let options: MediaPipePoolOptions
+  /// Rows and columns before the first window (TFLite's padding for the input as the pooled size).
+  private var padding = (top: 0, left: 0)
+
+  init(node: Node) throws {
+    let op = Self.customCode
+    try node.expect(inputs: 2, maxInputs: 2, outputs: 1)
+    input = try node.input(0)
+    indices = try node.input(1)
+    output = try node.output(0)
+    try FloatOperands.require([input, indices, output], op: op)
+    try FloatOperands.requireDense([input, indices], op: op)
+    options = try MediaPipePoolOptions(customOptions: node.customOptions, op: op)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = Self.customCode
+    try FloatOperands.requireRank(input, 4, op: op, role: "input")
+    guard indices.shape == input.shape else {
+      throw KernelError.invalid("\(op) indices \(indices.shape) must have the input's shape \(input.shape)")
+    }
+    let height = try FloatOperands.checkedCount([input.shape[1], options.filterHeight], "\(op) output height")
+    let width = try FloatOperands.checkedCount([input.shape[2], options.filterWidth], "\(op) output width")
+    let shape = [input.shape[0], height, width, input.shape[3]]
+    _ = try FloatOperands.checkedCount(shape, "\(op) output")
+    func before(size: Int, pooled: Int, stride: Int, filter: Int) -> Int {
+      max(((pooled - 1) * stride + filter - size) / 2, 0)
+    }
+    padding = (
+      before(size: height, pooled: input.shape[1], stride: options.strideHeight, filter: options.filterHeight),
+      before(size: width, pooled: input.shape[2], stride: options.strideWidth, filter: options.filterWidth)
+    )
+    output.shape = shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    let (batch, height, width, channels) = (input.shape[0], input.shape[1], input.shape[2], input.shape[3])
+    let (outputHeight, outputWidth) = (output.shape[1], output.shape[2])
+    let source = input.pointer(as: Float.self)
+    let positions = indices.pointer(as: Float.self)
+    let destination = output.pointer(as: Float.self)
+    destination.update(repeating: 0, count: output.elementCount)
+    var inputIndex = 0
+    for image in 0..<batch {
+      for y in 0..<height {
+        for x in 0..<width {
+          for channel in 0..<channels {
+            defer { inputIndex += 1 }
+            // MediaPipe truncates the index to an integer; only values an Int can hold are used.
+            let position = positions[inputIndex]
+            guard position.isFinite, abs(position) < 1e9 else { continue }
+            let tap = Int(position)
+            let outY = y * options.strideHeight - padding.top + tap / options.filterWidth
+            let outX = x * options.strideWidth - padding.left + tap % options.filterWidth
+            guard outY >= 0, outY < outputHeight, outX >= 0, outX < outputWidth else { continue }
+            destination[((image * outputHeight + outY) * outputWidth + outX) * channels + channel] = source[inputIndex]
+          }
+        }
+      }
+    }
   }
 }
