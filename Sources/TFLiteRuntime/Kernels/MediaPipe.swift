@@ -29,6 +29,12 @@ private func rawInt32Fields(_ bytes: UnsafeRawBufferPointer, count: Int, op: Str
   return (0..<count).map { Int(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: $0 * 4, as: Int32.self))) }
 }
 
+/// True for TFLite's C padding value 1 (SAME), false for 2 (VALID); throws for any other value.
+private func isSamePadding(_ value: Int, op: String) throws -> Bool {
+  guard value == 1 || value == 2 else { throw KernelError.unsupported("\(op) padding \(value) (only 1 SAME and 2 VALID)") }
+  return value == 1
+}
+
 /// The options MediaPipe stores for Convolution2DTransposeBias: the leading fields of TFLite's
 /// transpose-convolution parameter struct as raw bytes, three little-endian int32 (padding,
 /// stride width, stride height).
@@ -43,10 +49,7 @@ struct TransposeConvolutionBiasOptions: Equatable {
   /// Reads the options; throws when the bytes are too short or the values are out of range.
   init(customOptions bytes: UnsafeRawBufferPointer, op: String) throws {
     let fields = try rawInt32Fields(bytes, count: 3, op: op)
-    guard fields[0] == 1 || fields[0] == 2 else {
-      throw KernelError.unsupported("\(op) padding \(fields[0]) (only 1 SAME and 2 VALID)")
-    }
-    samePadding = fields[0] == 1
+    samePadding = try isSamePadding(fields[0], op: op)
     strideWidth = fields[1]
     strideHeight = fields[2]
     guard strideWidth > 0, strideHeight > 0 else {
@@ -444,10 +447,7 @@ struct MediaPipePoolOptions {
   /// Reads the options; throws when the bytes are too short or the values are out of range.
   init(customOptions bytes: UnsafeRawBufferPointer, op: String) throws {
     let fields = try rawInt32Fields(bytes, count: 6, op: op)
-    guard fields[0] == 1 || fields[0] == 2 else {
-      throw KernelError.unsupported("\(op) padding \(fields[0]) (only 1 SAME and 2 VALID)")
-    }
-    samePadding = fields[0] == 1
+    samePadding = try isSamePadding(fields[0], op: op)
     (strideWidth, strideHeight, filterWidth, filterHeight) = (fields[1], fields[2], fields[3], fields[4])
     guard [strideWidth, strideHeight, filterWidth, filterHeight].allSatisfy({ $0 > 0 }) else {
       throw KernelError.invalid("\(op) strides and window must be positive, got \(Array(fields[1...4]))")
