@@ -160,6 +160,9 @@ class Case:
   annotate: Optional[Callable] = None
   # Run LiteRT in a child process (for models where a kernel may abort the process).
   isolated: bool = False
+  # bytes -> bytes: the model LiteRT runs for the expected outputs when it cannot run the written
+  # one (custom ops replaced by equivalent builtin ops, see mediapipe.py); default the model itself.
+  reference_model: Optional[Callable] = None
   # Extra manifest fields (free-form facts about the case).
   extra: dict = dataclasses.field(default_factory=dict)
 
@@ -503,13 +506,14 @@ def generate(case, root):
   if case.signatures:
     first = next(s["key"] for s in facts.signatures() if s["subgraph_index"] == 0)
     case = dataclasses.replace(case, inputs=case.signatures[first])
-  inputs, positions = model_inputs(case, model_bytes, Rng(case.name + "/inputs"))
-  outputs, reference, reference_note = run_reference(model_bytes, inputs, case.isolated)
+  reference_bytes = case.reference_model(model_bytes) if case.reference_model else model_bytes
+  inputs, positions = model_inputs(case, reference_bytes, Rng(case.name + "/inputs"))
+  outputs, reference, reference_note = run_reference(reference_bytes, inputs, case.isolated)
   for output in outputs:
     if np.issubdtype(output.dtype, np.floating) and not np.all(np.isfinite(output)):
       raise NotGenerated("reference output has non-finite values")
   try:
-    xnnpack_diff = _max_abs_diff(outputs, run(model_bytes, inputs, litert.OpResolverType.AUTO, case.isolated))
+    xnnpack_diff = _max_abs_diff(outputs, run(reference_bytes, inputs, litert.OpResolverType.AUTO, case.isolated))
   except Exception:
     xnnpack_diff = None
 
@@ -539,7 +543,7 @@ def generate(case, root):
   }
   if reference_note:
     entry["reference_note"] = reference_note
-  check_against_tensorflow(case, entry, model_bytes, inputs, positions, outputs, root)
+  check_against_tensorflow(case, entry, reference_bytes, inputs, positions, outputs, root)
   if facts.subgraph_count() > 1:
     entry["subgraphs"] = [{"index": i, "name": facts.subgraph_name(i),
                            "ops": _op_entries(facts.operators(i))}

@@ -24,6 +24,7 @@ public enum KernelRegistry {
       convolution3D, bitwise, unsortedSegment, shapeQueries, dynamicUpdateSlice, reverseSequence, matrixSetDiag,
       dilate, bitcast, bucketize, sparseToDense, fakeQuant, fourierTransform,
       embeddingLookupSparse,
+      mediaPipe,
     ]
     return families.reduce(into: [:]) { all, family in
       for (name, kernel) in family { all[name, default: []].append(kernel) }

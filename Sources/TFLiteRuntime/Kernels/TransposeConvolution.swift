@@ -72,6 +72,14 @@ extension TransposeConvolutionShape {
 
   /// The NHWC output shape.
   var outputShape: [Int] { [batch, height.inputSize, width.inputSize, outputChannels] }
+
+  /// Checks the bias size and that the float GEMM's column buffer sizes do not overflow.
+  func validateFloatBuffers(bias: RuntimeTensor?, op: String) throws {
+    try FloatOperands.requireBias(bias, count: outputChannels, op: op)
+    let columns = try FloatOperands.checkedCount(
+      [height.filterSize, width.filterSize, outputChannels], "\(op) GEMM columns")
+    _ = try FloatOperands.checkedCount([inputWidth, columns, 4], "\(op) column buffer row")
+  }
 }
 
 /// TRANSPOSE_CONV in float32: one GEMM (`input pixels × in` · `in × (kh·kw·out)`) into a column
@@ -195,6 +203,77 @@ extension KernelRegistry {
   ]
 }
 
+/// The weights of a float transposed convolution in the GEMM's packed layout, for every kernel
+/// built on `FloatTransposeConvolution`: constant weights are packed once at prepare (again only
+/// when their data or the geometry changes), weights computed at run time are packed into scratch
+/// at every eval.
+struct PackedTransposeConvolutionWeights {
+  /// Packed constant weights, the data they were packed from and the geometry they were packed for.
+  private var constantPacked: [Float] = []
+  private var constantSource: UnsafeMutableRawPointer?
+  private var packedShape: TransposeConvolutionShape?
+  /// Scratch regions for weights computed at run time (reordered copy, packed panels), then the GEMM's.
+  private var reorderOffset: Int?
+  private var packedOffset = 0
+  private var runScratchOffset = 0
+
+  /// Packs constant `weights` or plans their packing at run time, and requests the scratch that
+  /// `run` needs.
+  mutating func prepare(_ weights: RuntimeTensor, shape: TransposeConvolutionShape, context: inout PrepareContext) {
+    let packedCount = PanelPacking.packedCount(depth: shape.inputChannels, columns: shape.gemmColumns)
+    var scratch = ScratchLayout()
+    if weights.isConstant, let data = weights.data {
+      reorderOffset = nil
+      if constantSource != data || packedShape != shape {
+        var reordered = [Float](repeating: 0, count: weights.elementCount)
+        constantPacked = [Float](repeating: 0, count: packedCount)
+        reordered.withUnsafeMutableBufferPointer { reorderedBuffer in
+          constantPacked.withUnsafeMutableBufferPointer { packedBuffer in
+            guard let reorderedBase = reorderedBuffer.baseAddress, let packedBase = packedBuffer.baseAddress else { return }
+            FloatTransposeConvolution.packFilter(
+              data.assumingMemoryBound(to: Float.self), shape: shape, reordered: reorderedBase, into: packedBase)
+          }
+        }
+        constantSource = data
+        packedShape = shape
+      }
+    } else {
+      constantPacked = []
+      constantSource = nil
+      packedShape = nil
+      reorderOffset = scratch.reserve(floats: weights.elementCount)
+      packedOffset = scratch.reserve(floats: packedCount)
+    }
+    runScratchOffset = scratch.reserve(bytes: FloatTransposeConvolution.scratchBytes(shape, threadCount: context.threadCount))
+    context.requestScratch(bytes: scratch.byteCount)
+  }
+
+  /// Computes the transposed convolution of `input` with `weights` (packing them first when they
+  /// are computed at run time) into `output`.
+  func run(
+    _ shape: TransposeConvolutionShape, weights: RuntimeTensor, input: RuntimeTensor, bias: RuntimeTensor?,
+    activation: FloatClampRange, output: RuntimeTensor, context: EvalContext, scratch: UnsafeMutableRawPointer
+  ) {
+    let biasPointer = bias.map { UnsafePointer($0.pointer(as: Float.self)) }
+    func run(_ packed: UnsafePointer<Float>) {
+      FloatTransposeConvolution.run(
+        shape, input: input.pointer(as: Float.self), filter: packed, bias: biasPointer, activation: activation,
+        output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: scratch + runScratchOffset)
+    }
+    if let reorderOffset {
+      let packed = (scratch + packedOffset).assumingMemoryBound(to: Float.self)
+      FloatTransposeConvolution.packFilter(
+        weights.pointer(as: Float.self), shape: shape,
+        reordered: (scratch + reorderOffset).assumingMemoryBound(to: Float.self), into: packed)
+      run(packed)
+    } else {
+      constantPacked.withUnsafeBufferPointer { buffer in
+        if let base = buffer.baseAddress { run(base) }
+      }
+    }
+  }
+}
+
 /// TRANSPOSE_CONV (float32): inputs `output_shape` (constant INT32 `[4]`), `weights [O,KH,KW,I]`,
 /// `input [N,H,W,I]` and an optional `bias [O]`; fused activation from newer versions' options.
 final class TransposeConvKernel: Kernel {
@@ -206,13 +285,7 @@ final class TransposeConvKernel: Kernel {
   private let options: TransposeConvOptions
   private let activation: FloatClampRange
   private var shape: TransposeConvolutionShape?
-  /// Packed constant weights and the data they were packed from.
-  private var constantPacked: [Float] = []
-  private var constantSource: UnsafeMutableRawPointer?
-  /// Scratch regions for weights computed at run time (reordered copy, packed panels), then the GEMM's.
-  private var reorderOffset: Int?
-  private var packedOffset = 0
-  private var runScratchOffset = 0
+  private var packedWeights = PackedTransposeConvolutionWeights()
 
   init(node: Node) throws {
     try node.expect(inputs: 3, maxInputs: 4, outputs: 1)
@@ -233,61 +306,19 @@ final class TransposeConvKernel: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let op = "TRANSPOSE_CONV"
     let shape = try TransposeConvolutionShape(
-      op: op, outputShape: outputShapeTensor, input: input, weights: weights, options: options)
-    let (channels, outputChannels, width) = (shape.inputChannels, shape.outputChannels, shape.inputWidth)
-    let (filterHeight, filterWidth) = (shape.height.filterSize, shape.width.filterSize)
-    try FloatOperands.requireBias(bias, count: outputChannels, op: op)
-    let columns = try FloatOperands.checkedCount([filterHeight, filterWidth, outputChannels], "\(op) GEMM columns")
-    _ = try FloatOperands.checkedCount([width, columns, 4], "\(op) column buffer row")
+      op: "TRANSPOSE_CONV", outputShape: outputShapeTensor, input: input, weights: weights, options: options)
+    try shape.validateFloatBuffers(bias: bias, op: "TRANSPOSE_CONV")
     output.shape = shape.outputShape
-    let packedCount = PanelPacking.packedCount(depth: channels, columns: columns)
-    var scratch = ScratchLayout()
-    if weights.isConstant, let data = weights.data {
-      reorderOffset = nil
-      if constantSource != data || self.shape != shape {
-        var reordered = [Float](repeating: 0, count: weights.elementCount)
-        constantPacked = [Float](repeating: 0, count: packedCount)
-        reordered.withUnsafeMutableBufferPointer { reorderedBuffer in
-          constantPacked.withUnsafeMutableBufferPointer { packedBuffer in
-            guard let reorderedBase = reorderedBuffer.baseAddress, let packedBase = packedBuffer.baseAddress else { return }
-            FloatTransposeConvolution.packFilter(
-              data.assumingMemoryBound(to: Float.self), shape: shape, reordered: reorderedBase, into: packedBase)
-          }
-        }
-        constantSource = data
-      }
-    } else {
-      constantPacked = []
-      constantSource = nil
-      reorderOffset = scratch.reserve(floats: weights.elementCount)
-      packedOffset = scratch.reserve(floats: packedCount)
-    }
-    runScratchOffset = scratch.reserve(bytes: FloatTransposeConvolution.scratchBytes(shape, threadCount: context.threadCount))
-    context.requestScratch(bytes: scratch.byteCount)
+    packedWeights.prepare(weights, shape: shape, context: &context)
     self.shape = shape
   }
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
     guard let shape, let scratch = context.scratch else { throw KernelError.invalid("TRANSPOSE_CONV was not prepared") }
-    let biasPointer = bias.map { UnsafePointer($0.pointer(as: Float.self)) }
-    func run(_ packed: UnsafePointer<Float>) {
-      FloatTransposeConvolution.run(
-        shape, input: input.pointer(as: Float.self), filter: packed, bias: biasPointer, activation: activation,
-        output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: scratch + runScratchOffset)
-    }
-    if let reorderOffset {
-      let packed = (scratch + packedOffset).assumingMemoryBound(to: Float.self)
-      FloatTransposeConvolution.packFilter(
-        weights.pointer(as: Float.self), shape: shape,
-        reordered: (scratch + reorderOffset).assumingMemoryBound(to: Float.self), into: packed)
-      run(packed)
-    } else {
-      constantPacked.withUnsafeBufferPointer { buffer in
-        if let base = buffer.baseAddress { run(base) }
-      }
-    }
+    packedWeights.run(
+      shape, weights: weights, input: input, bias: bias, activation: activation, output: output, context: context,
+      scratch: scratch)
   }
 }

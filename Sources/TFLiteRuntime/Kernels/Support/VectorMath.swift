@@ -114,16 +114,17 @@ enum VectorMath {
   /// 1 / (1 + e^−x) lane-wise, within 1e-7 of the exact value; NaN stays NaN.
   ///
   /// Goes through e = e^−|x| ∈ (0, 1], so nothing overflows: 1/(1+e) for x ≥ 0, e/(1+e) below.
-  /// |x| is capped at 20 (the result is then within 2e-9 of 0 or 1), so 2^n is one normal scale
-  /// and e^r needs only a degree-5 polynomial (fitted for relative error on |r| ≤ ln2/2: 2.1e-7
-  /// with float rounding), whose error reaches the result damped by e/(1+e)² ≤ 1/4. About half
-  /// the operations of `exp`.
+  /// |x| is capped at 87 (e stays a normal float, 2^n with n ≥ −126 is one normal scale; the tiny
+  /// results of very negative x keep their size instead of stopping at e^−20 ≈ 2e-9) and e^r
+  /// needs only a degree-5 polynomial (fitted for relative error on |r| ≤ ln2/2: 2.1e-7 with float
+  /// rounding), whose error reaches the result damped by e/(1+e)² ≤ 1/4. About half the
+  /// operations of `exp`.
   @inline(__always)
   static func logistic(_ x: SIMD16<Float>) -> SIMD16<Float> {
     let bits = unsafeBitCast(x, to: SIMD16<Int32>.self)
     let negativeMagnitude = unsafeBitCast(bits | Int32.min, to: SIMD16<Float>.self)
     // A NaN lane compares false and stays NaN.
-    let t = negativeMagnitude.replacing(with: -20, where: negativeMagnitude .< -20)
+    let t = negativeMagnitude.replacing(with: -87, where: negativeMagnitude .< -87)
     let shifted = t * log2OfE + roundingShifter
     let n = shifted - roundingShifter
     let r = t - n * ln2
@@ -134,7 +135,7 @@ enum VectorMath {
     polynomial = polynomial * r + 0.499_988_94
     polynomial = polynomial * r + 0.999_999_70
     polynomial = polynomial * r + 1.000_000_1
-    // n sits in the low mantissa bits of `shifted`; 2^n for n in -29...0 is built directly.
+    // n sits in the low mantissa bits of `shifted`; 2^n for n in -126...0 is built directly.
     let exponentBias = Int32(bitPattern: roundingShifter.bitPattern) &- 127
     let scale = unsafeBitCast((unsafeBitCast(shifted, to: SIMD16<Int32>.self) &- exponentBias) &<< 23, to: SIMD16<Float>.self)
     let e = polynomial * scale
