@@ -21,6 +21,7 @@ public enum KernelRegistry {
       controlFlow, variables,
       spaceBatch, reverse, oneHot, range, topK, detectionPostProcess, nonMaxSuppression, whereCoordinates, unique,
       embeddingLookup, matrixDiag, segmentSum, scatter,
+      lstm, rnn, svdf,
     ]
     return families.reduce(into: [:]) { all, family in
       for (name, kernel) in family { all[name, default: []].append(kernel) }

@@ -1,0 +1,340 @@
+import TFLiteFormat
+
+// Float LSTM kernels: LSTM (one step), UNIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_LSTM.
+//
+// Per time step, with x the input, h the output state and c the cell state of the previous step:
+//   gate  = act(W·x + W_aux·aux + R·h + p ⊙ c + b)   (for the input, forget and output gates act = sigmoid;
+//                                                   for the cell gate, the node's activation; no peephole on it)
+//   with layer norm the bias moves after the normalization: act(norm(...) ⊙ coefficients + b)
+//   c' = clip(f ⊙ c + i ⊙ g)                        (CIFG: i = 1 − f; clip only with cell_clip > 0)
+//   the output gate's peephole reads c', then h' = o ⊙ act(c'), projected with h' = clip(P·h' + b_P)
+// The input gate's operands are absent in a CIFG LSTM; peepholes, projection, layer norm and the
+// auxiliary input are optional. Output and cell states are variable tensors updated in place.
+
+extension KernelRegistry {
+  /// LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM (float32).
+  nonisolated(unsafe) static let lstm: [String: any Kernel.Type] = [
+    "LSTM": LSTMKernel.self, "UNIDIRECTIONAL_SEQUENCE_LSTM": UnidirectionalSequenceLSTMKernel.self,
+    "BIDIRECTIONAL_SEQUENCE_LSTM": BidirectionalSequenceLSTMKernel.self,
+  ]
+}
+
+/// Where one LSTM direction's operands are among a node's inputs.
+struct LSTMOperandPositions {
+  /// First of 17 consecutive operands: input-to-gate weights (input, forget, cell, output),
+  /// recurrent weights (same order), peepholes (input, forget, output), gate biases (input,
+  /// forget, cell, output), projection weights, projection bias.
+  let weights: Int
+  /// The output state (variable).
+  let outputState: Int
+  /// The cell state (variable).
+  let cellState: Int
+  /// First of the four layer-norm coefficient vectors, when the operator has them.
+  let layerNorm: Int?
+  /// First of the four auxiliary-input weight matrices, when the operator has them.
+  let auxiliaryWeights: Int?
+
+  /// The single direction of LSTM and UNIDIRECTIONAL_SEQUENCE_LSTM.
+  static let unidirectional = LSTMOperandPositions(
+    weights: 1, outputState: 18, cellState: 19, layerNorm: 20, auxiliaryWeights: nil)
+  /// The forward direction of BIDIRECTIONAL_SEQUENCE_LSTM.
+  static let forward = LSTMOperandPositions(
+    weights: 1, outputState: 35, cellState: 36, layerNorm: nil, auxiliaryWeights: 40)
+  /// The backward direction of BIDIRECTIONAL_SEQUENCE_LSTM.
+  static let backward = LSTMOperandPositions(
+    weights: 18, outputState: 37, cellState: 38, layerNorm: nil, auxiliaryWeights: 44)
+}
+
+/// The operands of one LSTM gate.
+struct LSTMGate {
+  /// `[cells, inputs]`.
+  let inputWeights: RuntimeTensor
+  /// `[cells, auxiliary inputs]`, when the auxiliary input feeds this gate.
+  let auxiliaryWeights: RuntimeTensor?
+  /// `[cells, outputs]`.
+  let recurrentWeights: RuntimeTensor
+  /// `[cells]`: the diagonal weights from the cell state (peephole).
+  let peephole: RuntimeTensor?
+  /// `[cells]`.
+  let bias: RuntimeTensor
+  /// `[cells]`: layer-norm coefficients.
+  let layerNorm: RuntimeTensor?
+  /// Sigmoid, or the node's activation for the cell gate.
+  let activation: RecurrentActivation
+
+  /// Every operand, for the shape checks.
+  var vectors: [RuntimeTensor?] { [peephole, bias, layerNorm] }
+}
+
+/// Pointers and strides of one time step of an LSTM direction.
+private struct LSTMStepOperands {
+  let input: UnsafePointer<Float>
+  let inputStride: Int
+  let auxiliary: UnsafePointer<Float>?
+  let auxiliaryStride: Int
+  let output: UnsafeMutablePointer<Float>
+  let outputStride: Int
+}
+
+/// One direction of an LSTM: its gates, projection and states.
+struct LSTMCell: RecurrentDirection {
+  private let op: String
+  /// Nil for a CIFG LSTM (coupled input and forget gates).
+  private let inputGate: LSTMGate?
+  private let forgetGate: LSTMGate
+  private let cellGate: LSTMGate
+  private let outputGate: LSTMGate
+  private let projectionWeights: RuntimeTensor?
+  private let projectionBias: RuntimeTensor?
+  private let outputState: RuntimeTensor
+  private let cellState: RuntimeTensor
+  private let activation: RecurrentActivation
+  private let cellClip: Float
+  private let projectionClip: Float
+  /// Units of the cell state.
+  private(set) var cellCount = 0
+  /// Values of the output (and output state) per step.
+  private(set) var outputCount = 0
+  private var inputCount = 0
+  private var auxiliaryCount = 0
+
+  /// Reads the operands of one direction of `node` (float32 only).
+  init(
+    node: Node, positions: LSTMOperandPositions, op: String, activation: ActivationFunctionType, cellClip: Float,
+    projectionClip: Float
+  ) throws {
+    self.op = op
+    self.activation = try RecurrentActivation(activation, op: op, allowsNone: false)
+    guard cellClip >= 0, projectionClip >= 0 else {
+      throw KernelError.invalid("\(op) needs non-negative clip values, got \(cellClip) and \(projectionClip)")
+    }
+    self.cellClip = cellClip
+    self.projectionClip = projectionClip
+    let first = positions.weights
+    func operand(_ offset: Int) -> RuntimeTensor? { node.optionalInput(first + offset) }
+    func gate(_ index: Int, peephole: Int?, activation: RecurrentActivation) throws -> LSTMGate {
+      LSTMGate(
+        inputWeights: try node.input(first + index), auxiliaryWeights: positions.auxiliaryWeights.flatMap { node.optionalInput($0 + index) },
+        recurrentWeights: try node.input(first + 4 + index), peephole: peephole.flatMap { operand(8 + $0) },
+        bias: try node.input(first + 11 + index), layerNorm: positions.layerNorm.flatMap { node.optionalInput($0 + index) },
+        activation: activation)
+    }
+    inputGate = operand(0) == nil ? nil : try gate(0, peephole: 0, activation: .sigmoid)
+    forgetGate = try gate(1, peephole: 1, activation: .sigmoid)
+    cellGate = try gate(2, peephole: nil, activation: self.activation)
+    outputGate = try gate(3, peephole: 2, activation: .sigmoid)
+    projectionWeights = operand(15)
+    projectionBias = operand(16)
+    outputState = try node.input(positions.outputState)
+    cellState = try node.input(positions.cellState)
+    if inputGate == nil, operand(4) != nil {
+      throw KernelError.invalid("\(op) has recurrent-to-input weights without input-to-input weights")
+    }
+    let gates = [inputGate, forgetGate, cellGate, outputGate].compactMap { $0 }
+    let operands: [RuntimeTensor?] =
+      gates.flatMap { [$0.inputWeights, $0.auxiliaryWeights, $0.recurrentWeights] + $0.vectors }
+      + [projectionWeights, projectionBias, outputState, cellState]
+    if operands.contains(where: { $0?.type == .int8 || $0?.type == .uint8 }) {
+      throw KernelError.unsupported("\(op) with quantized weights or activations (only FLOAT32 here)")
+    }
+    try FloatOperands.require(operands, op: op)
+    try FloatOperands.requireDense(operands, op: op)
+  }
+
+  /// Checks every shape for `batch` sequences of `inputCount` values (and `auxiliaryCount`
+  /// auxiliary values, 0 without an auxiliary input); returns the scratch floats a step needs.
+  mutating func prepare(inputCount: Int, auxiliaryCount: Int, batch: Int) throws -> Int {
+    let outputWeights = outputGate.inputWeights
+    try FloatOperands.requireRank(outputWeights, 2, op: op, role: "input-to-output weights")
+    try FloatOperands.requireRank(outputGate.recurrentWeights, 2, op: op, role: "recurrent-to-output weights")
+    cellCount = outputWeights.shape[0]
+    outputCount = outputGate.recurrentWeights.shape[1]
+    self.inputCount = inputCount
+    self.auxiliaryCount = auxiliaryCount
+    guard cellCount > 0, outputCount > 0 else { throw KernelError.invalid("\(op) has an empty cell or output") }
+    for gate in [inputGate, forgetGate, cellGate, outputGate].compactMap({ $0 }) {
+      try requireShape(gate.inputWeights, [cellCount, inputCount], "input-to-gate weights")
+      try requireShape(gate.recurrentWeights, [cellCount, outputCount], "recurrent weights")
+      for case let vector? in gate.vectors { try requireShape(vector, [cellCount], "gate vector") }
+      if let auxiliary = gate.auxiliaryWeights {
+        guard auxiliaryCount > 0 else { throw KernelError.invalid("\(op) has auxiliary weights but no auxiliary input") }
+        try requireShape(auxiliary, [cellCount, auxiliaryCount], "auxiliary-input weights")
+      }
+    }
+    if inputGate == nil {
+      guard forgetGate.peephole == nil || outputGate.peephole != nil else {
+        throw KernelError.invalid("\(op) has a forget-gate peephole but no output-gate peephole")
+      }
+    }
+    if let projectionWeights {
+      try requireShape(projectionWeights, [outputCount, cellCount], "projection weights")
+    } else {
+      guard outputCount == cellCount, projectionBias == nil else {
+        throw KernelError.invalid("\(op) without projection needs as many outputs as cells, got \(outputCount) and \(cellCount)")
+      }
+    }
+    if let projectionBias { try requireShape(projectionBias, [outputCount], "projection bias") }
+    guard outputState.elementCount == batch * outputCount, cellState.elementCount == batch * cellCount else {
+      throw KernelError.invalid(
+        "\(op) states \(outputState.shape) and \(cellState.shape) do not hold \(batch) rows of \(outputCount) and \(cellCount) values")
+    }
+    return 5 * batch * cellCount
+  }
+
+  private func requireShape(_ tensor: RuntimeTensor, _ shape: [Int], _ role: String) throws {
+    guard tensor.shape == shape else { throw KernelError.invalid("\(op) \(role) must be \(shape), got \(tensor.shape)") }
+  }
+
+  /// Runs the whole sequence in `layout` (backwards when `reversed`): reads `input` (rows of the
+  /// input count) and `auxiliary`, writes each step's output into rows of `outputWidth` values of
+  /// `output`, starting `outputOffset` values into each row.
+  func run(
+    input: UnsafePointer<Float>, auxiliary: UnsafePointer<Float>?, layout: SequenceLayout,
+    output: UnsafeMutablePointer<Float>, outputWidth: Int, outputOffset: Int, reversed: Bool,
+    scratch: UnsafeMutablePointer<Float>
+  ) {
+    for position in 0..<layout.steps {
+      let step = reversed ? layout.steps - 1 - position : position
+      let row = layout.firstRow(step: step)
+      let operands = LSTMStepOperands(
+        input: input + row * inputCount, inputStride: layout.batchRowStride * inputCount,
+        auxiliary: auxiliary.map { $0 + row * auxiliaryCount }, auxiliaryStride: layout.batchRowStride * auxiliaryCount,
+        output: output + row * outputWidth + outputOffset, outputStride: layout.batchRowStride * outputWidth)
+      self.step(operands, batch: layout.batch, scratch: scratch)
+    }
+  }
+
+  private func step(_ operands: LSTMStepOperands, batch: Int, scratch: UnsafeMutablePointer<Float>) {
+    let size = batch * cellCount
+    let (inputValues, forget, cellValues, outputValues, hidden) =
+      (scratch, scratch + size, scratch + 2 * size, scratch + 3 * size, scratch + 4 * size)
+    let cell = cellState.pointer(as: Float.self)
+    let state = outputState.pointer(as: Float.self)
+    if let inputGate { compute(inputGate, operands, batch: batch, into: inputValues) }
+    compute(forgetGate, operands, batch: batch, into: forget)
+    compute(cellGate, operands, batch: batch, into: cellValues)
+    for index in 0..<size {
+      let inputShare = inputGate == nil ? 1 - forget[index] : inputValues[index]
+      cell[index] = forget[index] * cell[index] + inputShare * cellValues[index]
+    }
+    if cellClip > 0 { RecurrentMath.clip(cell, count: size, limit: cellClip) }
+    compute(outputGate, operands, batch: batch, into: outputValues)
+    hidden.update(from: cell, count: size)
+    activation.apply(to: hidden, count: size)
+    for index in 0..<size { hidden[index] *= outputValues[index] }
+    if let projectionWeights {
+      RecurrentMath.fillRows(
+        state, with: projectionBias.map { UnsafePointer($0.pointer(as: Float.self)) }, count: outputCount, batch: batch,
+        stride: outputCount)
+      RecurrentMath.multiplyAccumulate(
+        matrix: projectionWeights.pointer(as: Float.self), rows: outputCount, depth: cellCount, vectors: hidden,
+        vectorStride: cellCount, batch: batch, result: state, resultStride: outputCount)
+      if projectionClip > 0 { RecurrentMath.clip(state, count: batch * outputCount, limit: projectionClip) }
+    } else {
+      state.update(from: hidden, count: size)
+    }
+    RecurrentMath.copyRows(
+      from: state, sourceStride: outputCount, to: operands.output, destinationStride: operands.outputStride,
+      count: outputCount, batch: batch)
+  }
+
+  /// One gate for every batch row, from the current input and the previous output state (and the
+  /// cell state as it is when the gate is computed, for a peephole).
+  private func compute(_ gate: LSTMGate, _ operands: LSTMStepOperands, batch: Int, into values: UnsafeMutablePointer<Float>) {
+    let bias = UnsafePointer(gate.bias.pointer(as: Float.self))
+    RecurrentMath.fillRows(values, with: gate.layerNorm == nil ? bias : nil, count: cellCount, batch: batch, stride: cellCount)
+    RecurrentMath.multiplyAccumulate(
+      matrix: gate.inputWeights.pointer(as: Float.self), rows: cellCount, depth: inputCount, vectors: operands.input,
+      vectorStride: operands.inputStride, batch: batch, result: values, resultStride: cellCount)
+    if let auxiliaryWeights = gate.auxiliaryWeights, let auxiliary = operands.auxiliary {
+      RecurrentMath.multiplyAccumulate(
+        matrix: auxiliaryWeights.pointer(as: Float.self), rows: cellCount, depth: auxiliaryCount, vectors: auxiliary,
+        vectorStride: operands.auxiliaryStride, batch: batch, result: values, resultStride: cellCount)
+    }
+    RecurrentMath.multiplyAccumulate(
+      matrix: gate.recurrentWeights.pointer(as: Float.self), rows: cellCount, depth: outputCount,
+      vectors: outputState.pointer(as: Float.self), vectorStride: outputCount, batch: batch, result: values,
+      resultStride: cellCount)
+    if let peephole = gate.peephole {
+      RecurrentMath.diagonalMultiplyAccumulate(
+        weights: peephole.pointer(as: Float.self), vectors: cellState.pointer(as: Float.self), count: cellCount,
+        batch: batch, values: values)
+    }
+    if let layerNorm = gate.layerNorm {
+      RecurrentMath.normalizeRows(
+        values, count: cellCount, batch: batch, coefficients: layerNorm.pointer(as: Float.self), bias: bias)
+    }
+    gate.activation.apply(to: values, count: batch * cellCount)
+  }
+}
+
+/// UNIDIRECTIONAL_SEQUENCE_LSTM (float32): input `[time, batch, inputs]` (time major) or
+/// `[batch, time, inputs]`, 20 or 24 operands (see ``LSTMOperandPositions``), output of the
+/// input's layout with `outputs` values per step.
+final class UnidirectionalSequenceLSTMKernel: Kernel {
+  private var sequence: UnidirectionalSequence<LSTMCell>
+
+  init(node: Node) throws {
+    let op = "UNIDIRECTIONAL_SEQUENCE_LSTM"
+    try node.expect(inputs: 20, maxInputs: 24, outputs: 1)
+    let options = try FloatOperands.options(of: node, op: op, defaults: UnidirectionalSequenceLSTMOptions()) {
+      if case .unidirectionalSequenceLSTMOptions(let options) = $0 { options } else { nil }
+    }
+    guard !options.diagonalRecurrentTensors else { throw KernelError.unsupported("\(op) with diagonal recurrent weights") }
+    let cell = try LSTMCell(
+      node: node, positions: .unidirectional, op: op, activation: options.fusedActivationFunction,
+      cellClip: options.cellClip, projectionClip: options.projClip)
+    sequence = try UnidirectionalSequence(node: node, op: op, timeMajor: options.timeMajor, direction: cell)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws { try sequence.prepare(&context) }
+  func eval(_ context: EvalContext) throws { sequence.eval(context) }
+}
+
+/// LSTM (float32, full kernel): one step of `[batch, inputs]`, 20 or 24 operands (see
+/// ``LSTMOperandPositions``), output `[batch, outputs]`. The basic kernel type is not run.
+final class LSTMKernel: Kernel {
+  private var step: UnidirectionalSequence<LSTMCell>
+
+  init(node: Node) throws {
+    let options = try FloatOperands.options(of: node, op: "LSTM", defaults: LSTMOptions()) {
+      if case .lstmOptions(let options) = $0 { options } else { nil }
+    }
+    guard options.kernelType == .full else { throw KernelError.unsupported("LSTM with the BASIC kernel type") }
+    try node.expect(inputs: 20, maxInputs: 24, outputs: 1)
+    let cell = try LSTMCell(
+      node: node, positions: .unidirectional, op: "LSTM", activation: options.fusedActivationFunction,
+      cellClip: options.cellClip, projectionClip: options.projClip)
+    step = try UnidirectionalSequence(node: node, op: "LSTM", timeMajor: nil, direction: cell)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws { try step.prepare(&context) }
+  func eval(_ context: EvalContext) throws { step.eval(context) }
+}
+
+/// BIDIRECTIONAL_SEQUENCE_LSTM (float32): 48 operands (forward and backward weights at
+/// ``LSTMOperandPositions/forward`` and ``LSTMOperandPositions/backward``, an optional auxiliary
+/// input at 39); see ``BidirectionalSequence`` for the directions and outputs.
+final class BidirectionalSequenceLSTMKernel: Kernel {
+  private var sequence: BidirectionalSequence<LSTMCell>
+
+  init(node: Node) throws {
+    let op = "BIDIRECTIONAL_SEQUENCE_LSTM"
+    let options = try FloatOperands.options(of: node, op: op, defaults: BidirectionalSequenceLSTMOptions()) {
+      if case .bidirectionalSequenceLSTMOptions(let options) = $0 { options } else { nil }
+    }
+    try node.expect(inputs: 48, outputs: options.mergeOutputs ? 1 : 2)
+    func cell(_ positions: LSTMOperandPositions) throws -> LSTMCell {
+      try LSTMCell(
+        node: node, positions: positions, op: op, activation: options.fusedActivationFunction,
+        cellClip: options.cellClip, projectionClip: options.projClip)
+    }
+    sequence = try BidirectionalSequence(
+      node: node, op: op, auxiliaryPosition: 39, usesAuxiliaryWeights: node.optionalInput(41) != nil,
+      mergesOutputs: options.mergeOutputs, timeMajor: options.timeMajor, forward: cell(.forward),
+      backward: cell(.backward))
+  }
+
+  func prepare(_ context: inout PrepareContext) throws { try sequence.prepare(&context) }
+  func eval(_ context: EvalContext) throws { sequence.eval(context) }
+}
