@@ -14,7 +14,7 @@ import tensorflow as tf
 from ai_edge_litert import interpreter as litert
 from ai_edge_litert import schema_py_generated as schema
 
-from .core import FLOAT32, HYBRID, Case, Input
+from .core import FLOAT32, HYBRID, Case, Input, Rng, model_inputs
 
 CASES = []
 GROUP = "sequence"
@@ -109,9 +109,27 @@ def recurrent_model(code, inputs, operands, output_count, options, version=1, in
   return _pack(code, inputs, operands, shapes, options, version, int8_weights)
 
 
+def _record_second_invoke(case):
+  """Annotation: LiteRT's outputs of a second invoke on the same inputs, which start from the
+  states the first invoke left (inline in the manifest entry as `second_invoke_outputs`)."""
+  def annotate(entry, model_bytes):
+    inputs, _ = model_inputs(case, model_bytes, Rng(case.name + "/inputs"))
+    interpreter = litert.Interpreter(model_content=model_bytes, num_threads=1,
+                                     experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+    interpreter.allocate_tensors()
+    for _ in range(2):
+      for detail, values in zip(interpreter.get_input_details(), inputs):
+        interpreter.set_tensor(detail["index"], values)
+      interpreter.invoke()
+    entry["second_invoke_outputs"] = [interpreter.get_tensor(detail["index"]).reshape(-1).tolist()
+                                      for detail in interpreter.get_output_details()]
+  return annotate
+
+
 def case(name, inputs, build, expect, mode=FLOAT32, **options):
   CASES.append(Case(name=name, group=GROUP, mode=mode, inputs=[Input(shape) for shape in inputs], make=lambda r: None,
                     build=build, expect=[expect], **options))
+  CASES[-1].annotate = _record_second_invoke(CASES[-1])
 
 
 def _activation(name):
