@@ -51,7 +51,7 @@ def _symmetric_int8(values):
   return np.clip(np.round(values / scale), -127, 127).astype(np.int8), scale
 
 
-def _pack(code, inputs, operands, output_shapes, options, version, int8_weights):
+def _pack(code, inputs, operands, output_shapes, options, version, int8_operands):
   model = schema.ModelT()
   model.version = 3
   model.description = f"{code} test model"
@@ -63,7 +63,7 @@ def _pack(code, inputs, operands, output_shapes, options, version, int8_weights)
   model.buffers = [_buffer()]
   tensors = [_tensor(f"x{i}" if i else "x", shape, "float32") for i, shape in enumerate(inputs)]
   operator_inputs = []
-  for operand in operands:
+  for position, operand in enumerate(operands):
     if operand is None:
       operator_inputs.append(-1)
     elif isinstance(operand, int):
@@ -74,7 +74,7 @@ def _pack(code, inputs, operands, output_shapes, options, version, int8_weights)
     else:
       constant = np.ascontiguousarray(operand, dtype=np.float32)
       quantization = None
-      if int8_weights and constant.ndim == 2:
+      if position in int8_operands:
         constant, quantization = _symmetric_int8(constant)
       model.buffers.append(_buffer(constant.tobytes()))
       tensors.append(_tensor(f"constant_{len(tensors)}", constant.shape, constant.dtype, len(model.buffers) - 1,
@@ -97,16 +97,17 @@ def _pack(code, inputs, operands, output_shapes, options, version, int8_weights)
   return bytes(builder.Output())
 
 
-def recurrent_model(code, inputs, operands, output_count, options, version=1, int8_weights=False):
+def recurrent_model(code, inputs, operands, output_count, options, version=1, int8_operands=()):
   """A one-operator model: `inputs` are the model inputs' shapes; `operands` the operator's inputs
   in order (an int: a model input, None: absent, State: a variable tensor, an array: a constant
-  weight, int8 with a per-tensor scale for matrices when `int8_weights`). The output shapes are
-  the ones LiteRT computes."""
-  model = _pack(code, inputs, operands, [[1]] * output_count, options, version, int8_weights)
+  weight, int8 with a per-tensor scale when its position is in `int8_operands`, as dynamic-range
+  quantization stores weights). The output shapes are the ones LiteRT computes."""
+  int8_operands = frozenset(int8_operands)
+  model = _pack(code, inputs, operands, [[1]] * output_count, options, version, int8_operands)
   interpreter = litert.Interpreter(model_content=model)
   interpreter.allocate_tensors()
   shapes = [list(detail["shape"]) for detail in interpreter.get_output_details()]
-  return _pack(code, inputs, operands, shapes, options, version, int8_weights)
+  return _pack(code, inputs, operands, shapes, options, version, int8_operands)
 
 
 def _record_second_invoke(case):
@@ -159,8 +160,8 @@ def lstm_operands(r, n_input, n_cell, n_output=None, cifg=False, peephole=False,
 
 
 def unidirectional_lstm(time_major=False, batch=2, steps=5, n_input=4, n_cell=6, n_output=None, cell_clip=0.0,
-                        proj_clip=0.0, activation="TANH", twenty=False, single_step=False, int8_weights=False,
-                        **variant):
+                        proj_clip=0.0, activation="TANH", twenty=False, single_step=False, hybrid=False,
+                        asymmetric=False, **variant):
   def build(r):
     weights, states, norms = lstm_operands(r, n_input, n_cell, n_output, batch=batch, **variant)
     operands = [0] + weights + states + ([] if twenty else (norms or [None] * 4))
@@ -173,8 +174,10 @@ def unidirectional_lstm(time_major=False, batch=2, steps=5, n_input=4, n_cell=6,
       code, shape = "UNIDIRECTIONAL_SEQUENCE_LSTM", (steps, batch, n_input) if time_major else (batch, steps, n_input)
     options.fusedActivationFunction = _activation(activation)
     options.cellClip, options.projClip = cell_clip, proj_clip
-    return recurrent_model(code, [shape], operands, 1, options, version=3 if int8_weights else 1,
-                           int8_weights=int8_weights)
+    options.asymmetricQuantizeInputs = asymmetric
+    # Dynamic-range weights: every matrix and peephole (operands 1-11) and the projection (16).
+    return recurrent_model(code, [shape], operands, 1, options, version=3 if hybrid else 1,
+                           int8_operands=[*range(1, 12), 16] if hybrid else ())
   return build
 
 
@@ -254,7 +257,8 @@ def rnn_operands(r, n_input, units, batch):
           r.uniform((units,), -0.3, 0.3), State((batch, units))]
 
 
-def rnn(kind, time_major=False, batch=2, steps=5, n_input=4, units=6, activation="TANH", int8_weights=False):
+def rnn(kind, time_major=False, batch=2, steps=5, n_input=4, units=6, activation="TANH", hybrid=False,
+        asymmetric=False):
   def build(r):
     operands = [0] + rnn_operands(r, n_input, units, batch)
     if kind == "RNN":
@@ -264,8 +268,9 @@ def rnn(kind, time_major=False, batch=2, steps=5, n_input=4, units=6, activation
       options.timeMajor = time_major
       shape = _sequence_shape(time_major, batch, steps, n_input)
     options.fusedActivationFunction = _activation(activation)
-    return recurrent_model(kind, [shape], operands, 1, options, version=2 if int8_weights else 1,
-                           int8_weights=int8_weights)
+    options.asymmetricQuantizeInputs = asymmetric
+    return recurrent_model(kind, [shape], operands, 1, options, version=3 if hybrid else 1,
+                           int8_operands=(1, 2) if hybrid else ())
   shape = (batch, n_input) if kind == "RNN" else _sequence_shape(time_major, batch, steps, n_input)
   return build, [shape]
 
@@ -299,7 +304,8 @@ for name, settings in {"merged": {}, "separate_time_major": {"merge": False, "ti
 
 # --- SVDF ---------------------------------------------------------------------------------------
 
-def svdf(batch=2, n_input=5, units=4, rank=1, memory=6, bias=True, activation="NONE", int8_weights=False):
+def svdf(batch=2, n_input=5, units=4, rank=1, memory=6, bias=True, activation="NONE", hybrid=False,
+         asymmetric=False):
   def build(r):
     filters = units * rank
     operands = [0, r.uniform((filters, n_input), -0.7, 0.7), r.uniform((filters, memory), -0.7, 0.7),
@@ -307,8 +313,9 @@ def svdf(batch=2, n_input=5, units=4, rank=1, memory=6, bias=True, activation="N
     options = schema.SVDFOptionsT()
     options.rank = rank
     options.fusedActivationFunction = _activation(activation)
-    return recurrent_model("SVDF", [(batch, n_input)], operands, 1, options, version=2 if int8_weights else 1,
-                           int8_weights=int8_weights)
+    options.asymmetricQuantizeInputs = asymmetric
+    return recurrent_model("SVDF", [(batch, n_input)], operands, 1, options, version=4 if hybrid else 1,
+                           int8_operands=(1, 2) if hybrid else ())
   return build
 
 
@@ -318,6 +325,32 @@ for name, settings in {
     "no_bias_batch1": {"bias": False, "batch": 1, "memory": 3},
 }.items():
   case(f"seq_svdf_f32_{name}", [(settings.get("batch", 2), 5)], svdf(**settings), "SVDF")
+
+
+# --- Dynamic-range ("hybrid") weights: int8 with one scale, float activations -------------------
+
+for name, settings in {
+    "basic": {},
+    "asymmetric_time_major": {"asymmetric": True, "time_major": True},
+    "peephole_projection": {"peephole": True, "projection": True, "projection_bias": True, "n_output": 3},
+    "cifg_layer_norm": {"cifg": True, "layer_norm": True},
+}.items():
+  time_major = settings.get("time_major", False)
+  case(f"seq_ulstm_hybrid_{name}", [_sequence_shape(time_major, 2, 5, 4)],
+       unidirectional_lstm(hybrid=True, **settings), "UNIDIRECTIONAL_SEQUENCE_LSTM", mode=HYBRID)
+case("seq_lstm_hybrid_full", [(2, 4)], unidirectional_lstm(single_step=True, hybrid=True), "LSTM", mode=HYBRID)
+
+for name, kind, settings in [
+    ("seq_rnn_hybrid_relu", "RNN", {"activation": "RELU"}),
+    ("seq_urnn_hybrid_relu", "UNIDIRECTIONAL_SEQUENCE_RNN", {"activation": "RELU"}),
+    ("seq_urnn_hybrid_asymmetric_none", "UNIDIRECTIONAL_SEQUENCE_RNN", {"activation": "NONE", "asymmetric": True}),
+    ("seq_urnn_hybrid_tanh", "UNIDIRECTIONAL_SEQUENCE_RNN", {}),
+]:
+  build, shapes = rnn(kind, hybrid=True, **settings)
+  case(name, shapes, build, kind, mode=HYBRID)
+
+for name, settings in {"rank1": {}, "rank2_relu_asymmetric": {"rank": 2, "activation": "RELU", "asymmetric": True}}.items():
+  case(f"seq_svdf_hybrid_{name}", [(2, 5)], svdf(hybrid=True, **settings), "SVDF", mode=HYBRID)
 
 
 # --- Keras recurrent layers (converted; today's converter writes WHILE loops) ---------------------

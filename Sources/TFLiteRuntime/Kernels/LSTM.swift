@@ -48,60 +48,65 @@ struct LSTMOperandPositions {
 /// The operands of one LSTM gate.
 struct LSTMGate {
   /// `[cells, inputs]`.
-  let inputWeights: RuntimeTensor
+  var inputWeights: RecurrentMatrix
   /// `[cells, auxiliary inputs]`, when the auxiliary input feeds this gate.
-  let auxiliaryWeights: RuntimeTensor?
+  var auxiliaryWeights: RecurrentMatrix?
   /// `[cells, outputs]`.
-  let recurrentWeights: RuntimeTensor
+  var recurrentWeights: RecurrentMatrix
   /// `[cells]`: the diagonal weights from the cell state (peephole).
-  let peephole: RuntimeTensor?
+  let peephole: RecurrentVector?
   /// `[cells]`.
   let bias: RuntimeTensor
   /// `[cells]`: layer-norm coefficients.
   let layerNorm: RuntimeTensor?
   /// Sigmoid, or the node's activation for the cell gate.
   let activation: RecurrentActivation
-
-  /// Every operand, for the shape checks.
-  var vectors: [RuntimeTensor?] { [peephole, bias, layerNorm] }
 }
 
-/// Pointers and strides of one time step of an LSTM direction.
+/// The vectors one LSTM step multiplies, and where its output rows go.
 private struct LSTMStepOperands {
-  let input: UnsafePointer<Float>
-  let inputStride: Int
-  let auxiliary: UnsafePointer<Float>?
-  let auxiliaryStride: Int
+  let input: RecurrentVectors
+  let auxiliary: RecurrentVectors?
+  let outputState: RecurrentVectors
   let output: UnsafeMutablePointer<Float>
   let outputStride: Int
 }
 
-/// One direction of an LSTM: its gates, projection and states.
+/// One direction of an LSTM: its gates, projection and states. The weight matrices are all
+/// FLOAT32, or all INT8 (hybrid: see ``RecurrentMatrix``).
 struct LSTMCell: RecurrentDirection {
   private let op: String
   /// Nil for a CIFG LSTM (coupled input and forget gates).
-  private let inputGate: LSTMGate?
-  private let forgetGate: LSTMGate
-  private let cellGate: LSTMGate
-  private let outputGate: LSTMGate
-  private let projectionWeights: RuntimeTensor?
+  private var inputGate: LSTMGate?
+  private var forgetGate: LSTMGate
+  private var cellGate: LSTMGate
+  private var outputGate: LSTMGate
+  private var projectionWeights: RecurrentMatrix?
   private let projectionBias: RuntimeTensor?
   private let outputState: RuntimeTensor
   private let cellState: RuntimeTensor
   private let activation: RecurrentActivation
   private let cellClip: Float
   private let projectionClip: Float
+  /// How vectors are quantized for hybrid weights; nil for float weights.
+  private let quantization: HybridInputQuantization?
   /// Units of the cell state.
   private(set) var cellCount = 0
   /// Values of the output (and output state) per step.
   private(set) var outputCount = 0
   private var inputCount = 0
   private var auxiliaryCount = 0
+  private var gatesOffset = 0
+  private var inputScratch: RecurrentQuantizationScratch?
+  private var auxiliaryScratch: RecurrentQuantizationScratch?
+  private var outputStateScratch: RecurrentQuantizationScratch?
+  private var hiddenScratch: RecurrentQuantizationScratch?
 
-  /// Reads the operands of one direction of `node` (float32 only).
+  /// Reads the operands of one direction of `node`: FLOAT32 input, states, biases and layer-norm
+  /// coefficients; FLOAT32 weights, or INT8 weights with one scale each (hybrid).
   init(
     node: Node, positions: LSTMOperandPositions, op: String, activation: ActivationFunctionType, cellClip: Float,
-    projectionClip: Float
+    projectionClip: Float, asymmetricQuantizeInputs: Bool
   ) throws {
     self.op = op
     self.activation = try RecurrentActivation(activation, op: op, allowsNone: false)
@@ -111,11 +116,21 @@ struct LSTMCell: RecurrentDirection {
     self.cellClip = cellClip
     self.projectionClip = projectionClip
     let first = positions.weights
+    let hybrid = try node.input(first + 3).type != .float32
+    quantization = hybrid ? (asymmetricQuantizeInputs ? .asymmetric : .symmetric) : nil
     func operand(_ offset: Int) -> RuntimeTensor? { node.optionalInput(first + offset) }
+    func matrix(_ tensor: RuntimeTensor?) throws -> RecurrentMatrix? {
+      try tensor.map { try RecurrentMatrix($0, hybrid: hybrid, op: op) }
+    }
     func gate(_ index: Int, peephole: Int?, activation: RecurrentActivation) throws -> LSTMGate {
-      LSTMGate(
-        inputWeights: try node.input(first + index), auxiliaryWeights: positions.auxiliaryWeights.flatMap { node.optionalInput($0 + index) },
-        recurrentWeights: try node.input(first + 4 + index), peephole: peephole.flatMap { operand(8 + $0) },
+      let required = { (offset: Int) throws -> RecurrentMatrix in
+        try RecurrentMatrix(try node.input(first + offset), hybrid: hybrid, op: op)
+      }
+      return LSTMGate(
+        inputWeights: try required(index),
+        auxiliaryWeights: try matrix(positions.auxiliaryWeights.flatMap { node.optionalInput($0 + index) }),
+        recurrentWeights: try required(4 + index),
+        peephole: try peephole.flatMap { operand(8 + $0) }.map { try RecurrentVector($0, hybrid: hybrid, op: op) },
         bias: try node.input(first + 11 + index), layerNorm: positions.layerNorm.flatMap { node.optionalInput($0 + index) },
         activation: activation)
     }
@@ -123,7 +138,7 @@ struct LSTMCell: RecurrentDirection {
     forgetGate = try gate(1, peephole: 1, activation: .sigmoid)
     cellGate = try gate(2, peephole: nil, activation: self.activation)
     outputGate = try gate(3, peephole: 2, activation: .sigmoid)
-    projectionWeights = operand(15)
+    projectionWeights = try matrix(operand(15))
     projectionBias = operand(16)
     outputState = try node.input(positions.outputState)
     cellState = try node.input(positions.cellState)
@@ -131,83 +146,91 @@ struct LSTMCell: RecurrentDirection {
       throw KernelError.invalid("\(op) has recurrent-to-input weights without input-to-input weights")
     }
     let gates = [inputGate, forgetGate, cellGate, outputGate].compactMap { $0 }
-    let operands: [RuntimeTensor?] =
-      gates.flatMap { [$0.inputWeights, $0.auxiliaryWeights, $0.recurrentWeights] + $0.vectors }
-      + [projectionWeights, projectionBias, outputState, cellState]
-    if operands.contains(where: { $0?.type == .int8 || $0?.type == .uint8 }) {
-      throw KernelError.unsupported("\(op) with quantized weights or activations (only FLOAT32 here)")
-    }
-    try FloatOperands.require(operands, op: op)
-    try FloatOperands.requireDense(operands, op: op)
+    let floats: [RuntimeTensor?] = gates.map(\.bias) + gates.map(\.layerNorm) + [projectionBias, outputState, cellState]
+    try FloatOperands.require(floats, op: op)
+    try FloatOperands.requireDense(floats, op: op)
   }
 
-  /// Checks every shape for `batch` sequences of `inputCount` values (and `auxiliaryCount`
-  /// auxiliary values, 0 without an auxiliary input); returns the scratch floats a step needs.
   mutating func prepare(inputCount: Int, auxiliaryCount: Int, batch: Int) throws -> Int {
-    let outputWeights = outputGate.inputWeights
-    try FloatOperands.requireRank(outputWeights, 2, op: op, role: "input-to-output weights")
-    try FloatOperands.requireRank(outputGate.recurrentWeights, 2, op: op, role: "recurrent-to-output weights")
-    cellCount = outputWeights.shape[0]
-    outputCount = outputGate.recurrentWeights.shape[1]
+    try FloatOperands.requireRank(outputGate.inputWeights.tensor, 2, op: op, role: "input-to-output weights")
+    try FloatOperands.requireRank(outputGate.recurrentWeights.tensor, 2, op: op, role: "recurrent-to-output weights")
+    cellCount = outputGate.inputWeights.tensor.shape[0]
+    outputCount = outputGate.recurrentWeights.tensor.shape[1]
     self.inputCount = inputCount
     self.auxiliaryCount = auxiliaryCount
     guard cellCount > 0, outputCount > 0 else { throw KernelError.invalid("\(op) has an empty cell or output") }
-    for gate in [inputGate, forgetGate, cellGate, outputGate].compactMap({ $0 }) {
-      try requireShape(gate.inputWeights, [cellCount, inputCount], "input-to-gate weights")
-      try requireShape(gate.recurrentWeights, [cellCount, outputCount], "recurrent weights")
-      for case let vector? in gate.vectors { try requireShape(vector, [cellCount], "gate vector") }
-      if let auxiliary = gate.auxiliaryWeights {
-        guard auxiliaryCount > 0 else { throw KernelError.invalid("\(op) has auxiliary weights but no auxiliary input") }
-        try requireShape(auxiliary, [cellCount, auxiliaryCount], "auxiliary-input weights")
+    let (cells, outputs) = (cellCount, outputCount)
+    func prepareGate(_ gate: inout LSTMGate) throws {
+      try gate.inputWeights.prepare(rows: cells, depth: inputCount, op: op, role: "input-to-gate weights")
+      try gate.recurrentWeights.prepare(rows: cells, depth: outputs, op: op, role: "recurrent weights")
+      try gate.peephole?.prepare(shape: [cells], op: op, role: "peephole weights")
+      for case let vector? in [gate.bias, gate.layerNorm] where vector.shape != [cells] {
+        throw KernelError.invalid("\(op) gate bias and layer-norm coefficients must be [\(cells)], got \(vector.shape)")
       }
+      guard gate.auxiliaryWeights != nil else { return }
+      guard auxiliaryCount > 0 else { throw KernelError.invalid("\(op) has auxiliary weights but no auxiliary input") }
+      try gate.auxiliaryWeights?.prepare(rows: cells, depth: auxiliaryCount, op: op, role: "auxiliary-input weights")
     }
-    if inputGate == nil {
-      guard forgetGate.peephole == nil || outputGate.peephole != nil else {
-        throw KernelError.invalid("\(op) has a forget-gate peephole but no output-gate peephole")
-      }
+    if var gate = inputGate {
+      try prepareGate(&gate)
+      inputGate = gate
     }
-    if let projectionWeights {
-      try requireShape(projectionWeights, [outputCount, cellCount], "projection weights")
+    try prepareGate(&forgetGate)
+    try prepareGate(&cellGate)
+    try prepareGate(&outputGate)
+    if inputGate == nil, forgetGate.peephole != nil, outputGate.peephole == nil {
+      throw KernelError.invalid("\(op) has a forget-gate peephole but no output-gate peephole")
+    }
+    if projectionWeights != nil {
+      try projectionWeights?.prepare(rows: outputs, depth: cells, op: op, role: "projection weights")
     } else {
-      guard outputCount == cellCount, projectionBias == nil else {
-        throw KernelError.invalid("\(op) without projection needs as many outputs as cells, got \(outputCount) and \(cellCount)")
+      guard outputs == cells, projectionBias == nil else {
+        throw KernelError.invalid("\(op) without projection needs as many outputs as cells, got \(outputs) and \(cells)")
       }
     }
-    if let projectionBias { try requireShape(projectionBias, [outputCount], "projection bias") }
-    guard outputState.elementCount == batch * outputCount, cellState.elementCount == batch * cellCount else {
-      throw KernelError.invalid(
-        "\(op) states \(outputState.shape) and \(cellState.shape) do not hold \(batch) rows of \(outputCount) and \(cellCount) values")
+    if let projectionBias, projectionBias.shape != [outputs] {
+      throw KernelError.invalid("\(op) projection bias must be [\(outputs)], got \(projectionBias.shape)")
     }
-    return 5 * batch * cellCount
+    guard outputState.elementCount == batch * outputs, cellState.elementCount == batch * cells else {
+      throw KernelError.invalid(
+        "\(op) states \(outputState.shape) and \(cellState.shape) do not hold \(batch) rows of \(outputs) and \(cells) values")
+    }
+    var scratch = ScratchLayout()
+    gatesOffset = scratch.reserve(floats: 5 * batch * cells)
+    inputScratch = RecurrentQuantizationScratch(batch: batch, depth: inputCount, quantization: quantization, scratch: &scratch)
+    auxiliaryScratch = RecurrentQuantizationScratch(
+      batch: batch, depth: auxiliaryCount, quantization: quantization, scratch: &scratch)
+    outputStateScratch = RecurrentQuantizationScratch(batch: batch, depth: outputs, quantization: quantization, scratch: &scratch)
+    hiddenScratch = RecurrentQuantizationScratch(batch: batch, depth: cells, quantization: quantization, scratch: &scratch)
+    return scratch.byteCount
   }
 
-  private func requireShape(_ tensor: RuntimeTensor, _ shape: [Int], _ role: String) throws {
-    guard tensor.shape == shape else { throw KernelError.invalid("\(op) \(role) must be \(shape), got \(tensor.shape)") }
-  }
-
-  /// Runs the whole sequence in `layout` (backwards when `reversed`): reads `input` (rows of the
-  /// input count) and `auxiliary`, writes each step's output into rows of `outputWidth` values of
-  /// `output`, starting `outputOffset` values into each row.
   func run(
     input: UnsafePointer<Float>, auxiliary: UnsafePointer<Float>?, layout: SequenceLayout,
     output: UnsafeMutablePointer<Float>, outputWidth: Int, outputOffset: Int, reversed: Bool,
-    scratch: UnsafeMutablePointer<Float>
+    scratch: UnsafeMutableRawPointer
   ) {
+    guard let inputScratch, let auxiliaryScratch, let outputStateScratch else { return }
     for position in 0..<layout.steps {
       let step = reversed ? layout.steps - 1 - position : position
       let row = layout.firstRow(step: step)
       let operands = LSTMStepOperands(
-        input: input + row * inputCount, inputStride: layout.batchRowStride * inputCount,
-        auxiliary: auxiliary.map { $0 + row * auxiliaryCount }, auxiliaryStride: layout.batchRowStride * auxiliaryCount,
+        input: inputScratch.vectors(
+          input + row * inputCount, stride: layout.batchRowStride * inputCount, scratch: scratch),
+        auxiliary: auxiliary.map {
+          auxiliaryScratch.vectors($0 + row * auxiliaryCount, stride: layout.batchRowStride * auxiliaryCount, scratch: scratch)
+        },
+        outputState: outputStateScratch.vectors(outputState.pointer(as: Float.self), stride: outputCount, scratch: scratch),
         output: output + row * outputWidth + outputOffset, outputStride: layout.batchRowStride * outputWidth)
       self.step(operands, batch: layout.batch, scratch: scratch)
     }
   }
 
-  private func step(_ operands: LSTMStepOperands, batch: Int, scratch: UnsafeMutablePointer<Float>) {
+  private func step(_ operands: LSTMStepOperands, batch: Int, scratch: UnsafeMutableRawPointer) {
     let size = batch * cellCount
+    let gateValues = (scratch + gatesOffset).assumingMemoryBound(to: Float.self)
     let (inputValues, forget, cellValues, outputValues, hidden) =
-      (scratch, scratch + size, scratch + 2 * size, scratch + 3 * size, scratch + 4 * size)
+      (gateValues, gateValues + size, gateValues + 2 * size, gateValues + 3 * size, gateValues + 4 * size)
     let cell = cellState.pointer(as: Float.self)
     let state = outputState.pointer(as: Float.self)
     if let inputGate { compute(inputGate, operands, batch: batch, into: inputValues) }
@@ -222,13 +245,13 @@ struct LSTMCell: RecurrentDirection {
     hidden.update(from: cell, count: size)
     activation.apply(to: hidden, count: size)
     for index in 0..<size { hidden[index] *= outputValues[index] }
-    if let projectionWeights {
+    if let projectionWeights, let hiddenScratch {
       RecurrentMath.fillRows(
         state, with: projectionBias.map { UnsafePointer($0.pointer(as: Float.self)) }, count: outputCount, batch: batch,
         stride: outputCount)
-      RecurrentMath.multiplyAccumulate(
-        matrix: projectionWeights.pointer(as: Float.self), rows: outputCount, depth: cellCount, vectors: hidden,
-        vectorStride: cellCount, batch: batch, result: state, resultStride: outputCount)
+      projectionWeights.multiplyAccumulate(
+        hiddenScratch.vectors(hidden, stride: cellCount, scratch: scratch), batch: batch, into: state,
+        resultStride: outputCount)
       if projectionClip > 0 { RecurrentMath.clip(state, count: batch * outputCount, limit: projectionClip) }
     } else {
       state.update(from: hidden, count: size)
@@ -243,22 +266,15 @@ struct LSTMCell: RecurrentDirection {
   private func compute(_ gate: LSTMGate, _ operands: LSTMStepOperands, batch: Int, into values: UnsafeMutablePointer<Float>) {
     let bias = UnsafePointer(gate.bias.pointer(as: Float.self))
     RecurrentMath.fillRows(values, with: gate.layerNorm == nil ? bias : nil, count: cellCount, batch: batch, stride: cellCount)
-    RecurrentMath.multiplyAccumulate(
-      matrix: gate.inputWeights.pointer(as: Float.self), rows: cellCount, depth: inputCount, vectors: operands.input,
-      vectorStride: operands.inputStride, batch: batch, result: values, resultStride: cellCount)
+    gate.inputWeights.multiplyAccumulate(operands.input, batch: batch, into: values, resultStride: cellCount)
     if let auxiliaryWeights = gate.auxiliaryWeights, let auxiliary = operands.auxiliary {
-      RecurrentMath.multiplyAccumulate(
-        matrix: auxiliaryWeights.pointer(as: Float.self), rows: cellCount, depth: auxiliaryCount, vectors: auxiliary,
-        vectorStride: operands.auxiliaryStride, batch: batch, result: values, resultStride: cellCount)
+      auxiliaryWeights.multiplyAccumulate(auxiliary, batch: batch, into: values, resultStride: cellCount)
     }
-    RecurrentMath.multiplyAccumulate(
-      matrix: gate.recurrentWeights.pointer(as: Float.self), rows: cellCount, depth: outputCount,
-      vectors: outputState.pointer(as: Float.self), vectorStride: outputCount, batch: batch, result: values,
-      resultStride: cellCount)
+    gate.recurrentWeights.multiplyAccumulate(operands.outputState, batch: batch, into: values, resultStride: cellCount)
     if let peephole = gate.peephole {
       RecurrentMath.diagonalMultiplyAccumulate(
-        weights: peephole.pointer(as: Float.self), vectors: cellState.pointer(as: Float.self), count: cellCount,
-        batch: batch, values: values)
+        weights: peephole.values, vectors: cellState.pointer(as: Float.self), count: cellCount, batch: batch,
+        values: values)
     }
     if let layerNorm = gate.layerNorm {
       RecurrentMath.normalizeRows(
@@ -283,12 +299,13 @@ final class UnidirectionalSequenceLSTMKernel: Kernel {
     guard !options.diagonalRecurrentTensors else { throw KernelError.unsupported("\(op) with diagonal recurrent weights") }
     let cell = try LSTMCell(
       node: node, positions: .unidirectional, op: op, activation: options.fusedActivationFunction,
-      cellClip: options.cellClip, projectionClip: options.projClip)
+      cellClip: options.cellClip, projectionClip: options.projClip,
+      asymmetricQuantizeInputs: options.asymmetricQuantizeInputs)
     sequence = try UnidirectionalSequence(node: node, op: op, timeMajor: options.timeMajor, direction: cell)
   }
 
   func prepare(_ context: inout PrepareContext) throws { try sequence.prepare(&context) }
-  func eval(_ context: EvalContext) throws { sequence.eval(context) }
+  func eval(_ context: EvalContext) throws { try sequence.eval(context) }
 }
 
 /// LSTM (float32, full kernel): one step of `[batch, inputs]`, 20 or 24 operands (see
@@ -304,12 +321,13 @@ final class LSTMKernel: Kernel {
     try node.expect(inputs: 20, maxInputs: 24, outputs: 1)
     let cell = try LSTMCell(
       node: node, positions: .unidirectional, op: "LSTM", activation: options.fusedActivationFunction,
-      cellClip: options.cellClip, projectionClip: options.projClip)
+      cellClip: options.cellClip, projectionClip: options.projClip,
+      asymmetricQuantizeInputs: options.asymmetricQuantizeInputs)
     step = try UnidirectionalSequence(node: node, op: "LSTM", timeMajor: nil, direction: cell)
   }
 
   func prepare(_ context: inout PrepareContext) throws { try step.prepare(&context) }
-  func eval(_ context: EvalContext) throws { step.eval(context) }
+  func eval(_ context: EvalContext) throws { try step.eval(context) }
 }
 
 /// BIDIRECTIONAL_SEQUENCE_LSTM (float32): 48 operands (forward and backward weights at
@@ -327,7 +345,8 @@ final class BidirectionalSequenceLSTMKernel: Kernel {
     func cell(_ positions: LSTMOperandPositions) throws -> LSTMCell {
       try LSTMCell(
         node: node, positions: positions, op: op, activation: options.fusedActivationFunction,
-        cellClip: options.cellClip, projectionClip: options.projClip)
+        cellClip: options.cellClip, projectionClip: options.projClip,
+        asymmetricQuantizeInputs: options.asymmetricQuantizeInputs)
     }
     sequence = try BidirectionalSequence(
       node: node, op: op, auxiliaryPosition: 39, usesAuxiliaryWeights: node.optionalInput(41) != nil,
@@ -336,5 +355,5 @@ final class BidirectionalSequenceLSTMKernel: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws { try sequence.prepare(&context) }
-  func eval(_ context: EvalContext) throws { sequence.eval(context) }
+  func eval(_ context: EvalContext) throws { try sequence.eval(context) }
 }

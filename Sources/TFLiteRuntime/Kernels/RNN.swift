@@ -14,70 +14,75 @@ extension KernelRegistry {
 
 /// One direction of an RNN: weights `[units, inputs]`, recurrent weights `[units, units]`, bias
 /// `[units]`, hidden state (`batch × units` values) and optional auxiliary weights `[units, aux]`.
+/// The weights are FLOAT32, or INT8 with one scale each (hybrid: see ``RecurrentMatrix``).
 struct RNNCell: RecurrentDirection {
   private let op: String
-  private let weights: RuntimeTensor
-  private let recurrentWeights: RuntimeTensor
+  private var weights: RecurrentMatrix
+  private var recurrentWeights: RecurrentMatrix
   private let bias: RuntimeTensor
   private let hiddenState: RuntimeTensor
-  private let auxiliaryWeights: RuntimeTensor?
+  private var auxiliaryWeights: RecurrentMatrix?
   private let activation: RecurrentActivation
+  /// How vectors are quantized for hybrid weights; nil for float weights.
+  private let quantization: HybridInputQuantization?
   /// Hidden units.
   private(set) var unitCount = 0
   /// Values each step writes per batch row: the units.
   var outputCount: Int { unitCount }
   private var inputCount = 0
   private var auxiliaryCount = 0
+  private var inputScratch: RecurrentQuantizationScratch?
+  private var auxiliaryScratch: RecurrentQuantizationScratch?
+  private var stateScratch: RecurrentQuantizationScratch?
 
   /// Reads the operands at `positions` (weights, recurrent weights, bias, hidden state, auxiliary weights).
   init(
     node: Node, positions: (weights: Int, recurrent: Int, bias: Int, state: Int, auxiliary: Int?), op: String,
-    activation: ActivationFunctionType
+    activation: ActivationFunctionType, asymmetricQuantizeInputs: Bool
   ) throws {
     self.op = op
-    weights = try node.input(positions.weights)
-    recurrentWeights = try node.input(positions.recurrent)
+    let weightTensor = try node.input(positions.weights)
+    let hybrid = weightTensor.type != .float32
+    quantization = hybrid ? (asymmetricQuantizeInputs ? .asymmetric : .symmetric) : nil
+    weights = try RecurrentMatrix(weightTensor, hybrid: hybrid, op: op)
+    recurrentWeights = try RecurrentMatrix(try node.input(positions.recurrent), hybrid: hybrid, op: op)
     bias = try node.input(positions.bias)
     hiddenState = try node.input(positions.state)
-    auxiliaryWeights = positions.auxiliary.flatMap { node.optionalInput($0) }
-    self.activation = try RecurrentActivation(activation, op: op)
-    let operands = [weights, recurrentWeights, bias, hiddenState, auxiliaryWeights]
-    if operands.contains(where: { $0?.type == .int8 || $0?.type == .uint8 }) {
-      throw KernelError.unsupported("\(op) with quantized weights (only FLOAT32 here)")
+    auxiliaryWeights = try positions.auxiliary.flatMap { node.optionalInput($0) }.map {
+      try RecurrentMatrix($0, hybrid: hybrid, op: op)
     }
-    try FloatOperands.require(operands, op: op)
-    try FloatOperands.requireDense(operands, op: op)
+    self.activation = try RecurrentActivation(activation, op: op)
+    try FloatOperands.require([bias, hiddenState], op: op)
+    try FloatOperands.requireDense([bias, hiddenState], op: op)
   }
 
-  /// Checks the shapes for `batch` rows of `inputCount` values (and `auxiliaryCount` auxiliary ones).
   mutating func prepare(inputCount: Int, auxiliaryCount: Int, batch: Int) throws -> Int {
-    try FloatOperands.requireRank(weights, 2, op: op, role: "weights")
-    unitCount = weights.shape[0]
+    try FloatOperands.requireRank(weights.tensor, 2, op: op, role: "weights")
+    let units = weights.tensor.shape[0]
+    unitCount = units
     self.inputCount = inputCount
     self.auxiliaryCount = auxiliaryCount
-    guard weights.shape[1] == inputCount, recurrentWeights.shape == [unitCount, unitCount], bias.shape == [unitCount]
-    else {
-      throw KernelError.invalid(
-        "\(op) weights \(weights.shape), recurrent weights \(recurrentWeights.shape) and bias \(bias.shape) do not fit \(inputCount) inputs")
+    try weights.prepare(rows: units, depth: inputCount, op: op, role: "weights")
+    try recurrentWeights.prepare(rows: units, depth: units, op: op, role: "recurrent weights")
+    try auxiliaryWeights?.prepare(rows: units, depth: auxiliaryCount, op: op, role: "auxiliary weights")
+    guard bias.shape == [units] else { throw KernelError.invalid("\(op) bias must be [\(units)], got \(bias.shape)") }
+    guard hiddenState.elementCount == batch * units else {
+      throw KernelError.invalid("\(op) hidden state \(hiddenState.shape) does not hold \(batch) rows of \(units) units")
     }
-    if let auxiliaryWeights {
-      guard auxiliaryWeights.shape == [unitCount, auxiliaryCount] else {
-        throw KernelError.invalid("\(op) auxiliary weights must be [\(unitCount), \(auxiliaryCount)], got \(auxiliaryWeights.shape)")
-      }
-    }
-    guard hiddenState.elementCount == batch * unitCount else {
-      throw KernelError.invalid("\(op) hidden state \(hiddenState.shape) does not hold \(batch) rows of \(unitCount) units")
-    }
-    return 0
+    var scratch = ScratchLayout()
+    inputScratch = RecurrentQuantizationScratch(batch: batch, depth: inputCount, quantization: quantization, scratch: &scratch)
+    auxiliaryScratch = RecurrentQuantizationScratch(
+      batch: batch, depth: auxiliaryCount, quantization: quantization, scratch: &scratch)
+    stateScratch = RecurrentQuantizationScratch(batch: batch, depth: units, quantization: quantization, scratch: &scratch)
+    return scratch.byteCount
   }
 
-  /// Runs the sequence in `layout` (backwards when `reversed`), writing each step into rows of
-  /// `outputWidth` values of `output`, `outputOffset` values into each row.
   func run(
     input: UnsafePointer<Float>, auxiliary: UnsafePointer<Float>?, layout: SequenceLayout,
     output: UnsafeMutablePointer<Float>, outputWidth: Int, outputOffset: Int, reversed: Bool,
-    scratch: UnsafeMutablePointer<Float>
+    scratch: UnsafeMutableRawPointer
   ) {
+    guard let inputScratch, let auxiliaryScratch, let stateScratch else { return }
     let state = hiddenState.pointer(as: Float.self)
     let batch = layout.batch
     for position in 0..<layout.steps {
@@ -85,20 +90,19 @@ struct RNNCell: RecurrentDirection {
       let row = layout.firstRow(step: step)
       let rows = output + row * outputWidth + outputOffset
       let rowStride = layout.batchRowStride * outputWidth
-      RecurrentMath.fillRows(
-        rows, with: bias.pointer(as: Float.self), count: unitCount, batch: batch, stride: rowStride)
-      RecurrentMath.multiplyAccumulate(
-        matrix: weights.pointer(as: Float.self), rows: unitCount, depth: inputCount, vectors: input + row * inputCount,
-        vectorStride: layout.batchRowStride * inputCount, batch: batch, result: rows, resultStride: rowStride)
+      RecurrentMath.fillRows(rows, with: bias.pointer(as: Float.self), count: unitCount, batch: batch, stride: rowStride)
+      weights.multiplyAccumulate(
+        inputScratch.vectors(input + row * inputCount, stride: layout.batchRowStride * inputCount, scratch: scratch),
+        batch: batch, into: rows, resultStride: rowStride)
       if let auxiliaryWeights, let auxiliary {
-        RecurrentMath.multiplyAccumulate(
-          matrix: auxiliaryWeights.pointer(as: Float.self), rows: unitCount, depth: auxiliaryCount,
-          vectors: auxiliary + row * auxiliaryCount, vectorStride: layout.batchRowStride * auxiliaryCount, batch: batch,
-          result: rows, resultStride: rowStride)
+        auxiliaryWeights.multiplyAccumulate(
+          auxiliaryScratch.vectors(
+            auxiliary + row * auxiliaryCount, stride: layout.batchRowStride * auxiliaryCount, scratch: scratch),
+          batch: batch, into: rows, resultStride: rowStride)
       }
-      RecurrentMath.multiplyAccumulate(
-        matrix: recurrentWeights.pointer(as: Float.self), rows: unitCount, depth: unitCount, vectors: state,
-        vectorStride: unitCount, batch: batch, result: rows, resultStride: rowStride)
+      recurrentWeights.multiplyAccumulate(
+        stateScratch.vectors(state, stride: unitCount, scratch: scratch), batch: batch, into: rows,
+        resultStride: rowStride)
       for index in 0..<batch { activation.apply(to: rows + index * rowStride, count: unitCount) }
       RecurrentMath.copyRows(
         from: rows, sourceStride: rowStride, to: state, destinationStride: unitCount, count: unitCount, batch: batch)
@@ -115,12 +119,13 @@ final class RNNKernel: Kernel {
     let options = try FloatOperands.options(of: node, op: "RNN", defaults: RNNOptions()) {
       if case .rnnOptions(let options) = $0 { options } else { nil }
     }
-    let cell = try RNNCell(node: node, positions: (1, 2, 3, 4, nil), op: "RNN", activation: options.fusedActivationFunction)
+    let cell = try RNNCell(node: node, positions: (1, 2, 3, 4, nil), op: "RNN", activation: options.fusedActivationFunction,
+      asymmetricQuantizeInputs: options.asymmetricQuantizeInputs)
     step = try UnidirectionalSequence(node: node, op: "RNN", timeMajor: nil, direction: cell)
   }
 
   func prepare(_ context: inout PrepareContext) throws { try step.prepare(&context) }
-  func eval(_ context: EvalContext) throws { step.eval(context) }
+  func eval(_ context: EvalContext) throws { try step.eval(context) }
 }
 
 /// UNIDIRECTIONAL_SEQUENCE_RNN (float32): input `[time, batch, inputs]` (time major) or
@@ -134,12 +139,13 @@ final class UnidirectionalSequenceRNNKernel: Kernel {
     let options = try FloatOperands.options(of: node, op: op, defaults: SequenceRNNOptions()) {
       if case .sequenceRNNOptions(let options) = $0 { options } else { nil }
     }
-    let cell = try RNNCell(node: node, positions: (1, 2, 3, 4, nil), op: op, activation: options.fusedActivationFunction)
+    let cell = try RNNCell(node: node, positions: (1, 2, 3, 4, nil), op: op, activation: options.fusedActivationFunction,
+      asymmetricQuantizeInputs: options.asymmetricQuantizeInputs)
     sequence = try UnidirectionalSequence(node: node, op: op, timeMajor: options.timeMajor, direction: cell)
   }
 
   func prepare(_ context: inout PrepareContext) throws { try sequence.prepare(&context) }
-  func eval(_ context: EvalContext) throws { sequence.eval(context) }
+  func eval(_ context: EvalContext) throws { try sequence.eval(context) }
 }
 
 /// BIDIRECTIONAL_SEQUENCE_RNN (float32): 9 to 12 operands (input; forward weights, recurrent
@@ -154,14 +160,14 @@ final class BidirectionalSequenceRNNKernel: Kernel {
       if case .bidirectionalSequenceRNNOptions(let options) = $0 { options } else { nil }
     }
     try node.expect(inputs: 9, maxInputs: 12, outputs: options.mergeOutputs ? 1 : 2)
-    let activation = options.fusedActivationFunction
+    let (activation, asymmetric) = (options.fusedActivationFunction, options.asymmetricQuantizeInputs)
     sequence = try BidirectionalSequence(
       node: node, op: op, auxiliaryPosition: 9, usesAuxiliaryWeights: node.optionalInput(10) != nil,
       mergesOutputs: options.mergeOutputs, timeMajor: options.timeMajor,
-      forward: RNNCell(node: node, positions: (1, 2, 3, 4, 10), op: op, activation: activation),
-      backward: RNNCell(node: node, positions: (5, 6, 7, 8, 11), op: op, activation: activation))
+      forward: RNNCell(node: node, positions: (1, 2, 3, 4, 10), op: op, activation: activation, asymmetricQuantizeInputs: asymmetric),
+      backward: RNNCell(node: node, positions: (5, 6, 7, 8, 11), op: op, activation: activation, asymmetricQuantizeInputs: asymmetric))
   }
 
   func prepare(_ context: inout PrepareContext) throws { try sequence.prepare(&context) }
-  func eval(_ context: EvalContext) throws { sequence.eval(context) }
+  func eval(_ context: EvalContext) throws { try sequence.eval(context) }
 }

@@ -13,17 +13,22 @@ extension KernelRegistry {
 
 /// SVDF: input `[batch, inputs]`, feature weights `[filters, inputs]`, time weights
 /// `[filters, memory]`, optional bias `[filters / rank]`, state `[batch, memory · filters]`
-/// (variable); output `[batch, filters / rank]`.
+/// (variable); output `[batch, filters / rank]`. The weights are FLOAT32, or INT8 with one scale
+/// each (hybrid: see ``RecurrentMatrix`` and ``RecurrentVector``).
 final class SVDFKernel: Kernel {
   private static let op = "SVDF"
   private let input: RuntimeTensor
-  private let featureWeights: RuntimeTensor
-  private let timeWeights: RuntimeTensor
+  private var featureWeights: RecurrentMatrix
+  private let timeWeights: RecurrentVector
   private let bias: RuntimeTensor?
   private let state: RuntimeTensor
   private let output: RuntimeTensor
   private let rank: Int
   private let activation: RecurrentActivation
+  /// How the input is quantized for hybrid weights; nil for float weights.
+  private let quantization: HybridInputQuantization?
+  private var inputScratch: RecurrentQuantizationScratch?
+  private var featuresOffset = 0
   private var batch = 0
   private var inputCount = 0
   private var filterCount = 0
@@ -35,15 +40,15 @@ final class SVDFKernel: Kernel {
       if case .svdfOptions(let options) = $0 { options } else { nil }
     }
     input = try node.input(0)
-    featureWeights = try node.input(1)
-    timeWeights = try node.input(2)
+    let features = try node.input(1)
+    let hybrid = features.type != .float32
+    quantization = hybrid ? (options.asymmetricQuantizeInputs ? .asymmetric : .symmetric) : nil
+    featureWeights = try RecurrentMatrix(features, hybrid: hybrid, op: Self.op)
+    timeWeights = try RecurrentVector(try node.input(2), hybrid: hybrid, op: Self.op)
     bias = node.optionalInput(3)
     state = try node.input(4)
     output = try node.output(0)
-    let operands = [input, featureWeights, timeWeights, bias, state, output]
-    if operands.contains(where: { $0?.type == .int8 || $0?.type == .uint8 || $0?.type == .int16 }) {
-      throw KernelError.unsupported("SVDF with quantized operands (only FLOAT32 here)")
-    }
+    let operands = [input, bias, state, output]
     try FloatOperands.require(operands, op: Self.op)
     try FloatOperands.requireDense(operands, op: Self.op)
     guard options.rank > 0 else { throw KernelError.invalid("SVDF needs a positive rank, got \(options.rank)") }
@@ -53,16 +58,15 @@ final class SVDFKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     try FloatOperands.requireRank(input, 2, op: Self.op, role: "input")
-    try FloatOperands.requireRank(featureWeights, 2, op: Self.op, role: "feature weights")
-    try FloatOperands.requireRank(timeWeights, 2, op: Self.op, role: "time weights")
+    try FloatOperands.requireRank(featureWeights.tensor, 2, op: Self.op, role: "feature weights")
+    try FloatOperands.requireRank(timeWeights.tensor, 2, op: Self.op, role: "time weights")
     (batch, inputCount) = (input.shape[0], input.shape[1])
-    (filterCount, memorySize) = (featureWeights.shape[0], timeWeights.shape[1])
-    guard featureWeights.shape[1] == inputCount, timeWeights.shape[0] == filterCount, filterCount % rank == 0,
-      memorySize > 0
-    else {
-      throw KernelError.invalid(
-        "SVDF feature weights \(featureWeights.shape) and time weights \(timeWeights.shape) do not fit input \(input.shape) and rank \(rank)")
+    (filterCount, memorySize) = (featureWeights.tensor.shape[0], timeWeights.tensor.shape[1])
+    guard filterCount % rank == 0, memorySize > 0 else {
+      throw KernelError.invalid("SVDF has \(filterCount) filters and memory \(memorySize) for rank \(rank)")
     }
+    try featureWeights.prepare(rows: filterCount, depth: inputCount, op: Self.op, role: "feature weights")
+    try timeWeights.prepare(shape: [filterCount, memorySize], op: Self.op, role: "time weights")
     let unitCount = filterCount / rank
     if let bias, bias.shape != [unitCount] {
       throw KernelError.invalid("SVDF bias must be [\(unitCount)], got \(bias.shape)")
@@ -71,23 +75,24 @@ final class SVDFKernel: Kernel {
       throw KernelError.invalid("SVDF state \(state.shape) does not hold \(batch) rows of \(filterCount * memorySize) values")
     }
     output.shape = [batch, unitCount]
-    context.requestScratch(bytes: batch * filterCount * MemoryLayout<Float>.stride)
+    var scratch = ScratchLayout()
+    featuresOffset = scratch.reserve(floats: batch * filterCount)
+    inputScratch = RecurrentQuantizationScratch(batch: batch, depth: inputCount, quantization: quantization, scratch: &scratch)
+    context.requestScratch(bytes: scratch.byteCount)
   }
 
   func eval(_ context: EvalContext) throws {
-    guard let scratch = context.scratch?.assumingMemoryBound(to: Float.self) else {
-      throw KernelError.invalid("SVDF was not prepared")
-    }
+    guard let block = context.scratch, let inputScratch else { throw KernelError.invalid("SVDF was not prepared") }
+    let scratch = (block + featuresOffset).assumingMemoryBound(to: Float.self)
     let memory = state.pointer(as: Float.self)
     let total = batch * filterCount * memorySize
     // Overlapping ranges: the raw copy moves them like memmove.
     if total > 1 { UnsafeMutableRawPointer(memory).copyMemory(from: memory + 1, byteCount: (total - 1) * MemoryLayout<Float>.stride) }
     scratch.update(repeating: 0, count: batch * filterCount)
-    RecurrentMath.multiplyAccumulate(
-      matrix: featureWeights.pointer(as: Float.self), rows: filterCount, depth: inputCount,
-      vectors: input.pointer(as: Float.self), vectorStride: inputCount, batch: batch, result: scratch,
-      resultStride: filterCount)
-    let time = timeWeights.pointer(as: Float.self)
+    featureWeights.multiplyAccumulate(
+      inputScratch.vectors(input.pointer(as: Float.self), stride: inputCount, scratch: block), batch: batch,
+      into: scratch, resultStride: filterCount)
+    let time = timeWeights.values
     for row in 0..<batch * filterCount {
       let filterMemory = memory + row * memorySize
       filterMemory[memorySize - 1] = scratch[row]

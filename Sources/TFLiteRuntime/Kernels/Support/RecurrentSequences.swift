@@ -7,15 +7,21 @@ protocol RecurrentDirection {
   /// Values each step writes per batch row.
   var outputCount: Int { get }
   /// Checks the shapes for `batch` rows of `inputCount` values (and `auxiliaryCount` auxiliary
-  /// ones, 0 without); returns the scratch floats `run` needs.
+  /// ones, 0 without); returns the scratch bytes `run` needs.
   mutating func prepare(inputCount: Int, auxiliaryCount: Int, batch: Int) throws -> Int
   /// Runs every step of `layout` (from the last when `reversed`), writing each step's values into
   /// rows of `outputWidth` values of `output`, `outputOffset` values into each row.
   func run(
     input: UnsafePointer<Float>, auxiliary: UnsafePointer<Float>?, layout: SequenceLayout,
     output: UnsafeMutablePointer<Float>, outputWidth: Int, outputOffset: Int, reversed: Bool,
-    scratch: UnsafeMutablePointer<Float>
+    scratch: UnsafeMutableRawPointer
   )
+}
+
+/// The scratch memory of a recurrent kernel (at least one byte is always requested).
+private func recurrentScratch(_ context: EvalContext, op: String) throws -> UnsafeMutableRawPointer {
+  guard let scratch = context.scratch else { throw KernelError.invalid("\(op) was not prepared") }
+  return scratch
 }
 
 /// A recurrent operator with one direction: a single step (`timeMajor` nil, input `[batch, inputs]`)
@@ -49,15 +55,14 @@ struct UnidirectionalSequence<Direction: RecurrentDirection> {
     }
     let scratch = try direction.prepare(inputCount: input.shape[input.shape.count - 1], auxiliaryCount: 0, batch: layout.batch)
     output.shape = input.shape.dropLast() + [direction.outputCount]
-    context.requestScratch(bytes: scratch * MemoryLayout<Float>.stride)
+    context.requestScratch(bytes: max(scratch, 1))
   }
 
   /// Runs the direction over the whole input.
-  func eval(_ context: EvalContext) {
+  func eval(_ context: EvalContext) throws {
     direction.run(
       input: input.pointer(as: Float.self), auxiliary: nil, layout: layout, output: output.pointer(as: Float.self),
-      outputWidth: direction.outputCount, outputOffset: 0, reversed: false,
-      scratch: context.scratch?.assumingMemoryBound(to: Float.self) ?? output.pointer(as: Float.self))
+      outputWidth: direction.outputCount, outputOffset: 0, reversed: false, scratch: try recurrentScratch(context, op: op))
   }
 }
 
@@ -119,13 +124,13 @@ struct BidirectionalSequence<Direction: RecurrentDirection> {
     } else {
       forwardOutput.shape = sequence + [forward.outputCount + backward.outputCount]
     }
-    context.requestScratch(bytes: max(forwardScratch, backwardScratch) * MemoryLayout<Float>.stride)
+    context.requestScratch(bytes: max(forwardScratch, backwardScratch, 1))
   }
 
   /// Runs the forward, then the backward direction.
-  func eval(_ context: EvalContext) {
+  func eval(_ context: EvalContext) throws {
     let forwardValues = forwardOutput.pointer(as: Float.self)
-    let scratch = context.scratch?.assumingMemoryBound(to: Float.self) ?? forwardValues
+    let scratch = try recurrentScratch(context, op: op)
     let auxiliaryValues = usesAuxiliaryWeights ? auxiliary.map { UnsafePointer($0.pointer(as: Float.self)) } : nil
     let forwardWidth = forwardOutput.shape[2]
     forward.run(
