@@ -61,6 +61,9 @@ struct LSTMGate {
   let layerNorm: RuntimeTensor?
   /// Sigmoid, or the node's activation for the cell gate.
   let activation: RecurrentActivation
+  /// Where LiteRT keeps this gate in its scratch buffer, in gate-sized slots (input, cell, forget,
+  /// output; without the input gate cell, forget, output): it decides how LiteRT rounds the sigmoid.
+  let liteRTSlot: Int
 }
 
 /// The vectors one LSTM step multiplies, and where its output rows go.
@@ -122,6 +125,7 @@ struct LSTMCell: RecurrentDirection {
     func matrix(_ tensor: RuntimeTensor?) throws -> RecurrentMatrix? {
       try tensor.map { try RecurrentMatrix($0, hybrid: hybrid, op: op) }
     }
+    let coupled = operand(0) == nil
     func gate(_ index: Int, peephole: Int?, activation: RecurrentActivation) throws -> LSTMGate {
       let required = { (offset: Int) throws -> RecurrentMatrix in
         try RecurrentMatrix(try node.input(first + offset), hybrid: hybrid, op: op)
@@ -132,9 +136,9 @@ struct LSTMCell: RecurrentDirection {
         recurrentWeights: try required(4 + index),
         peephole: try peephole.flatMap { operand(8 + $0) }.map { try RecurrentVector($0, hybrid: hybrid, op: op) },
         bias: try node.input(first + 11 + index), layerNorm: positions.layerNorm.flatMap { node.optionalInput($0 + index) },
-        activation: activation)
+        activation: activation, liteRTSlot: [0, 2, 1, 3][index] - (coupled ? 1 : 0))
     }
-    inputGate = operand(0) == nil ? nil : try gate(0, peephole: 0, activation: .sigmoid)
+    inputGate = coupled ? nil : try gate(0, peephole: 0, activation: .sigmoid)
     forgetGate = try gate(1, peephole: 1, activation: .sigmoid)
     cellGate = try gate(2, peephole: nil, activation: self.activation)
     outputGate = try gate(3, peephole: 2, activation: .sigmoid)
@@ -222,26 +226,27 @@ struct LSTMCell: RecurrentDirection {
         },
         outputState: outputStateScratch.vectors(outputState.pointer(as: Float.self), stride: outputCount, scratch: scratch),
         output: output + row * outputWidth + outputOffset, outputStride: layout.batchRowStride * outputWidth)
-      self.step(operands, batch: layout.batch, scratch: scratch)
+      self.step(operands, layout: layout, scratch: scratch)
     }
   }
 
-  private func step(_ operands: LSTMStepOperands, batch: Int, scratch: UnsafeMutableRawPointer) {
+  private func step(_ operands: LSTMStepOperands, layout: SequenceLayout, scratch: UnsafeMutableRawPointer) {
+    let batch = layout.batch
     let size = batch * cellCount
     let gateValues = (scratch + gatesOffset).assumingMemoryBound(to: Float.self)
     let (inputValues, forget, cellValues, outputValues, hidden) =
       (gateValues, gateValues + size, gateValues + 2 * size, gateValues + 3 * size, gateValues + 4 * size)
     let cell = cellState.pointer(as: Float.self)
     let state = outputState.pointer(as: Float.self)
-    if let inputGate { compute(inputGate, operands, batch: batch, into: inputValues) }
-    compute(forgetGate, operands, batch: batch, into: forget)
-    compute(cellGate, operands, batch: batch, into: cellValues)
+    if let inputGate { compute(inputGate, operands, layout: layout, into: inputValues) }
+    compute(forgetGate, operands, layout: layout, into: forget)
+    compute(cellGate, operands, layout: layout, into: cellValues)
     for index in 0..<size {
       let inputShare = inputGate == nil ? 1 - forget[index] : inputValues[index]
       cell[index] = forget[index] * cell[index] + inputShare * cellValues[index]
     }
     if cellClip > 0 { RecurrentMath.clip(cell, count: size, limit: cellClip) }
-    compute(outputGate, operands, batch: batch, into: outputValues)
+    compute(outputGate, operands, layout: layout, into: outputValues)
     hidden.update(from: cell, count: size)
     activation.apply(to: hidden, count: size)
     for index in 0..<size { hidden[index] *= outputValues[index] }
@@ -263,7 +268,10 @@ struct LSTMCell: RecurrentDirection {
 
   /// One gate for every batch row, from the current input and the previous output state (and the
   /// cell state as it is when the gate is computed, for a peephole).
-  private func compute(_ gate: LSTMGate, _ operands: LSTMStepOperands, batch: Int, into values: UnsafeMutablePointer<Float>) {
+  private func compute(
+    _ gate: LSTMGate, _ operands: LSTMStepOperands, layout: SequenceLayout, into values: UnsafeMutablePointer<Float>
+  ) {
+    let batch = layout.batch
     let bias = UnsafePointer(gate.bias.pointer(as: Float.self))
     RecurrentMath.fillRows(values, with: gate.layerNorm == nil ? bias : nil, count: cellCount, batch: batch, stride: cellCount)
     gate.inputWeights.multiplyAccumulate(operands.input, batch: batch, into: values, resultStride: cellCount)
@@ -280,7 +288,16 @@ struct LSTMCell: RecurrentDirection {
       RecurrentMath.normalizeRows(
         values, count: cellCount, batch: batch, coefficients: layerNorm.pointer(as: Float.self), bias: bias)
     }
-    gate.activation.apply(to: values, count: batch * cellCount)
+    // LiteRT activates a time-major step in one run, a batch-major one sequence by sequence.
+    let slotStart = gate.liteRTSlot * batch * cellCount
+    if layout.timeMajor {
+      gate.activation.apply(to: values, count: batch * cellCount, liteRTOffset: slotStart)
+    } else {
+      for row in 0..<batch {
+        gate.activation.apply(
+          to: values + row * cellCount, count: cellCount, liteRTOffset: slotStart + row * cellCount)
+      }
+    }
   }
 }
 

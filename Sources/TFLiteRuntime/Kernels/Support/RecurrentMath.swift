@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import TFLiteFormat
 
 // Float building blocks of the recurrent kernels (LSTM, RNN, SVDF): batched matrix-vector
@@ -29,8 +36,8 @@ enum RecurrentActivation {
     case .relu: x.replacing(with: 0, where: x .< 0)
     case .reluMinusOneToOne: x.clamped(lowerBound: SIMD16(repeating: -1), upperBound: SIMD16(repeating: 1))
     case .relu6: x.clamped(lowerBound: SIMD16(repeating: 0), upperBound: SIMD16(repeating: 6))
-    case .tanh: VectorMath.tanh(x)
-    case .sigmoid: VectorMath.logistic(x)
+    case .tanh: RecurrentMath.rationalTanh(x)
+    case .sigmoid: RecurrentMath.rangeReducedLogistic(x)
     }
   }
 
@@ -39,10 +46,82 @@ enum RecurrentActivation {
     guard self != .none else { return }
     RecurrentMath.transform(values, count: count) { self($0) }
   }
+
+  /// ``apply(to:count:)`` for values that LiteRT keeps `offset` floats past a 64-byte boundary.
+  /// LiteRT computes the sigmoid a whole aligned SIMD packet at a time and the values before the
+  /// first and after the last whole packet one at a time, as e / (1 + e) with e = expf(min(x,
+  /// 16.6355324)), which rounds differently; the same values are computed that way here.
+  func apply(to values: UnsafeMutablePointer<Float>, count: Int, liteRTOffset offset: Int) {
+    guard self == .sigmoid else { return apply(to: values, count: count) }
+    let packet = RecurrentMath.liteRTPacketFloats
+    let head = min((packet - offset % packet) % packet, count)
+    let body = (count - head) / packet * packet
+    RecurrentMath.expLogistic(values, range: 0..<head)
+    apply(to: values + head, count: body)
+    RecurrentMath.expLogistic(values, range: head + body..<count)
+  }
 }
 
 /// Vector arithmetic shared by the recurrent kernels.
 enum RecurrentMath {
+  /// Floats per SIMD packet in LiteRT's x86-64 build of its vector functions.
+  static let liteRTPacketFloats = 4
+
+  /// The sigmoid of `values[range]` one value at a time: e / (1 + e) with e = expf(min(x, 16.6355324)).
+  static func expLogistic(_ values: UnsafeMutablePointer<Float>, range: Range<Int>) {
+    for index in range {
+      let e = expf(min(values[index], 16.635_532_4))
+      values[index] = e / (1 + e)
+    }
+  }
+
+  /// tanh as LiteRT's recurrent kernels compute it (Eigen's fast float tanh without FMA): x clamped
+  /// to ±7.90738964, then x + x³·P(x²) over Q(x²), a [9/8] rational with single-precision
+  /// coefficients, every product and sum rounded on its own.
+  @inline(__always)
+  static func rationalTanh(_ input: SIMD16<Float>) -> SIMD16<Float> {
+    let limit: Float = 7.907_389_64
+    let x = input.clamped(lowerBound: SIMD16(repeating: -limit), upperBound: SIMD16(repeating: limit))
+    let x2 = x * x
+    let x3 = x2 * x
+    var numerator = SIMD16<Float>(repeating: 1.394_553_628e-8)
+    for coefficient: Float in [2.102_733_560e-5, 3.520_756_727e-3, 1.340_216_100e-1] {
+      numerator = numerator * x2 + SIMD16(repeating: coefficient)
+    }
+    var denominator = SIMD16<Float>(repeating: 8.015_776_984e-7)
+    for coefficient: Float in [3.326_951_409e-4, 2.597_254_514e-2, 4.673_548_340e-1, 1] {
+      denominator = denominator * x2 + SIMD16(repeating: coefficient)
+    }
+    return (x3 * numerator + x) / denominator
+  }
+
+  /// The logistic function as LiteRT's recurrent kernels compute it (Eigen's vectorized float
+  /// logistic, without FMA): e = exp(x) from x/2 = m·ln2 + r (ln2 in two parts), a degree-5
+  /// polynomial for exp(r), scaling by 2^m and squaring; then e / (1 + e). Inputs are capped at
+  /// 16.6355324 and those below −104 give 0.
+  @inline(__always)
+  static func rangeReducedLogistic(_ input: SIMD16<Float>) -> SIMD16<Float> {
+    let half = SIMD16<Float>(repeating: 0.5)
+    let one = SIMD16<Float>(repeating: 1)
+    let x = input.replacing(with: 16.635_532_4, where: input .> 16.635_532_4) * half
+    let m = (x * 1.442_695_040_888_963_41 + half).rounded(.down)
+    var r = m * -0.693_359_375 + x
+    r = m * 2.121_944_40e-4 + r
+    let r2 = r * r
+    let even = r2 * 4.189_866_781_234_741_210_937_5e-2 + SIMD16(repeating: 0.499_991_416_931_152_343_75)
+    let odd = r2 * 8.334_713_056_683_540_344_238_281_25e-3 + SIMD16(repeating: 0.166_668_772_697_448_730_468_75)
+    var p = r * odd + even
+    p = r2 * p + (r + one)
+    // 2^m from its exponent bits (m stays within −75...12 for finite inputs; NaN and infinite
+    // lanes are kept convertible and come out NaN or 0 anyway).
+    let finiteM = m.replacing(with: 0, where: .!(m .== m)).clamped(
+      lowerBound: SIMD16(repeating: -126), upperBound: SIMD16(repeating: 127))
+    let exponents = (SIMD16<Int32>(finiteM) &+ 127) &<< 23
+    var e = p * unsafeBitCast(exponents, to: SIMD16<Float>.self)
+    e = e * e
+    return (e / (one + e)).replacing(with: 0, where: input .< -104)
+  }
+
   /// `Σ a[i]·b[i]` over `count` elements.
   @inline(__always)
   static func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, count: Int) -> Float {
