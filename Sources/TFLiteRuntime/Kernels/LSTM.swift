@@ -195,10 +195,8 @@ struct LSTMCell: RecurrentDirection {
     if let projectionBias, projectionBias.shape != [outputs] {
       throw KernelError.invalid("\(op) projection bias must be [\(outputs)], got \(projectionBias.shape)")
     }
-    guard outputState.elementCount == batch * outputs, cellState.elementCount == batch * cells else {
-      throw KernelError.invalid(
-        "\(op) states \(outputState.shape) and \(cellState.shape) do not hold \(batch) rows of \(outputs) and \(cells) values")
-    }
+    try checkRecurrentState(outputState, rows: batch, width: outputs, op: op, role: "output state")
+    try checkRecurrentState(cellState, rows: batch, width: cells, op: op, role: "cell state")
     var scratch = ScratchLayout()
     gatesOffset = scratch.reserve(floats: 5 * batch * cells)
     inputScratch = RecurrentQuantizationScratch(batch: batch, depth: inputCount, quantization: quantization, scratch: &scratch)

@@ -66,9 +66,7 @@ struct RNNCell: RecurrentDirection {
     try recurrentWeights.prepare(rows: units, depth: units, op: op, role: "recurrent weights")
     try auxiliaryWeights?.prepare(rows: units, depth: auxiliaryCount, op: op, role: "auxiliary weights")
     guard bias.shape == [units] else { throw KernelError.invalid("\(op) bias must be [\(units)], got \(bias.shape)") }
-    guard hiddenState.elementCount == batch * units else {
-      throw KernelError.invalid("\(op) hidden state \(hiddenState.shape) does not hold \(batch) rows of \(units) units")
-    }
+    try checkRecurrentState(hiddenState, rows: batch, width: units, op: op, role: "hidden state")
     var scratch = ScratchLayout()
     inputScratch = RecurrentQuantizationScratch(batch: batch, depth: inputCount, quantization: quantization, scratch: &scratch)
     auxiliaryScratch = RecurrentQuantizationScratch(

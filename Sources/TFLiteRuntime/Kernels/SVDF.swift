@@ -71,9 +71,9 @@ final class SVDFKernel: Kernel {
     if let bias, bias.shape != [unitCount] {
       throw KernelError.invalid("SVDF bias must be [\(unitCount)], got \(bias.shape)")
     }
-    guard state.elementCount == batch * filterCount * memorySize else {
-      throw KernelError.invalid("SVDF state \(state.shape) does not hold \(batch) rows of \(filterCount * memorySize) values")
-    }
+    let (stateWidth, overflow) = filterCount.multipliedReportingOverflow(by: memorySize)
+    guard !overflow else { throw KernelError.invalid("SVDF memory \(memorySize) of \(filterCount) filters is too large") }
+    try checkRecurrentState(state, rows: batch, width: stateWidth, op: Self.op, role: "state")
     output.shape = [batch, unitCount]
     var scratch = ScratchLayout()
     featuresOffset = scratch.reserve(floats: batch * filterCount)

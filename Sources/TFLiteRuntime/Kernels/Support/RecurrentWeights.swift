@@ -66,6 +66,18 @@ private func checkRecurrentWeight(_ tensor: RuntimeTensor, hybrid: Bool, op: Str
   try QuantizationValidation.validate(tensor, op: op)
 }
 
+/// Throws unless `state` is a variable tensor of `rows` rows of `width` values: the recurrent
+/// kernels update their states in place, which only variable tensors allow.
+func checkRecurrentState(_ state: RuntimeTensor, rows: Int, width: Int, op: String, role: String) throws {
+  guard state.isVariable else {
+    throw KernelError.invalid("\(op) \(role) '\(state.name)' must be a variable tensor")
+  }
+  let (count, overflow) = rows.multipliedReportingOverflow(by: width)
+  guard !overflow, state.elementCount == count else {
+    throw KernelError.invalid("\(op) \(role) \(state.shape) does not hold \(rows) rows of \(width) values")
+  }
+}
+
 /// A weight matrix `[rows, depth]` of a recurrent kernel.
 struct RecurrentMatrix {
   /// The weights.
