@@ -368,6 +368,11 @@ for name, layer, shape in [
     ("lstm_last", lambda: tf.keras.layers.LSTM(5), (2, 4, 3)),
     ("bidirectional_lstm", lambda: tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(4, return_sequences=True)),
      (1, 5, 3)),
+    ("stacked_gru_lstm", lambda: tf.keras.Sequential([tf.keras.layers.GRU(6, return_sequences=True),
+                                                     tf.keras.layers.LSTM(3)]), (2, 7, 4)),
+    ("stateful_lstm", lambda: tf.keras.layers.LSTM(4, stateful=True, return_sequences=True), (1, 5, 3)),
 ]:
   CASES.append(Case(name=f"seq_keras_f32_{name}", group=GROUP, mode=FLOAT32, kind="network", inputs=[Input(shape)],
                     make=keras_model(layer, shape), expect=["WHILE"]))
+  if "stateful" in name:  # the state lives in resource variables that the next invoke reads
+    CASES[-1].annotate = _record_second_invoke(CASES[-1])

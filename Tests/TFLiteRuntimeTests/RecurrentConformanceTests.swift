@@ -45,7 +45,9 @@ final class RecurrentConformanceTests: XCTestCase {
     XCTAssertGreaterThanOrEqual(entries.count, 25, "fewer recurrent cases with a second invoke than expected")
     for entry in entries {
       let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(entry.file).path)
-      let executor = try ModelRunner(model: model, options: RunnerOptions(threadCount: 1)).primary
+      let runner = try ModelRunner(model: model, options: RunnerOptions(threadCount: 1))
+      defer { withExtendedLifetime(runner) {} }
+      let executor = runner.primary
       try executor.allocateTensors()
       let inputs = try entry.inputs.map { try TestModelManifest.array($0.file) }
       var firstOutputs: [[Float]] = []
