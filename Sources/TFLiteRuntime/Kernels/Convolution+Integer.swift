@@ -234,31 +234,11 @@ final class IntegerConv2DKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let op = "CONV_2D"
-    try FloatOperands.requireRank(input, 4, op: op, role: "input")
-    try FloatOperands.requireRank(filter, 4, op: op, role: "filter")
-    let channels = input.shape[3]
-    let (outputChannels, filterChannels) = (filter.shape[0], filter.shape[3])
-    guard filterChannels > 0, channels > 0, channels % filterChannels == 0,
-      outputChannels % (channels / filterChannels) == 0
-    else {
-      throw KernelError.invalid("\(op) filter \(filter.shape) does not fit input \(input.shape)")
-    }
-    try FloatOperands.requireBias(bias, count: outputChannels, op: op)
-    let heightAxis = try WindowAxis(
-      op: op, axis: "height", inputSize: input.shape[1], filterSize: filter.shape[1], stride: options.strideH,
-      dilation: options.dilationHFactor, padding: options.padding)
-    let widthAxis = try WindowAxis(
-      op: op, axis: "width", inputSize: input.shape[2], filterSize: filter.shape[2], stride: options.strideW,
-      dilation: options.dilationWFactor, padding: options.padding)
-    let outputShape = [input.shape[0], heightAxis.outputSize, widthAxis.outputSize, outputChannels]
-    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    let shape = try ConvolutionShape(conv2DInput: input, filter: filter, bias: bias, options: options, op: op)
     let arithmetic = try IntegerWeightedArithmetic(
-      op: op, input: input, weights: filter, bias: bias, output: output, outputChannels: outputChannels,
+      op: op, input: input, weights: filter, bias: bias, output: output, outputChannels: shape.outputChannels,
       channelAxis: 0, activation: activation, rounding: context.roundingPolicy)
-    let shape = ConvolutionShape(
-      batch: input.shape[0], inputChannels: channels, groupInputChannels: filterChannels,
-      outputChannels: outputChannels, height: heightAxis, width: widthAxis)
-    output.shape = outputShape
+    output.shape = shape.outputShape
     byteConvolution = try prepareConvolution(shape, arithmetic: arithmetic, input: input, op: op, context: &context)
     // The 8-bit path keeps only its packed form (not the Int32 weights).
     self.arithmetic = byteConvolution == nil ? arithmetic : nil
@@ -623,32 +603,15 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let op = "DEPTHWISE_CONV_2D"
-    try FloatOperands.requireRank(input, 4, op: op, role: "input")
-    try FloatOperands.requireRank(filter, 4, op: op, role: "filter")
-    let channels = input.shape[3]
-    let outputChannels = filter.shape[3]
-    guard filter.shape[0] == 1, channels > 0, outputChannels > 0, outputChannels % channels == 0 else {
-      throw KernelError.invalid("\(op) filter \(filter.shape) does not fit input channels \(channels)")
-    }
-    try FloatOperands.requireBias(bias, count: outputChannels, op: op)
-    let heightAxis = try WindowAxis(
-      op: op, axis: "height", inputSize: input.shape[1], filterSize: filter.shape[1], stride: options.strideH,
-      dilation: options.dilationHFactor, padding: options.padding)
-    let widthAxis = try WindowAxis(
-      op: op, axis: "width", inputSize: input.shape[2], filterSize: filter.shape[2], stride: options.strideW,
-      dilation: options.dilationWFactor, padding: options.padding)
-    let outputShape = [input.shape[0], heightAxis.outputSize, widthAxis.outputSize, outputChannels]
-    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    let shape = try DepthwiseShape(depthwiseInput: input, filter: filter, bias: bias, options: options, op: op)
+    let outputChannels = shape.outputChannels
     let arithmetic = try IntegerWeightedArithmetic(
       op: op, input: input, weights: filter, bias: bias, output: output, outputChannels: outputChannels,
       channelAxis: 3, activation: activation, rounding: context.roundingPolicy)
-    let shape = DepthwiseShape(
-      batch: input.shape[0], inputChannels: channels, multiplier: outputChannels / channels, height: heightAxis,
-      width: widthAxis)
-    output.shape = outputShape
+    output.shape = shape.outputShape
     if input.type == .int16 {
       byteDepthwise = nil
-      wideFilter = Self.ohwiFilter(arithmetic.weights, taps: heightAxis.filterSize * widthAxis.filterSize, channels: outputChannels)
+      wideFilter = Self.ohwiFilter(arithmetic.weights, taps: shape.height.filterSize * shape.width.filterSize, channels: outputChannels)
       context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
     } else {
       let convolution = ByteDepthwiseConvolution(shape, arithmetic: arithmetic, isSigned: input.type == .int8)
