@@ -1,6 +1,7 @@
 import TFLiteFormat
 
-// Float LSTM kernels: LSTM (one step), UNIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_LSTM.
+// LSTM kernels: LSTM (one step), UNIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_LSTM, with
+// FLOAT32 or hybrid INT8 weights (see RecurrentWeights.swift) and FLOAT32 activations.
 //
 // Per time step, with x the input, h the output state and c the cell state of the previous step:
 //   gate  = act(W·x + W_aux·aux + R·h + p ⊙ c + b)   (for the input, forget and output gates act = sigmoid;
@@ -12,7 +13,7 @@ import TFLiteFormat
 // auxiliary input are optional. Output and cell states are variable tensors updated in place.
 
 extension KernelRegistry {
-  /// LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM (float32).
+  /// LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM (float32 activations).
   nonisolated(unsafe) static let lstm: [String: any Kernel.Type] = [
     "LSTM": LSTMKernel.self, "UNIDIRECTIONAL_SEQUENCE_LSTM": UnidirectionalSequenceLSTMKernel.self,
     "BIDIRECTIONAL_SEQUENCE_LSTM": BidirectionalSequenceLSTMKernel.self,
@@ -299,7 +300,7 @@ struct LSTMCell: RecurrentDirection {
   }
 }
 
-/// UNIDIRECTIONAL_SEQUENCE_LSTM (float32): input `[time, batch, inputs]` (time major) or
+/// UNIDIRECTIONAL_SEQUENCE_LSTM (float32 activations): input `[time, batch, inputs]` (time major) or
 /// `[batch, time, inputs]`, 20 or 24 operands (see ``LSTMOperandPositions``), output of the
 /// input's layout with `outputs` values per step.
 final class UnidirectionalSequenceLSTMKernel: Kernel {
@@ -323,7 +324,7 @@ final class UnidirectionalSequenceLSTMKernel: Kernel {
   func eval(_ context: EvalContext) throws { try sequence.eval(context) }
 }
 
-/// LSTM (float32, full kernel): one step of `[batch, inputs]`, 20 or 24 operands (see
+/// LSTM (float32 activations, full kernel): one step of `[batch, inputs]`, 20 or 24 operands (see
 /// ``LSTMOperandPositions``), output `[batch, outputs]`. The basic kernel type is not run.
 final class LSTMKernel: Kernel {
   private var step: UnidirectionalSequence<LSTMCell>
@@ -345,7 +346,7 @@ final class LSTMKernel: Kernel {
   func eval(_ context: EvalContext) throws { try step.eval(context) }
 }
 
-/// BIDIRECTIONAL_SEQUENCE_LSTM (float32): 48 operands (forward and backward weights at
+/// BIDIRECTIONAL_SEQUENCE_LSTM (float32 activations): 48 operands (forward and backward weights at
 /// ``LSTMOperandPositions/forward`` and ``LSTMOperandPositions/backward``, an optional auxiliary
 /// input at 39); see ``BidirectionalSequence`` for the directions and outputs.
 final class BidirectionalSequenceLSTMKernel: Kernel {

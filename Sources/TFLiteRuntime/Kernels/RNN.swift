@@ -1,11 +1,11 @@
 import TFLiteFormat
 
-// Float fully connected RNN kernels: RNN (one step), UNIDIRECTIONAL_SEQUENCE_RNN and
+// Fully connected RNN kernels (FLOAT32 activations, FLOAT32 or hybrid INT8 weights): RNN (one step), UNIDIRECTIONAL_SEQUENCE_RNN and
 // BIDIRECTIONAL_SEQUENCE_RNN. Per time step h' = act(W·x + W_aux·aux + R·h + b); the output is h'
 // and the hidden state (a variable tensor) becomes h'.
 
 extension KernelRegistry {
-  /// RNN, UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN (float32).
+  /// RNN, UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN (float32 activations).
   nonisolated(unsafe) static let rnn: [String: any Kernel.Type] = [
     "RNN": RNNKernel.self, "UNIDIRECTIONAL_SEQUENCE_RNN": UnidirectionalSequenceRNNKernel.self,
     "BIDIRECTIONAL_SEQUENCE_RNN": BidirectionalSequenceRNNKernel.self,
@@ -108,7 +108,7 @@ struct RNNCell: RecurrentDirection {
   }
 }
 
-/// RNN (float32): input `[batch, inputs]`, weights, recurrent weights, bias, hidden state; output `[batch, units]`.
+/// RNN (float32 activations): input `[batch, inputs]`, weights, recurrent weights, bias, hidden state; output `[batch, units]`.
 final class RNNKernel: Kernel {
   private var step: UnidirectionalSequence<RNNCell>
 
@@ -126,7 +126,7 @@ final class RNNKernel: Kernel {
   func eval(_ context: EvalContext) throws { try step.eval(context) }
 }
 
-/// UNIDIRECTIONAL_SEQUENCE_RNN (float32): input `[time, batch, inputs]` (time major) or
+/// UNIDIRECTIONAL_SEQUENCE_RNN (float32 activations): input `[time, batch, inputs]` (time major) or
 /// `[batch, time, inputs]`; output of the same layout with `units` values per step.
 final class UnidirectionalSequenceRNNKernel: Kernel {
   private var sequence: UnidirectionalSequence<RNNCell>
@@ -146,7 +146,7 @@ final class UnidirectionalSequenceRNNKernel: Kernel {
   func eval(_ context: EvalContext) throws { try sequence.eval(context) }
 }
 
-/// BIDIRECTIONAL_SEQUENCE_RNN (float32): 9 to 12 operands (input; forward weights, recurrent
+/// BIDIRECTIONAL_SEQUENCE_RNN (float32 activations): 9 to 12 operands (input; forward weights, recurrent
 /// weights, bias, hidden state; the same backward; auxiliary input; forward and backward auxiliary
 /// weights); see ``BidirectionalSequence`` for the directions and outputs.
 final class BidirectionalSequenceRNNKernel: Kernel {

@@ -1,13 +1,13 @@
 import TFLiteFormat
 
-// SVDF (float32): a fully connected layer factored into `rank` pairs of feature and time filters.
+// SVDF (FLOAT32 activations, FLOAT32 or hybrid INT8 weights): a fully connected layer factored into `rank` pairs of feature and time filters.
 // The state keeps, per batch row and filter, the last `memory` feature activations. Each step
 // shifts every filter's memory one place towards the past, stores the new activation
 // `weights_feature[f] · x` at the newest place, and computes
 //   output[b, u] = act(Σ_{r < rank} weights_time[u·rank + r] · memory[b, u·rank + r] + bias[u]).
 
 extension KernelRegistry {
-  /// SVDF (float32).
+  /// SVDF (float32 activations).
   nonisolated(unsafe) static let svdf: [String: any Kernel.Type] = ["SVDF": SVDFKernel.self]
 }
 
