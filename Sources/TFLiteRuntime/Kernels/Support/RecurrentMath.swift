@@ -104,7 +104,7 @@ enum RecurrentMath {
     let half = SIMD16<Float>(repeating: 0.5)
     let one = SIMD16<Float>(repeating: 1)
     let x = input.replacing(with: 16.635_532_4, where: input .> 16.635_532_4) * half
-    let m = (x * 1.442_695_040_888_963_41 + half).rounded(.down)
+    let m = VectorMath.floor(x * 1.442_695_040_888_963_41 + half)
     var r = m * -0.693_359_375 + x
     r = m * 2.121_944_40e-4 + r
     let r2 = r * r
@@ -112,11 +112,11 @@ enum RecurrentMath {
     let odd = r2 * 8.334_713_056_683_540_344_238_281_25e-3 + SIMD16(repeating: 0.166_668_772_697_448_730_468_75)
     var p = r * odd + even
     p = r2 * p + (r + one)
-    // 2^m from its exponent bits (m stays within −75...12 for finite inputs; NaN and infinite
-    // lanes are kept convertible and come out NaN or 0 anyway).
-    let finiteM = m.replacing(with: 0, where: .!(m .== m)).clamped(
-      lowerBound: SIMD16(repeating: -126), upperBound: SIMD16(repeating: 127))
-    let exponents = (SIMD16<Int32>(finiteM) &+ 127) &<< 23
+    // 2^m from its exponent bits: m (an integer within −75...12 for finite inputs) lands in the
+    // low mantissa bits of m + 1.5·2^23.
+    let shifter: Float = 12_582_912
+    let integers = unsafeBitCast(m + shifter, to: SIMD16<Int32>.self) &- Int32(bitPattern: shifter.bitPattern)
+    let exponents = (integers &+ 127) &<< 23
     var e = p * unsafeBitCast(exponents, to: SIMD16<Float>.self)
     e = e * e
     return (e / (one + e)).replacing(with: 0, where: input .< -104)
@@ -142,6 +142,41 @@ enum RecurrentMath {
     return sum
   }
 
+  /// `Σ a[i]·b[i]` over `count` int8 values, in wrapping int32 (a loop LLVM vectorizes).
+  @inline(__always)
+  static func dot(_ a: UnsafePointer<Int8>, _ b: UnsafePointer<Int8>, count: Int) -> Int32 {
+    var sum: Int32 = 0
+    for index in 0..<count { sum &+= Int32(a[index]) &* Int32(b[index]) }
+    return sum
+  }
+
+  /// The dot products of four consecutive matrix rows (`depth` apart) with `vector`, sharing its loads.
+  @inline(__always)
+  private static func fourDots(
+    _ rows: UnsafePointer<Float>, depth: Int, _ vector: UnsafePointer<Float>
+  ) -> SIMD4<Float> {
+    var sums = (SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>(), SIMD8<Float>())
+    @inline(__always) func load(_ pointer: UnsafePointer<Float>) -> SIMD8<Float> {
+      UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Float>.self)
+    }
+    var index = 0
+    while index + 8 <= depth {
+      let values = load(vector + index)
+      sums.0 += load(rows + index) * values
+      sums.1 += load(rows + depth + index) * values
+      sums.2 += load(rows + 2 * depth + index) * values
+      sums.3 += load(rows + 3 * depth + index) * values
+      index += 8
+    }
+    var result = SIMD4(sums.0.sum(), sums.1.sum(), sums.2.sum(), sums.3.sum())
+    while index < depth {
+      let value = vector[index]
+      result += SIMD4(rows[index], rows[depth + index], rows[2 * depth + index], rows[3 * depth + index]) * value
+      index += 1
+    }
+    return result
+  }
+
   /// For every batch row `b` and matrix row `r`:
   /// `result[b·resultStride + r] += Σₖ matrix[r·depth + k] · vectors[b·vectorStride + k]`.
   static func multiplyAccumulate(
@@ -151,8 +186,15 @@ enum RecurrentMath {
     for row in 0..<batch {
       let vector = vectors + row * vectorStride
       let target = result + row * resultStride
-      for unit in 0..<rows {
+      var unit = 0
+      while unit + 4 <= rows {
+        let sums = fourDots(matrix + unit * depth, depth: depth, vector)
+        for lane in 0..<4 { target[unit + lane] += sums[lane] }
+        unit += 4
+      }
+      while unit < rows {
         target[unit] += dot(matrix + unit * depth, vector, count: depth)
+        unit += 1
       }
     }
   }

@@ -118,9 +118,9 @@ struct RecurrentMatrix {
       let factor = quantized.scales[row] * weightScale
       let zeroPoint = quantized.zeroPoints[row]
       let target = result + row * resultStride
-      HybridProducts.forEachDotProduct(
-        weights: hybridWeights.values, depth: depth, rows: 0..<rows, input: quantized.values + row * depth
-      ) { unit, sum in
+      let vector = quantized.values + row * depth
+      for unit in 0..<rows {
+        let sum = RecurrentMath.dot(hybridWeights.values + unit * depth, vector, count: depth)
         target[unit] += Float(sum &- hybridWeights.rowSums[unit] &* zeroPoint) * factor
       }
     }
