@@ -25,6 +25,7 @@ public enum KernelRegistry {
       dilate, bitcast, bucketize, sparseToDense, fakeQuant, fourierTransform,
       embeddingLookupSparse,
       mediaPipe,
+      lstm, rnn, svdf,
     ]
     return families.reduce(into: [:]) { all, family in
       for (name, kernel) in family { all[name, default: []].append(kernel) }
