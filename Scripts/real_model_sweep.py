@@ -295,8 +295,9 @@ def build_model(name, out, variants):
         np.save(os.path.join(target, file), output)
         facts["outputs"][resolver].append(file)
     if "BUILTIN_REF" not in facts["outputs"] and "BUILTIN_WITHOUT_DEFAULT_DELEGATES" not in facts["outputs"]:
-      # The reference kernels failed (int8 SOFTMAX of BUILTIN_REF aborts on tiny input scales):
-      # fall back to the builtin kernels and say so.
+      # The reference kernels failed (BUILTIN_REF lacks TILE version 3, and its int8 SOFTMAX aborts
+      # on tiny input scales): fall back to the builtin kernels, which are not always bit-exact with
+      # the reference ones, and say so.
       try:
         outputs, elapsed = _run_litert(model_bytes, values, "BUILTIN_WITHOUT_DEFAULT_DELEGATES")
         facts["litert_seconds"]["BUILTIN_WITHOUT_DEFAULT_DELEGATES"] = round(elapsed, 4)
@@ -345,7 +346,8 @@ def compare_model(name, variant, out, cli, timeout):
     return {"status": "NO REF", "detail": json.dumps(facts.get("litert_errors"))}
   reference = _load(target, facts["outputs"][resolver])
   row = {"status": "", "ref_seconds": facts["litert_seconds"].get(resolver),
-         "detail": "" if resolver == "BUILTIN_REF" else f"(vs {resolver}: BUILTIN_REF aborted) "}
+         "detail": "" if resolver == "BUILTIN_REF" else
+         f"(vs {resolver}; BUILTIN_REF: {facts.get('litert_errors', {}).get('BUILTIN_REF', '')[:80]}) "}
   if floating:
     value_range = max(float(np.max(r) - np.min(r)) for r in reference if np.issubdtype(r.dtype, np.floating))
     spreads = [_max_error(_load(target, facts["outputs"][r]), reference)
@@ -371,7 +373,8 @@ def compare_model(name, variant, out, cli, timeout):
   if result.returncode == 0:
     row["status"] = "OK"
   elif "MISMATCH" in result.stdout:
-    row["status"] = "MISMATCH"
+    # Against the optimized builtin kernels a quantized difference is not necessarily ours.
+    row["status"] = "MISMATCH" if resolver == "BUILTIN_REF" else "DIFF(BUILTIN)"
     row["detail"] += " | ".join(line.strip() for line in result.stdout.splitlines() if "beyond" in line or "differ" in line)[:300]
   else:
     row["status"] = "FAILED" if result.returncode > 0 else f"CRASH({result.returncode})"

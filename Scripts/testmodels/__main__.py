@@ -29,8 +29,9 @@ DEFAULT_BENCHMARK_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dir
 
 
 def all_cases():
-  from . import detection, extra_ops, graphs, networks, single_ops, quant_ops  # noqa: F401 (registration happens on import)
-  cases = single_ops.CASES + quant_ops.CASES + networks.CASES + graphs.CASES + detection.CASES + extra_ops.CASES
+  from . import detection, extra_ops, graphs, keras_regressions, networks, single_ops, quant_ops  # noqa: F401 (registration happens on import)
+  cases = (single_ops.CASES + quant_ops.CASES + networks.CASES + graphs.CASES + detection.CASES + extra_ops.CASES
+           + keras_regressions.CASES)
   names = [case.name for case in cases]
   duplicates = sorted({name for name in names if names.count(name) > 1})
   if duplicates:
