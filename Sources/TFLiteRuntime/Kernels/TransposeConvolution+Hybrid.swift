@@ -76,39 +76,21 @@ final class HybridTransposeConvKernel: Kernel {
     let activation = activation
     let (outputHeight, outputWidth) = (shape.height.inputSize, shape.width.inputSize)
     let (outputChannels, depth) = (shape.outputChannels, shape.inputChannels)
-    let (filterHeight, filterWidth) = (shape.height.filterSize, shape.width.filterSize)
-    let (strideY, strideX) = (shape.height.stride, shape.width.stride)
-    let (padTop, padLeft) = (shape.height.paddingBefore, shape.width.paddingBefore)
-    let (inputHeight, inputWidth) = (shape.inputHeight, shape.inputWidth)
+    let tapsPerChannel = shape.height.filterSize * shape.width.filterSize
     context.parallelFor(shape.batch * outputHeight) { row in
       let image = row / outputHeight
       let imageValues = quantized.values + image &* quantized.runLength
       let zeroPoint = quantized.zeroPoints[image]
       let imageScale = quantized.scales[image]
-      // Output (y, x) gathers input (iy, ix) through tap (ky, kx) when y + padTop = iy · strideY + ky.
-      let shiftedY = row % outputHeight + padTop
       for x in 0..<outputWidth {
-        let shiftedX = x + padLeft
         let outputPixel = destination + (row &* outputWidth &+ x) &* outputChannels
         for channel in 0..<outputChannels {
-          let channelWeights = weights.values + channel &* filterHeight &* filterWidth &* depth
+          let channelWeights = weights.values + channel &* tapsPerChannel &* depth
           var sum: Int32 = 0
-          var ky = shiftedY % strideY
-          while ky < filterHeight {
-            let inputY = (shiftedY - ky) / strideY
-            if inputY >= 0 && inputY < inputHeight {
-              var kx = shiftedX % strideX
-              while kx < filterWidth {
-                let inputX = (shiftedX - kx) / strideX
-                if inputX >= 0 && inputX < inputWidth {
-                  let pixel = imageValues + (inputY &* inputWidth &+ inputX) &* depth
-                  let tap = channelWeights + (ky &* filterWidth &+ kx) &* depth
-                  for d in 0..<depth { sum &+= (Int32(pixel[d]) &- zeroPoint) &* Int32(tap[d]) }
-                }
-                kx += strideX
-              }
-            }
-            ky += strideY
+          shape.forEachContribution(outputY: row % outputHeight, outputX: x) { inputPixel, tap in
+            let pixel = imageValues + inputPixel &* depth
+            let filter = channelWeights + tap &* depth
+            for d in 0..<depth { sum &+= (Int32(pixel[d]) &- zeroPoint) &* Int32(filter[d]) }
           }
           let value = HybridRescale.combinedScale(
             sum, inputScale: imageScale, weightScale: weights.channelScales[channel],
