@@ -29,9 +29,10 @@ DEFAULT_BENCHMARK_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dir
 
 
 def all_cases():
-  from . import detection, extra_ops, graphs, mediapipe, more_ops, networks, sequence, single_ops, quant_ops  # noqa: F401 (registration happens on import)
+  from . import (  # noqa: F401 (registration happens on import)
+    detection, extra_ops, graphs, keras_regressions, mediapipe, more_ops, networks, sequence, single_ops, quant_ops)
   cases = (single_ops.CASES + quant_ops.CASES + networks.CASES + graphs.CASES + detection.CASES + extra_ops.CASES
-           + more_ops.CASES + mediapipe.CASES + sequence.CASES)
+           + more_ops.CASES + mediapipe.CASES + sequence.CASES + keras_regressions.CASES)
   names = [case.name for case in cases]
   duplicates = sorted({name for name in names if names.count(name) > 1})
   if duplicates:

@@ -417,9 +417,11 @@ struct HybridOperands {
 }
 
 extension KernelRegistry {
-  /// FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D and BATCH_MATMUL with float activations and int8 weights.
+  /// FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, BATCH_MATMUL and TRANSPOSE_CONV with float
+  /// activations and int8 weights.
   nonisolated(unsafe) static let hybrid: [String: any Kernel.Type] = [
     "FULLY_CONNECTED": HybridFullyConnectedKernel.self, "CONV_2D": HybridConv2DKernel.self,
     "DEPTHWISE_CONV_2D": HybridDepthwiseConv2DKernel.self, "BATCH_MATMUL": HybridBatchMatMulKernel.self,
+    "TRANSPOSE_CONV": HybridTransposeConvKernel.self,
   ]
 }

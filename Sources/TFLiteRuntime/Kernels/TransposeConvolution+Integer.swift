@@ -134,41 +134,24 @@ private struct IntegerTransposeConvolution: QuantizedTypeVisitor {
     let outputWidth = shape.width.inputSize
     let outputChannels = shape.outputChannels
     let depth = shape.inputChannels
-    let (filterHeight, filterWidth) = (shape.height.filterSize, shape.width.filterSize)
-    let (strideY, strideX) = (shape.height.stride, shape.width.stride)
-    let (padTop, padLeft) = (shape.height.paddingBefore, shape.width.paddingBefore)
-    let (inputHeight, inputWidth) = (shape.inputHeight, shape.inputWidth)
-    let arithmetic = self.arithmetic
+    let tapsPerChannel = shape.height.filterSize * shape.width.filterSize
+    let imageSize = shape.inputHeight * shape.inputWidth * depth
+    let (shape, arithmetic) = (self.shape, self.arithmetic)
     arithmetic.weights.withUnsafeBufferPointer { weightBuffer in
       guard let weights = weightBuffer.baseAddress else { return }
       context.parallelFor(shape.batch * outputHeight) { row in
-        let image = row / outputHeight
-        // Taps reaching this row satisfy y + padTop = iy · strideY + ky, so they step by strideY.
-        let shiftedY = row % outputHeight + padTop
-        let imageBase = input + image * inputHeight * inputWidth * depth
+        let imageBase = input + row / outputHeight * imageSize
         for x in 0..<outputWidth {
-          let shiftedX = x + padLeft
           let outputBase = output + (row * outputWidth + x) * outputChannels
           for channel in 0..<outputChannels {
+            let channelWeights = weights + channel * tapsPerChannel * depth
             var sum: Int64 = 0
-            var ky = shiftedY % strideY
-            while ky < filterHeight {
-              let inputY = (shiftedY - ky) / strideY
-              if inputY >= 0 && inputY < inputHeight {
-                var kx = shiftedX % strideX
-                while kx < filterWidth {
-                  let inputX = (shiftedX - kx) / strideX
-                  if inputX >= 0 && inputX < inputWidth {
-                    let pixel = imageBase + (inputY * inputWidth + inputX) * depth
-                    let filter = weights + ((channel * filterHeight + ky) * filterWidth + kx) * depth
-                    var partial: Int64 = 0
-                    for d in 0..<depth { partial &+= Int64(pixel[d]) &* Int64(filter[d]) }
-                    sum &+= partial
-                  }
-                  kx += strideX
-                }
-              }
-              ky += strideY
+            shape.forEachContribution(outputY: row % outputHeight, outputX: x) { inputPixel, tap in
+              let pixel = imageBase + inputPixel * depth
+              let filter = channelWeights + tap * depth
+              var partial: Int64 = 0
+              for d in 0..<depth { partial &+= Int64(pixel[d]) &* Int64(filter[d]) }
+              sum &+= partial
             }
             outputBase[channel] = Output(truncatingIfNeeded: arithmetic.requantize(sum, channel: channel))
           }

@@ -82,6 +82,30 @@ extension TransposeConvolutionShape {
   }
 }
 
+extension TransposeConvolutionShape {
+  /// Calls `body(inputPixel, tap)` for every input pixel of an image and filter tap that land on
+  /// output pixel (`y`, `x`): `inputPixel` = iy · inputWidth + ix and `tap` = ky · filterWidth + kx
+  /// with y + top padding = iy · stride + ky (likewise along x), so the taps step by the stride.
+  @inline(__always)
+  func forEachContribution(outputY y: Int, outputX x: Int, _ body: (_ inputPixel: Int, _ tap: Int) -> Void) {
+    let shiftedY = y + height.paddingBefore
+    let shiftedX = x + width.paddingBefore
+    var ky = shiftedY % height.stride
+    while ky < height.filterSize {
+      let inputY = (shiftedY - ky) / height.stride
+      if inputY >= 0 && inputY < inputHeight {
+        var kx = shiftedX % width.stride
+        while kx < width.filterSize {
+          let inputX = (shiftedX - kx) / width.stride
+          if inputX >= 0 && inputX < inputWidth { body(inputY * inputWidth + inputX, ky * width.filterSize + kx) }
+          kx += width.stride
+        }
+      }
+      ky += height.stride
+    }
+  }
+}
+
 /// TRANSPOSE_CONV in float32: one GEMM (`input pixels × in` · `in × (kh·kw·out)`) into a column
 /// buffer, then each column is added to the output pixel it lands on (col2im), in chunks of input
 /// rows so the column buffer stays small.
