@@ -398,28 +398,29 @@ final class Conv2DKernel: Kernel {
     self.depthwise = depthwise
   }
 
-  /// Runs the depthwise route.
+  /// Runs the depthwise route. `context.scratch` is nil when it needs none (a constant filter and
+  /// one output channel per group).
   private func evalDepthwise(_ depthwise: DepthwiseShape, _ context: EvalContext) throws {
-    guard let shape, let scratch = context.scratch else { throw KernelError.invalid("CONV_2D was not prepared") }
+    guard let shape else { throw KernelError.invalid("CONV_2D was not prepared") }
     if let offset = depthwiseFilterScratchOffset {
+      guard let scratch = context.scratch else { throw KernelError.invalid("CONV_2D was not prepared") }
       let reordered = (scratch + offset).assumingMemoryBound(to: Float.self)
       Self.reorderForDepthwise(filter.pointer(as: Float.self), shape, into: reordered)
-      runDepthwise(depthwise, filter: reordered, context, scratch: scratch)
+      runDepthwise(depthwise, filter: reordered, context)
     } else {
       depthwiseFilter.withUnsafeBufferPointer { buffer in
-        if let base = buffer.baseAddress { runDepthwise(depthwise, filter: base, context, scratch: scratch) }
+        if let base = buffer.baseAddress { runDepthwise(depthwise, filter: base, context) }
       }
     }
   }
 
   /// The depthwise kernel over the reordered `filter`.
-  private func runDepthwise(
-    _ depthwise: DepthwiseShape, filter: UnsafePointer<Float>, _ context: EvalContext, scratch: UnsafeMutableRawPointer
-  ) {
+  private func runDepthwise(_ depthwise: DepthwiseShape, filter: UnsafePointer<Float>, _ context: EvalContext) {
     FloatDepthwiseConvolution.run(
       depthwise, input: input.pointer(as: Float.self), filter: filter,
       bias: bias.map { UnsafePointer($0.pointer(as: Float.self)) }, activation: activation,
-      output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: scratch + depthwiseScratchOffset)
+      output: output.pointer(as: Float.self), threadCount: context.threadCount,
+      scratch: context.scratch.map { $0 + depthwiseScratchOffset })
   }
 
   /// Copies a filter `[out, h, w, 1]` into the depthwise layout `[h, w, out]`.
