@@ -1,6 +1,6 @@
 """Writes TestModels/ (and, with --benchmark-models, Benchmarks/Models/).
 
-  python -m testmodels --out TestModels [--only REGEX] [--list] [--benchmark-models [DIR]]
+  python -m testmodels --out TestModels [--only REGEX] [--list] [--benchmark-models [DIR]] [--benchmark-only REGEX]
 
 Without --only the output directory is rebuilt from scratch; with --only the matching cases are
 regenerated and merged into the existing manifest.
@@ -70,6 +70,8 @@ def main():
                       help="also write the full-size benchmark networks into DIR (default Benchmarks/Models, "
                            "not committed)")
   parser.add_argument("--skip-test-models", action="store_true", help="with --benchmark-models: only those")
+  parser.add_argument("--benchmark-only", metavar="REGEX",
+                      help="with --benchmark-models: write only the networks whose name matches, keeping the others")
   args = parser.parse_args()
 
   tf.keras.utils.set_random_seed(core.SEED)
@@ -77,7 +79,7 @@ def main():
 
   if args.benchmark_models:
     from . import benchmark_models
-    benchmark_models.write_all(args.benchmark_models)
+    benchmark_models.write_all(args.benchmark_models, args.benchmark_only)
     if args.skip_test_models:
       return
 

@@ -71,6 +71,9 @@ CONV_CASES = [
     ("batch2_s1_same", image(5, 5, 3, n=2), dict(), (FLOAT32, INT8)),
     ("nobias", image(6, 6, 3), dict(bias=False), (FLOAT32, INT8)),
     ("grouped_g2", image(6, 6, 8), dict(groups=2, cout=6), (FLOAT32, INT8)),
+    # One input channel per group: a depthwise convolution as Keras' Conv2D(groups=channels) converts.
+    ("grouped_depthwise_k7_relu", image(9, 8, 8), dict(kh=7, kw=7, groups=8, cout=16, act="relu"), (FLOAT32,)),
+    ("grouped_depthwise_k3_s2", image(9, 9, 6), dict(groups=6, cout=6, strides=2), (FLOAT32,)),
     ("s2_same_k5", image(11, 11, 3), dict(kh=5, kw=5, strides=2, act="relu6"), (FLOAT32,)),
 ]
 

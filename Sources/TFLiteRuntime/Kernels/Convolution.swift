@@ -292,6 +292,15 @@ final class Conv2DKernel: Kernel {
   private var weights = PackedWeights()
   private var paddedBias = PaddedBias()
   private var gemmScratchOffset = 0
+  /// Set when every group has one input channel (a depthwise convolution written as a grouped
+  /// CONV_2D, as Keras converts `Conv2D(groups=channels)`): it then runs on the depthwise kernel
+  /// rather than as one GEMM of a single column per group.
+  private var depthwise: DepthwiseShape?
+  /// A constant filter of the depthwise route in the depthwise layout (`[h, w, out]`).
+  private var depthwiseFilter: [Float] = []
+  /// Scratch for a non-constant filter of the depthwise route in that layout, and for the kernel.
+  private var depthwiseFilterScratchOffset: Int?
+  private var depthwiseScratchOffset = 0
 
   init(node: Node) throws {
     operands = try WeightedOperands(node, op: "CONV_2D")
@@ -327,8 +336,15 @@ final class Conv2DKernel: Kernel {
       batch: batch, inputChannels: channels, groupInputChannels: filterChannels, outputChannels: outputChannels,
       height: heightAxis, width: widthAxis)
     output.shape = outputShape
-    let plan = FloatConvolution.plan(shape, threadCount: context.threadCount)
     var scratch = ScratchLayout()
+    if groups > 1 && filterChannels == 1 && filter.sparsity == nil {
+      prepareDepthwise(shape, scratch: &scratch)
+      context.requestScratch(bytes: scratch.byteCount)
+      return
+    }
+    depthwise = nil
+    depthwiseFilter = []
+    let plan = FloatConvolution.plan(shape, threadCount: context.threadCount)
     try weights.prepare(
       filter, count: groups, sourceStride: FloatConvolution.filterGroupStride(shape),
       layout: FloatConvolution.filterLayout(shape), depth: shape.gemmDepth, columns: shape.groupOutputChannels,
@@ -342,6 +358,10 @@ final class Conv2DKernel: Kernel {
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
+    if let depthwise {
+      try evalDepthwise(depthwise, context)
+      return
+    }
     guard let shape, let plan, let scratch = context.scratch else { throw KernelError.invalid("CONV_2D was not prepared") }
     try weights.withPointer(filter, scratch: scratch) { packedFilter in
       paddedBias.withPointer(bias, scratch: scratch) { biasPointer in
@@ -350,6 +370,67 @@ final class Conv2DKernel: Kernel {
           activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,
           scratch: scratch + gemmScratchOffset)
       }
+    }
+  }
+
+  /// Plans the depthwise route: the filter `[out, h, w, 1]` reordered to `[h, w, out]` (now when
+  /// it is constant, else into scratch at every eval) and the depthwise kernel's scratch.
+  private func prepareDepthwise(_ shape: ConvolutionShape, scratch: inout ScratchLayout) {
+    let depthwise = DepthwiseShape(
+      batch: shape.batch, inputChannels: shape.inputChannels, multiplier: shape.groupOutputChannels,
+      height: shape.height, width: shape.width)
+    let count = shape.height.filterSize * shape.width.filterSize * shape.outputChannels
+    if filter.isConstant, let data = filter.data {
+      depthwiseFilter = [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
+        if let base = buffer.baseAddress {
+          Self.reorderForDepthwise(UnsafePointer(data.assumingMemoryBound(to: Float.self)), shape, into: base)
+        }
+        initialized = count
+      }
+      depthwiseFilterScratchOffset = nil
+    } else {
+      depthwiseFilter = []
+      depthwiseFilterScratchOffset = scratch.reserve(floats: count)
+    }
+    depthwiseScratchOffset = scratch.reserve(bytes: FloatDepthwiseConvolution.scratchBytes(depthwise))
+    self.shape = shape
+    self.plan = nil
+    self.depthwise = depthwise
+  }
+
+  /// Runs the depthwise route. `context.scratch` is nil when it needs none (a constant filter and
+  /// one output channel per group).
+  private func evalDepthwise(_ depthwise: DepthwiseShape, _ context: EvalContext) throws {
+    guard let shape else { throw KernelError.invalid("CONV_2D was not prepared") }
+    if let offset = depthwiseFilterScratchOffset {
+      guard let scratch = context.scratch else { throw KernelError.invalid("CONV_2D was not prepared") }
+      let reordered = (scratch + offset).assumingMemoryBound(to: Float.self)
+      Self.reorderForDepthwise(filter.pointer(as: Float.self), shape, into: reordered)
+      runDepthwise(depthwise, filter: reordered, context)
+    } else {
+      depthwiseFilter.withUnsafeBufferPointer { buffer in
+        if let base = buffer.baseAddress { runDepthwise(depthwise, filter: base, context) }
+      }
+    }
+  }
+
+  /// The depthwise kernel over the reordered `filter`.
+  private func runDepthwise(_ depthwise: DepthwiseShape, filter: UnsafePointer<Float>, _ context: EvalContext) {
+    FloatDepthwiseConvolution.run(
+      depthwise, input: input.pointer(as: Float.self), filter: filter,
+      bias: bias.map { UnsafePointer($0.pointer(as: Float.self)) }, activation: activation,
+      output: output.pointer(as: Float.self), threadCount: context.threadCount,
+      scratch: context.scratch.map { $0 + depthwiseScratchOffset })
+  }
+
+  /// Copies a filter `[out, h, w, 1]` into the depthwise layout `[h, w, out]`.
+  private static func reorderForDepthwise(
+    _ filter: UnsafePointer<Float>, _ shape: ConvolutionShape, into destination: UnsafeMutablePointer<Float>
+  ) {
+    let taps = shape.height.filterSize * shape.width.filterSize
+    let channels = shape.outputChannels
+    for channel in 0..<channels {
+      for tap in 0..<taps { destination[tap * channels + channel] = filter[channel * taps + tap] }
     }
   }
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""CPU time per invoke of SwiftTFLite and LiteRT, one thread: steadier than wall-clock medians on
+a machine whose cores other jobs share (a process waiting for a core is not charged for it).
+
+  python Benchmarks/cpu_time.py [--runs 5] [--reference-runs 1] [--tools A,B] [--kinds K,...] MODEL...
+
+--tools lists model-benchmarks executables (default: the two builds of Benchmarks/run.sh). For
+each, the CPU time of a process doing runs+1 invokes minus that of a process doing 1 (so loading
+and the first invoke drop out), divided by runs. LiteRT (--kinds, default xnnpack,builtin,reference)
+runs in a child process per kernel set, timed with process_time() around each invoke after one
+warm-up invoke; the median is reported. Prints one JSON line per model, milliseconds, with the
+ratios of each tool to LiteRT builtin. Sibling hyperthreads still slow both sides when busy:
+alternate and repeat, and compare ratios rather than absolute times.
+"""
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+DEFAULT_TOOLS = "Benchmarks/.build/default/release/model-benchmarks,Benchmarks/.build/native/release/model-benchmarks"
+
+
+def children_cpu_seconds():
+  usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+  return usage.ru_utime + usage.ru_stime
+
+
+def swift_cpu_ms(tool, model, runs):
+  def process_cpu(invokes):
+    before = children_cpu_seconds()
+    subprocess.run([tool, "--json", "--threads", "1", "--runs", str(invokes), "--warmup", "0", model], check=True,
+                   capture_output=True)
+    return children_cpu_seconds() - before
+  fixed = min(process_cpu(1) for _ in range(2))
+  return (process_cpu(runs + 1) - fixed) / runs * 1000
+
+
+def litert_child(model, kind, runs):
+  import numpy as np
+  from ai_edge_litert import interpreter as litert
+  resolver = {"xnnpack": litert.OpResolverType.AUTO,
+              "builtin": litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+              "reference": litert.OpResolverType.BUILTIN_REF}[kind]
+  interpreter = litert.Interpreter(model_path=model, experimental_op_resolver_type=resolver, num_threads=1)
+  interpreter.allocate_tensors()
+  rng = np.random.default_rng(1234)
+  for detail in interpreter.get_input_details():
+    interpreter.set_tensor(detail["index"], rng.uniform(-1, 1, size=tuple(detail["shape"])).astype(detail["dtype"]))
+  interpreter.invoke()
+  times = []
+  for _ in range(runs):
+    started = time.process_time()
+    interpreter.invoke()
+    times.append((time.process_time() - started) * 1000)
+  print(json.dumps(statistics.median(times)))
+
+
+def litert_cpu_ms(model, kind, runs):
+  finished = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", kind, "--runs", str(runs), model],
+                            capture_output=True, text=True)
+  lines = finished.stdout.strip().splitlines()
+  return json.loads(lines[-1]) if finished.returncode == 0 and lines else None
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("models", nargs="+")
+  parser.add_argument("--runs", type=int, default=5)
+  parser.add_argument("--reference-runs", type=int, default=1)
+  parser.add_argument("--tools", default=DEFAULT_TOOLS)
+  parser.add_argument("--kinds", default="xnnpack,builtin,reference")
+  parser.add_argument("--child", help=argparse.SUPPRESS)
+  args = parser.parse_args()
+  if args.child:
+    litert_child(args.models[0], args.child, args.runs)
+    return
+  tools = [tool for tool in args.tools.split(",") if tool]
+  for model in args.models:
+    row = {"model": model}
+    for tool in tools:
+      row[tool] = round(swift_cpu_ms(tool, model, args.runs), 2)
+    for kind in [kind for kind in args.kinds.split(",") if kind]:
+      runs = args.reference_runs if kind == "reference" else args.runs
+      value = litert_cpu_ms(model, kind, runs)
+      row[kind] = round(value, 2) if value is not None else None
+    if row.get("builtin"):
+      row["ratio_to_builtin"] = {tool: round(row[tool] / row["builtin"], 3) for tool in tools}
+    print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+  main()
