@@ -142,14 +142,6 @@ enum RecurrentMath {
     return sum
   }
 
-  /// `Σ a[i]·b[i]` over `count` int8 values, in wrapping int32 (a loop LLVM vectorizes).
-  @inline(__always)
-  static func dot(_ a: UnsafePointer<Int8>, _ b: UnsafePointer<Int8>, count: Int) -> Int32 {
-    var sum: Int32 = 0
-    for index in 0..<count { sum &+= Int32(a[index]) &* Int32(b[index]) }
-    return sum
-  }
-
   /// The dot products of four consecutive matrix rows (`depth` apart) with `vector`, sharing its loads.
   @inline(__always)
   private static func fourDots(

@@ -119,8 +119,8 @@ struct RecurrentMatrix {
       let zeroPoint = quantized.zeroPoints[row]
       let target = result + row * resultStride
       let vector = quantized.values + row * depth
-      for unit in 0..<rows {
-        let sum = RecurrentMath.dot(hybridWeights.values + unit * depth, vector, count: depth)
+      HybridProducts.forEachDotProduct(weights: hybridWeights.values, depth: depth, rows: 0..<rows, input: vector) {
+        unit, sum in
         target[unit] += Float(sum &- hybridWeights.rowSums[unit] &* zeroPoint) * factor
       }
     }
