@@ -247,14 +247,14 @@ enum HybridProducts {
     var row = rows.lowerBound
     while row < rows.upperBound {
       let first = weights + row &* depth
-      var sums = (SIMD8<Int32>(), SIMD8<Int32>(), SIMD8<Int32>(), SIMD8<Int32>())
+      var sums = (SIMD16<Int32>(), SIMD16<Int32>(), SIMD16<Int32>(), SIMD16<Int32>())
       var column = 0
       while column &+ 16 <= depth {
-        let values = widened(input + column)
-        sums.0 &+= productPairs(values, first + column)
-        sums.1 &+= productPairs(values, first + (depth &+ column))
-        sums.2 &+= productPairs(values, first + (2 &* depth &+ column))
-        sums.3 &+= productPairs(values, first + (3 &* depth &+ column))
+        let values = widenedToInt32(input + column)
+        sums.0 &+= values &* widenedToInt32(first + column)
+        sums.1 &+= values &* widenedToInt32(first + (depth &+ column))
+        sums.2 &+= values &* widenedToInt32(first + (2 &* depth &+ column))
+        sums.3 &+= values &* widenedToInt32(first + (3 &* depth &+ column))
         column &+= 16
       }
       var totals = (sums.0.wrappedSum(), sums.1.wrappedSum(), sums.2.wrappedSum(), sums.3.wrappedSum())
@@ -291,12 +291,11 @@ enum HybridProducts {
     SIMD16<Int16>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Int8>.self))
   }
 
-  /// The 16 products of `values` with the int8 weights at `weights`, folded to 8 int32 lanes.
-  /// Each product of two int8 values fits int16 (|product| ≤ 128 · 128).
+  /// 16 int8 values widened to int32 (the one widening that stays inline and vectorized in hot
+  /// loops; 16-bit intermediates became out-of-line conversion calls there).
   @inline(__always)
-  private static func productPairs(_ values: SIMD16<Int16>, _ weights: UnsafePointer<Int8>) -> SIMD8<Int32> {
-    let products = values &* widened(weights)
-    return SIMD8<Int32>(truncatingIfNeeded: products.lowHalf) &+ SIMD8<Int32>(truncatingIfNeeded: products.highHalf)
+  private static func widenedToInt32(_ pointer: UnsafePointer<Int8>) -> SIMD16<Int32> {
+    SIMD16<Int32>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Int8>.self))
   }
 }
 
