@@ -9,6 +9,7 @@ let package = Package(
     // MARK: - Public API
     .library(name: "TFLiteFormat", targets: ["TFLiteFormat"]),
     .library(name: "TFLiteRuntime", targets: ["TFLiteRuntime"]),
+    .library(name: "TFLiteImage", targets: ["TFLiteImage"]),
     // MARK: - Compatibility faces (module names match the iOS SDKs)
     .library(name: "TensorFlowLite", targets: ["TensorFlowLite"]),
     .library(name: "FirebaseMLModelDownloader", targets: ["FirebaseMLModelDownloader"]),
@@ -21,6 +22,7 @@ let package = Package(
     // MARK: - Core (no Foundation)
     .target(name: "TFLiteFormat"),
     .target(name: "TFLiteRuntime", dependencies: ["TFLiteFormat"]),
+    .target(name: "TFLiteImage"),
     // MARK: - Compatibility faces
     .target(name: "TensorFlowLite", dependencies: ["TFLiteRuntime", "TFLiteFormat"]),
     .target(name: "FirebaseMLModelDownloader", dependencies: ["TFLiteFormat"]),
@@ -34,6 +36,7 @@ let package = Package(
     // Hand-built .tflite files for tests of the API around the kernels (not a product).
     .target(name: "TFLiteTestSupport", path: "Tests/TFLiteTestSupport"),
     .testTarget(name: "TFLiteFormatTests", dependencies: ["TFLiteFormat"]),
+    .testTarget(name: "TFLiteImageTests", dependencies: ["TFLiteImage"]),
     .testTarget(name: "TFLiteRuntimeTests", dependencies: ["TFLiteRuntime", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(
