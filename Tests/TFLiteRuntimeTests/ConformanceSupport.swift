@@ -112,7 +112,7 @@ enum Conformance {
   }
 
   /// Adds the comparison of `actual` with `expected` to `outcome`.
-  private static func compare(
+  static func compare(
     _ actual: RuntimeTensor, _ expected: NumPyArray, tolerance: TestModelManifest.Tolerance?,
     outcome: inout ConformanceOutcome, label: String
   ) throws {

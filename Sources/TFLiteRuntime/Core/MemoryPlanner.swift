@@ -13,7 +13,8 @@ public struct MemoryRequest: Sendable, Hashable {
   public var byteCount: Int
   /// The first node that writes or reads the block (−1 for graph inputs, written before the first node).
   public var firstUse: Int
-  /// The last node that reads the block (the node count for graph outputs).
+  /// The last node that reads the block; the node count for graph outputs and graph inputs, which
+  /// stay intact for the whole run (as in LiteRT, whose planner never frees a subgraph's inputs).
   public var lastUse: Int
 
   /// Creates a request.

@@ -314,7 +314,12 @@ public final class SubgraphExecutor {
     let preparedCount = firstRunTimePreparedNode ?? nodes.count
     // Outputs of nodes prepared while running get memory of their own then.
     let runTimeOutputs = Set(nodes[preparedCount...].flatMap { $0.outputs.map(\.index) })
-    for input in inputs { use(input, at: -1) }
+    // Graph inputs live for the whole run, as LiteRT's arena planner keeps them: no other block
+    // reuses their bytes, so `invoke()` leaves them as the caller wrote them and can be repeated.
+    for input in inputs {
+      use(input, at: -1)
+      use(input, at: nodes.count)
+    }
     for (position, node) in nodes[..<preparedCount].enumerated() where !isFolded[position] {
       for input in node.inputs.compactMap({ $0 }) { use(input, at: position) }
       for output in node.outputs { use(output, at: position) }

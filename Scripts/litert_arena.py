@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Estimates the activation arena LiteRT plans for each model's primary subgraph.
+
+LiteRT's Python API does not report its arena size, so this reads where the tensors ended up:
+after `allocate_tensors()` (builtin kernels, no delegate, one thread) every activation tensor of
+subgraph 0 (no constant buffer, not a variable) lives in the one read-write arena, so the span
+from the lowest start to the highest end of their buffers is a lower bound of that arena. The
+kernels' temporary tensors (im2col and the like, appended after the model's tensors) are not
+counted: the Python API cannot read them. LiteRT's arena is at least this large; ours also holds
+each node's scratch memory.
+
+Usage: python Scripts/litert_arena.py MODEL.tflite...   (one JSON line per model)
+"""
+import json
+import sys
+
+import numpy as np
+from ai_edge_litert import interpreter as litert
+from ai_edge_litert import schema_py_generated as schema
+
+
+def activation_tensors(path):
+    """Indices of subgraph 0's tensors that have no constant data and are not variables."""
+    with open(path, "rb") as handle:
+        model = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(handle.read(), 0))
+    graph = model.subgraphs[0]
+    indices = []
+    for index, tensor in enumerate(graph.tensors):
+        buffer = model.buffers[tensor.buffer] if tensor.buffer < len(model.buffers) else None
+        constant = buffer is not None and (
+            (buffer.data is not None and len(buffer.data) > 0) or (buffer.size or 0) > 0)
+        if not constant and not tensor.isVariable:
+            indices.append(index)
+    return indices
+
+
+def extent(interpreter, index):
+    """(start, end) of a tensor's buffer, or None when it has no memory."""
+    try:
+        array = interpreter.tensor(index)()
+    except ValueError:
+        return None
+    if array.nbytes == 0:
+        return None
+    start = array.__array_interface__["data"][0]
+    return start, start + array.nbytes
+
+
+def measure(path):
+    activations = activation_tensors(path)
+    interpreter = litert.Interpreter(
+        model_path=path, num_threads=1,
+        experimental_op_resolver_type=litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    interpreter.allocate_tensors()
+    spans = [s for s in (extent(interpreter, i) for i in activations) if s]
+    low, high = min(s[0] for s in spans), max(s[1] for s in spans)
+    return {"model": path, "activation_span_bytes": high - low}
+
+
+if __name__ == "__main__":
+    for model_path in sys.argv[1:]:
+        print(json.dumps(measure(model_path)))
