@@ -34,7 +34,8 @@ final class CrossProcessTests: DownloaderTestCase {
     let conditions = ModelDownloadConditions()
     let old = try await downloader.getModel(name: "mobilenet", downloadType: .latestModel, conditions: conditions)
     try write(version2, "mobilenet-2.tflite")
-    let files = ModelStorage(directory: storageDirectory.path, namespace: FirebaseApp.defaultAppName).files(for: "mobilenet")
+    let files = ModelStore(directory: storageDirectory.path, namespace: FirebaseApp.defaultAppName).files(for: "mobilenet")
+    let partialPath = storageDirectory.path + "/" + files.partial
 
     let other = Process()
     other.executableURL = try toolURL()
@@ -43,7 +44,7 @@ final class CrossProcessTests: DownloaderTestCase {
     other.standardError = FileHandle.nullDevice
     try other.run()
     defer { if other.isRunning { other.terminate() } }
-    let halfway = await waitUntil { (FileSystem.regularFileSize(atPath: files.partial) ?? 0) > 300_000 }
+    let halfway = await waitUntil { (FileSystem.regularFileSize(atPath: partialPath) ?? 0) > 300_000 }
     XCTAssertTrue(halfway, "the other process is downloading")
     assertFile(old.path, holds: version1, "while the other process downloads")
 
@@ -58,10 +59,11 @@ final class CrossProcessTests: DownloaderTestCase {
     XCTAssertEqual(other.terminationReason, .uncaughtSignal)
 
     let new = try await here.value
-    XCTAssertEqual(new.path, old.path)
+    XCTAssertNotEqual(new.path, old.path)
+    XCTAssertFalse(FileManager.default.fileExists(atPath: old.path), "the replaced version is removed")
     assertFile(new.path, holds: version2)
     let last = try XCTUnwrap(nginx.accessLog().last)
     XCTAssertTrue(last.hasPrefix("GET /mobilenet-2.tflite 206 range=\"bytes="), "resumed, not restarted: \(last)")
-    XCTAssertFalse(FileManager.default.fileExists(atPath: files.partial))
+    XCTAssertFalse(FileManager.default.fileExists(atPath: partialPath))
   }
 }
