@@ -5,20 +5,6 @@ import XCTest
 
 /// Another process (the `tflite` tool) downloading into the same storage folder, killed half-way.
 final class CrossProcessTests: DownloaderTestCase {
-  /// The `tflite` executable that `swift build` / `swift test` put beside the test bundle.
-  private func toolURL() throws -> URL {
-    #if canImport(Darwin)
-      let products = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") }?.bundleURL.deletingLastPathComponent()
-    #else
-      let products: URL? = Bundle.main.bundleURL
-    #endif
-    let tool = try XCTUnwrap(products).appendingPathComponent("tflite")
-    guard FileManager.default.isExecutableFile(atPath: tool.path) else {
-      throw FixtureError(description: "\(tool.path) is missing: run `swift build` first")
-    }
-    return tool
-  }
-
   func testKilledDownloadInAnotherProcessKeepsTheOldModelAndIsResumedHere() async throws {
     let root = try makeDirectory("site")
     let version1 = syntheticModel(size: 30_000, seed: 80)
@@ -38,7 +24,7 @@ final class CrossProcessTests: DownloaderTestCase {
     let partialPath = storageDirectory.path + "/" + files.partial
 
     let other = Process()
-    other.executableURL = try toolURL()
+    other.executableURL = try tfliteToolURL()
     other.arguments = ["download", "mobilenet", "--index", nginx.baseURL.appendingPathComponent("slow").absoluteString, "--storage", storageDirectory.path]
     other.standardOutput = FileHandle.nullDevice
     other.standardError = FileHandle.nullDevice
