@@ -114,7 +114,7 @@ struct ModelTransfer: Sendable {
       } catch let failure as StatusFailure {
         throw Self.downloadStatusError(failure.statusCode, expiry: expiry)
       } catch let failure as HTTPFailure {
-        if case .refusedURL(let reason) = failure { throw DownloadError.internalError(description: reason) }
+        if let reason = failure.permanentReason { throw DownloadError.internalError(description: "Model download failed: \(reason)") }
         log("download of \(files.name) failed: \(failure)")
         throw DownloadError.failedPrecondition
       }
@@ -260,6 +260,11 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
       throw ResumeRejected(reason: "the server refused to resume the download (HTTP 416)")
     default:
       throw StatusFailure(statusCode: head.statusCode)
+    }
+    if let coding = head.header("content-encoding"), coding.lowercased() != "identity" {
+      throw DownloadError.internalError(
+        description: "The server sent the model with Content-Encoding: \(coding) although the request asked for identity; "
+          + "serve model files without compression.")
     }
     if let contentType = head.header("content-type")?.lowercased(), contentType.hasPrefix("text/html") {
       throw DownloadError.internalError(description: "The server sent an HTML page instead of the model (Content-Type: \(contentType)).")

@@ -84,7 +84,8 @@ final class FirebaseDownloadTests: DownloaderTestCase {
 
     let updated = try await waitUntil {
       let models = try await downloader.listDownloadedModels()
-      return models.first?.hash == etag2
+      // The record is committed first, the replaced file removed right after.
+      return models.first?.hash == etag2 && !FileManager.default.fileExists(atPath: first.path)
     }
     XCTAssertTrue(updated, "the background update finished")
     let next = try await downloader.getModel(name: "digits", downloadType: .localModel, conditions: conditions)

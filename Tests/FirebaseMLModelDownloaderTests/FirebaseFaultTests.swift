@@ -71,7 +71,7 @@ final class FirebaseFaultTests: DownloaderTestCase {
       _ = try await downloader.getModel(name: "digits", downloadType: .latestModel, conditions: conditions)
     }
 
-    XCTAssertEqual(description, "Failed to retrieve model info: could not connect to the server")
+    XCTAssertEqual(description, "Failed to retrieve model info: could not connect to the server (Connection refused)")
   }
 
   func testFileDownloadStatusCodesMapToTheSDKsErrors() async throws {

@@ -78,7 +78,10 @@ final class StaticHostingTests: DownloaderTestCase {
 
     let immediate = try await downloader.getModel(name: "mobilenet", downloadType: .localModelUpdateInBackground, conditions: conditions)
     XCTAssertEqual(immediate, first)
-    let updated = try await waitUntil { try await downloader.listDownloadedModels().first?.hash == index2.sha256 }
+    // The record is committed first, the replaced file removed right after.
+    let updated = try await waitUntil {
+      try await downloader.listDownloadedModels().first?.hash == index2.sha256 && !FileManager.default.fileExists(atPath: first.path)
+    }
 
     XCTAssertTrue(updated)
     let next = try await downloader.getModel(name: "mobilenet", downloadType: .localModel, conditions: conditions)
