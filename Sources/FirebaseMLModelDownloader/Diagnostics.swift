@@ -1,7 +1,7 @@
 import Foundation
 
 /// Remembers secrets (API key, installation tokens) and blanks them out of any text that leaves
-/// the library: error descriptions and log messages.
+/// the library (error descriptions and log messages), which it also makes safe for terminals.
 final class SecretRedactor: Sendable {
   /// Secrets seen so far.
   private let secrets = Locked<Set<String>>([])
@@ -15,10 +15,11 @@ final class SecretRedactor: Sendable {
     secrets.withLock { _ = $0.insert(secret) }
   }
 
-  /// `text` with every known secret replaced by `<redacted>`.
+  /// `text` with every known secret replaced by `<redacted>`, and control characters escaped
+  /// (``displayable(_:)``): messages may quote servers, and end up on terminals and in logs.
   func redact(_ text: String) -> String {
     let known = secrets.withLock { $0 }
-    return known.reduce(text) { $0.replacingOccurrences(of: $1, with: "<redacted>") }
+    return displayable(known.reduce(text) { $0.replacingOccurrences(of: $1, with: "<redacted>") })
   }
 
   /// `error` with secrets removed from its description when it carries one.

@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -36,14 +38,6 @@ enum FileSystem {
     var status = stat()
     guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
     return Int64(status.st_size)
-  }
-
-  /// Bytes available to this user on the file system holding `directory`, or nil when unknown.
-  static func availableBytes(inDirectory directory: String) -> Int64? {
-    var info = statvfs()
-    guard statvfs(directory, &info) == 0 else { return nil }
-    let (bytes, overflow) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: Int64(clamping: info.f_frsize))
-    return overflow ? Int64.max : bytes
   }
 
   /// Creates `path` and its missing parents with mode 0700 (no-op when it exists as a directory).
@@ -97,17 +91,8 @@ enum FileSystem {
 
   /// Writes `bytes` to a temporary file beside `path`, flushes it, and renames it over `path`.
   static func writeAtomically(_ bytes: [UInt8], toPath path: String) throws {
-    let temporaryPath = parentDirectory(of: path) + "/.tmp-\(UInt64.random(in: 0...UInt64.max))"
-    do {
-      let file = try OutputFile(path: temporaryPath, truncate: true)
-      defer { file.close() }
-      try bytes.withUnsafeBytes { try file.write($0) }
-      try file.synchronize()
-      try rename(temporaryPath, to: path)
-    } catch {
-      try? removeFile(atPath: temporaryPath)
-      throw error
-    }
+    let name = String(path[path.index(after: path.lastIndex(of: "/") ?? path.index(before: path.startIndex))...])
+    try DirectoryHandle(path: parentDirectory(of: path)).writeAtomically(bytes, to: name)
   }
 
   /// The whole content of the regular file at `path`, refusing files larger than `limit` bytes.
@@ -120,14 +105,16 @@ enum FileSystem {
     return bytes
   }
 
-  /// Reads the file at `path` from `offset` to its end in chunks, calling `body` with each.
-  static func readChunks(
-    atPath path: String, from offset: Int64 = 0, _ body: (UnsafeRawBufferPointer) throws -> Void
-  ) throws {
+  /// Reads the file at `path` from its start to its end in chunks, calling `body` with each.
+  static func readChunks(atPath path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw FileSystemFailure("open", path: path) }
-    defer { _ = close(descriptor) }
-    guard lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else { throw FileSystemFailure("lseek", path: path) }
+    defer { closeDescriptor(descriptor) }
+    try readChunks(descriptor: descriptor, path: path, body)
+  }
+
+  /// Reads the open file `descriptor` from its current position to its end in 1 MiB chunks.
+  static func readChunks(descriptor: Int32, path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
     let chunkSize = 1 << 20
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
     defer { buffer.deallocate() }
@@ -141,20 +128,35 @@ enum FileSystem {
       try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }
   }
+
+  /// Exactly `count` bytes of `descriptor` at `offset` (fewer only at the end of the file).
+  static func readBytes(descriptor: Int32, at offset: Int64, count: Int, path: String) throws -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
+    var filled = 0
+    while filled < count {
+      let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled)) }
+      if got < 0 {
+        if errno == EINTR { continue }
+        throw FileSystemFailure("read", path: path)
+      }
+      if got == 0 { break }
+      filled += got
+    }
+    return Array(bytes.prefix(filled))
+  }
 }
 
 /// A file opened for writing at its end, closed explicitly with ``close()``.
 final class OutputFile {
-  /// The path it was opened with.
+  /// The name or path it was opened with (for messages).
   let path: String
   /// The open descriptor, or -1 after ``close()``.
   private var descriptor: Int32
 
-  /// Opens (creating with mode 0600) `path` for appending; `truncate` empties it first.
-  init(path: String, truncate: Bool) throws {
+  /// Takes ownership of `descriptor`, open for writing.
+  init(descriptor: Int32, path: String) {
+    self.descriptor = descriptor
     self.path = path
-    descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0o600)
-    guard descriptor >= 0 else { throw FileSystemFailure("open", path: path) }
   }
 
   deinit { close() }
@@ -188,50 +190,216 @@ final class OutputFile {
   /// Closes the descriptor (idempotent).
   func close() {
     guard descriptor >= 0 else { return }
-    #if canImport(Darwin)
-      _ = Darwin.close(descriptor)
-    #elseif canImport(Glibc)
-      _ = Glibc.close(descriptor)
-    #else
-      _ = Musl.close(descriptor)
-    #endif
+    closeDescriptor(descriptor)
     descriptor = -1
   }
 }
 
-/// An exclusive `flock` on a lock file, shared by every thread and process using that file.
+/// Closes `descriptor`, ignoring errors.
+func closeDescriptor(_ descriptor: Int32) {
+  #if canImport(Darwin)
+    _ = Darwin.close(descriptor)
+  #elseif canImport(Glibc)
+    _ = Glibc.close(descriptor)
+  #else
+    _ = Musl.close(descriptor)
+  #endif
+}
+
+/// An open folder: every file is created, opened, renamed and removed relative to it by a plain
+/// name, and never through a symbolic link (`O_NOFOLLOW`, `AT_SYMLINK_NOFOLLOW`), so a link
+/// planted in the folder cannot redirect a write elsewhere.
+final class DirectoryHandle: Sendable {
+  /// The folder's absolute path (for the paths handed to users and for messages).
+  let path: String
+  /// The open folder.
+  private let descriptor: Int32
+
+  /// Opens the folder at `path`.
+  init(path: String) throws {
+    let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard descriptor >= 0 else { throw FileSystemFailure("open", path: path) }
+    self.path = path
+    self.descriptor = descriptor
+  }
+
+  deinit { closeDescriptor(descriptor) }
+
+  /// The absolute path of entry `name`.
+  func path(of name: String) -> String { "\(path)/\(name)" }
+
+  /// The status of entry `name` itself (a link is not followed), or nil when it does not exist.
+  func status(of name: String) -> stat? {
+    var status = stat()
+    return fstatat(descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 ? status : nil
+  }
+
+  /// Size of entry `name` when it is a regular file, else nil.
+  func regularFileSize(_ name: String) -> Int64? {
+    guard let status = status(of: name), (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+    return Int64(status.st_size)
+  }
+
+  /// Opens regular file `name` for reading; a link, folder or device is refused.
+  func openForReading(_ name: String) throws -> Int32 {
+    let file = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+    guard file >= 0 else { throw FileSystemFailure("open", path: path(of: name)) }
+    return try Self.requireRegular(file, path: path(of: name))
+  }
+
+  /// Opens regular file `name` for appending, creating it with mode 0600 when `creates`;
+  /// `truncates` empties it first. A link at `name` is refused.
+  func openForWriting(_ name: String, creates: Bool = true, truncates: Bool) throws -> OutputFile {
+    let flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (creates ? O_CREAT : 0) | (truncates ? O_TRUNC : 0)
+    let file = openat(descriptor, name, flags, 0o600)
+    guard file >= 0 else { throw FileSystemFailure("open", path: path(of: name)) }
+    return OutputFile(descriptor: try Self.requireRegular(file, path: path(of: name)), path: path(of: name))
+  }
+
+  /// Opens (creating when possible) lock file `name`: read-write, or read-only on a read-only
+  /// folder (`flock` needs no write access); nil when it neither exists nor can be created there.
+  func openLockFile(_ name: String) throws -> (descriptor: Int32, writable: Bool)? {
+    var file = openat(descriptor, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0o600)
+    var writable = true
+    if file < 0 && (errno == EROFS || errno == EACCES || errno == EPERM) {
+      file = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+      writable = false
+      if file < 0 && errno == ENOENT { return nil }
+    }
+    guard file >= 0 else { throw FileSystemFailure("open", path: path(of: name)) }
+    return (try Self.requireRegular(file, path: path(of: name)), writable)
+  }
+
+  /// Keeps `file` if it is a regular file; otherwise closes it and throws.
+  private static func requireRegular(_ file: Int32, path: String) throws -> Int32 {
+    var status = stat()
+    guard fstat(file, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+      closeDescriptor(file)
+      throw FileSystemFailure("open", path: path, code: EINVAL)
+    }
+    // O_NONBLOCK only kept a FIFO planted at the name from blocking the open.
+    _ = fcntl(file, F_SETFL, fcntl(file, F_GETFL) & ~O_NONBLOCK)
+    return file
+  }
+
+  /// The whole content of regular file `name`, refusing files larger than `limit` bytes.
+  func readFile(_ name: String, limit: Int) throws -> [UInt8] {
+    let file = try openForReading(name)
+    defer { closeDescriptor(file) }
+    var bytes: [UInt8] = []
+    try FileSystem.readChunks(descriptor: file, path: path(of: name)) { chunk in
+      guard bytes.count + chunk.count <= limit else { throw FileSystemFailure("read", path: path(of: name), code: EFBIG) }
+      bytes.append(contentsOf: chunk)
+    }
+    return bytes
+  }
+
+  /// Renames entry `source` to `destination`, replacing it atomically.
+  func rename(_ source: String, to destination: String) throws {
+    guard renameat(descriptor, source, descriptor, destination) == 0 else { throw FileSystemFailure("rename", path: path(of: destination)) }
+  }
+
+  /// Removes file `name`; one already gone is not an error.
+  func remove(_ name: String) throws {
+    guard unlinkat(descriptor, name, 0) == 0 || errno == ENOENT else { throw FileSystemFailure("unlink", path: path(of: name)) }
+  }
+
+  /// Names of the folder's entries (without `.` and `..`).
+  func entries() throws -> [String] { try FileSystem.directoryEntries(atPath: path) }
+
+  /// Flushes the folder's entries (renames, creations) to the storage device; failures (some
+  /// file systems refuse `fsync` on folders) are ignored.
+  func synchronize() { _ = fsync(descriptor) }
+
+  /// Writes `bytes` to a temporary file in the folder, flushes it, and renames it over `name`:
+  /// readers see the old content or the new, never a mix. `pausePoint` names the moment between
+  /// the two steps for ``TestPausePoints``.
+  func writeAtomically(_ bytes: [UInt8], to name: String, pausePoint: String? = nil) throws {
+    let temporary = ".tmp-\(UInt64.random(in: 0...UInt64.max))"
+    do {
+      let file = try openForWriting(temporary, truncates: true)
+      defer { file.close() }
+      try bytes.withUnsafeBytes { try file.write($0) }
+      try file.synchronize()
+      if let pausePoint { TestPausePoints.pause(at: pausePoint) }
+      try rename(temporary, to: name)
+      synchronize()
+    } catch {
+      try? remove(temporary)
+      throw error
+    }
+  }
+
+  /// Bytes available to this user on the folder's file system, or nil when unknown.
+  func availableBytes() -> Int64? {
+    var info = statvfs()
+    guard fstatvfs(descriptor, &info) == 0 else { return nil }
+    let (bytes, overflow) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: Int64(clamping: info.f_frsize))
+    return overflow ? Int64.max : bytes
+  }
+}
+
+/// Named moments of an installation where a test can stop the process: when the environment
+/// variable `TFLITE_DOWNLOADER_PAUSE_AT` equals the name, the process prints
+/// `paused at NAME` to standard error and sleeps until it is killed. Unset, it does nothing.
+enum TestPausePoints {
+  /// The point asked for, read once.
+  private static let requested = ProcessInfo.processInfo.environment["TFLITE_DOWNLOADER_PAUSE_AT"]
+
+  /// Stops here forever when `point` is the requested one.
+  static func pause(at point: String) {
+    guard requested == point else { return }
+    FileHandle.standardError.write(Data("paused at \(point)\n".utf8))
+    while true { sleep(60) }
+  }
+}
+
+/// An exclusive `flock` on a lock file, shared by every thread and process using that file. The
+/// holder writes its process ID into the file so that a waiting process can say whom it waits for.
 final class FileLock: Sendable {
   /// The descriptor holding the lock.
   private let descriptor: Int32
 
-  /// Opens `path`, creating it when needed, and waits for the exclusive lock, polling so that
-  /// the wait neither blocks a concurrency thread nor outlives task cancellation.
-  static func acquire(path: String) async throws -> FileLock {
-    let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard descriptor >= 0 else { throw FileSystemFailure("open", path: path) }
+  /// Opens lock file `name` in `directory` and waits for the exclusive lock, polling (at most
+  /// every 50 ms, so waiting costs next to no CPU) so that the wait neither blocks a concurrency
+  /// thread nor outlives task cancellation. `waiting` is called about once a second while another
+  /// process holds the lock, with that process's ID when it wrote one. Returns nil when the folder
+  /// is read-only and has no lock file (nothing can be written there, so nothing needs locking).
+  static func acquire(
+    name: String, in directory: DirectoryHandle, waiting: (_ holder: Int32?) -> Void
+  ) async throws -> FileLock? {
+    guard let (descriptor, writable) = try directory.openLockFile(name) else { return nil }
     var delay: UInt64 = 2_000_000
+    var nextReport = DispatchTime.now().uptimeNanoseconds + 200_000_000
     while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
       guard errno == EWOULDBLOCK || errno == EINTR else {
-        let failure = FileSystemFailure("flock", path: path)
-        _ = close(descriptor)
+        let failure = FileSystemFailure("flock", path: directory.path(of: name))
+        closeDescriptor(descriptor)
         throw failure
+      }
+      if DispatchTime.now().uptimeNanoseconds >= nextReport {
+        waiting(holder(of: descriptor))
+        nextReport = DispatchTime.now().uptimeNanoseconds + 1_000_000_000
       }
       do {
         try await Task.sleep(nanoseconds: delay)
       } catch {
-        _ = close(descriptor)
+        closeDescriptor(descriptor)
         throw error
       }
       delay = min(delay * 2, 50_000_000)
     }
+    if writable {
+      let text = Array("\(getpid())\n".utf8)
+      if ftruncate(descriptor, 0) == 0 { _ = text.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) } }
+    }
     return FileLock(descriptor: descriptor)
   }
 
-  /// Holds the lock on `path` while `body` runs.
-  static func withExclusiveLock<Result>(path: String, _ body: () async throws -> Result) async throws -> Result {
-    let lock = try await acquire(path: path)
-    defer { lock.release() }
-    return try await body()
+  /// The process ID written in the lock file, if any.
+  private static func holder(of descriptor: Int32) -> Int32? {
+    guard let bytes = try? FileSystem.readBytes(descriptor: descriptor, at: 0, count: 16, path: "lock") else { return nil }
+    return Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
   }
 
   /// Wraps a descriptor that holds the lock.
@@ -240,5 +408,5 @@ final class FileLock: Sendable {
   /// Releases the lock (closing the descriptor in `deinit` would too, but ARC may run it early).
   func release() { _ = flock(descriptor, LOCK_UN) }
 
-  deinit { _ = close(descriptor) }
+  deinit { closeDescriptor(descriptor) }
 }

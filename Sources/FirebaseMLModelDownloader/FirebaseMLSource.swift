@@ -39,7 +39,10 @@ struct FirebaseMLSource: ModelSourceClient {
     request.setValue(token, forHTTPHeaderField: "x-goog-firebase-installations-auth")
     if let local { request.setValue(local.record.hash, forHTTPHeaderField: "if-none-match") }
     let response = try await sendMetadataRequest(request, http: http, what: "model info")
-    let etag = response.head.header("etag")
+    // An ETag is visible ASCII (RFC 9110); one with controls or spaces is not stored or shown.
+    let etag = response.head.header("etag").flatMap { tag in
+      tag.utf8.allSatisfy { (0x21...0x7E).contains($0) } ? tag : nil
+    }
     switch response.head.statusCode {
     case 200:
       guard let etag else { throw DownloadError.internalError(description: "Model hash missing in model info server response.") }

@@ -11,6 +11,12 @@ struct HTTPResponseHead: Sendable {
   /// Header values by lowercased field name.
   var headers: [String: String]
 
+  /// A head from its parts (`headers` keyed by lowercased names).
+  init(statusCode: Int, headers: [String: String]) {
+    self.statusCode = statusCode
+    self.headers = headers
+  }
+
   /// Copies the parts of `response` the downloader reads.
   init(_ response: HTTPURLResponse) {
     statusCode = response.statusCode
@@ -47,12 +53,22 @@ enum HTTPFailure: Error, CustomStringConvertible {
   case transport(String)
   /// A URL the security policy refuses (plain HTTP to a non-loopback host, or another scheme).
   case refusedURL(String)
+  /// Redirects that loop or go on too long, or lack a usable location.
+  case badRedirect(String)
 
   /// The failure in words.
   var description: String {
     switch self {
-    case .transport(let text): return text
-    case .refusedURL(let text): return text
+    case .transport(let text), .refusedURL(let text), .badRedirect(let text): return text
+    }
+  }
+
+  /// The words of a failure the user must fix (a refused URL, bad redirects), nil for transport
+  /// failures that a retry may cure.
+  var permanentReason: String? {
+    switch self {
+    case .transport: return nil
+    case .refusedURL(let text), .badRedirect(let text): return text
     }
   }
 }
@@ -104,18 +120,26 @@ extension URL {
   }
 }
 
-/// URLSession wrapper that streams bodies to consumers, limits sizes and enforces the ``URLPolicy``.
+/// Sends requests and streams bodies to consumers, enforcing the ``URLPolicy``, the stall
+/// timeout and the whole-exchange deadline with its own clock, and following at most
+/// ``maximumRedirects`` redirects without loops. Plain `http://` goes through
+/// ``SocketHTTPExchange`` (no busy waiting, IPv6 literals); `https://` through URLSession.
 final class HTTPClient: Sendable {
+  /// Most redirects followed for one request.
+  static let maximumRedirects = 10
   /// The session; its delegate routes callbacks to per-task state.
   private let session: URLSession
   /// Routes delegate callbacks to the consumer of each task.
   private let router: TaskRouter
   /// Which URLs may be contacted, including redirect targets.
   let policy: URLPolicy
+  /// Stall timeout and deadline of each exchange.
+  let limits: TransferLimits
 
-  /// Creates a client with idle timeout `requestTimeout` and whole-transfer timeout `resourceTimeout` (seconds).
+  /// Creates a client with stall timeout `requestTimeout` and whole-exchange deadline `resourceTimeout` (seconds).
   init(policy: URLPolicy, requestTimeout: TimeInterval, resourceTimeout: TimeInterval) {
     self.policy = policy
+    limits = TransferLimits(stallTimeout: requestTimeout, deadline: resourceTimeout)
     let configuration = URLSessionConfiguration.ephemeral
     configuration.timeoutIntervalForRequest = requestTimeout
     configuration.timeoutIntervalForResource = resourceTimeout
@@ -142,12 +166,49 @@ final class HTTPClient: Sendable {
     return HTTPResponse(head: head, body: collector.bytes)
   }
 
-  /// Sends `request`, feeds the response to `consumer` as it arrives, and returns its head once
-  /// the body is complete.
+  /// Sends `request`, feeds the final response to `consumer` as it arrives, and returns its head
+  /// once the body is complete.
   func stream(_ request: URLRequest, to consumer: any HTTPBodyConsumer) async throws -> HTTPResponseHead {
-    guard let url = request.url else { throw HTTPFailure.refusedURL("request without URL") }
-    try policy.check(url)
+    guard var url = request.url else { throw HTTPFailure.refusedURL("request without URL") }
+    var visited: [URL] = []
+    while true {
+      try policy.check(url)
+      visited.append(url)
+      guard url.scheme?.lowercased() == "http" else {
+        var hop = request
+        hop.url = url
+        return try await streamThroughURLSession(hop, to: consumer)
+      }
+      let interceptor = RedirectInterceptor(consumer: consumer, base: url)
+      let exchange = SocketHTTPExchange(request, url: url, limits: limits)
+      let head = try await exchange.run(consumer: interceptor)
+      guard let target = interceptor.redirectTarget else { return head }
+      try Self.checkRedirect(to: target, after: visited)
+      url = target
+    }
+  }
+
+  /// Throws when following `target` after `visited` would loop or exceed ``maximumRedirects``.
+  static func checkRedirect(to target: URL, after visited: [URL]) throws {
+    if visited.contains(where: { $0.absoluteString == target.absoluteString }) {
+      throw HTTPFailure.badRedirect("redirect loop: \(target.redactedDescription) redirects back to an address already visited")
+    }
+    guard visited.count <= maximumRedirects else {
+      throw HTTPFailure.badRedirect("too many redirects (more than \(maximumRedirects)); the last went to \(target.redactedDescription)")
+    }
+  }
+
+  /// The URLSession path, with the deadline enforced by a watchdog of ours (URLSession's resource
+  /// timeout is not honoured by swift-corelibs-foundation).
+  private func streamThroughURLSession(_ request: URLRequest, to consumer: any HTTPBodyConsumer) async throws -> HTTPResponseHead {
     let task = session.dataTask(with: request)
+    let router = router
+    let deadline = limits.deadline
+    let watchdog = Task {
+      try await Task.sleep(nanoseconds: UInt64(max(0, deadline) * 1e9))
+      router.expire(task, with: HTTPFailure.transport("the transfer did not finish within its deadline of \(Int(deadline)) s"))
+    }
+    defer { watchdog.cancel() }
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
         router.register(task: task, consumer: consumer, continuation: continuation)
@@ -156,6 +217,35 @@ final class HTTPClient: Sendable {
     } onCancel: {
       task.cancel()
     }
+  }
+}
+
+/// Passes a final response to its consumer; swallows the head and body of a redirect, keeping
+/// its target.
+private final class RedirectInterceptor: HTTPBodyConsumer, @unchecked Sendable {  // used by one exchange's thread only
+  /// Receives the final response.
+  let consumer: any HTTPBodyConsumer
+  /// The URL requested, against which a relative Location resolves.
+  let base: URL
+  /// Where a redirect points, once one was received.
+  private(set) var redirectTarget: URL?
+
+  /// Wraps `consumer` for a request of `base`.
+  init(consumer: any HTTPBodyConsumer, base: URL) {
+    self.consumer = consumer
+    self.base = base
+  }
+
+  func begin(_ head: HTTPResponseHead) throws {
+    guard [301, 302, 303, 307, 308].contains(head.statusCode) else { return try consumer.begin(head) }
+    guard let location = head.header("location"), let target = URL(string: location, relativeTo: base)?.absoluteURL else {
+      throw HTTPFailure.badRedirect("the server answered HTTP \(head.statusCode) without a usable Location")
+    }
+    redirectTarget = target
+  }
+
+  func consume(_ bytes: UnsafeRawBufferPointer) throws {
+    if redirectTarget == nil { try consumer.consume(bytes) }
   }
 }
 
@@ -169,7 +259,11 @@ private final class BodyCollector: HTTPBodyConsumer, @unchecked Sendable {  // u
   /// Creates a collector accepting at most `limit` bytes.
   init(limit: Int) { self.limit = limit }
 
-  func begin(_ head: HTTPResponseHead) throws {}
+  func begin(_ head: HTTPResponseHead) throws {
+    if let coding = head.header("content-encoding"), coding.lowercased() != "identity" {
+      throw HTTPFailure.transport("the server sent a \(coding)-encoded body, which this client does not decode")
+    }
+  }
 
   func consume(_ chunk: UnsafeRawBufferPointer) throws {
     guard bytes.count + chunk.count <= limit else {
@@ -191,6 +285,8 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
     var head: HTTPResponseHead?
     /// The first error raised by a consumer or the redirect policy; it wins over URLSession's.
     var failure: (any Error)?
+    /// URLs requested so far (the first and each redirect target).
+    var visited: [URL] = []
   }
 
   /// Redirect targets must pass this policy too.
@@ -203,8 +299,13 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
 
   /// Starts tracking `task`.
   func register(task: URLSessionTask, consumer: any HTTPBodyConsumer, continuation: CheckedContinuation<HTTPResponseHead, any Error>) {
-    tasks.withLock { $0[task.taskIdentifier] = TaskState(consumer: consumer, continuation: continuation) }
+    var state = TaskState(consumer: consumer, continuation: continuation)
+    state.visited = task.originalRequest?.url.map { [$0] } ?? []
+    tasks.withLock { $0[task.taskIdentifier] = state }
   }
+
+  /// Ends `task` with `error` (its deadline passed).
+  func expire(_ task: URLSessionTask, with error: any Error) { fail(task, with: error) }
 
   /// Records `error` as the task's failure (the first one wins) and cancels it.
   private func fail(_ task: URLSessionTask, with error: any Error) {
@@ -276,8 +377,12 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
   /// swift-corelibs-foundation).
   private func allowedRedirect(_ request: URLRequest, for task: URLSessionTask) -> URLRequest? {
     do {
-      guard let url = request.url else { throw HTTPFailure.refusedURL("redirect without a location") }
+      guard let url = request.url else { throw HTTPFailure.badRedirect("redirect without a location") }
       try policy.check(url)
+      try tasks.withLock { table in
+        try HTTPClient.checkRedirect(to: url, after: table[task.taskIdentifier]?.visited ?? [])
+        table[task.taskIdentifier]?.visited.append(url)
+      }
       return request
     } catch {
       recordFailure(of: task, error)
@@ -313,6 +418,8 @@ private final class TaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sen
     switch urlError.code {
     case .cancelled: return CancellationError()
     case .timedOut: return HTTPFailure.transport("the request timed out")
+    case .httpTooManyRedirects: return HTTPFailure.badRedirect("too many redirects")
+    case .redirectToNonExistentLocation: return HTTPFailure.badRedirect("a redirect without a usable location")
     case .cannotConnectToHost: return HTTPFailure.transport("could not connect to the server")
     case .cannotFindHost, .dnsLookupFailed: return HTTPFailure.transport("could not resolve the server's host name")
     case .networkConnectionLost: return HTTPFailure.transport("the network connection was lost")

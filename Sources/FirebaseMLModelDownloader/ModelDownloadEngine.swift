@@ -2,13 +2,15 @@
 /// model's lock, listing and deletion.
 struct ModelDownloadEngine: Sendable {
   /// The storage folder, or nil when the platform gave none.
-  let storage: ModelStorage?
+  let storage: ModelStore?
   /// Where models come from.
   let source: any ModelSourceClient
   /// Moves and verifies bytes (nil without storage).
   let transfer: ModelTransfer?
   /// Diagnostics.
   let log: DownloaderLog
+  /// Receives status changes (waiting for another process).
+  let status: @Sendable (ModelDownloaderStatus) -> Void
 
   /// The model `name` as `downloadType` asks.
   func getModel(
@@ -16,8 +18,8 @@ struct ModelDownloadEngine: Sendable {
     progress: (@Sendable (ModelDownloadProgress) -> Void)?
   ) async throws -> CustomModel {
     guard !name.isEmpty else { throw DownloadError.emptyModelName }
-    guard ModelStorage.isValidName(name) else {
-      log("rejected model name: use 1-\(ModelStorage.maximumNameLength) letters, digits, '-', '_' and '.', not starting with '.'")
+    guard ModelStore.isValidName(name) else {
+      log("rejected model name: use 1-\(ModelStore.maximumNameLength) letters, digits, '-', '_' and '.', not starting with '.'")
       throw DownloadError.invalidArgument
     }
     guard let storage, let transfer else {
@@ -25,9 +27,9 @@ struct ModelDownloadEngine: Sendable {
     }
     switch downloadType {
     case .localModel:
-      if let local = storage.storedModel(named: name) { return local.customModel }
+      if let local = servable(name, in: storage) { return local.customModel }
     case .localModelUpdateInBackground:
-      if let local = storage.storedModel(named: name) {
+      if let local = servable(name, in: storage) {
         Task.detached(priority: .utility) { [self] in
           do {
             let updated = try await latestModel(name: name, storage: storage, transfer: transfer, conditions: conditions, progress: nil)
@@ -45,28 +47,42 @@ struct ModelDownloadEngine: Sendable {
       .customModel
   }
 
+  /// The stored model `name` when it passes its checks; a damaged one is logged (and then
+  /// repaired by the download that follows).
+  private func servable(_ name: String, in storage: ModelStore) -> StoredModel? {
+    switch storage.check(named: name) {
+    case .valid(let model): return model
+    case .missing: return nil
+    case .damaged(let reason):
+      log("stored model \(name) is damaged: \(reason); downloading it again")
+      return nil
+    }
+  }
+
   /// Asks the source and downloads when needed, sharing the work with concurrent requests.
   private func latestModel(
-    name: String, storage: ModelStorage, transfer: ModelTransfer, conditions: ModelDownloadConditions,
+    name: String, storage: ModelStore, transfer: ModelTransfer, conditions: ModelDownloadConditions,
     progress: (@Sendable (ModelDownloadProgress) -> Void)?
   ) async throws -> StoredModel {
     let files = storage.files(for: name)
-    return try await SharedDownloads.shared.run(key: files.model, progress: progress) { report in
-      try storage.prepare()
-      return try await withModelLock(files) {
-        try await update(files: files, storage: storage, transfer: transfer, conditions: conditions, report: report)
+    return try await SharedDownloads.shared.run(key: storage.directory + "/" + files.record, progress: progress) { report in
+      let folder = try storage.open()
+      return try await withModelLock(files, in: folder) { locked in
+        try await update(files: files, folder: folder, locked: locked, storage: storage, transfer: transfer, conditions: conditions, report: report)
       }
     }
   }
 
-  /// The update flow, run while holding the model's lock: ask the source, download, install.
+  /// The update flow, run while holding the model's lock (`locked` is false only in a read-only
+  /// folder without a lock file, where nothing can be changed): ask the source, download, install.
   private func update(
-    files: ModelFiles, storage: ModelStorage, transfer: ModelTransfer, conditions: ModelDownloadConditions,
-    report: @escaping @Sendable (ModelDownloadProgress) -> Void
+    files: ModelFiles, folder: DirectoryHandle, locked: Bool, storage: ModelStore, transfer: ModelTransfer,
+    conditions: ModelDownloadConditions, report: @escaping @Sendable (ModelDownloadProgress) -> Void
   ) async throws -> StoredModel {
     var expiredURLRetries = 1
     while true {
-      let local = storage.storedModel(named: files.name)
+      let local = servable(files.name, in: storage)
+      if locked { storage.removeLeftovers(of: files, keeping: local?.record.file, in: folder) }
       switch try await source.latestVersion(of: files.name, local: local) {
       case .unchanged(let indexETag):
         guard var current = storage.storedModel(named: files.name) else {
@@ -74,12 +90,12 @@ struct ModelDownloadEngine: Sendable {
         }
         if indexETag != current.record.indexETag {
           current.record.indexETag = indexETag
-          try? storage.saveRecord(current.record, for: files)
+          try? storage.saveRecord(current.record, for: files, in: folder)
         }
         return current
-      case .changed(let remote):
+      case .changed(var remote):
         do {
-          try await transfer.fetch(remote, files: files, conditions: conditions, progress: report)
+          try await transfer.fetch(&remote, files: files, folder: folder, conditions: conditions, progress: report)
         } catch let error as DownloadError where error == ModelTransfer.expiredURL {
           guard expiredURLRetries > 0 else {
             throw DownloadError.internalError(description: "Unable to update expired model info.")
@@ -88,10 +104,8 @@ struct ModelDownloadEngine: Sendable {
           log("download URL of \(files.name) expired; asking the source again")
           continue
         }
-        var record = remote.record
-        record.name = files.name
         do {
-          return try storage.install(files, record: record)
+          return try storage.install(files, record: remote.record, in: folder)
         } catch let failure as FileSystemFailure {
           throw failure.isOutOfSpace
             ? DownloadError.notEnoughSpace : DownloadError.internalError(description: "Could not save model: \(failure)")
@@ -110,19 +124,37 @@ struct ModelDownloadEngine: Sendable {
 
   /// Deletes stored model `name`.
   func deleteModel(name: String) async throws {
-    guard let storage, ModelStorage.isValidName(name), storage.storedModel(named: name) != nil else {
+    guard let storage, ModelStore.isValidName(name), storage.storedModel(named: name) != nil else {
       throw DownloadedModelError.notFound
     }
     let files = storage.files(for: name)
-    try await withModelLock(files) { try storage.remove(named: name) }
+    let folder = try storage.open()
+    try await withModelLock(files, in: folder) { _ in try storage.remove(named: name) }
   }
 
-  /// Runs `body` holding the cross-process lock of one model.
-  private func withModelLock<Result>(_ files: ModelFiles, _ body: () async throws -> Result) async throws -> Result {
+  /// Runs `body` holding the cross-process lock of one model; `body` learns whether it holds it
+  /// (a read-only folder without a lock file cannot be locked, nor changed). While another
+  /// process holds the lock, the status handler hears whom this process waits for and how far
+  /// that process's download got.
+  private func withModelLock<Result>(
+    _ files: ModelFiles, in folder: DirectoryHandle, _ body: (_ locked: Bool) async throws -> Result
+  ) async throws -> Result {
+    let lock: FileLock?
     do {
-      return try await FileLock.withExclusiveLock(path: files.lock, body)
+      lock = try await FileLock.acquire(name: files.lock, in: folder) { holder in
+        let partial = folder.regularFileSize(files.partial)
+        let expected = storageStateSize(files, in: folder)
+        status(.waitingForLock(model: files.name, processID: holder, bytesOnDisk: partial, totalBytes: expected))
+      }
     } catch let failure as FileSystemFailure {
       throw DownloadError.internalError(description: "Could not lock model storage: \(failure)")
     }
+    defer { lock?.release() }
+    return try await body(lock != nil)
+  }
+
+  /// The declared size of the download in progress of `files`, if its state says.
+  private func storageStateSize(_ files: ModelFiles, in folder: DirectoryHandle) -> Int64? {
+    storage?.partialState(of: files, in: folder)?.size
   }
 }

@@ -69,9 +69,9 @@ public final class ModelDownloader: Sendable {
       resourceTimeout: settings.resourceTimeout)
     var namespace = settings.storageNamespace
     if case .firebaseML(let app, _)? = source { namespace = app.name }
-    let storage = ModelStorage.isValidName(namespace)
+    let storage = ModelStore.isValidName(namespace)
       ? (settings.storageDirectory ?? ModelDownloaderSettings.defaultStorageDirectory()).map {
-        ModelStorage(directory: $0.standardizedFileURL.path, namespace: namespace)
+        ModelStore(directory: $0.standardizedFileURL.path, namespace: namespace, verifiesCompletely: settings.verifiesStoredModelsCompletely)
       } : nil
     var immediateFailure: DownloadError?
     let client: any ModelSourceClient
@@ -85,7 +85,7 @@ public final class ModelDownloader: Sendable {
         let installations = InstallationsClient(
           projectID: projectID, apiKey: apiKey, appID: options.googleAppID, bundleIdentifier: options.bundleID,
           baseURL: endpoints.installationsBaseURL, http: http,
-          statePath: storage.map { "\($0.directory)/.installation\(ModelStorage.separator)\(namespace).json" },
+          statePath: storage.map { "\($0.directory)/.installation\(ModelStore.separator)\(namespace).json" },
           retryDelay: settings.installationsRetryDelay, redactor: redactor)
         client = FirebaseMLSource(
           projectID: projectID, apiKey: apiKey, bundleIdentifier: options.bundleID, baseURL: endpoints.modelInfoBaseURL,
@@ -101,7 +101,9 @@ public final class ModelDownloader: Sendable {
       client = LocalDirectorySource(directory: directory, maximumModelSize: settings.maximumModelSize)
     }
     let transfer = storage.map { ModelTransfer(http: http, storage: $0, validator: settings.modelValidator, log: log) }
-    self.engine = ModelDownloadEngine(storage: storage, source: client, transfer: transfer, log: log)
+    let statusHandler = settings.statusHandler
+    self.engine = ModelDownloadEngine(
+      storage: storage, source: client, transfer: transfer, log: log, status: { statusHandler?($0) })
     self.redactor = redactor
     self.immediateFailure = immediateFailure
     self.callbackQueueSetting = Locked(settings.callbackQueue)

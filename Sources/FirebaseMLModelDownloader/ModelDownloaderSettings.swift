@@ -103,6 +103,13 @@ public struct ModelDownloaderSettings: Sendable {
   public var logHandler: (@Sendable (String) -> Void)?
   /// Seconds to wait before retrying a Firebase Installations request that failed with HTTP 500.
   public var installationsRetryDelay: TimeInterval
+  /// Whether serving a stored model re-hashes its whole file against the SHA-256 recorded at
+  /// install. Off, every serve checks the file's size and a cheap fingerprint (about 200 KB read);
+  /// either way a mismatch is repaired by downloading the model again, never served.
+  public var verifiesStoredModelsCompletely: Bool = false
+  /// Receives status changes a person may want to see, such as waiting for another process that
+  /// holds the model's lock; called on an arbitrary thread. Nil ignores them.
+  public var statusHandler: (@Sendable (ModelDownloaderStatus) -> Void)? = nil
 
   /// Creates settings; every parameter has a sensible default.
   public init(

@@ -74,7 +74,7 @@ func sendMetadataRequest(_ request: URLRequest, http: HTTPClient, what: String) 
     return try await http.send(request, limit: 1 << 20)
   } catch let failure as HTTPFailure {
     switch failure {
-    case .transport(let reason): throw DownloadError.internalError(description: "Failed to retrieve \(what): \(reason)")
+    case .transport(let reason), .badRedirect(let reason): throw DownloadError.internalError(description: "Failed to retrieve \(what): \(reason)")
     case .refusedURL(let reason): throw DownloadError.internalError(description: reason)
     }
   }

@@ -24,32 +24,35 @@ struct ModelTransfer: Sendable {
   /// The HTTP client.
   let http: HTTPClient
   /// The storage folder.
-  let storage: ModelStorage
+  let storage: ModelStore
   /// Checks the format of a complete file.
   let validator: @Sendable (String) throws -> Void
   /// Diagnostics.
   let log: DownloaderLog
 
-  /// Fetches `remote` into `files.partial` and verifies it; on return the file is ready to install.
+  /// Fetches `remote` into `files.partial` and verifies it; on return the file is ready to install
+  /// and `remote.sha256` is set. A failure leaves no empty partial file behind.
   func fetch(
-    _ remote: RemoteModel, files: ModelFiles, conditions: ModelDownloadConditions,
+    _ remote: inout RemoteModel, files: ModelFiles, folder: DirectoryHandle, conditions: ModelDownloadConditions,
     progress: @escaping @Sendable (ModelDownloadProgress) -> Void
   ) async throws {
+    defer { if folder.regularFileSize(files.partial) == 0 { storage.discardPartial(of: files, in: folder) } }
     var mayStartOver = true
     while true {
       do {
-        let outcome = try await transferBytes(remote, files: files, conditions: conditions, progress: progress)
+        let outcome = try await transferBytes(remote, files: files, folder: folder, conditions: conditions, progress: progress)
         do {
-          try verify(remote, files: files, sha256: outcome.sha256)
+          try verify(remote, files: files, folder: folder, sha256: outcome.sha256)
+          remote.sha256 = outcome.sha256
           return
         } catch {
-          storage.discardPartial(of: files)
+          storage.discardPartial(of: files, in: folder)
           // A resumed file that fails its checks may mix two versions: try once more from zero.
           guard outcome.startOffset > 0, mayStartOver else { throw error }
           log("resumed download of \(files.name) failed verification (\(error)); starting over")
         }
       } catch let rejection as ResumeRejected {
-        storage.discardPartial(of: files)
+        storage.discardPartial(of: files, in: folder)
         guard mayStartOver else { throw DownloadError.internalError(description: rejection.reason) }
         log("\(rejection.reason); starting \(files.name) over")
       }
@@ -61,33 +64,32 @@ struct ModelTransfer: Sendable {
   private struct TransferOutcome {
     /// Bytes already on disk when the transfer began (0 for a fresh start).
     var startOffset: Int64
-    /// SHA-256 of the whole file, computed while writing, when the source stated one to compare with.
-    var sha256: String?
+    /// SHA-256 of the whole file, computed while writing.
+    var sha256: String
   }
 
   /// Gets the bytes into the partial file, resuming when a matching partial exists.
   private func transferBytes(
-    _ remote: RemoteModel, files: ModelFiles, conditions: ModelDownloadConditions,
+    _ remote: RemoteModel, files: ModelFiles, folder: DirectoryHandle, conditions: ModelDownloadConditions,
     progress: @escaping @Sendable (ModelDownloadProgress) -> Void
   ) async throws -> TransferOutcome {
     let state = PartialDownloadState(hash: remote.hash, size: remote.size, sha256: remote.sha256, validator: nil)
     var offset: Int64 = 0
     var validator: String?
-    if case .remote = remote.location, let saved = storage.partialState(of: files), saved.hash == state.hash,
+    if case .remote = remote.location, let saved = storage.partialState(of: files, in: folder), saved.hash == state.hash,
       saved.size == state.size, saved.sha256 == state.sha256,
-      let existing = FileSystem.regularFileSize(atPath: files.partial), existing <= remote.size
+      let existing = folder.regularFileSize(files.partial), existing <= remote.size
     {
       offset = existing
       validator = saved.validator
     } else {
-      storage.discardPartial(of: files)
+      storage.discardPartial(of: files, in: folder)
     }
-    if let available = FileSystem.availableBytes(inDirectory: storage.directory), available < remote.size - offset {
+    if let available = folder.availableBytes(), available < remote.size - offset {
       throw DownloadError.notEnoughSpace
     }
     let writer = try PartialFileWriter(
-      files: files, storage: storage, state: state, expectedSize: remote.size, offset: offset,
-      hashes: remote.sha256 != nil, progress: progress)
+      files: files, folder: folder, storage: storage, state: state, expectedSize: remote.size, offset: offset, progress: progress)
     defer { writer.close() }
     switch remote.location {
     case .file(let path):
@@ -112,7 +114,7 @@ struct ModelTransfer: Sendable {
       } catch let failure as StatusFailure {
         throw Self.downloadStatusError(failure.statusCode, expiry: expiry)
       } catch let failure as HTTPFailure {
-        if case .refusedURL(let reason) = failure { throw DownloadError.internalError(description: reason) }
+        if let reason = failure.permanentReason { throw DownloadError.internalError(description: "Model download failed: \(reason)") }
         log("download of \(files.name) failed: \(failure)")
         throw DownloadError.failedPrecondition
       }
@@ -125,8 +127,8 @@ struct ModelTransfer: Sendable {
   }
 
   /// Checks the complete partial file's size, SHA-256 (`sha256`, computed while writing) and format.
-  private func verify(_ remote: RemoteModel, files: ModelFiles, sha256 actual: String?) throws {
-    let size = FileSystem.regularFileSize(atPath: files.partial)
+  private func verify(_ remote: RemoteModel, files: ModelFiles, folder: DirectoryHandle, sha256 actual: String) throws {
+    let size = folder.regularFileSize(files.partial)
     guard size == remote.size else {
       throw DownloadError.internalError(
         description: "Downloaded model has \(size ?? 0) bytes, but the source declared \(remote.size).")
@@ -134,11 +136,11 @@ struct ModelTransfer: Sendable {
     if let expected = remote.sha256 {
       guard actual == expected else {
         throw DownloadError.internalError(
-          description: "Downloaded model's SHA-256 \(actual ?? "?") does not match the expected \(expected).")
+          description: "Downloaded model's SHA-256 \(actual) does not match the expected \(expected).")
       }
     }
     do {
-      try validator(files.partial)
+      try validator(folder.path(of: files.partial))
     } catch {
       throw DownloadError.internalError(description: "Downloaded file is not a valid TensorFlow Lite model: \(error)")
     }
@@ -175,8 +177,10 @@ private struct ResumeRejected: Error {
 private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  // used by one transfer at a time, on URLSession's serial delegate queue
   /// Paths of the model's files.
   let files: ModelFiles
+  /// The storage folder.
+  let folder: DirectoryHandle
   /// Saves the partial state.
-  let storage: ModelStorage
+  let storage: ModelStore
   /// Identity of the version being written.
   var state: PartialDownloadState
   /// The declared size: nothing beyond it is written.
@@ -191,46 +195,42 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
   private var output: OutputFile
   /// Bytes on disk at the last progress report.
   private var lastReported: Int64 = -1
-  /// Hash of the bytes on disk, when hashing.
-  private var hasher: SHA256?
+  /// Hash of the bytes on disk.
+  private var hasher = SHA256()
 
-  /// Opens the partial file, keeping its first `offset` bytes (its whole content); `hashes`
-  /// asks for the SHA-256 of everything written, the kept bytes included.
+  /// Opens the partial file, keeping its first `offset` bytes (its whole content), and starts the
+  /// SHA-256 of everything written, the kept bytes included.
   init(
-    files: ModelFiles, storage: ModelStorage, state: PartialDownloadState, expectedSize: Int64, offset: Int64,
-    hashes: Bool, progress: @escaping @Sendable (ModelDownloadProgress) -> Void
+    files: ModelFiles, folder: DirectoryHandle, storage: ModelStore, state: PartialDownloadState, expectedSize: Int64,
+    offset: Int64, progress: @escaping @Sendable (ModelDownloadProgress) -> Void
   ) throws {
     self.files = files
+    self.folder = folder
     self.storage = storage
     self.state = state
     self.expectedSize = expectedSize
     self.startOffset = offset
     self.bytesOnDisk = offset
     self.progress = progress
-    output = try Self.open(files.partial, truncate: offset == 0)
-    guard hashes else { return }
-    var hasher = SHA256()
+    output = try Self.open(files.partial, in: folder, truncate: offset == 0)
     if offset > 0 {
       do {
-        try FileSystem.readChunks(atPath: files.partial) { hasher.update($0) }
+        let descriptor = try folder.openForReading(files.partial)
+        defer { closeDescriptor(descriptor) }
+        try FileSystem.readChunks(descriptor: descriptor, path: folder.path(of: files.partial)) { hasher.update($0) }
       } catch {
         throw DownloadError.internalError(description: "Could not read the partial download: \(error)")
       }
     }
-    self.hasher = hasher
   }
 
-  /// The SHA-256 of the file's bytes, when hashing; call once, after the last byte.
-  func finishDigest() -> String? {
-    guard var hasher else { return nil }
-    self.hasher = nil
-    return hasher.finalizeHex()
-  }
+  /// The SHA-256 of the file's bytes; call once, after the last byte.
+  func finishDigest() -> String { hasher.finalizeHex() }
 
-  /// Opens `path`, turning a full disk into ``DownloadError/notEnoughSpace``.
-  private static func open(_ path: String, truncate: Bool) throws -> OutputFile {
+  /// Opens `name` in `folder`, turning a full disk into ``DownloadError/notEnoughSpace``.
+  private static func open(_ name: String, in folder: DirectoryHandle, truncate: Bool) throws -> OutputFile {
     do {
-      return try OutputFile(path: path, truncate: truncate)
+      return try folder.openForWriting(name, truncates: truncate)
     } catch let failure as FileSystemFailure {
       throw failure.isOutOfSpace ? DownloadError.notEnoughSpace : DownloadError.internalError(description: "Could not write model file: \(failure)")
     }
@@ -239,10 +239,10 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
   /// Empties the file to write from byte 0 (the server sent the whole file).
   private func restart() throws {
     output.close()
-    output = try Self.open(files.partial, truncate: true)
+    output = try Self.open(files.partial, in: folder, truncate: true)
     startOffset = 0
     bytesOnDisk = 0
-    if hasher != nil { hasher = SHA256() }
+    hasher = SHA256()
   }
 
   /// Checks the status, the range and the announced length; remembers the validator for resuming.
@@ -261,6 +261,11 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     default:
       throw StatusFailure(statusCode: head.statusCode)
     }
+    if let coding = head.header("content-encoding"), coding.lowercased() != "identity" {
+      throw DownloadError.internalError(
+        description: "The server sent the model with Content-Encoding: \(coding) although the request asked for identity; "
+          + "serve model files without compression.")
+    }
     if let contentType = head.header("content-type")?.lowercased(), contentType.hasPrefix("text/html") {
       throw DownloadError.internalError(description: "The server sent an HTML page instead of the model (Content-Type: \(contentType)).")
     }
@@ -275,7 +280,7 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     } else {
       state.validator = head.header("last-modified")
     }
-    try? storage.savePartialState(state, for: files)
+    try? storage.savePartialState(state, for: files, in: folder)
     report()
   }
 
@@ -289,7 +294,7 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     } catch let failure as FileSystemFailure {
       throw failure.isOutOfSpace ? DownloadError.notEnoughSpace : DownloadError.internalError(description: "Could not write model file: \(failure)")
     }
-    hasher?.update(bytes)
+    hasher.update(bytes)
     bytesOnDisk += Int64(bytes.count)
     report()
   }

@@ -99,3 +99,12 @@ extension DownloadedModelError: CustomStringConvertible {
     }
   }
 }
+
+/// Something a ``ModelDownloader`` is doing that takes time, reported to
+/// ``ModelDownloaderSettings/statusHandler``.
+public enum ModelDownloaderStatus: Sendable, Hashable {
+  /// Another process (with ID `processID`, when it wrote one) holds the lock of `model` and is
+  /// downloading or deleting it; `bytesOnDisk` of `totalBytes` of its download exist so far.
+  /// Reported about once a second while waiting.
+  case waitingForLock(model: String, processID: Int32?, bytesOnDisk: Int64?, totalBytes: Int64?)
+}

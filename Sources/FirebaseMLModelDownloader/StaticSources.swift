@@ -39,8 +39,12 @@ struct StaticHostingSource: ModelSourceClient {
       return .changed(
         RemoteModel(hash: index.sha256, size: index.size, sha256: index.sha256, location: .remote(fileURL, expiry: nil), indexETag: etag))
     case 304:
-      guard local != nil else { throw DownloadError.internalError(description: "Model info was deleted unexpectedly.") }
-      return .unchanged(indexETag: local?.record.indexETag)
+      guard let local else { throw DownloadError.internalError(description: "Model info was deleted unexpectedly.") }
+      guard let sentETag = local.record.indexETag else {
+        throw DownloadError.internalError(
+          description: "The server answered 304 Not Modified to a request without a condition (no If-None-Match was sent).")
+      }
+      return .unchanged(indexETag: sentETag)
     default:
       throw metadataStatusError(response.head.statusCode, body: response.body, what: "Model index")
     }
@@ -64,7 +68,7 @@ struct LocalDirectorySource: ModelSourceClient {
       guard let fileURL = URL(string: index.url, relativeTo: indexURL)?.absoluteURL, fileURL.isFileURL else {
         throw DownloadError.internalError(description: "Model index in a local folder must name a local file.")
       }
-      expected = (fileURL.path, index.size, index.sha256)
+      expected = (try confinedPath(fileURL.path), index.size, index.sha256)
     } else {
       let path = directory.appendingPathComponent(name + ".tflite").path
       guard let size = FileSystem.regularFileSize(atPath: path) else { throw DownloadError.notFound }
@@ -82,6 +86,18 @@ struct LocalDirectorySource: ModelSourceClient {
     }
     return .changed(
       RemoteModel(hash: expected.sha256, size: expected.size, sha256: expected.sha256, location: .file(path: expected.path), indexETag: nil))
+  }
+
+  /// `path` with links resolved, when it lies inside the folder (links resolved too); an index
+  /// naming a file elsewhere (`../`, an absolute path, a link leading out) is refused.
+  private func confinedPath(_ path: String) throws -> String {
+    let folder = directory.resolvingSymlinksInPath().standardizedFileURL.path
+    let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
+    guard target.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/") else {
+      throw DownloadError.internalError(
+        description: "Model index names a file outside its folder (\(displayable(path))); a local index may only name files inside \(displayable(folder)).")
+    }
+    return target
   }
 
   /// Reads a small file, mapping failures to download errors.

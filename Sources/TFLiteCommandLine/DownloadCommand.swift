@@ -22,6 +22,8 @@ enum DownloadCommand: Subcommand {
       .option("type", value: "local|background|latest", help: "which model to return (default: latest)"),
       .option("storage", value: "DIR", help: "model storage folder (default: $XDG_DATA_HOME or ~/.local/share)"),
       .option("timeout", value: "SECONDS", help: "fail when no data arrives for this long (default: 60)"),
+      .option("deadline", value: "SECONDS", help: "fail when one transfer takes longer than this in all (default: 600)"),
+      .flag("verify-stored", help: "re-hash the whole stored model before using it (default: size and fingerprint)"),
       .option("max-size", value: "BYTES", help: "refuse models larger than this (default: 4 GiB)"),
       .flag("allow-http", help: "allow plain http:// to hosts other than loopback"),
       .flag("verbose", help: "print diagnostics to standard error"),
@@ -49,6 +51,19 @@ enum DownloadCommand: Subcommand {
       storageDirectory: try storageDirectory(arguments), callbackQueue: .privateSerial,
       allowsInsecureHTTP: arguments.flag("allow-http"), modelValidator: modelValidator)
     settings.requestTimeout = try arguments.number("timeout", default: settings.requestTimeout)
+    settings.resourceTimeout = try arguments.number("deadline", default: settings.resourceTimeout)
+    settings.verifiesStoredModelsCompletely = arguments.flag("verify-stored")
+    settings.statusHandler = { status in
+      switch status {
+      case .waitingForLock(let model, let processID, let bytesOnDisk, let totalBytes):
+        let holder = processID.map { "PID \($0)" } ?? "another process"
+        var line = "tflite download: waiting for \(holder), which holds the lock of model \(model)"
+        if let bytesOnDisk, let totalBytes, totalBytes > 0 {
+          line += String(format: " (its download: %.1f of %.1f MB)", Double(bytesOnDisk) / 1e6, Double(totalBytes) / 1e6)
+        }
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+      }
+    }
     settings.maximumModelSize = Int64(
       try arguments.integer("max-size", default: Int(clamping: settings.maximumModelSize), in: 1...Int.max))
     if arguments.flag("verbose") {

@@ -5,20 +5,6 @@ import XCTest
 
 /// Another process (the `tflite` tool) downloading into the same storage folder, killed half-way.
 final class CrossProcessTests: DownloaderTestCase {
-  /// The `tflite` executable that `swift build` / `swift test` put beside the test bundle.
-  private func toolURL() throws -> URL {
-    #if canImport(Darwin)
-      let products = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") }?.bundleURL.deletingLastPathComponent()
-    #else
-      let products: URL? = Bundle.main.bundleURL
-    #endif
-    let tool = try XCTUnwrap(products).appendingPathComponent("tflite")
-    guard FileManager.default.isExecutableFile(atPath: tool.path) else {
-      throw FixtureError(description: "\(tool.path) is missing: run `swift build` first")
-    }
-    return tool
-  }
-
   func testKilledDownloadInAnotherProcessKeepsTheOldModelAndIsResumedHere() async throws {
     let root = try makeDirectory("site")
     let version1 = syntheticModel(size: 30_000, seed: 80)
@@ -34,16 +20,17 @@ final class CrossProcessTests: DownloaderTestCase {
     let conditions = ModelDownloadConditions()
     let old = try await downloader.getModel(name: "mobilenet", downloadType: .latestModel, conditions: conditions)
     try write(version2, "mobilenet-2.tflite")
-    let files = ModelStorage(directory: storageDirectory.path, namespace: FirebaseApp.defaultAppName).files(for: "mobilenet")
+    let files = ModelStore(directory: storageDirectory.path, namespace: FirebaseApp.defaultAppName).files(for: "mobilenet")
+    let partialPath = storageDirectory.path + "/" + files.partial
 
     let other = Process()
-    other.executableURL = try toolURL()
+    other.executableURL = try tfliteToolURL()
     other.arguments = ["download", "mobilenet", "--index", nginx.baseURL.appendingPathComponent("slow").absoluteString, "--storage", storageDirectory.path]
     other.standardOutput = FileHandle.nullDevice
     other.standardError = FileHandle.nullDevice
     try other.run()
     defer { if other.isRunning { other.terminate() } }
-    let halfway = await waitUntil { (FileSystem.regularFileSize(atPath: files.partial) ?? 0) > 300_000 }
+    let halfway = await waitUntil { (FileSystem.regularFileSize(atPath: partialPath) ?? 0) > 300_000 }
     XCTAssertTrue(halfway, "the other process is downloading")
     assertFile(old.path, holds: version1, "while the other process downloads")
 
@@ -58,10 +45,11 @@ final class CrossProcessTests: DownloaderTestCase {
     XCTAssertEqual(other.terminationReason, .uncaughtSignal)
 
     let new = try await here.value
-    XCTAssertEqual(new.path, old.path)
+    XCTAssertNotEqual(new.path, old.path)
+    XCTAssertFalse(FileManager.default.fileExists(atPath: old.path), "the replaced version is removed")
     assertFile(new.path, holds: version2)
     let last = try XCTUnwrap(nginx.accessLog().last)
     XCTAssertTrue(last.hasPrefix("GET /mobilenet-2.tflite 206 range=\"bytes="), "resumed, not restarted: \(last)")
-    XCTAssertFalse(FileManager.default.fileExists(atPath: files.partial))
+    XCTAssertFalse(FileManager.default.fileExists(atPath: partialPath))
   }
 }

@@ -19,7 +19,8 @@ final class FirebaseDownloadTests: DownloaderTestCase {
     XCTAssertEqual(model.size, bytes.count)
     XCTAssertEqual(model.hash, etag)
     XCTAssertTrue(model.path.hasPrefix(storageDirectory.path + "/"), model.path)
-    XCTAssertTrue(model.path.hasSuffix("@@digits.tflite"), model.path)
+    let fileName = URL(fileURLWithPath: model.path).lastPathComponent
+    XCTAssertTrue(fileName.hasPrefix("fbml_model@@") && fileName.contains("@@digits@@") && fileName.hasSuffix(".tflite"), fileName)
     assertFile(model.path, holds: bytes)
 
     let requests = try await fixture.requests()
@@ -83,12 +84,14 @@ final class FirebaseDownloadTests: DownloaderTestCase {
 
     let updated = try await waitUntil {
       let models = try await downloader.listDownloadedModels()
-      return models.first?.hash == etag2
+      // The record is committed first, the replaced file removed right after.
+      return models.first?.hash == etag2 && !FileManager.default.fileExists(atPath: first.path)
     }
     XCTAssertTrue(updated, "the background update finished")
     let next = try await downloader.getModel(name: "digits", downloadType: .localModel, conditions: conditions)
     XCTAssertEqual(next.hash, etag2)
-    XCTAssertEqual(next.path, first.path, "the update replaces the same file")
+    XCTAssertNotEqual(next.path, first.path, "each version gets its own file")
+    XCTAssertFalse(FileManager.default.fileExists(atPath: first.path), "the replaced version is removed")
     assertFile(next.path, holds: version2)
   }
 

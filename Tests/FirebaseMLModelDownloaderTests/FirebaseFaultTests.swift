@@ -71,7 +71,7 @@ final class FirebaseFaultTests: DownloaderTestCase {
       _ = try await downloader.getModel(name: "digits", downloadType: .latestModel, conditions: conditions)
     }
 
-    XCTAssertEqual(description, "Failed to retrieve model info: could not connect to the server")
+    XCTAssertEqual(description, "Failed to retrieve model info: could not connect to the server (Connection refused)")
   }
 
   func testFileDownloadStatusCodesMapToTheSDKsErrors() async throws {
@@ -184,7 +184,7 @@ final class FirebaseFaultTests: DownloaderTestCase {
     }
 
     XCTAssertTrue(description?.contains("does not match the expected \(String(repeating: "f", count: 64))") == true, description ?? "")
-    let leftovers = try FileManager.default.contentsOfDirectory(atPath: storageDirectory.path).filter { !$0.hasSuffix(".lock") && !$0.hasPrefix(".installation") }
+    let leftovers = try FileManager.default.contentsOfDirectory(atPath: storageDirectory.path).filter { !$0.hasSuffix("@@lock") && !$0.hasPrefix(".installation") }
     XCTAssertEqual(leftovers, [], "neither the model nor a partial file is kept")
   }
 

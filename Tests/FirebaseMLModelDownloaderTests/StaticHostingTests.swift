@@ -78,11 +78,15 @@ final class StaticHostingTests: DownloaderTestCase {
 
     let immediate = try await downloader.getModel(name: "mobilenet", downloadType: .localModelUpdateInBackground, conditions: conditions)
     XCTAssertEqual(immediate, first)
-    let updated = try await waitUntil { try await downloader.listDownloadedModels().first?.hash == index2.sha256 }
+    // The record is committed first, the replaced file removed right after.
+    let updated = try await waitUntil {
+      try await downloader.listDownloadedModels().first?.hash == index2.sha256 && !FileManager.default.fileExists(atPath: first.path)
+    }
 
     XCTAssertTrue(updated)
     let next = try await downloader.getModel(name: "mobilenet", downloadType: .localModel, conditions: conditions)
-    XCTAssertEqual(next.path, first.path)
+    XCTAssertNotEqual(next.path, first.path, "each version gets its own file")
+    XCTAssertFalse(FileManager.default.fileExists(atPath: first.path), "the replaced version is removed")
     assertFile(next.path, holds: version2)
   }
 
@@ -195,7 +199,7 @@ final class StaticHostingTests: DownloaderTestCase {
     let old = try await staticDownloader(nginx.baseURL).getModel(name: "mobilenet", downloadType: .latestModel, conditions: conditions)
     try host("mobilenet", bytes: version2, file: "v2.tflite", in: root)
     let slow = staticDownloader(nginx.baseURL.appendingPathComponent("slow"))
-    let partialPath = ModelStorage(directory: storageDirectory.path, namespace: FirebaseApp.defaultAppName).files(for: "mobilenet").partial
+    let partialPath = storageDirectory.path + "/" + ModelStore(directory: storageDirectory.path, namespace: FirebaseApp.defaultAppName).files(for: "mobilenet").partial
 
     let interrupted = Task { try await slow.getModel(name: "mobilenet", downloadType: .latestModel, conditions: ModelDownloadConditions()) }
     let started = await waitUntil { (FileSystem.regularFileSize(atPath: partialPath) ?? 0) > 100_000 }
@@ -230,12 +234,12 @@ final class StaticHostingTests: DownloaderTestCase {
     let bytes = syntheticModel(size: 200_000, seed: 47)
     let index = try host("mobilenet", bytes: bytes, file: "m.tflite", in: root)
     let nginx = try startNginx(root: root)
-    let storage = ModelStorage(directory: storageDirectory.path, namespace: FirebaseApp.defaultAppName)
-    try storage.prepare()
+    let storage = ModelStore(directory: storageDirectory.path, namespace: FirebaseApp.defaultAppName)
+    let folder = try storage.open()
     let files = storage.files(for: "mobilenet")
-    try Data(syntheticModel(size: 50_000, seed: 48)).write(to: URL(fileURLWithPath: files.partial))
+    try Data(syntheticModel(size: 50_000, seed: 48)).write(to: URL(fileURLWithPath: folder.path(of: files.partial)))
     try storage.savePartialState(
-      PartialDownloadState(hash: index.sha256, size: index.size, sha256: index.sha256, validator: nil), for: files)
+      PartialDownloadState(hash: index.sha256, size: index.size, sha256: index.sha256, validator: nil), for: files, in: folder)
 
     let model = try await staticDownloader(nginx.baseURL).getModel(name: "mobilenet", downloadType: .latestModel, conditions: conditions)
 

@@ -35,7 +35,8 @@ final class StorageAndLocalFolderTests: DownloaderTestCase {
     let second = try await downloader.getModel(name: "digits", downloadType: .latestModel, conditions: conditions)
 
     XCTAssertEqual(second.hash, SHA256.hexDigest(of: version2))
-    XCTAssertEqual(second.path, first.path)
+    XCTAssertNotEqual(second.path, first.path, "each version gets its own file")
+    XCTAssertFalse(FileManager.default.fileExists(atPath: first.path), "the replaced version is removed")
     assertFile(second.path, holds: version2)
     await assertFails(with: .notFound) {
       _ = try await downloader.getModel(name: "absent", downloadType: .latestModel, conditions: conditions)
@@ -192,21 +193,28 @@ final class StorageAndLocalFolderTests: DownloaderTestCase {
   }
 
   func testFileLockIsExclusiveAcrossOpens() async throws {
-    let path = temporaryDirectory.appendingPathComponent("test.lock").path
-    let first = try await FileLock.acquire(path: path)
+    let folder = try DirectoryHandle(path: temporaryDirectory.path)
+    let acquired = try await FileLock.acquire(name: "test.lock", in: folder) { _ in }
+    let first = try XCTUnwrap(acquired)
     let acquiredSecond = Locked(false)
+    let reportedHolders = Locked<[Int32?]>([])
     let waiter = Task {
-      try await FileLock.withExclusiveLock(path: path) { acquiredSecond.withLock { $0 = true } }
+      let second = try await FileLock.acquire(name: "test.lock", in: folder) { holder in reportedHolders.withLock { $0.append(holder) } }
+      acquiredSecond.withLock { $0 = true }
+      second?.release()
     }
-    try await Task.sleep(nanoseconds: 200_000_000)
+    try await Task.sleep(nanoseconds: 1_500_000_000)
     XCTAssertFalse(acquiredSecond.withLock { $0 }, "the second lock waits")
     first.release()
     try await waiter.value
     XCTAssertTrue(acquiredSecond.withLock { $0 })
+    let holders = reportedHolders.withLock { $0 }
+    XCTAssertFalse(holders.isEmpty, "the waiter reports whom it waits for")
+    XCTAssertTrue(holders.allSatisfy { $0 == getpid() }, "the holder wrote its process ID: \(holders)")
   }
 
   func testFullDiskIsReportedAsOutOfSpace() throws {
-    let file = try OutputFile(path: "/dev/full", truncate: false)
+    let file = OutputFile(descriptor: open("/dev/full", O_WRONLY), path: "/dev/full")
     defer { file.close() }
     XCTAssertThrowsError(try [UInt8](repeating: 1, count: 4096).withUnsafeBytes { try file.write($0) }) { error in
       XCTAssertTrue((error as? FileSystemFailure)?.isOutOfSpace == true, "\(error)")

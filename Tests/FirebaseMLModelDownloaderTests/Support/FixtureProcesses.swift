@@ -1,6 +1,13 @@
-import FirebaseMLModelDownloader
 import Foundation
 import XCTest
+
+@testable import FirebaseMLModelDownloader
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -193,5 +200,75 @@ final class NginxFixture {
   /// The access log's lines so far (nginx writes each line when the request ends).
   func accessLog() -> [String] {
     (try? String(contentsOfFile: accessLogPath, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
+  }
+}
+
+/// The `tflite` executable that `swift build` / `swift test` put beside the test bundle.
+func tfliteToolURL() throws -> URL {
+  #if canImport(Darwin)
+    let products = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") }?.bundleURL.deletingLastPathComponent()
+  #else
+    let products: URL? = Bundle.main.bundleURL
+  #endif
+  guard let tool = products?.appendingPathComponent("tflite"), FileManager.default.isExecutableFile(atPath: tool.path) else {
+    throw FixtureError(description: "the tflite executable is missing beside the tests: run `swift build` first")
+  }
+  return tool
+}
+
+/// Writes a valid `.tflite` file (one constant tensor of `payload` pseudo-random bytes from
+/// `seed`) with the fixture generator; equal payloads give files of equal size.
+func writeValidModel(to url: URL, payload: Int, seed: Int) throws -> [UInt8] {
+  let process = Process()
+  configurePython(process, script: "make_tflite_model.py", arguments: [url.path, String(payload), String(seed)])
+  try process.run()
+  process.waitUntilExit()
+  guard process.terminationStatus == 0 else { throw FixtureError(description: "make_tflite_model.py failed") }
+  return Array(try Data(contentsOf: url))
+}
+
+/// A `tflite` child process whose standard error is collected as it runs.
+final class ToolProcess {
+  /// The process.
+  let process = Process()
+  /// Standard error so far.
+  private let errorText = Locked("")
+
+  /// Starts `tflite arguments…` with `environment` added to this process's environment.
+  init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    process.executableURL = try tfliteToolURL()
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.standardOutput = FileHandle.nullDevice
+    let pipe = Pipe()
+    process.standardError = pipe
+    let text = errorText
+    pipe.fileHandleForReading.readabilityHandler = { handle in
+      let chunk = handle.availableData
+      if chunk.isEmpty { handle.readabilityHandler = nil }
+      text.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+    }
+    try process.run()
+  }
+
+  deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+  /// Standard error so far.
+  var standardError: String { errorText.withLock { $0 } }
+
+  /// Waits (at most `timeout` seconds) until standard error contains `text`.
+  func waitForError(containing text: String, timeout: TimeInterval = 20) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+      if standardError.contains(text) { return true }
+      usleep(20_000)
+    }
+    return false
+  }
+
+  /// Kills the process with SIGKILL and waits for it.
+  func killNow() {
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
   }
 }

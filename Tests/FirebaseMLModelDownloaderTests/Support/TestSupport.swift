@@ -87,6 +87,17 @@ class DownloaderTestCase: XCTestCase {
     return nginx
   }
 
+  /// Starts the misbehaving server over `root` for this test (on `::1` when `ipv6`); returns its base URL.
+  func startHostileServer(root: URL, ipv6: Bool = false) throws -> URL {
+    let server = try FixtureProcess(script: "hostile_server.py", arguments: [root.path] + (ipv6 ? ["ipv6"] : []), expecting: ["PORT"])
+    stoppers.append(server.stop)
+    let host = ipv6 ? "[::1]" : "127.0.0.1"
+    guard let url = URL(string: "http://\(host):\(server.announcements["PORT"] ?? "0")/") else {
+      throw FixtureError(description: "bad hostile server port")
+    }
+    return url
+  }
+
   /// Settings with the test's storage, the identifier validator, the log collector and a
   /// private serial callback queue; `adjust` changes more.
   func settings(_ adjust: (inout ModelDownloaderSettings) -> Void = { _ in }) -> ModelDownloaderSettings {
