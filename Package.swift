@@ -14,6 +14,8 @@ let package = Package(
     .library(name: "TensorFlowLite", targets: ["TensorFlowLite"]),
     .library(name: "FirebaseMLModelDownloader", targets: ["FirebaseMLModelDownloader"]),
     .library(name: "FirebaseMLModelInterpreter", targets: ["FirebaseMLModelInterpreter"]),
+    // Opt-in umbrella for `import Firebase`; do not add it next to Google's Firebase packages.
+    .library(name: "Firebase", targets: ["Firebase"]),
     // MARK: - Tools
     .library(name: "TFLiteCommandLine", targets: ["TFLiteCommandLine"]),
     .executable(name: "tflite", targets: ["tflite"]),
@@ -27,6 +29,7 @@ let package = Package(
     .target(name: "TensorFlowLite", dependencies: ["TFLiteRuntime", "TFLiteFormat"]),
     .target(name: "FirebaseMLModelDownloader", dependencies: ["TFLiteFormat"]),
     .target(name: "FirebaseMLModelInterpreter", dependencies: ["TensorFlowLite", "FirebaseMLModelDownloader"]),
+    .target(name: "Firebase", dependencies: ["FirebaseMLModelInterpreter", "FirebaseMLModelDownloader", "TensorFlowLite"]),
     // MARK: - Tools
     .target(
       name: "TFLiteCommandLine",
@@ -41,6 +44,12 @@ let package = Package(
     .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(
       name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"], exclude: ["Fixtures"]),
+    .testTarget(
+      name: "FirebaseMLModelInterpreterTests", dependencies: ["FirebaseMLModelInterpreter", "TFLiteFormat"]),
+    // The guides' snippets, compiled in Swift 5 mode (Scripts/check_guide_consumer.sh builds them in 5 and 6).
+    .testTarget(
+      name: "FirebaseGuideTests", dependencies: ["Firebase", "TFLiteFormat"],
+      swiftSettings: [.swiftLanguageMode(.v5)]),
     .testTarget(
       name: "TFLiteCommandLineTests",
       dependencies: ["TFLiteCommandLine", "TFLiteFormat", "TFLiteRuntime", "TFLiteTestSupport"]),

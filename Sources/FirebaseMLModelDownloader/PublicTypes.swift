@@ -9,12 +9,13 @@ public enum ModelDownloadType: Sendable, Hashable {
   case latestModel
 }
 
-/// Conditions a download must respect.
+/// Conditions a download must respect. The same type serves `ModelDownloader` and ML Kit's
+/// `ModelManager` (FirebaseMLModelInterpreter re-exports it).
 public struct ModelDownloadConditions: Sendable, Hashable {
   /// Whether the download may use a cellular network (Apple platforms; no meaning on Linux).
-  let allowsCellularAccess: Bool
+  public let allowsCellularAccess: Bool
   /// Accepted for source compatibility with older SDK versions; downloads always run in the foreground.
-  let allowsBackgroundDownloading: Bool
+  public let allowsBackgroundDownloading: Bool
 
   /// Creates download conditions.
   public init(allowsCellularAccess: Bool = true, allowsBackgroundDownloading: Bool = false) {

@@ -1,1 +1,0 @@
-// Placeholder: this module is filled in by the issues that build it.
