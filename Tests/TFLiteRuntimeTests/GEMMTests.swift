@@ -39,12 +39,12 @@ final class GEMMTests: XCTestCase {
           FloatGEMM.multiply(
             plan: plan, lhs: TransposedLeftOperand(base: memory.copy(a), depthStride: rows), rhs: packed.matrix(0),
             output: output, outputStride: columns, epilogue: epilogue, threadCount: threads, scratch: scratch,
-            usesFusedMultiplyAdd: fused)
+            usesFusedMultiplyAdd: fused, generatedKernels: nil)
         } else {
           FloatGEMM.multiply(
             plan: plan, lhs: RowMajorLeftOperand(base: memory.copy(a), rowStride: lhsStride), rhs: packed.matrix(0),
             output: output, outputStride: columns, epilogue: epilogue, threadCount: threads, scratch: scratch,
-            usesFusedMultiplyAdd: fused)
+            usesFusedMultiplyAdd: fused, generatedKernels: nil)
         }
         assertMatches(
           floats(output, rows * columns), expected,

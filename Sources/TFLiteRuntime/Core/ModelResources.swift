@@ -9,9 +9,13 @@ final class ModelResources {
   /// Most iterations one WHILE may run (``RunnerOptions/maximumLoopIterations``); nil for no limit.
   let maximumLoopIterations: Int?
 
+  /// False when the runner's GEMMs must use the Swift kernels (``RunnerOptions/usesGeneratedKernels``).
+  let usesGeneratedKernels: Bool
+
   /// Creates the shared state of a runner whose loops may run `maximumLoopIterations` times.
-  init(maximumLoopIterations: Int? = nil) {
+  init(maximumLoopIterations: Int? = nil, usesGeneratedKernels: Bool = true) {
     self.maximumLoopIterations = maximumLoopIterations
+    self.usesGeneratedKernels = usesGeneratedKernels
   }
 
   /// Subgraphs being prepared or run right now, each inside the previous one.
@@ -66,7 +70,8 @@ final class ModelResources {
     }
     callDepth += 1
     defer { callDepth -= 1 }
-    return try body()
+    if usesGeneratedKernels { return try body() }
+    return try GeneratedFloatKernels.$areAllowed.withValue(false, operation: body)
   }
 }
 

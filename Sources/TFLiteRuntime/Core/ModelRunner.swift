@@ -24,16 +24,21 @@ public struct RunnerOptions: Sendable, Hashable {
   /// LiteRT) for no limit. A loop that goes on longer makes `invoke()` throw, so that a model whose
   /// loop never ends (or whose input asks for billions of iterations) cannot hang the caller.
   public var maximumLoopIterations: Int?
+  /// Whether float GEMMs (convolutions, FULLY_CONNECTED, BATCH_MATMUL) may run kernels generated at
+  /// run time for the CPU's AVX2+FMA or AVX-512 units (the default). They are used only where the
+  /// CPU, OS and platform allow, and never when the environment variable `SWIFTTFLITE_JIT` is `0`.
+  public var usesGeneratedKernels: Bool
 
   /// Creates options; `threadCount` below 1 means 1, `memoryLimit` nil means ``defaultMemoryLimit``.
   public init(
     threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding, memoryLimit: Int? = nil,
-    maximumLoopIterations: Int? = nil
+    maximumLoopIterations: Int? = nil, usesGeneratedKernels: Bool = true
   ) {
     self.threadCount = max(threadCount, 1)
     self.roundingPolicy = roundingPolicy
     self.memoryLimit = max(memoryLimit ?? Self.defaultMemoryLimit, 0)
     self.maximumLoopIterations = maximumLoopIterations.map { max($0, 0) }
+    self.usesGeneratedKernels = usesGeneratedKernels
   }
 
   /// The machine's physical memory in bytes, or 16 GiB where it cannot be read.
@@ -90,7 +95,8 @@ public final class ModelRunner {
   public init(model: TFLiteModel, options: RunnerOptions = RunnerOptions()) throws {
     self.model = model
     self.options = options
-    resources = ModelResources(maximumLoopIterations: options.maximumLoopIterations)
+    resources = ModelResources(
+      maximumLoopIterations: options.maximumLoopIterations, usesGeneratedKernels: options.usesGeneratedKernels)
     let subgraphCount = model.model.subgraphs.count
     signatures = try model.model.signatureDefs.enumerated().map { position, definition in
       let subgraph = Int(definition.subgraphIndex)

@@ -52,15 +52,20 @@ enum FloatGEMM {
   ///   - rhs: B packed by `PanelPacking` (`plan.depth × plan.columns`).
   ///   - output: C's element (0, 0); rows are `outputStride` apart.
   ///   - scratch: `plan.scratchBytes(leftOperandPacks:threadCount:)` bytes, 64-byte aligned.
-  ///   - usesFusedMultiplyAdd: the arithmetic form (`FloatMicroKernel`); the fastest one by default.
+  ///   - usesFusedMultiplyAdd: the arithmetic form of the Swift kernel (`FloatMicroKernel`); the
+  ///     fastest one by default.
+  ///   - generatedKernels: run-time generated kernels to use instead of the Swift ones; by default
+  ///     those of the newest instruction set this machine runs, unless turned off.
   static func multiply<LHS: GEMMLeftOperand>(
     plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outputStride: Int,
     epilogue: FloatEpilogue, threadCount: Int, scratch: UnsafeMutableRawPointer,
-    usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware
+    usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware,
+    generatedKernels: GeneratedFloatKernels? = GeneratedFloatKernels.current
   ) where LHS.Element == Float {
     GEMMDriver.multiply(
       plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride,
-      kernel: FloatMicroKernel(epilogue: epilogue, usesFusedMultiplyAdd: usesFusedMultiplyAdd),
+      kernel: FloatMicroKernel(
+        epilogue: epilogue, usesFusedMultiplyAdd: usesFusedMultiplyAdd, generatedKernels: generatedKernels),
       threadCount: threadCount, scratch: scratch)
   }
 }
@@ -78,16 +83,40 @@ enum FloatGEMM {
 ///
 /// The first depth block starts from the bias (or zero), later ones from the partial sums in C;
 /// the last one applies the clamp.
+///
+/// With `generatedKernels`, every tile runs the run-time generated AVX2/AVX-512 code instead
+/// (`GeneratedFloatKernels`), in its own tile heights.
 struct FloatMicroKernel: GEMMMicroKernel {
   /// Bias and clamp of the product.
   let epilogue: FloatEpilogue
   /// True for the fused form (see the type's documentation).
   let usesFusedMultiplyAdd: Bool
+  /// Generated kernels that replace the Swift ones, or nil.
+  let generatedKernels: GeneratedFloatKernels?
 
-  /// A kernel with the arithmetic form this build runs fastest.
-  init(epilogue: FloatEpilogue, usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware) {
+  /// A kernel with the arithmetic form this build runs fastest, or the generated kernels given.
+  init(
+    epilogue: FloatEpilogue, usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware,
+    generatedKernels: GeneratedFloatKernels? = nil
+  ) {
     self.epilogue = epilogue
     self.usesFusedMultiplyAdd = usesFusedMultiplyAdd
+    self.generatedKernels = generatedKernels
+  }
+
+  func panelRows(
+    a: UnsafePointer<Float>, lda: Int, rowCount: Int, b: UnsafePointer<Float>, depth: Int,
+    output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
+  ) {
+    guard let generatedKernels else {
+      return tileByTile(
+        a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, output: output, ldc: ldc, column: column,
+        isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+    }
+    generatedKernels.run(
+      a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, c: output, ldc: ldc,
+      start: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, accumulates: !isFirstBlock,
+      clamp: isLastBlock ? epilogue.activation : nil)
   }
 
   func tile(
@@ -104,6 +133,11 @@ struct FloatMicroKernel: GEMMMicroKernel {
     output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
     isLastBlock: Bool
   ) {
+    if generatedKernels != nil {
+      return panelRows(
+        a: a, lda: lda, rowCount: validRows, b: b, depth: depth, output: output, ldc: ldc, column: column,
+        isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+    }
     let operands = TileOperands(
       a: a, lda: lda, validRows: validRows, b: b, depth: depth, c: output, ldc: ldc, accumulate: !isFirstBlock,
       bias: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, activation: isLastBlock ? epilogue.activation : nil)

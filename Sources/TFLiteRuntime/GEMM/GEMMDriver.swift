@@ -84,9 +84,41 @@ protocol GEMMMicroKernel {
     a: UnsafePointer<LHSElement>, lda: Int, validRows: Int, b: UnsafePointer<RHSElement>, depth: Int,
     output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
     isLastBlock: Bool)
+
+  /// Rows `0 ..< rowCount` (any number) of a panel whose columns are all real; see the extension.
+  func panelRows(
+    a: UnsafePointer<LHSElement>, lda: Int, rowCount: Int, b: UnsafePointer<RHSElement>, depth: Int,
+    output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool)
 }
 
 extension GEMMMicroKernel {
+  /// Computes rows `0 ..< rowCount` of one panel whose columns are all real, over one depth block,
+  /// with the arguments of `tile`. By default tiles of `GEMMTile.rows` rows, one `tile` call each;
+  /// a kernel with register tiles of another height (the generated float kernels) covers the rows
+  /// its own way.
+  func panelRows(
+    a: UnsafePointer<LHSElement>, lda: Int, rowCount: Int, b: UnsafePointer<RHSElement>, depth: Int,
+    output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
+  ) {
+    tileByTile(
+      a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, output: output, ldc: ldc, column: column,
+      isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+  }
+
+  /// The default `panelRows`: one `tile` call per `GEMMTile.rows` rows.
+  func tileByTile(
+    a: UnsafePointer<LHSElement>, lda: Int, rowCount: Int, b: UnsafePointer<RHSElement>, depth: Int,
+    output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
+  ) {
+    var row = 0
+    while row < rowCount {
+      tile(
+        a: a + row * lda, lda: lda, validRows: min(GEMMTile.rows, rowCount - row), b: b, depth: depth,
+        output: output + row * ldc, ldc: ldc, column: column, isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+      row += GEMMTile.rows
+    }
+  }
+
   func tile(
     a: UnsafePointer<LHSElement>, lda: Int, validRows: Int, b: UnsafePointer<RHSElement>, depth: Int,
     output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
@@ -149,22 +181,23 @@ enum GEMMDriver {
         let b = rhs + panel * panelStride + depthStart * width
         let column = panel * width
         let validColumns = min(width, plan.columns - column)
+        if validColumns == width {
+          kernel.panelRows(
+            a: a, lda: lda, rowCount: rowEnd - rowStart, b: b, depth: depthCount,
+            output: output + rowStart * outputStride + column, ldc: outputStride, column: column, isFirstBlock: isFirst,
+            isLastBlock: isLast)
+          continue
+        }
+        // The last panel of an N that is not a multiple of the panel width: through a scratch tile.
         var row = rowStart
         while row < rowEnd {
           let validRows = min(height, rowEnd - row)
-          let aTile = a + (row - rowStart) * lda
           let c = output + row * outputStride + column
-          if validColumns == width {
-            kernel.tile(
-              a: aTile, lda: lda, validRows: validRows, b: b, depth: depthCount, output: c, ldc: outputStride,
-              column: column, isFirstBlock: isFirst, isLastBlock: isLast)
-          } else {
-            if !isFirst { copyTile(from: c, fromStride: outputStride, to: tile, toStride: width, validRows, validColumns) }
-            kernel.tile(
-              a: aTile, lda: lda, validRows: validRows, b: b, depth: depthCount, output: tile, ldc: width,
-              column: column, validColumns: validColumns, isFirstBlock: isFirst, isLastBlock: isLast)
-            copyTile(from: tile, fromStride: width, to: c, toStride: outputStride, validRows, validColumns)
-          }
+          if !isFirst { copyTile(from: c, fromStride: outputStride, to: tile, toStride: width, validRows, validColumns) }
+          kernel.tile(
+            a: a + (row - rowStart) * lda, lda: lda, validRows: validRows, b: b, depth: depthCount, output: tile,
+            ldc: width, column: column, validColumns: validColumns, isFirstBlock: isFirst, isLastBlock: isLast)
+          copyTile(from: tile, fromStride: width, to: c, toStride: outputStride, validRows, validColumns)
           row += height
         }
       }

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Writes Tests/TFLiteRuntimeTests/X86EncodingTable.swift.
+
+Each entry pairs one instruction in NASM syntax with the call of the Swift encoder
+(`X86Assembler` in Sources/TFLiteRuntime/GEMM/JIT/) that should produce it, and the
+bytes NASM assembles it to. The test compares the encoder's bytes with NASM's, so the
+generated kernels are checked against a real assembler, also for instruction forms
+(AVX-512, high registers) the test machine may not be able to run. NASM runs only
+here, never at test time.
+
+Run from the repository root with NASM 2.15 or later on the PATH:
+    python3 Scripts/make_x86_encoding_table.py
+"""
+
+import pathlib
+import subprocess
+import tempfile
+
+OUTPUT = (pathlib.Path(__file__).resolve().parent.parent
+          / "Tests/TFLiteRuntimeTests/X86EncodingTable.swift")
+
+GPRS = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+        "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"]
+# 32-bit names for the mov32 forms.
+GPRS32 = ["eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi",
+          "r8d", "r9d", "r10d", "r11d", "r12d", "r13d", "r14d", "r15d"]
+
+
+def memory(base, displacement=0, index=None, scale=1):
+    """A (nasm text, swift expression) pair for [base + index*scale + displacement]."""
+    text = base
+    swift = f"MemoryOperand(.{base}"
+    if index is not None:
+        text += f" + {index}*{scale}"
+        swift += f", index: .{index}, scale: {scale}"
+    if displacement:
+        text += f" {'+' if displacement > 0 else '-'} {abs(displacement)}"
+    swift += f", {displacement})" if displacement else ")"
+    return f"[{text}]", swift
+
+
+# Memory operands that cover every ModRM/SIB path: rsp/r12 need a SIB byte, rbp/r13 need a
+# displacement even when it is zero, high registers need REX/VEX/EVEX bits, and displacements
+# span zero, disp8, EVEX's disp8*N compression and disp32.
+MEMORIES = [
+    memory("rax"), memory("rdi", 8), memory("rsp"), memory("r12", 4), memory("rbp"),
+    memory("r13"), memory("r15", -128), memory("rsi", 128), memory("rdx", 64),
+    memory("rcx", 4096), memory("r9", -64), memory("rax", 0, "r8", 4),
+    memory("r11", 12, "r9", 2), memory("rbx", -4, "rcx", 8), memory("r13", 0, "r14", 1),
+    memory("rsp", 256, "rax", 1), memory("r10", 192, "r15", 2), memory("rdi", 1024, "rdx", 1),
+]
+
+
+def cases():
+    """Yields (nasm text, swift statement) pairs; the statement runs on `assembler`."""
+    for register in GPRS:
+        yield f"push {register}", f"assembler.push(.{register})"
+        yield f"pop {register}", f"assembler.pop(.{register})"
+        yield f"dec {register}", f"assembler.dec(.{register})"
+    yield "ret", "assembler.ret()"
+    yield "cpuid", "assembler.cpuid()"
+    yield "xgetbv", "assembler.xgetbv()"
+    yield "vzeroupper", "assembler.vzeroupper()"
+    for i, (mem_text, mem_swift) in enumerate(MEMORIES):
+        destination = GPRS[(3 * i + 1) % 16]
+        yield f"mov {destination}, qword {mem_text}", f"assembler.mov(.{destination}, {mem_swift})"
+        yield f"lea {destination}, {mem_text}", f"assembler.lea(.{destination}, {mem_swift})"
+        yield f"add {destination}, qword {mem_text}", f"assembler.add(.{destination}, {mem_swift})"
+        number = (5 * i + 2) % 16
+        yield (f"mov {GPRS32[number]}, dword {mem_text}",
+               f"assembler.mov32(.{GPRS[number]}, {mem_swift})")
+        yield (f"mov dword {mem_text}, {GPRS32[number]}",
+               f"assembler.mov32({mem_swift}, .{GPRS[number]})")
+        ymm = (7 * i + 3) % 16
+        yield f"vmovups ymm{ymm}, yword {mem_text}", f"assembler.vmovupsYMM(VectorRegister({ymm}), {mem_swift})"
+        yield f"vmovups yword {mem_text}, ymm{ymm}", f"assembler.vmovupsYMM({mem_swift}, VectorRegister({ymm}))"
+        yield (f"vbroadcastss ymm{ymm}, dword {mem_text}",
+               f"assembler.vbroadcastssYMM(VectorRegister({ymm}), {mem_swift})")
+        zmm = (11 * i + 5) % 32
+        other = (13 * i + 17) % 32
+        yield f"vmovups zmm{zmm}, zword {mem_text}", f"assembler.vmovupsZMM(VectorRegister({zmm}), {mem_swift})"
+        yield f"vmovups zword {mem_text}, zmm{zmm}", f"assembler.vmovupsZMM({mem_swift}, VectorRegister({zmm}))"
+        yield (f"vbroadcastss zmm{zmm}, dword {mem_text}",
+               f"assembler.vbroadcastssZMM(VectorRegister({zmm}), {mem_swift})")
+        yield (f"vfmadd231ps zmm{zmm}, zmm{other}, dword {mem_text}{{1to16}}",
+               f"assembler.vfmadd231psZMM(VectorRegister({zmm}), VectorRegister({other}), broadcast: {mem_swift})")
+    for i, (left, right) in enumerate([(0, 1), (3, 8), (8, 3), (15, 15), (12, 0), (1, 9), (9, 14), (4, 11)]):
+        destination = (5 * i + 2) % 16
+        yield (f"mov {GPRS[destination]}, {GPRS[left]}",
+               f"assembler.mov(.{GPRS[destination]}, .{GPRS[left]})")
+        yield f"add {GPRS[left]}, {GPRS[right]}", f"assembler.add(.{GPRS[left]}, .{GPRS[right]})"
+        yield f"test {GPRS[left]}, {GPRS[right]}", f"assembler.test(.{GPRS[left]}, .{GPRS[right]})"
+        for name in ["vfmadd231ps", "vxorps", "vaddps", "vmaxps", "vminps"]:
+            swift_name = name + "YMM"
+            yield (f"{name} ymm{destination}, ymm{left}, ymm{right}",
+                   f"assembler.{swift_name}(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+    for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
+        destination = (7 * i + 5) % 32
+        for name in ["vfmadd231ps", "vpxord", "vaddps", "vmaxps", "vminps"]:
+            swift_name = name + "ZMM"
+            yield (f"{name} zmm{destination}, zmm{left}, zmm{right}",
+                   f"assembler.{swift_name}(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+    for register, immediate in [("rax", 1), ("rcx", -1), ("rdx", 127), ("r8", -128), ("rax", 128),
+                                ("r15", 4096), ("rsi", -129), ("rax", -100000), ("r11", 64)]:
+        yield f"add {register}, {immediate}", f"assembler.add(.{register}, {immediate})"
+        yield f"sub {register}, {immediate}", f"assembler.sub(.{register}, {immediate})"
+        yield f"cmp {register}, {immediate}", f"assembler.cmp(.{register}, {immediate})"
+
+
+# Jumps need labels: each case is the NASM source and the Swift statements, run in order.
+JUMP_CASES = [
+    ("back: jnz strict near back",
+     "let back = assembler.makeLabel(); assembler.bind(back); assembler.jump(if: .notZero, to: back)"),
+    ("jb strict near ahead\nahead:",
+     "let ahead = assembler.makeLabel(); assembler.jump(if: .below, to: ahead); assembler.bind(ahead)"),
+    ("jz strict near ahead\nret\nret\nahead:",
+     "let ahead = assembler.makeLabel(); assembler.jump(if: .zero, to: ahead); assembler.ret(); "
+     "assembler.ret(); assembler.bind(ahead)"),
+    ("back: ret\njae strict near back",
+     "let back = assembler.makeLabel(); assembler.bind(back); assembler.ret(); "
+     "assembler.jump(if: .aboveOrEqual, to: back)"),
+    ("jmp strict near ahead\nret\nahead:",
+     "let ahead = assembler.makeLabel(); assembler.jump(to: ahead); assembler.ret(); assembler.bind(ahead)"),
+    ("back: jmp strict near back",
+     "let back = assembler.makeLabel(); assembler.bind(back); assembler.jump(to: back)"),
+]
+
+
+def assemble(source):
+    """NASM's bytes for `source` (64-bit mode, flat binary)."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = pathlib.Path(directory)
+        (path / "input.asm").write_text("bits 64\n" + source + "\n")
+        subprocess.run(["nasm", "-f", "bin", "-o", str(path / "output.bin"), str(path / "input.asm")],
+                       check=True)
+        return (path / "output.bin").read_bytes()
+
+
+def swift_bytes(data):
+    return "[" + ", ".join(f"0x{b:02X}" for b in data) + "]"
+
+
+def main():
+    version = subprocess.run(["nasm", "-v"], capture_output=True, text=True, check=True).stdout.strip()
+    entries = [(text, statement, assemble(text)) for text, statement in cases()]
+    entries += [(text, statement, assemble(text)) for text, statement in JUMP_CASES]
+    lines = [
+        "// Generated by Scripts/make_x86_encoding_table.py from " + version + ". Do not edit.",
+        "",
+        "@testable import TFLiteRuntime",
+        "",
+        "/// One instruction: its NASM source, the bytes NASM assembled it to, and the encoder calls",
+        "/// that should produce the same bytes.",
+        "struct X86EncodingCase: Sendable {",
+        "  /// The NASM source line(s).",
+        "  let source: String",
+        "  /// NASM's bytes.",
+        "  let expected: [UInt8]",
+        "  /// Encodes the same instruction(s) with `X86Assembler`.",
+        "  let encode: @Sendable (inout X86Assembler) -> Void",
+        "}",
+        "",
+        "/// Every instruction form the generated kernels use, as NASM encodes it.",
+        "let x86EncodingCases: [X86EncodingCase] = [",
+    ]
+    for text, statement, data in entries:
+        source = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        lines.append(f'  X86EncodingCase(source: "{source}", expected: {swift_bytes(data)}) {{ assembler in')
+        lines.append(f"    {statement}")
+        lines.append("  },")
+    lines.append("]")
+    OUTPUT.write_text("\n".join(lines) + "\n")
+    print(f"wrote {len(entries)} cases to {OUTPUT}")
+
+
+if __name__ == "__main__":
+    main()
