@@ -127,6 +127,9 @@ extension Reference {
 
   /// The int16 logistic-table interpolation of LOGISTIC and TANH.
   static func sixteenBitSigmoid(_ input: Tensor<Int16>, inputScale: Float, isTanh: Bool) throws -> Tensor<Int16> {
+    guard inputScale.isFinite, inputScale > 0, Double(inputScale) * 4096 * 3 < 2_147_483_648 else {
+      throw Error("int16 LOGISTIC and TANH need an input scale in (0, 174762), got \(inputScale)")
+    }
     // Step 1: a multiplier and shift taking raw inputs to Q3.12 (tanh's table steps are twice as fine).
     let multiplier: Int32
     let shift: Int32

@@ -38,6 +38,8 @@ extension Reference {
     func accumulate(_ sum: Accumulator, _ input: Input, _ weight: Weight, channel: Int) -> Accumulator
     /// The output value of channel `channel` for a finished `sum`: bias, rescale, activation.
     func finish(_ sum: Accumulator, channel: Int) -> Output
+    /// Throws unless the arithmetic has parameters (bias, multipliers) for `outputChannels` channels.
+    func check(outputChannels: Int) throws
   }
 
   /// Float arithmetic: products summed in float, then bias and activation clamp.
@@ -71,6 +73,13 @@ extension Reference {
     @inline(__always)
     public func finish(_ sum: Float, channel: Int) -> Float {
       Reference.clamp(sum + (bias?[channel] ?? 0), range)
+    }
+
+    /// Throws unless the bias is absent or has one value per output channel.
+    public func check(outputChannels: Int) throws {
+      if let bias, bias.count != outputChannels {
+        throw Error("bias has \(bias.count) values for \(outputChannels) output channels")
+      }
     }
   }
 
@@ -228,6 +237,13 @@ extension Reference {
       }
       let value = rescaled &+ outputZeroPoint
       return Input(truncatingIfNeeded: min(max(value, clamp.lowerBound), clamp.upperBound))
+    }
+
+    /// Throws unless the arithmetic was made for `outputChannels` channels.
+    public func check(outputChannels: Int) throws {
+      guard multipliers.count == outputChannels else {
+        throw Error("quantized arithmetic for \(multipliers.count) channels used with \(outputChannels) output channels")
+      }
     }
   }
 }

@@ -50,6 +50,7 @@ extension Reference {
       throw Error("CONV_2D has \(outputChannels) output channels for \(groups) groups")
     }
     let outputsPerGroup = outputChannels / groups
+    try arithmetic.check(outputChannels: outputChannels)
     let (rows, columns) = try window.axes(
       height: inputShape.height, width: inputShape.width, filterHeight: filterShape.height,
       filterWidth: filterShape.width)
@@ -118,6 +119,7 @@ extension Reference {
         "DEPTHWISE_CONV_2D filter \(filter.shape) must be [1, KH, KW, C·M] for an input of \(inputShape.channels) channels")
     }
     let multiplier = outputChannels / inputShape.channels
+    try arithmetic.check(outputChannels: outputChannels)
     let (rows, columns) = try window.axes(
       height: inputShape.height, width: inputShape.width, filterHeight: filterShape.height,
       filterWidth: filterShape.width)

@@ -38,6 +38,7 @@ extension Reference {
     guard weights.shape.count == 2 else { throw Error("FULLY_CONNECTED weights must have rank 2, got \(weights.shape)") }
     let units = weights.shape[0]
     let depth = weights.shape[1]
+    try arithmetic.check(outputChannels: units)
     // Rows of `depth` values: the leading dimensions when the last one is the depth (this also
     // reads an empty depth), otherwise the element count divided by the depth.
     let rows: Int

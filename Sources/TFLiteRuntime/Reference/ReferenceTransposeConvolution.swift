@@ -51,6 +51,7 @@ extension Reference {
     guard window.dilationHeight == 1, window.dilationWidth == 1 else {
       throw Error("TRANSPOSE_CONV has no dilation")
     }
+    try arithmetic.check(outputChannels: outputShape.channels)
     // The padding CONV_2D would use from the output back to the input.
     let (rows, columns) = try window.axes(
       height: outputShape.height, width: outputShape.width, filterHeight: filterShape.height,
