@@ -119,9 +119,9 @@ extension Reference {
 
   /// How an integer weighted operator sums its products and rescales the sum (see the file header).
   public enum Accumulation: Sendable, Hashable {
-    /// The sum wraps in 32 bits and is rescaled by ``QuantizedMultiplier/apply(_:rounding:)-(Int32,_)`` rounding so.
+    /// The sum wraps in 32 bits and is rescaled by `QuantizedMultiplier.apply(_:rounding:)`, rounding so.
     case int32(RoundingPolicy)
-    /// The sum is kept in 64 bits and rescaled by ``QuantizedMultiplier/apply(_:)-(Int64)``.
+    /// The sum is kept in 64 bits and rescaled by the 64-bit `QuantizedMultiplier.apply(_:)`.
     case int64
 
     /// What LiteRT's convolutions (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV) use: 64 bits for
