@@ -4,7 +4,7 @@ import XCTest
 @testable import TFLiteRuntime
 
 /// The optimized integer kernels (packed 8-bit GEMM, channel-vectorised depthwise and pooling
-/// loops, SIMD elementwise maps) against the reference kernels on random shapes, strides,
+/// loops, batched products, SIMD elementwise maps) against the reference kernels on random shapes, strides,
 /// dilations, paddings, groups, zero points, per-channel scales and activations, with one and two
 /// threads: every output must be equal bit for bit. TestModels covers the shapes the converter
 /// writes; this covers the ones it does not.
@@ -214,6 +214,33 @@ final class ReferenceDifferentialTests: XCTestCase {
           ? .mulOptions(MulOptions(fusedActivationFunction: function))
           : .addOptions(AddOptions(fusedActivationFunction: function)))
       try assertKernelMatches(node, expected, "trial \(trial) \(multiplies ? "MUL" : "ADD") \(lhsShape) \(rhsShape)")
+    }
+  }
+
+  func testBatchMatMulMatchesReference() throws {
+    for trial in 0..<8 {
+      let (rows, depth, columns) = (random.int(1...9), random.int(1...30), random.int(1...20))
+      let (adjX, adjY) = (trial % 2 == 1, trial % 3 == 1)
+      let lhsBatches: [[Int]] = [[], [3], [2, 1], [2, 3]]
+      let rhsBatches: [[Int]] = [[2], [3], [1, 4], []]
+      let lhsShape = lhsBatches[trial % 4] + (adjX ? [depth, rows] : [rows, depth])
+      let rhsShape = rhsBatches[trial % 4] + (adjY ? [columns, depth] : [depth, columns])
+      let (lhsQuantization, rhsQuantization, outputQuantization) =
+        (activationQuantization(), activationQuantization(), activationQuantization())
+      let lhs = raws(lhsShape.reduce(1, *))
+      let rhs = raws(rhsShape.reduce(1, *))
+      let expected = try Reference.batchMatMul(
+        lhs: Reference.Tensor(shape: lhsShape, values: lhs), rhs: Reference.Tensor(shape: rhsShape, values: rhs),
+        adjX: adjX, adjY: adjY, lhsQuantization: lhsQuantization, rhsQuantization: rhsQuantization,
+        output: outputQuantization)
+      let node = KernelHarness.node(
+        "BATCH_MATMUL",
+        [
+          tensor(0, lhsShape, lhs, [lhsQuantization.scale], [lhsQuantization.zeroPoint]),
+          tensor(1, rhsShape, rhs, [rhsQuantization.scale], [rhsQuantization.zeroPoint], constant: trial % 2 == 0),
+        ], tensor(2, [], [], [outputQuantization.scale], [outputQuantization.zeroPoint]),
+        .batchMatMulOptions(BatchMatMulOptions(adjX: adjX, adjY: adjY)))
+      try assertKernelMatches(node, expected, "trial \(trial) \(lhsShape) × \(rhsShape)")
     }
   }
 

@@ -10,9 +10,9 @@ import XCTest
 /// for bit for every quantized case, and lie within the manifest's tolerance for float cases.
 /// No part of the runtime's graph, kernels or registry takes part.
 final class ReferenceKernelConformanceTests: XCTestCase {
-  /// The operators the reference kernels cover, with the least number of cases of each expected.
+  /// The operators the reference kernels cover.
   static let operators = [
-    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "BATCH_MATMUL", "AVERAGE_POOL_2D", "MAX_POOL_2D",
     "L2_POOL_2D", "SOFTMAX", "ADD", "SUB", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH",
   ]
 
@@ -221,6 +221,8 @@ private struct ReferenceCase {
       return try Reference.maxPool2D(input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
     case ("L2_POOL_2D", .pool2DOptions(let o)):
       return try Reference.l2Pool2D(input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
+    case ("BATCH_MATMUL", .batchMatMulOptions(let o)):
+      return try Reference.batchMatMul(lhs: values(0), rhs: values(1), adjX: o.adjX, adjY: o.adjY)
     case ("SOFTMAX", .softmaxOptions(let o)):
       return try Reference.softmax(input: values(0), beta: o.beta)
     case ("ADD", .addOptions(let o)):
@@ -274,6 +276,11 @@ private struct ReferenceCase {
         Reference.maxPool2D(
           input: values(0, as: Raw.self), parameters: pool(o), activation: activation(o.fusedActivationFunction),
           output: output))
+    case ("BATCH_MATMUL", .batchMatMulOptions(let o)):
+      try compare(
+        Reference.batchMatMul(
+          lhs: values(0, as: Raw.self), rhs: values(1, as: Raw.self), adjX: o.adjX, adjY: o.adjY,
+          lhsQuantization: quantization(0), rhsQuantization: quantization(1), output: output))
     case ("SOFTMAX", .softmaxOptions(let o)):
       try runSoftmax(Raw.self, beta: o.beta)
     case ("ADD", .addOptions(let o)):

@@ -139,40 +139,23 @@ func referenceTransposeConvolution(
   }
 }
 
-/// BATCH_MATMUL of row-major operands with broadcast batch dimensions (`adjX`: lhs stored K×M,
-/// `adjY`: rhs stored N×K), batch by batch in output order.
+/// BATCH_MATMUL (`Reference.batchMatMul`) of row-major operands with broadcast batch dimensions
+/// (`adjX`: lhs stored K×M, `adjY`: rhs stored N×K), batch by batch in output order.
 func referenceBatchMatMul(
   lhs: [Float], lhsBatch: [Int], rhs: [Float], rhsBatch: [Int], rows: Int, depth: Int, columns: Int, adjX: Bool,
   adjY: Bool
 ) -> [Expected] {
-  let rank = max(lhsBatch.count, rhsBatch.count)
-  let lhsDims = [Int](repeating: 1, count: rank - lhsBatch.count) + lhsBatch
-  let rhsDims = [Int](repeating: 1, count: rank - rhsBatch.count) + rhsBatch
-  let outputDims = zip(lhsDims, rhsDims).map { max($0, $1) }
-  var expected: [Expected] = []
-  for batch in 0..<outputDims.reduce(1, *) {
-    // Decompose the output batch index and map each coordinate to the operands (size-1 axes repeat).
-    var remainder = batch
-    var l = 0
-    var r = 0
-    var lhsScale = 1
-    var rhsScale = 1
-    for axis in (0..<rank).reversed() {
-      let coordinate = remainder % outputDims[axis]
-      remainder /= outputDims[axis]
-      if lhsDims[axis] > 1 { l += coordinate * lhsScale }
-      if rhsDims[axis] > 1 { r += coordinate * rhsScale }
-      lhsScale *= lhsDims[axis]
-      rhsScale *= rhsDims[axis]
-    }
-    let (lhsBase, rhsBase) = (l * rows * depth, r * depth * columns)
-    expected += referenceMatrixProduct(
-      rows: rows, columns: columns, depth: depth,
-      a: { i, k in adjX ? lhs[lhsBase + k * rows + i] : lhs[lhsBase + i * depth + k] },
-      b: { k, j in adjY ? rhs[rhsBase + j * depth + k] : rhs[rhsBase + k * columns + j] }, bias: nil,
-      lower: -.infinity, upper: .infinity)
+  reportingFailure([]) {
+    let lhsShape = lhsBatch + (adjX ? [depth, rows] : [rows, depth])
+    let rhsShape = rhsBatch + (adjY ? [columns, depth] : [depth, columns])
+    let values = try Reference.batchMatMul(
+      lhs: Reference.Tensor(shape: lhsShape, values: lhs), rhs: Reference.Tensor(shape: rhsShape, values: rhs),
+      adjX: adjX, adjY: adjY)
+    let magnitudes = try Reference.batchMatMul(
+      lhs: Reference.Tensor(shape: lhsShape, values: lhs.map(abs)),
+      rhs: Reference.Tensor(shape: rhsShape, values: rhs.map(abs)), adjX: adjX, adjY: adjY)
+    return expectations(values, magnitudes)
   }
-  return expected
 }
 
 /// Both axes of a windowed op by the optimized code's `WindowAxis`, or nil when the window does not fit.

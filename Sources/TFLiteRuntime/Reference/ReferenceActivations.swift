@@ -8,8 +8,7 @@
 //
 // 8-bit LOGISTIC and TANH take only 256 distinct inputs, so TFLite tabulates them: each raw value
 // is dequantized, transformed in float, requantized and clamped (`QuantizedLookupTable.eightBit`).
-// The output quantization is fixed: scale 1/256 for LOGISTIC (zero point −128 for int8), 1/128
-// for TANH (zero point 0 for int8).
+// LiteRT requires an 8-bit LOGISTIC output to have scale 1/256.
 //
 // int16 LOGISTIC and TANH (zero points 0, output scale 1/32768): the input is brought to Q3.12
 // by a small integer multiplier and shift (3 · 2^k directly for power-of-two scales), and the
