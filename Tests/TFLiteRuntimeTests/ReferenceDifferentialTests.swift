@@ -12,7 +12,9 @@ final class ReferenceDifferentialTests: XCTestCase {
   private var random = SeededGenerator(seed: 14)
 
   /// `count` random raw int8 values.
-  private func raws(_ count: Int) -> [Int8] { (0..<count).map { _ in Int8(truncatingIfNeeded: random.int(-128...127)) } }
+  private func raws(_ count: Int) -> [Int8] {
+    (0..<count).map { _ in Int8(truncatingIfNeeded: random.int(-128...127)) }
+  }
 
   /// A random per-tensor quantization of an int8 activation.
   private func activationQuantization() -> Reference.QuantizationParameters {
@@ -41,7 +43,9 @@ final class ReferenceDifferentialTests: XCTestCase {
       let result = try KernelHarness.run(node, threads: threads, as: Int8.self)
       XCTAssertEqual(result.shape, expected.shape, label)
       if let index = expected.values.indices.first(where: { result.values[$0] != expected.values[$0] }) {
-        XCTFail("\(label) threads \(threads): element \(index) is \(result.values[index]), reference \(expected.values[index])")
+        XCTFail(
+          "\(label) threads \(threads): element \(index) is \(result.values[index]), reference \(expected.values[index])"
+        )
       }
     }
   }
@@ -54,7 +58,8 @@ final class ReferenceDifferentialTests: XCTestCase {
   private func weightQuantization(_ channels: Int, perChannel: Bool) -> Reference.ChannelQuantization {
     let count = perChannel ? channels : 1
     return Reference.ChannelQuantization(
-      scales: (0..<count).map { _ in Float(random.int(1...40)) / 4000 }, zeroPoints: [Int32](repeating: 0, count: count))
+      scales: (0..<count).map { _ in Float(random.int(1...40)) / 4000 }, zeroPoints: [Int32](repeating: 0, count: count)
+    )
   }
 
   func testConvolutionsMatchReference() throws {
@@ -98,7 +103,8 @@ final class ReferenceDifferentialTests: XCTestCase {
         depthwise
         ? try Reference.depthwiseConv2D(
           input: inputTensor, filter: filterTensor, bias: bias, window: window, quantization: quantization)
-        : try Reference.conv2D(input: inputTensor, filter: filterTensor, bias: bias, window: window, quantization: quantization)
+        : try Reference.conv2D(
+          input: inputTensor, filter: filterTensor, bias: bias, window: window, quantization: quantization)
       let operands = [
         tensor(0, inputShape, input, [inputQuantization.scale], [inputQuantization.zeroPoint]),
         tensor(1, filterShape, filter, weights.scales, weights.zeroPoints, axis: depthwise ? 3 : 0, constant: true),
@@ -122,7 +128,8 @@ final class ReferenceDifferentialTests: XCTestCase {
               padding: padding, strideW: Int32(window.strideWidth), strideH: Int32(window.strideHeight),
               fusedActivationFunction: function, dilationWFactor: Int32(window.dilationWidth),
               dilationHFactor: Int32(window.dilationHeight))))
-      try assertKernelMatches(node, expected, "trial \(trial) \(depthwise ? "depthwise" : "conv") \(inputShape) \(filterShape)")
+      try assertKernelMatches(
+        node, expected, "trial \(trial) \(depthwise ? "depthwise" : "conv") \(inputShape) \(filterShape)")
     }
   }
 
@@ -171,7 +178,8 @@ final class ReferenceDifferentialTests: XCTestCase {
       let inputTensor = try Reference.Tensor(shape: shape, values: input)
       let expected =
         isMax
-        ? try Reference.maxPool2D(input: inputTensor, parameters: parameters, activation: activation, output: quantization)
+        ? try Reference.maxPool2D(
+          input: inputTensor, parameters: parameters, activation: activation, output: quantization)
         : try Reference.averagePool2D(
           input: inputTensor, parameters: parameters, activation: activation, output: quantization)
       let options = Pool2DOptions(
@@ -187,7 +195,8 @@ final class ReferenceDifferentialTests: XCTestCase {
 
   func testBroadcastAddAndMulMatchReference() throws {
     let shapePairs: [([Int], [Int])] = [
-      ([2, 3, 4, 5], [2, 3, 4, 5]), ([2, 3, 4, 5], [5]), ([2, 1, 4, 1], [1, 3, 1, 5]), ([3, 17], [1]), ([1, 8], [4, 1]),
+      ([2, 3, 4, 5], [2, 3, 4, 5]), ([2, 3, 4, 5], [5]), ([2, 1, 4, 1], [1, 3, 1, 5]), ([3, 17], [1]),
+      ([1, 8], [4, 1]),
     ]
     for trial in 0..<10 {
       let (lhsShape, rhsShape) = shapePairs[trial % shapePairs.count]

@@ -27,13 +27,15 @@ final class ReferenceKernelArgumentTests: XCTestCase {
         input: image, filter: tensor([2, 1, 1, 1], [1, 1]), bias: [0, 0, 0], window: window, activation: .none)
     }
     assertThrows("not a multiple") {
-      try Reference.conv2D(input: image, filter: tensor([1, 1, 1, 2], [1, 1]), bias: nil, window: window, activation: .none)
+      try Reference.conv2D(
+        input: image, filter: tensor([1, 1, 1, 2], [1, 1]), bias: nil, window: window, activation: .none)
     }
     assertThrows("stride ≥ 1") {
       try Reference.maxPool2D(
         input: image,
         parameters: Reference.PoolParameters(
-          filterHeight: 1, filterWidth: 1, window: Reference.WindowParameters(strideHeight: 0, strideWidth: 1, padding: .valid)),
+          filterHeight: 1, filterWidth: 1,
+          window: Reference.WindowParameters(strideHeight: 0, strideWidth: 1, padding: .valid)),
         activation: .none)
     }
     assertThrows("do not broadcast") { try Reference.add(image, tensor([1, 3, 1, 1], [1, 2, 3]), activation: .none) }
@@ -44,7 +46,8 @@ final class ReferenceKernelArgumentTests: XCTestCase {
     }
     assertThrows("2 scales") {
       try Reference.fullyConnected(
-        input: Reference.Tensor(shape: [1, 1], values: [Int8(1)]), weights: Reference.Tensor(shape: [3, 1], values: [Int8](repeating: 1, count: 3)),
+        input: Reference.Tensor(shape: [1, 1], values: [Int8(1)]),
+        weights: Reference.Tensor(shape: [3, 1], values: [Int8](repeating: 1, count: 3)),
         bias: nil, keepNumDims: false,
         quantization: Reference.WeightedQuantization(
           input: .init(scale: 1, zeroPoint: 0), weights: .init(scales: [1, 1], zeroPoints: [0]),
@@ -65,7 +68,8 @@ final class ReferenceKernelArgumentTests: XCTestCase {
     let pooled = try Reference.averagePool2D(
       input: image,
       parameters: Reference.PoolParameters(
-        filterHeight: 2, filterWidth: 2, window: Reference.WindowParameters(strideHeight: 1, strideWidth: 1, padding: .same)),
+        filterHeight: 2, filterWidth: 2,
+        window: Reference.WindowParameters(strideHeight: 1, strideWidth: 1, padding: .same)),
       activation: .reluN1To1)
     XCTAssertEqual(pooled.values, [1, 1, 1, 1])
     let sum = try Reference.add(image, tensor([1, 1, 2, 1], [10, 20]), activation: .none)
@@ -74,7 +78,8 @@ final class ReferenceKernelArgumentTests: XCTestCase {
     let rounded = try Reference.averagePool2D(
       input: Reference.Tensor(shape: [1, 1, 2, 1], values: [Int8(-3), -4]),
       parameters: Reference.PoolParameters(
-        filterHeight: 1, filterWidth: 2, window: Reference.WindowParameters(strideHeight: 1, strideWidth: 1, padding: .valid)),
+        filterHeight: 1, filterWidth: 2,
+        window: Reference.WindowParameters(strideHeight: 1, strideWidth: 1, padding: .valid)),
       activation: .none, output: .init(scale: 1, zeroPoint: 0))
     XCTAssertEqual(rounded.values, [-4])
   }

@@ -12,7 +12,8 @@ import XCTest
 final class ReferenceKernelConformanceTests: XCTestCase {
   /// The operators the reference kernels cover.
   static let operators = [
-    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "BATCH_MATMUL", "AVERAGE_POOL_2D", "MAX_POOL_2D",
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "BATCH_MATMUL", "AVERAGE_POOL_2D",
+    "MAX_POOL_2D",
     "L2_POOL_2D", "SOFTMAX", "ADD", "SUB", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH",
   ]
 
@@ -47,7 +48,8 @@ final class ReferenceKernelConformanceTests: XCTestCase {
       }
     }
     print("reference kernels: not run: \(excluded.joined(separator: ", "))")
-    XCTAssertLessThanOrEqual(excluded.count, 1, "more single-operator cases fall outside the reference kernels than expected")
+    XCTAssertLessThanOrEqual(
+      excluded.count, 1, "more single-operator cases fall outside the reference kernels than expected")
     for (label, counts) in tally.sorted(by: { $0.key < $1.key }) {
       let how = label.hasSuffix("float32") ? "within tolerance" : "exact"
       print("reference kernels: \(label) \(counts.matched)/\(counts.total) \(how)")
@@ -56,7 +58,8 @@ final class ReferenceKernelConformanceTests: XCTestCase {
     for op in Self.operators {
       XCTAssertNotNil(tally["\(op) float32"], "no float32 case of \(op)")
       if op != "L2_POOL_2D" {
-        XCTAssertTrue(tally.keys.contains { $0.hasPrefix(op + " ") && !$0.hasSuffix("float32") }, "no integer case of \(op)")
+        XCTAssertTrue(
+          tally.keys.contains { $0.hasPrefix(op + " ") && !$0.hasSuffix("float32") }, "no integer case of \(op)")
       }
     }
     XCTAssertGreaterThan(entries.count, 250, "fewer single-operator cases than the TestModels hold")
@@ -104,9 +107,13 @@ private struct ReferenceCase {
   }
 
   /// The values of operand `position`: from its `.npy` file when it is a model input, else the constant data.
-  func values<Element: NumPyScalar>(_ position: Int, as type: Element.Type = Element.self) throws -> Reference.Tensor<Element> {
+  func values<Element: NumPyScalar>(_ position: Int, as type: Element.Type = Element.self) throws
+    -> Reference.Tensor<Element>
+  {
     let index = Int(op.inputs[position])
-    if let array = inputs[index] { return try Reference.Tensor(shape: array.shape, values: array.values(as: Element.self)) }
+    if let array = inputs[index] {
+      return try Reference.Tensor(shape: array.shape, values: array.values(as: Element.self))
+    }
     let tensor = subgraph.tensors[index]
     let data = model.tensorData(tensor)
     let shape = tensor.shape.map(Int.init)
@@ -123,13 +130,17 @@ private struct ReferenceCase {
     guard data.count == count * MemoryLayout<Element>.size else {
       throw Reference.Error("tensor \(index) has \(data.count) bytes for \(count) \(Element.self) values")
     }
-    let values = (0..<count).map { data.loadUnaligned(fromByteOffset: $0 * MemoryLayout<Element>.size, as: Element.self) }
+    let values = (0..<count).map {
+      data.loadUnaligned(fromByteOffset: $0 * MemoryLayout<Element>.size, as: Element.self)
+    }
     return try Reference.Tensor(shape: shape, values: values)
   }
 
   /// The per-tensor quantization of a schema tensor.
   func quantization(_ tensor: TFLiteFormat.Tensor) throws -> Reference.QuantizationParameters {
-    guard let q = tensor.quantization, let scale = q.scale.first else { throw Reference.Error("tensor is not quantized") }
+    guard let q = tensor.quantization, let scale = q.scale.first else {
+      throw Reference.Error("tensor is not quantized")
+    }
     return Reference.QuantizationParameters(scale: scale, zeroPoint: Int32(q.zeroPoint.first ?? 0))
   }
 
@@ -145,7 +156,8 @@ private struct ReferenceCase {
   /// The integer bias of operand `position` (int32 or int64), nil when absent.
   func integerBias(_ position: Int) throws -> [Int64]? {
     guard let bias = tensor(position) else { return nil }
-    return bias.type == .int64 ? try values(position, as: Int64.self).values : try values(position, as: Int32.self).values.map(Int64.init)
+    return bias.type == .int64
+      ? try values(position, as: Int64.self).values : try values(position, as: Int32.self).values.map(Int64.init)
   }
 
   /// The float bias of operand `position`, nil when absent.
@@ -170,7 +182,9 @@ private struct ReferenceCase {
 
   /// Requires `actual` to equal the expected output in shape and, within the manifest's tolerance, in value.
   func compare(_ actual: Reference.Tensor<Float>) throws {
-    guard actual.shape == expected.shape else { throw Reference.Error("shape \(actual.shape), LiteRT \(expected.shape)") }
+    guard actual.shape == expected.shape else {
+      throw Reference.Error("shape \(actual.shape), LiteRT \(expected.shape)")
+    }
     let want = try expected.floatValues()
     let atol = entry.tolerance?.atol ?? 0
     let rtol = entry.tolerance?.rtol ?? 0
@@ -183,12 +197,15 @@ private struct ReferenceCase {
 
   /// Requires `actual` to equal the expected output bit for bit.
   func compare<Raw: NumPyScalar & Equatable>(_ actual: Reference.Tensor<Raw>) throws {
-    guard actual.shape == expected.shape else { throw Reference.Error("shape \(actual.shape), LiteRT \(expected.shape)") }
+    guard actual.shape == expected.shape else {
+      throw Reference.Error("shape \(actual.shape), LiteRT \(expected.shape)")
+    }
     let want = try expected.values(as: Raw.self)
     if let index = want.indices.first(where: { actual.values[$0] != want[$0] }) {
       let mismatches = zip(actual.values, want).filter { $0 != $1 }.count
       throw Reference.Error(
-        "\(mismatches) of \(want.count) elements differ; first element \(index): \(actual.values[index]), LiteRT \(want[index])")
+        "\(mismatches) of \(want.count) elements differ; first element \(index): \(actual.values[index]), LiteRT \(want[index])"
+      )
     }
   }
 
@@ -218,9 +235,11 @@ private struct ReferenceCase {
       return try Reference.averagePool2D(
         input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
     case ("MAX_POOL_2D", .pool2DOptions(let o)):
-      return try Reference.maxPool2D(input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
+      return try Reference.maxPool2D(
+        input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
     case ("L2_POOL_2D", .pool2DOptions(let o)):
-      return try Reference.l2Pool2D(input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
+      return try Reference.l2Pool2D(
+        input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
     case ("BATCH_MATMUL", .batchMatMulOptions(let o)):
       return try Reference.batchMatMul(lhs: values(0), rhs: values(1), adjX: o.adjX, adjY: o.adjY)
     case ("SOFTMAX", .softmaxOptions(let o)):
@@ -295,11 +314,14 @@ private struct ReferenceCase {
           powerOfTwoInt16Scales: o.potScaleInt16))
     case ("MUL", .mulOptions(let o)):
       try compare(
-        Reference.multiply(values(0, as: Raw.self), values(1, as: Raw.self), quantization: binary(o.fusedActivationFunction)))
+        Reference.multiply(
+          values(0, as: Raw.self), values(1, as: Raw.self), quantization: binary(o.fusedActivationFunction)))
     case ("LOGISTIC", _), ("TANH", _):
       try runSigmoid(Raw.self, tanh: name == "TANH", output: output)
     default:
-      guard let bounds = Self.reluBounds[name] else { throw Reference.Error("\(name) with options \(op.builtinOptions)") }
+      guard let bounds = Self.reluBounds[name] else {
+        throw Reference.Error("\(name) with options \(op.builtinOptions)")
+      }
       try compare(Reference.relu(values(0, as: Raw.self), bounds, input: quantization(0), output: output))
     }
   }
@@ -347,11 +369,14 @@ private struct ReferenceCase {
     }
     switch outputTensor.type {
     case .int8:
-      try compare(Reference.softmax(input: values(0, as: Raw.self), inputScale: scale, beta: beta, outputType: Int8.self))
+      try compare(
+        Reference.softmax(input: values(0, as: Raw.self), inputScale: scale, beta: beta, outputType: Int8.self))
     case .uint8:
-      try compare(Reference.softmax(input: values(0, as: Raw.self), inputScale: scale, beta: beta, outputType: UInt8.self))
+      try compare(
+        Reference.softmax(input: values(0, as: Raw.self), inputScale: scale, beta: beta, outputType: UInt8.self))
     case .int16:
-      try compare(Reference.softmax(input: values(0, as: Raw.self), inputScale: scale, beta: beta, outputType: Int16.self))
+      try compare(
+        Reference.softmax(input: values(0, as: Raw.self), inputScale: scale, beta: beta, outputType: Int16.self))
     default: throw Reference.Error("SOFTMAX into \(outputTensor.type)")
     }
   }
@@ -370,7 +395,8 @@ private struct ReferenceCase {
     let values = try values(0, as: Raw.self)
     try compare(
       tanh
-        ? Reference.tanh(values, input: input, output: output) : Reference.logistic(values, input: input, output: output))
+        ? Reference.tanh(values, input: input, output: output)
+        : Reference.logistic(values, input: input, output: output))
   }
 
   // MARK: Parameters from the schema
@@ -411,7 +437,8 @@ private struct ReferenceCase {
   func outputShape() throws -> Reference.ImageShape {
     let dimensions = try values(0, as: Int32.self).values.map(Int.init)
     guard dimensions.count == 4 else { throw Reference.Error("output_shape \(dimensions)") }
-    return Reference.ImageShape(batch: dimensions[0], height: dimensions[1], width: dimensions[2], channels: dimensions[3])
+    return Reference.ImageShape(
+      batch: dimensions[0], height: dimensions[1], width: dimensions[2], channels: dimensions[3])
   }
 
   /// The quantization of a weighted operator, with LiteRT's choice of accumulation.

@@ -36,7 +36,9 @@ private func expectations(_ values: Reference.Tensor<Float>, _ magnitudes: Refer
 }
 
 /// Float arithmetic clamping to `lower...upper`, and its unclamped twin for magnitudes.
-private func arithmetics(bias: [Float]?, lower: Float, upper: Float) -> (Reference.FloatArithmetic, Reference.FloatArithmetic) {
+private func arithmetics(bias: [Float]?, lower: Float, upper: Float) -> (
+  Reference.FloatArithmetic, Reference.FloatArithmetic
+) {
   (
     Reference.FloatArithmetic(bias: bias, range: (lower, upper)),
     Reference.FloatArithmetic(bias: bias?.map(abs), range: (-.infinity, .infinity))
@@ -61,11 +63,13 @@ func referenceConvolution(
     let filterShape = [outputChannels, filterHeight, filterWidth, filterChannels]
     let (arithmetic, magnitudeArithmetic) = arithmetics(bias: bias, lower: lower, upper: upper)
     let values = try Reference.conv2D(
-      input: Reference.Tensor(shape: inputShape, values: input), filter: Reference.Tensor(shape: filterShape, values: filter),
+      input: Reference.Tensor(shape: inputShape, values: input),
+      filter: Reference.Tensor(shape: filterShape, values: filter),
       window: window(strides, dilations, same: same), arithmetic: arithmetic)
     let magnitudes = try Reference.conv2D(
       input: Reference.Tensor(shape: inputShape, values: input.map(abs)),
-      filter: Reference.Tensor(shape: filterShape, values: filter.map(abs)), window: window(strides, dilations, same: same),
+      filter: Reference.Tensor(shape: filterShape, values: filter.map(abs)),
+      window: window(strides, dilations, same: same),
       arithmetic: magnitudeArithmetic)
     return (values.shape, expectations(values, magnitudes))
   }
@@ -82,11 +86,13 @@ func referenceDepthwise(
     let filterShape = [1, filterHeight, filterWidth, channels * multiplier]
     let (arithmetic, magnitudeArithmetic) = arithmetics(bias: bias, lower: lower, upper: upper)
     let values = try Reference.depthwiseConv2D(
-      input: Reference.Tensor(shape: inputShape, values: input), filter: Reference.Tensor(shape: filterShape, values: filter),
+      input: Reference.Tensor(shape: inputShape, values: input),
+      filter: Reference.Tensor(shape: filterShape, values: filter),
       window: window(strides, dilations, same: same), arithmetic: arithmetic)
     let magnitudes = try Reference.depthwiseConv2D(
       input: Reference.Tensor(shape: inputShape, values: input.map(abs)),
-      filter: Reference.Tensor(shape: filterShape, values: filter.map(abs)), window: window(strides, dilations, same: same),
+      filter: Reference.Tensor(shape: filterShape, values: filter.map(abs)),
+      window: window(strides, dilations, same: same),
       arithmetic: magnitudeArithmetic)
     return (values.shape, expectations(values, magnitudes))
   }
@@ -126,10 +132,12 @@ func referenceTransposeConvolution(
   reportingFailure([]) {
     let inputShape = [batch, height, width, channels]
     let filterShape = [outputChannels, filterHeight, filterWidth, channels]
-    let outputShape = Reference.ImageShape(batch: batch, height: outputHeight, width: outputWidth, channels: outputChannels)
+    let outputShape = Reference.ImageShape(
+      batch: batch, height: outputHeight, width: outputWidth, channels: outputChannels)
     let (arithmetic, magnitudeArithmetic) = arithmetics(bias: bias, lower: lower, upper: upper)
     let values = try Reference.transposeConv2D(
-      input: Reference.Tensor(shape: inputShape, values: input), filter: Reference.Tensor(shape: filterShape, values: filter),
+      input: Reference.Tensor(shape: inputShape, values: input),
+      filter: Reference.Tensor(shape: filterShape, values: filter),
       outputShape: outputShape, window: window(strides, same: same), arithmetic: arithmetic)
     let magnitudes = try Reference.transposeConv2D(
       input: Reference.Tensor(shape: inputShape, values: input.map(abs)),
@@ -202,7 +210,8 @@ func assertMatches(
   for (index, (value, reference)) in zip(actual, expected).enumerated() {
     let tolerance = relative * reference.magnitude + absolute
     if !(abs(Double(value) - reference.value) <= tolerance) {
-      XCTFail("\(message): element \(index) is \(value), expected \(reference.value) ± \(tolerance)", file: file, line: line)
+      XCTFail(
+        "\(message): element \(index) is \(value), expected \(reference.value) ± \(tolerance)", file: file, line: line)
       return
     }
   }
@@ -237,7 +246,9 @@ final class TestMemory {
 }
 
 /// The `count` floats at `pointer`.
-func floats(_ pointer: UnsafePointer<Float>, _ count: Int) -> [Float] { Array(UnsafeBufferPointer(start: pointer, count: count)) }
+func floats(_ pointer: UnsafePointer<Float>, _ count: Int) -> [Float] {
+  Array(UnsafeBufferPointer(start: pointer, count: count))
+}
 
 /// The activation ranges a fused-activation test cycles through.
 let testActivations: [(name: String, range: FloatClampRange)] = [

@@ -75,7 +75,8 @@ extension Reference {
     let (lowerReal, upperReal) = kind.bounds
     let lower = Int32(clamping: max(Int64(typeRange.lowerBound), rawBound(lowerReal)))
     let upper =
-      upperReal.isInfinite ? typeRange.upperBound : Int32(clamping: min(Int64(typeRange.upperBound), rawBound(upperReal)))
+      upperReal.isInfinite
+      ? typeRange.upperBound : Int32(clamping: min(Int64(typeRange.upperBound), rawBound(upperReal)))
     let multiplier = QuantizedMultiplier(Double(inputQuantization.scale / output.scale), rounding: rounding)
     return try Tensor(
       shape: input.shape,
@@ -111,7 +112,8 @@ extension Reference {
       inputRange: range, inputScale: inputQuantization.scale, inputZeroPoint: inputQuantization.zeroPoint,
       outputScale: output.scale, outputZeroPoint: output.zeroPoint, outputRange: range, transform: transform)
     return try Tensor(
-      shape: input.shape, values: input.values.map { Raw(truncatingIfNeeded: table[Int(Int32($0) - range.lowerBound)]) })
+      shape: input.shape, values: input.values.map { Raw(truncatingIfNeeded: table[Int(Int32($0) - range.lowerBound)]) }
+    )
   }
 
   /// int16 LOGISTIC (see the file header).

@@ -196,7 +196,9 @@ extension Reference {
             + "for \(outputChannels) output channels")
       }
       let scales = [quantization.input.scale, quantization.output.scale] + weights.scales
-      guard scales.allSatisfy({ $0.isFinite && $0 > 0 }) else { throw Error("scales must be finite and positive: \(scales)") }
+      guard scales.allSatisfy({ $0.isFinite && $0 > 0 }) else {
+        throw Error("scales must be finite and positive: \(scales)")
+      }
       if let bias, bias.count != outputChannels {
         throw Error("bias has \(bias.count) values for \(outputChannels) output channels")
       }
@@ -242,7 +244,8 @@ extension Reference {
     /// Throws unless the arithmetic was made for `outputChannels` channels.
     public func check(outputChannels: Int) throws {
       guard multipliers.count == outputChannels else {
-        throw Error("quantized arithmetic for \(multipliers.count) channels used with \(outputChannels) output channels")
+        throw Error(
+          "quantized arithmetic for \(multipliers.count) channels used with \(outputChannels) output channels")
       }
     }
   }

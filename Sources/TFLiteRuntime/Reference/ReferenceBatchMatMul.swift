@@ -12,7 +12,8 @@
 
 extension Reference {
   /// Float BATCH_MATMUL (see the file header).
-  public static func batchMatMul(lhs: Tensor<Float>, rhs: Tensor<Float>, adjX: Bool, adjY: Bool) throws -> Tensor<Float> {
+  public static func batchMatMul(lhs: Tensor<Float>, rhs: Tensor<Float>, adjX: Bool, adjY: Bool) throws -> Tensor<Float>
+  {
     try batchMatMul(
       lhs: lhs, rhs: rhs, adjX: adjX, adjY: adjY,
       arithmetic: FloatArithmetic(bias: nil, range: (-.infinity, .infinity)))
@@ -50,7 +51,10 @@ extension Reference {
     let (rows, depth) = adjX ? (lhsColumns, lhsRows) : (lhsRows, lhsColumns)
     let (rhsDepth, columns) = adjY ? (rhsColumns, rhsRows) : (rhsRows, rhsColumns)
     guard depth == rhsDepth else {
-      throw Error("BATCH_MATMUL of \(lhs.shape) by \(rhs.shape) (adj_x \(adjX), adj_y \(adjY)): depths \(depth) and \(rhsDepth) differ")
+      throw Error(
+        "BATCH_MATMUL of \(lhs.shape) by \(rhs.shape) (adj_x \(adjX), adj_y \(adjY)): "
+          + "depths \(depth) and \(rhsDepth) differ"
+      )
     }
     let batches = try Broadcast(Array(lhs.shape.dropLast(2)), Array(rhs.shape.dropLast(2)))
     /// Element (i, k) of the left matrix starting at `base`.

@@ -19,7 +19,8 @@ extension Reference {
   public static func conv2D(
     input: Tensor<Float>, filter: Tensor<Float>, bias: [Float]?, window: WindowParameters, activation: FusedActivation
   ) throws -> Tensor<Float> {
-    try conv2D(input: input, filter: filter, window: window, arithmetic: FloatArithmetic(bias: bias, activation: activation))
+    try conv2D(
+      input: input, filter: filter, window: window, arithmetic: FloatArithmetic(bias: bias, activation: activation))
   }
 
   /// Integer CONV_2D: int8 input with int8 (per-channel) weights, uint8 with uint8 weights, int16 with int8 weights.
@@ -116,7 +117,9 @@ extension Reference {
     let outputChannels = filterShape.channels
     guard filterShape.batch == 1, inputShape.channels > 0, outputChannels % inputShape.channels == 0 else {
       throw Error(
-        "DEPTHWISE_CONV_2D filter \(filter.shape) must be [1, KH, KW, C·M] for an input of \(inputShape.channels) channels")
+        "DEPTHWISE_CONV_2D filter \(filter.shape) must be [1, KH, KW, C·M] "
+          + "for an input of \(inputShape.channels) channels"
+      )
     }
     let multiplier = outputChannels / inputShape.channels
     try arithmetic.check(outputChannels: outputChannels)

@@ -44,7 +44,9 @@ extension Reference {
   }
 
   /// Float ADD with broadcasting.
-  public static func add(_ lhs: Tensor<Float>, _ rhs: Tensor<Float>, activation: FusedActivation) throws -> Tensor<Float> {
+  public static func add(_ lhs: Tensor<Float>, _ rhs: Tensor<Float>, activation: FusedActivation) throws -> Tensor<
+    Float
+  > {
     let range = floatRange(activation)
     return try broadcast(lhs, rhs) { a, b in clamp(a + b, range) }
   }

@@ -50,8 +50,10 @@ extension Reference {
     func axes(height: Int, width: Int, filterHeight: Int, filterWidth: Int) throws -> (Axis, Axis) {
       (
         try Axis(
-          inputSize: height, filterSize: filterHeight, stride: strideHeight, dilation: dilationHeight, padding: padding),
-        try Axis(inputSize: width, filterSize: filterWidth, stride: strideWidth, dilation: dilationWidth, padding: padding)
+          inputSize: height, filterSize: filterHeight, stride: strideHeight, dilation: dilationHeight,
+          padding: padding),
+        try Axis(
+          inputSize: width, filterSize: filterWidth, stride: strideWidth, dilation: dilationWidth, padding: padding)
       )
     }
   }
@@ -78,8 +80,8 @@ extension Reference {
         (1...limit).contains(dilation)
       else {
         throw Error(
-          "window needs input ≥ 0, filter ≥ 1, stride ≥ 1 and dilation ≥ 1 (all below 2^31); got input \(inputSize), "
-            + "filter \(filterSize), stride \(stride), dilation \(dilation)")
+          "window needs input ≥ 0, filter ≥ 1, stride ≥ 1 and dilation ≥ 1 (all below 2^31); "
+            + "got input \(inputSize), filter \(filterSize), stride \(stride), dilation \(dilation)")
       }
       // Below 2^62: no sum or product of these sizes overflows.
       let effectiveSize = (filterSize - 1) * dilation + 1
