@@ -4,43 +4,62 @@ import XCTest
 @testable import TFLiteRuntime
 
 /// The optimized integer kernels (packed 8-bit GEMM, channel-vectorised depthwise and pooling
-/// loops, batched products, SIMD elementwise maps) against the reference kernels on random shapes, strides,
-/// dilations, paddings, groups, zero points, per-channel scales and activations, with one and two
-/// threads: every output must be equal bit for bit. TestModels covers the shapes the converter
+/// loops, the 16-bit convolution loops, batched products, SIMD elementwise maps) against the
+/// reference kernels on random shapes, strides, dilations, paddings, groups, zero points,
+/// per-channel scales and activations, with one and two threads: every output must be equal bit
+/// for bit. TestModels covers the shapes the converter
 /// writes; this covers the ones it does not.
 final class ReferenceDifferentialTests: XCTestCase {
   private var random = SeededGenerator(seed: 14)
 
-  /// `count` random raw int8 values.
-  private func raws(_ count: Int) -> [Int8] {
-    (0..<count).map { _ in Int8(truncatingIfNeeded: random.int(-128...127)) }
+  /// `count` random raw values of `Raw` over its whole range.
+  private func raws<Raw: FixedWidthInteger>(_ count: Int, as type: Raw.Type = Int8.self) -> [Raw] {
+    (0..<count).map { _ in Raw(truncatingIfNeeded: random.int(Int(Raw.min)...Int(Raw.max))) }
   }
 
-  /// A random per-tensor quantization of an int8 activation.
-  private func activationQuantization() -> Reference.QuantizationParameters {
-    Reference.QuantizationParameters(scale: Float(random.int(1...60)) / 1000, zeroPoint: Int32(random.int(-20...20)))
+  /// A random per-tensor quantization of an activation of `Raw` (int16: zero point 0).
+  private func activationQuantization<Raw: FixedWidthInteger>(
+    _ type: Raw.Type = Int8.self
+  ) -> Reference.QuantizationParameters {
+    switch Raw.bitWidth {
+    case 16: Reference.QuantizationParameters(scale: Float(random.int(1...60)) / 100_000, zeroPoint: 0)
+    default:
+      Reference.QuantizationParameters(
+        scale: Float(random.int(1...60)) / 1000,
+        zeroPoint: Int32(Raw.isSigned ? random.int(-20...20) : random.int(100...150)))
+    }
   }
 
-  /// A quantized int8 tensor for the optimized kernel.
-  private func tensor(
-    _ index: Int, _ shape: [Int], _ values: [Int8], _ scales: [Float], _ zeroPoints: [Int32], axis: Int = 0,
+  /// The element type of raw `Raw` values.
+  private func elementType<Raw: FixedWidthInteger>(_ type: Raw.Type) -> ElementType {
+    Raw.bitWidth == 16 ? .int16 : Raw.isSigned ? .int8 : .uint8
+  }
+
+  /// A quantized tensor of raw `Raw` values for the optimized kernel.
+  private func tensor<Raw: FixedWidthInteger>(
+    _ index: Int, _ shape: [Int], _ values: [Raw], _ scales: [Float], _ zeroPoints: [Int32], axis: Int = 0,
     constant: Bool = false
   ) -> RuntimeTensor {
     KernelHarness.quantizedTensor(
-      index, "t\(index)", .int8, shape, values, scales: scales, zeroPoints: zeroPoints.map(Int.init), axis: axis,
-      constant: constant)
+      index, "t\(index)", elementType(Raw.self), shape, values, scales: scales, zeroPoints: zeroPoints.map(Int.init),
+      axis: axis, constant: constant)
   }
 
-  /// A constant int32 bias tensor.
-  private func biasTensor(_ index: Int, _ values: [Int64]) -> RuntimeTensor {
-    KernelHarness.quantizedTensor(
-      index, "bias", .int32, [values.count], values.map { Int32($0) }, scales: nil, zeroPoints: [], constant: true)
+  /// A constant int32 (or, with `wide`, int64) bias tensor.
+  private func biasTensor(_ index: Int, _ values: [Int64], wide: Bool = false) -> RuntimeTensor {
+    wide
+      ? KernelHarness.quantizedTensor(
+        index, "bias", .int64, [values.count], values, scales: nil, zeroPoints: [], constant: true)
+      : KernelHarness.quantizedTensor(
+        index, "bias", .int32, [values.count], values.map { Int32($0) }, scales: nil, zeroPoints: [], constant: true)
   }
 
-  /// Runs `node` on one and two threads and requires its int8 output to equal `expected`.
-  private func assertKernelMatches(_ node: Node, _ expected: Reference.Tensor<Int8>, _ label: String) throws {
+  /// Runs `node` on one and two threads and requires its output to equal `expected`.
+  private func assertKernelMatches<Raw: FixedWidthInteger>(
+    _ node: Node, _ expected: Reference.Tensor<Raw>, _ label: String
+  ) throws {
     for threads in [1, 2] {
-      let result = try KernelHarness.run(node, threads: threads, as: Int8.self)
+      let result = try KernelHarness.run(node, threads: threads, as: Raw.self)
       XCTAssertEqual(result.shape, expected.shape, label)
       if let index = expected.values.indices.first(where: { result.values[$0] != expected.values[$0] }) {
         XCTFail(
@@ -54,19 +73,40 @@ final class ReferenceDifferentialTests: XCTestCase {
     (.none, .none), (.relu, .relu), (.relu6, .relu6), (.reluN1To1, .reluN1To1),
   ]
 
-  /// Random weights quantization for `channels` output channels: per channel or per tensor, zero point 0.
-  private func weightQuantization(_ channels: Int, perChannel: Bool) -> Reference.ChannelQuantization {
+  /// Random weights quantization for `channels` output channels: per channel (zero points 0) or
+  /// per tensor (zero point 0, or near 128 for uint8 weights).
+  private func weightQuantization<Weight: FixedWidthInteger>(
+    _ channels: Int, perChannel: Bool, _ type: Weight.Type = Int8.self
+  ) -> Reference.ChannelQuantization {
     let count = perChannel ? channels : 1
+    let zeroPoint = Int32(Weight.isSigned ? 0 : random.int(110...140))
     return Reference.ChannelQuantization(
-      scales: (0..<count).map { _ in Float(random.int(1...40)) / 4000 }, zeroPoints: [Int32](repeating: 0, count: count)
-    )
+      scales: (0..<count).map { _ in Float(random.int(1...40)) / 4000 },
+      zeroPoints: [Int32](repeating: zeroPoint, count: count))
   }
 
-  func testConvolutionsMatchReference() throws {
-    for trial in 0..<24 {
+  func testInt8ConvolutionsMatchReference() throws {
+    try checkConvolutions(Int8.self, Int8.self, trials: 24)
+  }
+
+  func testLegacyUInt8ConvolutionsMatchReference() throws {
+    try checkConvolutions(UInt8.self, UInt8.self, trials: 12)
+  }
+
+  func testInt16ConvolutionsMatchReference() throws {
+    try checkConvolutions(Int16.self, Int8.self, trials: 12)
+  }
+
+  /// Random CONV_2D (groups for int8) and DEPTHWISE_CONV_2D nodes of `Raw` activations and `Weight`
+  /// weights (per-channel for int8 and int16 activations, per-tensor for uint8).
+  private func checkConvolutions<
+    Raw: FixedWidthInteger & Sendable, Weight: FixedWidthInteger & Sendable
+  >(_ raw: Raw.Type, _ weight: Weight.Type, trials: Int) throws {
+    let sixteenBit = Raw.bitWidth == 16
+    for trial in 0..<trials {
       let depthwise = trial % 3 == 2
       let (batch, height, width) = (random.int(1...2), random.int(1...9), random.int(1...9))
-      let groups = !depthwise && trial % 4 == 1 ? 2 : 1
+      let groups = Raw.self == Int8.self && !depthwise && trial % 4 == 1 ? 2 : 1
       let groupDepth = random.int(1...6)
       let channels = groupDepth * groups
       let multiplier = random.int(1...2)
@@ -84,19 +124,19 @@ final class ReferenceDifferentialTests: XCTestCase {
           padding: window.padding), rows.outputSize > 0, columns.outputSize > 0
       else { continue }
       let (function, activation) = activations[trial % activations.count]
-      let inputQuantization = activationQuantization()
-      let outputQuantization = activationQuantization()
-      let weights = weightQuantization(outputChannels, perChannel: trial % 2 == 0)
+      let inputQuantization = activationQuantization(Raw.self)
+      let outputQuantization = activationQuantization(Raw.self)
+      let weights = weightQuantization(outputChannels, perChannel: Weight.isSigned && trial % 2 == 0, Weight.self)
       let inputShape = [batch, height, width, channels]
       let filterShape =
         depthwise
         ? [1, filterHeight, filterWidth, outputChannels] : [outputChannels, filterHeight, filterWidth, groupDepth]
-      let input = raws(inputShape.reduce(1, *))
-      let filter = raws(filterShape.reduce(1, *)).map { max($0, -127) }
+      let input = raws(inputShape.reduce(1, *), as: Raw.self)
+      let filter = raws(filterShape.reduce(1, *), as: Weight.self).map { Weight.isSigned ? max($0, -127) : $0 }
       let bias = (0..<outputChannels).map { _ in Int64(random.int(-3000...3000)) }
       let quantization = Reference.WeightedQuantization(
         input: inputQuantization, weights: weights, output: outputQuantization, activation: activation,
-        accumulation: .int32(.doubleRounding))
+        accumulation: .convolution(sixteenBitInput: sixteenBit, int32Bias: !sixteenBit, rounding: .doubleRounding))
       let inputTensor = try Reference.Tensor(shape: inputShape, values: input)
       let filterTensor = try Reference.Tensor(shape: filterShape, values: filter)
       let expected =
@@ -108,9 +148,9 @@ final class ReferenceDifferentialTests: XCTestCase {
       let operands = [
         tensor(0, inputShape, input, [inputQuantization.scale], [inputQuantization.zeroPoint]),
         tensor(1, filterShape, filter, weights.scales, weights.zeroPoints, axis: depthwise ? 3 : 0, constant: true),
-        biasTensor(2, bias),
+        biasTensor(2, bias, wide: sixteenBit),
       ]
-      let output = tensor(3, [], [], [outputQuantization.scale], [outputQuantization.zeroPoint])
+      let output = tensor(3, [], [Raw](), [outputQuantization.scale], [outputQuantization.zeroPoint])
       let padding: Padding = window.padding == .same ? .same : .valid
       let node =
         depthwise
@@ -155,7 +195,7 @@ final class ReferenceDifferentialTests: XCTestCase {
           tensor(0, [rows, depth], input, [inputQuantization.scale], [inputQuantization.zeroPoint]),
           tensor(1, [units, depth], weightValues, weights.scales, weights.zeroPoints, constant: true),
           biasTensor(2, bias),
-        ], tensor(3, [], [], [outputQuantization.scale], [outputQuantization.zeroPoint]),
+        ], tensor(3, [], [Int8](), [outputQuantization.scale], [outputQuantization.zeroPoint]),
         .fullyConnectedOptions(FullyConnectedOptions(fusedActivationFunction: function)))
       try assertKernelMatches(node, expected, "trial \(trial) \(rows)x\(depth)x\(units)")
     }
@@ -188,7 +228,7 @@ final class ReferenceDifferentialTests: XCTestCase {
       let node = KernelHarness.node(
         isMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D",
         [tensor(0, shape, input, [quantization.scale], [quantization.zeroPoint])],
-        tensor(1, [], [], [quantization.scale], [quantization.zeroPoint]), .pool2DOptions(options))
+        tensor(1, [], [Int8](), [quantization.scale], [quantization.zeroPoint]), .pool2DOptions(options))
       try assertKernelMatches(node, expected, "trial \(trial) \(isMax ? "max" : "average") \(shape)")
     }
   }
@@ -218,7 +258,7 @@ final class ReferenceDifferentialTests: XCTestCase {
         [
           tensor(0, lhsShape, lhs, [quantization.lhs.scale], [quantization.lhs.zeroPoint]),
           tensor(1, rhsShape, rhs, [quantization.rhs.scale], [quantization.rhs.zeroPoint]),
-        ], tensor(2, [], [], [quantization.output.scale], [quantization.output.zeroPoint]),
+        ], tensor(2, [], [Int8](), [quantization.output.scale], [quantization.output.zeroPoint]),
         multiplies
           ? .mulOptions(MulOptions(fusedActivationFunction: function))
           : .addOptions(AddOptions(fusedActivationFunction: function)))
@@ -247,7 +287,7 @@ final class ReferenceDifferentialTests: XCTestCase {
         [
           tensor(0, lhsShape, lhs, [lhsQuantization.scale], [lhsQuantization.zeroPoint]),
           tensor(1, rhsShape, rhs, [rhsQuantization.scale], [rhsQuantization.zeroPoint], constant: trial % 2 == 0),
-        ], tensor(2, [], [], [outputQuantization.scale], [outputQuantization.zeroPoint]),
+        ], tensor(2, [], [Int8](), [outputQuantization.scale], [outputQuantization.zeroPoint]),
         .batchMatMulOptions(BatchMatMulOptions(adjX: adjX, adjY: adjY)))
       try assertKernelMatches(node, expected, "trial \(trial) \(lhsShape) × \(rhsShape)")
     }
@@ -264,7 +304,7 @@ final class ReferenceDifferentialTests: XCTestCase {
         outputType: Int8.self)
       let node = KernelHarness.node(
         "SOFTMAX", [tensor(0, shape, input, [inputQuantization.scale], [inputQuantization.zeroPoint])],
-        tensor(1, [], [], [1 / 256], [-128]), .softmaxOptions(SoftmaxOptions(beta: beta)))
+        tensor(1, [], [Int8](), [1 / 256], [-128]), .softmaxOptions(SoftmaxOptions(beta: beta)))
       try assertKernelMatches(node, expected, "trial \(trial) \(shape)")
     }
   }
