@@ -1,7 +1,7 @@
 // The arithmetic of the weighted operators (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED,
-// TRANSPOSE_CONV): what happens to each input × weight product and to each finished sum. The loops
-// over pixels and taps are written once per operator, generic over this arithmetic; the float and
-// the integer forms differ only here.
+// TRANSPOSE_CONV, BATCH_MATMUL): what happens to each input × weight product and to each finished
+// sum. The loops over pixels and taps are written once per operator, generic over this arithmetic;
+// the float and the integer forms differ only here.
 //
 // Float: the products are summed in float, the bias is added and the fused activation clamps.
 //
