@@ -36,7 +36,9 @@ private func expectations(_ values: Reference.Tensor<Float>, _ magnitudes: Refer
 }
 
 /// Float arithmetic clamping to `lower...upper`, and its unclamped twin for magnitudes.
-private func arithmetics(bias: [Float]?, lower: Float, upper: Float) -> (Reference.FloatArithmetic, Reference.FloatArithmetic) {
+private func arithmetics(bias: [Float]?, lower: Float, upper: Float) -> (
+  Reference.FloatArithmetic, Reference.FloatArithmetic
+) {
   (
     Reference.FloatArithmetic(bias: bias, range: (lower, upper)),
     Reference.FloatArithmetic(bias: bias?.map(abs), range: (-.infinity, .infinity))
@@ -61,11 +63,13 @@ func referenceConvolution(
     let filterShape = [outputChannels, filterHeight, filterWidth, filterChannels]
     let (arithmetic, magnitudeArithmetic) = arithmetics(bias: bias, lower: lower, upper: upper)
     let values = try Reference.conv2D(
-      input: Reference.Tensor(shape: inputShape, values: input), filter: Reference.Tensor(shape: filterShape, values: filter),
+      input: Reference.Tensor(shape: inputShape, values: input),
+      filter: Reference.Tensor(shape: filterShape, values: filter),
       window: window(strides, dilations, same: same), arithmetic: arithmetic)
     let magnitudes = try Reference.conv2D(
       input: Reference.Tensor(shape: inputShape, values: input.map(abs)),
-      filter: Reference.Tensor(shape: filterShape, values: filter.map(abs)), window: window(strides, dilations, same: same),
+      filter: Reference.Tensor(shape: filterShape, values: filter.map(abs)),
+      window: window(strides, dilations, same: same),
       arithmetic: magnitudeArithmetic)
     return (values.shape, expectations(values, magnitudes))
   }
@@ -82,11 +86,13 @@ func referenceDepthwise(
     let filterShape = [1, filterHeight, filterWidth, channels * multiplier]
     let (arithmetic, magnitudeArithmetic) = arithmetics(bias: bias, lower: lower, upper: upper)
     let values = try Reference.depthwiseConv2D(
-      input: Reference.Tensor(shape: inputShape, values: input), filter: Reference.Tensor(shape: filterShape, values: filter),
+      input: Reference.Tensor(shape: inputShape, values: input),
+      filter: Reference.Tensor(shape: filterShape, values: filter),
       window: window(strides, dilations, same: same), arithmetic: arithmetic)
     let magnitudes = try Reference.depthwiseConv2D(
       input: Reference.Tensor(shape: inputShape, values: input.map(abs)),
-      filter: Reference.Tensor(shape: filterShape, values: filter.map(abs)), window: window(strides, dilations, same: same),
+      filter: Reference.Tensor(shape: filterShape, values: filter.map(abs)),
+      window: window(strides, dilations, same: same),
       arithmetic: magnitudeArithmetic)
     return (values.shape, expectations(values, magnitudes))
   }
@@ -126,10 +132,12 @@ func referenceTransposeConvolution(
   reportingFailure([]) {
     let inputShape = [batch, height, width, channels]
     let filterShape = [outputChannels, filterHeight, filterWidth, channels]
-    let outputShape = Reference.ImageShape(batch: batch, height: outputHeight, width: outputWidth, channels: outputChannels)
+    let outputShape = Reference.ImageShape(
+      batch: batch, height: outputHeight, width: outputWidth, channels: outputChannels)
     let (arithmetic, magnitudeArithmetic) = arithmetics(bias: bias, lower: lower, upper: upper)
     let values = try Reference.transposeConv2D(
-      input: Reference.Tensor(shape: inputShape, values: input), filter: Reference.Tensor(shape: filterShape, values: filter),
+      input: Reference.Tensor(shape: inputShape, values: input),
+      filter: Reference.Tensor(shape: filterShape, values: filter),
       outputShape: outputShape, window: window(strides, same: same), arithmetic: arithmetic)
     let magnitudes = try Reference.transposeConv2D(
       input: Reference.Tensor(shape: inputShape, values: input.map(abs)),
@@ -139,40 +147,23 @@ func referenceTransposeConvolution(
   }
 }
 
-/// BATCH_MATMUL of row-major operands with broadcast batch dimensions (`adjX`: lhs stored K×M,
-/// `adjY`: rhs stored N×K), batch by batch in output order.
+/// BATCH_MATMUL (`Reference.batchMatMul`) of row-major operands with broadcast batch dimensions
+/// (`adjX`: lhs stored K×M, `adjY`: rhs stored N×K), batch by batch in output order.
 func referenceBatchMatMul(
   lhs: [Float], lhsBatch: [Int], rhs: [Float], rhsBatch: [Int], rows: Int, depth: Int, columns: Int, adjX: Bool,
   adjY: Bool
 ) -> [Expected] {
-  let rank = max(lhsBatch.count, rhsBatch.count)
-  let lhsDims = [Int](repeating: 1, count: rank - lhsBatch.count) + lhsBatch
-  let rhsDims = [Int](repeating: 1, count: rank - rhsBatch.count) + rhsBatch
-  let outputDims = zip(lhsDims, rhsDims).map { max($0, $1) }
-  var expected: [Expected] = []
-  for batch in 0..<outputDims.reduce(1, *) {
-    // Decompose the output batch index and map each coordinate to the operands (size-1 axes repeat).
-    var remainder = batch
-    var l = 0
-    var r = 0
-    var lhsScale = 1
-    var rhsScale = 1
-    for axis in (0..<rank).reversed() {
-      let coordinate = remainder % outputDims[axis]
-      remainder /= outputDims[axis]
-      if lhsDims[axis] > 1 { l += coordinate * lhsScale }
-      if rhsDims[axis] > 1 { r += coordinate * rhsScale }
-      lhsScale *= lhsDims[axis]
-      rhsScale *= rhsDims[axis]
-    }
-    let (lhsBase, rhsBase) = (l * rows * depth, r * depth * columns)
-    expected += referenceMatrixProduct(
-      rows: rows, columns: columns, depth: depth,
-      a: { i, k in adjX ? lhs[lhsBase + k * rows + i] : lhs[lhsBase + i * depth + k] },
-      b: { k, j in adjY ? rhs[rhsBase + j * depth + k] : rhs[rhsBase + k * columns + j] }, bias: nil,
-      lower: -.infinity, upper: .infinity)
+  reportingFailure([]) {
+    let lhsShape = lhsBatch + (adjX ? [depth, rows] : [rows, depth])
+    let rhsShape = rhsBatch + (adjY ? [columns, depth] : [depth, columns])
+    let values = try Reference.batchMatMul(
+      lhs: Reference.Tensor(shape: lhsShape, values: lhs), rhs: Reference.Tensor(shape: rhsShape, values: rhs),
+      adjX: adjX, adjY: adjY)
+    let magnitudes = try Reference.batchMatMul(
+      lhs: Reference.Tensor(shape: lhsShape, values: lhs.map(abs)),
+      rhs: Reference.Tensor(shape: rhsShape, values: rhs.map(abs)), adjX: adjX, adjY: adjY)
+    return expectations(values, magnitudes)
   }
-  return expected
 }
 
 /// Both axes of a windowed op by the optimized code's `WindowAxis`, or nil when the window does not fit.
@@ -219,7 +210,8 @@ func assertMatches(
   for (index, (value, reference)) in zip(actual, expected).enumerated() {
     let tolerance = relative * reference.magnitude + absolute
     if !(abs(Double(value) - reference.value) <= tolerance) {
-      XCTFail("\(message): element \(index) is \(value), expected \(reference.value) ± \(tolerance)", file: file, line: line)
+      XCTFail(
+        "\(message): element \(index) is \(value), expected \(reference.value) ± \(tolerance)", file: file, line: line)
       return
     }
   }
@@ -254,7 +246,9 @@ final class TestMemory {
 }
 
 /// The `count` floats at `pointer`.
-func floats(_ pointer: UnsafePointer<Float>, _ count: Int) -> [Float] { Array(UnsafeBufferPointer(start: pointer, count: count)) }
+func floats(_ pointer: UnsafePointer<Float>, _ count: Int) -> [Float] {
+  Array(UnsafeBufferPointer(start: pointer, count: count))
+}
 
 /// The activation ranges a fused-activation test cycles through.
 let testActivations: [(name: String, range: FloatClampRange)] = [

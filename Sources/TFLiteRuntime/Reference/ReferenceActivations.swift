@@ -8,8 +8,7 @@
 //
 // 8-bit LOGISTIC and TANH take only 256 distinct inputs, so TFLite tabulates them: each raw value
 // is dequantized, transformed in float, requantized and clamped (`QuantizedLookupTable.eightBit`).
-// The output quantization is fixed: scale 1/256 for LOGISTIC (zero point −128 for int8), 1/128
-// for TANH (zero point 0 for int8).
+// LiteRT requires an 8-bit LOGISTIC output to have scale 1/256.
 //
 // int16 LOGISTIC and TANH (zero points 0, output scale 1/32768): the input is brought to Q3.12
 // by a small integer multiplier and shift (3 · 2^k directly for power-of-two scales), and the
@@ -76,7 +75,8 @@ extension Reference {
     let (lowerReal, upperReal) = kind.bounds
     let lower = Int32(clamping: max(Int64(typeRange.lowerBound), rawBound(lowerReal)))
     let upper =
-      upperReal.isInfinite ? typeRange.upperBound : Int32(clamping: min(Int64(typeRange.upperBound), rawBound(upperReal)))
+      upperReal.isInfinite
+      ? typeRange.upperBound : Int32(clamping: min(Int64(typeRange.upperBound), rawBound(upperReal)))
     let multiplier = QuantizedMultiplier(Double(inputQuantization.scale / output.scale), rounding: rounding)
     return try Tensor(
       shape: input.shape,
@@ -112,7 +112,8 @@ extension Reference {
       inputRange: range, inputScale: inputQuantization.scale, inputZeroPoint: inputQuantization.zeroPoint,
       outputScale: output.scale, outputZeroPoint: output.zeroPoint, outputRange: range, transform: transform)
     return try Tensor(
-      shape: input.shape, values: input.values.map { Raw(truncatingIfNeeded: table[Int(Int32($0) - range.lowerBound)]) })
+      shape: input.shape, values: input.values.map { Raw(truncatingIfNeeded: table[Int(Int32($0) - range.lowerBound)]) }
+    )
   }
 
   /// int16 LOGISTIC (see the file header).
@@ -127,6 +128,9 @@ extension Reference {
 
   /// The int16 logistic-table interpolation of LOGISTIC and TANH.
   static func sixteenBitSigmoid(_ input: Tensor<Int16>, inputScale: Float, isTanh: Bool) throws -> Tensor<Int16> {
+    guard inputScale.isFinite, inputScale > 0, Double(inputScale) * 4096 * 3 < 2_147_483_648 else {
+      throw Error("int16 LOGISTIC and TANH need an input scale in (0, 174762), got \(inputScale)")
+    }
     // Step 1: a multiplier and shift taking raw inputs to Q3.12 (tanh's table steps are twice as fine).
     let multiplier: Int32
     let shift: Int32

@@ -1,7 +1,7 @@
 // The arithmetic of the weighted operators (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED,
-// TRANSPOSE_CONV): what happens to each input × weight product and to each finished sum. The loops
-// over pixels and taps are written once per operator, generic over this arithmetic; the float and
-// the integer forms differ only here.
+// TRANSPOSE_CONV, BATCH_MATMUL): what happens to each input × weight product and to each finished
+// sum. The loops over pixels and taps are written once per operator, generic over this arithmetic;
+// the float and the integer forms differ only here.
 //
 // Float: the products are summed in float, the bias is added and the fused activation clamps.
 //
@@ -38,6 +38,8 @@ extension Reference {
     func accumulate(_ sum: Accumulator, _ input: Input, _ weight: Weight, channel: Int) -> Accumulator
     /// The output value of channel `channel` for a finished `sum`: bias, rescale, activation.
     func finish(_ sum: Accumulator, channel: Int) -> Output
+    /// Throws unless the arithmetic has parameters (bias, multipliers) for `outputChannels` channels.
+    func check(outputChannels: Int) throws
   }
 
   /// Float arithmetic: products summed in float, then bias and activation clamp.
@@ -71,6 +73,13 @@ extension Reference {
     @inline(__always)
     public func finish(_ sum: Float, channel: Int) -> Float {
       Reference.clamp(sum + (bias?[channel] ?? 0), range)
+    }
+
+    /// Throws unless the bias is absent or has one value per output channel.
+    public func check(outputChannels: Int) throws {
+      if let bias, bias.count != outputChannels {
+        throw Error("bias has \(bias.count) values for \(outputChannels) output channels")
+      }
     }
   }
 
@@ -110,9 +119,9 @@ extension Reference {
 
   /// How an integer weighted operator sums its products and rescales the sum (see the file header).
   public enum Accumulation: Sendable, Hashable {
-    /// The sum wraps in 32 bits and is rescaled by ``QuantizedMultiplier/apply(_:rounding:)-(Int32,_)`` rounding so.
+    /// The sum wraps in 32 bits and is rescaled by `QuantizedMultiplier.apply(_:rounding:)`, rounding so.
     case int32(RoundingPolicy)
-    /// The sum is kept in 64 bits and rescaled by ``QuantizedMultiplier/apply(_:)-(Int64)``.
+    /// The sum is kept in 64 bits and rescaled by the 64-bit `QuantizedMultiplier.apply(_:)`.
     case int64
 
     /// What LiteRT's convolutions (CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV) use: 64 bits for
@@ -187,7 +196,9 @@ extension Reference {
             + "for \(outputChannels) output channels")
       }
       let scales = [quantization.input.scale, quantization.output.scale] + weights.scales
-      guard scales.allSatisfy({ $0.isFinite && $0 > 0 }) else { throw Error("scales must be finite and positive: \(scales)") }
+      guard scales.allSatisfy({ $0.isFinite && $0 > 0 }) else {
+        throw Error("scales must be finite and positive: \(scales)")
+      }
       if let bias, bias.count != outputChannels {
         throw Error("bias has \(bias.count) values for \(outputChannels) output channels")
       }
@@ -228,6 +239,14 @@ extension Reference {
       }
       let value = rescaled &+ outputZeroPoint
       return Input(truncatingIfNeeded: min(max(value, clamp.lowerBound), clamp.upperBound))
+    }
+
+    /// Throws unless the arithmetic was made for `outputChannels` channels.
+    public func check(outputChannels: Int) throws {
+      guard multipliers.count == outputChannels else {
+        throw Error(
+          "quantized arithmetic for \(multipliers.count) channels used with \(outputChannels) output channels")
+      }
     }
   }
 }

@@ -19,7 +19,8 @@ extension Reference {
   public static func conv2D(
     input: Tensor<Float>, filter: Tensor<Float>, bias: [Float]?, window: WindowParameters, activation: FusedActivation
   ) throws -> Tensor<Float> {
-    try conv2D(input: input, filter: filter, window: window, arithmetic: FloatArithmetic(bias: bias, activation: activation))
+    try conv2D(
+      input: input, filter: filter, window: window, arithmetic: FloatArithmetic(bias: bias, activation: activation))
   }
 
   /// Integer CONV_2D: int8 input with int8 (per-channel) weights, uint8 with uint8 weights, int16 with int8 weights.
@@ -50,6 +51,7 @@ extension Reference {
       throw Error("CONV_2D has \(outputChannels) output channels for \(groups) groups")
     }
     let outputsPerGroup = outputChannels / groups
+    try arithmetic.check(outputChannels: outputChannels)
     let (rows, columns) = try window.axes(
       height: inputShape.height, width: inputShape.width, filterHeight: filterShape.height,
       filterWidth: filterShape.width)
@@ -115,9 +117,12 @@ extension Reference {
     let outputChannels = filterShape.channels
     guard filterShape.batch == 1, inputShape.channels > 0, outputChannels % inputShape.channels == 0 else {
       throw Error(
-        "DEPTHWISE_CONV_2D filter \(filter.shape) must be [1, KH, KW, C·M] for an input of \(inputShape.channels) channels")
+        "DEPTHWISE_CONV_2D filter \(filter.shape) must be [1, KH, KW, C·M] "
+          + "for an input of \(inputShape.channels) channels"
+      )
     }
     let multiplier = outputChannels / inputShape.channels
+    try arithmetic.check(outputChannels: outputChannels)
     let (rows, columns) = try window.axes(
       height: inputShape.height, width: inputShape.width, filterHeight: filterShape.height,
       filterWidth: filterShape.width)

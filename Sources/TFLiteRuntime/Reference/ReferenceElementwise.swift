@@ -13,6 +13,8 @@
 //
 // Integer MUL multiplies the two inputs minus their zero points and rescales the product once by
 // lhs_scale · rhs_scale / output_scale (formed in float, as TFLite does).
+//
+// int32 tensors without quantization are added, subtracted or multiplied as plain integers.
 
 extension Reference {
   /// The quantization of a two-input integer operator and its fused activation.
@@ -42,7 +44,9 @@ extension Reference {
   }
 
   /// Float ADD with broadcasting.
-  public static func add(_ lhs: Tensor<Float>, _ rhs: Tensor<Float>, activation: FusedActivation) throws -> Tensor<Float> {
+  public static func add(_ lhs: Tensor<Float>, _ rhs: Tensor<Float>, activation: FusedActivation) throws -> Tensor<
+    Float
+  > {
     let range = floatRange(activation)
     return try broadcast(lhs, rhs) { a, b in clamp(a + b, range) }
   }
@@ -61,6 +65,39 @@ extension Reference {
   ) throws -> Tensor<Float> {
     let range = floatRange(activation)
     return try broadcast(lhs, rhs) { a, b in clamp(a * b, range) }
+  }
+
+  /// int32 ADD, SUB or MUL (plain integers, no quantization) with broadcasting: the result wraps
+  /// on overflow (undefined in TFLite's C++) and is clamped to the activation's integer bounds.
+  public static func arithmetic(
+    _ operation: ArithmeticOperation, _ lhs: Tensor<Int32>, _ rhs: Tensor<Int32>, activation: FusedActivation
+  ) throws -> Tensor<Int32> {
+    let (lower, upper): (Int32, Int32)
+    switch activation {
+    case .none: (lower, upper) = (.min, .max)
+    case .relu: (lower, upper) = (0, .max)
+    case .relu6: (lower, upper) = (0, 6)
+    case .reluN1To1: (lower, upper) = (-1, 1)
+    }
+    return try broadcast(lhs, rhs) { a, b in
+      let value: Int32
+      switch operation {
+      case .add: value = a &+ b
+      case .subtract: value = a &- b
+      case .multiply: value = a &* b
+      }
+      return min(max(value, lower), upper)
+    }
+  }
+
+  /// The operations of ``arithmetic(_:_:_:activation:)``.
+  public enum ArithmeticOperation: Sendable, Hashable {
+    /// ADD.
+    case add
+    /// SUB.
+    case subtract
+    /// MUL.
+    case multiply
   }
 
   /// Integer ADD (int8, uint8, int16) with broadcasting; `powerOfTwoInt16Scales` is the

@@ -26,7 +26,9 @@ extension Reference {
   public static func fullyConnected<Raw: FixedWidthInteger & Sendable, Weight: FixedWidthInteger & Sendable>(
     input: Tensor<Raw>, weights: Tensor<Weight>, bias: [Int64]?, keepNumDims: Bool, quantization: WeightedQuantization
   ) throws -> Tensor<Raw> {
-    guard weights.shape.count == 2 else { throw Error("FULLY_CONNECTED weights must have rank 2, got \(weights.shape)") }
+    guard weights.shape.count == 2 else {
+      throw Error("FULLY_CONNECTED weights must have rank 2, got \(weights.shape)")
+    }
     let arithmetic = try QuantizedArithmetic<Raw, Weight>(quantization, bias: bias, outputChannels: weights.shape[0])
     return try fullyConnected(input: input, weights: weights, keepNumDims: keepNumDims, arithmetic: arithmetic)
   }
@@ -35,9 +37,12 @@ extension Reference {
   public static func fullyConnected<Arithmetic: WeightedArithmetic>(
     input: Tensor<Arithmetic.Input>, weights: Tensor<Arithmetic.Weight>, keepNumDims: Bool, arithmetic: Arithmetic
   ) throws -> Tensor<Arithmetic.Output> {
-    guard weights.shape.count == 2 else { throw Error("FULLY_CONNECTED weights must have rank 2, got \(weights.shape)") }
+    guard weights.shape.count == 2 else {
+      throw Error("FULLY_CONNECTED weights must have rank 2, got \(weights.shape)")
+    }
     let units = weights.shape[0]
     let depth = weights.shape[1]
+    try arithmetic.check(outputChannels: units)
     // Rows of `depth` values: the leading dimensions when the last one is the depth (this also
     // reads an empty depth), otherwise the element count divided by the depth.
     let rows: Int
@@ -52,7 +57,8 @@ extension Reference {
     let outputShape: [Int]
     if keepNumDims {
       guard input.shape.last == depth else {
-        throw Error("FULLY_CONNECTED with keep_num_dims needs the input's last dimension to be \(depth), got \(input.shape)")
+        throw Error(
+          "FULLY_CONNECTED with keep_num_dims needs the input's last dimension to be \(depth), got \(input.shape)")
       }
       outputShape = input.shape.dropLast() + [units]
     } else {
@@ -64,7 +70,8 @@ extension Reference {
       for unit in 0..<units {
         var sum = arithmetic.zero
         for d in 0..<depth {
-          sum = arithmetic.accumulate(sum, input.values[row * depth + d], weights.values[unit * depth + d], channel: unit)
+          sum = arithmetic.accumulate(
+            sum, input.values[row * depth + d], weights.values[unit * depth + d], channel: unit)
         }
         output.append(arithmetic.finish(sum, channel: unit))
       }

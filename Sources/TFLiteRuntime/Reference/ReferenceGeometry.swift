@@ -50,8 +50,10 @@ extension Reference {
     func axes(height: Int, width: Int, filterHeight: Int, filterWidth: Int) throws -> (Axis, Axis) {
       (
         try Axis(
-          inputSize: height, filterSize: filterHeight, stride: strideHeight, dilation: dilationHeight, padding: padding),
-        try Axis(inputSize: width, filterSize: filterWidth, stride: strideWidth, dilation: dilationWidth, padding: padding)
+          inputSize: height, filterSize: filterHeight, stride: strideHeight, dilation: dilationHeight,
+          padding: padding),
+        try Axis(
+          inputSize: width, filterSize: filterWidth, stride: strideWidth, dilation: dilationWidth, padding: padding)
       )
     }
   }
@@ -73,16 +75,16 @@ extension Reference {
 
     /// The geometry of one axis by TFLite's formulas (see the file header).
     public init(inputSize: Int, filterSize: Int, stride: Int, dilation: Int, padding: Padding) throws {
-      guard inputSize >= 0, filterSize >= 1, stride >= 1, dilation >= 1 else {
+      let limit = Int(Int32.max)
+      guard (0...limit).contains(inputSize), (1...limit).contains(filterSize), (1...limit).contains(stride),
+        (1...limit).contains(dilation)
+      else {
         throw Error(
-          "window needs input ≥ 0, filter ≥ 1, stride ≥ 1 and dilation ≥ 1; got input \(inputSize), "
-            + "filter \(filterSize), stride \(stride), dilation \(dilation)")
+          "window needs input ≥ 0, filter ≥ 1, stride ≥ 1 and dilation ≥ 1 (all below 2^31); "
+            + "got input \(inputSize), filter \(filterSize), stride \(stride), dilation \(dilation)")
       }
-      let (reach, overflow) = (filterSize - 1).multipliedReportingOverflow(by: dilation)
-      guard !overflow, reach < Int.max / 2, inputSize < Int.max / 2 else {
-        throw Error("window of \(filterSize) taps with dilation \(dilation) is too large")
-      }
-      let effectiveSize = reach + 1
+      // Below 2^62: no sum or product of these sizes overflows.
+      let effectiveSize = (filterSize - 1) * dilation + 1
       switch padding {
       case .same: outputSize = (inputSize + stride - 1) / stride
       case .valid: outputSize = max(0, (inputSize - effectiveSize + stride) / stride)

@@ -1,7 +1,8 @@
 // The reference kernels: what each TFLite operator computes, written as plain loops.
 //
-// Start here to learn what CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV, the pools,
-// SOFTMAX and the elementwise operators compute, in float and in TFLite's integer arithmetic.
+// Start here to learn what CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV,
+// BATCH_MATMUL, the pools, SOFTMAX and the elementwise operators compute, in float and in TFLite's
+// integer arithmetic.
 // Every function is a pure function of plain values: a ``Reference/Tensor`` (a shape and its
 // values in row-major order) and small parameter structs. Nothing here knows about models, graphs,
 // memory planning or threads, and nothing is optimized: one output element at a time, in the order
@@ -15,8 +16,8 @@
 // Files: `ReferenceKernels.swift` (tensors, errors, clamps), `ReferenceGeometry.swift` (windows,
 // padding, broadcasting), `ReferenceArithmetic.swift` (float and quantized multiply-accumulate),
 // then one file per operator family: `ReferenceConvolution.swift`, `ReferenceFullyConnected.swift`,
-// `ReferenceTransposeConvolution.swift`, `ReferencePooling.swift`, `ReferenceSoftmax.swift`,
-// `ReferenceElementwise.swift`, `ReferenceActivations.swift`.
+// `ReferenceTransposeConvolution.swift`, `ReferenceBatchMatMul.swift`, `ReferencePooling.swift`,
+// `ReferenceSoftmax.swift`, `ReferenceElementwise.swift`, `ReferenceActivations.swift`.
 
 /// The reference kernels: plain, loop-by-loop implementations of TFLite operators.
 public enum Reference {}

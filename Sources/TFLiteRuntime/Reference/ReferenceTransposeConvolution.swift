@@ -30,7 +30,8 @@ extension Reference {
     input: Tensor<Raw>, filter: Tensor<Weight>, bias: [Int64]?, outputShape: ImageShape, window: WindowParameters,
     quantization: WeightedQuantization
   ) throws -> Tensor<Raw> {
-    let arithmetic = try QuantizedArithmetic<Raw, Weight>(quantization, bias: bias, outputChannels: outputShape.channels)
+    let arithmetic = try QuantizedArithmetic<Raw, Weight>(
+      quantization, bias: bias, outputChannels: outputShape.channels)
     return try transposeConv2D(
       input: input, filter: filter, outputShape: outputShape, window: window, arithmetic: arithmetic)
   }
@@ -46,11 +47,14 @@ extension Reference {
       outputShape.batch == inputShape.batch, outputShape.height >= 0, outputShape.width >= 0
     else {
       throw Error(
-        "TRANSPOSE_CONV input \(input.shape), filter \(filter.shape) and output shape \(outputShape.dimensions) do not fit")
+        "TRANSPOSE_CONV input \(input.shape), filter \(filter.shape) and output shape "
+          + "\(outputShape.dimensions) do not fit"
+      )
     }
     guard window.dilationHeight == 1, window.dilationWidth == 1 else {
       throw Error("TRANSPOSE_CONV has no dilation")
     }
+    try arithmetic.check(outputChannels: outputShape.channels)
     // The padding CONV_2D would use from the output back to the input.
     let (rows, columns) = try window.axes(
       height: outputShape.height, width: outputShape.width, filterHeight: filterShape.height,
