@@ -36,8 +36,6 @@ struct TensorFormat: Equatable {
   var type: Tensor.DataType
   /// The dimensions, each at least 1.
   var dimensions: [Int]
-  /// The product of the dimensions.
-  var elementCount: Int
   /// Bytes of a buffer holding every element.
   var byteCount: Int
 
@@ -63,7 +61,6 @@ struct TensorFormat: Equatable {
     }
     self.type = type
     self.dimensions = dimensions
-    self.elementCount = elementCount
     self.byteCount = elementCount * type.byteCount
   }
 

@@ -154,27 +154,25 @@ public final class ModelInterpreter: NSObject, @unchecked Sendable {  // mutable
   /// Checks the declared input types against the model and resizes inputs whose declared
   /// dimensions differ from the current ones (a different batch size, for example).
   private func fitInputs(of interpreter: Interpreter, to formats: [TensorFormat]) throws {
-    var resized = false
+    var resizes: [(index: Int, dimensions: [Int])] = []
     for (index, format) in formats.enumerated() {
       let tensor = try interpreter.input(at: index)
       guard tensor.dataType == format.type else {
         throw MachineLearningError.invalidArgument(
           "Input \(index) is declared \(format.type.schemaName), but the model's input is \(tensor.dataType.schemaName)\(tensor.shape.dimensions).")
       }
-      if tensor.shape.dimensions != format.dimensions {
-        guard format.dimensions.count == tensor.shape.rank else {
-          throw MachineLearningError.invalidArgument(
-            "Input \(index) is declared \(format.description), but the model's input has rank \(tensor.shape.rank) (\(tensor.shape.dimensions)).")
-        }
-        try interpreter.resizeInput(at: index, to: Tensor.Shape(format.dimensions))
-        resized = true
+      guard format.dimensions.count == tensor.shape.rank else {
+        throw MachineLearningError.invalidArgument(
+          "Input \(index) is declared \(format.description), but the model's input has rank \(tensor.shape.rank) (\(tensor.shape.dimensions)).")
       }
+      if tensor.shape.dimensions != format.dimensions { resizes.append((index, format.dimensions)) }
     }
-    guard resized else { return }
+    guard !resizes.isEmpty else { return }
     do {
+      for resize in resizes { try interpreter.resizeInput(at: resize.index, to: Tensor.Shape(resize.dimensions)) }
       try interpreter.allocateTensors()
     } catch {
-      loaded = nil  // reload rather than keep an interpreter left unallocated
+      loaded = nil  // reload at the next run rather than keep an interpreter left unallocated
       throw MachineLearningError.invalidArgument(
         "The model cannot take inputs of shapes \(formats.map(\.dimensions)): \(interpreter.lastErrorMessage ?? "\(error)")")
     }

@@ -97,7 +97,7 @@ public final class ModelManager: NSObject, @unchecked Sendable {  // immutable; 
             // The last byte counts once the verified model is installed, so a download that
             // fails its checks never looks finished.
             shared.value.progress.totalUnitCount = update.totalBytes
-            shared.value.progress.completedUnitCount = min(update.bytesReceived, update.totalBytes - 1)
+            shared.value.progress.completedUnitCount = max(0, min(update.bytesReceived, update.totalBytes - 1))
           }
         }
         queue.deliver {

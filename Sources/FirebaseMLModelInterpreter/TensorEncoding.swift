@@ -31,34 +31,48 @@ struct InputEncoder {
 
   /// Appends the elements of `value`, the sub-array at `path` (depth `level`), to `bytes`.
   private func append(_ value: Any, level: Int, path: inout [Int], to bytes: inout [UInt8]) throws {
-    guard level < format.dimensions.count else {
-      try appendElement(value, path: path, to: &bytes)
+    let expected = format.dimensions[level]
+    let isLeafLevel = level == format.dimensions.count - 1
+    // Arrays of one number type are read without a cast per element.
+    if isLeafLevel, let numbers = NumberValue.typedArray(value) {
+      try checkCount(numbers.count, expected: expected, path: path)
+      for (index, number) in numbers.enumerated() {
+        try appendNumber(number, path: path + [index], to: &bytes)
+      }
       return
     }
-    let expected = format.dimensions[level]
     guard let array = value as? [Any] else {
       throw MachineLearningError.invalidArgument(
         "\(what)\(subscriptText(path)) must be an array of \(expected) elements (declared \(format.description)), got \(type(of: value)).")
     }
-    guard array.count == expected else {
-      throw MachineLearningError.invalidArgument(
-        "\(what)\(subscriptText(path)) has \(array.count) elements, but its declared format \(format.description) needs \(expected).")
-    }
+    try checkCount(array.count, expected: expected, path: path)
     for (index, element) in array.enumerated() {
       path.append(index)
-      try append(element, level: level + 1, path: &path, to: &bytes)
+      if isLeafLevel {
+        guard let number = NumberValue(element) else {
+          throw MachineLearningError.invalidArgument("\(what)\(subscriptText(path)) is a \(type(of: element)), not a number.")
+        }
+        try appendNumber(number, path: path, to: &bytes)
+      } else {
+        try append(element, level: level + 1, path: &path, to: &bytes)
+      }
       path.removeLast()
     }
   }
 
-  /// Appends one number in the declared type.
-  private func appendElement(_ value: Any, path: [Int], to bytes: inout [UInt8]) throws {
-    guard let number = NumberValue(value) else {
-      throw MachineLearningError.invalidArgument("\(what)\(subscriptText(path)) is a \(type(of: value)), not a number.")
+  /// Throws unless the array at `path` has the declared `expected` count.
+  private func checkCount(_ count: Int, expected: Int, path: [Int]) throws {
+    guard count == expected else {
+      throw MachineLearningError.invalidArgument(
+        "\(what)\(subscriptText(path)) has \(count) elements, but its declared format \(format.description) needs \(expected).")
     }
-    let rejected = {
+  }
+
+  /// Appends one number in the declared type.
+  private func appendNumber(_ number: NumberValue, path: @autoclosure () -> [Int], to bytes: inout [UInt8]) throws {
+    func rejected() -> NSError {
       MachineLearningError.invalidArgument(
-        "\(what)\(subscriptText(path)) is \(number), which is not a \(format.type.schemaName) value.")
+        "\(what)\(subscriptText(path())) is \(number), which is not a \(format.type.schemaName) value.")
     }
     func appendInteger<Integer: FixedWidthInteger>(_ type: Integer.Type) throws {
       guard let integer = number.integer(as: Integer.self) else { throw rejected() }
@@ -93,6 +107,10 @@ enum NumberValue: CustomStringConvertible {
 
   /// Reads a Swift number or an `NSNumber` (a `Bool` bridges to one, as 0 or 1); nil for anything else.
   init?(_ value: Any) {
+    if type(of: value) is NSNumber.Type, let number = value as? NSNumber {
+      self.init(number)
+      return
+    }
     switch value {
     case let value as Int: self = .signed(Int64(value))
     case let value as Int8: self = .signed(Int64(value))
@@ -106,10 +124,29 @@ enum NumberValue: CustomStringConvertible {
     case let value as UInt64: self = Int64(exactly: value).map(NumberValue.signed) ?? .unsigned(value)
     case let value as Float: self = .floating(Double(value))
     case let value as Double: self = .floating(value)
-    case let value as NSNumber:
-      let double = value.doubleValue
-      self = double.rounded() == double && abs(double) < 0x1p63 ? .signed(value.int64Value) : .floating(double)
+    case let value as NSNumber: self.init(value)
     default: return nil
+    }
+  }
+
+  /// Reads an `NSNumber`, keeping integers exact.
+  init(_ number: NSNumber) {
+    let double = number.doubleValue
+    self = double.rounded() == double && abs(double) < 0x1p63 ? .signed(number.int64Value) : .floating(double)
+  }
+
+  /// The numbers of `value` when it is an array of one common number type (`[Float]`, `[Double]`,
+  /// `[Int]`, `[Int32]`, `[Int64]`, `[UInt8]`, `[NSNumber]`), nil otherwise.
+  static func typedArray(_ value: Any) -> [NumberValue]? {
+    switch ObjectIdentifier(type(of: value)) {
+    case ObjectIdentifier([Float].self): (value as? [Float])?.map { .floating(Double($0)) }
+    case ObjectIdentifier([Double].self): (value as? [Double])?.map { .floating($0) }
+    case ObjectIdentifier([Int].self): (value as? [Int])?.map { .signed(Int64($0)) }
+    case ObjectIdentifier([Int32].self): (value as? [Int32])?.map { .signed(Int64($0)) }
+    case ObjectIdentifier([Int64].self): (value as? [Int64])?.map { .signed($0) }
+    case ObjectIdentifier([UInt8].self): (value as? [UInt8])?.map { .signed(Int64($0)) }
+    case ObjectIdentifier([NSNumber].self): (value as? [NSNumber])?.map { NumberValue($0) }
+    default: nil
     }
   }
 

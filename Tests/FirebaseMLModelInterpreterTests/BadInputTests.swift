@@ -124,4 +124,38 @@ final class BadInputTests: ModelInterpreterTestCase {
     let garbage = ModelInterpreter.modelInterpreter(localModel: CustomLocalModel(modelPath: garbagePath.path))
     await runExpectingError(garbage, inputs, options, .invalidArgument)
   }
+
+  func testDeclaredDimensionsResizeInputsAndAFailedResizeLeavesTheInterpreterUsable() async throws {
+    let name = "ops/add_f32_relu"  // ADD with RELU of two [2, 8] inputs
+    let interpreter = ModelInterpreter.modelInterpreter(localModel: CustomLocalModel(modelPath: TestModels.path("\(name).tflite")))
+    func run(_ first: [Float], _ second: [Float], rows: (Int, Int)) async throws -> (outputs: ModelOutputs?, error: NSError?) {
+      let options = ModelInputOutputOptions()
+      try options.setInputFormat(index: 0, type: .float32, dimensions: [NSNumber(value: rows.0), 8])
+      try options.setInputFormat(index: 1, type: .float32, dimensions: [NSNumber(value: rows.1), 8])
+      try options.setOutputFormat(index: 0, type: .float32, dimensions: [NSNumber(value: max(rows.0, rows.1)), 8])
+      let inputs = ModelInputs()
+      try inputs.addInput(nested(first, [rows.0, 8]))
+      try inputs.addInput(nested(second, [rows.1, 8]))
+      return await self.run(interpreter, inputs, options)
+    }
+    // Three rows instead of the model's two: relu(a + b), computed here.
+    let first = (0..<24).map { Float($0) - 12 }
+    let second = (0..<24).map { Float($0 % 5) * 0.5 }
+    let resized = try await run(first, second, rows: (3, 3))
+    let output = try XCTUnwrap(try resized.outputs?.output(index: 0) as? [[Float]], "\(resized.error as Any)")
+    XCTAssertEqual(output.flatMap { $0 }, zip(first, second).map { max($0 + $1, 0) })
+
+    // Rows that cannot be added fail at preparation, with the documented error.
+    let mismatch = try await run(first, Array(second.prefix(16)), rows: (3, 2))
+    XCTAssertEqual(mismatch.error?.code, MachineLearningErrorDomainCode.invalidArgument.rawValue)
+    XCTAssertNil(mismatch.outputs)
+
+    // The model's own shapes still give LiteRT's output.
+    let a = try TestModels.array("\(name).input_0.npy").floatValues()
+    let b = try TestModels.array("\(name).input_1.npy").floatValues()
+    let recovered = try await run(a, b, rows: (2, 2))
+    let expected = try TestModels.array("\(name).output_0.npy").floatValues()
+    let values = try XCTUnwrap(try recovered.outputs?.output(index: 0) as? [[Float]], "\(recovered.error as Any)")
+    for (have, want) in zip(values.flatMap { $0 }, expected) { XCTAssertEqual(have, want, accuracy: 1e-5) }
+  }
 }
