@@ -22,6 +22,8 @@ struct RemoteModel: Sendable {
   var sha256: String?
   /// Expected CRC-32C of the file (base64, big-endian, as Cloud Storage states it), if any.
   var crc32c: String? = nil
+  /// Headers the file request needs (an `Authorization` value), if any.
+  var requestHeaders: [String: String] = [:]
   /// Where to get the bytes.
   var location: ModelLocation
   /// ETag of the static-hosting index, remembered for the next conditional request.

@@ -106,6 +106,7 @@ struct ModelTransfer: Sendable {
       var request = URLRequest(url: url)
       request.allowsCellularAccess = conditions.allowsCellularAccess
       request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+      for (field, value) in remote.requestHeaders { request.setValue(value, forHTTPHeaderField: field) }
       if offset > 0 {
         request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
         if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
