@@ -48,6 +48,13 @@ final class HostileServerTests: DownloaderTestCase {
     assertFile(model.path, holds: bytes)
   }
 
+  func testChunkedBodyIsDecoded() async throws {
+    let (root, bytes) = try site(size: 25_500)
+    let base = try startHostileServer(root: root)
+    let model = try await downloader(base, path: "chunked").getModel(name: "m", downloadType: .latestModel, conditions: conditions)
+    assertFile(model.path, holds: bytes)
+  }
+
   func testCompressedBodyIsNamedNotCalledASizeMismatch() async throws {
     let base = try startHostileServer(root: try site().root)
     let description = await internalErrorDescription {
