@@ -1,19 +1,31 @@
 import Foundation
 
-/// The checksums of a download: SHA-256 always, CRC-32C when the source states one.
+/// The checksums of a download: SHA-256 always, CRC-32C and MD5 when the source states them.
 struct ContentDigests: Sendable {
   /// The SHA-256 so far.
   var sha256 = SHA256()
   /// The CRC-32C so far, when wanted.
   var crc32c: CRC32C?
+  /// The MD5 so far, when wanted.
+  var md5: MD5?
 
-  /// Starts digests of an empty message; `withCRC32C` adds the CRC-32C.
-  init(withCRC32C: Bool) { crc32c = withCRC32C ? CRC32C() : nil }
+  /// Starts digests of an empty message, with the optional ones that `remote` states.
+  init(for remote: RemoteModel) {
+    crc32c = remote.crc32c == nil ? nil : CRC32C()
+    md5 = remote.md5 == nil ? nil : MD5()
+  }
 
   /// Appends `bytes` to every digest.
   mutating func update(_ bytes: UnsafeRawBufferPointer) {
     sha256.update(bytes)
     crc32c?.update(bytes)
+    md5?.update(bytes)
+  }
+
+  /// The final values.
+  mutating func finalize() -> ContentChecksums {
+    ContentChecksums(
+      sha256: sha256.finalizeHex(), crc32c: crc32c?.base64, md5: md5.map { var md5 = $0; return Data(md5.finalize()).base64EncodedString() })
   }
 }
 
@@ -23,6 +35,8 @@ struct ContentChecksums: Sendable, Equatable {
   var sha256: String
   /// Base64 big-endian CRC-32C, when computed.
   var crc32c: String?
+  /// Base64 MD5, when computed.
+  var md5: String?
 }
 
 /// Checksums computed on a thread of its own, so that hashing overlaps receiving and writing
@@ -59,10 +73,7 @@ final class BackgroundHasher: @unchecked Sendable {  // every mutable property i
       condition.lock()
       while queue.isEmpty && !finishing && !abandoned { condition.wait() }
       if abandoned || (queue.isEmpty && finishing) {
-        if !abandoned {
-          var sha256 = hasher.sha256
-          digest = ContentChecksums(sha256: sha256.finalizeHex(), crc32c: hasher.crc32c?.base64)
-        }
+        if !abandoned { digest = hasher.finalize() }
         condition.broadcast()
         condition.unlock()
         return
@@ -96,7 +107,7 @@ final class BackgroundHasher: @unchecked Sendable {  // every mutable property i
     finishing = true
     condition.broadcast()
     while digest == nil { condition.wait() }
-    return digest ?? ContentChecksums(sha256: "", crc32c: nil)
+    return digest ?? ContentChecksums(sha256: "", crc32c: nil, md5: nil)
   }
 
   /// Stops the thread without a digest (the transfer failed); idempotent.

@@ -6,8 +6,8 @@ import Foundation
 
 /// Cloud Storage for Firebase through its REST API: model `N` is the object `PREFIX` + `N.tflite`
 /// of the bucket. The object's metadata (`GET BASE/v0/b/BUCKET/o/OBJECT`, the object name
-/// percent-encoded as one segment) gives `generation` (the version), `size` and `crc32c`
-/// (verified after the download); the bytes come from the same URL with `alt=media` (and the
+/// percent-encoded as one segment) gives `generation` (the version), `size`, `crc32c` and
+/// `md5Hash` (both verified after the download when present); the bytes come from the same URL with `alt=media` (and the
 /// object's first download token, if it has one), resumed with Range requests. An optional
 /// `Authorization` value (for example `Firebase <ID token>`) goes with both requests; public-read
 /// objects need none.
@@ -46,6 +46,10 @@ struct CloudStorageSource: ModelSourceClient {
     if let crc32c, Data(base64Encoded: crc32c)?.count != 4 {
       throw DownloadError.internalError(description: "Failed to parse object metadata: 'crc32c' is not base64 of 4 bytes.")
     }
+    let md5 = try? fields.string("md5Hash")
+    if let md5, Data(base64Encoded: md5)?.count != 16 {
+      throw DownloadError.internalError(description: "Failed to parse object metadata: 'md5Hash' is not base64 of 16 bytes.")
+    }
     var media = URLComponents(url: metadataURL, resolvingAgainstBaseURL: false)
     var query = [URLQueryItem(name: "alt", value: "media")]
     if let token = (try? fields.string("downloadTokens"))?.split(separator: ",").first {
@@ -57,7 +61,7 @@ struct CloudStorageSource: ModelSourceClient {
     if let authorization { headers["Authorization"] = authorization }
     return .changed(
       RemoteModel(
-        hash: generation, size: size, sha256: nil, crc32c: crc32c, requestHeaders: headers,
+        hash: generation, size: size, sha256: nil, crc32c: crc32c, md5: md5, requestHeaders: headers,
         location: .remote(mediaURL, expiry: nil), indexETag: nil))
   }
 

@@ -90,7 +90,7 @@ struct ModelTransfer: Sendable {
     }
     let writer = try PartialFileWriter(
       files: files, folder: folder, storage: storage, state: state, expectedSize: remote.size, offset: offset,
-      withCRC32C: remote.crc32c != nil, progress: progress)
+      emptyDigests: ContentDigests(for: remote), progress: progress)
     defer { writer.close() }
     switch remote.location {
     case .file(let path):
@@ -145,6 +145,9 @@ struct ModelTransfer: Sendable {
     if let expected = remote.crc32c, checksums.crc32c != expected {
       throw DownloadError.internalError(
         description: "Downloaded model's CRC-32C \(checksums.crc32c ?? "?") does not match the source's \(expected).")
+    }
+    if let expected = remote.md5, checksums.md5 != expected {
+      throw DownloadError.internalError(description: "Downloaded model's MD5 \(checksums.md5 ?? "?") does not match the source's \(expected).")
     }
     do {
       try validator(folder.path(of: files.partial))
@@ -204,14 +207,14 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
   private var lastReported: Int64 = -1
   /// Hash of the bytes on disk, computed off the receive path.
   private var hasher: BackgroundHasher
-  /// Whether the CRC-32C is computed too.
-  private let withCRC32C: Bool
+  /// The digests of an empty file, with the optional checksums the source states.
+  private let emptyDigests: ContentDigests
 
   /// Opens the partial file, keeping its first `offset` bytes (its whole content), and starts the
   /// SHA-256 of everything written, the kept bytes included.
   init(
     files: ModelFiles, folder: DirectoryHandle, storage: ModelStore, state: PartialDownloadState, expectedSize: Int64,
-    offset: Int64, withCRC32C: Bool, progress: @escaping @Sendable (ModelDownloadProgress) -> Void
+    offset: Int64, emptyDigests: ContentDigests, progress: @escaping @Sendable (ModelDownloadProgress) -> Void
   ) throws {
     self.files = files
     self.folder = folder
@@ -221,9 +224,9 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     self.startOffset = offset
     self.bytesOnDisk = offset
     self.progress = progress
-    self.withCRC32C = withCRC32C
+    self.emptyDigests = emptyDigests
     output = try Self.open(files.partial, in: folder, truncate: offset == 0)
-    var kept = ContentDigests(withCRC32C: withCRC32C)
+    var kept = emptyDigests
     if offset > 0 {
       do {
         let descriptor = try folder.openForReading(files.partial)
@@ -255,7 +258,7 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     startOffset = 0
     bytesOnDisk = 0
     hasher.abandon()
-    hasher = BackgroundHasher(continuing: ContentDigests(withCRC32C: withCRC32C))
+    hasher = BackgroundHasher(continuing: emptyDigests)
   }
 
   /// Checks the status, the range and the announced length; remembers the validator for resuming.

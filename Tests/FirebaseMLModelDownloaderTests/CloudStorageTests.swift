@@ -65,16 +65,32 @@ final class CloudStorageTests: DownloaderTestCase {
     }
   }
 
-  func testWrongCRC32CIsRejectedAndNothingIsInstalled() async throws {
+  func testWrongCRC32COrMD5IsRejectedAndNothingIsInstalled() async throws {
     let root = try makeDirectory("bucket-root")
     try upload("badcrc", bytes: syntheticModel(size: 20_000, seed: 122), root: root)
+    try upload("badmd5", bytes: syntheticModel(size: 20_000, seed: 122), root: root)
     let base = try startStorageFixture(root: root)
-    let description = await internalErrorDescription {
-      _ = try await downloader(base).getModel(name: "badcrc", downloadType: .latestModel, conditions: conditions)
+    for (name, checksum) in [("badcrc", "CRC-32C"), ("badmd5", "MD5")] {
+      let description = await internalErrorDescription {
+        _ = try await downloader(base).getModel(name: name, downloadType: .latestModel, conditions: conditions)
+      }
+      XCTAssertTrue(description?.contains("Downloaded model's \(checksum)") == true, description ?? "")
     }
-    XCTAssertTrue(description?.contains("CRC-32C") == true, description ?? "")
     let models = try await downloader(base).listDownloadedModels()
     XCTAssertTrue(models.isEmpty)
+  }
+
+  func testMD5MatchesTheRFC1321Vectors() {
+    let vectors = [
+      ("", "d41d8cd98f00b204e9800998ecf8427e"), ("abc", "900150983cd24fb0d6963f7d28e17f72"),
+      ("message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
+      ("12345678901234567890123456789012345678901234567890123456789012345678901234567890", "57edf4a22be3c955ac49da2e2107b67a"),
+    ]
+    for (message, expected) in vectors {
+      var md5 = MD5()
+      Array(message.utf8).withUnsafeBytes { md5.update($0) }
+      XCTAssertEqual(md5.finalize().map { String(format: "%02x", $0) }.joined(), expected, message)
+    }
   }
 
   func testCRC32CMatchesTheStandardCheckValue() {

@@ -14,7 +14,7 @@ OBJECT of bucket BUCKET is the file ROOT/BUCKET/OBJECT (OBJECT may contain slash
                                        If-Range against the generation ETag
 With AUTHORIZATION, both answer 403 (Google's JSON error) unless the Authorization header equals
 it; without, media needs ?token= equal to the object's download token. An object whose name
-contains "badcrc" is described with a wrong crc32c. GET /_requests lists every request seen
+contains "badcrc" ("badmd5") is described with a wrong crc32c (md5Hash). GET /_requests lists every request seen
 (method, path, query, range, authorized).
 """
 
@@ -86,7 +86,7 @@ class Handler(BaseHTTPRequestHandler):
             metadata = {
                 "name": name, "bucket": bucket, "generation": generation, "metageneration": "1",
                 "contentType": "application/octet-stream", "size": str(len(data)),
-                "md5Hash": base64.b64encode(hashlib.md5(data).digest()).decode(),
+                "md5Hash": base64.b64encode(hashlib.md5(data + (b"x" if "badmd5" in name else b"")).digest()).decode(),
                 "crc32c": base64.b64encode(checksum.to_bytes(4, "big")).decode(),
                 "etag": "CA" + generation, "downloadTokens": TOKEN,
             }
