@@ -44,10 +44,6 @@ struct MD5: Sendable {
 
   /// Runs the compression function on one 64-byte block.
   private mutating func compress(_ block: UnsafeRawBufferPointer) {
-    var words = [UInt32](repeating: 0, count: 16)
-    for word in 0..<16 {
-      words[word] = UInt32(block[4 * word]) | UInt32(block[4 * word + 1]) << 8 | UInt32(block[4 * word + 2]) << 16 | UInt32(block[4 * word + 3]) << 24
-    }
     var (a, b, c, d) = state
     for round in 0..<64 {
       let mixed: UInt32
@@ -58,7 +54,8 @@ struct MD5: Sendable {
       case 32..<48: (mixed, wordIndex) = (b ^ c ^ d, (3 * round + 5) % 16)
       default: (mixed, wordIndex) = (c ^ (b | ~d), (7 * round) % 16)
       }
-      let sum = a &+ mixed &+ Self.constants[round] &+ words[wordIndex]
+      let word = UInt32(littleEndian: block.loadUnaligned(fromByteOffset: 4 * wordIndex, as: UInt32.self))
+      let sum = a &+ mixed &+ Self.constants[round] &+ word
       let shift = Self.shifts[round]
       (a, d, c) = (d, c, b)
       b = b &+ ((sum << shift) | (sum >> (32 - shift)))
