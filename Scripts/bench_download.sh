@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Download throughput of `tflite download` against curl on the same file: a valid .tflite model
-# (100 MB by default) served by Debian's nginx on loopback. Both write the file to disk; the tool
-# also hashes (SHA-256), fsyncs, verifies the format and installs it, so a third line times
-# `curl` followed by `sha256sum`, the same work done by two C programs.
+# Download throughput and CPU of `tflite download` against curl on the same file: a valid
+# .tflite model (200 MB by default) served by Debian's nginx on loopback. Both write the file to
+# disk; the tool also hashes (SHA-256, on its own thread), fsyncs, verifies the format and
+# installs it, so a third line times `curl -o` followed by `sha256sum`, the same work done by two
+# C programs. CPU is user + system time of the command and its children.
 # usage: Scripts/bench_download.sh [SIZE_BYTES] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size=${1:-100000000}
-runs=${2:-5}
+size=${1:-200000000}
+runs=${2:-3}
 fixtures=Tests/FirebaseMLModelDownloaderTests/Fixtures
 python=$(command -v /usr/bin/python3 || command -v python3)
 
@@ -31,34 +32,43 @@ for _ in $(seq 100); do grep -q '^PORT ' "$work/nginx.out" 2>/dev/null && break;
 port=$(awk '/^PORT /{print $2}' "$work/nginx.out")
 url="http://127.0.0.1:$port"
 bytes=$(stat -c %s "$work/site/bench.tflite")
+export url work tool
 
-now() { date +%s.%N; }
+# Runs `bash -c COMMAND` and appends "LABEL WALL_SECONDS CPU_SECONDS" to $work/times.
+timed() {
+  "$python" - "$1" "$2" >>"$work/times" <<'PY'
+import resource, subprocess, sys, time
+label, command = sys.argv[1], sys.argv[2]
+start = time.monotonic()
+subprocess.run(["bash", "-c", command], check=True, stdout=subprocess.DEVNULL)
+wall = time.monotonic() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(label, wall, usage.ru_utime + usage.ru_stime)
+PY
+}
+
 : >"$work/times"
-for run in $(seq "$runs"); do
-  rm -f "$work/curl.out"
-  start=$(now)
-  curl -sf -o "$work/curl.out" "$url/bench.tflite"
-  middle=$(now)
-  rm -rf "$work/storage"
-  "$tool" download bench --index "$url/" --storage "$work/storage" >/dev/null
-  end=$(now)
-  rm -f "$work/curl.out"
-  curl -sf -o "$work/curl.out" "$url/bench.tflite" && sha256sum "$work/curl.out" >/dev/null
-  hashed=$(now)
-  echo "$start $middle $end $hashed" >>"$work/times"
+for _ in $(seq "$runs"); do
+  timed curl 'rm -f "$work/curl.out"; curl -sf -o "$work/curl.out" "$url/bench.tflite"'
+  timed tflite 'rm -rf "$work/storage"; "$tool" download bench --index "$url/" --storage "$work/storage"'
+  timed curl+sha256sum 'rm -f "$work/curl.out"; curl -sf -o "$work/curl.out" "$url/bench.tflite" && sha256sum "$work/curl.out"'
 done
 
-"$python" - "$work/times" "$bytes" <<'EOF'
-import statistics, sys
-rows = [list(map(float, line.split())) for line in open(sys.argv[1])]
+"$python" - "$work/times" "$bytes" <<'EOF2'
+import collections, statistics, sys
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    label, wall, cpu = line.split()
+    rows[label].append((float(wall), float(cpu)))
 size = int(sys.argv[2])
-curl = [middle - start for start, middle, end, hashed in rows]
-tool = [end - middle for start, middle, end, hashed in rows]
-curl_hash = [hashed - end for start, middle, end, hashed in rows]
-for name, times in (("curl", curl), ("tflite download", tool), ("curl + sha256sum", curl_hash)):
-    median = statistics.median(times)
-    print("%-16s median %.3f s  %7.1f MB/s  (runs: %s)" % (
-        name, median, size / median / 1e6, " ".join("%.3f" % t for t in times)))
-print("throughput ratio tflite/curl: %.2f" % (statistics.median(curl) / statistics.median(tool)))
-print("throughput ratio tflite/(curl + sha256sum): %.2f" % (statistics.median(curl_hash) / statistics.median(tool)))
-EOF
+median = {label: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)) for label, runs in rows.items()}
+print("| command | median wall | throughput | median CPU | runs (wall s) |")
+print("|---|---|---|---|---|")
+for label in ("curl", "tflite", "curl+sha256sum"):
+    wall, cpu = median[label]
+    print("| %s | %.3f s | %.1f MB/s | %.3f s | %s |" % (
+        label, wall, size / wall / 1e6, cpu, " ".join("%.3f" % w for w, _ in rows[label])))
+for other in ("curl", "curl+sha256sum"):
+    print("tflite vs %s: throughput %.2fx, CPU %.2fx" % (
+        other, median[other][0] / median["tflite"][0], median["tflite"][1] / median[other][1]))
+EOF2

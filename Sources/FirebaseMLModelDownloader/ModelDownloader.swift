@@ -99,6 +99,14 @@ public final class ModelDownloader: Sendable {
       client = StaticHostingSource(baseURL: baseURL, http: http, maximumModelSize: settings.maximumModelSize)
     case .localDirectory(let directory)?:
       client = LocalDirectorySource(directory: directory, maximumModelSize: settings.maximumModelSize)
+    case .cloudStorage(let bucket, let objectPrefix)?:
+      if let authorization = settings.cloudStorageAuthorization {
+        redactor.register(authorization)
+        if let token = authorization.split(separator: " ").last { redactor.register(String(token)) }
+      }
+      client = CloudStorageSource(
+        bucket: bucket, objectPrefix: objectPrefix, baseURL: settings.cloudStorageBaseURL,
+        authorization: settings.cloudStorageAuthorization, http: http, maximumModelSize: settings.maximumModelSize)
     }
     let transfer = storage.map { ModelTransfer(http: http, storage: $0, validator: settings.modelValidator, log: log) }
     let statusHandler = settings.statusHandler

@@ -10,6 +10,10 @@ public enum ModelSource: Sendable {
   case staticHosting(baseURL: URL)
   /// A local folder holding `N.json` indexes with their files, or plain `N.tflite` files.
   case localDirectory(URL)
+  /// Cloud Storage for Firebase (or any Google Cloud Storage bucket): model `N` is the object
+  /// `objectPrefix + "N.tflite"` of `bucket`, read through the Firebase Storage REST API; its
+  /// `generation` is the version. See ``ModelDownloaderSettings/cloudStorageAuthorization``.
+  case cloudStorage(bucket: String, objectPrefix: String = "")
 }
 
 /// Base URLs of the two Google services behind Firebase ML; override them for emulators, mirrors or tests.
@@ -110,6 +114,12 @@ public struct ModelDownloaderSettings: Sendable {
   /// Receives status changes a person may want to see, such as waiting for another process that
   /// holds the model's lock; called on an arbitrary thread. Nil ignores them.
   public var statusHandler: (@Sendable (ModelDownloaderStatus) -> Void)? = nil
+  /// Base URL of the Firebase Storage REST API used by ``ModelSource/cloudStorage(bucket:objectPrefix:)``;
+  /// override it for the Storage emulator, a mirror or tests.
+  public var cloudStorageBaseURL: URL = URL(string: "https://firebasestorage.googleapis.com") ?? URL(fileURLWithPath: "/")
+  /// `Authorization` header value sent to Cloud Storage (for example `Firebase <Firebase Auth ID
+  /// token>` or `Bearer <OAuth token>`); nil for public-read objects. Never logged.
+  public var cloudStorageAuthorization: String? = nil
 
   /// Creates settings; every parameter has a sensible default.
   public init(

@@ -20,6 +20,12 @@ struct RemoteModel: Sendable {
   var size: Int64
   /// Expected lowercase hex SHA-256 of the file, when the source states one.
   var sha256: String?
+  /// Expected CRC-32C of the file (base64, big-endian, as Cloud Storage states it), if any.
+  var crc32c: String? = nil
+  /// Expected MD5 of the file (base64, as Cloud Storage states it), if any.
+  var md5: String? = nil
+  /// Headers the file request needs (an `Authorization` value), if any.
+  var requestHeaders: [String: String] = [:]
   /// Where to get the bytes.
   var location: ModelLocation
   /// ETag of the static-hosting index, remembered for the next conditional request.

@@ -42,8 +42,8 @@ struct ModelTransfer: Sendable {
       do {
         let outcome = try await transferBytes(remote, files: files, folder: folder, conditions: conditions, progress: progress)
         do {
-          try verify(remote, files: files, folder: folder, sha256: outcome.sha256)
-          remote.sha256 = outcome.sha256
+          try verify(remote, files: files, folder: folder, checksums: outcome.checksums)
+          remote.sha256 = outcome.checksums.sha256
           return
         } catch {
           storage.discardPartial(of: files, in: folder)
@@ -64,8 +64,8 @@ struct ModelTransfer: Sendable {
   private struct TransferOutcome {
     /// Bytes already on disk when the transfer began (0 for a fresh start).
     var startOffset: Int64
-    /// SHA-256 of the whole file, computed while writing.
-    var sha256: String
+    /// Checksums of the whole file, computed while writing.
+    var checksums: ContentChecksums
   }
 
   /// Gets the bytes into the partial file, resuming when a matching partial exists.
@@ -89,7 +89,8 @@ struct ModelTransfer: Sendable {
       throw DownloadError.notEnoughSpace
     }
     let writer = try PartialFileWriter(
-      files: files, folder: folder, storage: storage, state: state, expectedSize: remote.size, offset: offset, progress: progress)
+      files: files, folder: folder, storage: storage, state: state, expectedSize: remote.size, offset: offset,
+      emptyDigests: ContentDigests(for: remote), progress: progress)
     defer { writer.close() }
     switch remote.location {
     case .file(let path):
@@ -98,13 +99,14 @@ struct ModelTransfer: Sendable {
       } catch let failure as FileSystemFailure {
         throw DownloadError.internalError(description: "Could not copy model file: \(failure)")
       }
-      return TransferOutcome(startOffset: 0, sha256: writer.finishDigest())
+      return TransferOutcome(startOffset: 0, checksums: writer.finishDigests())
     case .remote(let url, let expiry):
-      guard offset < remote.size else { return TransferOutcome(startOffset: offset, sha256: writer.finishDigest()) }
+      guard offset < remote.size else { return TransferOutcome(startOffset: offset, checksums: writer.finishDigests()) }
       if offset > 0 { log("resuming \(files.name) at byte \(offset) of \(remote.size)") }
       var request = URLRequest(url: url)
       request.allowsCellularAccess = conditions.allowsCellularAccess
       request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+      for (field, value) in remote.requestHeaders { request.setValue(value, forHTTPHeaderField: field) }
       if offset > 0 {
         request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
         if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
@@ -122,12 +124,13 @@ struct ModelTransfer: Sendable {
         log("download of \(files.name) ended after \(writer.bytesOnDisk) of \(remote.size) bytes")
         throw DownloadError.failedPrecondition
       }
-      return TransferOutcome(startOffset: writer.startOffset, sha256: writer.finishDigest())
+      return TransferOutcome(startOffset: writer.startOffset, checksums: writer.finishDigests())
     }
   }
 
-  /// Checks the complete partial file's size, SHA-256 (`sha256`, computed while writing) and format.
-  private func verify(_ remote: RemoteModel, files: ModelFiles, folder: DirectoryHandle, sha256 actual: String) throws {
+  /// Checks the complete partial file's size, checksums (computed while writing) and format.
+  private func verify(_ remote: RemoteModel, files: ModelFiles, folder: DirectoryHandle, checksums: ContentChecksums) throws {
+    let actual = checksums.sha256
     let size = folder.regularFileSize(files.partial)
     guard size == remote.size else {
       throw DownloadError.internalError(
@@ -138,6 +141,13 @@ struct ModelTransfer: Sendable {
         throw DownloadError.internalError(
           description: "Downloaded model's SHA-256 \(actual) does not match the expected \(expected).")
       }
+    }
+    if let expected = remote.crc32c, checksums.crc32c != expected {
+      throw DownloadError.internalError(
+        description: "Downloaded model's CRC-32C \(checksums.crc32c ?? "?") does not match the source's \(expected).")
+    }
+    if let expected = remote.md5, checksums.md5 != expected {
+      throw DownloadError.internalError(description: "Downloaded model's MD5 \(checksums.md5 ?? "?") does not match the source's \(expected).")
     }
     do {
       try validator(folder.path(of: files.partial))
@@ -195,14 +205,16 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
   private var output: OutputFile
   /// Bytes on disk at the last progress report.
   private var lastReported: Int64 = -1
-  /// Hash of the bytes on disk.
-  private var hasher = SHA256()
+  /// Hash of the bytes on disk, computed off the receive path.
+  private var hasher: BackgroundHasher
+  /// The digests of an empty file, with the optional checksums the source states.
+  private let emptyDigests: ContentDigests
 
   /// Opens the partial file, keeping its first `offset` bytes (its whole content), and starts the
   /// SHA-256 of everything written, the kept bytes included.
   init(
     files: ModelFiles, folder: DirectoryHandle, storage: ModelStore, state: PartialDownloadState, expectedSize: Int64,
-    offset: Int64, progress: @escaping @Sendable (ModelDownloadProgress) -> Void
+    offset: Int64, emptyDigests: ContentDigests, progress: @escaping @Sendable (ModelDownloadProgress) -> Void
   ) throws {
     self.files = files
     self.folder = folder
@@ -212,20 +224,23 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     self.startOffset = offset
     self.bytesOnDisk = offset
     self.progress = progress
+    self.emptyDigests = emptyDigests
     output = try Self.open(files.partial, in: folder, truncate: offset == 0)
+    var kept = emptyDigests
     if offset > 0 {
       do {
         let descriptor = try folder.openForReading(files.partial)
         defer { closeDescriptor(descriptor) }
-        try FileSystem.readChunks(descriptor: descriptor, path: folder.path(of: files.partial)) { hasher.update($0) }
+        try FileSystem.readChunks(descriptor: descriptor, path: folder.path(of: files.partial)) { kept.update($0) }
       } catch {
         throw DownloadError.internalError(description: "Could not read the partial download: \(error)")
       }
     }
+    hasher = BackgroundHasher(continuing: kept)
   }
 
-  /// The SHA-256 of the file's bytes; call once, after the last byte.
-  func finishDigest() -> String { hasher.finalizeHex() }
+  /// The checksums of the file's bytes; call once, after the last byte.
+  func finishDigests() -> ContentChecksums { hasher.finalize() }
 
   /// Opens `name` in `folder`, turning a full disk into ``DownloadError/notEnoughSpace``.
   private static func open(_ name: String, in folder: DirectoryHandle, truncate: Bool) throws -> OutputFile {
@@ -242,7 +257,8 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     output = try Self.open(files.partial, in: folder, truncate: true)
     startOffset = 0
     bytesOnDisk = 0
-    hasher = SHA256()
+    hasher.abandon()
+    hasher = BackgroundHasher(continuing: emptyDigests)
   }
 
   /// Checks the status, the range and the announced length; remembers the validator for resuming.
@@ -299,8 +315,9 @@ private final class PartialFileWriter: HTTPBodyConsumer, @unchecked Sendable {  
     report()
   }
 
-  /// Flushes and closes the file.
+  /// Flushes and closes the file, and stops the hashing thread if the digest was not taken.
   func close() {
+    hasher.abandon()
     try? output.synchronize()
     output.close()
   }

@@ -256,20 +256,23 @@ final class SocketHTTPExchange: @unchecked Sendable {  // `socket` is guarded by
     #endif
   }
 
-  /// Receives more bytes into `pending`; false at the end of the connection.
-  private func receiveMore(from descriptor: Int32, while activity: String) throws -> Bool {
+  /// Receives at most `limit` bytes into `receiveBuffer`; returns how many (0 at the end of the connection).
+  private func receive(atMost limit: Int, from descriptor: Int32, while activity: String) throws -> Int {
     while true {
       try wait(for: Int16(POLLIN), on: descriptor, while: activity)
-      let count = receiveBuffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-      if count > 0 {
-        pending.append(contentsOf: receiveBuffer[0..<count])
-        return true
-      }
-      if count == 0 { return false }
+      let count = receiveBuffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, min(limit, $0.count), 0) }
+      if count >= 0 { return count }
       if isCancelled { throw CancellationError() }
       if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }
       throw HTTPFailure.transport("the network connection was lost (\(String(cString: strerror(errno))))")
     }
+  }
+
+  /// Receives more bytes into `pending`; false at the end of the connection.
+  private func receiveMore(from descriptor: Int32, while activity: String) throws -> Bool {
+    let count = try receive(atMost: Self.receiveBufferSize, from: descriptor, while: activity)
+    pending.append(contentsOf: receiveBuffer[0..<count])
+    return count > 0
   }
 
   /// Reads and parses one response head.
@@ -326,35 +329,43 @@ final class SocketHTTPExchange: @unchecked Sendable {  // `socket` is guarded by
       try readChunkedBody(from: descriptor, to: consumer)
     } else if let lengthText = head.header("content-length") {
       guard let length = Int64(lengthText), length >= 0 else { throw HTTPFailure.transport("the server sent an invalid Content-Length") }
-      var remaining = length
-      while remaining > 0 {
-        if pending.isEmpty, try !receiveMore(from: descriptor, while: "receiving the body") {
-          throw HTTPFailure.transport("the server closed the connection \(remaining) bytes before the end of the body")
-        }
-        let count = Int(min(Int64(pending.count), remaining))
-        try deliver(count, to: consumer)
-        remaining -= Int64(count)
-      }
+      try forwardBody(length: length, from: descriptor, to: consumer, closedEarly: "before the end of the body")
     } else {
-      while true {
-        if pending.isEmpty, try !receiveMore(from: descriptor, while: "receiving the body") { return }
-        try deliver(pending.count, to: consumer)
-      }
+      try forwardBody(length: nil, from: descriptor, to: consumer, closedEarly: "")
     }
   }
 
-  /// Hands the first `count` pending bytes to `consumer`, in slices of at most 64 KiB (so that
-  /// progress moves smoothly however much one `recv` returned).
-  private func deliver(_ count: Int, to consumer: any HTTPBodyConsumer) throws {
-    try pending.withUnsafeBytes { bytes in
-      var start = 0
-      while start < count {
-        let end = min(count, start + Self.deliverySliceSize)
-        try consumer.consume(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
-        start = end
-      }
+  /// Hands `consumer` the next `length` body bytes (every byte until the connection ends when
+  /// nil): what is pending first, then straight from the receive buffer, never reading past them.
+  /// `closedEarly` ends the message when the connection ends first.
+  private func forwardBody(length: Int64?, from descriptor: Int32, to consumer: any HTTPBodyConsumer, closedEarly: String) throws {
+    var remaining = length ?? Int64.max
+    if !pending.isEmpty {
+      let count = Int(min(Int64(pending.count), remaining))
+      try pending.withUnsafeBytes { try deliver(UnsafeRawBufferPointer(rebasing: $0[0..<count]), to: consumer) }
+      pending.removeFirst(count)
+      remaining -= Int64(count)
     }
-    pending.removeFirst(count)
+    while remaining > 0 {
+      let count = try receive(atMost: Int(min(Int64(Self.receiveBufferSize), remaining)), from: descriptor, while: "receiving the body")
+      if count == 0 {
+        guard length == nil else { throw HTTPFailure.transport("the server closed the connection \(remaining) bytes \(closedEarly)") }
+        return
+      }
+      try receiveBuffer.withUnsafeBytes { try deliver(UnsafeRawBufferPointer(rebasing: $0[0..<count]), to: consumer) }
+      remaining -= Int64(count)
+    }
+  }
+
+  /// Hands `bytes` to `consumer` in slices of at most 64 KiB (so that progress moves smoothly
+  /// however much one `recv` returned).
+  private func deliver(_ bytes: UnsafeRawBufferPointer, to consumer: any HTTPBodyConsumer) throws {
+    var start = 0
+    while start < bytes.count {
+      let end = min(bytes.count, start + Self.deliverySliceSize)
+      try consumer.consume(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+      start = end
+    }
   }
 
   /// Decodes `Transfer-Encoding: chunked`: hex size lines, data, and trailers after a 0 size.
@@ -367,15 +378,7 @@ final class SocketHTTPExchange: @unchecked Sendable {  // `socket` is guarded by
         while try !readLine(from: descriptor).isEmpty {}
         return
       }
-      var remaining = size
-      while remaining > 0 {
-        if pending.isEmpty, try !receiveMore(from: descriptor, while: "receiving the body") {
-          throw HTTPFailure.transport("the server closed the connection inside a chunk")
-        }
-        let count = Int(min(Int64(pending.count), remaining))
-        try deliver(count, to: consumer)
-        remaining -= Int64(count)
-      }
+      try forwardBody(length: size, from: descriptor, to: consumer, closedEarly: "before the end of a chunk")
       guard try readLine(from: descriptor).isEmpty else { throw HTTPFailure.transport("the server sent a malformed chunk") }
     }
   }

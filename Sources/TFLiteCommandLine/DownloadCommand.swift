@@ -2,17 +2,21 @@ import Dispatch
 import FirebaseMLModelDownloader
 import Foundation
 
-/// `tflite download NAME (--index BASE_URL | --firebase-project P --api-key K --app-id A | --from-dir DIR)`:
+/// `tflite download NAME (--index BASE_URL | --gcs-bucket B | --firebase-project P --api-key K --app-id A | --from-dir DIR)`:
 /// fetches a model into local storage and prints its path as the last line of standard output.
 enum DownloadCommand: Subcommand {
   /// Name, options and help.
   static let specification = CommandSpecification(
     name: "download",
-    abstract: "Download a model from static hosting, Firebase ML or a folder into local storage.",
+    abstract: "Download a model from static hosting, Cloud Storage, Firebase ML or a folder into local storage.",
     positionals: ["NAME"],
     options: [
       .option("index", value: "BASE_URL", help: "static hosting: the model's index is BASE_URL/NAME.json"),
       .option("from-dir", value: "DIR", help: "a local folder holding NAME.json (and its file) or NAME.tflite"),
+      .option("gcs-bucket", value: "BUCKET", help: "Cloud Storage for Firebase: the model is the object PREFIX + NAME.tflite"),
+      .option("prefix", value: "PREFIX", help: "Cloud Storage: prefix of the object name (e.g. models/)"),
+      .option("gcs-auth", value: "VALUE", help: "Cloud Storage: Authorization header value, e.g. 'Firebase ID_TOKEN'"),
+      .option("gcs-url", value: "URL", help: "Cloud Storage: base URL of the Firebase Storage REST API (emulators, tests)"),
       .option("firebase-project", value: "PROJECT_ID", help: "Firebase ML: the project ID (with --api-key and --app-id)"),
       .option("api-key", value: "KEY", help: "Firebase ML: the API key"),
       .option("app-id", value: "GOOGLE_APP_ID", help: "Firebase ML: the app ID registered with Firebase Installations"),
@@ -29,8 +33,8 @@ enum DownloadCommand: Subcommand {
       .flag("verbose", help: "print diagnostics to standard error"),
     ],
     discussion: """
-      Exactly one source: --index, --from-dir, or Firebase ML (--firebase-project, --api-key and
-      --app-id, or --google-service-info). The model is verified (size, SHA-256, TFLite format),
+      Exactly one source: --index, --from-dir, --gcs-bucket, or Firebase ML (--firebase-project,
+      --api-key and --app-id, or --google-service-info). The model is verified (size, SHA-256, TFLite format),
       installed atomically, and its path is printed as the last line. An interrupted download
       resumes on the next run. With --type background the stored model's path is printed at once
       and the update finishes before the command exits, for the next run to use.
@@ -50,6 +54,8 @@ enum DownloadCommand: Subcommand {
     var settings = ModelDownloaderSettings(
       storageDirectory: try storageDirectory(arguments), callbackQueue: .privateSerial,
       allowsInsecureHTTP: arguments.flag("allow-http"), modelValidator: modelValidator)
+    if let text = arguments.value("gcs-url") { settings.cloudStorageBaseURL = try absoluteURL(text, option: "gcs-url") }
+    settings.cloudStorageAuthorization = arguments.value("gcs-auth")
     settings.requestTimeout = try arguments.number("timeout", default: settings.requestTimeout)
     settings.resourceTimeout = try arguments.number("deadline", default: settings.resourceTimeout)
     settings.verifiesStoredModelsCompletely = arguments.flag("verify-stored")
@@ -100,9 +106,13 @@ enum DownloadCommand: Subcommand {
   /// The one source the options name.
   private static func source(_ arguments: ParsedArguments) throws -> ModelSource {
     let firebaseOptions = ["firebase-project", "api-key", "app-id", "google-service-info"].filter { arguments.value($0) != nil }
-    let given = [arguments.value("index") != nil, arguments.value("from-dir") != nil, !firebaseOptions.isEmpty].filter { $0 }
+    let given = [arguments.value("index") != nil, arguments.value("from-dir") != nil, arguments.value("gcs-bucket") != nil, !firebaseOptions.isEmpty]
+      .filter { $0 }
     guard given.count == 1 else {
-      throw UsageError("give exactly one source: --index BASE_URL, --from-dir DIR, or the Firebase ML options")
+      throw UsageError("give exactly one source: --index BASE_URL, --from-dir DIR, --gcs-bucket BUCKET, or the Firebase ML options")
+    }
+    if let bucket = arguments.value("gcs-bucket") {
+      return .cloudStorage(bucket: bucket, objectPrefix: arguments.value("prefix") ?? "")
     }
     if let index = arguments.value("index") {
       guard let url = URL(string: index), url.scheme != nil else { throw UsageError("'--index' needs an absolute URL, got '\(index)'") }

@@ -48,6 +48,13 @@ final class HostileServerTests: DownloaderTestCase {
     assertFile(model.path, holds: bytes)
   }
 
+  func testChunkedBodyIsDecoded() async throws {
+    let (root, bytes) = try site(size: 25_500)
+    let base = try startHostileServer(root: root)
+    let model = try await downloader(base, path: "chunked").getModel(name: "m", downloadType: .latestModel, conditions: conditions)
+    assertFile(model.path, holds: bytes)
+  }
+
   func testCompressedBodyIsNamedNotCalledASizeMismatch() async throws {
     let base = try startHostileServer(root: try site().root)
     let description = await internalErrorDescription {
@@ -77,6 +84,15 @@ final class HostileServerTests: DownloaderTestCase {
     }
     XCTAssertEqual(description, "\\x1b[2J\\x1b[Hdone: model installed\\nfake line")
     XCTAssertEqual(displayable("a\u{7}b\r\u{202E}c\\"), "a\\x07b\\r\\u{202e}c\\\\")
+    // An index naming another model, with escape codes in the name.
+    let folder = try makeDirectory("hostile-index")
+    let index = StaticModelIndex(name: "\u{1b}]0;pwned\u{7}x", url: "m.tflite", sha256: String(repeating: "a", count: 64), size: 10)
+    try Data(index.jsonText.utf8).write(to: folder.appendingPathComponent("m.json"))
+    let named = await internalErrorDescription {
+      _ = try await ModelDownloader(source: .localDirectory(folder), settings: settings())
+        .getModel(name: "m", downloadType: .latestModel, conditions: conditions)
+    }
+    XCTAssertEqual(named, "Model index names model '\\x1b]0;pwned\\x07x', expected 'm'.")
     XCTAssertFalse(log.lines.joined().unicodeScalars.contains { $0.value < 0x20 }, "no control characters in the log")
   }
 

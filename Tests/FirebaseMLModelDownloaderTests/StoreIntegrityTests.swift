@@ -181,3 +181,76 @@ final class StoreIntegrityTests: DownloaderTestCase {
     }
   }
 }
+
+/// A storage folder the process cannot write: stored models are still served.
+final class ReadOnlyStoreTests: DownloaderTestCase {
+  /// Runs the tool with `arguments` as a user who cannot write the store: the current user when it
+  /// is not root (the folder is made read-only), else `nobody` through util-linux's `setpriv`.
+  private func runUnprivileged(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+    let process = Process()
+    let tool = try tfliteToolURL().path
+    if getuid() == 0 {
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+      process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", tool] + arguments
+    } else {
+      process.executableURL = URL(fileURLWithPath: tool)
+      process.arguments = arguments
+    }
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = error.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+  }
+
+  /// Makes the storage folder and its files readable by everyone and writable by no one.
+  private func makeStorageReadOnly() throws {
+    for entry in try FileManager.default.contentsOfDirectory(atPath: storageDirectory.path) {
+      try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: storageDirectory.appendingPathComponent(entry).path)
+    }
+    try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: storageDirectory.path)
+  }
+
+  override func tearDown() async throws {
+    try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: storageDirectory.path)
+    try await super.tearDown()
+  }
+
+  func testReadOnlyStoreServesLocalAndUnchangedLatestAndExplainsAChange() async throws {
+    let root = try makeDirectory("site")
+    let bytes = syntheticModel(size: 50_000, seed: 110)
+    try Data(bytes).write(to: root.appendingPathComponent("m.tflite"))
+    let index = try StaticModelIndex(describingModelAtPath: root.appendingPathComponent("m.tflite").path, name: "m")
+    try Data(index.jsonText.utf8).write(to: root.appendingPathComponent("m.json"))
+    try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: temporaryDirectory.path)
+    let nginx = try startNginx(root: root)
+    let model = try await ModelDownloader(source: .staticHosting(baseURL: nginx.baseURL), settings: settings())
+      .getModel(name: "m", downloadType: .latestModel, conditions: ModelDownloadConditions())
+    try makeStorageReadOnly()
+    let common = ["download", "m", "--index", nginx.baseURL.absoluteString, "--storage", storageDirectory.path]
+
+    let local = try runUnprivileged(common + ["--type", "local"])
+    XCTAssertEqual(local.status, 0, local.error)
+    XCTAssertEqual(local.output.split(separator: "\n").last.map(String.init), model.path)
+    let latest = try runUnprivileged(common + ["--type", "latest"])
+    XCTAssertEqual(latest.status, 0, latest.error)
+    XCTAssertEqual(latest.output.split(separator: "\n").last.map(String.init), model.path)
+    XCTAssertTrue(nginx.accessLog().last?.hasPrefix("GET /m.json 304") == true, nginx.accessLog().joined(separator: "\n"))
+
+    // A new version cannot be installed: a clear error, and the stored model stays.
+    let newer = syntheticModel(size: 60_000, seed: 111)
+    try Data(newer).write(to: root.appendingPathComponent("m.tflite"))
+    let newIndex = try StaticModelIndex(describingModelAtPath: root.appendingPathComponent("m.tflite").path, name: "m")
+    try Data(newIndex.jsonText.utf8).write(to: root.appendingPathComponent("m.json"))
+    // nginx's ETag is modification second plus size; both indexes have the same size.
+    try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_700_000_000)], ofItemAtPath: root.appendingPathComponent("m.json").path)
+    let changed = try runUnprivileged(common + ["--type", "latest"])
+    XCTAssertEqual(changed.status, 1, changed.output)
+    XCTAssertTrue(changed.error.contains("Permission denied") || changed.error.contains("Read-only"), changed.error)
+    assertFile(model.path, holds: bytes)
+  }
+}

@@ -12,9 +12,11 @@ until its standard input closes. Paths:
                                sent gzip-compressed with Content-Encoding: gzip and Content-Length
   /stall/NAME.json             an index naming /stall/NAME.tflite: its head and 8 bytes, then silence
   /drip/NAME.json              an index naming /drip/NAME.tflite: one byte every 0.2 s
+  /chunked/NAME.json           an index naming /chunked/NAME.tflite, sent with chunked transfer
+                               coding in chunks of 1000 bytes (with a chunk extension and a trailer)
   /always304/NAME.json         304 Not Modified to every request, conditional or not
   /hostile/NAME.json           500 with a Google error whose message holds terminal escape codes
-The index of NAME is ROOT/NAME.json (written by the test); /gzip/, /stall/ and /drip/ serve it
+The index of NAME is ROOT/NAME.json (written by the test); /gzip/, /stall/, /drip/ and /chunked/ serve it
 with its url replaced.
 """
 
@@ -65,11 +67,22 @@ class Handler(BaseHTTPRequestHandler):
             self.redirect("/loop/%s/%s" % ("b" if rest[0] == "a" else "a", rest[1]))
         elif scenario == "chain":
             self.redirect("/chain/%d/%s" % (int(rest[0]) + 1, rest[1]))
-        elif scenario in ("gzip", "stall", "drip") and rest[0].endswith(".json"):
+        elif scenario in ("gzip", "stall", "drip", "chunked") and rest[0].endswith(".json"):
             self.send_bytes(200, self.index_for(scenario, rest[0][:-5]), [("Content-Type", "application/json"), ("ETag", '"i1"')])
         elif scenario == "gzip":
             with open(os.path.join(ROOT, rest[0]), "rb") as handle:
                 self.send_bytes(200, gzip.compress(handle.read()), [("Content-Encoding", "gzip")])
+        elif scenario == "chunked":
+            with open(os.path.join(ROOT, rest[0]), "rb") as handle:
+                body = handle.read()
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for offset in range(0, len(body), 1000):
+                piece = body[offset:offset + 1000]
+                self.wfile.write(b"%x;note=1\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\nX-Trailer: yes\r\n\r\n")
         elif scenario in ("stall", "drip"):
             with open(os.path.join(ROOT, rest[0]), "rb") as handle:
                 body = handle.read()

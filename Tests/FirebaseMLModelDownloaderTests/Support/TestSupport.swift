@@ -98,6 +98,18 @@ class DownloaderTestCase: XCTestCase {
     return url
   }
 
+  /// Starts the Cloud Storage test double over `root` (requiring `authorization` when given);
+  /// returns its base URL.
+  func startStorageFixture(root: URL, authorization: String? = nil) throws -> URL {
+    let server = try FixtureProcess(
+      script: "storage_fixture_server.py", arguments: [root.path] + (authorization.map { [$0] } ?? []), expecting: ["PORT"])
+    stoppers.append(server.stop)
+    guard let url = URL(string: "http://127.0.0.1:\(server.announcements["PORT"] ?? "0")") else {
+      throw FixtureError(description: "bad storage fixture port")
+    }
+    return url
+  }
+
   /// Settings with the test's storage, the identifier validator, the log collector and a
   /// private serial callback queue; `adjust` changes more.
   func settings(_ adjust: (inout ModelDownloaderSettings) -> Void = { _ in }) -> ModelDownloaderSettings {
