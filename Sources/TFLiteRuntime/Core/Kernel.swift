@@ -4,8 +4,8 @@ import TFLiteFormat
 public struct Node {
   /// Index of the node in its subgraph's execution order.
   public let index: Int
-  /// The operator's schema name (`CONV_2D`) or, for a custom operator, its custom code.
-  public let opName: String
+  /// The operator, resolved from the model's operator code.
+  let op: Operator
   /// The operator version recorded in the model.
   public let version: Int
   /// Input operands; nil where an optional operand is absent (index −1 in the model).
@@ -20,6 +20,9 @@ public struct Node {
   public let subgraph: (Int) throws -> SubgraphExecutor
   /// What the subgraphs of the model share: resource variables and initialization status.
   var resources = ModelResources()
+
+  /// The operator's schema name (`CONV_2D`) or, for a custom operator, its custom code (for messages).
+  public var opName: String { op.description }
 
   /// Input `position`, which must be present.
   public func input(_ position: Int) throws -> RuntimeTensor {

@@ -485,19 +485,3 @@ struct IntegerExponentialLinearUnitDefinition: IntegerUnaryDefinition {
     return try QuantizedElementMap(function, from: .int8, to: .int8)
   }
 }
-
-extension KernelRegistry {
-  /// RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, HARD_SWISH, LOGISTIC, TANH, GELU, ELU on quantized tensors.
-  nonisolated(unsafe) static let integerActivations: [String: any Kernel.Type] = [
-    QuantizedRelu.operatorName: IntegerUnaryKernel<IntegerReluDefinition<QuantizedRelu>>.self,
-    QuantizedRelu6.operatorName: IntegerUnaryKernel<IntegerReluDefinition<QuantizedRelu6>>.self,
-    QuantizedReluMinusOneToOne.operatorName: IntegerUnaryKernel<IntegerReluDefinition<QuantizedReluMinusOneToOne>>.self,
-    QuantizedReluZeroToOne.operatorName: IntegerUnaryKernel<IntegerReluDefinition<QuantizedReluZeroToOne>>.self,
-    IntegerLeakyReluDefinition.operatorName: IntegerUnaryKernel<IntegerLeakyReluDefinition>.self,
-    IntegerHardSwishDefinition.operatorName: IntegerUnaryKernel<IntegerHardSwishDefinition>.self,
-    QuantizedLogistic.operatorName: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedLogistic>>.self,
-    QuantizedTanh.operatorName: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedTanh>>.self,
-    IntegerGeluDefinition.operatorName: IntegerUnaryKernel<IntegerGeluDefinition>.self,
-    IntegerExponentialLinearUnitDefinition.operatorName: IntegerUnaryKernel<IntegerExponentialLinearUnitDefinition>.self,
-  ]
-}

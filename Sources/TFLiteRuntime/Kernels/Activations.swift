@@ -191,19 +191,46 @@ enum GeluTanhApproximation: FloatFunctionKind {
   }
 }
 
-extension KernelRegistry {
-  /// RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, PRELU, LOGISTIC, TANH, HARD_SWISH, GELU, ELU.
-  nonisolated(unsafe) static let activations: [String: any Kernel.Type] = [
-    Relu.operatorName: UnaryKernel<ClampDefinition<Relu>>.self,
-    Relu6.operatorName: UnaryKernel<ClampDefinition<Relu6>>.self,
-    ReluMinusOneToOne.operatorName: UnaryKernel<ClampDefinition<ReluMinusOneToOne>>.self,
-    ReluZeroToOne.operatorName: UnaryKernel<ClampDefinition<ReluZeroToOne>>.self,
-    "LEAKY_RELU": UnaryKernel<LeakyReluDefinition>.self,
-    "PRELU": BinaryKernel<PreluDefinition>.self,
-    Logistic.operatorName: UnaryKernel<FloatFunctionDefinition<Logistic>>.self,
-    HyperbolicTangent.operatorName: UnaryKernel<FloatFunctionDefinition<HyperbolicTangent>>.self,
-    HardSwish.operatorName: UnaryKernel<FloatFunctionDefinition<HardSwish>>.self,
-    ExponentialLinearUnit.operatorName: UnaryKernel<FloatFunctionDefinition<ExponentialLinearUnit>>.self,
-    "GELU": UnaryKernel<GeluDefinition>.self,
-  ]
+/// x · logistic(x) (SiLU, swish) with the MUL's fused activation, for a node whose single input
+/// is x: what LOGISTIC followed by MUL computes, in one pass.
+final class SigmoidLinearUnitKernel: Kernel {
+  private let input: RuntimeTensor
+  private let output: RuntimeTensor
+  private let activation: ActivationRange<Float>
+
+  init(node: Node) throws {
+    try node.expect(inputs: 1, outputs: 1)
+    input = try node.input(0)
+    output = try node.output(0)
+    _ = try commonElementType([input, output], allowed: [.float32], operatorName: "MUL")
+    activation = try ActivationRange<Float>(Multiplication.fusedActivation(in: node.options))
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    output.shape = input.shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    let source = try tensorData(input).assumingMemoryBound(to: Float.self)
+    let destination = try tensorData(output).assumingMemoryBound(to: Float.self)
+    let operation = SigmoidLinearUnit(
+      activation: activation, clamps: activation.lower > -.infinity || activation.upper < .infinity)
+    context.forEachChunk(of: output.elementCount, minimumChunk: costlyElementwiseChunk) { range in
+      UnaryDriver.run(operation, input: source, output: destination, range: range)
+    }
+  }
+}
+
+/// x · logistic(x), clamped: the logistic rounded to float first, as the separate LOGISTIC writes it.
+struct SigmoidLinearUnit: UnaryLanewiseOperation {
+  /// The MUL's fused activation.
+  let activation: ActivationRange<Float>
+  /// False for an unbounded range (activation NONE), whose clamp changes nothing.
+  let clamps: Bool
+
+  @inline(__always)
+  func callAsFunction(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    let product = x * VectorMath.logistic(x)
+    return clamps ? activation.clamp(product) : product
+  }
 }

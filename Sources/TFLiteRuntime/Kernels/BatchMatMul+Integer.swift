@@ -62,7 +62,6 @@ final class IntegerBatchMatMulKernel: Kernel {
       throw KernelError.unsupported(
         "\(op) with \(lhs.type.name) × \(rhs.type.name) → \(output.type.name) in the integer kernels")
     }
-    guard rhs.sparsity == nil else { throw KernelError.unsupported("\(op) with a sparse quantized operand") }
     let options = try FloatOperands.options(of: node, op: op, defaults: BatchMatMulOptions()) {
       if case .batchMatMulOptions(let options) = $0 { options } else { nil }
     }
@@ -211,11 +210,4 @@ private struct IntegerBatchMatMul: QuantizedTypeVisitor {
       }
     }
   }
-}
-
-extension KernelRegistry {
-  /// BATCH_MATMUL on quantized tensors.
-  nonisolated(unsafe) static let integerBatchMatMul: [String: any Kernel.Type] = [
-    "BATCH_MATMUL": IntegerBatchMatMulKernel.self
-  ]
 }

@@ -145,11 +145,6 @@ enum FloatBatchMatMul {
   }
 }
 
-extension KernelRegistry {
-  /// BATCH_MATMUL.
-  nonisolated(unsafe) static let batchMatMul: [String: any Kernel.Type] = ["BATCH_MATMUL": BatchMatMulKernel.self]
-}
-
 /// BATCH_MATMUL (float32): `lhs [..., M, K]` (`[..., K, M]` with adj_x) times `rhs [..., K, N]`
 /// (`[..., N, K]` with adj_y); the batch dimensions broadcast. A constant rhs is packed once.
 final class BatchMatMulKernel: Kernel {
@@ -169,7 +164,6 @@ final class BatchMatMulKernel: Kernel {
     rhs = try node.input(1)
     output = try node.output(0)
     try FloatOperands.require([lhs, rhs, output], op: "BATCH_MATMUL")
-    try FloatOperands.requireDense([lhs], op: "BATCH_MATMUL")
     let options = try FloatOperands.options(of: node, op: "BATCH_MATMUL", defaults: BatchMatMulOptions()) {
       if case .batchMatMulOptions(let options) = $0 { options } else { nil }
     }

@@ -2,12 +2,6 @@
 // wider input element adds a last axis of (input size / output size); a narrower one needs a last
 // axis of (output size / input size), which disappears.
 
-extension KernelRegistry {
-  /// BITCAST.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let bitcast: [String: any Kernel.Type] = ["BITCAST": BitcastKernel.self]
-}
-
 /// BITCAST between fixed-size element types.
 final class BitcastKernel: Kernel {
   private static let opName = "BITCAST"

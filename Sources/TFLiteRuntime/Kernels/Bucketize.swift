@@ -4,12 +4,6 @@ import TFLiteFormat
 // int32: the number of boundaries ≤ the value. float32, int32 and int64 inputs compare in float32
 // (as TFLite's upper_bound over float boundaries does), float64 inputs in float64.
 
-extension KernelRegistry {
-  /// BUCKETIZE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let bucketize: [String: any Kernel.Type] = ["BUCKETIZE": BucketizeKernel.self]
-}
-
 /// BUCKETIZE of float32, float64, int32 or int64 values.
 final class BucketizeKernel: Kernel {
   private static let opName = "BUCKETIZE"

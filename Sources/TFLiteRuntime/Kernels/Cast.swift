@@ -134,12 +134,6 @@ func castElements<Source: CastElement, Destination: CastElement>(
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// CAST.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let cast: [String: any Kernel.Type] = ["CAST": CastKernel.self]
-}
-
 /// Converts `count` elements from one raw buffer to another.
 typealias CastFunction = (UnsafeRawPointer, UnsafeMutableRawPointer, Int) -> Void
 

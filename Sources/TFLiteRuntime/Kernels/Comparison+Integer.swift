@@ -136,15 +136,3 @@ struct IntegerComparisonDefinition<Kind: QuantizedComparisonKind>: IntegerBinary
     return try QuantizedBinaryMap(function, lhs: type, rhs: type, writesBooleans: true, elementCount: elementCount)
   }
 }
-
-extension KernelRegistry {
-  /// EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL on quantized tensors.
-  nonisolated(unsafe) static let integerComparisons: [String: any Kernel.Type] = [
-    QuantizedEqual.operatorName: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedEqual>>.self,
-    QuantizedNotEqual.operatorName: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedNotEqual>>.self,
-    QuantizedLess.operatorName: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedLess>>.self,
-    QuantizedLessEqual.operatorName: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedLessEqual>>.self,
-    QuantizedGreater.operatorName: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedGreater>>.self,
-    QuantizedGreaterEqual.operatorName: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedGreaterEqual>>.self,
-  ]
-}

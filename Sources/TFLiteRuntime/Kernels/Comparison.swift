@@ -186,18 +186,3 @@ struct LogicalNotDefinition: UnaryKernelDefinition {
     UnaryDriver.run(LogicalNotOperation(), input: input, output: output, range: range)
   }
 }
-
-extension KernelRegistry {
-  /// EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT.
-  nonisolated(unsafe) static let comparisons: [String: any Kernel.Type] = [
-    EqualComparison.operatorName: BinaryKernel<ComparisonDefinition<EqualComparison>>.self,
-    NotEqualComparison.operatorName: BinaryKernel<ComparisonDefinition<NotEqualComparison>>.self,
-    LessComparison.operatorName: BinaryKernel<ComparisonDefinition<LessComparison>>.self,
-    LessEqualComparison.operatorName: BinaryKernel<ComparisonDefinition<LessEqualComparison>>.self,
-    GreaterComparison.operatorName: BinaryKernel<ComparisonDefinition<GreaterComparison>>.self,
-    GreaterEqualComparison.operatorName: BinaryKernel<ComparisonDefinition<GreaterEqualComparison>>.self,
-    LogicalAndOperation.operatorName: BinaryKernel<LogicalDefinition<LogicalAndOperation>>.self,
-    LogicalOrOperation.operatorName: BinaryKernel<LogicalDefinition<LogicalOrOperation>>.self,
-    "LOGICAL_NOT": UnaryKernel<LogicalNotDefinition>.self,
-  ]
-}

@@ -105,10 +105,3 @@ final class RequantizingConcatenationKernel: Kernel {
     join(inputs, try tensorData(output))
   }
 }
-
-extension KernelRegistry {
-  /// CONCATENATION of quantized inputs with differing parameters.
-  nonisolated(unsafe) static let integerConcatenation: [String: any Kernel.Type] = [
-    "CONCATENATION": RequantizingConcatenationKernel.self
-  ]
-}

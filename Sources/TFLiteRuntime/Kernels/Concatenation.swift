@@ -73,14 +73,6 @@ func concatenatedShape(inputShapes: [[Int]], axis: Int) throws -> [Int] {
 
 // MARK: - Kernels
 
-extension KernelRegistry {
-  /// CONCATENATION and PACK.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let concatenation: [String: any Kernel.Type] = [
-    "CONCATENATION": ConcatenationKernel.self, "PACK": PackKernel.self,
-  ]
-}
-
 /// Joins the inputs into the output along a partition planned in `prepare`.
 private func joinParts(
   _ inputs: [RuntimeTensor], into output: RuntimeTensor, partition: AxisPartition?, elementSize: Int, op: String

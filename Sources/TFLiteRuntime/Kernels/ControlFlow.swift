@@ -10,13 +10,6 @@ import TFLiteFormat
 // shapes of the loop variables, subgraphs whose own shapes depend on values), `prepare` asks to be
 // called while running and then computes the result itself, which `eval` copies out.
 
-extension KernelRegistry {
-  /// IF, WHILE, CALL_ONCE.
-  nonisolated(unsafe) static let controlFlow: [String: any Kernel.Type] = [
-    "IF": IfKernel.self, "WHILE": WhileKernel.self, "CALL_ONCE": CallOnceKernel.self,
-  ]
-}
-
 /// IF: runs the `then` subgraph when the bool input 0 is true, the `else` subgraph otherwise, on
 /// inputs 1…; the branch's outputs are the node's outputs.
 final class IfKernel: Kernel {

@@ -68,10 +68,7 @@ struct IntegerWeightedArithmetic {
       let raw: Int32
       switch weightTensor.type {
       case .uint8: raw = Int32(weightData.load(fromByteOffset: index, as: UInt8.self))
-      case .int4:
-        // Two values a byte, the first in the low nibble; shifts sign-extend the 4 bits.
-        let byte = Int32(weightData.load(fromByteOffset: index / 2, as: Int8.self))
-        raw = index % 2 == 0 ? (byte << 28) >> 28 : (byte << 24) >> 28
+      case .int4: raw = Int32(int4Value(weightData, at: index))
       default: raw = Int32(weightData.load(fromByteOffset: index, as: Int8.self))
       }
       values[index] = raw - zeroPoint(channel(index))
@@ -153,7 +150,6 @@ private func requireIntegerWeightedTypes(_ node: Node, op: String) throws {
     throw KernelError.unsupported(
       "\(op) with \(input.type.name) input, \(weights.type.name) weights and \(output.type.name) output in the integer kernels")
   }
-  guard weights.sparsity == nil else { throw KernelError.unsupported("\(op) with sparse quantized weights") }
   if let bias = node.optionalInput(2) {
     let allowed: [ElementType] = input.type == .int16 ? [.int32, .int64] : [.int32]
     guard allowed.contains(bias.type) else {
@@ -862,12 +858,4 @@ private func widenedBytes(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Int32> {
 @inline(__always)
 private func widenedWeights(_ pointer: UnsafePointer<Int16>) -> SIMD16<Int32> {
   SIMD16<Int32>(widening: loadVector(pointer))
-}
-
-extension KernelRegistry {
-  /// CONV_2D and DEPTHWISE_CONV_2D on quantized tensors.
-  nonisolated(unsafe) static let integerConvolution: [String: any Kernel.Type] = [
-    "CONV_2D": IntegerConv2DKernel.self, "DEPTHWISE_CONV_2D": IntegerDepthwiseConv2DKernel.self,
-    "FULLY_CONNECTED": IntegerFullyConnectedKernel.self,
-  ]
 }

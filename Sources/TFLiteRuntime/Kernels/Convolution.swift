@@ -273,11 +273,6 @@ enum FloatConvolution {
   }
 }
 
-extension KernelRegistry {
-  /// CONV_2D.
-  nonisolated(unsafe) static let convolution: [String: any Kernel.Type] = ["CONV_2D": Conv2DKernel.self]
-}
-
 /// CONV_2D (float32): inputs `input [N,H,W,C]`, `filter [O,KH,KW,C/groups]`, optional `bias [O]`.
 final class Conv2DKernel: Kernel {
   private let operands: WeightedOperands
@@ -337,7 +332,7 @@ final class Conv2DKernel: Kernel {
       height: heightAxis, width: widthAxis)
     output.shape = outputShape
     var scratch = ScratchLayout()
-    if groups > 1 && filterChannels == 1 && filter.sparsity == nil {
+    if groups > 1 && filterChannels == 1 {
       prepareDepthwise(shape, scratch: &scratch)
       context.requestScratch(bytes: scratch.byteCount)
       return

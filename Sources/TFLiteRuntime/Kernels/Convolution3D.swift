@@ -133,14 +133,6 @@ private func conv3DOptions(_ node: Node, op: String) throws -> (Conv3DOptions, F
   return (options, try FloatClampRange(options.fusedActivationFunction, op: op))
 }
 
-extension KernelRegistry {
-  /// CONV_3D, CONV_3D_TRANSPOSE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let convolution3D: [String: any Kernel.Type] = [
-    "CONV_3D": Conv3DKernel.self, "CONV_3D_TRANSPOSE": Conv3DTransposeKernel.self,
-  ]
-}
-
 /// CONV_3D (float32): `input [N, D, H, W, C]`, `filter [KD, KH, KW, C, O]`, optional `bias [O]`.
 final class Conv3DKernel: Kernel {
   private static let opName = "CONV_3D"
@@ -232,7 +224,6 @@ final class Conv3DTransposeKernel: Kernel {
     bias = node.optionalInput(3)
     output = try node.output(0)
     try FloatOperands.require([filter, input, bias, output], op: Self.opName)
-    try FloatOperands.requireDense([input, bias], op: Self.opName)
     guard outputShape.type == .int32 else {
       throw KernelError.unsupported("CONV_3D_TRANSPOSE with \(outputShape.type.name) output_shape")
     }

@@ -23,18 +23,16 @@ func validateMovableElementSize(_ byteCount: Int, op: String) throws {
   }
 }
 
-/// Multiplies non-negative dimensions, throwing instead of trapping when the product overflows.
+/// Multiplies non-negative dimensions into an element count that fits in Int32, throwing instead
+/// of trapping when a dimension is negative or the product is too large.
 func checkedElementCount(_ dimensions: [Int], op: String) throws -> Int {
-  var product = 1
-  for dimension in dimensions {
-    guard dimension >= 0 else { throw KernelError.invalid("\(op): negative dimension \(dimension) in \(dimensions)") }
-    let (next, overflow) = product.multipliedReportingOverflow(by: dimension)
-    guard !overflow, next <= Int(Int32.max) else {
-      throw KernelError.invalid("\(op): shape \(dimensions) has too many elements")
-    }
-    product = next
+  if let negative = dimensions.first(where: { $0 < 0 }) {
+    throw KernelError.invalid("\(op): negative dimension \(negative) in \(dimensions)")
   }
-  return product
+  guard let count = checkedProduct(dimensions, limit: Int(Int32.max)) else {
+    throw KernelError.invalid("\(op): shape \(dimensions) has too many elements")
+  }
+  return count
 }
 
 /// Adds sizes and margins taken from tensor values, throwing instead of trapping when the sum overflows.

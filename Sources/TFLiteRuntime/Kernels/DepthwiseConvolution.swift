@@ -218,13 +218,6 @@ private struct DepthwiseRow<Arithmetic: MultiplyAddForm>: ChannelBlockOperation 
   }
 }
 
-extension KernelRegistry {
-  /// DEPTHWISE_CONV_2D.
-  nonisolated(unsafe) static let depthwiseConvolution: [String: any Kernel.Type] = [
-    "DEPTHWISE_CONV_2D": DepthwiseConv2DKernel.self
-  ]
-}
-
 /// DEPTHWISE_CONV_2D (float32): inputs `input [N,H,W,C]`, `filter [1,KH,KW,C·multiplier]`, optional bias.
 /// The multiplier is taken from the shapes (TFLite checks the option against them).
 final class DepthwiseConv2DKernel: Kernel {
@@ -239,7 +232,6 @@ final class DepthwiseConv2DKernel: Kernel {
 
   init(node: Node) throws {
     operands = try WeightedOperands(node, op: "DEPTHWISE_CONV_2D")
-    try FloatOperands.requireDense([operands.weights], op: "DEPTHWISE_CONV_2D")
     options = try FloatOperands.options(of: node, op: "DEPTHWISE_CONV_2D", defaults: DepthwiseConv2DOptions()) {
       if case .depthwiseConv2DOptions(let options) = $0 { options } else { nil }
     }

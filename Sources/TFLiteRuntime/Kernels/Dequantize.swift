@@ -54,12 +54,6 @@ func dequantizePerChannel<Quantized: FixedWidthInteger>(
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// DEQUANTIZE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let dequantize: [String: any Kernel.Type] = ["DEQUANTIZE": DequantizeKernel.self]
-}
-
 /// DEQUANTIZE of float16, int8, uint8 and int16 tensors (per tensor or per channel) to float32.
 /// Constant inputs (fp16 or int8 weights) are folded once at prepare time by the runtime.
 final class DequantizeKernel: Kernel {

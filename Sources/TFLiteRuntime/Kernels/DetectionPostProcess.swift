@@ -377,14 +377,6 @@ struct DetectionPostProcessor {
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// TFLite_Detection_PostProcess (custom).
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let detectionPostProcess: [String: any Kernel.Type] = [
-    "TFLite_Detection_PostProcess": DetectionPostProcessKernel.self
-  ]
-}
-
 /// TFLite_Detection_PostProcess with float32 or uint8 box encodings, class scores and anchors
 /// (batch 1); four float32 outputs: boxes, classes, scores and the number of detections.
 final class DetectionPostProcessKernel: Kernel {

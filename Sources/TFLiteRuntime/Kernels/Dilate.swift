@@ -2,12 +2,6 @@
 // `padding_value` between neighbours along axis i: an extent d becomes (d − 1)·dilation + 1.
 // Any fixed-size element type; int32 dilations, each ≥ 1, one per axis of a rank ≥ 1 input.
 
-extension KernelRegistry {
-  /// DILATE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let dilate: [String: any Kernel.Type] = ["DILATE": DilateKernel.self]
-}
-
 /// DILATE over any movable element type.
 final class DilateKernel: Kernel {
   private static let opName = "DILATE"

@@ -3,14 +3,6 @@
 // to [0, operand extent − update extent] so the block always fits; the update may not be larger
 // than the operand on any axis. Any fixed-size element type.
 
-extension KernelRegistry {
-  /// DYNAMIC_UPDATE_SLICE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let dynamicUpdateSlice: [String: any Kernel.Type] = [
-    "DYNAMIC_UPDATE_SLICE": DynamicUpdateSliceKernel.self
-  ]
-}
-
 /// DYNAMIC_UPDATE_SLICE of any movable element type.
 final class DynamicUpdateSliceKernel: Kernel {
   private static let opName = "DYNAMIC_UPDATE_SLICE"

@@ -483,17 +483,3 @@ struct IntegerPreluDefinition: IntegerBinaryDefinition {
     return try QuantizedBinaryMap(function, lhs: type, rhs: rhs.type, elementCount: elementCount)
   }
 }
-
-extension KernelRegistry {
-  /// ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU on quantized tensors.
-  nonisolated(unsafe) static let integerElementwise: [String: any Kernel.Type] = [
-    QuantizedAddition.operatorName: IntegerBinaryKernel<IntegerAddSubtractDefinition<QuantizedAddition>>.self,
-    QuantizedSubtraction.operatorName: IntegerBinaryKernel<IntegerAddSubtractDefinition<QuantizedSubtraction>>.self,
-    IntegerMultiplyDefinition.operatorName: IntegerBinaryKernel<IntegerMultiplyDefinition>.self,
-    IntegerDivideDefinition.operatorName: IntegerBinaryKernel<IntegerDivideDefinition>.self,
-    IntegerSquaredDifferenceDefinition.operatorName: IntegerBinaryKernel<IntegerSquaredDifferenceDefinition>.self,
-    QuantizedMaximum.operatorName: IntegerBinaryKernel<IntegerExtremumDefinition<QuantizedMaximum>>.self,
-    QuantizedMinimum.operatorName: IntegerBinaryKernel<IntegerExtremumDefinition<QuantizedMinimum>>.self,
-    IntegerPreluDefinition.operatorName: IntegerBinaryKernel<IntegerPreluDefinition>.self,
-  ]
-}

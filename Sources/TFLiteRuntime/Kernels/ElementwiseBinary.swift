@@ -386,20 +386,3 @@ final class AddManyKernel: Kernel {
     }
   }
 }
-
-extension KernelRegistry {
-  /// ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, POW, FLOOR_DIV, FLOOR_MOD, ADD_N.
-  nonisolated(unsafe) static let elementwiseBinary: [String: any Kernel.Type] = [
-    Addition.operatorName: BinaryKernel<ArithmeticDefinition<Addition>>.self,
-    Subtraction.operatorName: BinaryKernel<ArithmeticDefinition<Subtraction>>.self,
-    Multiplication.operatorName: BinaryKernel<ArithmeticDefinition<Multiplication>>.self,
-    Division.operatorName: BinaryKernel<ArithmeticDefinition<Division>>.self,
-    SquaredDifference.operatorName: BinaryKernel<ArithmeticDefinition<SquaredDifference>>.self,
-    Maximum.operatorName: BinaryKernel<ArithmeticDefinition<Maximum>>.self,
-    Minimum.operatorName: BinaryKernel<ArithmeticDefinition<Minimum>>.self,
-    Power.operatorName: BinaryKernel<ArithmeticDefinition<Power>>.self,
-    FloorDivision.operatorName: BinaryKernel<ArithmeticDefinition<FloorDivision>>.self,
-    FloorModulo.operatorName: BinaryKernel<ArithmeticDefinition<FloorModulo>>.self,
-    "ADD_N": AddManyKernel.self,
-  ]
-}

@@ -137,13 +137,3 @@ struct ArcTangentDefinition: BinaryKernelDefinition {
     }
   }
 }
-
-extension KernelRegistry {
-  /// RIGHT_SHIFT, BITWISE_XOR, ATAN2.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let bitwise: [String: any Kernel.Type] = [
-    RightShift.operatorName: BinaryKernel<BitwiseDefinition<RightShift>>.self,
-    ExclusiveOr.operatorName: BinaryKernel<BitwiseDefinition<ExclusiveOr>>.self,
-    "ATAN2": BinaryKernel<ArcTangentDefinition>.self,
-  ]
-}

@@ -213,14 +213,3 @@ struct IntegerSquareRootDefinition: SignedIntegerUnaryDefinition {
     try nonNegativeInputs(input, op: Self.operatorName)
   }
 }
-
-extension KernelRegistry {
-  /// ABS, EXP, LOG, RSQRT, SQRT on quantized tensors.
-  nonisolated(unsafe) static let integerElementwiseUnary: [String: any Kernel.Type] = [
-    IntegerAbsoluteValueDefinition.operatorName: IntegerUnaryKernel<IntegerAbsoluteValueDefinition>.self,
-    QuantizedExponential.operatorName: IntegerUnaryKernel<IntegerTabulatedUnaryDefinition<QuantizedExponential>>.self,
-    QuantizedLogarithm.operatorName: IntegerUnaryKernel<IntegerTabulatedUnaryDefinition<QuantizedLogarithm>>.self,
-    IntegerReciprocalSquareRootDefinition.operatorName: IntegerUnaryKernel<IntegerReciprocalSquareRootDefinition>.self,
-    IntegerSquareRootDefinition.operatorName: IntegerUnaryKernel<IntegerSquareRootDefinition>.self,
-  ]
-}

@@ -213,22 +213,3 @@ struct ArithmeticUnaryDefinition<Kind: ArithmeticUnaryKind>: UnaryKernelDefiniti
     }
   }
 }
-
-extension KernelRegistry {
-  /// EXP, LOG, SQRT, RSQRT, SQUARE, FLOOR, CEIL, ROUND, SIN, COS, NEG, ABS, SIGN.
-  nonisolated(unsafe) static let elementwiseUnary: [String: any Kernel.Type] = [
-    Exponential.operatorName: UnaryKernel<FloatFunctionDefinition<Exponential>>.self,
-    NaturalLogarithm.operatorName: UnaryKernel<FloatFunctionDefinition<NaturalLogarithm>>.self,
-    SquareRoot.operatorName: UnaryKernel<FloatFunctionDefinition<SquareRoot>>.self,
-    ReciprocalSquareRoot.operatorName: UnaryKernel<FloatFunctionDefinition<ReciprocalSquareRoot>>.self,
-    Square.operatorName: UnaryKernel<FloatFunctionDefinition<Square>>.self,
-    Floor.operatorName: UnaryKernel<FloatFunctionDefinition<Floor>>.self,
-    Ceiling.operatorName: UnaryKernel<FloatFunctionDefinition<Ceiling>>.self,
-    RoundHalfToEven.operatorName: UnaryKernel<FloatFunctionDefinition<RoundHalfToEven>>.self,
-    Sine.operatorName: UnaryKernel<FloatFunctionDefinition<Sine>>.self,
-    Cosine.operatorName: UnaryKernel<FloatFunctionDefinition<Cosine>>.self,
-    Negation.operatorName: UnaryKernel<ArithmeticUnaryDefinition<Negation>>.self,
-    AbsoluteValue.operatorName: UnaryKernel<ArithmeticUnaryDefinition<AbsoluteValue>>.self,
-    Sign.operatorName: UnaryKernel<ArithmeticUnaryDefinition<Sign>>.self,
-  ]
-}

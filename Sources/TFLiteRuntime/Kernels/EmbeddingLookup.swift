@@ -39,12 +39,6 @@ struct EmbeddingRows {
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// EMBEDDING_LOOKUP.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let embeddingLookup: [String: any Kernel.Type] = ["EMBEDDING_LOOKUP": EmbeddingLookupKernel.self]
-}
-
 /// EMBEDDING_LOOKUP of int32 ids [n] in a table of rank ≥ 2.
 final class EmbeddingLookupKernel: Kernel {
   private static let opName = "EMBEDDING_LOOKUP"

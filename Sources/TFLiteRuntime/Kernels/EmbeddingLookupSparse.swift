@@ -16,14 +16,6 @@ import Musl
 import Darwin
 #endif
 
-extension KernelRegistry {
-  /// EMBEDDING_LOOKUP_SPARSE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let embeddingLookupSparse: [String: any Kernel.Type] = [
-    "EMBEDDING_LOOKUP_SPARSE": EmbeddingLookupSparseKernel.self
-  ]
-}
-
 /// EMBEDDING_LOOKUP_SPARSE with float32 params and weights.
 final class EmbeddingLookupSparseKernel: Kernel {
   private static let opName = "EMBEDDING_LOOKUP_SPARSE"

@@ -5,12 +5,6 @@ import TFLiteFormat
 // the zero point from min rounded (half away from zero) into [0, 2^bits − 1], the range moved so
 // that 0 is on the grid. TFLite does not run narrow_range at all, so neither do we.
 
-extension KernelRegistry {
-  /// FAKE_QUANT.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let fakeQuant: [String: any Kernel.Type] = ["FAKE_QUANT": FakeQuantKernel.self]
-}
-
 /// FAKE_QUANT of float32 values.
 final class FakeQuantKernel: Kernel {
   private static let opName = "FAKE_QUANT"

@@ -1,11 +1,5 @@
 // FILL and ZEROS_LIKE: outputs made of one repeated element.
 
-extension KernelRegistry {
-  /// FILL and ZEROS_LIKE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let fill: [String: any Kernel.Type] = ["FILL": FillKernel.self, "ZEROS_LIKE": ZerosLikeKernel.self]
-}
-
 /// FILL: a tensor of the constant shape `dims` (int32 or int64) holding the scalar `value` everywhere.
 final class FillKernel: Kernel {
   private static let opName = "FILL"

@@ -72,15 +72,6 @@ struct RadixTwoTransform {
   }
 }
 
-extension KernelRegistry {
-  /// RFFT2D, REAL, IMAG, COMPLEX_ABS.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let fourierTransform: [String: any Kernel.Type] = [
-    "RFFT2D": RealFourierTransform2DKernel.self, "REAL": ComplexPartKernel.self, "IMAG": ComplexPartKernel.self,
-    "COMPLEX_ABS": ComplexPartKernel.self,
-  ]
-}
-
 /// RFFT2D of float32 input with a constant int32 fft_length.
 final class RealFourierTransform2DKernel: Kernel {
   private static let opName = "RFFT2D"
@@ -169,7 +160,7 @@ final class ComplexPartKernel: Kernel {
     guard input.type == .complex64, output.type == .float32 else {
       throw KernelError.unsupported("\(node.opName) from \(input.type.name) to \(output.type.name)")
     }
-    part = node.opName == "REAL" ? .real : node.opName == "IMAG" ? .imaginary : .magnitude
+    part = node.op == .builtin(.real) ? .real : node.op == .builtin(.imag) ? .imaginary : .magnitude
   }
 
   func prepare(_ context: inout PrepareContext) throws {

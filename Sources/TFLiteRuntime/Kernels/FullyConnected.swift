@@ -1,10 +1,5 @@
 import TFLiteFormat
 
-extension KernelRegistry {
-  /// FULLY_CONNECTED.
-  nonisolated(unsafe) static let fullyConnected: [String: any Kernel.Type] = ["FULLY_CONNECTED": FullyConnectedKernel.self]
-}
-
 /// FULLY_CONNECTED (float32, DEFAULT weights format): `input` of any rank is read as `[M, K]` with
 /// `K = weights.shape[1]` and `M = input elements / K`; `weights [N, K]`; optional `bias [N]`.
 /// The output is `[M, N]`, or with `keep_num_dims` the input's shape with its last dimension replaced by N.

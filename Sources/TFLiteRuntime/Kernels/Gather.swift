@@ -120,14 +120,6 @@ struct GatherNDPlan: Equatable {
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// GATHER and GATHER_ND.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let gather: [String: any Kernel.Type] = [
-    "GATHER": GatherKernel.self, "GATHER_ND": GatherKernel.self,
-  ]
-}
-
 /// GATHER (along an axis, with optional batch dimensions) and GATHER_ND, chosen by the node's
 /// operator. Indices may be int16, int32 or int64; an out-of-range index throws at eval.
 final class GatherKernel: Kernel {

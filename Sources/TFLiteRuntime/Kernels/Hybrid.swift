@@ -184,7 +184,6 @@ final class HybridWeights {
         "\(op): weights \(name) have \(scales.count) scales along axis \(quantization.axis) for \(channels)"
           + " output channels along axis \(channelAxis)")
     }
-    guard tensor.sparsity == nil else { throw KernelError.unsupported("\(op) with sparse hybrid weights \(name)") }
     guard tensor.isConstant, let data = tensor.data else {
       throw KernelError.unsupported("\(op): weights \(name) are not constant; hybrid kernels need constant weights")
     }
@@ -203,14 +202,7 @@ final class HybridWeights {
         var sum: Int32 = 0
         for column in 0..<layout.columns {
           let index = matrix * layout.matrixStride + row * layout.rowStride + column * layout.columnStride
-          let value: Int8
-          if packed {
-            // Two values a byte, the first in the low nibble; the shifts sign-extend the 4 bits.
-            let byte = data.load(fromByteOffset: index / 2, as: Int8.self)
-            value = index % 2 == 0 ? (byte << 4) >> 4 : byte >> 4
-          } else {
-            value = data.load(fromByteOffset: index, as: Int8.self)
-          }
+          let value = packed ? int4Value(data, at: index) : data.load(fromByteOffset: index, as: Int8.self)
           values[destinationRow * layout.columns + column] = value
           sum &+= Int32(value)
         }
@@ -408,19 +400,8 @@ struct HybridOperands {
           + " in the hybrid kernels")
     }
     try FloatOperands.require([bias], op: op)
-    try FloatOperands.requireDense([input, bias], op: op)
   }
 
   /// The float bias in `eval`, or nil.
   var biasPointer: UnsafePointer<Float>? { bias.map { UnsafePointer($0.pointer(as: Float.self)) } }
-}
-
-extension KernelRegistry {
-  /// FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, BATCH_MATMUL and TRANSPOSE_CONV with float
-  /// activations and int8 weights.
-  nonisolated(unsafe) static let hybrid: [String: any Kernel.Type] = [
-    "FULLY_CONNECTED": HybridFullyConnectedKernel.self, "CONV_2D": HybridConv2DKernel.self,
-    "DEPTHWISE_CONV_2D": HybridDepthwiseConv2DKernel.self, "BATCH_MATMUL": HybridBatchMatMulKernel.self,
-    "TRANSPOSE_CONV": HybridTransposeConvKernel.self,
-  ]
 }

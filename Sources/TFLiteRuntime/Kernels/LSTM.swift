@@ -12,14 +12,6 @@ import TFLiteFormat
 // The input gate's operands are absent in a CIFG LSTM; peepholes, projection, layer norm and the
 // auxiliary input are optional. Output and cell states are variable tensors updated in place.
 
-extension KernelRegistry {
-  /// LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM (float32 activations).
-  nonisolated(unsafe) static let lstm: [String: any Kernel.Type] = [
-    "LSTM": LSTMKernel.self, "UNIDIRECTIONAL_SEQUENCE_LSTM": UnidirectionalSequenceLSTMKernel.self,
-    "BIDIRECTIONAL_SEQUENCE_LSTM": BidirectionalSequenceLSTMKernel.self,
-  ]
-}
-
 /// Where one LSTM direction's operands are among a node's inputs.
 struct LSTMOperandPositions {
   /// First of 17 consecutive operands: input-to-gate weights (input, forget, cell, output),
@@ -153,7 +145,6 @@ struct LSTMCell: RecurrentDirection {
     let gates = [inputGate, forgetGate, cellGate, outputGate].compactMap { $0 }
     let floats: [RuntimeTensor?] = gates.map(\.bias) + gates.map(\.layerNorm) + [projectionBias, outputState, cellState]
     try FloatOperands.require(floats, op: op)
-    try FloatOperands.requireDense(floats, op: op)
   }
 
   mutating func prepare(inputCount: Int, auxiliaryCount: Int, batch: Int) throws -> Int {

@@ -1,12 +1,6 @@
 // MATRIX_DIAG: each innermost row [n] of the input becomes the diagonal of an n × n matrix whose
 // other elements are zero bits (as TFLite writes them, also for quantized types).
 
-extension KernelRegistry {
-  /// MATRIX_DIAG.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let matrixDiag: [String: any Kernel.Type] = ["MATRIX_DIAG": MatrixDiagKernel.self]
-}
-
 /// MATRIX_DIAG over any element type the copy routines move.
 final class MatrixDiagKernel: Kernel {
   private static let opName = "MATRIX_DIAG"

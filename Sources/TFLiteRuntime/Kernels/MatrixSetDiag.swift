@@ -2,12 +2,6 @@
 // rows of `diagonal` [..., min(m, n)]. Any fixed-size element type (quantized values are copied
 // unchanged, so input, diagonal and output share quantization).
 
-extension KernelRegistry {
-  /// MATRIX_SET_DIAG.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let matrixSetDiag: [String: any Kernel.Type] = ["MATRIX_SET_DIAG": MatrixSetDiagKernel.self]
-}
-
 /// MATRIX_SET_DIAG over any movable element type.
 final class MatrixSetDiagKernel: Kernel {
   private static let opName = "MATRIX_SET_DIAG"

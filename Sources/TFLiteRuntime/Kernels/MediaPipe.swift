@@ -8,18 +8,6 @@ import Musl
 import Darwin
 #endif
 
-extension KernelRegistry {
-  /// MediaPipe's custom operators, by custom code.
-  nonisolated(unsafe) static let mediaPipe: [String: any Kernel.Type] = [
-    TransposeConvolutionBiasKernel.customCode: TransposeConvolutionBiasKernel.self,
-    TransformLandmarksKernel.customCode: TransformLandmarksKernel.self,
-    TransformTensorBilinearKernel.customCode: TransformTensorBilinearKernel.self,
-    LandmarksToTransformMatrixKernel.customCode: LandmarksToTransformMatrixKernel.self,
-    MaxPoolingWithArgmaxKernel.customCode: MaxPoolingWithArgmaxKernel.self,
-    MaxUnpoolingKernel.customCode: MaxUnpoolingKernel.self,
-  ]
-}
-
 /// The first `count` little-endian int32 fields of raw custom options (MediaPipe stores some
 /// options as TFLite's C parameter structs); throws when the bytes are too short.
 private func rawInt32Fields(_ bytes: UnsafeRawBufferPointer, count: Int, op: String) throws -> [Int] {
@@ -105,7 +93,6 @@ final class TransposeConvolutionBiasKernel: Kernel {
     bias = try node.input(2)
     output = try node.output(0)
     try FloatOperands.require([input, weights, bias, output], op: op)
-    try FloatOperands.requireDense([input, weights, bias], op: op)
     options = try TransposeConvolutionBiasOptions(customOptions: node.customOptions, op: op)
   }
 
@@ -192,7 +179,6 @@ private func requireVersionTwoFloat(_ node: Node, inputs: Int, op: String) throw
   guard node.version == 2 else { throw KernelError.unsupported("\(op) version \(node.version) (only version 2)") }
   try node.expect(inputs: inputs, maxInputs: inputs, outputs: 1)
   try FloatOperands.require(node.inputs + [node.outputs[0] as RuntimeTensor?], op: op)
-  try FloatOperands.requireDense(node.inputs, op: op)
 }
 
 /// Checks that `matrix` holds at least the first two rows of a 4×4 matrix.
@@ -479,7 +465,6 @@ final class MaxPoolingWithArgmaxKernel: Kernel {
     output = try node.output(0)
     indices = try node.output(1)
     try FloatOperands.require([input, output, indices], op: op)
-    try FloatOperands.requireDense([input], op: op)
     options = try MediaPipePoolOptions(customOptions: node.customOptions, op: op)
   }
 
@@ -555,7 +540,6 @@ final class MaxUnpoolingKernel: Kernel {
     indices = try node.input(1)
     output = try node.output(0)
     try FloatOperands.require([input, indices, output], op: op)
-    try FloatOperands.requireDense([input, indices], op: op)
     options = try MediaPipePoolOptions(customOptions: node.customOptions, op: op)
   }
 

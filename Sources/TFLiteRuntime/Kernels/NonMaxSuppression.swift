@@ -146,14 +146,6 @@ func cornerBoxIoU(_ boxes: UnsafePointer<Float>, _ i: Int, _ j: Int) -> Float {
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// NON_MAX_SUPPRESSION_V4 and NON_MAX_SUPPRESSION_V5.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let nonMaxSuppression: [String: any Kernel.Type] = [
-    "NON_MAX_SUPPRESSION_V4": NonMaxSuppressionKernel.self, "NON_MAX_SUPPRESSION_V5": NonMaxSuppressionKernel.self,
-  ]
-}
-
 /// NON_MAX_SUPPRESSION_V4 (inputs boxes, scores, max_output_size, iou_threshold, score_threshold;
 /// outputs selected indices and their count) and V5 (plus soft_nms_sigma; outputs indices,
 /// scores and count).
@@ -174,7 +166,7 @@ final class NonMaxSuppressionKernel: Kernel {
 
   init(node: Node) throws {
     opName = node.opName
-    let soft = node.opName == "NON_MAX_SUPPRESSION_V5"
+    let soft = node.op == .builtin(.nonMaxSuppressionV5)
     try node.expect(inputs: soft ? 6 : 5, outputs: soft ? 3 : 2)
     boxes = try node.input(0)
     scores = try node.input(1)

@@ -77,10 +77,3 @@ private struct TypedL2Normalization {
     }
   }
 }
-
-extension KernelRegistry {
-  /// L2_NORMALIZATION on quantized tensors.
-  nonisolated(unsafe) static let integerNormalization: [String: any Kernel.Type] = [
-    "L2_NORMALIZATION": IntegerL2NormalizationKernel.self
-  ]
-}

@@ -35,14 +35,6 @@ struct L2NormalizationDefinition: LastAxisKernelDefinition {
   }
 }
 
-extension KernelRegistry {
-  /// L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION.
-  nonisolated(unsafe) static let normalization: [String: any Kernel.Type] = [
-    L2NormalizationDefinition.operatorName: LastAxisKernel<L2NormalizationDefinition>.self,
-    LocalResponseNormalizationDefinition.operatorName: LastAxisKernel<LocalResponseNormalizationDefinition>.self,
-  ]
-}
-
 /// The kernel definition of LOCAL_RESPONSE_NORMALIZATION: x · (bias + α·Σ x²)^−β, the sum over
 /// the channels within `radius` of each channel (both ends included, as TensorFlow and LiteRT's
 /// optimized kernel do).

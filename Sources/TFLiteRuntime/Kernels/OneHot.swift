@@ -50,12 +50,6 @@ struct OneHotPlan: Equatable {
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// ONE_HOT.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let oneHot: [String: any Kernel.Type] = ["ONE_HOT": OneHotKernel.self]
-}
-
 /// ONE_HOT (inputs: int32 or int64 indices, a constant depth, on value, off value).
 final class OneHotKernel: Kernel {
   private static let opName = "ONE_HOT"

@@ -184,12 +184,6 @@ struct MirrorPad {
 
 // MARK: - Kernels
 
-extension KernelRegistry {
-  /// PAD, PADV2 and MIRROR_PAD.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let pad: [String: any Kernel.Type] = ["PAD": PadKernel.self, "PADV2": PadKernel.self, "MIRROR_PAD": MirrorPadKernel.self]
-}
-
 /// Reads a constant `[rank, 2]` paddings operand.
 private func constantPaddings(_ tensor: RuntimeTensor, rank: Int, op: String) throws -> Paddings {
   guard tensor.shape == [rank, 2] else {

@@ -165,10 +165,3 @@ final class IntegerAveragePool2DKernel: IntegerPool2DKernel, Kernel {
 final class IntegerMaxPool2DKernel: IntegerPool2DKernel, Kernel {
   required init(node: Node) throws { try super.init(node: node, kind: .max, op: "MAX_POOL_2D") }
 }
-
-extension KernelRegistry {
-  /// AVERAGE_POOL_2D and MAX_POOL_2D on quantized tensors.
-  nonisolated(unsafe) static let integerPooling: [String: any Kernel.Type] = [
-    "AVERAGE_POOL_2D": IntegerAveragePool2DKernel.self, "MAX_POOL_2D": IntegerMaxPool2DKernel.self,
-  ]
-}

@@ -92,13 +92,6 @@ private struct PoolingPixel: ChannelBlockOperation {
   }
 }
 
-extension KernelRegistry {
-  /// AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D.
-  nonisolated(unsafe) static let pooling: [String: any Kernel.Type] = [
-    "AVERAGE_POOL_2D": AveragePool2DKernel.self, "MAX_POOL_2D": MaxPool2DKernel.self, "L2_POOL_2D": L2Pool2DKernel.self,
-  ]
-}
-
 /// The float32 2-D pools: input `[N,H,W,C]` → output `[N,OH,OW,C]`.
 class Pool2DKernel {
   private let kind: PoolingKind
@@ -116,7 +109,6 @@ class Pool2DKernel {
     input = try node.input(0)
     output = try node.output(0)
     try FloatOperands.require([input, output], op: op)
-    try FloatOperands.requireDense([input], op: op)
     options = try FloatOperands.options(of: node, op: op, defaults: Pool2DOptions()) {
       if case .pool2DOptions(let options) = $0 { options } else { nil }
     }

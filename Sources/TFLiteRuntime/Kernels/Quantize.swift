@@ -103,8 +103,3 @@ final class QuantizeKernel: Kernel {
     }
   }
 }
-
-extension KernelRegistry {
-  /// QUANTIZE.
-  nonisolated(unsafe) static let quantize: [String: any Kernel.Type] = ["QUANTIZE": QuantizeKernel.self]
-}

@@ -4,14 +4,6 @@ import TFLiteFormat
 // BIDIRECTIONAL_SEQUENCE_RNN. Per time step h' = act(W·x + W_aux·aux + R·h + b); the output is h'
 // and the hidden state (a variable tensor) becomes h'.
 
-extension KernelRegistry {
-  /// RNN, UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN (float32 activations).
-  nonisolated(unsafe) static let rnn: [String: any Kernel.Type] = [
-    "RNN": RNNKernel.self, "UNIDIRECTIONAL_SEQUENCE_RNN": UnidirectionalSequenceRNNKernel.self,
-    "BIDIRECTIONAL_SEQUENCE_RNN": BidirectionalSequenceRNNKernel.self,
-  ]
-}
-
 /// One direction of an RNN: weights `[units, inputs]`, recurrent weights `[units, units]`, bias
 /// `[units]`, hidden state (`batch × units` values) and optional auxiliary weights `[units, aux]`.
 /// The weights are FLOAT32, or INT8 with one scale each (hybrid: see ``RecurrentMatrix``).
@@ -53,7 +45,6 @@ struct RNNCell: RecurrentDirection {
     }
     self.activation = try RecurrentActivation(activation, op: op)
     try FloatOperands.require([bias, hiddenState], op: op)
-    try FloatOperands.requireDense([bias, hiddenState], op: op)
   }
 
   mutating func prepare(inputCount: Int, auxiliaryCount: Int, batch: Int) throws -> Int {

@@ -35,12 +35,6 @@ private func validateRangeDirection(isAscending: Bool, isDescending: Bool, delta
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// RANGE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let range: [String: any Kernel.Type] = ["RANGE": RangeKernel.self]
-}
-
 /// RANGE over int32, int64 or float32 scalars.
 final class RangeKernel: Kernel {
   private static let opName = "RANGE"

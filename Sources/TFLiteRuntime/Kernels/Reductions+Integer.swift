@@ -356,14 +356,3 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
     runner(try tensorData(input), try tensorData(output), scratch.assumingMemoryBound(to: Int32.self))
   }
 }
-
-extension KernelRegistry {
-  /// MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD on quantized tensors.
-  nonisolated(unsafe) static let integerReductions: [String: any Kernel.Type] = [
-    QuantizedMean.operatorName: IntegerReductionKernel<QuantizedMean>.self,
-    QuantizedSum.operatorName: IntegerReductionKernel<QuantizedSum>.self,
-    QuantizedReduceMaximum.operatorName: IntegerReductionKernel<QuantizedReduceMaximum>.self,
-    QuantizedReduceMinimum.operatorName: IntegerReductionKernel<QuantizedReduceMinimum>.self,
-    QuantizedReduceProduct.operatorName: IntegerReductionKernel<QuantizedReduceProduct>.self,
-  ]
-}

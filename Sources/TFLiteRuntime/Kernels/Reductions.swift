@@ -548,19 +548,3 @@ final class CumulativeSumKernel: Kernel {
     }
   }
 }
-
-extension KernelRegistry {
-  /// MEAN, SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN, REDUCE_ANY, REDUCE_ALL, ARG_MAX, ARG_MIN, CUMSUM.
-  nonisolated(unsafe) static let reductions: [String: any Kernel.Type] = [
-    MeanDefinition.operatorName: ReductionKernel<MeanDefinition>.self,
-    SumKind.operatorName: ReductionKernel<ArithmeticReductionDefinition<SumKind>>.self,
-    ProductKind.operatorName: ReductionKernel<ArithmeticReductionDefinition<ProductKind>>.self,
-    MaximumKind.operatorName: ReductionKernel<ArithmeticReductionDefinition<MaximumKind>>.self,
-    MinimumKind.operatorName: ReductionKernel<ArithmeticReductionDefinition<MinimumKind>>.self,
-    AnyReduction.operatorName: ReductionKernel<BooleanReductionDefinition<AnyReduction>>.self,
-    AllReduction.operatorName: ReductionKernel<BooleanReductionDefinition<AllReduction>>.self,
-    ArgumentMaximum.operatorName: ArgumentExtremumKernel<ArgumentMaximum>.self,
-    ArgumentMinimum.operatorName: ArgumentExtremumKernel<ArgumentMinimum>.self,
-    "CUMSUM": CumulativeSumKernel.self,
-  ]
-}

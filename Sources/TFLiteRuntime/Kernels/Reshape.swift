@@ -57,14 +57,6 @@ func expandedShape(inputShape: [Int], axis requested: Int) throws -> [Int] {
 
 // MARK: - Kernels
 
-extension KernelRegistry {
-  /// RESHAPE, SQUEEZE and EXPAND_DIMS.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let reshape: [String: any Kernel.Type] = [
-    "RESHAPE": ReshapeKernel.self, "SQUEEZE": SqueezeKernel.self, "EXPAND_DIMS": ExpandDimsKernel.self,
-  ]
-}
-
 /// RESHAPE: the new shape comes from a constant int32 vector input or, without one, from the options.
 final class ReshapeKernel: ByteCopyKernel {
   static let opName = "RESHAPE"

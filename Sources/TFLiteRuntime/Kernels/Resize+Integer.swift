@@ -226,10 +226,3 @@ final class IntegerResizeBilinearKernel: Kernel {
     }
   }
 }
-
-extension KernelRegistry {
-  /// RESIZE_BILINEAR on quantized tensors.
-  nonisolated(unsafe) static let integerResize: [String: any Kernel.Type] = [
-    "RESIZE_BILINEAR": IntegerResizeBilinearKernel.self
-  ]
-}

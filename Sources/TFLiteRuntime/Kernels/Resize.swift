@@ -207,14 +207,6 @@ struct BilinearResize {
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let resize: [String: any Kernel.Type] = [
-    "RESIZE_BILINEAR": ResizeKernel.self, "RESIZE_NEAREST_NEIGHBOR": ResizeKernel.self,
-  ]
-}
-
 /// RESIZE_BILINEAR (float32; rows spread over the threads) and RESIZE_NEAREST_NEIGHBOR (any
 /// element type), chosen by the node's operator. The size operand must be constant.
 final class ResizeKernel: Kernel {

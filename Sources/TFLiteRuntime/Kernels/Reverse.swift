@@ -27,12 +27,6 @@ func reversedAxes(_ values: [Int], rank: Int) throws -> Set<Int> {
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// REVERSE_V2.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let reverse: [String: any Kernel.Type] = ["REVERSE_V2": ReverseKernel.self]
-}
-
 /// REVERSE_V2 along a constant list of axes, for every element type the copy routines move.
 final class ReverseKernel: ViewCopyKernel {
   static let opName = "REVERSE_V2"

@@ -4,14 +4,6 @@ import TFLiteFormat
 // `seq_dim` are reversed; the rest are copied. Types as in TFLite: float32, uint8, int16, int32,
 // int64 data; int32 or int64 lengths, one per batch entry, each in [0, seq extent].
 
-extension KernelRegistry {
-  /// REVERSE_SEQUENCE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let reverseSequence: [String: any Kernel.Type] = [
-    "REVERSE_SEQUENCE": ReverseSequenceKernel.self
-  ]
-}
-
 /// REVERSE_SEQUENCE.
 final class ReverseSequenceKernel: Kernel {
   private static let opName = "REVERSE_SEQUENCE"

@@ -6,11 +6,6 @@ import TFLiteFormat
 // `weights_feature[f] · x` at the newest place, and computes
 //   output[b, u] = act(Σ_{r < rank} weights_time[u·rank + r] · memory[b, u·rank + r] + bias[u]).
 
-extension KernelRegistry {
-  /// SVDF (float32 activations).
-  nonisolated(unsafe) static let svdf: [String: any Kernel.Type] = ["SVDF": SVDFKernel.self]
-}
-
 /// SVDF: input `[batch, inputs]`, feature weights `[filters, inputs]`, time weights
 /// `[filters, memory]`, optional bias `[filters / rank]`, state `[batch, memory · filters]`
 /// (variable); output `[batch, filters / rank]`. The weights are FLOAT32, or INT8 with one scale
@@ -50,7 +45,6 @@ final class SVDFKernel: Kernel {
     output = try node.output(0)
     let operands = [input, bias, state, output]
     try FloatOperands.require(operands, op: Self.op)
-    try FloatOperands.requireDense(operands, op: Self.op)
     guard options.rank > 0 else { throw KernelError.invalid("SVDF needs a positive rank, got \(options.rank)") }
     rank = Int(options.rank)
     activation = try RecurrentActivation(options.fusedActivationFunction, op: Self.op)

@@ -78,8 +78,3 @@ final class ScatterNDKernel: Kernel {
     }
   }
 }
-
-extension KernelRegistry {
-  /// SCATTER_ND.
-  nonisolated(unsafe) static let scatter: [String: any Kernel.Type] = ["SCATTER_ND": ScatterNDKernel.self]
-}

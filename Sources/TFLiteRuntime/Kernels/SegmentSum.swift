@@ -33,12 +33,6 @@ func sumSegments<Scalar: ArithmeticScalar>(
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// SEGMENT_SUM.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let segmentSum: [String: any Kernel.Type] = ["SEGMENT_SUM": SegmentSumKernel.self]
-}
-
 /// SEGMENT_SUM of float32 or int32 data with int32 segment ids.
 final class SegmentSumKernel: Kernel {
   private let data: RuntimeTensor

@@ -143,11 +143,3 @@ final class SelectKernel<Variant: SelectVariant>: Kernel {
       y: y.assumingMemoryBound(to: Scalar.self), output: output.assumingMemoryBound(to: Scalar.self), range: range)
   }
 }
-
-extension KernelRegistry {
-  /// SELECT, SELECT_V2.
-  nonisolated(unsafe) static let select: [String: any Kernel.Type] = [
-    SelectVersion1.operatorName: SelectKernel<SelectVersion1>.self,
-    SelectVersion2.operatorName: SelectKernel<SelectVersion2>.self,
-  ]
-}

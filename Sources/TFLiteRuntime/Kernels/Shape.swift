@@ -1,12 +1,6 @@
 // SHAPE: the input's shape as an int32 or int64 vector. It needs only the input's shape, so the
 // runtime computes it at prepare time even when the input's values are not known yet.
 
-extension KernelRegistry {
-  /// SHAPE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let shape: [String: any Kernel.Type] = ["SHAPE": ShapeKernel.self]
-}
-
 /// SHAPE, writing int32 or int64 as the output tensor's type says.
 final class ShapeKernel: Kernel {
   static let dependsOnlyOnInputShapes = true

@@ -2,14 +2,6 @@
 // BROADCAST_ARGS: the broadcast of two shape vectors (int32 or int64, both of one type), aligned on
 // their last axes; extents must be equal or 1, otherwise the node fails.
 
-extension KernelRegistry {
-  /// RANK, BROADCAST_ARGS.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let shapeQueries: [String: any Kernel.Type] = [
-    "RANK": RankKernel.self, "BROADCAST_ARGS": BroadcastArgsKernel.self,
-  ]
-}
-
 /// RANK of any tensor.
 final class RankKernel: Kernel {
   static let dependsOnlyOnInputShapes = true

@@ -167,12 +167,6 @@ struct StridedSliceSpec {
 
 // MARK: - Kernels
 
-extension KernelRegistry {
-  /// SLICE and STRIDED_SLICE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let slice: [String: any Kernel.Type] = ["SLICE": ConstantViewKernel.self, "STRIDED_SLICE": StridedSliceKernel.self]
-}
-
 /// STRIDED_SLICE with constant begin, end and strides, every mask and the `offset` flag.
 final class StridedSliceKernel: ViewCopyKernel {
   static let opName = "STRIDED_SLICE"

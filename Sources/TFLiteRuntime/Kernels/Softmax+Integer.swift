@@ -344,10 +344,3 @@ private struct EightBitLogSoftmax<Element: QuantizedInteger> {
     }
   }
 }
-
-extension KernelRegistry {
-  /// SOFTMAX and LOG_SOFTMAX on quantized tensors.
-  nonisolated(unsafe) static let integerSoftmax: [String: any Kernel.Type] = [
-    "SOFTMAX": IntegerSoftmaxKernel.self, "LOG_SOFTMAX": IntegerLogSoftmaxKernel.self,
-  ]
-}

@@ -89,11 +89,3 @@ struct LogSoftmaxDefinition: LastAxisKernelDefinition {
     SoftmaxDriver.logSoftmax(input: input, output: output, depth: depth, rows: rows)
   }
 }
-
-extension KernelRegistry {
-  /// SOFTMAX, LOG_SOFTMAX.
-  nonisolated(unsafe) static let softmax: [String: any Kernel.Type] = [
-    SoftmaxDefinition.operatorName: LastAxisKernel<SoftmaxDefinition>.self,
-    LogSoftmaxDefinition.operatorName: LastAxisKernel<LogSoftmaxDefinition>.self,
-  ]
-}

@@ -153,14 +153,6 @@ struct BlockBatchPlan: Equatable {
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let spaceBatch: [String: any Kernel.Type] = [
-    "SPACE_TO_BATCH_ND": BlockBatchKernel.self, "BATCH_TO_SPACE_ND": BlockBatchKernel.self,
-  ]
-}
-
 /// SPACE_TO_BATCH_ND (inputs: data, block shape, paddings) and BATCH_TO_SPACE_ND (data, block
 /// shape, crops), chosen by the node's operator; block shape and paddings or crops must be
 /// constant. Quantized padding uses the zero point, so it reads as 0.
@@ -178,7 +170,7 @@ final class BlockBatchKernel: Kernel {
 
   init(node: Node) throws {
     opName = node.opName
-    toBatch = node.opName == "SPACE_TO_BATCH_ND"
+    toBatch = node.op == .builtin(.spaceToBatchNd)
     try node.expect(inputs: 3, outputs: 1)
     input = try node.input(0)
     blockShape = try node.input(1)

@@ -33,14 +33,6 @@ func spaceToDepthLayout(inputShape: [Int], blockSize: Int) throws -> (layout: St
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// DEPTH_TO_SPACE and SPACE_TO_DEPTH.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let spaceDepth: [String: any Kernel.Type] = [
-    "DEPTH_TO_SPACE": BlockRearrangeKernel.self, "SPACE_TO_DEPTH": BlockRearrangeKernel.self,
-  ]
-}
-
 /// DEPTH_TO_SPACE (DCR order, as TFLite) and SPACE_TO_DEPTH, chosen by the node's operator.
 final class BlockRearrangeKernel: ViewCopyKernel {
   let op: String

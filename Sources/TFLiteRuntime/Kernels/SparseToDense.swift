@@ -6,12 +6,6 @@ import TFLiteFormat
 // holds one value per point or a single value for all. Types as in TFLite: float32, int32, int64,
 // int8, uint8 values; int32 or int64 indices. An index outside the output is an error.
 
-extension KernelRegistry {
-  /// SPARSE_TO_DENSE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let sparseToDense: [String: any Kernel.Type] = ["SPARSE_TO_DENSE": SparseToDenseKernel.self]
-}
-
 /// SPARSE_TO_DENSE.
 final class SparseToDenseKernel: Kernel {
   private static let opName = "SPARSE_TO_DENSE"

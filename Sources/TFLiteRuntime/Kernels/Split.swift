@@ -21,14 +21,6 @@ func splitSizes(_ sizes: [Int], extent: Int) throws -> [Int] {
 
 // MARK: - Kernels
 
-extension KernelRegistry {
-  /// SPLIT, SPLIT_V and UNPACK.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let split: [String: any Kernel.Type] = [
-    "SPLIT": SplitKernel.self, "SPLIT_V": SplitVKernel.self, "UNPACK": UnpackKernel.self,
-  ]
-}
-
 /// The input, outputs and the partition that cuts one into the others.
 private struct PartitionedOutputs {
   let input: RuntimeTensor

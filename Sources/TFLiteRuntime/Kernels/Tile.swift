@@ -45,9 +45,3 @@ func broadcastLayout(inputShape: [Int], outputShape: [Int], op: String) throws -
 }
 
 // MARK: - Kernels
-
-extension KernelRegistry {
-  /// TILE and BROADCAST_TO.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let tile: [String: any Kernel.Type] = ["TILE": ConstantViewKernel.self, "BROADCAST_TO": ConstantViewKernel.self]
-}

@@ -49,12 +49,6 @@ func rankTop<Value: Comparable>(row: UnsafePointer<Value>, length: Int, k: Int, 
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// TOPK_V2.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let topK: [String: any Kernel.Type] = ["TOPK_V2": TopKKernel.self]
-}
-
 /// TOPK_V2 with a constant k over float32, int8, uint8, int16, int32 or int64 values; int32 indices.
 final class TopKKernel: Kernel {
   private static let opName = "TOPK_V2"

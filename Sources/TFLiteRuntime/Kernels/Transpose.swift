@@ -23,9 +23,3 @@ extension StridedLayout {
 }
 
 // MARK: - Kernel
-
-extension KernelRegistry {
-  /// TRANSPOSE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let transpose: [String: any Kernel.Type] = ["TRANSPOSE": ConstantViewKernel.self]
-}

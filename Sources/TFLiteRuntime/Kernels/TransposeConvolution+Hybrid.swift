@@ -41,7 +41,6 @@ final class HybridTransposeConvKernel: Kernel {
       throw KernelError.invalid("\(Self.op) output_shape must be INT32, got \(outputShapeTensor.type.name)")
     }
     try FloatOperands.require([bias], op: Self.op)
-    try FloatOperands.requireDense([input, bias], op: Self.op)
     options = try FloatOperands.options(of: node, op: Self.op, defaults: TransposeConvOptions()) {
       if case .transposeConvOptions(let options) = $0 { options } else { nil }
     }

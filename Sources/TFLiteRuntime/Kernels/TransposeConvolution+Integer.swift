@@ -43,7 +43,6 @@ final class IntegerTransposeConvKernel: Kernel {
     guard outputShapeTensor.type == .int32 else {
       throw KernelError.invalid("\(op) output_shape must be INT32, got \(outputShapeTensor.type.name)")
     }
-    guard weights.sparsity == nil else { throw KernelError.unsupported("\(op) with sparse quantized weights") }
     options = try FloatOperands.options(of: node, op: op, defaults: TransposeConvOptions()) {
       if case .transposeConvOptions(let options) = $0 { options } else { nil }
     }
@@ -61,7 +60,7 @@ final class IntegerTransposeConvKernel: Kernel {
       throw KernelError.unsupported("\(op) with \(bias.type.name) bias on \(input.type.name) input")
     }
     guard input.type == .int16, declared != .float32 else { return }
-    guard let declaredType = ElementType(schemaName: declared.name), [.int64, .int32].contains(declaredType) else {
+    guard let declaredType = ElementType(declared), [.int64, .int32].contains(declaredType) else {
       throw KernelError.invalid("\(op) declares quantized_bias_type \(declared.name); 16-bit inputs need INT64 or INT32")
     }
     if let bias, bias.type != declaredType {
@@ -159,11 +158,4 @@ private struct IntegerTransposeConvolution: QuantizedTypeVisitor {
       }
     }
   }
-}
-
-extension KernelRegistry {
-  /// TRANSPOSE_CONV on quantized tensors.
-  nonisolated(unsafe) static let integerTransposeConvolution: [String: any Kernel.Type] = [
-    "TRANSPOSE_CONV": IntegerTransposeConvKernel.self
-  ]
 }

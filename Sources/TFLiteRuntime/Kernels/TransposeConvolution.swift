@@ -220,13 +220,6 @@ enum FloatTransposeConvolution {
   }
 }
 
-extension KernelRegistry {
-  /// TRANSPOSE_CONV.
-  nonisolated(unsafe) static let transposeConvolution: [String: any Kernel.Type] = [
-    "TRANSPOSE_CONV": TransposeConvKernel.self
-  ]
-}
-
 /// The weights of a float transposed convolution in the GEMM's packed layout, for every kernel
 /// built on `FloatTransposeConvolution`: constant weights are packed once at prepare (again only
 /// when their data or the geometry changes), weights computed at run time are packed into scratch
@@ -322,7 +315,6 @@ final class TransposeConvKernel: Kernel {
       throw KernelError.invalid("TRANSPOSE_CONV output_shape must be INT32, got \(outputShapeTensor.type.name)")
     }
     try FloatOperands.require([weights, input, bias, output], op: "TRANSPOSE_CONV")
-    try FloatOperands.requireDense([weights, input, bias], op: "TRANSPOSE_CONV")
     options = try FloatOperands.options(of: node, op: "TRANSPOSE_CONV", defaults: TransposeConvOptions()) {
       if case .transposeConvOptions(let options) = $0 { options } else { nil }
     }

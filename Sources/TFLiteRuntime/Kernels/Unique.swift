@@ -37,12 +37,6 @@ func distinctValues<Value: Comparable>(
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// UNIQUE.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let unique: [String: any Kernel.Type] = ["UNIQUE": UniqueKernel.self]
-}
-
 /// UNIQUE of a 1-D float32, int8, uint8, int16, uint16, int32 or int64 tensor; int32 or int64 indices.
 final class UniqueKernel: Kernel {
   private let input: RuntimeTensor

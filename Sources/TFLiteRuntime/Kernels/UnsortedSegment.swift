@@ -72,17 +72,6 @@ enum SegmentMinimumReduction: SegmentReduction {
   }
 }
 
-extension KernelRegistry {
-  /// UNSORTED_SEGMENT_SUM, UNSORTED_SEGMENT_MAX, UNSORTED_SEGMENT_MIN, UNSORTED_SEGMENT_PROD.
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let unsortedSegment: [String: any Kernel.Type] = [
-    SegmentSumReduction.operatorName: UnsortedSegmentKernel<SegmentSumReduction>.self,
-    SegmentProductReduction.operatorName: UnsortedSegmentKernel<SegmentProductReduction>.self,
-    SegmentMaximumReduction.operatorName: UnsortedSegmentKernel<SegmentMaximumReduction>.self,
-    SegmentMinimumReduction.operatorName: UnsortedSegmentKernel<SegmentMinimumReduction>.self,
-  ]
-}
-
 /// An unsorted segment reduction of float32 or int32 data with int32 ids and segment count.
 final class UnsortedSegmentKernel<Reduction: SegmentReduction>: Kernel {
   private let data: RuntimeTensor

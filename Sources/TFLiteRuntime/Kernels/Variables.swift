@@ -5,14 +5,6 @@ import TFLiteFormat
 // The values live in the model runner's `ModelResources`, shared by all its subgraphs, so an
 // initialization subgraph run by CALL_ONCE can assign what the main subgraph reads.
 
-extension KernelRegistry {
-  /// VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE.
-  nonisolated(unsafe) static let variables: [String: any Kernel.Type] = [
-    "VAR_HANDLE": VarHandleKernel.self, "READ_VARIABLE": ReadVariableKernel.self,
-    "ASSIGN_VARIABLE": AssignVariableKernel.self,
-  ]
-}
-
 /// VAR_HANDLE: outputs the id of the variable its options name. The id depends only on the name,
 /// so the node is computed once at prepare time.
 final class VarHandleKernel: Kernel {

@@ -37,12 +37,6 @@ func scanNonZero<Value: Numeric>(
 
 // MARK: - Kernel
 
-extension KernelRegistry {
-  /// WHERE (the one-operand form; SELECT covers the three-operand one).
-  // Written once by its initializer and only read afterwards.
-  nonisolated(unsafe) static let whereCoordinates: [String: any Kernel.Type] = ["WHERE": WhereKernel.self]
-}
-
 /// WHERE over a bool, float32, int8, uint8, int32, uint32 or int64 condition of rank ≥ 1.
 final class WhereKernel: Kernel {
   private let condition: RuntimeTensor

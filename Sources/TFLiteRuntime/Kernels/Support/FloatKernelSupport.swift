@@ -71,7 +71,6 @@ struct WeightedOperands {
     bias = node.optionalInput(2)
     output = try node.output(0)
     try FloatOperands.require([input, weights, bias, output], op: op)
-    try FloatOperands.requireDense([input, bias], op: op)
   }
 }
 
@@ -95,17 +94,10 @@ enum FloatOperands {
 
   /// The product of `factors`, or `KernelError.invalid` naming `what` when it is negative or too large.
   static func checkedCount(_ factors: [Int], _ what: @autoclosure () -> String) throws -> Int {
-    guard let count = SubgraphExecutor.product(factors, elementBytes: 1) else {
+    guard let count = checkedProduct(factors) else {
       throw KernelError.invalid("\(what()) \(factors) is not a valid size")
     }
     return count
-  }
-
-  /// Throws `unsupported` for a sparse constant: only the GEMM weights (`PackedWeights`) expand them.
-  static func requireDense(_ tensors: [RuntimeTensor?], op: String) throws {
-    for case let tensor? in tensors where tensor.sparsity != nil {
-      throw KernelError.unsupported("\(op) with sparse operand '\(tensor.name)'")
-    }
   }
 
   /// Throws unless `tensor` has rank `rank`.
@@ -179,8 +171,6 @@ struct PackedWeights {
   var matrixStride: Int { PanelPacking.packedCount(depth: depth, columns: columns) }
 
   /// Plans `count` matrices of `depth × columns`; matrix `i` of `tensor` starts at element `i * sourceStride`.
-  /// A sparse constant (pruned weights stored with the schema's sparsity parameters, as LiteRT's
-  /// FULLY_CONNECTED and CONV_2D accept them) is expanded to dense values before packing.
   mutating func prepare(
     _ tensor: RuntimeTensor, count: Int, sourceStride: Int, layout: MatrixLayout, depth: Int, columns: Int,
     scratch: inout ScratchLayout
@@ -197,24 +187,9 @@ struct PackedWeights {
     if tensor.isConstant, let data = tensor.data {
       guard !(unchanged && constant != nil && constantSource == data) else { return }
       constantSource = data
-      guard let sparse = tensor.sparsity else {
-        constant = PackedMatrices(
-          UnsafePointer(data.assumingMemoryBound(to: Float.self)), sourceStride: sourceStride, count: count,
-          layout: layout, depth: depth, columns: columns)
-        return
-      }
-      let stride = MemoryLayout<Float>.stride
-      let densifier = try Densifier(
-        denseShape: tensor.shape, format: sparse.format, valueCount: sparse.storedByteCount / stride)
-      var dense = [Float](repeating: 0, count: densifier.denseCount)
-      dense.withUnsafeMutableBytes { buffer in
-        if let base = buffer.baseAddress { densifier.run(values: data, into: base, elementSize: stride) }
-      }
-      constant = dense.withUnsafeBufferPointer { buffer in
-        buffer.baseAddress.map {
-          PackedMatrices($0, sourceStride: sourceStride, count: count, layout: layout, depth: depth, columns: columns)
-        }
-      }
+      constant = PackedMatrices(
+        UnsafePointer(data.assumingMemoryBound(to: Float.self)), sourceStride: sourceStride, count: count,
+        layout: layout, depth: depth, columns: columns)
     } else {
       constant = nil
       constantSource = nil

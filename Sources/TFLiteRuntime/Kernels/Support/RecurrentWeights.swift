@@ -87,7 +87,6 @@ struct RecurrentMatrix {
   /// Checks the type (INT8 with one scale when `hybrid`, else FLOAT32).
   init(_ tensor: RuntimeTensor, hybrid: Bool, op: String) throws {
     try checkRecurrentWeight(tensor, hybrid: hybrid, op: op)
-    try FloatOperands.requireDense([tensor], op: op)
     self.tensor = tensor
   }
 
@@ -136,7 +135,6 @@ final class RecurrentVector {
   /// Checks the type (INT8 with one scale when `hybrid`, else FLOAT32).
   init(_ tensor: RuntimeTensor, hybrid: Bool, op: String) throws {
     try checkRecurrentWeight(tensor, hybrid: hybrid, op: op)
-    try FloatOperands.requireDense([tensor], op: op)
     self.tensor = tensor
   }
 
