@@ -1,93 +1,10 @@
+// CONV_2D on float32: an im2col view of the input multiplied by the packed filter in the GEMM
+// (one GEMM per group), with the bias and fused activation applied as the products are written.
+// A grouped convolution with one input channel per group runs on the depthwise kernel instead.
+// The integer and hybrid kernels are in `Convolution+Integer.swift` and `Convolution+Hybrid.swift`;
+// `KernelDispatch` picks among them from the operand types.
+
 import TFLiteFormat
-
-/// One spatial axis of a windowed op (convolution, pooling): output size and leading padding by
-/// TFLite's rules (`ComputeOutSize` / `ComputePaddingWithOffset`: odd total padding goes after).
-struct WindowAxis: Equatable {
-  /// Input extent.
-  let inputSize: Int
-  /// Filter (window) extent before dilation.
-  let filterSize: Int
-  /// Step between output positions.
-  let stride: Int
-  /// Spacing between filter taps.
-  let dilation: Int
-  /// Output extent.
-  let outputSize: Int
-  /// Padding before the first input element.
-  let paddingBefore: Int
-
-  /// Computes the output size and padding; nil when the parameters are not positive or the
-  /// window does not fit (VALID with a filter larger than the input).
-  init?(inputSize: Int, filterSize: Int, stride: Int, dilation: Int, samePadding: Bool) {
-    guard inputSize >= 0, filterSize > 0, stride > 0, dilation > 0 else { return nil }
-    let (span, spanOverflow) = (filterSize - 1).multipliedReportingOverflow(by: dilation)
-    guard !spanOverflow, span < Int.max - inputSize - stride else { return nil }
-    let effectiveFilter = span + 1
-    let output = samePadding ? (inputSize + stride - 1) / stride : (inputSize + stride - effectiveFilter) / stride
-    guard output >= 0 else { return nil }
-    self.inputSize = inputSize
-    self.filterSize = filterSize
-    self.stride = stride
-    self.dilation = dilation
-    outputSize = output
-    let total = max(0, (output - 1) * stride + effectiveFilter - inputSize)
-    paddingBefore = total / 2
-  }
-
-  /// First input coordinate read by output position `output` (may be negative: padding).
-  /// Wrapping arithmetic: for outputs of a validated axis the value is bounded by the input size.
-  @inline(__always)
-  func inputOrigin(_ output: Int) -> Int { output &* stride &- paddingBefore }
-
-  /// Taps `first ..< end` of output position `output` that land inside the input.
-  @inline(__always)
-  func validTaps(_ output: Int) -> (first: Int, end: Int) {
-    let origin = inputOrigin(output)
-    // Smallest tap with origin + tap*dilation >= 0, and first tap with origin + tap*dilation >= inputSize.
-    let first = origin >= 0 ? 0 : (-origin + dilation - 1) / dilation
-    let end = origin >= inputSize ? 0 : min(filterSize, (inputSize - origin + dilation - 1) / dilation)
-    return (min(first, end), end)
-  }
-
-  /// Output positions whose every tap is inside the input (`start ..< end`, possibly empty).
-  var interior: Range<Int> {
-    let start = min(outputSize, (paddingBefore + stride - 1) / stride)
-    // Last tap of position o is o*stride - padding + (filter-1)*dilation <= inputSize - 1.
-    let limit = inputSize - 1 + paddingBefore - (filterSize - 1) * dilation
-    let end = limit < 0 ? 0 : min(outputSize, limit / stride + 1)
-    return start..<max(start, end)
-  }
-}
-
-/// Shape of a CONV_2D: NHWC input, OHWI filter (`[out, h, w, in / groups]`), NHWC output.
-struct ConvolutionShape: Equatable {
-  /// N.
-  let batch: Int
-  /// Input channels (all groups).
-  let inputChannels: Int
-  /// Filter input channels: channels of one group.
-  let groupInputChannels: Int
-  /// Output channels (all groups).
-  let outputChannels: Int
-  /// Vertical geometry.
-  let height: WindowAxis
-  /// Horizontal geometry.
-  let width: WindowAxis
-
-  /// Number of groups (`inputChannels / groupInputChannels`).
-  var groups: Int { inputChannels / groupInputChannels }
-  /// Output channels of one group: N of each GEMM.
-  var groupOutputChannels: Int { outputChannels / groups }
-  /// Rows of each GEMM: every output pixel.
-  var gemmRows: Int { batch * height.outputSize * width.outputSize }
-  /// Depth of each GEMM: one filter of a group.
-  var gemmDepth: Int { height.filterSize * width.filterSize * groupInputChannels }
-  /// True for a 1×1 stride-1 filter without padding: the input itself is the left-hand matrix.
-  var readsInputInPlace: Bool {
-    height.filterSize == 1 && width.filterSize == 1 && height.stride == 1 && width.stride == 1
-      && height.paddingBefore == 0 && width.paddingBefore == 0
-  }
-}
 
 /// The im2col view of a convolution input: row = output pixel, depth = (ky, kx, channel of the group).
 /// Blocks are gathered into the worker's scratch; taps outside the input read as zero.
@@ -306,33 +223,10 @@ final class Conv2DKernel: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    try FloatOperands.requireRank(input, 4, op: "CONV_2D", role: "input")
-    try FloatOperands.requireRank(filter, 4, op: "CONV_2D", role: "filter")
-    let (batch, height, width, channels) = (input.shape[0], input.shape[1], input.shape[2], input.shape[3])
-    let (outputChannels, filterHeight, filterWidth, filterChannels) =
-      (filter.shape[0], filter.shape[1], filter.shape[2], filter.shape[3])
-    guard filterChannels > 0, channels % filterChannels == 0, channels > 0 else {
-      throw KernelError.invalid("CONV_2D filter input channels \(filterChannels) do not divide the input's \(channels)")
-    }
-    let groups = channels / filterChannels
-    guard outputChannels % groups == 0 else {
-      throw KernelError.invalid("CONV_2D output channels \(outputChannels) are not a multiple of the \(groups) groups")
-    }
-    try FloatOperands.requireBias(bias, count: outputChannels, op: "CONV_2D")
-    let heightAxis = try WindowAxis(
-      op: "CONV_2D", axis: "height", inputSize: height, filterSize: filterHeight, stride: options.strideH,
-      dilation: options.dilationHFactor, padding: options.padding)
-    let widthAxis = try WindowAxis(
-      op: "CONV_2D", axis: "width", inputSize: width, filterSize: filterWidth, stride: options.strideW,
-      dilation: options.dilationWFactor, padding: options.padding)
-    let outputShape = [batch, heightAxis.outputSize, widthAxis.outputSize, outputChannels]
-    _ = try FloatOperands.checkedCount(outputShape, "CONV_2D output")
-    let shape = ConvolutionShape(
-      batch: batch, inputChannels: channels, groupInputChannels: filterChannels, outputChannels: outputChannels,
-      height: heightAxis, width: widthAxis)
-    output.shape = outputShape
+    let shape = try ConvolutionShape(conv2DInput: input, filter: filter, bias: bias, options: options, op: "CONV_2D")
+    output.shape = shape.outputShape
     var scratch = ScratchLayout()
-    if groups > 1 && filterChannels == 1 {
+    if shape.groups > 1 && shape.groupInputChannels == 1 {
       prepareDepthwise(shape, scratch: &scratch)
       context.requestScratch(bytes: scratch.byteCount)
       return
@@ -341,10 +235,10 @@ final class Conv2DKernel: Kernel {
     depthwiseFilter = []
     let plan = FloatConvolution.plan(shape, threadCount: context.threadCount)
     try weights.prepare(
-      filter, count: groups, sourceStride: FloatConvolution.filterGroupStride(shape),
+      filter, count: shape.groups, sourceStride: FloatConvolution.filterGroupStride(shape),
       layout: FloatConvolution.filterLayout(shape), depth: shape.gemmDepth, columns: shape.groupOutputChannels,
       scratch: &scratch)
-    paddedBias.prepare(bias, groups: groups, columns: shape.groupOutputChannels, scratch: &scratch)
+    paddedBias.prepare(bias, groups: shape.groups, columns: shape.groupOutputChannels, scratch: &scratch)
     gemmScratchOffset = scratch.reserve(bytes: FloatConvolution.scratchBytes(shape, threadCount: context.threadCount))
     context.requestScratch(bytes: scratch.byteCount)
     self.shape = shape

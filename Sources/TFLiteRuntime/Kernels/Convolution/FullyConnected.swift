@@ -29,24 +29,9 @@ final class FullyConnectedKernel: Kernel {
   }
 
   func prepare(_ context: inout PrepareContext) throws {
-    let op = "FULLY_CONNECTED"
-    try FloatOperands.requireRank(weights, 2, op: op, role: "weights")
-    let (units, depth) = (weights.shape[0], weights.shape[1])
-    let inputCount = input.elementCount
-    guard depth > 0, inputCount % depth == 0 else {
-      throw KernelError.invalid("\(op) input \(input.shape) cannot be read as rows of \(depth) values")
-    }
-    let rows = inputCount / depth
-    try FloatOperands.requireBias(bias, count: units, op: op)
-    if keepNumDims {
-      guard let last = input.shape.last, last == depth else {
-        throw KernelError.invalid("\(op) with keep_num_dims needs the input's last dimension to be \(depth), got \(input.shape)")
-      }
-      output.shape = input.shape.dropLast() + [units]
-    } else {
-      output.shape = [rows, units]
-    }
-    _ = try FloatOperands.checkedCount(output.shape, "\(op) output")
+    let shape = try FullyConnectedShape(input: input, weights: weights, bias: bias, keepNumDims: keepNumDims)
+    let (rows, depth, units) = (shape.rows, shape.depth, shape.units)
+    output.shape = shape.outputShape
     let plan = GEMMPlan(rows: rows, columns: units, depth: depth, threadCount: context.threadCount)
     var scratch = ScratchLayout()
     try packedWeights.prepare(
@@ -71,5 +56,40 @@ final class FullyConnectedKernel: Kernel {
           scratch: scratch + gemmScratchOffset)
       }
     }
+  }
+}
+
+/// The geometry of a FULLY_CONNECTED node, whatever its element types: the input read as `rows`
+/// rows of `depth` values, weights `[units, depth]`, an optional bias `[units]`, and the output
+/// `[rows, units]` or, with `keep_num_dims`, the input's shape with its last dimension `units`.
+struct FullyConnectedShape {
+  /// Rows of the input (M).
+  let rows: Int
+  /// Values per row (K).
+  let depth: Int
+  /// Output channels (N).
+  let units: Int
+  /// The output's shape.
+  let outputShape: [Int]
+
+  /// Checks the operands' shapes; throws `invalid` for operands that do not fit.
+  init(input: RuntimeTensor, weights: RuntimeTensor, bias: RuntimeTensor?, keepNumDims: Bool) throws {
+    let op = "FULLY_CONNECTED"
+    try FloatOperands.requireRank(weights, 2, op: op, role: "weights")
+    (units, depth) = (weights.shape[0], weights.shape[1])
+    guard depth > 0, input.elementCount % depth == 0 else {
+      throw KernelError.invalid("\(op) input \(input.shape) cannot be read as rows of \(depth) values")
+    }
+    rows = input.elementCount / depth
+    try FloatOperands.requireBias(bias, count: units, op: op)
+    if keepNumDims {
+      guard input.shape.last == depth else {
+        throw KernelError.invalid("\(op) with keep_num_dims needs the input's last dimension to be \(depth), got \(input.shape)")
+      }
+      outputShape = input.shape.dropLast() + [units]
+    } else {
+      outputShape = [rows, units]
+    }
+    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
   }
 }

@@ -1,22 +1,5 @@
 import TFLiteFormat
 
-/// Shape of a DEPTHWISE_CONV_2D: NHWC input, filter `[1, h, w, in * multiplier]`, NHWC output.
-struct DepthwiseShape: Equatable {
-  /// N.
-  let batch: Int
-  /// Input channels.
-  let inputChannels: Int
-  /// Output channels per input channel.
-  let multiplier: Int
-  /// Vertical geometry.
-  let height: WindowAxis
-  /// Horizontal geometry.
-  let width: WindowAxis
-
-  /// Output channels: output channel `c` reads input channel `c / multiplier`.
-  var outputChannels: Int { inputChannels * multiplier }
-}
-
 /// DEPTHWISE_CONV_2D in float32, vectorised over channels.
 ///
 /// With a multiplier above 1 the input is first expanded (each channel repeated `multiplier` times)

@@ -280,23 +280,8 @@ final class IntegerFullyConnectedKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let op = "FULLY_CONNECTED"
-    try FloatOperands.requireRank(weights, 2, op: op, role: "weights")
-    let (units, depth) = (weights.shape[0], weights.shape[1])
-    guard depth > 0, input.elementCount % depth == 0 else {
-      throw KernelError.invalid("\(op) input \(input.shape) cannot be read as rows of \(depth) values")
-    }
-    let rows = input.elementCount / depth
-    try FloatOperands.requireBias(bias, count: units, op: op)
-    let outputShape: [Int]
-    if keepNumDims {
-      guard input.shape.last == depth else {
-        throw KernelError.invalid("\(op) with keep_num_dims needs the input's last dimension to be \(depth), got \(input.shape)")
-      }
-      outputShape = input.shape.dropLast() + [units]
-    } else {
-      outputShape = [rows, units]
-    }
-    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    let geometry = try FullyConnectedShape(input: input, weights: weights, bias: bias, keepNumDims: keepNumDims)
+    let (rows, depth, units) = (geometry.rows, geometry.depth, geometry.units)
     guard let point = WindowAxis(inputSize: 1, filterSize: 1, stride: 1, dilation: 1, samePadding: false) else {
       throw KernelError.invalid("\(op) has no valid geometry")
     }
@@ -305,7 +290,7 @@ final class IntegerFullyConnectedKernel: Kernel {
       activation: activation, rounding: context.roundingPolicy, roundsOnce: true)
     let shape = ConvolutionShape(
       batch: rows, inputChannels: depth, groupInputChannels: depth, outputChannels: units, height: point, width: point)
-    output.shape = outputShape
+    output.shape = geometry.outputShape
     byteConvolution = try prepareConvolution(shape, arithmetic: arithmetic, input: input, op: op, context: &context)
     // The 8-bit path keeps only its packed form (not the Int32 weights).
     self.arithmetic = byteConvolution == nil ? arithmetic : nil

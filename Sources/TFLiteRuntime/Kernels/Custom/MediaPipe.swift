@@ -46,30 +46,6 @@ struct TransposeConvolutionBiasOptions: Equatable {
   }
 }
 
-extension WindowAxis {
-  /// One axis of MediaPipe's Convolution2DTransposeBias, described like a TRANSPOSE_CONV axis
-  /// (`inputSize` is the transposed convolution's output extent, `outputSize` its input extent).
-  /// The full extent `stride·(size-1) + kernel` is cropped by `kernel - (size-1) mod stride - 1`
-  /// (at least 0) with SAME padding, half of it (rounded down) before the first element.
-  init(transposedConvolutionBiasOf size: Int, kernel: Int, stride: Int, samePadding: Bool, op: String) throws {
-    guard size > 0, kernel > 0 else {
-      throw KernelError.invalid("\(op) needs a positive input extent and kernel, got \(size) and \(kernel)")
-    }
-    let (scaled, scaleOverflow) = (size - 1).multipliedReportingOverflow(by: stride)
-    let (full, addOverflow) = scaled.addingReportingOverflow(kernel)
-    guard !scaleOverflow, !addOverflow else {
-      throw KernelError.invalid("\(op) output extent of input \(size), kernel \(kernel), stride \(stride) overflows")
-    }
-    let crop = samePadding ? max(0, kernel - (size - 1) % stride - 1) : 0
-    inputSize = full - crop
-    filterSize = kernel
-    self.stride = stride
-    dilation = 1
-    outputSize = size
-    paddingBefore = crop / 2
-  }
-}
-
 /// MediaPipe's Convolution2DTransposeBias (float32): a transposed convolution with a bias and no
 /// output-shape operand. Inputs `input [N,H,W,I]`, `weights [O,KH,KW,I]`, `bias [O]`; the output
 /// size follows from the input, kernel, strides and padding (see

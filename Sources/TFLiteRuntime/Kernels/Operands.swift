@@ -14,26 +14,6 @@ extension FloatClampRange {
   }
 }
 
-extension WindowAxis {
-  /// The axis of a windowed op, or `KernelError.invalid` naming the op when it has no valid output.
-  init(
-    op: String, axis: String, inputSize: Int, filterSize: Int, stride: Int32, dilation: Int32, padding: Padding
-  ) throws {
-    guard padding == .same || padding == .valid else {
-      throw KernelError.invalid("\(op) has unknown padding \(padding.rawValue)")
-    }
-    guard
-      let value = WindowAxis(
-        inputSize: inputSize, filterSize: filterSize, stride: Int(stride), dilation: Int(dilation),
-        samePadding: padding == .same)
-    else {
-      throw KernelError.invalid(
-        "\(op) \(axis): input \(inputSize), filter \(filterSize), stride \(stride), dilation \(dilation), padding \(padding.name) give no valid output")
-    }
-    self = value
-  }
-}
-
 /// Regions of a node's scratch memory, each 64-byte aligned: offsets are fixed in `prepare` and
 /// added to `EvalContext.scratch` in `eval`.
 struct ScratchLayout {

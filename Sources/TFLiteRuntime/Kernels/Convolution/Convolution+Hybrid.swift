@@ -49,23 +49,9 @@ final class HybridFullyConnectedKernel: Kernel {
   func prepare(_ context: inout PrepareContext) throws {
     let op = Self.op
     let weightTensor = operands.weights
-    try FloatOperands.requireRank(weightTensor, 2, op: op, role: "weights")
-    let (units, depth) = (weightTensor.shape[0], weightTensor.shape[1])
-    guard depth > 0, input.elementCount % depth == 0 else {
-      throw KernelError.invalid("\(op) input \(input.shape) cannot be read as rows of \(depth) values")
-    }
-    let rows = input.elementCount / depth
-    try FloatOperands.requireBias(operands.bias, count: units, op: op)
-    let outputShape: [Int]
-    if keepNumDims {
-      guard input.shape.last == depth else {
-        throw KernelError.invalid("\(op) with keep_num_dims needs the input's last dimension to be \(depth), got \(input.shape)")
-      }
-      outputShape = input.shape.dropLast() + [units]
-    } else {
-      outputShape = [rows, units]
-    }
-    _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
+    let geometry = try FullyConnectedShape(
+      input: input, weights: weightTensor, bias: operands.bias, keepNumDims: keepNumDims)
+    let (rows, depth, units) = (geometry.rows, geometry.depth, geometry.units)
     weights = try HybridWeights.reusing(
       weights, weightTensor, op: op, layout: .contiguous(rows: units, columns: depth), channels: units,
       channelAxis: 0)
@@ -73,7 +59,7 @@ final class HybridFullyConnectedKernel: Kernel {
     quantizedInput = HybridInputScratch(runs: rows, runLength: depth, scratch: &scratch)
     context.requestScratch(bytes: scratch.byteCount)
     self.units = units
-    output.shape = outputShape
+    output.shape = geometry.outputShape
   }
 
   func eval(_ context: EvalContext) throws {
