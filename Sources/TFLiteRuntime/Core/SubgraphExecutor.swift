@@ -14,7 +14,7 @@ public final class SubgraphExecutor {
   /// The subgraph's output tensors, in order.
   public let outputs: [RuntimeTensor]
   /// The nodes in execution order.
-  public let nodes: [Node]
+  let nodes: [Node]
   /// The current memory plan (valid after ``allocateTensors()``).
   public private(set) var memoryPlan = MemoryPlan(requests: [])
   /// True once tensors are allocated and no resize has happened since.
@@ -83,6 +83,9 @@ public final class SubgraphExecutor {
     arena?.deallocate()
     runTimeScratch?.deallocate()
   }
+
+  /// The operator name of every node in execution order (schema names, custom codes for custom operators).
+  public var operatorNames: [String] { nodes.map(\.opName) }
 
   /// Bytes of the activation arena (valid after ``allocateTensors()``).
   public var arenaByteCount: Int { memoryPlan.arenaByteCount }

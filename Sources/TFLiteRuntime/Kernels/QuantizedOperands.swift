@@ -6,7 +6,7 @@ import TFLiteFormat
 
 extension ElementType {
   /// The raw values of an integer type quantized kernels use (nil for other types).
-  public var quantizedRange: ClosedRange<Int32>? {
+  var quantizedRange: ClosedRange<Int32>? {
     switch self {
     case .int4: -8...7
     case .int8: Int32(Int8.min)...Int32(Int8.max)
@@ -19,12 +19,12 @@ extension ElementType {
 }
 
 /// Checks of quantization parameters.
-public enum QuantizationValidation {
+enum QuantizationValidation {
   /// Throws unless `tensor` carries usable quantization parameters: at least one scale, every
   /// scale finite and positive, one zero point or one per scale, every zero point inside the
   /// tensor type's range and, for per-axis parameters, an axis inside the tensor's rank whose
   /// size equals the number of scales.
-  public static func validate(_ tensor: RuntimeTensor, op: String) throws {
+  static func validate(_ tensor: RuntimeTensor, op: String) throws {
     guard let quantization = tensor.quantization, !quantization.scales.isEmpty else {
       throw KernelError.invalid("\(op): tensor \(describe(tensor)) has no quantization scale")
     }
@@ -64,19 +64,19 @@ public enum QuantizationValidation {
 
 /// The per-tensor quantization of one operand of an integer kernel: its element type, scale and
 /// zero point, validated.
-public struct QuantizedOperand: Sendable, Hashable {
+struct QuantizedOperand: Sendable, Hashable {
   /// The element type.
-  public let type: ElementType
+  let type: ElementType
   /// The scale: real = scale · (raw − zeroPoint).
-  public let scale: Float
+  let scale: Float
   /// The zero point, inside the type's range.
-  public let zeroPoint: Int32
+  let zeroPoint: Int32
   /// The raw values of the type.
-  public let range: ClosedRange<Int32>
+  let range: ClosedRange<Int32>
 
   /// Reads and validates the per-tensor quantization of `tensor` for operator `op`; with
   /// `symmetric`, the zero point must be 0 (TFLite's 16-bit activations).
-  public init(_ tensor: RuntimeTensor, op: String, symmetric: Bool = false) throws {
+  init(_ tensor: RuntimeTensor, op: String, symmetric: Bool = false) throws {
     try QuantizationValidation.validate(tensor, op: op)
     guard let quantization = tensor.quantization, let range = tensor.type.quantizedRange else {
       throw KernelError.invalid("\(op): tensor \(QuantizationValidation.describe(tensor)) is not a quantized integer tensor")
@@ -97,7 +97,7 @@ public struct QuantizedOperand: Sendable, Hashable {
   }
 
   /// The clamping range of this (output) operand under a fused activation.
-  public func activationRange(_ activation: FusedActivation) -> ClosedRange<Int32> {
+  func activationRange(_ activation: FusedActivation) -> ClosedRange<Int32> {
     FixedPoint.activationRange(activation, scale: scale, zeroPoint: Int(zeroPoint), typeRange: range)
   }
 }
