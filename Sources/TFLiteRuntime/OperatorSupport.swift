@@ -6,7 +6,8 @@ public enum OperatorSupport {
   /// for custom operator `customCode`. Kernels accept every version the schema defines; the types
   /// and options a node actually uses are checked when the interpreter is built.
   public static func isSupported(builtinCode: Int32, customCode: String?) -> Bool {
-    KernelDispatch.hasKernel(for: Operator(builtinCode: BuiltinOperator(rawValue: builtinCode), customCode: customCode))
+    let kind = OperatorKind(builtinCode: BuiltinOperator(rawValue: builtinCode), customCode: customCode)
+    return KernelDispatch.hasKernel(for: kind)
   }
 
   /// The names (schema names of builtins, custom codes) of every operator the runtime has a kernel for, sorted.

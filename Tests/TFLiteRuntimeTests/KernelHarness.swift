@@ -103,7 +103,7 @@ extension Node {
   ) {
     let builtin = BuiltinOperator.allKnown.first { $0.name == opName && $0 != .custom }
     self.init(
-      index: index, op: builtin.map { .builtin($0) } ?? Operator(builtinCode: .custom, customCode: opName),
+      index: index, op: builtin.map { .builtin($0) } ?? OperatorKind(builtinCode: .custom, customCode: opName),
       version: version, inputs: inputs, outputs: outputs, options: options, customOptions: customOptions,
       subgraph: subgraph)
   }

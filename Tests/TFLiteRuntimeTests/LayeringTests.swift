@@ -35,7 +35,9 @@ final class LayeringTests: XCTestCase {
   /// The capitalized words `text` uses outside comments, less its generic parameter names.
   private func namesUsed(in text: String) throws -> Set<String> {
     let code = text.split(separator: "\n")
-      .map { line in line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "" }
+      .map { line in
+        line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+      }
       .joined(separator: "\n")
     let word = try NSRegularExpression(pattern: #"\b[A-Z]\w*"#)
     let generic = try NSRegularExpression(pattern: #"[<,]\s*([A-Z]\w*)\s*:"#)

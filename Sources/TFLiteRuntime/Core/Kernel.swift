@@ -5,7 +5,7 @@ struct Node {
   /// Index of the node in its subgraph's execution order.
   let index: Int
   /// The operator, resolved from the model's operator code.
-  let op: Operator
+  let op: OperatorKind
   /// The operator version recorded in the model.
   let version: Int
   /// Input operands; nil where an optional operand is absent (index −1 in the model).

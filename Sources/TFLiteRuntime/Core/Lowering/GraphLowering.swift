@@ -2,7 +2,7 @@
 // runner is built. Every index was checked by `ModelValidator` when the model was read, so none is
 // checked again here. The steps, in order:
 //   1. tensors: element types, quantization, sparse and INT4 constants (`TensorLowering`);
-//   2. nodes: each operator code resolved to a typed `Operator`;
+//   2. nodes: each operator code resolved to a typed `OperatorKind`;
 //   3. kernels: one per node from `KernelDispatch` (float / integer / hybrid by operand types);
 //   4. data flow: every tensor written once, before it is read;
 //   5. fusions: node pairs one kernel runs (`OperatorFusion`);
@@ -51,7 +51,7 @@ struct LoweredSubgraph {
         throw RuntimeError.invalidModel("subgraph \(subgraphIndex) node \(nodeIndex) has an absent (-1) output")
       }
       let node = Node(
-        index: nodeIndex, op: Operator(builtinCode: code.resolvedBuiltinCode, customCode: code.customCode),
+        index: nodeIndex, op: OperatorKind(builtinCode: code.resolvedBuiltinCode, customCode: code.customCode),
         version: Int(code.version), inputs: operation.inputs.map { $0 < 0 ? nil : tensors[Int($0)] },
         outputs: operation.outputs.map { tensors[Int($0)] }, options: operation.builtinOptions,
         customOptions: model.customOptions(of: operation), subgraph: subgraphProvider, resources: resources)
@@ -93,7 +93,8 @@ struct LoweredSubgraph {
   private static func checkDataFlow(of nodes: [Node], inputs: [RuntimeTensor], subgraphIndex: Int) throws -> Set<Int> {
     if let constant = inputs.firstIndex(where: \.isModelConstant) {
       throw RuntimeError.invalidModel(
-        "subgraph \(subgraphIndex) input \(constant) is the constant tensor \(inputs[constant].summary), which callers cannot fill")
+        "subgraph \(subgraphIndex) input \(constant) is the constant tensor \(inputs[constant].summary), "
+          + "which callers cannot fill")
     }
     var writers: [Int: Int] = [:]
     let inputIndices = Set(inputs.map(\.index))
@@ -131,7 +132,8 @@ struct LoweredSubgraph {
       throw RuntimeError.invalidShape("variable tensor \(variable.summary) is not a valid size")
     }
     guard byteCount <= memoryLimit else {
-      throw RuntimeError.memoryLimitExceeded(what: "variable tensor \(variable.summary)", byteCount: byteCount, limit: memoryLimit)
+      throw RuntimeError.memoryLimitExceeded(
+        what: "variable tensor \(variable.summary)", byteCount: byteCount, limit: memoryLimit)
     }
     let denseCopy = variable.ownedMemory
     variable.ownedMemory = nil

@@ -56,18 +56,18 @@ enum KernelDispatch {
   }
 
   /// True when the runtime has a kernel for `op`.
-  static func hasKernel(for op: Operator) -> Bool { factory(for: op) != nil }
+  static func hasKernel(for op: OperatorKind) -> Bool { factory(for: op) != nil }
 
   /// The reference kernel of `op`, where the runtime has one (`RunnerOptions(kernels: .reference)`).
   /// No operator has one yet; each added reference kernel gets a case here.
-  private static func referenceFactory(for op: Operator) -> KernelFactory? {
+  private static func referenceFactory(for op: OperatorKind) -> KernelFactory? {
     switch op {
     default: nil
     }
   }
 
   /// The optimized kernel factory of `op`, or nil when the runtime has none.
-  static func factory(for op: Operator) -> KernelFactory? {
+  static func factory(for op: OperatorKind) -> KernelFactory? {
     switch op {
     case .builtin(let code): builtinFactory(code)
     case .custom(let custom): customFactory(custom)
@@ -119,15 +119,25 @@ enum KernelDispatch {
   /// The kernel factory of builtin `code`.
   private static func builtinFactory(_ code: BuiltinOperator) -> KernelFactory? {
     switch code {
-    case .abs: byArithmetic(quantized: IntegerUnaryKernel<IntegerAbsoluteValueDefinition>.self, plain: UnaryKernel<ArithmeticUnaryDefinition<AbsoluteValue>>.self)
-    case .add: byArithmetic(quantized: IntegerBinaryKernel<IntegerAddSubtractDefinition<QuantizedAddition>>.self, plain: BinaryKernel<ArithmeticDefinition<Addition>>.self)
+    case .abs:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerAbsoluteValueDefinition>.self,
+        plain: UnaryKernel<ArithmeticUnaryDefinition<AbsoluteValue>>.self)
+    case .add:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerAddSubtractDefinition<QuantizedAddition>>.self,
+        plain: BinaryKernel<ArithmeticDefinition<Addition>>.self)
     case .addN: kernel(AddManyKernel.self)
     case .argMax: kernel(ArgumentExtremumKernel<ArgumentMaximum>.self)
     case .argMin: kernel(ArgumentExtremumKernel<ArgumentMinimum>.self)
     case .assignVariable: kernel(AssignVariableKernel.self)
     case .atan2: kernel(BinaryKernel<ArcTangentDefinition>.self)
     case .averagePool2d: byArithmetic(quantized: IntegerAveragePool2DKernel.self, plain: AveragePool2DKernel.self)
-    case .batchMatmul: weighted(quantized: IntegerBatchMatMulKernel.self, hybrid: HybridBatchMatMulKernel.self, float: BatchMatMulKernel.self)
+    case .batchMatmul:
+      weighted(
+        quantized: IntegerBatchMatMulKernel.self,
+        hybrid: HybridBatchMatMulKernel.self,
+        float: BatchMatMulKernel.self)
     case .batchToSpaceNd: kernel(BlockBatchKernel.self)
     case .bidirectionalSequenceLstm: kernel(BidirectionalSequenceLSTMKernel.self)
     case .bidirectionalSequenceRnn: kernel(BidirectionalSequenceRNNKernel.self)
@@ -141,69 +151,133 @@ enum KernelDispatch {
     case .ceil: kernel(UnaryKernel<FloatFunctionDefinition<Ceiling>>.self)
     case .complexAbs: kernel(ComplexPartKernel.self)
     case .concatenation: concatenation
-    case .conv2d: weighted(quantized: IntegerConv2DKernel.self, hybrid: HybridConv2DKernel.self, float: Conv2DKernel.self)
+    case .conv2d:
+      weighted(quantized: IntegerConv2DKernel.self, hybrid: HybridConv2DKernel.self, float: Conv2DKernel.self)
     case .conv3d: kernel(Conv3DKernel.self)
     case .conv3dTranspose: kernel(Conv3DTransposeKernel.self)
     case .cos: kernel(UnaryKernel<FloatFunctionDefinition<Cosine>>.self)
     case .cumsum: kernel(CumulativeSumKernel.self)
     case .densify: kernel(DensifyKernel.self)
-    case .depthwiseConv2d: weighted(quantized: IntegerDepthwiseConv2DKernel.self, hybrid: HybridDepthwiseConv2DKernel.self, float: DepthwiseConv2DKernel.self)
+    case .depthwiseConv2d:
+      weighted(
+        quantized: IntegerDepthwiseConv2DKernel.self,
+        hybrid: HybridDepthwiseConv2DKernel.self,
+        float: DepthwiseConv2DKernel.self)
     case .depthToSpace: kernel(BlockRearrangeKernel.self)
     case .dequantize: kernel(DequantizeKernel.self)
     case .dilate: kernel(DilateKernel.self)
-    case .div: byArithmetic(quantized: IntegerBinaryKernel<IntegerDivideDefinition>.self, plain: BinaryKernel<ArithmeticDefinition<Division>>.self)
+    case .div:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerDivideDefinition>.self,
+        plain: BinaryKernel<ArithmeticDefinition<Division>>.self)
     case .dynamicUpdateSlice: kernel(DynamicUpdateSliceKernel.self)
-    case .elu: byArithmetic(quantized: IntegerUnaryKernel<IntegerExponentialLinearUnitDefinition>.self, plain: UnaryKernel<FloatFunctionDefinition<ExponentialLinearUnit>>.self)
+    case .elu:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerExponentialLinearUnitDefinition>.self,
+        plain: UnaryKernel<FloatFunctionDefinition<ExponentialLinearUnit>>.self)
     case .embeddingLookup: kernel(EmbeddingLookupKernel.self)
     case .embeddingLookupSparse: kernel(EmbeddingLookupSparseKernel.self)
-    case .equal: byArithmetic(quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedEqual>>.self, plain: BinaryKernel<ComparisonDefinition<EqualComparison>>.self)
-    case .exp: byArithmetic(quantized: IntegerUnaryKernel<IntegerTabulatedUnaryDefinition<QuantizedExponential>>.self, plain: UnaryKernel<FloatFunctionDefinition<Exponential>>.self)
+    case .equal:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedEqual>>.self,
+        plain: BinaryKernel<ComparisonDefinition<EqualComparison>>.self)
+    case .exp:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerTabulatedUnaryDefinition<QuantizedExponential>>.self,
+        plain: UnaryKernel<FloatFunctionDefinition<Exponential>>.self)
     case .expandDims: kernel(ExpandDimsKernel.self)
     case .fakeQuant: kernel(FakeQuantKernel.self)
     case .fill: kernel(FillKernel.self)
     case .floor: kernel(UnaryKernel<FloatFunctionDefinition<Floor>>.self)
     case .floorDiv: kernel(BinaryKernel<ArithmeticDefinition<FloorDivision>>.self)
     case .floorMod: kernel(BinaryKernel<ArithmeticDefinition<FloorModulo>>.self)
-    case .fullyConnected: weighted(quantized: IntegerFullyConnectedKernel.self, hybrid: HybridFullyConnectedKernel.self, float: FullyConnectedKernel.self)
+    case .fullyConnected:
+      weighted(
+        quantized: IntegerFullyConnectedKernel.self,
+        hybrid: HybridFullyConnectedKernel.self,
+        float: FullyConnectedKernel.self)
     case .gather: kernel(GatherKernel.self)
     case .gatherNd: kernel(GatherKernel.self)
-    case .gelu: byArithmetic(quantized: IntegerUnaryKernel<IntegerGeluDefinition>.self, plain: UnaryKernel<GeluDefinition>.self)
-    case .greater: byArithmetic(quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedGreater>>.self, plain: BinaryKernel<ComparisonDefinition<GreaterComparison>>.self)
-    case .greaterEqual: byArithmetic(quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedGreaterEqual>>.self, plain: BinaryKernel<ComparisonDefinition<GreaterEqualComparison>>.self)
-    case .hardSwish: byArithmetic(quantized: IntegerUnaryKernel<IntegerHardSwishDefinition>.self, plain: UnaryKernel<FloatFunctionDefinition<HardSwish>>.self)
+    case .gelu:
+      byArithmetic(quantized: IntegerUnaryKernel<IntegerGeluDefinition>.self, plain: UnaryKernel<GeluDefinition>.self)
+    case .greater:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedGreater>>.self,
+        plain: BinaryKernel<ComparisonDefinition<GreaterComparison>>.self)
+    case .greaterEqual:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedGreaterEqual>>.self,
+        plain: BinaryKernel<ComparisonDefinition<GreaterEqualComparison>>.self)
+    case .hardSwish:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerHardSwishDefinition>.self,
+        plain: UnaryKernel<FloatFunctionDefinition<HardSwish>>.self)
     case .`if`: kernel(IfKernel.self)
     case .imag: kernel(ComplexPartKernel.self)
-    case .l2Normalization: byArithmetic(quantized: IntegerL2NormalizationKernel.self, plain: LastAxisKernel<L2NormalizationDefinition>.self)
+    case .l2Normalization:
+      byArithmetic(quantized: IntegerL2NormalizationKernel.self, plain: LastAxisKernel<L2NormalizationDefinition>.self)
     case .l2Pool2d: kernel(L2Pool2DKernel.self)
-    case .leakyRelu: byArithmetic(quantized: IntegerUnaryKernel<IntegerLeakyReluDefinition>.self, plain: UnaryKernel<LeakyReluDefinition>.self)
-    case .less: byArithmetic(quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedLess>>.self, plain: BinaryKernel<ComparisonDefinition<LessComparison>>.self)
-    case .lessEqual: byArithmetic(quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedLessEqual>>.self, plain: BinaryKernel<ComparisonDefinition<LessEqualComparison>>.self)
+    case .leakyRelu:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerLeakyReluDefinition>.self,
+        plain: UnaryKernel<LeakyReluDefinition>.self)
+    case .less:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedLess>>.self,
+        plain: BinaryKernel<ComparisonDefinition<LessComparison>>.self)
+    case .lessEqual:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedLessEqual>>.self,
+        plain: BinaryKernel<ComparisonDefinition<LessEqualComparison>>.self)
     case .localResponseNormalization: kernel(LastAxisKernel<LocalResponseNormalizationDefinition>.self)
-    case .log: byArithmetic(quantized: IntegerUnaryKernel<IntegerTabulatedUnaryDefinition<QuantizedLogarithm>>.self, plain: UnaryKernel<FloatFunctionDefinition<NaturalLogarithm>>.self)
+    case .log:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerTabulatedUnaryDefinition<QuantizedLogarithm>>.self,
+        plain: UnaryKernel<FloatFunctionDefinition<NaturalLogarithm>>.self)
     case .logicalAnd: kernel(BinaryKernel<LogicalDefinition<LogicalAndOperation>>.self)
     case .logicalNot: kernel(UnaryKernel<LogicalNotDefinition>.self)
     case .logicalOr: kernel(BinaryKernel<LogicalDefinition<LogicalOrOperation>>.self)
-    case .logistic: byArithmetic(quantized: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedLogistic>>.self, plain: UnaryKernel<FloatFunctionDefinition<Logistic>>.self)
-    case .logSoftmax: byArithmetic(quantized: IntegerLogSoftmaxKernel.self, plain: LastAxisKernel<LogSoftmaxDefinition>.self)
+    case .logistic:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedLogistic>>.self,
+        plain: UnaryKernel<FloatFunctionDefinition<Logistic>>.self)
+    case .logSoftmax:
+      byArithmetic(quantized: IntegerLogSoftmaxKernel.self, plain: LastAxisKernel<LogSoftmaxDefinition>.self)
     case .lstm: kernel(LSTMKernel.self)
     case .matrixDiag: kernel(MatrixDiagKernel.self)
     case .matrixSetDiag: kernel(MatrixSetDiagKernel.self)
-    case .maximum: byArithmetic(quantized: IntegerBinaryKernel<IntegerExtremumDefinition<QuantizedMaximum>>.self, plain: BinaryKernel<ArithmeticDefinition<Maximum>>.self)
+    case .maximum:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerExtremumDefinition<QuantizedMaximum>>.self,
+        plain: BinaryKernel<ArithmeticDefinition<Maximum>>.self)
     case .maxPool2d: byArithmetic(quantized: IntegerMaxPool2DKernel.self, plain: MaxPool2DKernel.self)
-    case .mean: byArithmetic(quantized: IntegerReductionKernel<QuantizedMean>.self, plain: ReductionKernel<MeanDefinition>.self)
-    case .minimum: byArithmetic(quantized: IntegerBinaryKernel<IntegerExtremumDefinition<QuantizedMinimum>>.self, plain: BinaryKernel<ArithmeticDefinition<Minimum>>.self)
+    case .mean:
+      byArithmetic(quantized: IntegerReductionKernel<QuantizedMean>.self, plain: ReductionKernel<MeanDefinition>.self)
+    case .minimum:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerExtremumDefinition<QuantizedMinimum>>.self,
+        plain: BinaryKernel<ArithmeticDefinition<Minimum>>.self)
     case .mirrorPad: kernel(MirrorPadKernel.self)
-    case .mul: byArithmetic(quantized: IntegerBinaryKernel<IntegerMultiplyDefinition>.self, plain: BinaryKernel<ArithmeticDefinition<Multiplication>>.self)
+    case .mul:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerMultiplyDefinition>.self,
+        plain: BinaryKernel<ArithmeticDefinition<Multiplication>>.self)
     case .neg: kernel(UnaryKernel<ArithmeticUnaryDefinition<Negation>>.self)
     case .nonMaxSuppressionV4: kernel(NonMaxSuppressionKernel.self)
     case .nonMaxSuppressionV5: kernel(NonMaxSuppressionKernel.self)
-    case .notEqual: byArithmetic(quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedNotEqual>>.self, plain: BinaryKernel<ComparisonDefinition<NotEqualComparison>>.self)
+    case .notEqual:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerComparisonDefinition<QuantizedNotEqual>>.self,
+        plain: BinaryKernel<ComparisonDefinition<NotEqualComparison>>.self)
     case .oneHot: kernel(OneHotKernel.self)
     case .pack: kernel(PackKernel.self)
     case .pad: kernel(PadKernel.self)
     case .padv2: kernel(PadKernel.self)
     case .pow: kernel(BinaryKernel<ArithmeticDefinition<Power>>.self)
-    case .prelu: byArithmetic(quantized: IntegerBinaryKernel<IntegerPreluDefinition>.self, plain: BinaryKernel<PreluDefinition>.self)
+    case .prelu:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerPreluDefinition>.self,
+        plain: BinaryKernel<PreluDefinition>.self)
     case .quantize: kernel(QuantizeKernel.self)
     case .range: kernel(RangeKernel.self)
     case .rank: kernel(RankKernel.self)
@@ -211,13 +285,34 @@ enum KernelDispatch {
     case .real: kernel(ComplexPartKernel.self)
     case .reduceAll: kernel(ReductionKernel<BooleanReductionDefinition<AllReduction>>.self)
     case .reduceAny: kernel(ReductionKernel<BooleanReductionDefinition<AnyReduction>>.self)
-    case .reduceMax: byArithmetic(quantized: IntegerReductionKernel<QuantizedReduceMaximum>.self, plain: ReductionKernel<ArithmeticReductionDefinition<MaximumKind>>.self)
-    case .reduceMin: byArithmetic(quantized: IntegerReductionKernel<QuantizedReduceMinimum>.self, plain: ReductionKernel<ArithmeticReductionDefinition<MinimumKind>>.self)
-    case .reduceProd: byArithmetic(quantized: IntegerReductionKernel<QuantizedReduceProduct>.self, plain: ReductionKernel<ArithmeticReductionDefinition<ProductKind>>.self)
-    case .relu: byArithmetic(quantized: IntegerUnaryKernel<IntegerReluDefinition<QuantizedRelu>>.self, plain: UnaryKernel<ClampDefinition<Relu>>.self)
-    case .relu6: byArithmetic(quantized: IntegerUnaryKernel<IntegerReluDefinition<QuantizedRelu6>>.self, plain: UnaryKernel<ClampDefinition<Relu6>>.self)
-    case .relu0To1: byArithmetic(quantized: IntegerUnaryKernel<IntegerReluDefinition<QuantizedReluZeroToOne>>.self, plain: UnaryKernel<ClampDefinition<ReluZeroToOne>>.self)
-    case .reluN1To1: byArithmetic(quantized: IntegerUnaryKernel<IntegerReluDefinition<QuantizedReluMinusOneToOne>>.self, plain: UnaryKernel<ClampDefinition<ReluMinusOneToOne>>.self)
+    case .reduceMax:
+      byArithmetic(
+        quantized: IntegerReductionKernel<QuantizedReduceMaximum>.self,
+        plain: ReductionKernel<ArithmeticReductionDefinition<MaximumKind>>.self)
+    case .reduceMin:
+      byArithmetic(
+        quantized: IntegerReductionKernel<QuantizedReduceMinimum>.self,
+        plain: ReductionKernel<ArithmeticReductionDefinition<MinimumKind>>.self)
+    case .reduceProd:
+      byArithmetic(
+        quantized: IntegerReductionKernel<QuantizedReduceProduct>.self,
+        plain: ReductionKernel<ArithmeticReductionDefinition<ProductKind>>.self)
+    case .relu:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerReluDefinition<QuantizedRelu>>.self,
+        plain: UnaryKernel<ClampDefinition<Relu>>.self)
+    case .relu6:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerReluDefinition<QuantizedRelu6>>.self,
+        plain: UnaryKernel<ClampDefinition<Relu6>>.self)
+    case .relu0To1:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerReluDefinition<QuantizedReluZeroToOne>>.self,
+        plain: UnaryKernel<ClampDefinition<ReluZeroToOne>>.self)
+    case .reluN1To1:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerReluDefinition<QuantizedReluMinusOneToOne>>.self,
+        plain: UnaryKernel<ClampDefinition<ReluMinusOneToOne>>.self)
     case .reshape: kernel(ReshapeKernel.self)
     case .resizeBilinear: byArithmetic(quantized: IntegerResizeBilinearKernel.self, plain: ResizeKernel.self)
     case .resizeNearestNeighbor: kernel(ResizeKernel.self)
@@ -227,7 +322,10 @@ enum KernelDispatch {
     case .rightShift: kernel(BinaryKernel<BitwiseDefinition<RightShift>>.self)
     case .rnn: kernel(RNNKernel.self)
     case .round: kernel(UnaryKernel<FloatFunctionDefinition<RoundHalfToEven>>.self)
-    case .rsqrt: byArithmetic(quantized: IntegerUnaryKernel<IntegerReciprocalSquareRootDefinition>.self, plain: UnaryKernel<FloatFunctionDefinition<ReciprocalSquareRoot>>.self)
+    case .rsqrt:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerReciprocalSquareRootDefinition>.self,
+        plain: UnaryKernel<FloatFunctionDefinition<ReciprocalSquareRoot>>.self)
     case .scatterNd: kernel(ScatterNDKernel.self)
     case .segmentSum: kernel(SegmentSumKernel.self)
     case .select: kernel(SelectKernel<SelectVersion1>.self)
@@ -242,19 +340,39 @@ enum KernelDispatch {
     case .sparseToDense: kernel(SparseToDenseKernel.self)
     case .split: kernel(SplitKernel.self)
     case .splitV: kernel(SplitVKernel.self)
-    case .sqrt: byArithmetic(quantized: IntegerUnaryKernel<IntegerSquareRootDefinition>.self, plain: UnaryKernel<FloatFunctionDefinition<SquareRoot>>.self)
+    case .sqrt:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerSquareRootDefinition>.self,
+        plain: UnaryKernel<FloatFunctionDefinition<SquareRoot>>.self)
     case .square: kernel(UnaryKernel<FloatFunctionDefinition<Square>>.self)
-    case .squaredDifference: byArithmetic(quantized: IntegerBinaryKernel<IntegerSquaredDifferenceDefinition>.self, plain: BinaryKernel<ArithmeticDefinition<SquaredDifference>>.self)
+    case .squaredDifference:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerSquaredDifferenceDefinition>.self,
+        plain: BinaryKernel<ArithmeticDefinition<SquaredDifference>>.self)
     case .squeeze: kernel(SqueezeKernel.self)
     case .stridedSlice: kernel(StridedSliceKernel.self)
-    case .sub: byArithmetic(quantized: IntegerBinaryKernel<IntegerAddSubtractDefinition<QuantizedSubtraction>>.self, plain: BinaryKernel<ArithmeticDefinition<Subtraction>>.self)
-    case .sum: byArithmetic(quantized: IntegerReductionKernel<QuantizedSum>.self, plain: ReductionKernel<ArithmeticReductionDefinition<SumKind>>.self)
+    case .sub:
+      byArithmetic(
+        quantized: IntegerBinaryKernel<IntegerAddSubtractDefinition<QuantizedSubtraction>>.self,
+        plain: BinaryKernel<ArithmeticDefinition<Subtraction>>.self)
+    case .sum:
+      byArithmetic(
+        quantized: IntegerReductionKernel<QuantizedSum>.self,
+        plain: ReductionKernel<ArithmeticReductionDefinition<SumKind>>.self)
     case .svdf: kernel(SVDFKernel.self)
-    case .tanh: byArithmetic(quantized: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedTanh>>.self, plain: UnaryKernel<FloatFunctionDefinition<HyperbolicTangent>>.self)
+    case .tanh:
+      byArithmetic(
+        quantized: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedTanh>>.self,
+        plain: UnaryKernel<FloatFunctionDefinition<HyperbolicTangent>>.self)
     case .tile: kernel(ConstantViewKernel.self)
     case .topkV2: kernel(TopKKernel.self)
     case .transpose: kernel(ConstantViewKernel.self)
-    case .transposeConv: weighted(activation: 2, quantized: IntegerTransposeConvKernel.self, hybrid: HybridTransposeConvKernel.self, float: TransposeConvKernel.self)
+    case .transposeConv:
+      weighted(
+        activation: 2,
+        quantized: IntegerTransposeConvKernel.self,
+        hybrid: HybridTransposeConvKernel.self,
+        float: TransposeConvKernel.self)
     case .unidirectionalSequenceLstm: kernel(UnidirectionalSequenceLSTMKernel.self)
     case .unidirectionalSequenceRnn: kernel(UnidirectionalSequenceRNNKernel.self)
     case .unique: kernel(UniqueKernel.self)

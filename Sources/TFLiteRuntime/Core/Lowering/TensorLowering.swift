@@ -18,7 +18,8 @@ enum TensorLowering {
     let name = tensor.name ?? ""
     let shape = tensor.shape.map(Int.init)
     guard let type = ElementType(tensor.type) else {
-      throw RuntimeError.invalidModel("tensor \(index) '\(name)' has type \(tensor.type.name), which the runtime does not know")
+      throw RuntimeError.invalidModel(
+        "tensor \(index) '\(name)' has type \(tensor.type.name), which the runtime does not know")
     }
     let constant = model.tensorData(tensor)
     let runtimeTensor = RuntimeTensor(
@@ -48,7 +49,9 @@ enum TensorLowering {
     model: TFLiteModel
   ) throws {
     let elementSize = tensor.type.byteCount
-    guard elementSize > 0 else { throw RuntimeError.invalidModel("sparse constant \(tensor.summary) has no fixed element size") }
+    guard elementSize > 0 else {
+      throw RuntimeError.invalidModel("sparse constant \(tensor.summary) has no fixed element size")
+    }
     do {
       let densifier = try Densifier(
         denseShape: tensor.shape, format: try SparsityFormat(sparsity, model: model),

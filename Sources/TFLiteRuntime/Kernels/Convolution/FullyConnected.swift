@@ -84,7 +84,8 @@ struct FullyConnectedShape {
     try FloatOperands.requireBias(bias, count: units, op: op)
     if keepNumDims {
       guard input.shape.last == depth else {
-        throw KernelError.invalid("\(op) with keep_num_dims needs the input's last dimension to be \(depth), got \(input.shape)")
+        throw KernelError.invalid(
+          "\(op) with keep_num_dims needs the input's last dimension to be \(depth), got \(input.shape)")
       }
       outputShape = input.shape.dropLast() + [units]
     } else {

@@ -23,7 +23,7 @@ enum CustomOperator: String, CaseIterable, Sendable {
 }
 
 /// The operator of one node.
-enum Operator: Hashable, Sendable, CustomStringConvertible {
+enum OperatorKind: Hashable, Sendable, CustomStringConvertible {
   /// A builtin operator of the schema.
   case builtin(BuiltinOperator)
   /// A custom operator this runtime implements.
