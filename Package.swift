@@ -33,7 +33,7 @@ let package = Package(
     // MARK: - Tools
     .target(
       name: "TFLiteCommandLine",
-      dependencies: ["TFLiteFormat", "TFLiteRuntime", "TensorFlowLite", "FirebaseMLModelDownloader"]),
+      dependencies: ["TFLiteFormat", "TFLiteRuntime", "FirebaseMLModelDownloader"]),
     .executableTarget(name: "tflite", dependencies: ["TFLiteCommandLine"]),
     // MARK: - Tests
     // Hand-built .tflite files for tests of the API around the kernels (not a product).

@@ -7,7 +7,7 @@ import TFLiteRuntime
 public func renderMemoryPlan(of executor: SubgraphExecutor) throws -> String {
   if !executor.isAllocated { try executor.allocateTensors() }
   let plan = executor.memoryPlan
-  let nodeCount = executor.nodes.count
+  let nodeCount = executor.operatorNames.count
   var text = "memory plan of subgraph \(executor.subgraphIndex): arena \(plan.arenaByteCount) bytes"
   text += " (lower bound \(plan.peakLiveByteCount) bytes, \(plan.placements.count) blocks)\n"
   let rows = plan.placements.sorted { ($0.offset, $0.request.firstUse) < ($1.offset, $1.request.firstUse) }.map {
@@ -19,7 +19,7 @@ public func renderMemoryPlan(of executor: SubgraphExecutor) throws -> String {
       let tensor = executor.tensors[index]
       what = "T\(index) \(tensor.name) \(tensor.typeAndShape)"
     case .scratch(let node):
-      what = "scratch of node \(node) (\(executor.nodes[node].opName))"
+      what = "scratch of node \(node) (\(executor.operatorNames[node]))"
     }
     let first = request.firstUse < 0 ? "input" : "\(request.firstUse)"
     let last = request.lastUse >= nodeCount ? "output" : "\(request.lastUse)"

@@ -75,15 +75,19 @@ struct ConformanceOutcome {
 }
 
 enum Conformance {
+  /// The names of the operators the runtime has kernels for.
+  static let supportedOperators = Set(OperatorSupport.supportedOperatorNames)
+
   /// Runs `entry`'s model on its inputs and compares every output with LiteRT's.
   static func run(
-    _ entry: TestModelManifest.Entry, threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding
+    _ entry: TestModelManifest.Entry, threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding,
+    kernels: KernelSet = .optimized
   ) -> ConformanceOutcome {
     var outcome = ConformanceOutcome(entry: entry)
     do {
       let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(entry.file).path)
       let runner = try ModelRunner(
-        model: model, options: RunnerOptions(threadCount: threadCount, roundingPolicy: roundingPolicy))
+        model: model, options: RunnerOptions(threadCount: threadCount, roundingPolicy: roundingPolicy, kernels: kernels))
       let executor = runner.primary
       let inputs = try entry.inputs.map { try TestModelManifest.array($0.file) }
       guard inputs.count == executor.inputs.count else {
@@ -156,11 +160,11 @@ enum Conformance {
   @discardableResult
   static func check(
     _ filter: (TestModelManifest.Entry) -> Bool, threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding,
-    file: StaticString = #filePath, line: UInt = #line
+    kernels: KernelSet = .optimized, file: StaticString = #filePath, line: UInt = #line
   ) throws -> [ConformanceOutcome] {
     let entries = try TestModelManifest.load().models.filter(filter)
     XCTAssertFalse(entries.isEmpty, "no TestModels entry matches", file: file, line: line)
-    let outcomes = entries.map { run($0, threadCount: threadCount, roundingPolicy: roundingPolicy) }
+    let outcomes = entries.map { run($0, threadCount: threadCount, roundingPolicy: roundingPolicy, kernels: kernels) }
     for outcome in outcomes {
       let status = outcome.passed ? "ok  " : "FAIL"
       print("\(status) \(outcome.entry.name): \(outcome.elementCount) elements, max abs error \(outcome.maxAbsoluteError)")

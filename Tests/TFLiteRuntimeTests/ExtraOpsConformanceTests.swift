@@ -8,11 +8,10 @@ import XCTest
 /// the models where they meet operators of other families.
 final class ExtraOpsConformanceTests: XCTestCase {
   static let operators: Set<String> = [
-    KernelRegistry.spaceBatch, KernelRegistry.reverse, KernelRegistry.oneHot, KernelRegistry.range,
-    KernelRegistry.topK, KernelRegistry.detectionPostProcess, KernelRegistry.nonMaxSuppression,
-    KernelRegistry.whereCoordinates, KernelRegistry.unique, KernelRegistry.embeddingLookup, KernelRegistry.matrixDiag,
-    KernelRegistry.segmentSum,
-  ].reduce(into: []) { names, family in names.formUnion(family.keys) }
+    "BATCH_TO_SPACE_ND", "EMBEDDING_LOOKUP", "MATRIX_DIAG", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5",
+    "ONE_HOT", "RANGE", "REVERSE_V2", "SEGMENT_SUM", "SPACE_TO_BATCH_ND", "TFLite_Detection_PostProcess", "TOPK_V2",
+    "UNIQUE", "WHERE",
+  ]
 
   /// Models made only of the extra operators.
   private func isAlone(_ entry: TestModelManifest.Entry) -> Bool {
@@ -22,7 +21,7 @@ final class ExtraOpsConformanceTests: XCTestCase {
   /// Models mixing extra operators with operators of other families the runtime has.
   private func isMixed(_ entry: TestModelManifest.Entry) -> Bool {
     !entry.opNames.isSubset(of: Self.operators) && !entry.opNames.isDisjoint(with: Self.operators)
-      && entry.opNames.allSatisfy { !KernelRegistry.kernels(for: $0).isEmpty }
+      && entry.opNames.allSatisfy { Conformance.supportedOperators.contains($0) }
   }
 
   /// Prints cases passing and the largest error per extra operator.

@@ -325,7 +325,7 @@ private struct WeightedProblem {
       quantization: Quantization(scales: biasScales, zeroPoints: [Int](repeating: 0, count: biasScales.count)))
     let output = makeTensor(3, type, [], quantization: outputQuantization)
     let node = KernelHarness.node(opName, [inputTensor, filterTensor, biasTensor], output, options)
-    let kernel = try KernelRegistry.makeKernel(for: node)
+    let kernel = try KernelDispatch.makeKernel(for: node)
     var context = PrepareContext(threadCount: threads)
     try kernel.prepare(&context)
     output.allocateOwnedMemory()

@@ -69,7 +69,7 @@ enum KernelHarness {
 
   /// ``run(_:threads:)`` for an output whose elements are `Element`s.
   static func run<Element>(_ node: Node, threads: Int, as type: Element.Type) throws -> (shape: [Int], values: [Element]) {
-    let kernel = try KernelRegistry.makeKernel(for: node)
+    let kernel = try KernelDispatch.makeKernel(for: node)
     var context = PrepareContext(threadCount: threads)
     try kernel.prepare(&context)
     let output = node.outputs[0]
@@ -92,5 +92,19 @@ enum KernelHarness {
     } catch {
       XCTAssertTrue("\(error)".contains(fragment), "\(error) does not mention '\(fragment)'", file: file, line: line)
     }
+  }
+}
+
+extension Node {
+  /// A node of the operator named `opName` (a builtin's schema name or a custom code), for kernel tests.
+  init(
+    index: Int, opName: String, version: Int, inputs: [RuntimeTensor?], outputs: [RuntimeTensor], options: BuiltinOptions,
+    customOptions: UnsafeRawBufferPointer, subgraph: @escaping (Int) throws -> SubgraphExecutor
+  ) {
+    let builtin = BuiltinOperator.allKnown.first { $0.name == opName && $0 != .custom }
+    self.init(
+      index: index, op: builtin.map { .builtin($0) } ?? OperatorKind(builtinCode: .custom, customCode: opName),
+      version: version, inputs: inputs, outputs: outputs, options: options, customOptions: customOptions,
+      subgraph: subgraph)
   }
 }

@@ -19,7 +19,7 @@ final class QuantizationValidationTests: XCTestCase {
   {
     let node = KernelHarness.node(opName, inputs, output, options)
     do {
-      let kernel = try KernelRegistry.makeKernel(for: node)
+      let kernel = try KernelDispatch.makeKernel(for: node)
       var context = PrepareContext(threadCount: 1)
       try kernel.prepare(&context)
       return nil
@@ -127,7 +127,7 @@ extension QuantizationValidationTests {
     }
     let node = KernelHarness.node(opName, inputs.map(\.tensor), output, options)
     do {
-      let kernel = try KernelRegistry.makeKernel(for: node)
+      let kernel = try KernelDispatch.makeKernel(for: node)
       var context = PrepareContext(threadCount: 1)
       try kernel.prepare(&context)
       output.allocateOwnedMemory()

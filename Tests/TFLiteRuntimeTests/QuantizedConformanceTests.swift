@@ -8,12 +8,13 @@ import XCTest
 final class QuantizedConformanceTests: XCTestCase {
   /// Operators whose quantized kernels live in the integer families.
   static let integerOperators: Set<String> = [
-    KernelRegistry.quantize, KernelRegistry.integerElementwise, KernelRegistry.integerActivations,
-    KernelRegistry.integerSoftmax, KernelRegistry.integerPooling, KernelRegistry.integerReductions,
-    KernelRegistry.integerConcatenation, KernelRegistry.integerResize, KernelRegistry.integerConvolution,
-    KernelRegistry.integerTransposeConvolution, KernelRegistry.integerBatchMatMul,
-    KernelRegistry.integerElementwiseUnary, KernelRegistry.integerComparisons, KernelRegistry.integerNormalization,
-  ].reduce(into: []) { names, family in names.formUnion(family.keys) }
+    "ABS", "ADD", "AVERAGE_POOL_2D", "BATCH_MATMUL", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D", "DIV", "ELU",
+    "EQUAL", "EXP", "FULLY_CONNECTED", "GELU", "GREATER", "GREATER_EQUAL", "HARD_SWISH", "L2_NORMALIZATION",
+    "LEAKY_RELU", "LESS", "LESS_EQUAL", "LOG", "LOGISTIC", "LOG_SOFTMAX", "MAXIMUM", "MAX_POOL_2D", "MEAN", "MINIMUM",
+    "MUL", "NOT_EQUAL", "PRELU", "QUANTIZE", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "RELU", "RELU6",
+    "RELU_0_TO_1", "RELU_N1_TO_1", "RESIZE_BILINEAR", "RSQRT", "SOFTMAX", "SQRT", "SQUARED_DIFFERENCE", "SUB", "SUM",
+    "TANH", "TRANSPOSE_CONV",
+  ]
 
   /// Operators with a kernel here that move quantized values without arithmetic (or only compare them).
   static let dataMovementOperators = Set([
@@ -21,7 +22,7 @@ final class QuantizedConformanceTests: XCTestCase {
     "GATHER", "SPLIT", "SPLIT_V", "PACK", "UNPACK", "TILE", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "BATCH_TO_SPACE_ND",
     "SPACE_TO_BATCH_ND", "RESIZE_NEAREST_NEIGHBOR", "DEQUANTIZE", "ARG_MAX", "ARG_MIN", "BROADCAST_TO", "GATHER_ND",
     "REVERSE_V2", "SELECT", "SELECT_V2", "TOPK_V2",
-  ]).intersection(KernelRegistry.supportedOperators)
+  ]).intersection(OperatorSupport.supportedOperatorNames)
 
   /// Operators whose results do not depend on the rounding policy.
   static let roundingFreeOperators: Set<String> = dataMovementOperators.union([

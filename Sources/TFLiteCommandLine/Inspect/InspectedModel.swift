@@ -43,8 +43,7 @@ struct InspectedModel {
   /// Whether this package's runtime has a kernel for the operator code.
   func isSupported(_ code: OperatorCode) -> Bool {
     OperatorSupport.isSupported(
-      builtinCode: code.resolvedBuiltinCode.rawValue, version: code.version,
-      customCode: code.resolvedBuiltinCode == .custom ? code.customCode : nil)
+      builtinCode: code.resolvedBuiltinCode.rawValue, customCode: code.resolvedBuiltinCode == .custom ? code.customCode : nil)
   }
 
   /// The number of elements of `tensor`'s shape.

@@ -1,3 +1,5 @@
+import TFLiteFormat
+
 /// The element types the runtime can hold in a tensor, mapped from the schema's `TensorType`.
 public enum ElementType: Sendable, Hashable, CaseIterable {
   case float32, float16, float64, bfloat16
@@ -44,9 +46,30 @@ public enum ElementType: Sendable, Hashable, CaseIterable {
     }
   }
 
-  /// The element type whose schema spelling is `name`, if the runtime knows it.
-  public init?(schemaName name: String) {
-    guard let match = Self.allCases.first(where: { $0.name == name }) else { return nil }
-    self = match
+  /// The element type of the schema's `type`, or nil for a type the runtime does not hold
+  /// (INT2, UINT4, the 8-bit floats and values the schema does not know).
+  public init?(_ type: TensorType) {
+    switch type {
+    case .float32: self = .float32
+    case .float16: self = .float16
+    case .float64: self = .float64
+    case .bfloat16: self = .bfloat16
+    case .int4: self = .int4
+    case .int8: self = .int8
+    case .uint8: self = .uint8
+    case .int16: self = .int16
+    case .uint16: self = .uint16
+    case .int32: self = .int32
+    case .uint32: self = .uint32
+    case .int64: self = .int64
+    case .uint64: self = .uint64
+    case .bool: self = .bool
+    case .string: self = .string
+    case .complex64: self = .complex64
+    case .complex128: self = .complex128
+    case .resource: self = .resource
+    case .variant: self = .variant
+    default: return nil
+    }
   }
 }

@@ -1,28 +1,31 @@
 import TFLiteFormat
 
 /// The operator of one graph node as a kernel sees it when it is built.
-public struct Node {
+struct Node {
   /// Index of the node in its subgraph's execution order.
-  public let index: Int
-  /// The operator's schema name (`CONV_2D`) or, for a custom operator, its custom code.
-  public let opName: String
+  let index: Int
+  /// The operator, resolved from the model's operator code.
+  let op: OperatorKind
   /// The operator version recorded in the model.
-  public let version: Int
+  let version: Int
   /// Input operands; nil where an optional operand is absent (index −1 in the model).
-  public let inputs: [RuntimeTensor?]
+  let inputs: [RuntimeTensor?]
   /// Output operands.
-  public let outputs: [RuntimeTensor]
+  let outputs: [RuntimeTensor]
   /// The decoded builtin options.
-  public let options: BuiltinOptions
+  let options: BuiltinOptions
   /// The custom options bytes (a FlexBuffer for most custom operators), empty when there are none.
-  public let customOptions: UnsafeRawBufferPointer
+  let customOptions: UnsafeRawBufferPointer
   /// Returns the executor of another subgraph of the model (for control-flow operators).
-  public let subgraph: (Int) throws -> SubgraphExecutor
+  let subgraph: (Int) throws -> SubgraphExecutor
   /// What the subgraphs of the model share: resource variables and initialization status.
   var resources = ModelResources()
 
+  /// The operator's schema name (`CONV_2D`) or, for a custom operator, its custom code (for messages).
+  var opName: String { op.description }
+
   /// Input `position`, which must be present.
-  public func input(_ position: Int) throws -> RuntimeTensor {
+  func input(_ position: Int) throws -> RuntimeTensor {
     guard position >= 0, position < inputs.count, let tensor = inputs[position] else {
       throw KernelError.invalid("expected input \(position), the node has \(inputs.count) inputs")
     }
@@ -30,12 +33,12 @@ public struct Node {
   }
 
   /// Input `position`, or nil when it is absent or beyond the inputs given.
-  public func optionalInput(_ position: Int) -> RuntimeTensor? {
+  func optionalInput(_ position: Int) -> RuntimeTensor? {
     position >= 0 && position < inputs.count ? inputs[position] : nil
   }
 
   /// Output `position`, which must exist.
-  public func output(_ position: Int) throws -> RuntimeTensor {
+  func output(_ position: Int) throws -> RuntimeTensor {
     guard position >= 0, position < outputs.count else {
       throw KernelError.invalid("expected output \(position), the node has \(outputs.count) outputs")
     }
@@ -43,7 +46,7 @@ public struct Node {
   }
 
   /// Throws unless the node has between `inputs` and `maxInputs` inputs and exactly `outputs` outputs.
-  public func expect(inputs: Int, maxInputs: Int? = nil, outputs: Int) throws {
+  func expect(inputs: Int, maxInputs: Int? = nil, outputs: Int) throws {
     let upper = maxInputs ?? inputs
     guard (inputs...upper).contains(self.inputs.count) else {
       let expected = upper == inputs ? "\(inputs)" : "\(inputs) to \(upper)"
@@ -61,7 +64,7 @@ public struct Node {
 /// counts and types, read options), prepared by every `allocateTensors()` (`prepare`: check shapes,
 /// set output shapes, pack constant weights, request scratch memory) and run by every `invoke()`
 /// (`eval`: compute the outputs without allocating).
-public protocol Kernel: AnyObject {
+protocol Kernel: AnyObject {
   /// Builds the kernel for `node`; throws ``KernelError/unsupported(_:)`` for variants the runtime does not run.
   init(node: Node) throws
   /// Validates shapes, sets the outputs' shapes and precomputes what `eval` needs.
@@ -78,24 +81,24 @@ public protocol Kernel: AnyObject {
 
 extension Kernel {
   /// Most kernels read their inputs' values.
-  public static var dependsOnlyOnInputShapes: Bool { false }
+  static var dependsOnlyOnInputShapes: Bool { false }
   /// Most kernels only compute their outputs.
-  public static var hasSideEffects: Bool { false }
+  static var hasSideEffects: Bool { false }
 }
 
 /// What `prepare` may ask of the runtime.
-public struct PrepareContext {
+struct PrepareContext {
   /// Threads the kernel may use in `eval`.
-  public let threadCount: Int
+  let threadCount: Int
   /// True when the runtime prepares the node during `invoke()`: every input holds its value and
   /// `eval` follows right away, with nothing run in between.
-  public let preparesWhileRunning: Bool
+  let preparesWhileRunning: Bool
   /// How integer kernels round when they rescale by a quantized multiplier (``RunnerOptions/roundingPolicy``).
-  public let roundingPolicy: RoundingPolicy
+  let roundingPolicy: RoundingPolicy
   /// The most bytes one block of memory may have (``RunnerOptions/memoryLimit``).
-  public let memoryLimit: Int
+  let memoryLimit: Int
   /// Scratch bytes requested so far by this node.
-  public private(set) var scratchByteCount = 0
+  private(set) var scratchByteCount = 0
 
   init(
     threadCount: Int, preparesWhileRunning: Bool = false, roundingPolicy: RoundingPolicy = .doubleRounding,
@@ -110,7 +113,7 @@ public struct PrepareContext {
   /// Throws unless `count` items of `bytesEach` bytes fit in ``memoryLimit``. The runtime checks
   /// the outputs' sizes after `prepare`; a kernel that builds something as large as an output
   /// during `prepare` (a table per output element) checks its size first with this.
-  public func requireMemory(count: Int, bytesEach: Int, for what: @autoclosure () -> String) throws {
+  func requireMemory(count: Int, bytesEach: Int, for what: @autoclosure () -> String) throws {
     let (bytes, overflow) = max(count, 0).multipliedReportingOverflow(by: max(bytesEach, 0))
     guard !overflow, bytes <= memoryLimit else {
       throw KernelError.invalid(
@@ -121,7 +124,7 @@ public struct PrepareContext {
   /// Asks for `bytes` of scratch memory, 64-byte aligned, handed to `eval` as ``EvalContext/scratch``.
   /// Several requests add up; the node gets one block. A total beyond what can be counted is kept
   /// as `Int.max`, which the runtime then refuses.
-  public mutating func requestScratch(bytes: Int) {
+  mutating func requestScratch(bytes: Int) {
     let aligned = bytes > Int.max - 63 ? Int.max : (max(bytes, 0) + 63) & ~63
     let (total, overflow) = scratchByteCount.addingReportingOverflow(aligned)
     scratchByteCount = overflow ? Int.max : total
@@ -129,20 +132,20 @@ public struct PrepareContext {
 }
 
 /// What `eval` gets from the runtime.
-public struct EvalContext {
+struct EvalContext {
   /// Threads the kernel may use.
-  public let threadCount: Int
+  let threadCount: Int
   /// The scratch memory requested in `prepare` (64-byte aligned), or nil when none was requested.
-  public let scratch: UnsafeMutableRawPointer?
+  let scratch: UnsafeMutableRawPointer?
 
   /// Runs `body(i)` for every `i` in `0..<count` on at most ``threadCount`` threads (inline with one).
-  public func parallelFor(_ count: Int, _ body: (Int) -> Void) {
+  func parallelFor(_ count: Int, _ body: (Int) -> Void) {
     ParallelWork.run(itemCount: count, threadCount: threadCount) { item, _ in body(item) }
   }
 }
 
 /// Why a kernel refused a node.
-public enum KernelError: Error, CustomStringConvertible {
+enum KernelError: Error, CustomStringConvertible {
   /// A valid model feature that this runtime does not run (a type, an option value, a dynamic shape).
   case unsupported(String)
   /// Operands or options that are not valid for the operator.
@@ -152,7 +155,7 @@ public enum KernelError: Error, CustomStringConvertible {
   case needsInputValues(String)
 
   /// The reason.
-  public var description: String {
+  var description: String {
     switch self {
     case .unsupported(let reason): "unsupported: \(reason)"
     case .invalid(let reason): reason

@@ -28,17 +28,22 @@ public struct RunnerOptions: Sendable, Hashable {
   /// run time for the CPU's AVX2+FMA or AVX-512 units (the default). They are used only where the
   /// CPU, OS and platform allow, and never when the environment variable `SWIFTTFLITE_JIT` is `0`.
   public var usesGeneratedKernels: Bool
+  /// Which kernels run the nodes: ``KernelSet/optimized`` (the default) or the plain
+  /// ``KernelSet/reference`` kernels where the runtime has them.
+  public var kernels: KernelSet
 
   /// Creates options; `threadCount` below 1 means 1, `memoryLimit` nil means ``defaultMemoryLimit``.
   public init(
     threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding, memoryLimit: Int? = nil,
-    maximumLoopIterations: Int? = nil, usesGeneratedKernels: Bool = true
+    maximumLoopIterations: Int? = nil, usesGeneratedKernels: Bool = true,
+    kernels: KernelSet = .optimized
   ) {
     self.threadCount = max(threadCount, 1)
     self.roundingPolicy = roundingPolicy
     self.memoryLimit = max(memoryLimit ?? Self.defaultMemoryLimit, 0)
     self.maximumLoopIterations = maximumLoopIterations.map { max($0, 0) }
     self.usesGeneratedKernels = usesGeneratedKernels
+    self.kernels = kernels
   }
 
   /// The machine's physical memory in bytes, or 16 GiB where it cannot be read.
@@ -98,25 +103,13 @@ public final class ModelRunner {
     resources = ModelResources(
       maximumLoopIterations: options.maximumLoopIterations, usesGeneratedKernels: options.usesGeneratedKernels)
     let subgraphCount = model.model.subgraphs.count
-    signatures = try model.model.signatureDefs.enumerated().map { position, definition in
-      let subgraph = Int(definition.subgraphIndex)
-      guard subgraph < subgraphCount else {
-        throw RuntimeError.invalidModel("signature \(position) refers to subgraph \(subgraph) of \(subgraphCount)")
-      }
-      let tensorCount = model.model.subgraphs[subgraph].tensors.count
-      func entries(_ maps: [TensorMap], role: String) throws -> [(name: String, tensorIndex: Int)] {
-        try maps.map { map in
-          guard Int(map.tensorIndex) < tensorCount else {
-            throw RuntimeError.invalidModel("signature \(position) \(role) '\(map.name ?? "")' refers to tensor \(map.tensorIndex) of \(tensorCount)")
-          }
-          return (map.name ?? "", Int(map.tensorIndex))
-        }
-      }
-      return Signature(
-        key: definition.signatureKey ?? "", subgraphIndex: subgraph,
-        inputs: try entries(definition.inputs, role: "input"), outputs: try entries(definition.outputs, role: "output"))
+    // `ModelValidator` checked every subgraph and tensor index when the model was read.
+    signatures = model.model.signatureDefs.map { definition in
+      Signature(
+        key: definition.signatureKey ?? "", subgraphIndex: Int(definition.subgraphIndex),
+        inputs: definition.inputs.map { ($0.name ?? "", Int($0.tensorIndex)) },
+        outputs: definition.outputs.map { ($0.name ?? "", Int($0.tensorIndex)) })
     }
-    guard subgraphCount > 0 else { throw RuntimeError.invalidModel("the model has no subgraph") }
     var unsupported: [UnsupportedOperator] = []
     var pending = [0]
     var reached: Set<Int> = [0]
@@ -153,7 +146,7 @@ public final class ModelRunner {
     if let executor = executors[index] { return executor }
     let executor = try SubgraphExecutor(
       model: model, subgraphIndex: index, threadCount: options.threadCount, roundingPolicy: options.roundingPolicy,
-      memoryLimit: options.memoryLimit, resources: resources,
+      memoryLimit: options.memoryLimit, kernelSet: options.kernels, resources: resources,
       subgraphProvider: { [weak self] index in
         guard let self else { throw RuntimeError.invalidModel("the model runner was released") }
         return try self.subgraph(at: index)

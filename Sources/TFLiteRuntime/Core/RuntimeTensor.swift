@@ -22,14 +22,12 @@ public final class RuntimeTensor {
   public internal(set) var data: UnsafeMutableRawPointer?
   /// True while the runtime prepares a node during `invoke()`, for its inputs (already computed).
   var isComputedBeforePrepare = false
-  /// For a sparse model constant: how its stored values map onto the dense shape (only DENSIFY reads it).
-  var sparsity: SparseConstant?
   /// Memory owned by this tensor (folded constants, variables, dynamic outputs), freed with it.
   var ownedMemory: UnsafeMutableRawBufferPointer?
 
   init(
     index: Int, name: String, type: ElementType, shape: [Int], shapeSignature: [Int],
-    quantization: Quantization?, isVariable: Bool, constantData: UnsafeRawPointer?, sparsity: SparseConstant? = nil
+    quantization: Quantization?, isVariable: Bool, constantData: UnsafeRawPointer?
   ) {
     self.index = index
     self.name = name
@@ -38,7 +36,6 @@ public final class RuntimeTensor {
     self.shapeSignature = shapeSignature
     self.quantization = quantization
     self.isVariable = isVariable
-    self.sparsity = sparsity
     self.isModelConstant = constantData != nil
     self.isConstant = constantData != nil
     // Constant data lives in the read-only model bytes; kernels never write through it.

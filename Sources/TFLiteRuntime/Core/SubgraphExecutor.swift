@@ -1,6 +1,7 @@
 import TFLiteFormat
 
-/// Runs one subgraph of a model: its tensors, its kernels in execution order and its arena.
+/// Runs one lowered subgraph of a model (``LoweredSubgraph``): prepares its kernels, computes
+/// constant nodes once, plans its arena and runs the nodes in execution order.
 ///
 /// Not thread-safe: use one executor from one thread at a time.
 public final class SubgraphExecutor {
@@ -13,7 +14,7 @@ public final class SubgraphExecutor {
   /// The subgraph's output tensors, in order.
   public let outputs: [RuntimeTensor]
   /// The nodes in execution order.
-  public let nodes: [Node]
+  let nodes: [Node]
   /// The current memory plan (valid after ``allocateTensors()``).
   public private(set) var memoryPlan = MemoryPlan(requests: [])
   /// True once tensors are allocated and no resize has happened since.
@@ -47,100 +48,44 @@ public final class SubgraphExecutor {
   /// this subgraph from inside itself is refused instead of recursing.
   private var isInUse = false
 
-  /// Builds the tensors and kernels of subgraph `subgraphIndex`.
+  /// Lowers subgraph `subgraphIndex` (``LoweredSubgraph``) and keeps what running it needs.
   /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
   init(
     model: TFLiteModel, subgraphIndex: Int, threadCount: Int, roundingPolicy: RoundingPolicy = .doubleRounding,
-    memoryLimit: Int = RunnerOptions.defaultMemoryLimit, resources: ModelResources,
+    memoryLimit: Int = RunnerOptions.defaultMemoryLimit, kernelSet: KernelSet = .optimized, resources: ModelResources,
     subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
   ) throws {
-    let schema = model.model
-    guard subgraphIndex >= 0, subgraphIndex < schema.subgraphs.count else {
-      throw RuntimeError.indexOutOfRange(what: "subgraph", index: subgraphIndex, count: schema.subgraphs.count)
+    let subgraphCount = model.model.subgraphs.count
+    guard subgraphIndex >= 0, subgraphIndex < subgraphCount else {
+      throw RuntimeError.indexOutOfRange(what: "subgraph", index: subgraphIndex, count: subgraphCount)
     }
-    let subgraph = schema.subgraphs[subgraphIndex]
+    let lowered = try LoweredSubgraph(
+      model: model, subgraphIndex: subgraphIndex, kernelSet: kernelSet, memoryLimit: memoryLimit,
+      resources: resources, subgraphProvider: subgraphProvider)
     self.model = model
     self.resources = resources
     self.subgraphIndex = subgraphIndex
     self.threadCount = max(threadCount, 1)
     self.roundingPolicy = roundingPolicy
     self.memoryLimit = memoryLimit
-    let tensors = try subgraph.tensors.enumerated().map { index, tensor in
-      try Self.makeTensor(tensor, index: index, model: model)
-    }
-    self.tensors = tensors
-    func tensor(_ index: Int32, role: String) throws -> RuntimeTensor {
-      guard index >= 0, Int(index) < tensors.count else {
-        throw RuntimeError.invalidModel("subgraph \(subgraphIndex) \(role) refers to tensor \(index) of \(tensors.count)")
-      }
-      return tensors[Int(index)]
-    }
-    inputs = try subgraph.inputs.map { try tensor($0, role: "input") }
-    outputs = try subgraph.outputs.map { try tensor($0, role: "output") }
-
-    try Self.densifySparseConstants(in: subgraph, tensors: tensors, model: model)
-    var nodes: [Node] = []
-    var kernels: [any Kernel] = []
-    var unsupported: [UnsupportedOperator] = []
-    for (nodeIndex, op) in subgraph.operators.enumerated() {
-      let opcodeIndex = Int(op.opcodeIndex)
-      guard opcodeIndex < schema.operatorCodes.count else {
-        throw RuntimeError.invalidModel("node \(nodeIndex) uses operator code \(opcodeIndex) of \(schema.operatorCodes.count)")
-      }
-      let code = schema.operatorCodes[opcodeIndex]
-      let opName = OperatorSupport.operatorName(builtinCode: code.resolvedBuiltinCode.rawValue, customCode: code.customCode)
-      let node = Node(
-        index: nodeIndex, opName: opName, version: Int(code.version),
-        inputs: try op.inputs.map { $0 < 0 ? nil : try tensor($0, role: "node \(nodeIndex) input") },
-        outputs: try op.outputs.map { try tensor($0, role: "node \(nodeIndex) output") },
-        options: op.builtinOptions,
-        customOptions: model.customOptions(of: op),
-        subgraph: subgraphProvider, resources: resources)
-      nodes.append(node)
-      do {
-        kernels.append(try KernelRegistry.makeKernel(for: node))
-      } catch let KernelError.unsupported(reason) {
-        unsupported.append(
-          UnsupportedOperator(subgraph: subgraphIndex, node: nodeIndex, opName: opName, version: node.version, reason: reason))
-      } catch {
-        unsupported.append(
-          UnsupportedOperator(subgraph: subgraphIndex, node: nodeIndex, opName: opName, version: node.version, reason: "\(error)"))
-      }
-    }
-    guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
-    let written = try Self.checkDataFlow(of: nodes, inputs: inputs, subgraphIndex: subgraphIndex)
-    unwrittenTensors = tensors.filter { !written.contains($0.index) && !$0.isModelConstant }
-    var isFusedAway = Array(repeating: false, count: nodes.count)
-    for fusion in OperatorFusion.find(in: nodes, keptTensors: Set(outputs.map(\.index))) {
-      kernels[fusion.consumer] = fusion.kernel
-      isFusedAway[fusion.producer] = true
-    }
-    self.isFusedAway = isFusedAway
-    self.nodes = nodes
-    self.kernels = kernels
+    tensors = lowered.tensors
+    inputs = lowered.inputs
+    outputs = lowered.outputs
+    nodes = lowered.nodes
+    kernels = lowered.kernels
+    isFusedAway = lowered.isFusedAway
+    unwrittenTensors = lowered.unwrittenTensors
     scratchOffsets = Array(repeating: nil, count: nodes.count)
     isFolded = Array(repeating: false, count: nodes.count)
-    for variable in tensors where variable.isVariable {
-      try checkedByteCount(variable, what: "variable tensor")
-      // The initial value is the constant data, if any: the model's bytes, or the dense copy of a
-      // sparse constant, which must stay allocated until it is copied.
-      let denseCopy = variable.ownedMemory
-      variable.ownedMemory = nil
-      let initial = variable.data
-      let initialByteCount = denseCopy?.count ?? model.tensorData(subgraph.tensors[variable.index]).count
-      variable.allocateOwnedMemory()
-      if let initial, let data = variable.data {
-        data.copyMemory(from: initial, byteCount: min(initialByteCount, variable.byteCount))
-      }
-      denseCopy?.deallocate()
-      variable.isConstant = false
-    }
   }
 
   deinit {
     arena?.deallocate()
     runTimeScratch?.deallocate()
   }
+
+  /// The operator name of every node in execution order (schema names, custom codes for custom operators).
+  public var operatorNames: [String] { nodes.map(\.opName) }
 
   /// Bytes of the activation arena (valid after ``allocateTensors()``).
   public var arenaByteCount: Int { memoryPlan.arenaByteCount }
@@ -156,7 +101,7 @@ public final class SubgraphExecutor {
     guard shape.allSatisfy({ $0 > 0 }) else {
       throw RuntimeError.invalidShape("every dimension must be positive, got \(shape)")
     }
-    guard let byteCount = Self.product(shape, elementBytes: inputs[index].type.byteCount) else {
+    guard let byteCount = checkedProduct(shape, elementBytes: inputs[index].type.byteCount) else {
       throw RuntimeError.invalidShape("\(shape) has too many elements")
     }
     guard byteCount <= memoryLimit else {
@@ -358,118 +303,6 @@ public final class SubgraphExecutor {
     }
   }
 
-  /// Throws unless the subgraph's inputs are tensors callers can fill (not constants) and every
-  /// tensor a node writes is written by that node alone and read only by later nodes: no node may
-  /// write a constant, a subgraph input or another node's output, nor read its own output or a
-  /// later node's (a cycle). Kernels size and read their operands assuming this order, so a graph
-  /// that breaks it could make them read or write out of bounds. Returns the tensors written.
-  private static func checkDataFlow(of nodes: [Node], inputs: [RuntimeTensor], subgraphIndex: Int) throws -> Set<Int> {
-    if let constant = inputs.firstIndex(where: \.isModelConstant) {
-      throw RuntimeError.invalidModel(
-        "subgraph \(subgraphIndex) input \(constant) is the constant tensor \(inputs[constant].summary), which callers cannot fill")
-    }
-    var writers: [Int: Int] = [:]
-    let inputIndices = Set(inputs.map(\.index))
-    func refuse(_ node: Node, _ problem: String) -> RuntimeError {
-      .invalidModel("subgraph \(subgraphIndex) node \(node.index) (\(node.opName)) \(problem)")
-    }
-    for node in nodes {
-      for output in node.outputs {
-        guard !output.isModelConstant else { throw refuse(node, "writes the constant tensor \(output.summary)") }
-        guard !inputIndices.contains(output.index) else {
-          throw refuse(node, "writes the subgraph input \(output.summary)")
-        }
-        if let writer = writers[output.index] {
-          throw refuse(node, "writes tensor \(output.summary), which node \(writer) writes too")
-        }
-        writers[output.index] = node.index
-      }
-    }
-    for node in nodes {
-      for input in node.inputs.compactMap({ $0 }) where !input.isVariable {
-        if let writer = writers[input.index], writer >= node.index {
-          throw refuse(node, "reads tensor \(input.summary) before node \(writer) computes it")
-        }
-      }
-    }
-    return Set(writers.keys)
-  }
-
-  /// Expands, once, every sparse constant that an operator other than DENSIFY reads directly
-  /// (FULLY_CONNECTED accepts sparse weights), so kernels only ever see dense data.
-  private static func densifySparseConstants(in subgraph: SubGraph, tensors: [RuntimeTensor], model: TFLiteModel) throws {
-    let densifyCode = BuiltinOperator.densify.rawValue
-    let readDirectly = Set(
-      subgraph.operators.filter { operation in
-        let index = Int(operation.opcodeIndex)
-        return index >= model.model.operatorCodes.count
-          || model.model.operatorCodes[index].resolvedBuiltinCode.rawValue != densifyCode
-      }.flatMap { $0.inputs.filter { $0 >= 0 }.map(Int.init) })
-    for tensor in tensors where tensor.sparsity != nil && readDirectly.contains(tensor.index) {
-      guard let sparse = tensor.sparsity, let stored = tensor.data, tensor.type.byteCount > 0 else { continue }
-      do {
-        let densifier = try Densifier(
-          denseShape: tensor.shape, format: sparse.format, valueCount: sparse.storedByteCount / tensor.type.byteCount)
-        tensor.allocateOwnedMemory()
-        densifier.run(values: stored, into: tensor.data.unsafelyUnwrapped, elementSize: tensor.type.byteCount)
-        tensor.sparsity = nil
-      } catch {
-        throw RuntimeError.invalidModel("sparse constant \(tensor.summary): \(error)")
-      }
-    }
-  }
-
-  /// Builds the runtime tensor for schema tensor `tensor`.
-  private static func makeTensor(_ tensor: TFLiteFormat.Tensor, index: Int, model: TFLiteModel) throws -> RuntimeTensor {
-    let name = tensor.name ?? ""
-    let shape = tensor.shape.map(Int.init)
-    guard let type = ElementType(schemaName: tensor.type.name) else {
-      throw RuntimeError.invalidModel("tensor \(index) '\(name)' has type \(tensor.type.name), which the runtime does not know")
-    }
-    let constant = model.tensorData(tensor)
-    let quantization = tensor.quantization.flatMap { parameters -> Quantization? in
-      guard !parameters.scale.isEmpty else { return nil }
-      return Quantization(
-        scales: parameters.scale, zeroPoints: parameters.zeroPoint.map { Int(truncatingIfNeeded: $0) },
-        axis: Int(parameters.quantizedDimension))
-    }
-    let runtimeTensor = RuntimeTensor(
-      index: index, name: name, type: type, shape: shape,
-      shapeSignature: tensor.shapeSignature.isEmpty ? shape : tensor.shapeSignature.map(Int.init),
-      quantization: quantization, isVariable: tensor.isVariable,
-      constantData: constant.count > 0 ? constant.baseAddress : nil,
-      sparsity: try tensor.sparsity.map {
-        SparseConstant(format: try SparsityFormat($0, model: model), storedByteCount: constant.count)
-      })
-    if type == .int4, tensor.sparsity == nil, constant.count > 1, constant.count == runtimeTensor.elementCount {
-      packInt4Constant(runtimeTensor, unpacked: constant)
-    }
-    return runtimeTensor
-  }
-
-  /// Kernels read INT4 constants packed two values a byte (the first in the low nibble), as the
-  /// converter stores them; a model that stores one value a byte gets a packed copy, made once.
-  private static func packInt4Constant(_ tensor: RuntimeTensor, unpacked: UnsafeRawBufferPointer) {
-    tensor.allocateOwnedMemory()
-    let packed = tensor.pointer(as: UInt8.self)
-    for (index, value) in unpacked.enumerated() {
-      let nibble = value & 0x0F
-      packed[index / 2] |= index % 2 == 0 ? nibble : nibble << 4
-    }
-  }
-
-  /// The byte count of `shape` with `elementBytes`-byte elements, or nil on overflow or a negative dimension.
-  static func product(_ shape: [Int], elementBytes: Int) -> Int? {
-    var total = max(elementBytes, 1)
-    for dimension in shape {
-      guard dimension >= 0 else { return nil }
-      let (next, overflow) = total.multipliedReportingOverflow(by: dimension)
-      guard !overflow, next <= 1 << 46 else { return nil }
-      total = next
-    }
-    return total
-  }
-
   /// Throws unless the `byteCount` bytes of scratch memory `node` asked for are within the memory limit.
   private func checkScratch(_ byteCount: Int, of node: Node) throws {
     guard byteCount <= memoryLimit else {
@@ -481,7 +314,7 @@ public final class SubgraphExecutor {
   /// Throws unless `tensor`'s shape is non-negative and its byte count is representable and
   /// within the memory limit.
   private func checkedByteCount(_ tensor: RuntimeTensor, what: String) throws {
-    guard let byteCount = Self.product(tensor.shape, elementBytes: tensor.type.byteCount) else {
+    guard let byteCount = checkedProduct(tensor.shape, elementBytes: tensor.type.byteCount) else {
       throw RuntimeError.invalidShape("\(what) \(tensor.summary) is not a valid size")
     }
     guard byteCount <= memoryLimit else {

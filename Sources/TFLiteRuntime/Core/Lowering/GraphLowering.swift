@@ -1,0 +1,149 @@
+// Lowering: turns one subgraph of a verified model into what the executor runs, once, when a
+// runner is built. Every index was checked by `ModelValidator` when the model was read, so none is
+// checked again here. The steps, in order:
+//   1. tensors: element types, quantization, sparse and INT4 constants (`TensorLowering`);
+//   2. nodes: each operator code resolved to a typed `OperatorKind`;
+//   3. kernels: one per node from `KernelDispatch` (float / integer / hybrid by operand types);
+//   4. data flow: every tensor written once, before it is read;
+//   5. fusions: node pairs one kernel runs (`OperatorFusion`);
+//   6. variables: memory of their own, holding their initial value.
+
+import TFLiteFormat
+
+/// One subgraph lowered for execution.
+struct LoweredSubgraph {
+  /// Every tensor of the subgraph, by index.
+  let tensors: [RuntimeTensor]
+  /// The subgraph's input tensors, in order.
+  let inputs: [RuntimeTensor]
+  /// The subgraph's output tensors, in order.
+  let outputs: [RuntimeTensor]
+  /// The nodes in execution order.
+  let nodes: [Node]
+  /// The kernel of each node (a fused kernel for the consumer of a fusion).
+  let kernels: [any Kernel]
+  /// Nodes whose work a later node's fused kernel does: prepared, never run.
+  let isFusedAway: [Bool]
+  /// Tensors no node writes and the model gives no data (the subgraph inputs, variables, and
+  /// tensors read but never computed): their shapes come from the model or the caller.
+  let unwrittenTensors: [RuntimeTensor]
+
+  /// Lowers subgraph `subgraphIndex` of `model` (an index the caller has checked); variables larger
+  /// than `memoryLimit` bytes are refused.
+  /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
+  init(
+    model: TFLiteModel, subgraphIndex: Int, kernelSet: KernelSet, memoryLimit: Int, resources: ModelResources,
+    subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
+  ) throws {
+    let schema = model.model
+    let subgraph = schema.subgraphs[subgraphIndex]
+    let tensors = try TensorLowering.tensors(of: subgraph, model: model)
+    let inputs = subgraph.inputs.map { tensors[Int($0)] }
+    let outputs = subgraph.outputs.map { tensors[Int($0)] }
+    var nodes: [Node] = []
+    var kernels: [any Kernel] = []
+    var unsupported: [UnsupportedOperator] = []
+    for (nodeIndex, operation) in subgraph.operators.enumerated() {
+      let code = schema.operatorCodes[Int(operation.opcodeIndex)]
+      // -1 marks an absent optional operand; the validator allows it in every list, but every
+      // output must exist.
+      guard !operation.outputs.contains(where: { $0 < 0 }) else {
+        throw RuntimeError.invalidModel("subgraph \(subgraphIndex) node \(nodeIndex) has an absent (-1) output")
+      }
+      let node = Node(
+        index: nodeIndex, op: OperatorKind(builtinCode: code.resolvedBuiltinCode, customCode: code.customCode),
+        version: Int(code.version), inputs: operation.inputs.map { $0 < 0 ? nil : tensors[Int($0)] },
+        outputs: operation.outputs.map { tensors[Int($0)] }, options: operation.builtinOptions,
+        customOptions: model.customOptions(of: operation), subgraph: subgraphProvider, resources: resources)
+      nodes.append(node)
+      do {
+        kernels.append(try KernelDispatch.makeKernel(for: node, set: kernelSet))
+      } catch {
+        let reason = if case KernelError.unsupported(let reason) = error { reason } else { "\(error)" }
+        unsupported.append(
+          UnsupportedOperator(
+            subgraph: subgraphIndex, node: nodeIndex, opName: node.opName, version: node.version, reason: reason))
+      }
+    }
+    guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
+    let written = try Self.checkDataFlow(of: nodes, inputs: inputs, subgraphIndex: subgraphIndex)
+    var isFusedAway = Array(repeating: false, count: nodes.count)
+    for fusion in OperatorFusion.find(in: nodes, keptTensors: Set(outputs.map(\.index))) {
+      kernels[fusion.consumer] = fusion.kernel
+      isFusedAway[fusion.producer] = true
+    }
+    for variable in tensors where variable.isVariable {
+      try Self.initializeVariable(
+        variable, schemaTensor: subgraph.tensors[variable.index], model: model, memoryLimit: memoryLimit)
+    }
+    self.tensors = tensors
+    self.inputs = inputs
+    self.outputs = outputs
+    self.nodes = nodes
+    self.kernels = kernels
+    self.isFusedAway = isFusedAway
+    unwrittenTensors = tensors.filter { !written.contains($0.index) && !$0.isModelConstant }
+  }
+
+  /// Throws unless the subgraph's inputs are tensors callers can fill (not constants) and every
+  /// tensor a node writes is written by that node alone and read only by later nodes: no node may
+  /// write a constant, a subgraph input or another node's output, nor read its own output or a
+  /// later node's (a cycle). Kernels size and read their operands assuming this order, so a graph
+  /// that breaks it could make them read or write out of bounds. Returns the tensors written.
+  private static func checkDataFlow(of nodes: [Node], inputs: [RuntimeTensor], subgraphIndex: Int) throws -> Set<Int> {
+    if let constant = inputs.firstIndex(where: \.isModelConstant) {
+      throw RuntimeError.invalidModel(
+        "subgraph \(subgraphIndex) input \(constant) is the constant tensor \(inputs[constant].summary), "
+          + "which callers cannot fill")
+    }
+    var writers: [Int: Int] = [:]
+    let inputIndices = Set(inputs.map(\.index))
+    func refuse(_ node: Node, _ problem: String) -> RuntimeError {
+      .invalidModel("subgraph \(subgraphIndex) node \(node.index) (\(node.opName)) \(problem)")
+    }
+    for node in nodes {
+      for output in node.outputs {
+        guard !output.isModelConstant else { throw refuse(node, "writes the constant tensor \(output.summary)") }
+        guard !inputIndices.contains(output.index) else {
+          throw refuse(node, "writes the subgraph input \(output.summary)")
+        }
+        if let writer = writers[output.index] {
+          throw refuse(node, "writes tensor \(output.summary), which node \(writer) writes too")
+        }
+        writers[output.index] = node.index
+      }
+    }
+    for node in nodes {
+      for input in node.inputs.compactMap({ $0 }) where !input.isVariable {
+        if let writer = writers[input.index], writer >= node.index {
+          throw refuse(node, "reads tensor \(input.summary) before node \(writer) computes it")
+        }
+      }
+    }
+    return Set(writers.keys)
+  }
+
+  /// Gives variable tensor `variable` memory of its own holding its initial value: the constant
+  /// data, if any (the model's bytes, or the dense copy of a sparse constant, freed once copied).
+  private static func initializeVariable(
+    _ variable: RuntimeTensor, schemaTensor: TFLiteFormat.Tensor, model: TFLiteModel, memoryLimit: Int
+  ) throws {
+    guard let byteCount = checkedProduct(variable.shape, elementBytes: variable.type.byteCount) else {
+      throw RuntimeError.invalidShape("variable tensor \(variable.summary) is not a valid size")
+    }
+    guard byteCount <= memoryLimit else {
+      throw RuntimeError.memoryLimitExceeded(
+        what: "variable tensor \(variable.summary)", byteCount: byteCount, limit: memoryLimit)
+    }
+    let denseCopy = variable.ownedMemory
+    variable.ownedMemory = nil
+    let initial = variable.data
+    let initialByteCount = denseCopy?.count ?? model.tensorData(schemaTensor).count
+    variable.allocateOwnedMemory()
+    if let initial, let data = variable.data {
+      data.copyMemory(from: initial, byteCount: min(initialByteCount, variable.byteCount))
+    }
+    denseCopy?.deallocate()
+    variable.isConstant = false
+  }
+}

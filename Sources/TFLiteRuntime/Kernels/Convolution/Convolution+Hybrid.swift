@@ -1,0 +1,354 @@
+// Hybrid FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D: float input and output, constant int8
+// (FULLY_CONNECTED and CONV_2D also packed int4) weights, float bias. The arithmetic (see
+// Hybrid.swift) follows LiteRT's BUILTIN_REF kernels:
+// - FULLY_CONNECTED quantizes each input row, symmetric or asymmetric by its
+//   `asymmetric_quantize_inputs` option, and computes bias + sum · (row scale · weight scale).
+// - CONV_2D whose weight scales differ (or that has groups) quantizes each image asymmetrically and
+//   computes (sum · weight scale) · image scale + bias; with one shared weight scale it quantizes
+//   each image symmetrically and computes sum · (image scale · weight scale) + bias.
+// - DEPTHWISE_CONV_2D quantizes each image asymmetrically and computes
+//   sum · (weight scale · image scale) + bias.
+// Taps outside the input add nothing. The float convolutions clamp to the activation's range;
+// FULLY_CONNECTED without an activation does not clamp at all.
+
+import TFLiteFormat
+
+/// FULLY_CONNECTED with float input and int8 / int4 weights: input read as `[M, K]`, weights
+/// `[N, K]`, optional float bias `[N]`.
+final class HybridFullyConnectedKernel: Kernel {
+  private static let op = "FULLY_CONNECTED"
+  /// Output channels per work item.
+  private static let channelBlock = 64
+  private let operands: HybridOperands
+  private var input: RuntimeTensor { operands.input }
+  private var output: RuntimeTensor { operands.output }
+  private let keepNumDims: Bool
+  private let activation: FloatClampRange
+  private let quantization: HybridInputQuantization
+  private var weights: HybridWeights?
+  private var quantizedInput: HybridInputScratch?
+  private var units = 0
+
+  init(node: Node) throws {
+    operands = try HybridOperands(node, op: Self.op, weightTypes: [.int8, .int4])
+    let options = try FloatOperands.options(of: node, op: Self.op, defaults: FullyConnectedOptions()) {
+      if case .fullyConnectedOptions(let options) = $0 { options } else { nil }
+    }
+    guard options.weightsFormat == .default else {
+      throw KernelError.unsupported("\(Self.op) with weights format \(options.weightsFormat.name)")
+    }
+    keepNumDims = options.keepNumDims
+    // LiteRT applies no clamp at all when the hybrid kernel has no activation.
+    activation =
+      options.fusedActivationFunction == .none
+      ? FloatClampRange(lower: -.infinity, upper: .infinity)
+      : try FloatClampRange(options.fusedActivationFunction, op: Self.op)
+    quantization = options.asymmetricQuantizeInputs ? .asymmetric : .symmetric
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = Self.op
+    let weightTensor = operands.weights
+    let geometry = try FullyConnectedShape(
+      input: input, weights: weightTensor, bias: operands.bias, keepNumDims: keepNumDims)
+    let (rows, depth, units) = (geometry.rows, geometry.depth, geometry.units)
+    weights = try HybridWeights.reusing(
+      weights, weightTensor, op: op, layout: .contiguous(rows: units, columns: depth), channels: units,
+      channelAxis: 0)
+    var scratch = ScratchLayout()
+    quantizedInput = HybridInputScratch(runs: rows, runLength: depth, scratch: &scratch)
+    context.requestScratch(bytes: scratch.byteCount)
+    self.units = units
+    output.shape = geometry.outputShape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let weights, let quantizedInput, let scratch = context.scratch else {
+      throw KernelError.invalid("\(Self.op) was not prepared")
+    }
+    let quantized = quantizedInput.quantize(
+      input.pointer(as: Float.self), as: quantization, scratch: scratch, context: context)
+    let (units, depth) = (self.units, quantized.runLength)
+    let blocks = (units + Self.channelBlock - 1) / Self.channelBlock
+    let biasPointer = operands.biasPointer
+    let destination = output.pointer(as: Float.self)
+    let activation = activation
+    context.parallelFor(quantizedInput.runs * blocks) { item in
+      let row = item / blocks
+      let firstUnit = (item % blocks) &* Self.channelBlock
+      let scale = quantized.scales[row]
+      let zeroPoint = quantized.zeroPoints[row]
+      let outputRow = destination + row &* units
+      HybridProducts.forEachDotProduct(
+        weights: weights.values, depth: depth, rows: firstUnit..<min(units, firstUnit &+ Self.channelBlock),
+        input: quantized.values + row &* depth
+      ) { unit, sum in
+        let value = HybridRescale.combinedScale(
+          sum &- zeroPoint &* weights.rowSums[unit], inputScale: scale, weightScale: weights.channelScales[unit],
+          bias: hybridBias(biasPointer, unit))
+        outputRow[unit] = activation.apply(value)
+      }
+    }
+  }
+}
+
+/// CONV_2D with float input and int8 / int4 filter `[O, KH, KW, C / groups]`, optional float bias `[O]`.
+final class HybridConv2DKernel: Kernel {
+  private static let op = "CONV_2D"
+  private let operands: HybridOperands
+  private var input: RuntimeTensor { operands.input }
+  private var output: RuntimeTensor { operands.output }
+  private let options: Conv2DOptions
+  private let activation: FloatClampRange
+  private var shape: ConvolutionShape?
+  private var weights: HybridWeights?
+  private var quantizedInput: HybridInputScratch?
+  /// True for LiteRT's per-channel path: asymmetric input, weight scale applied first.
+  private var perChannel = false
+  /// Offset of the per-worker filter-patch buffers in scratch (unused for in-place 1×1 filters).
+  private var patchOffset = 0
+
+  init(node: Node) throws {
+    operands = try HybridOperands(node, op: Self.op, weightTypes: [.int8, .int4])
+    options = try FloatOperands.options(of: node, op: Self.op, defaults: Conv2DOptions()) {
+      if case .conv2DOptions(let options) = $0 { options } else { nil }
+    }
+    activation = try FloatClampRange(options.fusedActivationFunction, op: Self.op)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let shape = try ConvolutionShape(
+      conv2DInput: input, filter: operands.weights, bias: operands.bias, options: options, op: Self.op)
+    let weights = try HybridWeights.reusing(
+      self.weights, operands.weights, op: Self.op,
+      layout: .contiguous(rows: shape.outputChannels, columns: shape.gemmDepth), channels: shape.outputChannels,
+      channelAxis: 0)
+    var scratch = ScratchLayout()
+    quantizedInput = HybridInputScratch(
+      runs: shape.batch, runLength: shape.batch > 0 ? input.elementCount / shape.batch : 0, scratch: &scratch)
+    if !shape.readsInputInPlace {
+      patchOffset = scratch.reserve(bytes: shape.gemmDepth * context.threadCount)
+    }
+    context.requestScratch(bytes: scratch.byteCount)
+    perChannel = weights.hasDistinctScales || shape.groups > 1
+    self.weights = weights
+    self.shape = shape
+    output.shape = shape.outputShape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let shape, let weights, let quantizedInput, let scratch = context.scratch else {
+      throw KernelError.invalid("\(Self.op) was not prepared")
+    }
+    let quantized = quantizedInput.quantize(
+      input.pointer(as: Float.self), as: perChannel ? .asymmetric : .symmetric, scratch: scratch, context: context)
+    let biasPointer = operands.biasPointer
+    let destination = output.pointer(as: Float.self)
+    let patches = (scratch + patchOffset).assumingMemoryBound(to: Int8.self)
+    let (activation, perChannel) = (activation, self.perChannel)
+    let (outputHeight, outputWidth) = (shape.height.outputSize, shape.width.outputSize)
+    let depth = shape.gemmDepth
+    let groupOutputs = shape.groupOutputChannels
+    ParallelWork.run(itemCount: shape.batch * outputHeight, threadCount: context.threadCount) { row, worker in
+      let image = row / outputHeight
+      let y = row % outputHeight
+      let scale = quantized.scales[image]
+      let zeroPoint = quantized.zeroPoints[image]
+      let imageValues = quantized.values + image &* quantized.runLength
+      let patch = patches + worker &* depth
+      for x in 0..<outputWidth {
+        let outputPixel = destination + (row &* outputWidth &+ x) &* shape.outputChannels
+        for group in 0..<shape.groups {
+          let channelOffset = group &* shape.groupInputChannels
+          let values: UnsafePointer<Int8>
+          if shape.readsInputInPlace {
+            values = UnsafePointer(imageValues + ((y &* shape.width.inputSize &+ x) &* shape.inputChannels &+ channelOffset))
+          } else {
+            gatherPatch(
+              shape, image: imageValues, y: y, x: x, channelOffset: channelOffset, padding: Int8(truncatingIfNeeded: zeroPoint),
+              into: patch)
+            values = UnsafePointer(patch)
+          }
+          let firstChannel = group &* groupOutputs
+          HybridProducts.forEachDotProduct(
+            weights: weights.values, depth: depth, rows: firstChannel..<firstChannel &+ groupOutputs, input: values
+          ) { channel, sum in
+            let corrected = sum &- zeroPoint &* weights.rowSums[channel]
+            let bias = hybridBias(biasPointer, channel)
+            let weightScale = weights.channelScales[channel]
+            let value =
+              perChannel
+              ? HybridRescale.weightScaleFirst(corrected, inputScale: scale, weightScale: weightScale, bias: bias)
+              : HybridRescale.combinedScale(corrected, inputScale: scale, weightScale: weightScale, bias: bias)
+            outputPixel[channel] = activation.apply(value)
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Copies the filter window of output pixel (`y`, `x`) over one group's channels from a quantized
+/// image into `patch` (in the filter's `[KH, KW, C / groups]` order), writing `padding` (the input
+/// zero point, whose products the row sums take out again) for taps outside the image.
+private func gatherPatch(
+  _ shape: ConvolutionShape, image: UnsafePointer<Int8>, y: Int, x: Int, channelOffset: Int, padding: Int8,
+  into patch: UnsafeMutablePointer<Int8>
+) {
+  let channels = shape.groupInputChannels
+  let originY = shape.height.inputOrigin(y)
+  let originX = shape.width.inputOrigin(x)
+  var destination = patch
+  for ky in 0..<shape.height.filterSize {
+    let inputY = originY &+ ky &* shape.height.dilation
+    let rowInside = inputY >= 0 && inputY < shape.height.inputSize
+    for kx in 0..<shape.width.filterSize {
+      let inputX = originX &+ kx &* shape.width.dilation
+      if rowInside && inputX >= 0 && inputX < shape.width.inputSize {
+        destination.update(
+          from: image + ((inputY &* shape.width.inputSize &+ inputX) &* shape.inputChannels &+ channelOffset),
+          count: channels)
+      } else {
+        destination.update(repeating: padding, count: channels)
+      }
+      destination += channels
+    }
+  }
+}
+
+/// DEPTHWISE_CONV_2D with float input and int8 filter `[1, KH, KW, C · multiplier]`, optional float bias.
+final class HybridDepthwiseConv2DKernel: Kernel {
+  private static let op = "DEPTHWISE_CONV_2D"
+  private let operands: HybridOperands
+  private var input: RuntimeTensor { operands.input }
+  private var output: RuntimeTensor { operands.output }
+  private let options: DepthwiseConv2DOptions
+  private let activation: FloatClampRange
+  private var shape: DepthwiseShape?
+  private var weights: HybridWeights?
+  private var quantizedInput: HybridInputScratch?
+  /// Offset of the input with every channel repeated `multiplier` times (when the multiplier is above 1).
+  private var expandedOffset: Int?
+
+  init(node: Node) throws {
+    operands = try HybridOperands(node, op: Self.op, weightTypes: [.int8])
+    options = try FloatOperands.options(of: node, op: Self.op, defaults: DepthwiseConv2DOptions()) {
+      if case .depthwiseConv2DOptions(let options) = $0 { options } else { nil }
+    }
+    activation = try FloatClampRange(options.fusedActivationFunction, op: Self.op)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let shape = try DepthwiseShape(
+      depthwiseInput: input, filter: operands.weights, bias: operands.bias, options: options, op: Self.op)
+    // The filter stays in its `[tap][channel]` order: the products run over adjacent channels.
+    weights = try HybridWeights.reusing(
+      weights, operands.weights, op: Self.op,
+      layout: .contiguous(rows: shape.height.filterSize * shape.width.filterSize, columns: shape.outputChannels),
+      channels: shape.outputChannels, channelAxis: 3)
+    var scratch = ScratchLayout()
+    let imageSize = shape.batch > 0 ? input.elementCount / shape.batch : 0
+    quantizedInput = HybridInputScratch(runs: shape.batch, runLength: imageSize, scratch: &scratch)
+    if shape.multiplier > 1 {
+      let expandedCount = try FloatOperands.checkedCount(
+        [shape.batch, shape.height.inputSize, shape.width.inputSize, shape.outputChannels],
+        "\(Self.op) expanded input")
+      expandedOffset = scratch.reserve(bytes: expandedCount)
+    } else {
+      expandedOffset = nil
+    }
+    context.requestScratch(bytes: scratch.byteCount)
+    self.shape = shape
+    output.shape = shape.outputShape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let shape, let weights, let quantizedInput, let scratch = context.scratch else {
+      throw KernelError.invalid("\(Self.op) was not prepared")
+    }
+    let quantized = quantizedInput.quantize(
+      input.pointer(as: Float.self), as: .asymmetric, scratch: scratch, context: context)
+    let channels = shape.outputChannels
+    // With a multiplier above 1, every input channel is first repeated so that output channel c
+    // reads input element c.
+    let source: UnsafePointer<Int8>
+    if let expandedOffset {
+      let expanded = (scratch + expandedOffset).assumingMemoryBound(to: Int8.self)
+      let pixels = quantizedInput.runs * shape.height.inputSize * shape.width.inputSize
+      for pixel in 0..<pixels {
+        var to = expanded + pixel &* channels
+        for channel in 0..<shape.inputChannels {
+          to.update(repeating: quantized.values[pixel &* shape.inputChannels &+ channel], count: shape.multiplier)
+          to += shape.multiplier
+        }
+      }
+      source = UnsafePointer(expanded)
+    } else {
+      source = UnsafePointer(quantized.values)
+    }
+    let imageStride = shape.height.inputSize * shape.width.inputSize * channels
+    let biasPointer = operands.biasPointer
+    let destination = output.pointer(as: Float.self)
+    let activation = activation
+    let outputHeight = shape.height.outputSize
+    let outputWidth = shape.width.outputSize
+    context.parallelFor(shape.batch * outputHeight) { row in
+      let image = row / outputHeight
+      let y = row % outputHeight
+      let scale = quantized.scales[image]
+      let zeroPoint = quantized.zeroPoints[image]
+      let imageValues = source + image &* imageStride
+      let (firstTapY, endTapY) = shape.height.validTaps(y)
+      for x in 0..<outputWidth {
+        let (firstTapX, endTapX) = shape.width.validTaps(x)
+        let originY = shape.height.inputOrigin(y)
+        let originX = shape.width.inputOrigin(x)
+        let outputPixel = destination + (row &* outputWidth &+ x) &* channels
+        /// Input and filter values of tap (ky, kx) from `channel` on.
+        func tap(_ ky: Int, _ kx: Int, _ channel: Int) -> (input: UnsafePointer<Int8>, filter: UnsafePointer<Int8>) {
+          let inputY = originY &+ ky &* shape.height.dilation
+          let inputX = originX &+ kx &* shape.width.dilation
+          return (
+            imageValues + ((inputY &* shape.width.inputSize &+ inputX) &* channels &+ channel),
+            UnsafePointer(weights.values + ((ky &* shape.width.filterSize &+ kx) &* channels &+ channel))
+          )
+        }
+        var channel = 0
+        let zeroPoints = SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: zeroPoint))
+        while channel &+ 16 <= channels {
+          var sums = SIMD16<Int32>()
+          for ky in firstTapY..<endTapY {
+            for kx in firstTapX..<endTapX {
+              let (values, filter) = tap(ky, kx, channel)
+              HybridProducts.accumulateChannels(&sums, input: values, zeroPoint: zeroPoints, weights: filter)
+            }
+          }
+          for lane in 0..<16 {
+            let index = channel &+ lane
+            let value = HybridRescale.combinedScale(
+              sums[lane], inputScale: scale, weightScale: weights.channelScales[index],
+              bias: hybridBias(biasPointer, index))
+            outputPixel[index] = activation.apply(value)
+          }
+          channel &+= 16
+        }
+        while channel < channels {
+          var sum: Int32 = 0
+          for ky in firstTapY..<endTapY {
+            for kx in firstTapX..<endTapX {
+              let (values, filter) = tap(ky, kx, channel)
+              sum &+= Int32(filter.pointee) &* (Int32(values.pointee) &- zeroPoint)
+            }
+          }
+          let value = HybridRescale.combinedScale(
+            sum, inputScale: scale, weightScale: weights.channelScales[channel], bias: hybridBias(biasPointer, channel))
+          outputPixel[channel] = activation.apply(value)
+          channel &+= 1
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,846 @@
+// Quantized CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED, bit-exact with LiteRT's reference
+// kernels: int8 activations with int8 weights (per-tensor or per-channel; packed int4 weights for
+// FULLY_CONNECTED) and int32 bias, uint8
+// activations with uint8 weights, and int16 activations with int8 weights and int64 (or int32)
+// bias. Every product is (input − input zero point) · (weight − weight zero point); taps outside
+// the input add nothing. The sum plus bias is rescaled per output channel by
+// input_scale · weight_scale / output_scale (in double), offset by the output zero point and
+// clamped to the fused activation's range. 8-bit activations (and 16-bit ones with an int32 bias)
+// accumulate in int32 (wrapping) and rescale with the run's rounding policy; 16-bit ones with an
+// int64 bias accumulate in int64 and use the 64-bit rescale. FULLY_CONNECTED is the exception: the
+// reference outputs (LiteRT 2.3, BUILTIN_REF) match only a single-rounding rescale of the 32-bit sum
+// with the full 31-bit multiplier, for 8- and 16-bit activations alike, so it always rescales so.
+//
+// 8-bit activations run on the packed integer GEMM (`IntegerGEMM`, CONV_2D and FULLY_CONNECTED)
+// and on a channel-vectorised depthwise loop; 16-bit activations keep the scalar loops over
+// widened inputs.
+
+import TFLiteFormat
+
+/// The arithmetic shared by the integer weighted kernels, fixed at prepare time.
+struct IntegerWeightedArithmetic {
+  /// The constant weights minus their zero points, in the op's layout.
+  let weights: [Int32]
+  /// The bias of every output channel (zero when absent).
+  let bias: [Int64]
+  /// The rescale of every output channel.
+  let multipliers: [QuantizedMultiplier]
+  /// Minus the input zero point.
+  let inputOffset: Int32
+  /// The output zero point.
+  let outputZeroPoint: Int32
+  /// The fused activation's clamp in raw output values.
+  let clamp: ClosedRange<Int32>
+  /// True for 16-bit activations with an int64 (or no) bias: 64-bit accumulator and rescale.
+  let wideAccumulator: Bool
+  /// How the 32-bit rescale rounds.
+  let rounding: RoundingPolicy
+
+  /// Reads and validates the operands; `channelAxis` is the weights' output-channel axis. With
+  /// `roundsOnce` every activation type rescales a 32-bit sum with one rounding, whatever `rounding`.
+  init(
+    op: String, input: RuntimeTensor, weights weightTensor: RuntimeTensor, bias biasTensor: RuntimeTensor?,
+    output: RuntimeTensor, outputChannels: Int, channelAxis: Int, activation: FusedActivation,
+    rounding: RoundingPolicy, roundsOnce: Bool = false
+  ) throws {
+    let inputOperand = try QuantizedOperand(input, op: op, symmetric: input.type == .int16)
+    let outputOperand = try QuantizedOperand(output, op: op, symmetric: output.type == .int16)
+    try QuantizationValidation.validate(weightTensor, op: op)
+    guard let weightQuantization = weightTensor.quantization else {
+      throw KernelError.invalid("\(op): weights '\(weightTensor.name)' are not quantized")
+    }
+    let scales = weightQuantization.scales
+    let zeroPoints = weightQuantization.zeroPoints
+    guard scales.count == 1 || (scales.count == outputChannels && weightQuantization.axis == channelAxis) else {
+      throw KernelError.invalid(
+        "\(op): weights '\(weightTensor.name)' have \(scales.count) scales for \(outputChannels) output channels")
+    }
+    guard weightTensor.isConstant, let weightData = weightTensor.data else {
+      throw KernelError.unsupported("\(op) on quantized operands with non-constant weights")
+    }
+    let weightCount = weightTensor.elementCount
+    let channelStride = weightCount / max(outputChannels, 1)
+    // The output channel of weight element `index`: axis 0 → index / stride, last axis → index % channels.
+    func channel(_ index: Int) -> Int { channelAxis == 0 ? index / max(channelStride, 1) : index % outputChannels }
+    func zeroPoint(_ channel: Int) -> Int32 { Int32(clamping: zeroPoints.count == 1 ? zeroPoints[0] : zeroPoints[channel]) }
+    var values = [Int32](repeating: 0, count: weightCount)
+    for index in 0..<weightCount {
+      let raw: Int32
+      switch weightTensor.type {
+      case .uint8: raw = Int32(weightData.load(fromByteOffset: index, as: UInt8.self))
+      case .int4: raw = Int32(int4Value(weightData, at: index))
+      default: raw = Int32(weightData.load(fromByteOffset: index, as: Int8.self))
+      }
+      values[index] = raw - zeroPoint(channel(index))
+    }
+    weights = values
+    var biasValues = [Int64](repeating: 0, count: outputChannels)
+    if let biasTensor {
+      guard biasTensor.isConstant, let biasData = biasTensor.data, biasTensor.elementCount == outputChannels else {
+        throw KernelError.unsupported("\(op) on quantized operands needs a constant bias of \(outputChannels) values")
+      }
+      for index in 0..<outputChannels {
+        biasValues[index] =
+          biasTensor.type == .int64
+          ? biasData.loadUnaligned(fromByteOffset: index * 8, as: Int64.self)
+          : Int64(biasData.loadUnaligned(fromByteOffset: index * 4, as: Int32.self))
+      }
+    }
+    bias = biasValues
+    multipliers = (0..<outputChannels).map { channel in
+      let weightScale = Double(scales.count == 1 ? scales[0] : scales[channel])
+      return QuantizedMultiplier(
+        Double(inputOperand.scale) * weightScale / Double(outputOperand.scale), rounding: rounding)
+    }
+    inputOffset = -inputOperand.zeroPoint
+    outputZeroPoint = outputOperand.zeroPoint
+    clamp = outputOperand.activationRange(activation)
+    // LiteRT's 16-bit convolutions accumulate in the bias type: int64 unless the bias is int32.
+    wideAccumulator = input.type == .int16 && biasTensor?.type != .int32 && !roundsOnce
+    self.rounding = roundsOnce ? .singleRounding : rounding
+  }
+
+  /// The raw output of `channel` for the accumulated `sum` of products (bias not yet added).
+  @inline(__always)
+  func requantize(_ sum: Int64, channel: Int) -> Int32 {
+    let total = sum &+ bias[channel]
+    let scaled =
+      wideAccumulator
+      ? multipliers[channel].apply(total)
+      : multipliers[channel].apply(Int32(truncatingIfNeeded: total), rounding: rounding)
+    return min(max(scaled &+ outputZeroPoint, clamp.lowerBound), clamp.upperBound)
+  }
+
+  /// Copies the raw input plus the input offset into `destination`.
+  func widenInput(_ input: RuntimeTensor, into destination: UnsafeMutablePointer<Int32>) throws {
+    let source = try tensorData(input)
+    let offset = inputOffset
+    for index in 0..<input.elementCount {
+      let raw: Int32
+      switch input.type {
+      case .uint8: raw = Int32(source.load(fromByteOffset: index, as: UInt8.self))
+      case .int16: raw = Int32(source.loadUnaligned(fromByteOffset: index * 2, as: Int16.self))
+      default: raw = Int32(source.load(fromByteOffset: index, as: Int8.self))
+      }
+      destination[index] = raw &+ offset
+    }
+  }
+}
+
+/// Stores raw value `value` as element `index` of an int8, uint8 or int16 output.
+@inline(__always)
+private func storeRaw(_ value: Int32, at index: Int, type: ElementType, into output: UnsafeMutableRawPointer) {
+  switch type {
+  case .uint8: output.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: index, as: UInt8.self)
+  case .int16: output.storeBytes(of: Int16(truncatingIfNeeded: value), toByteOffset: index * 2, as: Int16.self)
+  default: output.storeBytes(of: Int8(truncatingIfNeeded: value), toByteOffset: index, as: Int8.self)
+  }
+}
+
+/// Checks the operand types of an integer weighted node: int8/int8, uint8/uint8 or int16/int8
+/// activations/weights (and int8/int4 for FULLY_CONNECTED), the output of the input's type, an int32 (or, for int16, int64) bias.
+private func requireIntegerWeightedTypes(_ node: Node, op: String) throws {
+  try node.expect(inputs: 2, maxInputs: 3, outputs: 1)
+  let input = try node.input(0)
+  let weights = try node.input(1)
+  let output = try node.output(0)
+  var pairs: [(ElementType, ElementType)] = [(.int8, .int8), (.uint8, .uint8), (.int16, .int8)]
+  if op == "FULLY_CONNECTED" { pairs.append((.int8, .int4)) }
+  guard pairs.contains(where: { $0 == input.type && $1 == weights.type }), output.type == input.type else {
+    throw KernelError.unsupported(
+      "\(op) with \(input.type.name) input, \(weights.type.name) weights and \(output.type.name) output in the integer kernels")
+  }
+  if let bias = node.optionalInput(2) {
+    let allowed: [ElementType] = input.type == .int16 ? [.int32, .int64] : [.int32]
+    guard allowed.contains(bias.type) else {
+      throw KernelError.unsupported("\(op) with \(bias.type.name) bias on \(input.type.name) input")
+    }
+  }
+}
+
+/// Runs a convolution (grouped or not; FULLY_CONNECTED as a 1×1 one, DEPTHWISE_CONV_2D as one
+/// group per input channel) over widened inputs; `weights` are in OHWI order.
+private func runIntegerConvolution(
+  _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, weights ohwiWeights: [Int32],
+  input: UnsafePointer<Int32>, output: UnsafeMutableRawPointer, outputType: ElementType, context: EvalContext
+) {
+  let outputHeight = shape.height.outputSize
+  let outputWidth = shape.width.outputSize
+  let filterHeight = shape.height.filterSize
+  let filterWidth = shape.width.filterSize
+  let depth = shape.groupInputChannels
+  let groupOutputs = shape.groupOutputChannels
+  ohwiWeights.withUnsafeBufferPointer { weightBuffer in
+    guard let weights = weightBuffer.baseAddress else { return }
+    context.parallelFor(shape.batch * outputHeight) { row in
+      let image = row / outputHeight
+      let y = row % outputHeight
+      for x in 0..<outputWidth {
+        let originY = shape.height.inputOrigin(y)
+        let originX = shape.width.inputOrigin(x)
+        let outputBase = ((row * outputWidth) + x) * shape.outputChannels
+        for channel in 0..<shape.outputChannels {
+          let channelStart = (channel / groupOutputs) * depth
+          var sum: Int64 = 0
+          for ky in 0..<filterHeight {
+            let inputY = originY + ky * shape.height.dilation
+            guard inputY >= 0, inputY < shape.height.inputSize else { continue }
+            for kx in 0..<filterWidth {
+              let inputX = originX + kx * shape.width.dilation
+              guard inputX >= 0, inputX < shape.width.inputSize else { continue }
+              let pixel =
+                input + ((image * shape.height.inputSize + inputY) * shape.width.inputSize + inputX)
+                * shape.inputChannels + channelStart
+              let filter = weights + ((channel * filterHeight + ky) * filterWidth + kx) * depth
+              var partial: Int64 = 0
+              for d in 0..<depth { partial &+= Int64(pixel[d]) &* Int64(filter[d]) }
+              sum &+= partial
+            }
+          }
+          storeRaw(arithmetic.requantize(sum, channel: channel), at: outputBase + channel, type: outputType, into: output)
+        }
+      }
+    }
+  }
+}
+
+/// CONV_2D on quantized tensors: input `[N,H,W,C]`, filter `[O,KH,KW,C/groups]`, optional bias `[O]`.
+final class IntegerConv2DKernel: Kernel {
+  private let input: RuntimeTensor
+  private let filter: RuntimeTensor
+  private let bias: RuntimeTensor?
+  private let output: RuntimeTensor
+  private let options: Conv2DOptions
+  private let activation: FusedActivation
+  private var shape: ConvolutionShape?
+  private var arithmetic: IntegerWeightedArithmetic?
+  private var byteConvolution: ByteConvolution?
+
+  init(node: Node) throws {
+    try requireIntegerWeightedTypes(node, op: "CONV_2D")
+    input = try node.input(0)
+    filter = try node.input(1)
+    bias = node.optionalInput(2)
+    output = try node.output(0)
+    options = try FloatOperands.options(of: node, op: "CONV_2D", defaults: Conv2DOptions()) {
+      if case .conv2DOptions(let options) = $0 { options } else { nil }
+    }
+    activation = try FusedActivation(options.fusedActivationFunction, op: "CONV_2D")
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = "CONV_2D"
+    let shape = try ConvolutionShape(conv2DInput: input, filter: filter, bias: bias, options: options, op: op)
+    let arithmetic = try IntegerWeightedArithmetic(
+      op: op, input: input, weights: filter, bias: bias, output: output, outputChannels: shape.outputChannels,
+      channelAxis: 0, activation: activation, rounding: context.roundingPolicy)
+    output.shape = shape.outputShape
+    byteConvolution = try prepareConvolution(shape, arithmetic: arithmetic, input: input, op: op, context: &context)
+    // The 8-bit path keeps only its packed form (not the Int32 weights).
+    self.arithmetic = byteConvolution == nil ? arithmetic : nil
+    self.shape = shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    try evalConvolution(
+      op: "CONV_2D", shape: shape, arithmetic: arithmetic, byteConvolution: byteConvolution, input: input,
+      output: output, context: context)
+  }
+}
+
+/// FULLY_CONNECTED on quantized tensors: input read as `[M, K]`, weights `[N, K]`, optional bias `[N]`,
+/// computed as a 1×1 convolution over M pixels.
+final class IntegerFullyConnectedKernel: Kernel {
+  private let input: RuntimeTensor
+  private let weights: RuntimeTensor
+  private let bias: RuntimeTensor?
+  private let output: RuntimeTensor
+  private let keepNumDims: Bool
+  private let activation: FusedActivation
+  private var shape: ConvolutionShape?
+  private var arithmetic: IntegerWeightedArithmetic?
+  private var byteConvolution: ByteConvolution?
+
+  init(node: Node) throws {
+    let op = "FULLY_CONNECTED"
+    try requireIntegerWeightedTypes(node, op: op)
+    input = try node.input(0)
+    weights = try node.input(1)
+    bias = node.optionalInput(2)
+    output = try node.output(0)
+    let options = try FloatOperands.options(of: node, op: op, defaults: FullyConnectedOptions()) {
+      if case .fullyConnectedOptions(let options) = $0 { options } else { nil }
+    }
+    guard options.weightsFormat == .default else {
+      throw KernelError.unsupported("\(op) with weights format \(options.weightsFormat.name)")
+    }
+    keepNumDims = options.keepNumDims
+    activation = try FusedActivation(options.fusedActivationFunction, op: op)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = "FULLY_CONNECTED"
+    let geometry = try FullyConnectedShape(input: input, weights: weights, bias: bias, keepNumDims: keepNumDims)
+    let (rows, depth, units) = (geometry.rows, geometry.depth, geometry.units)
+    guard let point = WindowAxis(inputSize: 1, filterSize: 1, stride: 1, dilation: 1, samePadding: false) else {
+      throw KernelError.invalid("\(op) has no valid geometry")
+    }
+    let arithmetic = try IntegerWeightedArithmetic(
+      op: op, input: input, weights: weights, bias: bias, output: output, outputChannels: units, channelAxis: 0,
+      activation: activation, rounding: context.roundingPolicy, roundsOnce: true)
+    let shape = ConvolutionShape(
+      batch: rows, inputChannels: depth, groupInputChannels: depth, outputChannels: units, height: point, width: point)
+    output.shape = geometry.outputShape
+    byteConvolution = try prepareConvolution(shape, arithmetic: arithmetic, input: input, op: op, context: &context)
+    // The 8-bit path keeps only its packed form (not the Int32 weights).
+    self.arithmetic = byteConvolution == nil ? arithmetic : nil
+    self.shape = shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    try evalConvolution(
+      op: "FULLY_CONNECTED", shape: shape, arithmetic: arithmetic, byteConvolution: byteConvolution, input: input,
+      output: output, context: context)
+  }
+}
+
+/// Prepares a convolution (CONV_2D, and FULLY_CONNECTED as a 1×1 convolution): the packed GEMM
+/// for 8-bit activations, or the scratch of the widened 16-bit input (nil returned).
+private func prepareConvolution(
+  _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, input: RuntimeTensor, op: String,
+  context: inout PrepareContext
+) throws -> ByteConvolution? {
+  guard input.type != .int16 else {
+    context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    return nil
+  }
+  var scratch = ScratchLayout()
+  let convolution = try ByteConvolution(
+    shape, arithmetic: arithmetic, input: input, op: op, threadCount: context.threadCount, scratch: &scratch)
+  context.requestScratch(bytes: scratch.byteCount)
+  return convolution
+}
+
+/// Runs a prepared convolution: the packed GEMM, or the scalar loop over the input widened into
+/// the node's scratch memory.
+private func evalConvolution(
+  op: String, shape: ConvolutionShape?, arithmetic: IntegerWeightedArithmetic?, byteConvolution: ByteConvolution?,
+  input: RuntimeTensor, output: RuntimeTensor, context: EvalContext
+) throws {
+  guard output.elementCount > 0 else { return }
+  guard let scratch = context.scratch else { throw KernelError.invalid("\(op) was not prepared") }
+  if let byteConvolution {
+    try byteConvolution.run(input: input, output: output, threadCount: context.threadCount, scratch: scratch)
+    return
+  }
+  guard let shape, let arithmetic else { throw KernelError.invalid("\(op) was not prepared") }
+  let widened = scratch.assumingMemoryBound(to: Int32.self)
+  try arithmetic.widenInput(input, into: widened)
+  runIntegerConvolution(
+    shape, arithmetic: arithmetic, weights: arithmetic.weights, input: widened, output: try tensorData(output),
+    outputType: output.type, context: context)
+}
+
+/// A CONV_2D or FULLY_CONNECTED on 8-bit activations as one integer GEMM per group: the weights
+/// packed once, the input offset folded into the bias.
+private struct ByteConvolution {
+  /// The convolution.
+  let shape: ConvolutionShape
+  /// The GEMM plan shared by every group.
+  let plan: GEMMPlan
+  /// The packed weights, one matrix per group.
+  let weights: PairedPanelMatrices
+  /// Bias (with the input offset's share), multiplier per output channel.
+  let constants: IntegerChannelConstants
+  /// The output zero point.
+  let outputZeroPoint: Int32
+  /// The fused activation's clamp in raw output values.
+  let clamp: ClosedRange<Int32>
+  /// XOR turning a raw input byte into the GEMM's unsigned form: 0x80 in every byte for int8, 0 for uint8.
+  let signFlip: UInt64
+  /// The unsigned value that stands for the input zero point: what padding taps hold.
+  let paddingValue: UInt8
+  /// True when the GEMM reads the (unsigned) input rows in place: a 1×1 stride-1 convolution
+  /// without padding and with an even depth.
+  let readsInPlace: Bool
+  /// Where the unsigned copy of an int8 input read in place goes in the scratch, nil when none is needed.
+  let unsignedInputOffset: Int?
+  /// Where the GEMM's scratch starts.
+  let gemmScratchOffset: Int
+
+  init(
+    _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, input: RuntimeTensor, op: String,
+    threadCount: Int, scratch: inout ScratchLayout
+  ) throws {
+    let depth = shape.gemmDepth
+    let weights = try arithmetic.weights.withUnsafeBufferPointer { buffer in
+      guard let base = buffer.baseAddress else { throw KernelError.invalid("\(op) has no weights") }
+      return PairedPanelMatrices(
+        base, sourceStride: shape.groupOutputChannels * depth, count: shape.groups,
+        layout: .columnMajor(depth: depth), depth: depth, columns: shape.groupOutputChannels)
+    }
+    // (raw + inputOffset) = (unsigned − 128 + inputOffset) for int8, (unsigned + inputOffset) for uint8.
+    let isSigned = input.type == .int8
+    let offset = arithmetic.inputOffset &- (isSigned ? 128 : 0)
+    constants = IntegerChannelConstants(
+      groups: shape.groups, groupChannels: shape.groupOutputChannels, multipliers: arithmetic.multipliers,
+      rounding: arithmetic.rounding
+    ) { channel in
+      Int32(truncatingIfNeeded: arithmetic.bias[channel]) &+ offset &* weights.columnSums[channel]
+    }
+    self.shape = shape
+    self.weights = weights
+    outputZeroPoint = arithmetic.outputZeroPoint
+    clamp = arithmetic.clamp
+    signFlip = isSigned ? 0x8080_8080_8080_8080 : 0
+    paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
+    readsInPlace = shape.readsInputInPlace && shape.groupInputChannels % 2 == 0
+    plan = IntegerGEMM.plan(
+      rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: depth, threadCount: threadCount)
+    unsignedInputOffset = readsInPlace && isSigned ? scratch.reserve(bytes: input.elementCount) : nil
+    gemmScratchOffset = scratch.reserve(
+      bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
+  }
+
+  /// Computes the output from the input.
+  func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, scratch: UnsafeMutableRawPointer) throws {
+    let source = UnsafeRawPointer(try tensorData(input))
+    let destination = try tensorData(output)
+    if output.type == .uint8 {
+      run(source, count: input.elementCount, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount, scratch: scratch)
+    } else {
+      run(source, count: input.elementCount, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount, scratch: scratch)
+    }
+  }
+
+  /// One GEMM per group into `output`.
+  private func run<Output: QuantizedInteger>(
+    _ source: UnsafeRawPointer, count: Int, output: UnsafeMutablePointer<Output>, threadCount: Int,
+    scratch: UnsafeMutableRawPointer
+  ) {
+    var rows = source
+    if let unsignedInputOffset {
+      copyBytes(from: source, to: scratch + unsignedInputOffset, count: count, flip: signFlip)
+      rows = UnsafeRawPointer(scratch + unsignedInputOffset)
+    }
+    let groupScratch = scratch + gemmScratchOffset
+    for group in 0..<shape.groups {
+      let epilogue = constants.epilogue(group: group, outputZeroPoint: outputZeroPoint, clamp: clamp)
+      let channelOffset = group * shape.groupInputChannels
+      let groupOutput = output + group * shape.groupOutputChannels
+      if readsInPlace {
+        let lhs = RowMajorLeftOperand(
+          base: rows.assumingMemoryBound(to: UInt8.self) + channelOffset, rowStride: shape.inputChannels)
+        IntegerGEMM.multiply(
+          plan: plan, lhs: lhs, rhs: weights.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
+          epilogue: epilogue, threadCount: threadCount, scratch: groupScratch)
+      } else {
+        let lhs = UnsignedIm2colLeftOperand(
+          input: source, shape: shape, channelOffset: channelOffset, signFlip: signFlip,
+          padding: UInt64(paddingValue) &* 0x0101_0101_0101_0101)
+        IntegerGEMM.multiply(
+          plan: plan, lhs: lhs, rhs: weights.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
+          epilogue: epilogue, threadCount: threadCount, scratch: groupScratch)
+      }
+    }
+  }
+}
+
+/// The im2col view of an 8-bit convolution input in the GEMM's unsigned form: row = output pixel,
+/// depth = (ky, kx, channel of the group), padded to the GEMM's even depth. Taps outside the input
+/// (and the depth padding) hold the unsigned input zero point, so they add nothing.
+private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
+  /// The raw NHWC input.
+  let input: UnsafeRawPointer
+  /// The convolution.
+  let shape: ConvolutionShape
+  /// First input channel of the group.
+  let channelOffset: Int
+  /// XOR turning raw bytes into the unsigned form (eight bytes at once).
+  let signFlip: UInt64
+  /// The unsigned input zero point in all eight bytes.
+  let padding: UInt64
+
+  var packsIntoScratch: Bool { true }
+
+  /// Gathers rows `rowStart ..< rowStart + rowCount`; the integer plan keeps the depth whole, so
+  /// `depthStart` is 0 and `depthCount` the even GEMM depth.
+  func block(
+    rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
+  ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
+    let channels = shape.groupInputChannels
+    let height = shape.height
+    let width = shape.width
+    let pixelStride = shape.inputChannels
+    let rowStride = width.inputSize &* pixelStride
+    let filterRowBytes = width.filterSize &* channels
+    // Adjacent taps of a filter row are contiguous input bytes without dilation or groups.
+    let contiguousTaps = width.dilation == 1 && channels == pixelStride
+    // Wrapping index arithmetic: every offset stays inside the input validated in `prepare`.
+    var x = rowStart % width.outputSize
+    var y = (rowStart / width.outputSize) % height.outputSize
+    var image = input + ((rowStart / (width.outputSize &* height.outputSize)) &* height.inputSize &* rowStride &+ channelOffset)
+    for r in 0..<rowCount {
+      let rowBegin = UnsafeMutableRawPointer(scratch + r &* depthCount)
+      var destination = rowBegin
+      let (firstY, endY) = height.validTaps(y)
+      let (firstX, endX) = width.validTaps(x)
+      let originX = width.inputOrigin(x)
+      fillBytes(destination, count: firstY &* filterRowBytes, with: padding)
+      destination += firstY &* filterRowBytes
+      for ky in firstY..<endY {
+        let inputRow = image + (height.inputOrigin(y) &+ ky &* height.dilation) &* rowStride
+        fillBytes(destination, count: firstX &* channels, with: padding)
+        destination += firstX &* channels
+        if contiguousTaps {
+          let count = (endX &- firstX) &* channels
+          copyBytes(from: inputRow + (originX &+ firstX) &* pixelStride, to: destination, count: count, flip: signFlip)
+          destination += count
+        } else {
+          for kx in firstX..<endX {
+            copyBytes(
+              from: inputRow + (originX &+ kx &* width.dilation) &* pixelStride, to: destination, count: channels,
+              flip: signFlip)
+            destination += channels
+          }
+        }
+        fillBytes(destination, count: (width.filterSize &- endX) &* channels, with: padding)
+        destination += (width.filterSize &- endX) &* channels
+      }
+      fillBytes(destination, count: depthCount &- (destination - rowBegin), with: padding)
+      x &+= 1
+      if x == width.outputSize {
+        x = 0
+        y &+= 1
+        if y == height.outputSize {
+          y = 0
+          image += height.inputSize &* rowStride
+        }
+      }
+    }
+    return (UnsafePointer(scratch), depthCount)
+  }
+}
+
+/// Copies `count` bytes, XOR-ing each with the matching byte of `flip` (all equal): 16 bytes at a
+/// time, then single bytes. Runs are short in im2col (a few channels per tap), where a `memmove`
+/// call costs more than the copy.
+@inline(__always)
+private func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int, flip: UInt64) {
+  let flipVector = SIMD16<UInt8>(repeating: UInt8(truncatingIfNeeded: flip))
+  var offset = 0
+  while offset &+ 16 <= count {
+    let bytes = source.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self) ^ flipVector
+    destination.storeBytes(of: bytes, toByteOffset: offset, as: SIMD16<UInt8>.self)
+    offset &+= 16
+  }
+  while offset < count {
+    let byte = source.load(fromByteOffset: offset, as: UInt8.self) ^ UInt8(truncatingIfNeeded: flip)
+    destination.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self)
+    offset &+= 1
+  }
+}
+
+/// Sets `count` bytes to the byte repeated in `value`.
+@inline(__always)
+private func fillBytes(_ destination: UnsafeMutableRawPointer, count: Int, with value: UInt64) {
+  var offset = 0
+  while offset &+ 8 <= count {
+    destination.storeBytes(of: value, toByteOffset: offset, as: UInt64.self)
+    offset &+= 8
+  }
+  while offset < count {
+    destination.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: offset, as: UInt8.self)
+    offset &+= 1
+  }
+}
+
+/// DEPTHWISE_CONV_2D on quantized tensors: input `[N,H,W,C]`, filter `[1,KH,KW,C·multiplier]`.
+final class IntegerDepthwiseConv2DKernel: Kernel {
+  private let input: RuntimeTensor
+  private let filter: RuntimeTensor
+  private let bias: RuntimeTensor?
+  private let output: RuntimeTensor
+  private let options: DepthwiseConv2DOptions
+  private let activation: FusedActivation
+  private var shape: DepthwiseShape?
+  private var arithmetic: IntegerWeightedArithmetic?
+  private var byteDepthwise: ByteDepthwiseConvolution?
+  /// The weights in OHWI order for the 16-bit path.
+  private var wideFilter: [Int32] = []
+
+  init(node: Node) throws {
+    let op = "DEPTHWISE_CONV_2D"
+    try requireIntegerWeightedTypes(node, op: op)
+    input = try node.input(0)
+    filter = try node.input(1)
+    bias = node.optionalInput(2)
+    output = try node.output(0)
+    options = try FloatOperands.options(of: node, op: op, defaults: DepthwiseConv2DOptions()) {
+      if case .depthwiseConv2DOptions(let options) = $0 { options } else { nil }
+    }
+    activation = try FusedActivation(options.fusedActivationFunction, op: op)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = "DEPTHWISE_CONV_2D"
+    let shape = try DepthwiseShape(depthwiseInput: input, filter: filter, bias: bias, options: options, op: op)
+    let outputChannels = shape.outputChannels
+    let arithmetic = try IntegerWeightedArithmetic(
+      op: op, input: input, weights: filter, bias: bias, output: output, outputChannels: outputChannels,
+      channelAxis: 3, activation: activation, rounding: context.roundingPolicy)
+    output.shape = shape.outputShape
+    if input.type == .int16 {
+      byteDepthwise = nil
+      wideFilter = Self.ohwiFilter(arithmetic.weights, taps: shape.height.filterSize * shape.width.filterSize, channels: outputChannels)
+      context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    } else {
+      let convolution = ByteDepthwiseConvolution(shape, arithmetic: arithmetic, isSigned: input.type == .int8)
+      context.requestScratch(
+        bytes: try FloatOperands.checkedCount(convolution.paddedInputShape, "\(op) padded input"))
+      byteDepthwise = convolution
+    }
+    // The 8-bit path keeps only its padded weights (not the Int32 ones).
+    self.arithmetic = byteDepthwise == nil ? arithmetic : nil
+    self.shape = shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    if let byteDepthwise {
+      try byteDepthwise.run(input: input, output: output, threadCount: context.threadCount, scratch: context.scratch)
+      return
+    }
+    guard let shape, let arithmetic, let scratch = context.scratch else {
+      throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared")
+    }
+    let widened = scratch.assumingMemoryBound(to: Int32.self)
+    try arithmetic.widenInput(input, into: widened)
+    // One group per input channel, `multiplier` output channels each.
+    let grouped = ConvolutionShape(
+      batch: shape.batch, inputChannels: shape.inputChannels, groupInputChannels: 1,
+      outputChannels: shape.outputChannels, height: shape.height, width: shape.width)
+    runIntegerConvolution(
+      grouped, arithmetic: arithmetic, weights: wideFilter, input: widened, output: try tensorData(output),
+      outputType: output.type, context: context)
+  }
+
+  /// Depthwise weights `[tap][channel]` reordered to OHWI (`[channel][tap]`).
+  private static func ohwiFilter(_ weights: [Int32], taps: Int, channels: Int) -> [Int32] {
+    (0..<(taps * channels)).map { index in weights[(index % taps) * channels + index / taps] }
+  }
+}
+
+/// DEPTHWISE_CONV_2D on 8-bit activations, vectorised over 16 channels.
+///
+/// The input is first copied into scratch in the unsigned form of the integer GEMM (int8 plus 128),
+/// surrounded by the unsigned input zero point wherever a tap falls outside it, with every channel
+/// repeated `multiplier` times and the channels padded to whole 16-lane blocks. Every output then
+/// sums all its taps without bounds checks: Σ u · w, where the input offset's share
+/// (offset · Σ w over all taps, padding included) is folded into the bias at prepare time.
+private struct ByteDepthwiseConvolution {
+  /// The convolution.
+  let shape: DepthwiseShape
+  /// The weights minus their zero points, `[tap][channel]` with `paddedChannels` channels per tap.
+  let filter: [Int16]
+  /// Channels per tap in `filter` and per pixel of the padded input: a multiple of 16.
+  let paddedChannels: Int
+  /// Rows and columns of the padded input.
+  let paddedHeight: Int, paddedWidth: Int
+  /// Bias (with the input offset's share) and multiplier per output channel.
+  let constants: IntegerChannelConstants
+  /// The output zero point.
+  let outputZeroPoint: Int32
+  /// The fused activation's clamp in raw output values.
+  let clamp: ClosedRange<Int32>
+  /// XOR turning a raw input byte into the unsigned form: 0x80 for int8, 0 for uint8.
+  let signFlip: UInt8
+  /// The unsigned input zero point, which padding holds.
+  let paddingValue: UInt8
+
+  init(_ shape: DepthwiseShape, arithmetic: IntegerWeightedArithmetic, isSigned: Bool) {
+    let channels = shape.outputChannels
+    let padded = PanelPacking.panelCount(columns: channels) * GEMMTile.columns
+    let taps = shape.height.filterSize * shape.width.filterSize
+    var filter = [Int16](repeating: 0, count: taps * padded)
+    var tapSums = [Int32](repeating: 0, count: channels)
+    for tap in 0..<taps {
+      for channel in 0..<channels {
+        let weight = arithmetic.weights[tap * channels + channel]
+        filter[tap * padded + channel] = Int16(truncatingIfNeeded: weight)
+        tapSums[channel] &+= weight
+      }
+    }
+    // (raw + inputOffset) = (unsigned − 128 + inputOffset) for int8, (unsigned + inputOffset) for uint8.
+    let offset = arithmetic.inputOffset &- (isSigned ? 128 : 0)
+    /// Input extent that covers every tap of every output along one axis.
+    func paddedExtent(_ axis: WindowAxis) -> Int {
+      let span = axis.outputSize == 0 ? 0 : (axis.outputSize - 1) * axis.stride + (axis.filterSize - 1) * axis.dilation + 1
+      return max(axis.paddingBefore + axis.inputSize, span)
+    }
+    self.shape = shape
+    self.filter = filter
+    paddedChannels = padded
+    paddedHeight = paddedExtent(shape.height)
+    paddedWidth = paddedExtent(shape.width)
+    constants = IntegerChannelConstants(
+      groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding
+    ) {
+      Int32(truncatingIfNeeded: arithmetic.bias[$0]) &+ offset &* tapSums[$0]
+    }
+    outputZeroPoint = arithmetic.outputZeroPoint
+    clamp = arithmetic.clamp
+    signFlip = isSigned ? 0x80 : 0
+    paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
+  }
+
+  /// The shape of the padded unsigned input in scratch (one byte per element).
+  var paddedInputShape: [Int] { [shape.batch, paddedHeight, paddedWidth, paddedChannels] }
+
+  /// Computes the output from the input; `scratch` receives the padded input.
+  func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, scratch: UnsafeMutableRawPointer?) throws {
+    guard let scratch else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
+    let padded = scratch.assumingMemoryBound(to: UInt8.self)
+    padInput(try tensorData(input).assumingMemoryBound(to: UInt8.self), into: padded)
+    let destination = try tensorData(output)
+    if output.type == .uint8 {
+      convolve(padded, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount)
+    } else {
+      convolve(padded, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount)
+    }
+  }
+
+  /// Writes the padded unsigned input: the padding value everywhere, then every input pixel's
+  /// channels (each repeated `multiplier` times) at its place.
+  private func padInput(_ input: UnsafePointer<UInt8>, into padded: UnsafeMutablePointer<UInt8>) {
+    let height = shape.height
+    let width = shape.width
+    let pixelBytes = shape.inputChannels
+    let contiguous = shape.multiplier == 1 && paddedChannels == pixelBytes
+    let paddedRow = paddedWidth &* paddedChannels
+    padded.update(repeating: paddingValue, count: shape.batch &* paddedHeight &* paddedRow)
+    for image in 0..<shape.batch {
+      for y in 0..<height.inputSize {
+        let source = input + (image &* height.inputSize &+ y) &* width.inputSize &* pixelBytes
+        let row = padded + ((image &* paddedHeight &+ y &+ height.paddingBefore) &* paddedRow &+ width.paddingBefore &* paddedChannels)
+        if contiguous {
+          flipBytes(from: source, to: row, count: width.inputSize &* pixelBytes)
+          continue
+        }
+        for x in 0..<width.inputSize {
+          let from = source + x &* pixelBytes
+          let to = row + x &* paddedChannels
+          if shape.multiplier == 1 {
+            flipBytes(from: from, to: to, count: pixelBytes)
+          } else {
+            for channel in 0..<shape.outputChannels { to[channel] = from[channel / shape.multiplier] ^ signFlip }
+          }
+        }
+      }
+    }
+  }
+
+  /// XORs `count` bytes with the sign flip while copying them, 16 at a time.
+  private func flipBytes(from source: UnsafePointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>, count: Int) {
+    let flip = SIMD16<UInt8>(repeating: signFlip)
+    var offset = 0
+    while offset &+ 16 <= count {
+      storeVector(loadVector(source + offset) ^ flip, destination + offset)
+      offset &+= 16
+    }
+    while offset < count {
+      destination[offset] = source[offset] ^ signFlip
+      offset &+= 1
+    }
+  }
+
+  /// The convolution over the padded input, for one output type.
+  private func convolve<Output: QuantizedInteger>(
+    _ padded: UnsafeMutablePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int
+  ) {
+    let channels = shape.outputChannels
+    let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
+    let height = shape.height
+    let width = shape.width
+    let stride = paddedChannels
+    let paddedRow = paddedWidth &* stride
+    let pixelStep = width.stride &* stride
+    let tapStep = width.dilation &* stride
+    let tapRowStep = height.dilation &* paddedRow
+    filter.withUnsafeBufferPointer { filterBuffer in
+      guard let filter = filterBuffer.baseAddress else { return }
+      ChannelWindowRows.forEachRow(
+        rows: shape.batch * height.outputSize,
+        workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
+        threadCount: threadCount
+      ) { row in
+        // Wrapping index arithmetic: every offset stays inside the padded input built for this shape.
+        let image = row / height.outputSize
+        let y = row % height.outputSize
+        let firstRow = UnsafePointer(padded) + (image &* paddedHeight &+ y &* height.stride) &* paddedRow
+        let outputRow = output + row &* width.outputSize &* channels
+        var channel = 0
+        while channel < channels {
+          let lanes = min(GEMMTile.columns, channels &- channel)
+          var x = 0
+          while x < width.outputSize {
+            // Four pixels at a time: four independent sums share each widened weight vector. A
+            // group past the row's end repeats its last pixel and stores only the real ones.
+            let count = min(4, width.outputSize &- x)
+            let p0 = firstRow + (x &* pixelStep &+ channel)
+            let p1 = p0 + min(1, count &- 1) &* pixelStep
+            let p2 = p0 + min(2, count &- 1) &* pixelStep
+            let p3 = p0 + min(3, count &- 1) &* pixelStep
+            var s0 = SIMD16<Int32>()
+            var s1 = SIMD16<Int32>()
+            var s2 = SIMD16<Int32>()
+            var s3 = SIMD16<Int32>()
+            var weights = filter + channel
+            var tapRow = 0
+            for _ in 0..<height.filterSize {
+              var tap = tapRow
+              for _ in 0..<width.filterSize {
+                let w = widenedWeights(weights)
+                s0 &+= widenedBytes(p0 + tap) &* w
+                s1 &+= widenedBytes(p1 + tap) &* w
+                s2 &+= widenedBytes(p2 + tap) &* w
+                s3 &+= widenedBytes(p3 + tap) &* w
+                tap &+= tapStep
+                weights += stride
+              }
+              tapRow &+= tapRowStep
+            }
+            let out = outputRow + (x &* channels &+ channel)
+            storeVector(epilogue.requantize(s0, channel: channel).narrowed(to: Output.self), out, lanes: lanes)
+            if count > 1 {
+              storeVector(epilogue.requantize(s1, channel: channel).narrowed(to: Output.self), out + channels, lanes: lanes)
+            }
+            if count > 2 {
+              storeVector(
+                epilogue.requantize(s2, channel: channel).narrowed(to: Output.self), out + 2 &* channels, lanes: lanes)
+            }
+            if count > 3 {
+              storeVector(
+                epilogue.requantize(s3, channel: channel).narrowed(to: Output.self), out + 3 &* channels, lanes: lanes)
+            }
+            x &+= 4
+          }
+          channel &+= GEMMTile.columns
+        }
+      }
+    }
+  }
+}
+
+/// Sixteen unsigned bytes zero-extended to Int32 lanes.
+@inline(__always)
+private func widenedBytes(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Int32> {
+  SIMD16<Int32>(widening: loadVector(pointer))
+}
+
+/// Sixteen Int16 weights sign-extended to Int32 lanes; their known 16-bit range lets the product
+/// with unsigned bytes compile to pmaddwd.
+@inline(__always)
+private func widenedWeights(_ pointer: UnsafePointer<Int16>) -> SIMD16<Int32> {
+  SIMD16<Int32>(widening: loadVector(pointer))
+}

@@ -1,0 +1,407 @@
+// Dynamic-range ("hybrid") quantization: FLOAT32 activations with constant int8 (or packed int4)
+// weights, as TensorFlow's converter writes them with the DEFAULT optimization and no
+// representative dataset. FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D and BATCH_MATMUL follow the
+// arithmetic of LiteRT 2.3 (BUILTIN_REF on x86-64), so that their outputs match to the bit:
+//
+// - At every run the float input is quantized to int8: per row of K values (FULLY_CONNECTED,
+//   BATCH_MATMUL) or per whole image (the convolutions). Symmetric quantization uses
+//   scale = max|x| / 127 and values in −127...127; asymmetric quantization (the ops'
+//   `asymmetric_quantize_inputs` option, and always for per-channel convolutions) uses
+//   scale = (max(x, 0) − min(x, 0)) / 255 with a nudged zero point and values in −128...127.
+// - Weights times quantized inputs accumulate in int32, wrapping; the input zero point comes out
+//   through each weight row's sum (or, in DEPTHWISE_CONV_2D, by subtracting it from every input).
+// - The sum becomes float through the input scale and the weight scale of its output channel; the
+//   float bias is added and the fused activation clamps. Each op multiplies in its own order,
+//   kept here because float products round differently.
+//
+// LiteRT's x86 wheels compile the quantizer from its NEON code through an SSE translation layer.
+// Two details of that code change the int8 values and are reproduced: the asymmetric range is
+// subtracted in float before it is divided in double, and values are rounded eight at a time by
+// adding ±0.5 and truncating; only the last `count % 8` values round half away from zero.
+
+import TFLiteFormat
+
+/// How a hybrid kernel quantizes its float input at run time.
+enum HybridInputQuantization {
+  /// Zero point 0, scale `max|x| / 127`, values in −127...127.
+  case symmetric
+  /// Scale `(max(x, 0) − min(x, 0)) / 255` with a nudged zero point, values in −128...127.
+  case asymmetric
+
+  /// The scale and zero point chosen for one run of values.
+  struct Parameters {
+    /// Real value of one quantized step.
+    var scale: Float
+    /// The quantized value of real 0.
+    var zeroPoint: Int32
+  }
+
+  /// Values quantized per SIMD block, rounded by adding ±0.5 and truncating.
+  private static let blockSize = 8
+
+  /// Quantizes `count` floats into `destination` and returns the scale and zero point used.
+  func quantize(_ source: UnsafePointer<Float>, count: Int, into destination: UnsafeMutablePointer<Int8>)
+    -> Parameters
+  {
+    guard count > 0 else { return Parameters(scale: 1, zeroPoint: 0) }
+    var low = source[0]
+    var high = source[0]
+    for index in 1..<count {
+      let value = source[index]
+      if value < low { low = value }
+      if value > high { high = value }
+    }
+    let parameters: Parameters
+    let inverseScale: Float
+    let lowest: Float
+    switch self {
+    case .symmetric:
+      let range = max(abs(low), abs(high))
+      guard range != 0 else { return Self.zeroFilled(destination, count: count) }
+      parameters = Parameters(scale: range / 127, zeroPoint: 0)
+      inverseScale = 127 / range
+      lowest = -127
+    case .asymmetric:
+      let rangeLow = min(0, low)
+      let rangeHigh = max(0, high)
+      guard rangeLow != rangeHigh else { return Self.zeroFilled(destination, count: count) }
+      let scale = Double(rangeHigh - rangeLow) / 255
+      let fromLow = -128 - Double(rangeLow) / scale
+      let fromHigh = 127 - Double(rangeHigh) / scale
+      let errorFromLow = 128 + abs(Double(rangeLow) / scale)
+      let errorFromHigh = 127 + abs(Double(rangeHigh) / scale)
+      let zeroPoint = errorFromLow < errorFromHigh ? fromLow : fromHigh
+      let nudged: Int32 =
+        zeroPoint <= -128 ? -128 : zeroPoint >= 127 ? 127 : zeroPoint.isNaN ? 0
+        : Int32(zeroPoint.rounded(.toNearestOrAwayFromZero))
+      let floatScale = Float(scale)
+      parameters = Parameters(scale: floatScale, zeroPoint: nudged)
+      inverseScale = floatScale == 0 ? 0 : Float(1 / Double(floatScale))
+      lowest = -128
+    }
+    // The rounded value r gives zeroPoint + r clamped to the type; clamping r first (to integer
+    // bounds) before truncating gives the same value and keeps NaN and huge values convertible.
+    let zeroPoint = Float(parameters.zeroPoint)
+    let rangeLow = lowest - zeroPoint
+    let rangeHigh = 127 - zeroPoint
+    let blockEnd = count & ~(Self.blockSize - 1)
+    let scaleVector = SIMD8<Float>(repeating: inverseScale)
+    let lowVector = SIMD8<Float>(repeating: rangeLow)
+    let highVector = SIMD8<Float>(repeating: rangeHigh)
+    let offsetVector = SIMD8<Int32>(repeating: parameters.zeroPoint)
+    var index = 0
+    while index < blockEnd {
+      let scaled = UnsafeRawPointer(source + index).loadUnaligned(as: SIMD8<Float>.self) * scaleVector
+      var shifted = scaled + SIMD8<Float>(repeating: 0.5).replacing(with: -0.5, where: scaled .< 0)
+      shifted.replace(with: 0, where: shifted .!= shifted)
+      shifted.replace(with: lowVector, where: shifted .< lowVector)
+      shifted.replace(with: highVector, where: shifted .> highVector)
+      let quantized = SIMD8<Int32>(shifted, rounding: .towardZero) &+ offsetVector
+      UnsafeMutableRawPointer(destination + index).storeBytes(
+        of: SIMD8<Int8>(truncatingIfNeeded: quantized), as: SIMD8<Int8>.self)
+      index += Self.blockSize
+    }
+    while index < count {
+      let rounded = (source[index] * inverseScale).rounded(.toNearestOrAwayFromZero)
+      let clamped = rounded.isNaN ? 0 : min(max(rounded, rangeLow), rangeHigh)
+      destination[index] = Int8(truncatingIfNeeded: Int32(clamped) &+ parameters.zeroPoint)
+      index += 1
+    }
+    return parameters
+  }
+
+  /// An all-zero input (an empty range): every value 0, scale 1, zero point 0, as LiteRT sets them.
+  private static func zeroFilled(_ destination: UnsafeMutablePointer<Int8>, count: Int) -> Parameters {
+    destination.update(repeating: 0, count: count)
+    return Parameters(scale: 1, zeroPoint: 0)
+  }
+}
+
+/// Where the weights of a hybrid kernel are in their tensor: element (matrix, row, column) of the
+/// kernel's layout — `matrices` matrices of `rows` rows of `columns` values — is tensor element
+/// `matrix * matrixStride + row * rowStride + column * columnStride`.
+struct HybridWeightLayout: Equatable {
+  /// Independent weight matrices (BATCH_MATMUL's right-hand batches; 1 elsewhere).
+  var matrices = 1
+  /// Rows of each matrix.
+  var rows: Int
+  /// Values of each row.
+  var columns: Int
+  /// Tensor elements between matrices.
+  var matrixStride = 0
+  /// Tensor elements between rows.
+  var rowStride: Int
+  /// Tensor elements between the values of a row.
+  var columnStride = 1
+
+  /// Rows of `columns` values stored one after the other, as FULLY_CONNECTED and CONV_2D keep them.
+  static func contiguous(rows: Int, columns: Int) -> HybridWeightLayout {
+    HybridWeightLayout(rows: rows, columns: columns, rowStride: columns)
+  }
+}
+
+/// The constant weights of a hybrid kernel, read and checked once at prepare time into memory the
+/// object owns (freed with it), so that `eval` reads them through plain pointers.
+final class HybridWeights {
+  /// The int8 values in the kernel's layout (packed int4 values unpacked), row after row, followed
+  /// by `HybridProducts.rowBlock − 1` zero rows.
+  let values: UnsafeMutablePointer<Int8>
+  /// The sum of each row of `values`, for taking out the input zero point.
+  let rowSums: UnsafeMutablePointer<Int32>
+  /// The scale of every output channel (the per-tensor scale repeated).
+  let channelScales: UnsafeMutablePointer<Float>
+  /// True when the channels do not all share one scale (LiteRT's per-channel CONV_2D path).
+  let hasDistinctScales: Bool
+  /// The tensor memory and layout the values were read from.
+  private let source: (data: UnsafeMutableRawPointer, layout: HybridWeightLayout)
+
+  /// `existing` when it was read from the same memory of `tensor` in the same layout (a repeated
+  /// prepare, for example after an input resize), else the weights read anew.
+  static func reusing(
+    _ existing: HybridWeights?, _ tensor: RuntimeTensor, op: String, layout: HybridWeightLayout, channels: Int,
+    channelAxis: Int
+  ) throws -> HybridWeights {
+    if let existing, tensor.isConstant, existing.source.data == tensor.data, existing.source.layout == layout {
+      return existing
+    }
+    return try HybridWeights(tensor, op: op, layout: layout, channels: channels, channelAxis: channelAxis)
+  }
+
+  /// Reads `tensor` (INT8 or INT4, constant, zero points 0, one scale or one per output channel
+  /// along `channelAxis`) in `layout`; `channels` is the number of output channels.
+  init(_ tensor: RuntimeTensor, op: String, layout: HybridWeightLayout, channels: Int, channelAxis: Int) throws {
+    let name = QuantizationValidation.describe(tensor)
+    try QuantizationValidation.validate(tensor, op: op)
+    guard let quantization = tensor.quantization else {
+      throw KernelError.invalid("\(op): weights \(name) have no quantization scale")
+    }
+    guard quantization.zeroPoints.allSatisfy({ $0 == 0 }) else {
+      throw KernelError.unsupported("\(op): hybrid weights \(name) have a nonzero zero point")
+    }
+    let scales = quantization.scales
+    guard scales.count == 1 || (scales.count == channels && quantization.axis == channelAxis) else {
+      throw KernelError.invalid(
+        "\(op): weights \(name) have \(scales.count) scales along axis \(quantization.axis) for \(channels)"
+          + " output channels along axis \(channelAxis)")
+    }
+    guard tensor.isConstant, let data = tensor.data else {
+      throw KernelError.unsupported("\(op): weights \(name) are not constant; hybrid kernels need constant weights")
+    }
+    source = (data, layout)
+    let rowCount = layout.matrices * layout.rows
+    // Zero rows past the end let the dot products read whole row blocks.
+    let paddedCount = (rowCount + HybridProducts.rowBlock - 1) * layout.columns
+    values = .allocate(capacity: max(paddedCount, 1))
+    values.initialize(repeating: 0, count: max(paddedCount, 1))
+    rowSums = .allocate(capacity: max(rowCount, 1))
+    channelScales = .allocate(capacity: max(channels, 1))
+    let packed = tensor.type == .int4
+    for matrix in 0..<layout.matrices {
+      for row in 0..<layout.rows {
+        let destinationRow = matrix * layout.rows + row
+        var sum: Int32 = 0
+        for column in 0..<layout.columns {
+          let index = matrix * layout.matrixStride + row * layout.rowStride + column * layout.columnStride
+          let value = packed ? int4Value(data, at: index) : data.load(fromByteOffset: index, as: Int8.self)
+          values[destinationRow * layout.columns + column] = value
+          sum &+= Int32(value)
+        }
+        (rowSums + destinationRow).initialize(to: sum)
+      }
+    }
+    for channel in 0..<channels {
+      (channelScales + channel).initialize(to: scales.count == 1 ? scales[0] : scales[channel])
+    }
+    hasDistinctScales = scales.contains { $0 != scales[0] }
+  }
+
+  deinit {
+    values.deallocate()
+    rowSums.deallocate()
+    channelScales.deallocate()
+  }
+}
+
+/// The integer products of the hybrid kernels.
+enum HybridProducts {
+  /// Rows whose dot products are computed together, sharing each input load.
+  static var rowBlock: Int { 4 }
+
+  /// Calls `body(row, sum)` for every row in `rows` of the row-major int8 matrix `weights` (rows of
+  /// `depth` values), with `sum` the wrapping int32 dot product of the row and `input`. Rows go
+  /// `rowBlock` at a time, so `weights` must stay readable for `rowBlock − 1` rows past `rows`
+  /// (``HybridWeights`` pads its values so); the products of those extra rows are dropped.
+  @inline(__always)
+  static func forEachDotProduct(
+    weights: UnsafePointer<Int8>, depth: Int, rows: Range<Int>, input: UnsafePointer<Int8>,
+    _ body: (_ row: Int, _ sum: Int32) -> Void
+  ) {
+    var row = rows.lowerBound
+    while row < rows.upperBound {
+      let first = weights + row &* depth
+      var sums = (SIMD16<Int32>(), SIMD16<Int32>(), SIMD16<Int32>(), SIMD16<Int32>())
+      var column = 0
+      while column &+ 16 <= depth {
+        let values = widenedToInt32(input + column)
+        sums.0 &+= values &* widenedToInt32(first + column)
+        sums.1 &+= values &* widenedToInt32(first + (depth &+ column))
+        sums.2 &+= values &* widenedToInt32(first + (2 &* depth &+ column))
+        sums.3 &+= values &* widenedToInt32(first + (3 &* depth &+ column))
+        column &+= 16
+      }
+      var totals = (sums.0.wrappedSum(), sums.1.wrappedSum(), sums.2.wrappedSum(), sums.3.wrappedSum())
+      while column < depth {
+        let value = Int32(input[column])
+        totals.0 &+= value &* Int32(first[column])
+        totals.1 &+= value &* Int32(first[depth &+ column])
+        totals.2 &+= value &* Int32(first[2 &* depth &+ column])
+        totals.3 &+= value &* Int32(first[3 &* depth &+ column])
+        column &+= 1
+      }
+      let remaining = rows.upperBound &- row
+      body(row, totals.0)
+      if remaining > 1 { body(row &+ 1, totals.1) }
+      if remaining > 2 { body(row &+ 2, totals.2) }
+      if remaining > 3 { body(row &+ 3, totals.3) }
+      row &+= rowBlock
+    }
+  }
+
+  /// Adds `weights[c] · (input[c] − zeroPoint)` to `sums[c]` for 16 adjacent channels (DEPTHWISE_CONV_2D's
+  /// per-channel products). Both factors fit int16 and so does their product (|w · (q − z)| ≤ 128 · 255).
+  @inline(__always)
+  static func accumulateChannels(
+    _ sums: inout SIMD16<Int32>, input: UnsafePointer<Int8>, zeroPoint: SIMD16<Int16>, weights: UnsafePointer<Int8>
+  ) {
+    let products = (widened(input) &- zeroPoint) &* widened(weights)
+    sums &+= SIMD16<Int32>(truncatingIfNeeded: products)
+  }
+
+  /// 16 int8 values widened to int16.
+  @inline(__always)
+  private static func widened(_ pointer: UnsafePointer<Int8>) -> SIMD16<Int16> {
+    SIMD16<Int16>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Int8>.self))
+  }
+
+  /// 16 int8 values widened to int32 (the one widening that stays inline and vectorized in hot
+  /// loops; 16-bit intermediates became out-of-line conversion calls there).
+  @inline(__always)
+  private static func widenedToInt32(_ pointer: UnsafePointer<Int8>) -> SIMD16<Int32> {
+    SIMD16<Int32>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Int8>.self))
+  }
+}
+
+/// The input-quantization part of a hybrid kernel's scratch memory: the int8 copy of the input and
+/// the scale and zero point of each quantized run (row or image).
+struct HybridInputScratch {
+  /// Offset of the int8 values.
+  let valuesOffset: Int
+  /// Offset of the scales (one float per run).
+  let scalesOffset: Int
+  /// Offset of the zero points (one int32 per run).
+  let zeroPointsOffset: Int
+  /// Number of runs.
+  let runs: Int
+  /// Values per run.
+  let runLength: Int
+
+  /// Reserves room for `runs` runs of `runLength` values in `scratch`.
+  init(runs: Int, runLength: Int, scratch: inout ScratchLayout) {
+    self.runs = runs
+    self.runLength = runLength
+    valuesOffset = scratch.reserve(bytes: runs * runLength)
+    scalesOffset = scratch.reserve(floats: runs)
+    zeroPointsOffset = scratch.reserve(bytes: runs * MemoryLayout<Int32>.stride)
+  }
+
+  /// Quantizes every run of `source` (runs spread over the threads) and returns the scratch views.
+  func quantize(
+    _ source: UnsafePointer<Float>, as quantization: HybridInputQuantization, scratch: UnsafeMutableRawPointer,
+    context: EvalContext
+  ) -> HybridQuantizedInput {
+    let input = HybridQuantizedInput(
+      values: (scratch + valuesOffset).assumingMemoryBound(to: Int8.self),
+      scales: (scratch + scalesOffset).assumingMemoryBound(to: Float.self),
+      zeroPoints: (scratch + zeroPointsOffset).assumingMemoryBound(to: Int32.self), runLength: runLength)
+    context.parallelFor(runs) { run in
+      let parameters = quantization.quantize(
+        source + run &* runLength, count: runLength, into: input.values + run &* runLength)
+      input.scales[run] = parameters.scale
+      input.zeroPoints[run] = parameters.zeroPoint
+    }
+    return input
+  }
+}
+
+/// A quantized input in scratch memory.
+struct HybridQuantizedInput {
+  /// The int8 values, run after run.
+  let values: UnsafeMutablePointer<Int8>
+  /// Scale of each run.
+  let scales: UnsafeMutablePointer<Float>
+  /// Zero point of each run.
+  let zeroPoints: UnsafeMutablePointer<Int32>
+  /// Values per run.
+  let runLength: Int
+}
+
+/// The float bias of a hybrid kernel, or zeros.
+@inline(__always)
+func hybridBias(_ bias: UnsafePointer<Float>?, _ channel: Int) -> Float { bias?[channel] ?? 0 }
+
+/// How LiteRT turns an int32 sum of a hybrid kernel into float. The orders differ between ops and
+/// the float products round differently, so each is kept.
+enum HybridRescale {
+  /// FULLY_CONNECTED, DEPTHWISE_CONV_2D and per-tensor CONV_2D: `sum · (inputScale · weightScale) + bias`.
+  @inline(__always)
+  static func combinedScale(_ sum: Int32, inputScale: Float, weightScale: Float, bias: Float) -> Float {
+    Float(sum) * (inputScale * weightScale) + bias
+  }
+
+  /// Per-channel CONV_2D: `(sum · weightScale) · inputScale + bias`.
+  @inline(__always)
+  static func weightScaleFirst(_ sum: Int32, inputScale: Float, weightScale: Float, bias: Float) -> Float {
+    Float(sum) * weightScale * inputScale + bias
+  }
+
+  /// BATCH_MATMUL: `(inputScale · weightScale) · (sum − rowSum · zeroPoint)`, the zero point taken
+  /// out in float as LiteRT does (exact while the values stay below 2^24).
+  @inline(__always)
+  static func batchMatMul(
+    _ sum: Int32, rowSum: Int32, zeroPoint: Int32, inputScale: Float, weightScale: Float
+  ) -> Float {
+    (inputScale * weightScale) * (Float(sum) - Float(rowSum) * Float(zeroPoint))
+  }
+}
+
+/// The operands of a hybrid node: FLOAT32 input (0) and output, weights (1) of an allowed type, and
+/// an optional FLOAT32 bias (2).
+struct HybridOperands {
+  /// Input 0.
+  let input: RuntimeTensor
+  /// Input 1: the constant weights.
+  let weights: RuntimeTensor
+  /// Input 2 when present.
+  let bias: RuntimeTensor?
+  /// The output.
+  let output: RuntimeTensor
+
+  /// Reads the operands of `node`; throws `unsupported` unless it is a hybrid node with weights of
+  /// one of `weightTypes` (and no bias unless `biasAllowed`).
+  init(_ node: Node, op: String, weightTypes: [ElementType], biasAllowed: Bool = true) throws {
+    try node.expect(inputs: 2, maxInputs: biasAllowed ? 3 : 2, outputs: 1)
+    input = try node.input(0)
+    weights = try node.input(1)
+    bias = node.optionalInput(2)
+    output = try node.output(0)
+    guard input.type == .float32, output.type == .float32, weightTypes.contains(weights.type) else {
+      throw KernelError.unsupported(
+        "\(op) with \(input.type.name) input, \(weights.type.name) weights and \(output.type.name) output"
+          + " in the hybrid kernels")
+    }
+    try FloatOperands.require([bias], op: op)
+  }
+
+  /// The float bias in `eval`, or nil.
+  var biasPointer: UnsafePointer<Float>? { bias.map { UnsafePointer($0.pointer(as: Float.self)) } }
+}

@@ -1,0 +1,236 @@
+// Activations: RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, PRELU, LOGISTIC, TANH,
+// HARD_SWISH, GELU, ELU.
+//
+// Formulas as in TFLite's reference kernels: LEAKY_RELU is x > 0 ? x : αx, PRELU is
+// x ≥ 0 ? x : αx with α broadcast, HARD_SWISH is x·min(6, max(0, x + 3))/6, ELU is
+// x < 0 ? eˣ − 1 : x, GELU is ½x·erfc(−x/√2) or, approximated, ½x(1 + tanh(√(2/π)(x + 0.044715x³))).
+
+import TFLiteFormat
+
+/// RELU-family clamp to a fixed range.
+struct ClampOperation<Scalar: ArithmeticScalar>: UnaryLanewiseOperation {
+  /// The output range.
+  let range: ActivationRange<Scalar>
+
+  @inline(__always)
+  func callAsFunction(_ x: SIMD16<Scalar>) -> SIMD16<Scalar> { range.clamp(x) }
+}
+
+/// The output range of a RELU-family operator.
+protocol ClampBounds {
+  /// The TFLite operator name.
+  static var operatorName: String { get }
+  /// The range.
+  static var range: ActivationRange<Float> { get }
+}
+
+/// RELU: max(x, 0).
+enum Relu: ClampBounds {
+  static let operatorName = "RELU"
+  static var range: ActivationRange<Float> { ActivationRange(lower: 0, upper: .infinity) }
+}
+
+/// RELU6: min(max(x, 0), 6).
+enum Relu6: ClampBounds {
+  static let operatorName = "RELU6"
+  static var range: ActivationRange<Float> { ActivationRange(lower: 0, upper: 6) }
+}
+
+/// RELU_N1_TO_1: min(max(x, −1), 1).
+enum ReluMinusOneToOne: ClampBounds {
+  static let operatorName = "RELU_N1_TO_1"
+  static var range: ActivationRange<Float> { ActivationRange(lower: -1, upper: 1) }
+}
+
+/// RELU_0_TO_1: min(max(x, 0), 1).
+enum ReluZeroToOne: ClampBounds {
+  static let operatorName = "RELU_0_TO_1"
+  static var range: ActivationRange<Float> { ActivationRange(lower: 0, upper: 1) }
+}
+
+/// The kernel definition of the RELU family on float tensors.
+struct ClampDefinition<Bounds: ClampBounds>: UnaryKernelDefinition {
+  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
+    _ = try commonElementType([input, output], allowed: [.float32], operatorName: Bounds.operatorName)
+  }
+
+  var minimumChunk: Int { cheapElementwiseChunk }
+
+  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>) {
+    UnaryDriver.run(ClampOperation(range: Bounds.range), input: input, output: output, range: range)
+  }
+}
+
+/// The kernel definition of LEAKY_RELU.
+struct LeakyReluDefinition: UnaryKernelDefinition {
+  private let alpha: Float
+
+  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
+    _ = try commonElementType([input, output], allowed: [.float32], operatorName: "LEAKY_RELU")
+    guard case .leakyReluOptions(let options) = node.options else {
+      throw KernelError.invalid("LEAKY_RELU needs LeakyReluOptions")
+    }
+    alpha = options.alpha
+  }
+
+  var minimumChunk: Int { cheapElementwiseChunk }
+
+  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>) {
+    UnaryDriver.run(LeakyReluOperation(alpha: alpha), input: input, output: output, range: range)
+  }
+}
+
+/// The kernel definition of GELU (exact, or the tanh approximation when `approximate` is set).
+struct GeluDefinition: UnaryKernelDefinition {
+  private let approximate: Bool
+
+  init(node: Node, input: RuntimeTensor, output: RuntimeTensor) throws {
+    _ = try commonElementType([input, output], allowed: [.float32], operatorName: "GELU")
+    if case .geluOptions(let options) = node.options {
+      approximate = options.approximate
+    } else {
+      approximate = false
+    }
+  }
+
+  var minimumChunk: Int { costlyElementwiseChunk }
+
+  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>) {
+    if approximate {
+      UnaryDriver.run(FloatFunction<GeluTanhApproximation>(), input: input, output: output, range: range)
+    } else {
+      UnaryDriver.run(FloatFunction<GeluExact>(), input: input, output: output, range: range)
+    }
+  }
+}
+
+/// The kernel definition of PRELU (alpha broadcast against the input).
+struct PreluDefinition: BinaryKernelDefinition {
+  init(node: Node, lhs: RuntimeTensor, rhs: RuntimeTensor, output: RuntimeTensor) throws {
+    _ = try commonElementType([lhs, rhs, output], allowed: [.float32], operatorName: "PRELU")
+  }
+
+  var minimumChunk: Int { cheapElementwiseChunk }
+
+  func run(
+    layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
+    output: UnsafeMutableRawPointer, range: Range<Int>
+  ) {
+    BinaryDriver.run(PreluOperation(), layout: layout, lhs: lhs, rhs: rhs, output: output, range: range)
+  }
+}
+
+/// LEAKY_RELU: x > 0 ? x : alpha·x.
+struct LeakyReluOperation: UnaryLanewiseOperation {
+  /// Slope for non-positive inputs.
+  let alpha: Float
+
+  @inline(__always)
+  func callAsFunction(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    (x * alpha).replacing(with: x, where: Float.isLess(SIMD16(repeating: 0), x))
+  }
+}
+
+/// PRELU: x ≥ 0 ? x : alpha·x, with alpha a broadcast tensor.
+struct PreluOperation: BinaryLanewiseOperation {
+  @inline(__always)
+  func callAsFunction(_ x: SIMD16<Float>, _ alpha: SIMD16<Float>) -> SIMD16<Float> {
+    (x * alpha).replacing(with: x, where: Float.isLessOrEqual(SIMD16(repeating: 0), x))
+  }
+}
+
+/// LOGISTIC: 1 / (1 + e^−x).
+enum Logistic: FloatFunctionKind {
+  static let operatorName = "LOGISTIC"
+  @inline(__always)
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.logistic(x) }
+}
+
+/// TANH.
+enum HyperbolicTangent: FloatFunctionKind {
+  static let operatorName = "TANH"
+  @inline(__always)
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> { VectorMath.tanh(x) }
+}
+
+/// HARD_SWISH: x · relu6(x + 3) / 6.
+enum HardSwish: FloatFunctionKind {
+  static let operatorName = "HARD_SWISH"
+  @inline(__always)
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    x * ActivationRange<Float>(lower: 0, upper: 6).clamp(x + 3) / 6
+  }
+}
+
+/// ELU: x < 0 ? e^x − 1 : x.
+enum ExponentialLinearUnit: FloatFunctionKind {
+  static let operatorName = "ELU"
+  @inline(__always)
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    x.replacing(with: VectorMath.expMinusOne(x), where: Float.isLess(x, SIMD16(repeating: 0)))
+  }
+}
+
+/// GELU without approximation: ½x · erfc(−x/√2).
+enum GeluExact: FloatFunctionKind {
+  static let operatorName = "GELU"
+  @inline(__always)
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    0.5 * x * VectorMath.erfc(x * -Float(0.5).squareRoot())
+  }
+}
+
+/// GELU with `approximate`: ½x · (1 + tanh(√(2/π) · (x + 0.044715x³))).
+enum GeluTanhApproximation: FloatFunctionKind {
+  static let operatorName = "GELU"
+  /// √(2/π).
+  private static let scale: Float = 0.797_884_560_8
+  @inline(__always)
+  static func apply(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    0.5 * x * (1 + VectorMath.tanh(scale * (x + 0.044715 * x * x * x)))
+  }
+}
+
+/// x · logistic(x) (SiLU, swish) with the MUL's fused activation, for a node whose single input
+/// is x: what LOGISTIC followed by MUL computes, in one pass.
+final class SigmoidLinearUnitKernel: Kernel {
+  private let input: RuntimeTensor
+  private let output: RuntimeTensor
+  private let activation: ActivationRange<Float>
+
+  init(node: Node) throws {
+    try node.expect(inputs: 1, outputs: 1)
+    input = try node.input(0)
+    output = try node.output(0)
+    _ = try commonElementType([input, output], allowed: [.float32], operatorName: "MUL")
+    activation = try ActivationRange<Float>(Multiplication.fusedActivation(in: node.options))
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    output.shape = input.shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    let source = try tensorData(input).assumingMemoryBound(to: Float.self)
+    let destination = try tensorData(output).assumingMemoryBound(to: Float.self)
+    let operation = SigmoidLinearUnit(
+      activation: activation, clamps: activation.lower > -.infinity || activation.upper < .infinity)
+    context.forEachChunk(of: output.elementCount, minimumChunk: costlyElementwiseChunk) { range in
+      UnaryDriver.run(operation, input: source, output: destination, range: range)
+    }
+  }
+}
+
+/// x · logistic(x), clamped: the logistic rounded to float first, as the separate LOGISTIC writes it.
+struct SigmoidLinearUnit: UnaryLanewiseOperation {
+  /// The MUL's fused activation.
+  let activation: ActivationRange<Float>
+  /// False for an unbounded range (activation NONE), whose clamp changes nothing.
+  let clamps: Bool
+
+  @inline(__always)
+  func callAsFunction(_ x: SIMD16<Float>) -> SIMD16<Float> {
+    let product = x * VectorMath.logistic(x)
+    return clamps ? activation.clamp(product) : product
+  }
+}

@@ -1,0 +1,152 @@
+import TFLiteFormat
+
+/// The reduction of a 2-D pooling window.
+enum PoolingKind: Equatable {
+  /// AVERAGE_POOL_2D: mean of the in-bounds elements.
+  case average
+  /// MAX_POOL_2D.
+  case max
+  /// L2_POOL_2D: square root of the mean of squares of the in-bounds elements.
+  case l2
+}
+
+/// Shape of a 2-D pooling: NHWC input and output with the same channels.
+struct PoolingShape: Equatable {
+  /// N.
+  let batch: Int
+  /// Channels.
+  let channels: Int
+  /// Vertical geometry (dilation 1).
+  let height: WindowAxis
+  /// Horizontal geometry (dilation 1).
+  let width: WindowAxis
+}
+
+/// The float32 2-D pools, vectorised over channels. Padding never counts: the average and L2
+/// divide by the number of in-bounds elements, as TFLite's reference kernels do.
+enum FloatPooling {
+  /// Computes the pool.
+  static func run(
+    _ kind: PoolingKind, _ shape: PoolingShape, input: UnsafePointer<Float>, activation: FloatClampRange,
+    output: UnsafeMutablePointer<Float>, threadCount: Int
+  ) {
+    let workPerRow = ChannelWindowRows.work(
+      shape.width.outputSize, shape.channels, shape.height.filterSize, shape.width.filterSize)
+    ChannelWindowRows.forEachRow(
+      rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
+    ) { row in
+      let y = row % shape.height.outputSize
+      let image = row / shape.height.outputSize
+      for x in 0..<shape.width.outputSize {
+        let pixel = PoolingPixel(
+          kind: kind, shape: shape, activation: activation,
+          input: input + image * shape.height.inputSize * shape.width.inputSize * shape.channels,
+          output: output + (row * shape.width.outputSize + x) * shape.channels,
+          originY: shape.height.inputOrigin(y), tapsY: shape.height.validTaps(y),
+          originX: shape.width.inputOrigin(x), tapsX: shape.width.validTaps(x))
+        forEachChannelBlock(channels: shape.channels, pixel)
+      }
+    }
+  }
+}
+
+/// One output pixel of a pool, for one block of channels.
+private struct PoolingPixel: ChannelBlockOperation {
+  let kind: PoolingKind
+  let shape: PoolingShape
+  let activation: FloatClampRange
+  /// First element of the input image; first element of the output pixel.
+  let input: UnsafePointer<Float>
+  let output: UnsafeMutablePointer<Float>
+  let originY: Int
+  let tapsY: (first: Int, end: Int)
+  let originX: Int
+  let tapsX: (first: Int, end: Int)
+
+  func run<Vector: ChannelVector>(_ vector: Vector.Type, channel: Int) {
+    // Wrapping index arithmetic: offsets stay inside the validated input tensor.
+    let channels = shape.channels
+    let rowStride = shape.width.inputSize &* channels
+    let tapRows = tapsY.end &- tapsY.first
+    let tapColumns = tapsX.end &- tapsX.first
+    var row = input + ((originY &+ tapsY.first) &* rowStride &+ (originX &+ tapsX.first) &* channels &+ channel)
+    var result = Vector(repeating: kind == .max ? -.greatestFiniteMagnitude : 0)
+    for _ in 0..<tapRows {
+      var source = row
+      for _ in 0..<tapColumns {
+        let value = Vector.load(source)
+        switch kind {
+        case .max: result = result.maximum(value)
+        case .average: result = result + value
+        case .l2: result.multiplyAdd(value, value)
+        }
+        source += channels
+      }
+      row += rowStride
+    }
+    if kind != .max {
+      let mean = result / Vector(repeating: Float(tapRows &* tapColumns))
+      result = kind == .average ? mean : mean.squareRoot()
+    }
+    result.clamped(activation).store(to: output + channel)
+  }
+}
+
+/// The float32 2-D pools: input `[N,H,W,C]` → output `[N,OH,OW,C]`.
+class Pool2DKernel {
+  private let kind: PoolingKind
+  private let op: String
+  private let input: RuntimeTensor
+  private let output: RuntimeTensor
+  private let options: Pool2DOptions
+  private let activation: FloatClampRange
+  private var shape: PoolingShape?
+
+  init(node: Node, kind: PoolingKind, op: String) throws {
+    self.kind = kind
+    self.op = op
+    try node.expect(inputs: 1, outputs: 1)
+    input = try node.input(0)
+    output = try node.output(0)
+    try FloatOperands.require([input, output], op: op)
+    options = try FloatOperands.options(of: node, op: op, defaults: Pool2DOptions()) {
+      if case .pool2DOptions(let options) = $0 { options } else { nil }
+    }
+    activation = try FloatClampRange(options.fusedActivationFunction, op: op)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    try FloatOperands.requireRank(input, 4, op: op, role: "input")
+    let heightAxis = try WindowAxis(
+      op: op, axis: "height", inputSize: input.shape[1], filterSize: Int(options.filterHeight),
+      stride: options.strideH, dilation: 1, padding: options.padding)
+    let widthAxis = try WindowAxis(
+      op: op, axis: "width", inputSize: input.shape[2], filterSize: Int(options.filterWidth),
+      stride: options.strideW, dilation: 1, padding: options.padding)
+    output.shape = [input.shape[0], heightAxis.outputSize, widthAxis.outputSize, input.shape[3]]
+    shape = PoolingShape(batch: input.shape[0], channels: input.shape[3], height: heightAxis, width: widthAxis)
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    guard let shape else { throw KernelError.invalid("\(op) was not prepared") }
+    FloatPooling.run(
+      kind, shape, input: input.pointer(as: Float.self), activation: activation, output: output.pointer(as: Float.self),
+      threadCount: context.threadCount)
+  }
+}
+
+/// AVERAGE_POOL_2D (float32).
+final class AveragePool2DKernel: Pool2DKernel, Kernel {
+  required init(node: Node) throws { try super.init(node: node, kind: .average, op: "AVERAGE_POOL_2D") }
+}
+
+/// MAX_POOL_2D (float32).
+final class MaxPool2DKernel: Pool2DKernel, Kernel {
+  required init(node: Node) throws { try super.init(node: node, kind: .max, op: "MAX_POOL_2D") }
+}
+
+/// L2_POOL_2D (float32).
+final class L2Pool2DKernel: Pool2DKernel, Kernel {
+  required init(node: Node) throws { try super.init(node: node, kind: .l2, op: "L2_POOL_2D") }
+}
