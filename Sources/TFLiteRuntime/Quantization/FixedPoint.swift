@@ -285,8 +285,8 @@ enum FixedPoint {
   }
 }
 
-/// The fused activations that integer kernels clamp with.
-enum FusedActivation: Sendable, Hashable {
+/// The fused activations kernels clamp with (public because the reference kernels take one).
+public enum FusedActivation: Sendable, Hashable {
   /// No clamping beyond the type's range.
   case none
   /// max(x, 0).
