@@ -11,6 +11,7 @@ struct InspectJSONReport {
   /// The whole document.
   func document() -> JSONValue {
     let totals = inspected.parameterTotals()
+    let tfliteMetadata = InspectMetadataReport(file: inspected.file).json()
     return .object([
       ("format", .string("tflite-inspect")),
       ("format_version", .int(Self.formatVersion)),
@@ -31,6 +32,7 @@ struct InspectJSONReport {
       })),
       ("signatures", .array(model.signatureDefs.map(signature))),
       ("metadata", .array(model.metadata.map(metadata))),
+      ("tflite_metadata", tfliteMetadata),
     ])
   }
 

@@ -17,6 +17,7 @@ struct InspectTextReport {
     lines += [""] + histogram()
     lines += [""] + signatures()
     lines += [""] + metadata()
+    lines += [""] + InspectMetadataReport(file: inspected.file).lines()
     if inspected.histogram().contains(where: { !$0.isSupported }) {
       lines += ["", "* = this runtime has no kernel for the operator yet"]
     }
