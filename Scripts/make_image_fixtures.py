@@ -14,6 +14,8 @@ Output, in TestModels/images/png/:
                  Pillow mode is I;16, and any tRNS alpha), the value is derived from the samples
                  written and checked against Pillow's own array here where Pillow is right (it
                  compares a 2-, 4- or 16-bit tRNS key with its 8-bit value: see expected()).
+  ../ppm/NAME.ppm/.pgm and NAME.npy: the photo saved by Pillow as binary PPM and PGM, with
+                 the pixels Pillow reads back.
   NAME.16.npy    uint16 [H, W, C], for 16-bit files: every sample as written (checked against
                  Pillow's I;16 array for gray), tRNS alpha 0 or 65535.
 The same seed gives the same bytes, so rerunning leaves the files unchanged.
@@ -205,6 +207,15 @@ def pillow_cases():
         png = buffer.getvalue()
         mode = {"P": "RGB", "L": "L", "RGB": "RGB", "RGBA": "RGBA"}[image.mode]
         save(name, png, pillow_pixels(png, mode))
+    for name, image in [("pillow_photo", photo), ("pillow_photo_gray", photo.convert("L"))]:
+        buffer = io.BytesIO()
+        image.save(buffer, "PPM")
+        ppm = os.path.join(OUT, "..", "ppm", name + (".ppm" if image.mode == "RGB" else ".pgm"))
+        os.makedirs(os.path.dirname(ppm), exist_ok=True)
+        with open(ppm, "wb") as f:
+            f.write(buffer.getvalue())
+        pixels = np.asarray(Image.open(io.BytesIO(buffer.getvalue())))
+        np.save(os.path.splitext(ppm)[0] + ".npy", pixels.reshape(pixels.shape[0], pixels.shape[1], -1))
 
 
 if __name__ == "__main__":

@@ -119,7 +119,7 @@ public enum PNG {
 
   /// The Paeth predictor: whichever of left, above and upper-left is closest to left + above − upper-left.
   @inline(__always)
-  private static func paethPredictor(_ left: UInt8, _ above: UInt8, _ upperLeft: UInt8) -> UInt8 {
+  static func paethPredictor(_ left: UInt8, _ above: UInt8, _ upperLeft: UInt8) -> UInt8 {
     let a = Int16(left), b = Int16(above), c = Int16(upperLeft)
     let distanceToLeft = abs(b - c)
     let distanceToAbove = abs(a - c)
