@@ -16,6 +16,7 @@ Output, in TestModels/images/png/:
                  compares a 2-, 4- or 16-bit tRNS key with its 8-bit value: see expected()).
   ../ppm/NAME.ppm/.pgm and NAME.npy: the photo saved by Pillow as binary PPM and PGM, with
                  the pixels Pillow reads back.
+  ../zip/*       ZIP archives for the ZIP reader (see zip_cases()).
   NAME.16.npy    uint16 [H, W, C], for 16-bit files: every sample as written (checked against
                  Pillow's I;16 array for gray), tRNS alpha 0 or 65535.
 The same seed gives the same bytes, so rerunning leaves the files unchanged.
@@ -218,8 +219,40 @@ def pillow_cases():
         np.save(os.path.splitext(ppm)[0] + ".npy", pixels.reshape(pixels.shape[0], pixels.shape[1], -1))
 
 
+def zip_cases():
+    """ZIP archives for ZIPArchive: one appended to other bytes (as TFLite metadata appends its
+    associated files to a model), one with a `../` name, one whose deflated entry lies about its size."""
+    import zipfile
+    folder = os.path.join(OUT, "..", "zip")
+    os.makedirs(folder, exist_ok=True)
+
+    def archive(entries):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as z:
+            for name, data, method in entries:
+                info = zipfile.ZipInfo(name, date_time=(2026, 11, 26, 0, 0, 0))
+                info.compress_type = method
+                z.writestr(info, data)
+        return buffer.getvalue()
+
+    vocabulary = "".join(f"word{i}\n" for i in range(500)).encode()
+    appended = b"TFL3 stands in for a model" + archive(
+        [("labels.txt", b"cat\ndog\n", zipfile.ZIP_STORED), ("vocab.txt", vocabulary, zipfile.ZIP_DEFLATED)])
+    with open(os.path.join(folder, "appended.bin"), "wb") as f:
+        f.write(appended)
+    with open(os.path.join(folder, "traversal.zip"), "wb") as f:
+        f.write(archive([("../evil.txt", b"x", zipfile.ZIP_STORED)]))
+    lying = bytearray(archive([("vocab.txt", vocabulary, zipfile.ZIP_DEFLATED)]))
+    for signature, field in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        at = lying.index(signature) + field
+        lying[at:at + 4] = struct.pack("<I", len(vocabulary) + 1)
+    with open(os.path.join(folder, "lying_size.zip"), "wb") as f:
+        f.write(bytes(lying))
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     generated_cases()
     pillow_cases()
+    zip_cases()
     print("wrote", len(os.listdir(OUT)), "files to", os.path.normpath(OUT))
