@@ -30,7 +30,7 @@ let package = Package(
     // MARK: - Tools
     .target(
       name: "TFLiteCommandLine",
-      dependencies: ["TFLiteFormat", "TFLiteRuntime", "TensorFlowLite", "FirebaseMLModelDownloader"]),
+      dependencies: ["TFLiteFormat", "TFLiteRuntime", "TensorFlowLite", "FirebaseMLModelDownloader", "TFLiteImage"]),
     .executableTarget(name: "tflite", dependencies: ["TFLiteCommandLine"]),
     // MARK: - Tests
     // Hand-built .tflite files for tests of the API around the kernels (not a product).

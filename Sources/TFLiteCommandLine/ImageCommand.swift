@@ -1,0 +1,30 @@
+import Foundation
+import TFLiteFormat
+import TFLiteImage
+
+/// `tflite image IMAGE --output pixels.npy`: decodes an image and writes its pixels as `.npy`.
+enum ImageCommand: Subcommand {
+  /// Name, options and help.
+  static let specification = CommandSpecification(
+    name: "image",
+    abstract: "Decode a PNG or PPM/PGM image and write its pixels as a uint8 .npy array.",
+    positionals: ["IMAGE"],
+    options: [
+      .option("output", value: "FILE.npy", help: "Where to write the pixels (uint8, shape [H, W, C]).")
+    ],
+    discussion: """
+      C is 1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA) as the file stores it; a PNG tRNS chunk
+      adds alpha. Compare with Python: numpy.asarray(PIL.Image.open(IMAGE)).
+      """)
+
+  /// Runs the command.
+  static func run(_ arguments: ParsedArguments, output: inout any TextSink) throws -> Int32 {
+    let path = try arguments.singlePositional("IMAGE")
+    guard let destination = arguments.value("output") else { throw UsageError("--output FILE.npy is required") }
+    guard let data = FileManager.default.contents(atPath: path) else { throw CommandFailure("cannot read \(path)") }
+    let image = try decodeImage([UInt8](data))
+    try NumPyArray(shape: [image.height, image.width, image.channels], values: image.pixels).write(toFile: destination)
+    output.write("\(path): \(image.width)×\(image.height), \(image.channels) channels -> \(destination)\n")
+    return ExitCode.success
+  }
+}
