@@ -44,6 +44,8 @@ import Testing
     // Dynamic block: HLIT 257, HDIST 1, HCLEN 4, then four 1-bit code-length codes (over-subscribed).
     #expect(message([0x05, 0x00, 0x92, 0x04]).contains("code length code lengths over-subscribe"))
     #expect(message([]).contains("ends early"))
+    // 19 code-length code lengths (57 bits, more than one refill of the bit buffer), all zero.
+    #expect(message([0x05, 0xE0, 0x01] + [UInt8](repeating: 0, count: 12)).contains("not a code of the code-length code"))
   }
 
   @Test func everyTruncationOfAStreamThrows() {

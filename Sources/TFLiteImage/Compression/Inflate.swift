@@ -361,8 +361,11 @@ struct Inflater {
       throw error("a dynamic block declares \(literalCount) literal/length and \(distanceCount) distance codes (at most 286 and 30)")
     }
     var codeLengthLengths = [UInt8](repeating: 0, count: 19)
-    try refill()
-    for index in 0..<codeLengthCount { codeLengthLengths[Self.codeLengthOrder[index]] = UInt8(take(3)) }
+    for index in 0..<codeLengthCount {
+      // 19 lengths of 3 bits are more than one refill holds.
+      if bitCount < 3 { try refill() }
+      codeLengthLengths[Self.codeLengthOrder[index]] = UInt8(take(3))
+    }
     let codeLengthTable = try codeLengthLengths.withUnsafeBufferPointer { (lengths) throws(ImageError) in
       try HuffmanTable(lengths: lengths, primaryBits: 7, what: "code length")
     }
