@@ -16,6 +16,7 @@ Output, in TestModels/images/png/:
                  compares a 2-, 4- or 16-bit tRNS key with its 8-bit value: see expected()).
   ../ppm/NAME.ppm/.pgm and NAME.npy: the photo saved by Pillow as binary PPM and PGM, with
                  the pixels Pillow reads back.
+  ../resize/*    tf.image.resize results (see resize_cases()).
   ../zip/*       ZIP archives for the ZIP reader (see zip_cases()).
   NAME.16.npy    uint16 [H, W, C], for 16-bit files: every sample as written (checked against
                  Pillow's I;16 array for gray), tRNS alpha 0 or 65535.
@@ -250,9 +251,26 @@ def zip_cases():
         f.write(bytes(lying))
 
 
+def resize_cases():
+    """tf.image.resize of a 40x30 crop (at x 50, y 40) of pillow_photo_rgb to 57x43 and 23x17:
+    resize/bilinear_WxH.npy (float32) and resize/nearest_WxH.npy (uint8)."""
+    import tensorflow as tf
+    photo = np.load(os.path.join(OUT, "pillow_photo_rgb.npy"))
+    crop = photo[40:70, 50:90]
+    folder = os.path.join(OUT, "..", "resize")
+    os.makedirs(folder, exist_ok=True)
+    for width, height in ((57, 43), (23, 17)):
+        for method in ("bilinear", "nearest"):
+            resized = tf.image.resize(crop, [height, width], method=method).numpy()
+            if method == "nearest":
+                resized = resized.astype(np.uint8)
+            np.save(os.path.join(folder, f"{method}_{width}x{height}.npy"), resized)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     generated_cases()
     pillow_cases()
     zip_cases()
+    resize_cases()
     print("wrote", len(os.listdir(OUT)), "files to", os.path.normpath(OUT))
