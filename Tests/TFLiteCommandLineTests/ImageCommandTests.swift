@@ -21,6 +21,23 @@ final class ImageCommandTests: CommandTestCase {
     }
   }
 
+  func testResizeRoundsTensorFlowsBilinearValues() throws {
+    // The generator's bilinear_23x17.npy is tf.image.resize of the 40×30 crop at (50, 40) of this photo.
+    let crop = path("crop.ppm")
+    let photo = try NumPyArray(contentsOfFile: images.appendingPathComponent("png/pillow_photo_rgb.npy").path).bytes
+    let cropped = (40..<70).flatMap { row in photo[((row * 160 + 50) * 3)..<((row * 160 + 90) * 3)] }
+    try Data(Array("P6\n40 30\n255\n".utf8) + cropped).write(to: URL(fileURLWithPath: crop))
+    let output = path("resized.npy")
+    let (code, captured) = run("image", crop, "--output", output, "--resize", "23x17")
+    XCTAssertEqual(code, ExitCode.success, captured.standardError)
+    let written = try NumPyArray(contentsOfFile: output)
+    XCTAssertEqual(written.shape, [17, 23, 3])
+    let reference = try NumPyArray(contentsOfFile: images.appendingPathComponent("resize/bilinear_23x17.npy").path)
+      .values(as: Float.self)
+    XCTAssertEqual(written.bytes, reference.map { UInt8($0.rounded(.toNearestOrAwayFromZero)) })
+    XCTAssertEqual(run("image", crop, "--output", output, "--resize", "23").code, ExitCode.usage)
+  }
+
   func testReportsBadImagesAndMissingOutput() throws {
     let bogus = path("bogus.png")
     try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0]).write(to: URL(fileURLWithPath: bogus))
