@@ -25,7 +25,11 @@ final class ImageCommandTests: CommandTestCase {
     // The generator's bilinear_23x17.npy is tf.image.resize of the 40×30 crop at (50, 40) of this photo.
     let crop = path("crop.ppm")
     let photo = try NumPyArray(contentsOfFile: images.appendingPathComponent("png/pillow_photo_rgb.npy").path).bytes
-    let cropped = (40..<70).flatMap { row in photo[((row * 160 + 50) * 3)..<((row * 160 + 90) * 3)] }
+    var cropped: [UInt8] = []
+    for row in 40..<70 {
+      let start: Int = (row * 160 + 50) * 3
+      cropped += photo[start..<(start + 120)]
+    }
     try Data(Array("P6\n40 30\n255\n".utf8) + cropped).write(to: URL(fileURLWithPath: crop))
     let output = path("resized.npy")
     let (code, captured) = run("image", crop, "--output", output, "--resize", "23x17")
