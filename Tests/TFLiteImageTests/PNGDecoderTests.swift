@@ -67,6 +67,18 @@ import Testing
     }
   }
 
+  @Test func hugeHeaderOverTinyDataThrowsQuickly() throws {
+    // 10000×10000 RGBA at 16 bits (800 MB of pixels, within the default limit) over a small IDAT.
+    var bytes = try ImageFixtures.bytes("png/ct6_d16.png")
+    for index in 16..<24 { bytes[index] = [0, 0, 0x27, 0x10][index % 4] }
+    bytes = refreshingChunkCRCs(bytes)
+    #expect {
+      try PNG.decode(bytes)
+    } throws: { error in
+      "\(error)".contains("the image data ends early")
+    }
+  }
+
   @Test func everyTruncationThrows() throws {
     for name in ["ct3_d4_trns_adam7", "ct6_d16", "pillow_rgba_level1"] {
       let bytes = try ImageFixtures.bytes("png/\(name).png")

@@ -242,7 +242,10 @@ struct Inflater {
   init(input: UnsafeRawBufferPointer, maximumSize: Int, expectedSize: Int?) {
     self.input = input
     self.maximumSize = max(0, maximumSize)
-    capacity = max(1, min(self.maximumSize, expectedSize ?? max(input.count * 4, 1 << 16)))
+    // DEFLATE expands at most 1032:1 (258-byte matches in under two bits each), so the first
+    // buffer never exceeds what the input could really produce, whatever a header claims.
+    let possible = input.count > Int.max / 2048 ? Int.max : input.count * 1032 + 1024
+    capacity = max(1, min(self.maximumSize, possible, expectedSize ?? max(input.count * 4, 1 << 16)))
     output = .allocate(capacity: capacity)
   }
 
