@@ -33,13 +33,13 @@ let package = Package(
     // MARK: - Tools
     .target(
       name: "TFLiteCommandLine",
-      dependencies: ["TFLiteFormat", "TFLiteRuntime", "FirebaseMLModelDownloader"]),
+      dependencies: ["TFLiteFormat", "TFLiteRuntime", "FirebaseMLModelDownloader", "TFLiteImage"]),
     .executableTarget(name: "tflite", dependencies: ["TFLiteCommandLine"]),
     // MARK: - Tests
     // Hand-built .tflite files for tests of the API around the kernels (not a product).
     .target(name: "TFLiteTestSupport", path: "Tests/TFLiteTestSupport"),
     .testTarget(name: "TFLiteFormatTests", dependencies: ["TFLiteFormat"]),
-    .testTarget(name: "TFLiteImageTests", dependencies: ["TFLiteImage"]),
+    .testTarget(name: "TFLiteImageTests", dependencies: ["TFLiteImage", "TFLiteFormat"]),
     .testTarget(name: "TFLiteRuntimeTests", dependencies: ["TFLiteRuntime", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(

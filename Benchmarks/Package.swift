@@ -16,7 +16,11 @@ let package = Package(
     .executableTarget(
       name: "model-benchmarks",
       dependencies: [.product(name: "TFLiteCommandLine", package: repositoryIdentity)],
-      path: "Sources/ModelBenchmarks")
+      path: "Sources/ModelBenchmarks"),
+    .executableTarget(
+      name: "image-benchmarks",
+      dependencies: [.product(name: "TFLiteImage", package: repositoryIdentity)],
+      path: "Sources/ImageBenchmarks"),
   ],
   swiftLanguageModes: [.v6]
 )

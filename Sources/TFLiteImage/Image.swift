@@ -13,6 +13,18 @@ public struct Image: Sendable, Equatable {
   /// An image over `pixels`; throws when the dimensions are not positive, `channels` is not
   /// 1–4, or the sample count is not `width × height × channels`.
   public init(width: Int, height: Int, channels: Int, pixels: [UInt8]) throws(ImageError) {
+    _ = try Self.validatedSampleCount(width: width, height: height, channels: channels, count: pixels.count)
+    self.width = width
+    self.height = height
+    self.channels = channels
+    self.pixels = pixels
+  }
+}
+
+extension Image {
+  /// `width × height × channels`; throws when the dimensions are not positive, `channels` is not
+  /// 1–4, or `count` is not that product.
+  static func validatedSampleCount(width: Int, height: Int, channels: Int, count: Int) throws(ImageError) -> Int {
     guard width > 0, height > 0 else {
       throw ImageError.invalidDimensions("\(width)×\(height) is not a positive size")
     }
@@ -20,15 +32,12 @@ public struct Image: Sendable, Equatable {
       throw ImageError.invalidDimensions("\(channels) channels (expected 1, 2, 3 or 4)")
     }
     let (area, areaOverflow) = width.multipliedReportingOverflow(by: height)
-    let (count, countOverflow) = area.multipliedReportingOverflow(by: channels)
-    guard !areaOverflow, !countOverflow, count == pixels.count else {
+    let (expected, countOverflow) = area.multipliedReportingOverflow(by: channels)
+    guard !areaOverflow, !countOverflow, expected == count else {
       throw ImageError.invalidDimensions(
-        "\(width)×\(height)×\(channels) needs \(areaOverflow || countOverflow ? "more than Int.max" : String(count)) samples, got \(pixels.count)")
+        "\(width)×\(height)×\(channels) needs \(areaOverflow || countOverflow ? "more than Int.max" : String(expected)) samples, got \(count)")
     }
-    self.width = width
-    self.height = height
-    self.channels = channels
-    self.pixels = pixels
+    return count
   }
 }
 

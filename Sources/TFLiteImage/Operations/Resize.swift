@@ -1,0 +1,102 @@
+// Cropping and resizing as TensorFlow's `tf.image.resize` does them (TF 2, half-pixel centres,
+// no antialiasing): output pixel x samples the input at (x + 0.5) · in/out − 0.5.
+// - bilinear: the four neighbours, weighted in Float32 in TensorFlow's order (interpolate along x
+//   in the top and bottom rows, then along y), edges clamped; the result is a ``FloatImage``.
+// - nearest: the input pixel floor((x + 0.5) · in/out), clamped to the last pixel; samples are
+//   copied, so the result stays 8-bit.
+
+/// An image with Float32 samples, laid out like ``Image`` (the form models take after resizing and normalizing).
+public struct FloatImage: Sendable, Equatable {
+  /// Pixels per row.
+  public let width: Int
+  /// Rows.
+  public let height: Int
+  /// Samples per pixel (1–4).
+  public let channels: Int
+  /// `height × width × channels` samples, row by row.
+  public var samples: [Float]
+
+  /// An image over `samples`; throws when the sizes do not match as in ``Image/init(width:height:channels:pixels:)``.
+  public init(width: Int, height: Int, channels: Int, samples: [Float]) throws(ImageError) {
+    _ = try Image.validatedSampleCount(width: width, height: height, channels: channels, count: samples.count)
+    self.width = width
+    self.height = height
+    self.channels = channels
+    self.samples = samples
+  }
+}
+
+extension Image {
+  /// The `width × height` rectangle whose top-left pixel is (`x`, `y`); throws when it is empty or
+  /// does not lie inside the image.
+  public func cropped(x: Int, y: Int, width: Int, height: Int) throws(ImageError) -> Image {
+    guard width > 0, height > 0, x >= 0, y >= 0, x <= self.width - width, y <= self.height - height else {
+      throw ImageError.invalidDimensions("crop \(width)×\(height) at (\(x), \(y)) is outside the \(self.width)×\(self.height) image")
+    }
+    var pixels: [UInt8] = []
+    pixels.reserveCapacity(width * height * channels)
+    for row in y..<(y + height) {
+      let start = (row * self.width + x) * channels
+      pixels += self.pixels[start..<(start + width * channels)]
+    }
+    return try Image(width: width, height: height, channels: channels, pixels: pixels)
+  }
+
+  /// Bilinear resize to `width × height`, as `tf.image.resize(image, [height, width], "bilinear")`.
+  public func resizedBilinear(width: Int, height: Int) throws(ImageError) -> FloatImage {
+    guard width > 0, height > 0 else { throw ImageError.invalidDimensions("resize to \(width)×\(height)") }
+    let columns = Self.interpolationWeights(output: width, input: self.width)
+    let rows = Self.interpolationWeights(output: height, input: self.height)
+    let channels = self.channels
+    var samples = [Float](repeating: 0, count: width * height * channels)
+    pixels.withUnsafeBufferPointer { input in
+      samples.withUnsafeMutableBufferPointer { output in
+        for (row, vertical) in rows.enumerated() {
+          let top = vertical.lower * self.width * channels, bottom = vertical.upper * self.width * channels
+          for (column, horizontal) in columns.enumerated() {
+            let left = horizontal.lower * channels, right = horizontal.upper * channels
+            for channel in 0..<channels {
+              let topLeft = Float(input[top + left + channel]), topRight = Float(input[top + right + channel])
+              let bottomLeft = Float(input[bottom + left + channel]), bottomRight = Float(input[bottom + right + channel])
+              let upper = topLeft + (topRight - topLeft) * horizontal.fraction
+              let lower = bottomLeft + (bottomRight - bottomLeft) * horizontal.fraction
+              output[(row * width + column) * channels + channel] = upper + (lower - upper) * vertical.fraction
+            }
+          }
+        }
+      }
+    }
+    return try FloatImage(width: width, height: height, channels: channels, samples: samples)
+  }
+
+  /// Nearest-neighbour resize to `width × height`, as `tf.image.resize(image, [height, width], "nearest")`.
+  public func resizedNearest(width: Int, height: Int) throws(ImageError) -> Image {
+    guard width > 0, height > 0 else { throw ImageError.invalidDimensions("resize to \(width)×\(height)") }
+    func source(_ index: Int, output: Int, input: Int) -> Int {
+      let scale = Float(input) / Float(output)
+      return min(Int((Float(index) + 0.5) * scale), input - 1)
+    }
+    let columns = (0..<width).map { source($0, output: width, input: self.width) }
+    var pixels: [UInt8] = []
+    pixels.reserveCapacity(width * height * channels)
+    for row in 0..<height {
+      let sourceRow = source(row, output: height, input: self.height) * self.width
+      for column in columns {
+        let start = (sourceRow + column) * channels
+        pixels += self.pixels[start..<(start + channels)]
+      }
+    }
+    return try Image(width: width, height: height, channels: channels, pixels: pixels)
+  }
+
+  /// For each output index: the two input indices to blend and the weight of the second,
+  /// computed in Float32 as TensorFlow's half-pixel scaler does.
+  private static func interpolationWeights(output: Int, input: Int) -> [(lower: Int, upper: Int, fraction: Float)] {
+    let scale = Float(input) / Float(output)
+    return (0..<output).map { index in
+      let position = (Float(index) + 0.5) * scale - 0.5
+      let floorPosition = position.rounded(.down)
+      return (max(Int(floorPosition), 0), min(Int(position.rounded(.up)), input - 1), position - floorPosition)
+    }
+  }
+}

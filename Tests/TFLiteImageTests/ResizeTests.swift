@@ -1,0 +1,38 @@
+import Testing
+@testable import TFLiteImage
+
+@Suite struct ResizeTests {
+  /// The 40×30 crop at (50, 40) of the decoded photo that `resize_cases()` in the generator resizes.
+  func crop() throws -> Image {
+    try PNG.decode(try ImageFixtures.bytes("png/pillow_photo_rgb.png")).cropped(x: 50, y: 40, width: 40, height: 30)
+  }
+
+  @Test func bilinearMatchesTensorFlowBitForBit() throws {
+    let source = try crop()
+    for (width, height) in [(57, 43), (23, 17)] {
+      let resized = try source.resizedBilinear(width: width, height: height)
+      let expected = try #require(try ImageFixtures.array("resize/bilinear_\(width)x\(height).npy"))
+      #expect(expected.shape == [height, width, 3])
+      let reference = try expected.values(as: Float.self)
+      // Same Float32 operations in the same order: equal bit for bit.
+      #expect(resized.samples == reference)
+    }
+  }
+
+  @Test func nearestMatchesTensorFlowExactly() throws {
+    let source = try crop()
+    for (width, height) in [(57, 43), (23, 17)] {
+      let resized = try source.resizedNearest(width: width, height: height)
+      let expected = try #require(try ImageFixtures.array("resize/nearest_\(width)x\(height).npy"))
+      #expect(expected.shape == [height, width, 3])
+      #expect(resized.pixels == expected.bytes)
+    }
+  }
+
+  @Test func cropChecksItsRectangle() throws {
+    let image = try Image(width: 3, height: 2, channels: 1, pixels: [1, 2, 3, 4, 5, 6])
+    #expect(try image.cropped(x: 1, y: 1, width: 2, height: 1).pixels == [5, 6])
+    #expect(throws: ImageError.self) { try image.cropped(x: 2, y: 0, width: 2, height: 1) }
+    #expect(throws: ImageError.self) { try image.cropped(x: 0, y: 0, width: 0, height: 1) }
+  }
+}
