@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A block of activation memory the planner must place: live from `firstUse` to `lastUse` (node indices).
 public struct MemoryRequest: Sendable, Hashable {
   /// What the block holds.
@@ -82,5 +90,57 @@ public struct MemoryPlan: Sendable {
     return (first...last).map { step in
       requests.filter { $0.firstUse <= step && step <= $0.lastUse }.reduce(0) { $0 + Self.aligned($1.byteCount) }
     }.max() ?? 0
+  }
+}
+
+/// The memory of one activation arena, 64-byte aligned. Arenas of ``mappingThreshold`` bytes or
+/// more are mapped straight from the operating system, so that releasing one (a resize to smaller
+/// shapes, a released interpreter) returns its pages at once, whatever the C allocator's own
+/// thresholds for giving memory back; smaller ones come from the allocator.
+final class ArenaMemory {
+  /// The arena's bytes.
+  let bytes: UnsafeMutableRawBufferPointer
+  /// True when `bytes` is a mapping of its own (released with `munmap`).
+  private let isMapped: Bool
+
+  /// Arenas at least this large are mapped from the operating system.
+  static let mappingThreshold = 128 << 10
+
+  /// Gets `byteCount` bytes (at least 1).
+  init(byteCount: Int) {
+    let size = max(byteCount, 1)
+    if size >= Self.mappingThreshold, let mapped = Self.map(size) {
+      bytes = UnsafeMutableRawBufferPointer(start: mapped, count: size)
+      isMapped = true
+    } else {
+      bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: MemoryPlan.alignment)
+      isMapped = false
+    }
+  }
+
+  deinit {
+    if isMapped {
+      #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+        munmap(bytes.baseAddress, bytes.count)
+      #endif
+    } else {
+      bytes.deallocate()
+    }
+  }
+
+  /// A private anonymous read-write mapping of `size` bytes (page aligned), or nil where the
+  /// platform has none or the system refuses.
+  private static func map(_ size: Int) -> UnsafeMutableRawPointer? {
+    #if canImport(Glibc) || canImport(Musl)
+      let flags = MAP_PRIVATE | MAP_ANONYMOUS
+    #elseif canImport(Darwin)
+      let flags = MAP_PRIVATE | MAP_ANON
+    #endif
+    #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+      let address = mmap(nil, size, PROT_READ | PROT_WRITE, flags, -1, 0)
+      return address == UnsafeMutableRawPointer(bitPattern: -1) ? nil : address
+    #else
+      return nil
+    #endif
   }
 }

@@ -38,7 +38,7 @@ public final class SubgraphExecutor {
   private var firstRunTimePreparedNode: Int?
   /// Scratch memory of the nodes prepared during `invoke()`, grown as needed.
   private var runTimeScratch: UnsafeMutableRawBufferPointer?
-  private var arena: UnsafeMutableRawBufferPointer?
+  private var arena: ArenaMemory?
   /// The model bytes, kept alive for the constant tensors that point into them.
   private let model: TFLiteModel
   /// What every subgraph of the model shares (variables, initialization status, call depth).
@@ -46,6 +46,9 @@ public final class SubgraphExecutor {
   /// True while the subgraph is being prepared or run, so that a model whose control flow calls
   /// this subgraph from inside itself is refused instead of recursing.
   private var isInUse = false
+  /// The bytes a variable tensor starts from when the model gives it constant data (LiteRT refuses
+  /// such variables; this runtime starts from the data), by tensor index.
+  private var variableInitialValues: [Int: [UInt8]] = [:]
 
   /// Builds the tensors and kernels of subgraph `subgraphIndex`.
   /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
@@ -129,21 +132,35 @@ public final class SubgraphExecutor {
       let initial = variable.data
       let initialByteCount = denseCopy?.count ?? model.tensorData(subgraph.tensors[variable.index]).count
       variable.allocateOwnedMemory()
-      if let initial, let data = variable.data {
-        data.copyMemory(from: initial, byteCount: min(initialByteCount, variable.byteCount))
+      if let initial {
+        variableInitialValues[variable.index] = [UInt8](
+          UnsafeRawBufferPointer(start: initial, count: min(initialByteCount, variable.byteCount)))
       }
       denseCopy?.deallocate()
       variable.isConstant = false
     }
+    resetVariableTensors()
   }
 
   deinit {
-    arena?.deallocate()
     runTimeScratch?.deallocate()
   }
 
   /// Bytes of the activation arena (valid after ``allocateTensors()``).
   public var arenaByteCount: Int { memoryPlan.arenaByteCount }
+
+  /// Sets every variable tensor of the subgraph back to its initial value, as LiteRT's
+  /// `ResetVariableTensors` does: zero (an int8 tensor's zero point), or the model's constant data
+  /// for a variable that has some. ``allocateTensors()`` does it too, as LiteRT does whenever it
+  /// (re)allocates.
+  public func resetVariableTensors() {
+    for variable in tensors where variable.isVariable {
+      guard let memory = variable.ownedMemory else { continue }
+      let fill = variable.type == .int8 ? UInt8(truncatingIfNeeded: variable.quantization?.zeroPoint ?? 0) : 0
+      memory.initializeMemory(as: UInt8.self, repeating: fill)
+      if let initial = variableInitialValues[variable.index] { memory.copyBytes(from: initial) }
+    }
+  }
 
   /// Changes the shape of input `index`; takes effect at the next ``allocateTensors()``.
   public func resizeInput(at index: Int, to shape: [Int]) throws {
@@ -172,7 +189,9 @@ public final class SubgraphExecutor {
   var preparesNodesWhileRunning: Bool { firstRunTimePreparedNode != nil }
 
   /// Prepares every node for the current input shapes, computes constant nodes once, plans the
-  /// arena and gives every tensor its memory.
+  /// arena, gives every tensor its memory and resets the variable tensors
+  /// (``resetVariableTensors()``). Input values copied before it are lost: copy inputs after it.
+  /// The arena is reallocated when the plan's size changes, so shrinking shapes return memory.
   public func allocateTensors() throws {
     try exclusiveCall { try allocateAndPlan() }
   }
@@ -205,6 +224,9 @@ public final class SubgraphExecutor {
       tensor.data = nil
     }
     for tensor in tensors { tensor.isComputedBeforePrepare = false }
+    // Scratch of the nodes prepared while running grows again as the new shapes need.
+    runTimeScratch?.deallocate()
+    runTimeScratch = nil
     for tensor in unwrittenTensors { try checkedByteCount(tensor, what: "tensor") }
     var scratchSizes = [Int](repeating: 0, count: nodes.count)
     for (position, node) in nodes.enumerated() {
@@ -247,6 +269,7 @@ public final class SubgraphExecutor {
       try run(position) { try kernel.eval(EvalContext(threadCount: threadCount, scratch: scratch?.baseAddress)) }
     }
     try planMemory(scratchSizes: scratchSizes)
+    resetVariableTensors()
     isAllocated = true
   }
 
@@ -255,7 +278,7 @@ public final class SubgraphExecutor {
     guard isAllocated, let arena else { throw RuntimeError.allocationRequired }
     let preparedCount = firstRunTimePreparedNode ?? nodes.count
     for position in 0..<preparedCount where !isFolded[position] && !isFusedAway[position] {
-      let scratch = scratchOffsets[position].map { arena.baseAddress.unsafelyUnwrapped + $0 }
+      let scratch = scratchOffsets[position].map { arena.bytes.baseAddress.unsafelyUnwrapped + $0 }
       let context = EvalContext(threadCount: threadCount, scratch: scratch)
       try run(position) { try kernels[position].eval(context) }
     }
@@ -344,11 +367,12 @@ public final class SubgraphExecutor {
         what: "the activation arena of subgraph \(subgraphIndex)", byteCount: plan.arenaByteCount, limit: memoryLimit)
     }
     memoryPlan = plan
-    if (arena?.count ?? -1) < memoryPlan.arenaByteCount {
-      arena?.deallocate()
-      arena = UnsafeMutableRawBufferPointer.allocate(byteCount: max(memoryPlan.arenaByteCount, 64), alignment: 64)
+    let arenaByteCount = max(memoryPlan.arenaByteCount, 64)
+    if arena?.bytes.count != arenaByteCount {
+      arena = nil  // released before the new one is taken, so both are never held at once
+      arena = ArenaMemory(byteCount: arenaByteCount)
     }
-    guard let base = arena?.baseAddress else { return }
+    guard let base = arena?.bytes.baseAddress else { return }
     scratchOffsets = Array(repeating: nil, count: nodes.count)
     for (request, offset) in memoryPlan.placements {
       switch request.owner {
