@@ -41,6 +41,8 @@ let package = Package(
     .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(
       name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"], exclude: ["Fixtures"]),
+    // Lifecycle soak checks; Scripts/soak.sh runs them longer, in release and under sanitizers.
+    .testTarget(name: "SoakTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(
       name: "TFLiteCommandLineTests",
       dependencies: ["TFLiteCommandLine", "TFLiteFormat", "TFLiteRuntime", "TFLiteTestSupport"]),
