@@ -49,23 +49,45 @@ public struct MemoryPlan: Sendable {
   /// Alignment of every block's offset.
   public static let alignment = 64
 
-  /// Places `requests` greedily, largest first, each at the lowest aligned offset that does not
-  /// collide with an already placed block whose lifetime overlaps its own.
+  /// Places `requests` greedily, each at the lowest aligned offset that does not collide with an
+  /// already placed block whose lifetime overlaps its own. The greedy pass is tried in a few
+  /// orders — largest first; blocks live for the whole run first, then largest (LiteRT's order);
+  /// largest lifetime × size first; earliest first — and the smallest arena is kept.
   public init(requests: [MemoryRequest]) {
-    let order = requests.indices.sorted { a, b in
-      let left = requests[a]
-      let right = requests[b]
-      if left.byteCount != right.byteCount { return left.byteCount > right.byteCount }
-      return left.firstUse != right.firstUse ? left.firstUse < right.firstUse : a < b
+    let span = (requests.map(\.firstUse).min() ?? 0, requests.map(\.lastUse).max() ?? 0)
+    func area(_ request: MemoryRequest) -> Int { (request.lastUse - request.firstUse + 1) * Self.aligned(request.byteCount) }
+    func wholeRun(_ request: MemoryRequest) -> Bool { request.firstUse == span.0 && request.lastUse == span.1 }
+    let orders: [(MemoryRequest, MemoryRequest) -> Bool?] = [
+      { $0.byteCount != $1.byteCount ? $0.byteCount > $1.byteCount : nil },
+      { wholeRun($0) != wholeRun($1) ? wholeRun($0) : $0.byteCount != $1.byteCount ? $0.byteCount > $1.byteCount : nil },
+      { area($0) != area($1) ? area($0) > area($1) : nil },
+      { $0.firstUse != $1.firstUse ? $0.firstUse < $1.firstUse : $0.byteCount != $1.byteCount ? $0.byteCount > $1.byteCount : nil },
+    ]
+    var best: (offsets: [Int], arenaEnd: Int)?
+    for precedes in orders {
+      let order = requests.indices.sorted { a, b in
+        precedes(requests[a], requests[b])
+          ?? (requests[a].firstUse != requests[b].firstUse ? requests[a].firstUse < requests[b].firstUse : a < b)
+      }
+      let placed = Self.place(requests, in: order)
+      if placed.arenaEnd < best?.arenaEnd ?? .max { best = placed }
     }
+    let offsets = best?.offsets ?? []
+    placements = requests.indices.map { (requests[$0], offsets[$0]) }
+    arenaByteCount = best?.arenaEnd ?? 0
+  }
+
+  /// Places `requests` one by one in `order`, each at the lowest aligned offset clear of the
+  /// placed blocks live at the same time; returns every block's offset and the arena's end.
+  private static func place(_ requests: [MemoryRequest], in order: [Int]) -> (offsets: [Int], arenaEnd: Int) {
     var offsets = [Int](repeating: 0, count: requests.count)
     var placed: [Int] = []
     var arenaEnd = 0
     for index in order {
       let request = requests[index]
-      let size = Self.aligned(request.byteCount)
+      let size = aligned(request.byteCount)
       let conflicts = placed.filter { requests[$0].overlapsInTime(request) }
-        .map { (start: offsets[$0], end: offsets[$0] + Self.aligned(requests[$0].byteCount)) }
+        .map { (start: offsets[$0], end: offsets[$0] + aligned(requests[$0].byteCount)) }
         .sorted { $0.start < $1.start }
       var candidate = 0
       for conflict in conflicts {
@@ -76,8 +98,7 @@ public struct MemoryPlan: Sendable {
       placed.append(index)
       arenaEnd = max(arenaEnd, candidate + size)
     }
-    placements = requests.indices.map { (requests[$0], offsets[$0]) }
-    arenaByteCount = arenaEnd
+    return (offsets, arenaEnd)
   }
 
   /// `bytes` rounded up to the block alignment.
