@@ -1,5 +1,11 @@
 import Dispatch
 import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 import TFLiteTestSupport
 import XCTest
 
@@ -91,22 +97,29 @@ final class SoakTests: XCTestCase {
     return interpreter
   }
 
-  /// The probes the checks rely on see an 8 MB block come and go.
+  /// The probes the checks rely on see 8 MB come and go: resident memory for a fresh mapping whose
+  /// pages are touched (a heap block might reuse pages that are resident already), heap in use for
+  /// a malloc'd block.
   func testMemoryProbesSeeAnAllocation() throws {
     guard Self.checksMemoryBounds else { return }
-    let before = MemorySample.now()
-    var block: [UInt8]? = [UInt8](repeating: 1, count: 8 << 20)
-    let during = MemorySample.now()
-    XCTAssertEqual(block?.count, 8 << 20)
-    block = nil
-    let after = MemorySample.now()
-    XCTAssertGreaterThan(during.resident - before.resident, 7 << 20)
-    XCTAssertLessThan(after.resident - before.resident, 1 << 20)
-    #if os(Linux) || canImport(Darwin)
-      let heap = try XCTUnwrap(before.heap), heapDuring = try XCTUnwrap(during.heap), heapAfter = try XCTUnwrap(after.heap)
-      XCTAssertGreaterThan(heapDuring - heap, 7 << 20)
-      XCTAssertLessThan(abs(heapAfter - heap), 64 << 10)
-    #endif
+    let size = 8 << 20
+    let residentBefore = try XCTUnwrap(ProcessMemory.residentBytes())
+    let mapping = try XCTUnwrap(mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0))
+    XCTAssertNotEqual(mapping, UnsafeMutableRawPointer(bitPattern: -1))
+    mapping.initializeMemory(as: UInt8.self, repeating: 1, count: size)
+    let residentDuring = try XCTUnwrap(ProcessMemory.residentBytes())
+    munmap(mapping, size)
+    let residentAfter = try XCTUnwrap(ProcessMemory.residentBytes())
+    XCTAssertGreaterThan(residentDuring - residentBefore, 7 << 20)
+    XCTAssertLessThan(residentAfter - residentBefore, 1 << 20)
+
+    let heapBefore = try XCTUnwrap(ProcessMemory.heapInUseBytes())
+    let block = try XCTUnwrap(malloc(size))
+    let heapDuring = try XCTUnwrap(ProcessMemory.heapInUseBytes())
+    free(block)
+    let heapAfter = try XCTUnwrap(ProcessMemory.heapInUseBytes())
+    XCTAssertGreaterThan(heapDuring - heapBefore, 7 << 20)
+    XCTAssertLessThan(abs(heapAfter - heapBefore), 64 << 10)
   }
 
   func testInterpreterRecreateCycles() throws {
