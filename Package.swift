@@ -44,6 +44,8 @@ let package = Package(
     .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(
       name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"], exclude: ["Fixtures"]),
+    // Lifecycle soak checks; Scripts/soak.sh runs them longer, in release and under sanitizers.
+    .testTarget(name: "SoakTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(
       name: "FirebaseMLModelInterpreterTests", dependencies: ["FirebaseMLModelInterpreter", "TFLiteFormat"]),
     // The guides' snippets, compiled in Swift 5 mode (Scripts/check_guide_consumer.sh builds them in 5 and 6).

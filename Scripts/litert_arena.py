@@ -14,7 +14,6 @@ Usage: python Scripts/litert_arena.py MODEL.tflite...   (one JSON line per model
 import json
 import sys
 
-import numpy as np
 from ai_edge_litert import interpreter as litert
 from ai_edge_litert import schema_py_generated as schema
 

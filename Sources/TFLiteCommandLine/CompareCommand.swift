@@ -16,11 +16,15 @@ enum CompareCommand: Subcommand {
       .option("signature", value: "KEY", help: "Run this signature instead of the primary graph."),
       .option("threads", value: "N", help: "Threads the kernels may use (default 1)."),
       .option("seed", value: "N", help: "Seed of random values for inputs without a file (default 0)."),
+      .option("runs", value: "N", help: "Invoke N times from one copy of the inputs (default 1)."),
     ],
     discussion: """
       A value matches when |actual - expected| <= atol + rtol * |expected|. Quantized outputs are
       compared as stored integers, or dequantized when the expected file holds floats. The exit
-      code is 1 when any output is out of tolerance or has another type or shape.
+      code is 1 when any output is out of tolerance or has another type or shape. With --runs N
+      the inputs are copied once and invoked N times (invoke() leaves them unchanged, as in
+      LiteRT); every run must give the first run's outputs bit for bit, and the last run's are
+      compared.
       """)
 
   /// Runs the command.
@@ -37,8 +41,15 @@ enum CompareCommand: Subcommand {
     let inputs = try inputArrays(
       for: model, inputValues: arguments.allValues("input"),
       seed: UInt64(try arguments.integer("seed", default: 0, in: 0...Int.max)))
+    let runs = try arguments.integer("runs", default: 1, in: 1...1_000_000)
     try model.feed(inputs)
     try model.executor.invoke()
+    let firstOutputs = model.outputArrays().map(\.bytes)
+    var differingRuns = 0
+    for _ in 1..<runs {
+      try model.executor.invoke()
+      if model.outputArrays().map(\.bytes) != firstOutputs { differingRuns += 1 }
+    }
     var allMatch = true
     for (index, (endpoint, file)) in zip(model.outputs, expectedFiles.files).enumerated() {
       guard let file else { continue }
@@ -47,8 +58,14 @@ enum CompareCommand: Subcommand {
       allMatch = allMatch && report.matches
       output.write("output \(index) '\(endpoint.name)' vs \(file):\n" + report.lines.map { "  \($0)\n" }.joined())
     }
+    if runs > 1 {
+      output.write(
+        differingRuns == 0
+          ? "\(runs) invokes of one input copy gave bit-identical outputs\n"
+          : "MISMATCH: \(differingRuns) of \(runs - 1) repeated invokes of one input copy gave other outputs than the first\n")
+    }
     output.write(allMatch ? "all outputs within tolerance\n" : "MISMATCH: outputs beyond tolerance\n")
-    return allMatch ? ExitCode.success : ExitCode.failure
+    return allMatch && differingRuns == 0 ? ExitCode.success : ExitCode.failure
   }
 }
 

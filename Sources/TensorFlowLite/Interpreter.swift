@@ -214,17 +214,27 @@ public final class Interpreter {
   }
 
   /// Prepares the graph for the current input shapes: infers every tensor's shape, runs the
-  /// kernels' preparation and plans the activation memory.
+  /// kernels' preparation, plans the activation memory and resets the variable tensors. As in
+  /// LiteRT it does nothing when the tensors are allocated and no input was resized since, so
+  /// inputs already copied and the state of variable tensors stay.
   ///
   /// - Throws: ``InterpreterError/failedToAllocateTensors`` when shapes do not fit the operators
   ///   (the message names the node); fix the input shapes and call it again.
   public func allocateTensors() throws {
+    guard !primary.isAllocated else { return }
     do {
       try primary.allocateTensors()
     } catch {
       reporter.report("\(error)")
       throw InterpreterError.failedToAllocateTensors
     }
+  }
+
+  /// Sets every variable tensor (the state of recurrent operators such as LSTM and SVDF) back to
+  /// zero, as at creation. Not in TensorFlowLiteSwift: LiteRT's C++ `Interpreter::ResetVariableTensors`.
+  /// Resource variables (VAR_HANDLE, ASSIGN_VARIABLE) keep their values, as in LiteRT.
+  public func resetVariableTensors() {
+    runner.resetVariableTensors()
   }
 
   /// A runner for the signature `key`, with its tensors allocated.

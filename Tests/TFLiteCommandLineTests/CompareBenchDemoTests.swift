@@ -58,9 +58,10 @@ final class BenchCommandTests: CommandTestCase {
     XCTAssertEqual(result.code, 0, result.output.standardError)
     let line = result.output.standardOutput
     let pattern = try NSRegularExpression(
-      pattern: #"^\{"load_ms":[0-9.]+, "min_ms":[0-9.]+, "median_ms":[0-9.]+, "max_ms":[0-9.]+, "arena_bytes":[0-9]+\}\n$"#)
+      pattern: #"^\{"load_ms":[0-9.]+, "min_ms":[0-9.]+, "median_ms":[0-9.]+, "max_ms":[0-9.]+, "arena_bytes":[0-9]+, "outputs_identical":true\}\n$"#)
     XCTAssertEqual(pattern.numberOfMatches(in: line, range: NSRange(line.startIndex..., in: line)), 1, line)
-    let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Double])
+    let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+      .compactMapValues { $0 as? Double }
     XCTAssertLessThanOrEqual(try XCTUnwrap(object["min_ms"]), try XCTUnwrap(object["median_ms"]))
     XCTAssertLessThanOrEqual(try XCTUnwrap(object["median_ms"]), try XCTUnwrap(object["max_ms"]))
     XCTAssertGreaterThan(try XCTUnwrap(object["arena_bytes"]), 0)
@@ -74,8 +75,8 @@ final class BenchCommandTests: CommandTestCase {
   }
 
   func testMedianOfEvenAndOddCounts() {
-    XCTAssertEqual(BenchmarkResult(loadMilliseconds: 0, invokeMilliseconds: [1, 2, 4], arenaByteCount: 0).median, 2)
-    XCTAssertEqual(BenchmarkResult(loadMilliseconds: 0, invokeMilliseconds: [1, 2, 4, 8], arenaByteCount: 0).median, 3)
+    XCTAssertEqual(BenchmarkResult(loadMilliseconds: 0, invokeMilliseconds: [1, 2, 4], arenaByteCount: 0, outputsStayedIdentical: true).median, 2)
+    XCTAssertEqual(BenchmarkResult(loadMilliseconds: 0, invokeMilliseconds: [1, 2, 4, 8], arenaByteCount: 0, outputsStayedIdentical: true).median, 3)
   }
 }
 

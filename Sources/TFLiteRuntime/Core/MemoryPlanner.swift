@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A block of activation memory the planner must place: live from `firstUse` to `lastUse` (node indices).
 public struct MemoryRequest: Sendable, Hashable {
   /// What the block holds.
@@ -41,23 +49,45 @@ public struct MemoryPlan: Sendable {
   /// Alignment of every block's offset.
   public static let alignment = 64
 
-  /// Places `requests` greedily, largest first, each at the lowest aligned offset that does not
-  /// collide with an already placed block whose lifetime overlaps its own.
+  /// Places `requests` greedily, each at the lowest aligned offset that does not collide with an
+  /// already placed block whose lifetime overlaps its own. The greedy pass is tried in a few
+  /// orders — largest first; blocks live for the whole run first, then largest (LiteRT's order);
+  /// largest lifetime × size first; earliest first — and the smallest arena is kept.
   public init(requests: [MemoryRequest]) {
-    let order = requests.indices.sorted { a, b in
-      let left = requests[a]
-      let right = requests[b]
-      if left.byteCount != right.byteCount { return left.byteCount > right.byteCount }
-      return left.firstUse != right.firstUse ? left.firstUse < right.firstUse : a < b
+    let span = (requests.map(\.firstUse).min() ?? 0, requests.map(\.lastUse).max() ?? 0)
+    func area(_ request: MemoryRequest) -> Int { (request.lastUse - request.firstUse + 1) * Self.aligned(request.byteCount) }
+    func wholeRun(_ request: MemoryRequest) -> Bool { request.firstUse == span.0 && request.lastUse == span.1 }
+    let orders: [(MemoryRequest, MemoryRequest) -> Bool?] = [
+      { $0.byteCount != $1.byteCount ? $0.byteCount > $1.byteCount : nil },
+      { wholeRun($0) != wholeRun($1) ? wholeRun($0) : $0.byteCount != $1.byteCount ? $0.byteCount > $1.byteCount : nil },
+      { area($0) != area($1) ? area($0) > area($1) : nil },
+      { $0.firstUse != $1.firstUse ? $0.firstUse < $1.firstUse : $0.byteCount != $1.byteCount ? $0.byteCount > $1.byteCount : nil },
+    ]
+    var best: (offsets: [Int], arenaEnd: Int)?
+    for precedes in orders {
+      let order = requests.indices.sorted { a, b in
+        precedes(requests[a], requests[b])
+          ?? (requests[a].firstUse != requests[b].firstUse ? requests[a].firstUse < requests[b].firstUse : a < b)
+      }
+      let placed = Self.place(requests, in: order)
+      if placed.arenaEnd < best?.arenaEnd ?? .max { best = placed }
     }
+    let offsets = best?.offsets ?? []
+    placements = requests.indices.map { (requests[$0], offsets[$0]) }
+    arenaByteCount = best?.arenaEnd ?? 0
+  }
+
+  /// Places `requests` one by one in `order`, each at the lowest aligned offset clear of the
+  /// placed blocks live at the same time; returns every block's offset and the arena's end.
+  private static func place(_ requests: [MemoryRequest], in order: [Int]) -> (offsets: [Int], arenaEnd: Int) {
     var offsets = [Int](repeating: 0, count: requests.count)
     var placed: [Int] = []
     var arenaEnd = 0
     for index in order {
       let request = requests[index]
-      let size = Self.aligned(request.byteCount)
+      let size = aligned(request.byteCount)
       let conflicts = placed.filter { requests[$0].overlapsInTime(request) }
-        .map { (start: offsets[$0], end: offsets[$0] + Self.aligned(requests[$0].byteCount)) }
+        .map { (start: offsets[$0], end: offsets[$0] + aligned(requests[$0].byteCount)) }
         .sorted { $0.start < $1.start }
       var candidate = 0
       for conflict in conflicts {
@@ -68,8 +98,7 @@ public struct MemoryPlan: Sendable {
       placed.append(index)
       arenaEnd = max(arenaEnd, candidate + size)
     }
-    placements = requests.indices.map { (requests[$0], offsets[$0]) }
-    arenaByteCount = arenaEnd
+    return (offsets, arenaEnd)
   }
 
   /// `bytes` rounded up to the block alignment.
@@ -82,5 +111,57 @@ public struct MemoryPlan: Sendable {
     return (first...last).map { step in
       requests.filter { $0.firstUse <= step && step <= $0.lastUse }.reduce(0) { $0 + Self.aligned($1.byteCount) }
     }.max() ?? 0
+  }
+}
+
+/// The memory of one activation arena, 64-byte aligned. Arenas of ``mappingThreshold`` bytes or
+/// more are mapped straight from the operating system, so that releasing one (a resize to smaller
+/// shapes, a released interpreter) returns its pages at once, whatever the C allocator's own
+/// thresholds for giving memory back; smaller ones come from the allocator.
+final class ArenaMemory {
+  /// The arena's bytes.
+  let bytes: UnsafeMutableRawBufferPointer
+  /// True when `bytes` is a mapping of its own (released with `munmap`).
+  private let isMapped: Bool
+
+  /// Arenas at least this large are mapped from the operating system.
+  static let mappingThreshold = 128 << 10
+
+  /// Gets `byteCount` bytes (at least 1).
+  init(byteCount: Int) {
+    let size = max(byteCount, 1)
+    if size >= Self.mappingThreshold, let mapped = Self.map(size) {
+      bytes = UnsafeMutableRawBufferPointer(start: mapped, count: size)
+      isMapped = true
+    } else {
+      bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: MemoryPlan.alignment)
+      isMapped = false
+    }
+  }
+
+  deinit {
+    if isMapped {
+      #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+        munmap(bytes.baseAddress, bytes.count)
+      #endif
+    } else {
+      bytes.deallocate()
+    }
+  }
+
+  /// A private anonymous read-write mapping of `size` bytes (page aligned), or nil where the
+  /// platform has none or the system refuses.
+  private static func map(_ size: Int) -> UnsafeMutableRawPointer? {
+    #if canImport(Glibc) || canImport(Musl)
+      let flags = MAP_PRIVATE | MAP_ANONYMOUS
+    #elseif canImport(Darwin)
+      let flags = MAP_PRIVATE | MAP_ANON
+    #endif
+    #if canImport(Glibc) || canImport(Musl) || canImport(Darwin)
+      let address = mmap(nil, size, PROT_READ | PROT_WRITE, flags, -1, 0)
+      return address == UnsafeMutableRawPointer(bitPattern: -1) ? nil : address
+    #else
+      return nil
+    #endif
   }
 }

@@ -155,6 +155,13 @@ public final class ModelRunner {
     return executor
   }
 
+  /// Sets the variable tensors of every subgraph back to their initial values, as LiteRT's
+  /// `Interpreter::ResetVariableTensors` does (``SubgraphExecutor/resetVariableTensors()``).
+  /// Resource variables (VAR_HANDLE) keep their values, as in LiteRT.
+  public func resetVariableTensors() {
+    for executor in executors.values { executor.resetVariableTensors() }
+  }
+
   /// The primary subgraph's executor.
   public var primary: SubgraphExecutor {
     // Built in `init`, so always present.

@@ -39,7 +39,7 @@ public final class SubgraphExecutor {
   private var firstRunTimePreparedNode: Int?
   /// Scratch memory of the nodes prepared during `invoke()`, grown as needed.
   private var runTimeScratch: UnsafeMutableRawBufferPointer?
-  private var arena: UnsafeMutableRawBufferPointer?
+  private var arena: ArenaMemory?
   /// The model bytes, kept alive for the constant tensors that point into them.
   private let model: TFLiteModel
   /// What every subgraph of the model shares (variables, initialization status, call depth).
@@ -47,6 +47,9 @@ public final class SubgraphExecutor {
   /// True while the subgraph is being prepared or run, so that a model whose control flow calls
   /// this subgraph from inside itself is refused instead of recursing.
   private var isInUse = false
+  /// The bytes a variable tensor starts from when the model gives it constant data, by tensor index
+  /// (``LoweredSubgraph/variableInitialValues``).
+  private let variableInitialValues: [Int: [UInt8]]
 
   /// Lowers subgraph `subgraphIndex` (``LoweredSubgraph``) and keeps what running it needs.
   /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
@@ -77,10 +80,11 @@ public final class SubgraphExecutor {
     unwrittenTensors = lowered.unwrittenTensors
     scratchOffsets = Array(repeating: nil, count: nodes.count)
     isFolded = Array(repeating: false, count: nodes.count)
+    variableInitialValues = lowered.variableInitialValues
+    resetVariableTensors()
   }
 
   deinit {
-    arena?.deallocate()
     runTimeScratch?.deallocate()
   }
 
@@ -89,6 +93,19 @@ public final class SubgraphExecutor {
 
   /// Bytes of the activation arena (valid after ``allocateTensors()``).
   public var arenaByteCount: Int { memoryPlan.arenaByteCount }
+
+  /// Sets every variable tensor of the subgraph back to its initial value, as LiteRT's
+  /// `ResetVariableTensors` does: zero (an int8 tensor's zero point), or the model's constant data
+  /// for a variable that has some. ``allocateTensors()`` does it too, as LiteRT does whenever it
+  /// (re)allocates.
+  public func resetVariableTensors() {
+    for variable in tensors where variable.isVariable {
+      guard let memory = variable.ownedMemory else { continue }
+      let fill = variable.type == .int8 ? UInt8(truncatingIfNeeded: variable.quantization?.zeroPoint ?? 0) : 0
+      memory.initializeMemory(as: UInt8.self, repeating: fill)
+      if let initial = variableInitialValues[variable.index] { memory.copyBytes(from: initial) }
+    }
+  }
 
   /// Changes the shape of input `index`; takes effect at the next ``allocateTensors()``.
   public func resizeInput(at index: Int, to shape: [Int]) throws {
@@ -117,7 +134,9 @@ public final class SubgraphExecutor {
   var preparesNodesWhileRunning: Bool { firstRunTimePreparedNode != nil }
 
   /// Prepares every node for the current input shapes, computes constant nodes once, plans the
-  /// arena and gives every tensor its memory.
+  /// arena, gives every tensor its memory and resets the variable tensors
+  /// (``resetVariableTensors()``). Input values copied before it are lost: copy inputs after it.
+  /// The arena is reallocated when the plan's size changes, so shrinking shapes return memory.
   public func allocateTensors() throws {
     try exclusiveCall { try allocateAndPlan() }
   }
@@ -150,6 +169,9 @@ public final class SubgraphExecutor {
       tensor.data = nil
     }
     for tensor in tensors { tensor.isComputedBeforePrepare = false }
+    // Scratch of the nodes prepared while running grows again as the new shapes need.
+    runTimeScratch?.deallocate()
+    runTimeScratch = nil
     for tensor in unwrittenTensors { try checkedByteCount(tensor, what: "tensor") }
     var scratchSizes = [Int](repeating: 0, count: nodes.count)
     for (position, node) in nodes.enumerated() {
@@ -192,6 +214,7 @@ public final class SubgraphExecutor {
       try run(position) { try kernel.eval(EvalContext(threadCount: threadCount, scratch: scratch?.baseAddress)) }
     }
     try planMemory(scratchSizes: scratchSizes)
+    resetVariableTensors()
     isAllocated = true
   }
 
@@ -200,7 +223,7 @@ public final class SubgraphExecutor {
     guard isAllocated, let arena else { throw RuntimeError.allocationRequired }
     let preparedCount = firstRunTimePreparedNode ?? nodes.count
     for position in 0..<preparedCount where !isFolded[position] && !isFusedAway[position] {
-      let scratch = scratchOffsets[position].map { arena.baseAddress.unsafelyUnwrapped + $0 }
+      let scratch = scratchOffsets[position].map { arena.bytes.baseAddress.unsafelyUnwrapped + $0 }
       let context = EvalContext(threadCount: threadCount, scratch: scratch)
       try run(position) { try kernels[position].eval(context) }
     }
@@ -289,11 +312,12 @@ public final class SubgraphExecutor {
         what: "the activation arena of subgraph \(subgraphIndex)", byteCount: plan.arenaByteCount, limit: memoryLimit)
     }
     memoryPlan = plan
-    if (arena?.count ?? -1) < memoryPlan.arenaByteCount {
-      arena?.deallocate()
-      arena = UnsafeMutableRawBufferPointer.allocate(byteCount: max(memoryPlan.arenaByteCount, 64), alignment: 64)
+    let arenaByteCount = max(memoryPlan.arenaByteCount, 64)
+    if arena?.bytes.count != arenaByteCount {
+      arena = nil  // released before the new one is taken, so both are never held at once
+      arena = ArenaMemory(byteCount: arenaByteCount)
     }
-    guard let base = arena?.baseAddress else { return }
+    guard let base = arena?.bytes.baseAddress else { return }
     scratchOffsets = Array(repeating: nil, count: nodes.count)
     for (request, offset) in memoryPlan.placements {
       switch request.owner {

@@ -27,6 +27,9 @@ struct LoweredSubgraph {
   /// Tensors no node writes and the model gives no data (the subgraph inputs, variables, and
   /// tensors read but never computed): their shapes come from the model or the caller.
   let unwrittenTensors: [RuntimeTensor]
+  /// The bytes a variable tensor starts from (and is reset to) when the model gives it constant
+  /// data, by tensor index (LiteRT refuses such variables; this runtime starts from the data).
+  let variableInitialValues: [Int: [UInt8]]
 
   /// Lowers subgraph `subgraphIndex` of `model` (an index the caller has checked); variables larger
   /// than `memoryLimit` bytes are refused.
@@ -72,10 +75,12 @@ struct LoweredSubgraph {
       kernels[fusion.consumer] = fusion.kernel
       isFusedAway[fusion.producer] = true
     }
+    var variableInitialValues: [Int: [UInt8]] = [:]
     for variable in tensors where variable.isVariable {
-      try Self.initializeVariable(
+      variableInitialValues[variable.index] = try Self.initializeVariable(
         variable, schemaTensor: subgraph.tensors[variable.index], model: model, memoryLimit: memoryLimit)
     }
+    self.variableInitialValues = variableInitialValues
     self.tensors = tensors
     self.inputs = inputs
     self.outputs = outputs
@@ -123,11 +128,11 @@ struct LoweredSubgraph {
     return Set(writers.keys)
   }
 
-  /// Gives variable tensor `variable` memory of its own holding its initial value: the constant
+  /// Gives variable tensor `variable` memory of its own and returns its initial value: the constant
   /// data, if any (the model's bytes, or the dense copy of a sparse constant, freed once copied).
   private static func initializeVariable(
     _ variable: RuntimeTensor, schemaTensor: TFLiteFormat.Tensor, model: TFLiteModel, memoryLimit: Int
-  ) throws {
+  ) throws -> [UInt8]? {
     guard let byteCount = checkedProduct(variable.shape, elementBytes: variable.type.byteCount) else {
       throw RuntimeError.invalidShape("variable tensor \(variable.summary) is not a valid size")
     }
@@ -140,10 +145,11 @@ struct LoweredSubgraph {
     let initial = variable.data
     let initialByteCount = denseCopy?.count ?? model.tensorData(schemaTensor).count
     variable.allocateOwnedMemory()
-    if let initial, let data = variable.data {
-      data.copyMemory(from: initial, byteCount: min(initialByteCount, variable.byteCount))
+    let initialValue = initial.map {
+      [UInt8](UnsafeRawBufferPointer(start: $0, count: min(initialByteCount, variable.byteCount)))
     }
     denseCopy?.deallocate()
     variable.isConstant = false
+    return initialValue
   }
 }
