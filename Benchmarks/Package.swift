@@ -16,7 +16,11 @@ let package = Package(
     .executableTarget(
       name: "model-benchmarks",
       dependencies: [.product(name: "TFLiteCommandLine", package: repositoryIdentity)],
-      path: "Sources/ModelBenchmarks")
+      path: "Sources/ModelBenchmarks"),
+    .executableTarget(
+      name: "gemm-benchmarks",
+      dependencies: [.product(name: "TFLiteRuntime", package: repositoryIdentity)],
+      path: "Sources/GEMMBenchmarks"),
   ],
   swiftLanguageModes: [.v6]
 )
