@@ -21,6 +21,10 @@ let package = Package(
       name: "image-benchmarks",
       dependencies: [.product(name: "TFLiteImage", package: repositoryIdentity)],
       path: "Sources/ImageBenchmarks"),
+    .executableTarget(
+      name: "gemm-benchmarks",
+      dependencies: [.product(name: "TFLiteRuntime", package: repositoryIdentity)],
+      path: "Sources/GEMMBenchmarks"),
   ],
   swiftLanguageModes: [.v6]
 )

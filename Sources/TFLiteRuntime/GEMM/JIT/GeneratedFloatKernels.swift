@@ -75,8 +75,9 @@ final class GeneratedFloatKernels: @unchecked Sendable {
   /// The kernels a GEMM started on this thread uses: `preferred`, unless the runner turned them off.
   static var current: GeneratedFloatKernels? { areAllowed ? preferred : nil }
 
-  /// Computes rows `0 ..< rowCount` × 16 columns of C over one depth block: tiles of
-  /// `maximumRows` rows, then one shorter tile for the rest.
+  /// Computes rows `0 ..< rowCount` × 16 columns of C over one depth block, in as few tiles as
+  /// `maximumRows` allows, of heights that differ by at most one row (128 rows with AVX-512 are
+  /// 8 × 13 + 2 × 12 rather than 9 × 14 + 2, whose 2-row tile would run far below peak).
   ///
   /// - Parameters:
   ///   - a: row 0 at the block's first depth, rows `lda` floats apart.
@@ -90,21 +91,24 @@ final class GeneratedFloatKernels: @unchecked Sendable {
     c: UnsafeMutablePointer<Float>, ldc: Int, start: UnsafePointer<Float>?, accumulates: Bool, clamp: FloatClampRange?
   ) {
     precondition(rowCount >= 0 && depth >= 0, "negative GEMM extent")
+    guard rowCount > 0 else { return }
+    let tiles = (rowCount + maximumRows - 1) / maximumRows
+    let height = rowCount / tiles
+    let tallerTiles = rowCount % tiles
     let floatBytes = MemoryLayout<Float>.stride
     var arguments = FloatKernelArguments(
-      a: a, aRowBytes: lda * floatBytes, aTileBytes: maximumRows * lda * floatBytes, b: b, depth: depth, c: c,
-      cRowBytes: ldc * floatBytes, cTileBytes: maximumRows * ldc * floatBytes, start: start ?? UnsafePointer(zeros),
-      tileCount: rowCount / maximumRows, accumulates: accumulates ? 1 : 0, lower: clamp?.lower ?? -.infinity,
+      a: a, aRowBytes: lda * floatBytes, aTileBytes: (height + 1) * lda * floatBytes, b: b, depth: depth, c: c,
+      cRowBytes: ldc * floatBytes, cTileBytes: (height + 1) * ldc * floatBytes, start: start ?? UnsafePointer(zeros),
+      tileCount: tallerTiles, accumulates: accumulates ? 1 : 0, lower: clamp?.lower ?? -.infinity,
       upper: clamp?.upper ?? .infinity)
-    if arguments.tileCount > 0 { call(rows: maximumRows, &arguments) }
-    let remainder = rowCount % maximumRows
-    if remainder > 0 {
-      let done = rowCount - remainder
-      arguments.a = a + done * lda
-      arguments.c = c + done * ldc
-      arguments.tileCount = 1
-      call(rows: remainder, &arguments)
-    }
+    if tallerTiles > 0 { call(rows: height + 1, &arguments) }
+    let done = tallerTiles * (height + 1)
+    arguments.a = a + done * lda
+    arguments.c = c + done * ldc
+    arguments.aTileBytes = height * lda * floatBytes
+    arguments.cTileBytes = height * ldc * floatBytes
+    arguments.tileCount = tiles - tallerTiles
+    call(rows: height, &arguments)
   }
 
   private func call(rows: Int, _ arguments: inout FloatKernelArguments) {

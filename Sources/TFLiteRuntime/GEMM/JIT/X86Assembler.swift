@@ -10,7 +10,7 @@
 /// and are resolved when their label is bound, in either order.
 
 /// A 64-bit general-purpose register (its number is the hardware encoding).
-enum GPRegister: UInt8, CaseIterable {
+enum GPRegister: UInt8 {
   case rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15
 
   /// The low three bits that go into ModRM or SIB.
