@@ -36,7 +36,7 @@ let package = Package(
     // Hand-built .tflite files for tests of the API around the kernels (not a product).
     .target(name: "TFLiteTestSupport", path: "Tests/TFLiteTestSupport"),
     .testTarget(name: "TFLiteFormatTests", dependencies: ["TFLiteFormat"]),
-    .testTarget(name: "TFLiteImageTests", dependencies: ["TFLiteImage"]),
+    .testTarget(name: "TFLiteImageTests", dependencies: ["TFLiteImage", "TFLiteFormat"]),
     .testTarget(name: "TFLiteRuntimeTests", dependencies: ["TFLiteRuntime", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(
