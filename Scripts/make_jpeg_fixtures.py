@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the JPEG exactness corpus to TestImages/jpeg/: small JPEG files and, beside each,
+"""Writes the JPEG exactness corpus to TestModels/images/jpeg/: small JPEG files and, beside each,
 `NAME.npy` with the pixels Pillow decodes from it (uint8 [H, W, C]; C = 1 for gray, 3 otherwise;
 CMYK files as Pillow's `convert("RGB")`; EXIF orientation applied with `ImageOps.exif_transpose`),
 and `manifest.txt` listing every file with what it covers.
@@ -29,7 +29,7 @@ import numpy as np
 import sklearn.datasets
 from PIL import Image, ImageOps
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "TestImages", "jpeg")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "TestModels", "images", "jpeg")
 RNG = np.random.default_rng(11)
 
 

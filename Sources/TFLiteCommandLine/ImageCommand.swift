@@ -7,15 +7,16 @@ enum ImageCommand: Subcommand {
   /// Name, options and help.
   static let specification = CommandSpecification(
     name: "image",
-    abstract: "Decode a PNG or PPM/PGM image and write its pixels as a uint8 .npy array.",
+    abstract: "Decode a PNG, JPEG or PPM/PGM image and write its pixels as a uint8 .npy array.",
     positionals: ["IMAGE"],
     options: [
       .option("output", value: "FILE.npy", help: "Where to write the pixels (uint8, shape [H, W, C])."),
       .option("resize", value: "WxH", help: "Resize bilinearly (as tf.image.resize) first, rounding to uint8."),
+      .flag("raw-orientation", help: "Keep a JPEG's stored pixel order instead of applying its EXIF orientation."),
     ],
     discussion: """
       C is 1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA) as the file stores it; a PNG tRNS chunk
-      adds alpha. Compare with Python: numpy.asarray(PIL.Image.open(IMAGE)). With --resize, the
+      adds alpha; a JPEG is gray or RGB, turned upright by its EXIF orientation unless --raw-orientation. Compare with Python: numpy.asarray(PIL.Image.open(IMAGE)). With --resize, the
       values are tf.image.resize(pixels, [H, W], "bilinear") rounded half away from zero.
       """)
 
@@ -24,7 +25,7 @@ enum ImageCommand: Subcommand {
     let path = try arguments.singlePositional("IMAGE")
     guard let destination = arguments.value("output") else { throw UsageError("--output FILE.npy is required") }
     guard let data = FileManager.default.contents(atPath: path) else { throw CommandFailure("cannot read \(path)") }
-    var image = try decodeImage([UInt8](data))
+    var image = try decodeImage([UInt8](data), appliesOrientation: !arguments.flag("raw-orientation"))
     if let size = arguments.value("resize") {
       let parts = size.split(separator: "x").compactMap { Int($0) }
       guard parts.count == 2, parts.allSatisfy({ (1...65535).contains($0) }) else {

@@ -25,13 +25,15 @@ public enum ImageFormat: String, Sendable, CaseIterable {
 }
 
 /// Decodes a PNG, JPEG or PPM/PGM file, whichever `bytes` are, to 8-bit samples; throws
-/// `ImageError.unknownFormat` for anything else.
-public func decodeImage(_ bytes: [UInt8], limits: ImageDecodingLimits = ImageDecodingLimits()) throws(ImageError)
-  -> Image
-{
+/// `ImageError.unknownFormat` for anything else. A JPEG's EXIF orientation is applied unless
+/// `appliesOrientation` is false.
+public func decodeImage(
+  _ bytes: [UInt8], limits: ImageDecodingLimits = ImageDecodingLimits(), appliesOrientation: Bool = true
+) throws(ImageError) -> Image {
   switch ImageFormat(sniffing: bytes) {
   case .png: return try PNG.decode(bytes, limits: limits)
-  case .jpeg: throw ImageError.unsupported(format: "JPEG", message: "this build has no JPEG decoder yet")
+  case .jpeg:
+    return try JPEGDecoder.decode(bytes, options: JPEGDecodingOptions(limits: limits, appliesOrientation: appliesOrientation))
   case .ppm: return try PPM.decode(bytes, limits: limits)
   case nil: throw ImageError.unknownFormat
   }

@@ -9,7 +9,10 @@ final class ImageCommandTests: CommandTestCase {
     .deletingLastPathComponent().appendingPathComponent("TestModels/images")
 
   func testWritesThePixelsPillowDecodes() throws {
-    for (file, expected) in [("png/ct3_d4_trns_adam7.png", "png/ct3_d4_trns_adam7.npy"), ("ppm/pillow_photo.ppm", "ppm/pillow_photo.npy")] {
+    for (file, expected) in [
+      ("png/ct3_d4_trns_adam7.png", "png/ct3_d4_trns_adam7.npy"), ("ppm/pillow_photo.ppm", "ppm/pillow_photo.npy"),
+      ("jpeg/exif_orientation_6.jpg", "jpeg/exif_orientation_6.npy"),
+    ] {
       let output = path("pixels.npy")
       let (code, captured) = run("image", images.appendingPathComponent(file).path, "--output", output)
       XCTAssertEqual(code, ExitCode.success, captured.standardError)
@@ -19,6 +22,16 @@ final class ImageCommandTests: CommandTestCase {
       XCTAssertEqual(written.shape, reference.shape)
       XCTAssertEqual(written.bytes, reference.bytes)
     }
+  }
+
+  func testRawOrientationKeepsTheStoredPixelOrder() throws {
+    // Orientation 6 is a quarter turn: Pillow's upright pixels are [H, W, 3] and the stored ones [W, H, 3].
+    let upright = try NumPyArray(contentsOfFile: images.appendingPathComponent("jpeg/exif_orientation_6.npy").path)
+    let output = path("raw.npy")
+    let (code, captured) = run(
+      "image", images.appendingPathComponent("jpeg/exif_orientation_6.jpg").path, "--output", output, "--raw-orientation")
+    XCTAssertEqual(code, ExitCode.success, captured.standardError)
+    XCTAssertEqual(try NumPyArray(contentsOfFile: output).shape, [upright.shape[1], upright.shape[0], upright.shape[2]])
   }
 
   func testResizeRoundsTensorFlowsBilinearValues() throws {

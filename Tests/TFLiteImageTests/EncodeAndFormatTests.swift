@@ -34,6 +34,16 @@ import Testing
     }
   }
 
+  @Test func decodeImageReadsJPEGUprightOrAsStored() throws {
+    let bytes = try ImageFixtures.bytes("jpeg/exif_orientation_6.jpg")
+    let upright = try decodeImage(bytes)
+    let expected = try #require(try ImageFixtures.array("jpeg/exif_orientation_6.npy"))  // Pillow, exif_transpose
+    #expect(expected.shape == [upright.height, upright.width, upright.channels])
+    #expect(upright.pixels == expected.bytes)
+    let stored = try decodeImage(bytes, appliesOrientation: false)
+    #expect(stored.width == upright.height && stored.height == upright.width)  // orientation 6 turns by 90°
+  }
+
   @Test func sniffingDispatchesAndRefusesOtherBytes() {
     #expect(ImageFormat(sniffing: [0xFF, 0xD8, 0xFF, 0xE0]) == .jpeg)
     #expect(ImageFormat(sniffing: Array("P6".utf8)) == .ppm)

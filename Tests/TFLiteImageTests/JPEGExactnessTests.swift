@@ -1,4 +1,4 @@
-// Decoded JPEG pixels against Pillow's (libjpeg-turbo) for every file of TestImages/jpeg,
+// Decoded JPEG pixels against Pillow's (libjpeg-turbo) for every file of TestModels/images/jpeg,
 // written by Scripts/make_jpeg_fixtures.py: each NAME.jpg has NAME.npy with Pillow's pixels.
 import Foundation
 import TFLiteFormat
@@ -9,7 +9,7 @@ import Testing
 /// The corpus directory and its files.
 enum JPEGCorpus {
   static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("TestImages/jpeg")
+    .deletingLastPathComponent().appendingPathComponent("TestModels/images/jpeg")
 
   /// The corpus file names (without extension), from manifest.txt.
   static func names() throws -> [String] {

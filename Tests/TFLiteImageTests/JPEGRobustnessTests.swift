@@ -34,18 +34,6 @@ private func segmentOffset(of marker: UInt8, in bytes: [UInt8], occurrence: Int 
   return nil
 }
 
-/// A small deterministic generator (SplitMix64) for the fuzz cases.
-private struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var value = state
-    value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-    return value ^ (value >> 31)
-  }
-}
-
 private func decodeError(_ bytes: [UInt8], options: JPEGDecodingOptions = JPEGDecodingOptions()) -> ImageError? {
   do {
     _ = try JPEGDecoder.decode(bytes, options: options)
