@@ -60,10 +60,40 @@ final class KernelDispatchTests: XCTestCase {
     XCTAssertFalse(names.contains("CUSTOM"))
   }
 
-  /// With no reference kernel written yet, `.reference` runs every operator on its optimized kernel,
-  /// so the quantized convolution cases stay bit-exact with LiteRT.
-  func testReferenceKernelSetRunsTheQuantizedConvolutionCasesExactly() throws {
-    let outcomes = try Conformance.check({ $0.quantization == "int8" && $0.opNames == ["CONV_2D"] }, kernels: .reference)
-    for outcome in outcomes { XCTAssertEqual(outcome.maxAbsoluteError, 0, outcome.entry.name) }
+  /// The operators the reference kernel set covers, by schema name.
+  static let referenceOperators: Set<String> = [
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D", "SOFTMAX",
+    "ADD", "SUB", "MUL", "RELU", "RELU6", "RELU_N1_TO_1", "LOGISTIC", "TANH",
+  ]
+
+  /// Every single-operator TestModels case of a covered operator, run with `.reference`, matches
+  /// LiteRT's BUILTIN_REF output: bit for bit when quantized, within the manifest's tolerance for float.
+  func testReferenceKernelSetMatchesLiteRTOnSingleOperatorCases() throws {
+    let outcomes = try Conformance.check(
+      { $0.kind == "op" && $0.opNames.count == 1 && $0.opNames.isSubset(of: Self.referenceOperators) },
+      kernels: .reference)
+    print("reference kernel set: \(outcomes.filter(\.passed).count)/\(outcomes.count) single-operator cases pass")
+    XCTAssertGreaterThan(outcomes.count, 200)
+  }
+
+  /// `.reference` builds ``ReferenceAdapterKernel`` for a covered node and the optimized kernel otherwise.
+  func testReferenceKernelSetSelectsTheReferenceKernels() throws {
+    let entries = try TestModelManifest.load().models.filter { $0.kind == "op" && $0.opNames.count == 1 }
+    var checked = (reference: 0, optimized: 0)
+    for entry in entries where ["CONV_2D", "GATHER"].contains(entry.ops[0].op) && entry.quantization == "float32" {
+      let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(entry.file).path)
+      let referenceKinds = try ModelRunner(model: model, options: RunnerOptions(kernels: .reference)).primary.kernelTypeNames
+      let optimizedKinds = try ModelRunner(model: model, options: RunnerOptions()).primary.kernelTypeNames
+      XCTAssertFalse(optimizedKinds.contains("ReferenceAdapterKernel"), entry.name)
+      if entry.ops[0].op == "CONV_2D" {
+        XCTAssertEqual(referenceKinds, ["ReferenceAdapterKernel"], entry.name)
+        checked.reference += 1
+      } else {
+        XCTAssertEqual(referenceKinds, optimizedKinds, entry.name)
+        checked.optimized += 1
+      }
+    }
+    XCTAssertGreaterThan(checked.reference, 0)
+    XCTAssertGreaterThan(checked.optimized, 0)
   }
 }

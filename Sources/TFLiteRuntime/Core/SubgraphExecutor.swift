@@ -21,6 +21,8 @@ public final class SubgraphExecutor {
   public private(set) var isAllocated = false
 
   private let kernels: [any Kernel]
+  /// The type name of every node's kernel, in execution order (which kernel set a node runs on).
+  var kernelTypeNames: [String] { kernels.map { String(describing: type(of: $0)) } }
   private let threadCount: Int
   private let roundingPolicy: RoundingPolicy
   /// The most bytes one block of memory may have (``RunnerOptions/memoryLimit``).

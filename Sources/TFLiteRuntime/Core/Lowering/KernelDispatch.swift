@@ -58,12 +58,12 @@ enum KernelDispatch {
   /// True when the runtime has a kernel for `op`.
   static func hasKernel(for op: OperatorKind) -> Bool { factory(for: op) != nil }
 
-  /// The reference kernel of `op`, where the runtime has one (`RunnerOptions(kernels: .reference)`).
-  /// No operator has one yet; each added reference kernel gets a case here.
+  /// The reference kernel of `op`, where the runtime has one (`RunnerOptions(kernels: .reference)`):
+  /// ``ReferenceAdapterKernel`` for the operands it covers, else the optimized kernel.
   private static func referenceFactory(for op: OperatorKind) -> KernelFactory? {
-    switch op {
-    default: nil
-    }
+    guard case .builtin(let code) = op, ReferenceAdapterKernel.operators.contains(code), let optimized = factory(for: op)
+    else { return nil }
+    return { node in ReferenceAdapterKernel.covers(node) ? try ReferenceAdapterKernel(node: node) : try optimized(node) }
   }
 
   /// The optimized kernel factory of `op`, or nil when the runtime has none.
