@@ -15,6 +15,7 @@ enum CompareCommand: Subcommand {
       .option("rtol", value: "R", help: "Relative tolerance (default 1e-5)."),
       .option("signature", value: "KEY", help: "Run this signature instead of the primary graph."),
       .option("threads", value: "N", help: "Threads the kernels may use (default 1)."),
+      .flag("reference-kernels", help: "Run on the plain reference kernels (Sources/TFLiteRuntime/Reference) where they exist."),
       .option("seed", value: "N", help: "Seed of random values for inputs without a file (default 0)."),
       .option("runs", value: "N", help: "Invoke N times from one copy of the inputs (default 1)."),
     ],
@@ -36,7 +37,8 @@ enum CompareCommand: Subcommand {
       absolute: try arguments.number("atol", default: 1e-5), relative: try arguments.number("rtol", default: 1e-5))
     let model = try LoadedModel(
       path: path, signatureKey: arguments.value("signature"),
-      threadCount: try arguments.integer("threads", default: 1, in: 1...256))
+      threadCount: try arguments.integer("threads", default: 1, in: 1...256),
+      kernels: arguments.flag("reference-kernels") ? .reference : .optimized)
     let expectedFiles = try FileAssignment(expectedValues, to: model.outputs, role: "output")
     let inputs = try inputArrays(
       for: model, inputValues: arguments.allValues("input"),

@@ -12,6 +12,7 @@ enum RunCommand: Subcommand {
       .option("input", value: "[NAME=]FILE.npy", repeatable: true, help: "An input, in input order or by name."),
       .option("signature", value: "KEY", help: "Run this signature instead of the primary graph."),
       .option("threads", value: "N", help: "Threads the kernels may use (default 1)."),
+      .flag("reference-kernels", help: "Run on the plain reference kernels (Sources/TFLiteRuntime/Reference) where they exist."),
       .option("seed", value: "N", help: "Seed of the random inputs (default 0)."),
       .option("output-dir", value: "DIR", help: "Write output_0.npy, output_1.npy, ... into DIR."),
     ],
@@ -27,7 +28,8 @@ enum RunCommand: Subcommand {
     let path = try arguments.singlePositional("MODEL")
     let model = try LoadedModel(
       path: path, signatureKey: arguments.value("signature"),
-      threadCount: try arguments.integer("threads", default: 1, in: 1...256))
+      threadCount: try arguments.integer("threads", default: 1, in: 1...256),
+      kernels: arguments.flag("reference-kernels") ? .reference : .optimized)
     let inputs = try inputArrays(
       for: model, inputValues: arguments.allValues("input"),
       seed: UInt64(try arguments.integer("seed", default: 0, in: 0...Int.max)))

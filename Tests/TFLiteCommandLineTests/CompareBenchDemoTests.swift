@@ -42,6 +42,19 @@ final class CompareCommandTests: CommandTestCase {
     XCTAssertEqual(run("compare", model, "--input", input).code, 64)
   }
 
+  func testReferenceKernelsMatchLiteRTBitForBit() throws {
+    // An int8 CONV_2D case with LiteRT BUILTIN_REF's output: the reference kernels must equal it exactly.
+    let testModels = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("TestModels/quant").path
+    let result = run(
+      "compare", testModels + "/conv2d_int8_1x1.tflite", "--input", testModels + "/conv2d_int8_1x1.input_0.npy",
+      "--expected", testModels + "/conv2d_int8_1x1.output_0.npy", "--atol", "0", "--rtol", "0", "--reference-kernels")
+    XCTAssertEqual(result.code, 0, result.output.standardOutput + result.output.standardError)
+    XCTAssertTrue(result.output.standardOutput.contains("all outputs within tolerance"), result.output.standardOutput)
+    let ran = run("run", testModels + "/conv2d_int8_1x1.tflite", "--reference-kernels")
+    XCTAssertEqual(ran.code, 0, ran.output.standardError)
+  }
+
   func testQuantizedOutputAgainstFloatsIsDequantized() throws {
     let quantized = try writeNumPy([UInt8(5), 7], shape: [2], as: "q.npy")
     let expected = try writeNumPy([Float(1), 2], shape: [2], as: "e.npy")

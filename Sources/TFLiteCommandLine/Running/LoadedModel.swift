@@ -22,10 +22,11 @@ struct LoadedModel {
   /// The graph's outputs, in order.
   let outputs: [GraphEndpoint]
 
-  /// Loads `path` and picks the graph of signature `signatureKey` (the primary subgraph when nil).
-  init(path: String, signatureKey: String?, threadCount: Int) throws {
+  /// Loads `path` and picks the graph of signature `signatureKey` (the primary subgraph when nil),
+  /// to run on the optimized kernels or, with `kernels: .reference`, the plain reference ones.
+  init(path: String, signatureKey: String?, threadCount: Int, kernels: KernelSet = .optimized) throws {
     let model = try TFLiteModel(contentsOfFile: path)
-    runner = try ModelRunner(model: model, options: RunnerOptions(threadCount: threadCount))
+    runner = try ModelRunner(model: model, options: RunnerOptions(threadCount: threadCount, kernels: kernels))
     guard let signatureKey else {
       executor = runner.primary
       inputs = executor.inputs.map { GraphEndpoint(name: $0.name, tensor: $0) }
