@@ -12,6 +12,7 @@ let package = Package(
     .library(name: "TFLiteImage", targets: ["TFLiteImage"]),
     // MARK: - Compatibility faces (module names match the iOS SDKs)
     .library(name: "TensorFlowLite", targets: ["TensorFlowLite"]),
+    .library(name: "TensorFlowLiteTaskVision", targets: ["TensorFlowLiteTaskVision"]),
     .library(name: "FirebaseMLModelDownloader", targets: ["FirebaseMLModelDownloader"]),
     .library(name: "FirebaseMLModelInterpreter", targets: ["FirebaseMLModelInterpreter"]),
     // Opt-in umbrella for `import Firebase`; do not add it next to Google's Firebase packages.
@@ -27,13 +28,16 @@ let package = Package(
     .target(name: "TFLiteImage"),
     // MARK: - Compatibility faces
     .target(name: "TensorFlowLite", dependencies: ["TFLiteRuntime", "TFLiteFormat"]),
+    .target(name: "TensorFlowLiteTaskVision", dependencies: ["TensorFlowLite", "TFLiteImage", "TFLiteFormat"]),
     .target(name: "FirebaseMLModelDownloader", dependencies: ["TFLiteFormat"]),
     .target(name: "FirebaseMLModelInterpreter", dependencies: ["TensorFlowLite", "FirebaseMLModelDownloader"]),
     .target(name: "Firebase", dependencies: ["FirebaseMLModelInterpreter", "FirebaseMLModelDownloader", "TensorFlowLite"]),
     // MARK: - Tools
     .target(
       name: "TFLiteCommandLine",
-      dependencies: ["TFLiteFormat", "TFLiteRuntime", "FirebaseMLModelDownloader", "TFLiteImage"]),
+      dependencies: [
+        "TFLiteFormat", "TFLiteRuntime", "FirebaseMLModelDownloader", "TFLiteImage", "TensorFlowLiteTaskVision",
+      ]),
     .executableTarget(name: "tflite", dependencies: ["TFLiteCommandLine"]),
     // MARK: - Tests
     // Hand-built .tflite files for tests of the API around the kernels (not a product).
@@ -41,6 +45,7 @@ let package = Package(
     .testTarget(name: "TFLiteFormatTests", dependencies: ["TFLiteFormat"]),
     .testTarget(name: "TFLiteImageTests", dependencies: ["TFLiteImage", "TFLiteFormat"]),
     .testTarget(name: "TFLiteRuntimeTests", dependencies: ["TFLiteRuntime", "TFLiteFormat", "TFLiteTestSupport"]),
+    .testTarget(name: "TensorFlowLiteTaskVisionTests", dependencies: ["TensorFlowLiteTaskVision", "TFLiteImage"]),
     .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(
       name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"], exclude: ["Fixtures"]),
