@@ -86,7 +86,7 @@ public final class ObjectDetector {
   /// Throws when the bundle's input shape, input name or maximum detections disagree with the model.
   private func checkAgainstBundle() throws(TaskVisionError) {
     guard let bundle else { return }
-    let modelShape = [1, model.inputHeight, model.inputWidth, model.inputChannels]
+    let modelShape = [1, model.format.height, model.format.width, model.format.channels]
     if let shape = bundle.inputShape, shape != modelShape {
       throw TaskVisionError("AutoML bundle: inputShape \(shape) disagrees with the model's input \(modelShape)")
     }
@@ -128,9 +128,9 @@ public final class ObjectDetector {
       let names = labels?.names(of: index) ?? (label: nil, displayName: nil)
       guard classification.admits(label: names.label) else { continue }
       let box = boxProperties.edges(Array(boxes[(4 * slot)..<(4 * slot + 4)]))
-      let (scaleX, scaleY) = boxProperties.coordinateType == .pixel ? (Float(model.inputWidth), Float(model.inputHeight)) : (1, 1)
-      let (left, top) = model.imagePoint(x: box.left / scaleX, y: box.top / scaleY, imageWidth: mlImage.width, imageHeight: mlImage.height)
-      let (right, bottom) = model.imagePoint(
+      let (scaleX, scaleY) = boxProperties.coordinateType == .pixel ? (Float(model.format.width), Float(model.format.height)) : (1, 1)
+      let (left, top) = model.format.imagePoint(x: box.left / scaleX, y: box.top / scaleY, imageWidth: mlImage.width, imageHeight: mlImage.height)
+      let (right, bottom) = model.format.imagePoint(
         x: box.right / scaleX, y: box.bottom / scaleY, imageWidth: mlImage.width, imageHeight: mlImage.height)
       detections.append(
         Detection(

@@ -52,8 +52,8 @@ import Testing
     ] {
       var options = ModelInputOptions()
       options.imageFit = fit
-      let model = try VisionModel(path: TaskVisionFixtures.path("mobilenet_uint8_metadata.tflite"), threads: 1, inputOptions: options)
-      let mapped = model.imagePoint(x: point.0, y: point.1, imageWidth: 64, imageHeight: 32)
+      let format = try ImageTensorFormat(shape: [1, 32, 32, 3], elementType: .uint8, metadata: nil, options: options)
+      let mapped = format.imagePoint(x: point.0, y: point.1, imageWidth: 64, imageHeight: 32)
       #expect(mapped.x == expected.0 && mapped.y == expected.1, "\(fit): \(mapped)")
     }
   }
