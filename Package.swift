@@ -59,7 +59,9 @@ let package = Package(
       swiftSettings: [.swiftLanguageMode(.v5)]),
     .testTarget(
       name: "TFLiteCommandLineTests",
-      dependencies: ["TFLiteCommandLine", "TFLiteFormat", "TFLiteRuntime", "TFLiteTestSupport"]),
+      dependencies: [
+        "TFLiteCommandLine", "TFLiteFormat", "TFLiteRuntime", "TFLiteTestSupport", "TFLiteImage", "TensorFlowLiteTaskVision",
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

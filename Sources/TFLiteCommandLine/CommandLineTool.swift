@@ -12,7 +12,7 @@ public enum CommandLineTool {
   static var subcommands: [any Subcommand.Type] {
     [
       InspectCommand.self, RunCommand.self, CompareCommand.self, BenchCommand.self, DemoCommand.self, DownloadCommand.self,
-      ModelsCommand.self, ImageCommand.self,
+      ModelsCommand.self, ImageCommand.self, DetectCommand.self, ClassifyCommand.self,
     ]
   }
 

@@ -11,18 +11,29 @@ public struct BaseOptions: Sendable {
   public struct ModelFile: Sendable {
     /// Path of the `.tflite` file.
     public var filePath: String?
+
+    /// A model file at `filePath`.
+    public init(filePath: String? = nil) {
+      self.filePath = filePath
+    }
   }
 
   /// CPU settings.
   public struct CPUSettings: Sendable {
     /// Threads the kernels may use (default 1).
     public var numThreads: Int = 1
+
+    /// One thread.
+    public init() {}
   }
 
   /// Compute settings.
   public struct ComputeSettings: Sendable {
     /// CPU settings.
     public var cpuSettings = CPUSettings()
+
+    /// Default settings.
+    public init() {}
   }
 
   /// The model file.
