@@ -9,6 +9,9 @@ Models (existing test networks with metadata added by make_metadata_fixtures' Fl
   a calibration file, score threshold 0.3; the files are in the appended ZIP (one entry deflated).
 * `mobilenet_uint8_metadata.tflite`: networks/mobilenet_mini_uint8 (uint8 in and out) with a
   TENSOR_AXIS_LABELS file: a classifier driven by metadata.
+* `hostile/*.tflite`: the detector with metadata that disagrees with the model or its files
+  (repeated box index, two means for RGB, zero std, display names shorter than labels, calibration
+  file missing or malformed, no ZIP at all).
 * `automl_bundle/`: model.tflite (ssd_mini_f32 without metadata), dict.txt (no background line,
   trailing empty line) and tflite_metadata.json as AutoML Vision Edge writes them.
 
@@ -18,7 +21,9 @@ uint8 input: the resized values rounded half away from zero. Detector outputs: b
 metadata index says, times the image width / height (no rounding, no clipping); class index =
 int(value); calibrated score = scale / (1 + exp(-(slope * g(x) + offset))), the default score when
 x < min_score or the class has no parameters; kept when score >= threshold, in the model's order.
-Classifier: dequantized output, calibrated, sorted by score (ties: lower index first).
+Classifier: dequantized output, calibrated, sorted by score (ties: lower index first). int8 input
+(networks/mobilenet_mini_int8, options mean 0 / std 255): normalized, then round(x / scale) half
+away from zero plus the zero point, in float32.
 
     /work/venv/bin/python Scripts/make_taskvision_fixtures.py
 """
@@ -54,15 +59,15 @@ SCORE_THRESHOLD = 0.3
 SSD_MEAN, SSD_STD = 0.0, 255.0
 
 
-def ssd_metadata():
+def ssd_metadata(box_index=(1, 0, 3, 2), mean=(SSD_MEAN,), std=(SSD_STD,)):
     b = meta.flatbuffers.Builder(1024)
     t, s = meta.table, meta.s
     image_props = t(b, {0: ("i8", 1), 1: ("offset", t(b, {0: ("u32", 32), 1: ("u32", 32)}))})
     input_content = t(b, {0: ("u8", 2), 1: ("offset", image_props)})
-    norm = t(b, {0: ("offset", meta.scalars(b, "f32", [SSD_MEAN])), 1: ("offset", meta.scalars(b, "f32", [SSD_STD]))})
+    norm = t(b, {0: ("offset", meta.scalars(b, "f32", list(mean))), 1: ("offset", meta.scalars(b, "f32", list(std)))})
     input_tensor = t(b, {0: ("offset", s(b, "image")), 3: ("offset", input_content),
                          4: ("offset", meta.offsets(b, [t(b, {0: ("u8", 1), 1: ("offset", norm)})]))})
-    box_props = t(b, {0: ("offset", meta.scalars(b, "u32", [1, 0, 3, 2])), 1: ("i8", 1), 2: ("i8", 0)})
+    box_props = t(b, {0: ("offset", meta.scalars(b, "u32", list(box_index))), 1: ("i8", 1), 2: ("i8", 0)})
     box_content = t(b, {0: ("u8", 3), 1: ("offset", box_props), 2: ("offset", t(b, {0: ("i32", 2), 1: ("i32", 2)}))})
     location = t(b, {0: ("offset", s(b, "location")), 3: ("offset", box_content)})
     labels = meta.associated_file(b, "labels.txt", "Shape names.", 3)
@@ -177,12 +182,28 @@ def main():
 
     # Detector with metadata and an appended ZIP (labels deflated, the rest stored).
     ssd_bytes = open(SSD, "rb").read()
-    archive = zip_with_deflated({
-        "labels.txt": "\n".join(DETECTOR_LABELS) + "\n", "labels_fr.txt": "\n".join(DETECTOR_LABELS_FR) + "\n",
-        "calibration.csv": "\n".join(CALIBRATION) + "\n"}, deflated={"labels.txt"})
+    files = {"labels.txt": "\n".join(DETECTOR_LABELS) + "\n", "labels_fr.txt": "\n".join(DETECTOR_LABELS_FR) + "\n",
+             "calibration.csv": "\n".join(CALIBRATION) + "\n"}
     ssd_path = os.path.join(OUT, "ssd_mini_metadata.tflite")
     with open(ssd_path, "wb") as out:
-        out.write(meta.with_metadata(ssd_bytes, ssd_metadata()) + archive)
+        out.write(meta.with_metadata(ssd_bytes, ssd_metadata()) + zip_with_deflated(files, deflated={"labels.txt"}))
+
+    # Metadata that disagrees with the model or its files (each must be refused with a clear error).
+    hostile = os.path.join(OUT, "hostile")
+    os.makedirs(hostile, exist_ok=True)
+    variants = {
+        "box_index_repeats": (ssd_metadata(box_index=(0, 0, 1, 2)), files),
+        "two_means_for_rgb": (ssd_metadata(mean=(0.0, 0.0)), files),
+        "zero_std": (ssd_metadata(std=(0.0,)), files),
+        "display_names_short": (ssd_metadata(), {**files, "labels_fr.txt": "cercle\ncarré\n"}),
+        "calibration_file_missing": (ssd_metadata(), {k: v for k, v in files.items() if k != "calibration.csv"}),
+        "calibration_line_bad": (ssd_metadata(), {**files, "calibration.csv": "1.0,2.0\n"}),
+        "no_zip": (ssd_metadata(), None),
+    }
+    for name, (metadata, variant_files) in variants.items():
+        with open(os.path.join(hostile, name + ".tflite"), "wb") as out:
+            out.write(meta.with_metadata(ssd_bytes, metadata)
+                      + (zip_with_deflated(variant_files, deflated=set()) if variant_files else b""))
 
     # Classifier with metadata (uint8 input and output).
     digit_labels = open(MOBILENET_LABELS).read().split("\n")
@@ -211,6 +232,17 @@ def main():
     order = sorted(range(probabilities.shape[-1]), key=lambda i: (-probabilities[0, i], i))
     classes = [{"index": i, "label": digit_labels[i], "score": float(np.float32(probabilities[0, i]))} for i in order]
 
+    # int8 classifier without metadata, driven by options: normalized (x - 0) / 255, quantized with the
+    # input's parameters, all in float32, rounding half away from zero.
+    int8_path = os.path.join(ROOT, "TestModels/networks/mobilenet_mini_int8.tflite")
+    details = Interpreter(int8_path).get_input_details()[0]
+    scale, zero_point = details["quantization"]
+    normalized = (resized(pixels, 32, 32) - np.float32(0)) / np.float32(255)
+    scaled = normalized / np.float32(scale)
+    int8_input = (np.sign(scaled) * np.floor(np.abs(scaled) + np.float32(0.5)) + zero_point).clip(-128, 127).astype(np.int8)
+    (int8_scores,) = run(int8_path, int8_input)
+    int8_order = sorted(range(int8_scores.shape[-1]), key=lambda i: (-int8_scores[0, i], i))
+
     expected = {
         "image": {"file": "scene.png", "width": pixels.shape[1], "height": pixels.shape[0]},
         "metadata_detector": detections(pixels, ssd_path, SSD_MEAN, SSD_STD, DETECTOR_LABELS, SCORE_THRESHOLD, True,
@@ -219,6 +251,8 @@ def main():
         "bundle_detector": detections(pixels, os.path.join(bundle, "model.tflite"), 0.0, 255.0, DETECTOR_LABELS, 0.0,
                                       False),
         "metadata_classifier": classes,
+        "int8_classifier": [{"index": i, "label": digit_labels[i], "score": float(np.float32(int8_scores[0, i]))}
+                            for i in int8_order],
     }
     with open(os.path.join(OUT, "expected.json"), "w") as out:
         json.dump(expected, out, indent=1)

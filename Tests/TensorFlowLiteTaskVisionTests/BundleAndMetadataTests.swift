@@ -59,6 +59,55 @@ import Testing
   }
 }
 
+@Suite struct HostileMetadataTests {
+  @Test func metadataThatDisagreesWithTheModelIsRefused() throws {
+    for (name, message) in [
+      ("box_index_repeats", "index [0, 0, 1, 2] is not a permutation"),
+      ("two_means_for_rgb", "does not fit a 3-channel input"),
+      ("zero_std", "std ≠ 0"),
+      ("display_names_short", "labels.txt has 5 lines but labels_fr.txt (locale fr) has 2"),
+      ("calibration_file_missing", "no associated file \"calibration.csv\""),
+      ("calibration_line_bad", "calibration file calibration.csv, line 1"),
+      ("no_zip", "no associated file \"labels.txt\" (it has: none)"),
+    ] {
+      var options = ObjectDetectorOptions(modelPath: TaskVisionFixtures.path("hostile/\(name).tflite"))
+      options.classificationOptions.displayNamesLocale = "fr"
+      do {
+        _ = try ObjectDetector(options: options)
+        Issue.record("\(name) was accepted")
+      } catch {
+        #expect(error.message.contains(message), "\(name): \(error)")
+      }
+    }
+  }
+
+  @Test func corruptedAppendedArchivesNeverCrash() throws {
+    // Flip bytes of the ZIP at the end of the model (the last 700 bytes hold the archive): the
+    // detector either loads (a flip in unused bytes) or throws a TaskVisionError.
+    let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: TaskVisionFixtures.path("ssd_mini_metadata.tflite"))))
+    let folder = try TaskVisionFixtures.temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    var refused = 0
+    for trial in 0..<40 {
+      // Deterministic spread of positions and flip patterns over the archive's bytes.
+      var bytes = original
+      for flip in 0..<3 {
+        let position = original.count - 1 - (trial * 173 + flip * 251) % 700
+        bytes[position] ^= UInt8(1 + (trial * 37 + flip * 91) % 255)
+      }
+      if trial % 4 == 0 { bytes.removeLast(1 + trial * 13 % 699) }
+      let file = folder.appendingPathComponent("fuzz.tflite")
+      try Data(bytes).write(to: file)
+      do {
+        _ = try ObjectDetector(options: ObjectDetectorOptions(modelPath: file.path))
+      } catch is TaskVisionError {
+        refused += 1
+      }
+    }
+    #expect(refused > 0)
+  }
+}
+
 @Suite struct AutoMLBundleTests {
   static let goodMetadata = """
     {"inferenceType": "FLOAT", "inputShape": [1, 32, 32, 3], "inputTensor": "x", "maxDetections": 10,

@@ -105,6 +105,19 @@ import Testing
     #expect(result.classifications[0].headName == "probability")
   }
 
+  @Test func int8ModelDrivenByOptionsMatchesLiteRT() throws {
+    let path = TaskVisionFixtures.directory.deletingLastPathComponent().appendingPathComponent("networks/mobilenet_mini_int8.tflite").path
+    var options = ImageClassifierOptions(modelPath: path)
+    options.inputOptions.normalization = NormalizationOptions(mean: [0], std: [255])
+    options.inputOptions.labels = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+    let categories = try ImageClassifier(options: options).classify(mlImage: MLImage(image: TaskVisionFixtures.scene()))
+      .classifications[0].categories
+    let expected = try TaskVisionFixtures.expected().int8_classifier
+    #expect(categories.map(\.index) == expected.map(\.index))
+    #expect(categories.map(\.label) == expected.map(\.label))
+    #expect(categories.map(\.score) == expected.map(\.score))
+  }
+
   @Test func maxResultsAndExplicitLabels() throws {
     var options = ImageClassifierOptions(modelPath: TaskVisionFixtures.path("mobilenet_uint8_metadata.tflite"))
     options.classificationOptions.maxResults = 3

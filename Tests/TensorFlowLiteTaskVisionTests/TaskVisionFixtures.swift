@@ -39,6 +39,7 @@ enum TaskVisionFixtures {
     var metadata_detector: [ExpectedDetection]
     var bundle_detector: [ExpectedDetection]
     var metadata_classifier: [ExpectedClass]
+    var int8_classifier: [ExpectedClass]
   }
 
   static func expected() throws -> Expected {
