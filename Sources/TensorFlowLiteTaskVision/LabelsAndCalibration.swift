@@ -11,6 +11,14 @@
 import Foundation
 import TFLiteFormat
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Class names, and their display names in one locale.
 struct LabelMap: Sendable {
   /// Names by class index.
