@@ -14,6 +14,9 @@ Models (existing test networks with metadata added by make_metadata_fixtures' Fl
   file missing or malformed, no ZIP at all).
 * `automl_bundle/`: model.tflite (ssd_mini_f32 without metadata), dict.txt (no background line,
   trailing empty line) and tflite_metadata.json as AutoML Vision Edge writes them.
+* `automl_uint8/`: the same network (same seeded weights) fully quantized with uint8 input and
+  outputs, then TFLite_Detection_PostProcess on the uint8 encodings and scores (anchors stored as
+  uint8, scale 1/255), as a QUANTIZED_UINT8 AutoML bundle: the shape AutoML exports have.
 
 Pipeline the expectations follow (Task Library semantics): decode with Pillow, stretch to the
 input size with tf.image.resize(..., "bilinear") (no antialias); float input: (x - mean) / std;
@@ -43,6 +46,7 @@ from PIL import Image, ImageDraw
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_metadata_fixtures as meta  # noqa: E402  (FlatBuffer helpers: table, offsets, scalars, ...)
+from testmodels import core, detection  # noqa: E402  (the ssd_mini network and the post-process surgery)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "TestModels/taskvision")
@@ -114,6 +118,32 @@ def zip_with_deflated(files, deflated):
     return data.getvalue()
 
 
+def ssd_uint8():
+    """ssd_mini with the float model's weights, quantized to uint8 in and out, plus the post-process op."""
+    case = core.Case(name="ssd_mini_uint8", group="taskvision", mode=core.UINT8, inputs=detection.SSD_INPUTS,
+                     make=detection.ssd_mini, kind="network")
+    model = core.make_converter(case, core.Rng("ssd_mini_f32")).convert()
+    outputs = Interpreter(model_content=model).get_output_details()
+    boxes = next(d for d in outputs if d["shape"][-1] == 4)
+    scores = next(d for d in outputs if d["shape"][-1] != 4)
+    quantization = {"encodings": boxes["quantization"], "scores": scores["quantization"], "anchors": (1 / 255, 0)}
+    return detection.append_postprocess(detection.ssd_anchors(), detection.SSD_OPTIONS, quantization)(model)
+
+
+def write_bundle(folder, model_bytes, inference_type):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "model.tflite"), "wb") as out:
+        out.write(model_bytes)
+    with open(os.path.join(folder, "dict.txt"), "w") as out:
+        out.write("\n".join(DETECTOR_LABELS) + "\n\n")
+    with open(os.path.join(folder, "tflite_metadata.json"), "w") as out:
+        json.dump({
+            "inferenceType": inference_type, "inputShape": [1, 32, 32, 3], "inputTensor": "x", "maxDetections": 10,
+            "outputTensorRepresentation": ["bounding_boxes", "class_labels", "class_confidences", "num_of_boxes"],
+            "outputTensors": ["TFLite_Detection_PostProcess", "TFLite_Detection_PostProcess:1",
+                              "TFLite_Detection_PostProcess:2", "TFLite_Detection_PostProcess:3"]}, out, indent=2)
+
+
 def scene():
     """A 96x72 RGB scene: a gradient with a few filled shapes (deterministic)."""
     width, height = 96, 72
@@ -158,8 +188,12 @@ def calibrated(score, class_index, transform):
 
 
 def detections(pixels, model_path, mean, std, labels, threshold, calibrate, display_names=None):
+    """The Task-API detections; mean None means a uint8 input (rounded resized pixels)."""
     height, width = pixels.shape[:2]
-    value = ((resized(pixels, 32, 32) - mean) / std).astype(np.float32)
+    if mean is None:
+        value = np.floor(resized(pixels, 32, 32) + 0.5).clip(0, 255).astype(np.uint8)
+    else:
+        value = ((resized(pixels, 32, 32) - mean) / std).astype(np.float32)
     boxes, classes, scores, count = run(model_path, value)
     found = []
     for i in range(int(count[0])):
@@ -213,18 +247,11 @@ def main():
         out.write(meta.with_metadata(open(MOBILENET_UINT8, "rb").read(), mobilenet_metadata())
                   + zip_with_deflated({"digits.txt": "\n".join(digit_labels) + "\n"}, deflated={"digits.txt"}))
 
-    # AutoML Vision Edge bundle around the plain float detector.
+    # AutoML Vision Edge bundles: around the plain float detector, and around its uint8 twin.
     bundle = os.path.join(OUT, "automl_bundle")
-    os.makedirs(bundle, exist_ok=True)
-    shutil.copyfile(SSD, os.path.join(bundle, "model.tflite"))
-    with open(os.path.join(bundle, "dict.txt"), "w") as out:
-        out.write("\n".join(DETECTOR_LABELS) + "\n\n")
-    with open(os.path.join(bundle, "tflite_metadata.json"), "w") as out:
-        json.dump({
-            "inferenceType": "FLOAT", "inputShape": [1, 32, 32, 3], "inputTensor": "x", "maxDetections": 10,
-            "outputTensorRepresentation": ["bounding_boxes", "class_labels", "class_confidences", "num_of_boxes"],
-            "outputTensors": ["TFLite_Detection_PostProcess", "TFLite_Detection_PostProcess:1",
-                              "TFLite_Detection_PostProcess:2", "TFLite_Detection_PostProcess:3"]}, out, indent=2)
+    write_bundle(bundle, ssd_bytes, "FLOAT")
+    uint8_bundle = os.path.join(OUT, "automl_uint8")
+    write_bundle(uint8_bundle, ssd_uint8(), "QUANTIZED_UINT8")
 
     # Classifier expectations: uint8 input = resized values rounded half away from zero.
     quantized = np.floor(resized(pixels, 32, 32) + 0.5).clip(0, 255).astype(np.uint8)
@@ -250,6 +277,8 @@ def main():
         # The bundle has no calibration or threshold: every reported box, raw scores.
         "bundle_detector": detections(pixels, os.path.join(bundle, "model.tflite"), 0.0, 255.0, DETECTOR_LABELS, 0.0,
                                       False),
+        "uint8_bundle_detector": detections(pixels, os.path.join(uint8_bundle, "model.tflite"), None, None,
+                                            DETECTOR_LABELS, 0.0, False),
         "metadata_classifier": classes,
         "int8_classifier": [{"index": i, "label": digit_labels[i], "score": float(np.float32(int8_scores[0, i]))}
                             for i in int8_order],

@@ -58,6 +58,15 @@ import Testing
     }
   }
 
+  @Test func quantizedAutoMLBundleMatchesLiteRT() throws {
+    // uint8 input (raw pixels, no normalization needed), uint8 encodings and scores into the post-process op.
+    let detector = try ObjectDetector(options: ObjectDetectorOptions(modelPath: TaskVisionFixtures.path("automl_uint8")))
+    #expect(detector.bundle?.inferenceType == "QUANTIZED_UINT8")
+    let expected = try TaskVisionFixtures.expected().uint8_bundle_detector
+    #expect(!expected.isEmpty)
+    expectMatches(try detector.detect(mlImage: MLImage(image: TaskVisionFixtures.scene())).detections, expected, displayNames: false)
+  }
+
   @Test func classificationOptionsFilterDetections() throws {
     let expected = try TaskVisionFixtures.expected().metadata_detector
     let scene = MLImage(image: try TaskVisionFixtures.scene())

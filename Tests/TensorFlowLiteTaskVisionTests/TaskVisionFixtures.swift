@@ -38,6 +38,7 @@ enum TaskVisionFixtures {
   struct Expected: Decodable {
     var metadata_detector: [ExpectedDetection]
     var bundle_detector: [ExpectedDetection]
+    var uint8_bundle_detector: [ExpectedDetection]
     var metadata_classifier: [ExpectedClass]
     var int8_classifier: [ExpectedClass]
   }
