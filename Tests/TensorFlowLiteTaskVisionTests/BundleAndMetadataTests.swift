@@ -163,6 +163,7 @@ import Testing
   @Test func hostileBundlesThrowDescriptiveErrors() throws {
     let cases: [(String, String?, String)] = [
       ("not json", "a\n", "not JSON"),
+      (String(repeating: "[", count: 500_000), "a\n", "not JSON"),
       ("[1, 2]", "a\n", "not a JSON object"),
       (#"{"inputShape": "big"}"#, "a\n", "inputShape in tflite_metadata.json is not a list of whole numbers"),
       (#"{"inputShape": [1, 2.5, 3, 3]}"#, "a\n", "not a list of whole numbers"),
