@@ -21,6 +21,8 @@ public final class ObjectDetector {
   private let model: VisionModel
   /// Output positions of boxes, classes, scores and count.
   private let outputPositions: [Int]
+  /// N: the detection slots of the box output [1, N, 4].
+  private let slotCount: Int
   private let boxProperties: BoundingBoxProperties.Layout
   private let labels: LabelMap?
   private let calibration: ScoreCalibration?
@@ -62,6 +64,14 @@ public final class ObjectDetector {
       positions = byMetadata.count == 4 ? byMetadata : [0, 1, 2, 3]
     }
     outputPositions = positions
+    let shapes = try positions.map { position throws(TaskVisionError) in try model.output(position).shape }
+    guard shapes[0].count == 3, shapes[0][0] == 1, shapes[0][2] == 4, shapes[1] == [1, shapes[0][1]], shapes[2] == shapes[1],
+      shapes[3].reduce(1, *) == 1
+    else {
+      throw TaskVisionError(
+        "not a TFLite_Detection_PostProcess detector: boxes, classes, scores and count have shapes \(shapes.map(\.description).joined(separator: ", ")) (expected [1, N, 4], [1, N], [1, N], [1])")
+    }
+    slotCount = shapes[0][1]
     /// The metadata of the output playing `role` (0 boxes, 1 classes, 2 scores).
     func metadataOf(_ role: Int) -> TensorMetadata? {
       model.outputMetadata.indices.contains(positions[role]) ? model.outputMetadata[positions[role]] : nil
@@ -93,29 +103,20 @@ public final class ObjectDetector {
     if let name = bundle.inputTensorName, name != model.inputName {
       throw TaskVisionError("AutoML bundle: inputTensor \"\(name)\" disagrees with the model's input \"\(model.inputName)\"")
     }
-    if let maxDetections = bundle.maxDetections {
-      let boxes = try model.output(outputPositions[0]).shape
-      guard boxes.count == 3, boxes[1] == maxDetections else {
-        throw TaskVisionError("AutoML bundle: maxDetections \(maxDetections) disagrees with the model's box output \(boxes)")
-      }
+    if let maxDetections = bundle.maxDetections, maxDetections != slotCount {
+      throw TaskVisionError("AutoML bundle: maxDetections \(maxDetections) disagrees with the model's \(slotCount) detection slots")
     }
   }
 
   /// Detects objects in `mlImage`; boxes are in its pixels.
   public func detect(mlImage: MLImage) throws(TaskVisionError) -> DetectionResult {
     try model.run(mlImage.image)
-    let (boxes, boxShape, _) = try model.output(outputPositions[0])
-    let (classes, classShape, _) = try model.output(outputPositions[1])
-    let (scores, scoreShape, _) = try model.output(outputPositions[2])
-    let (count, countShape, _) = try model.output(outputPositions[3])
-    guard boxShape.count == 3, boxShape[0] == 1, boxShape[2] == 4, classShape == [1, boxShape[1]], scoreShape == classShape,
-      countShape.reduce(1, *) == 1
-    else {
-      throw TaskVisionError(
-        "not a TFLite_Detection_PostProcess detector: outputs of shapes \(boxShape), \(classShape), \(scoreShape), \(countShape) (expected [1, N, 4], [1, N], [1, N], [1])")
-    }
+    let (boxes, classes, scores, count) = (
+      try model.output(outputPositions[0]).values, try model.output(outputPositions[1]).values,
+      try model.output(outputPositions[2]).values, try model.output(outputPositions[3]).values
+    )
     guard count[0].isFinite, count[0] >= 0 else { throw TaskVisionError("the model reports \(count[0]) detections") }
-    let reported = min(Int(count[0]), boxShape[1])
+    let reported = min(Int(count[0]), slotCount)
     let classification = options.classificationOptions
     var detections: [Detection] = []
     for slot in 0..<reported where classification.maxResults < 0 || detections.count < classification.maxResults {
