@@ -8,7 +8,7 @@ import Foundation
 import TFLiteImage
 
 /// An RGB image being drawn on.
-public struct Canvas: Sendable {
+public struct ImageCanvas: Sendable {
   /// The pixels (3 channels).
   public private(set) var image: Image
 
@@ -76,7 +76,7 @@ public let annotationPalette: [(UInt8, UInt8, UInt8)] = [
 
 /// `image` with each detection's box and "label score" drawn on it.
 public func annotated(_ image: Image, detections: [Detection]) throws(TaskVisionError) -> Image {
-  var canvas = try Canvas(image)
+  var canvas = try ImageCanvas(image)
   let scale = max(1, min(image.width, image.height) / 320)
   for detection in detections {
     let box = detection.boundingBox.standardized
@@ -92,7 +92,7 @@ public func annotated(_ image: Image, detections: [Detection]) throws(TaskVision
     let captionTop = max(top, 0) >= captionHeight ? max(top, 0) - captionHeight : max(top, 0)
     let captionLeft = max(left, 0)
     canvas.fill(
-      left: captionLeft, top: captionTop, right: captionLeft + Canvas.textWidth(caption, scale: scale) + 2 * scale,
+      left: captionLeft, top: captionTop, right: captionLeft + ImageCanvas.textWidth(caption, scale: scale) + 2 * scale,
       bottom: captionTop + captionHeight, color: color)
     canvas.drawText(caption, x: captionLeft + scale, y: captionTop + scale, scale: scale, color: (255, 255, 255))
   }

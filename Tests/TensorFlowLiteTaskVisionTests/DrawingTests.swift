@@ -14,8 +14,8 @@ import Testing
     }
   }
 
-  func blank(width: Int, height: Int) throws -> Canvas {
-    try Canvas(Image(width: width, height: height, channels: 1, pixels: [UInt8](repeating: 0, count: width * height)))
+  func blank(width: Int, height: Int) throws -> ImageCanvas {
+    try ImageCanvas(Image(width: width, height: height, channels: 1, pixels: [UInt8](repeating: 0, count: width * height)))
   }
 
   @Test func textIsDrawnPixelForPixel() throws {
