@@ -91,15 +91,16 @@ final class VisionModel {
   func output(_ index: Int) throws(TaskVisionError) -> (values: [Float], shape: [Int], name: String) {
     do {
       let tensor = try interpreter.output(at: index)
+      /// scale · (q − zero point) for each stored integer (scale 1, zero point 0 without parameters).
+      func dequantized<Element: TensorElement & BinaryInteger>(_ type: Element.Type) throws -> [Float] {
+        let scale = tensor.quantizationParameters?.scale ?? 1, zeroPoint = tensor.quantizationParameters?.zeroPoint ?? 0
+        return try [Element](tensor).map { scale * Float(Int($0) - zeroPoint) }
+      }
       let values: [Float]
       switch tensor.dataType {
       case .float32: values = try [Float](tensor)
-      case .uInt8:
-        let scale = tensor.quantizationParameters?.scale ?? 1, zeroPoint = tensor.quantizationParameters?.zeroPoint ?? 0
-        values = try [UInt8](tensor).map { scale * Float(Int($0) - zeroPoint) }
-      case .int8:
-        let scale = tensor.quantizationParameters?.scale ?? 1, zeroPoint = tensor.quantizationParameters?.zeroPoint ?? 0
-        values = try [Int8](tensor).map { scale * Float(Int($0) - zeroPoint) }
+      case .uInt8: values = try dequantized(UInt8.self)
+      case .int8: values = try dequantized(Int8.self)
       default:
         throw TaskVisionError("output \(index) (\(tensor.name)) has type \(tensor.dataType.schemaName); float32, uint8 or int8 are read")
       }
