@@ -61,6 +61,14 @@ final class VisionCommandTests: CommandTestCase {
     XCTAssertTrue(output.standardOutput.contains("  1. \(firstLabel)  \(firstScore)  box "), output.standardOutput)
   }
 
+  func testDetectShowsDisplayNamesOfTheRequestedLocale() throws {
+    let (code, output) = run("detect", fixture("ssd_mini_metadata.tflite"), fixture("scene.png"), "--locale", "fr")
+    XCTAssertEqual(code, ExitCode.success, output.standardError)
+    let first = try XCTUnwrap(try expected("metadata_detector").first)
+    let name = "\(try XCTUnwrap(first["label"] as? String)) (\(try XCTUnwrap(first["display_name"] as? String)))"
+    XCTAssertTrue(output.standardOutput.contains("  1. \(name)  "), output.standardOutput)
+  }
+
   func testDetectDrawsOnlyBoxColoursAndWhiteText() throws {
     let drawing = path("annotated.png")
     let (code, output) = run("detect", fixture("ssd_mini_metadata.tflite"), fixture("scene.png"), "--output", drawing)
