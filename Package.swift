@@ -23,7 +23,10 @@ let package = Package(
   targets: [
     // MARK: - Core (no Foundation)
     .target(name: "TFLiteFormat"),
-    .target(name: "TFLiteRuntime", dependencies: ["TFLiteFormat"]),
+    // Packed GEMM, run-time generated micro-kernels and fixed-point arithmetic: knows nothing of
+    // models, nodes or tensors. Its symbols are `package`: shared with the runtime, not public API.
+    .target(name: "TFLiteLinearAlgebra"),
+    .target(name: "TFLiteRuntime", dependencies: ["TFLiteFormat", "TFLiteLinearAlgebra"]),
     .target(name: "TFLiteImage"),
     // MARK: - Compatibility faces
     .target(name: "TensorFlowLite", dependencies: ["TFLiteRuntime", "TFLiteFormat"]),
@@ -40,7 +43,9 @@ let package = Package(
     .target(name: "TFLiteTestSupport", path: "Tests/TFLiteTestSupport"),
     .testTarget(name: "TFLiteFormatTests", dependencies: ["TFLiteFormat"]),
     .testTarget(name: "TFLiteImageTests", dependencies: ["TFLiteImage", "TFLiteFormat"]),
-    .testTarget(name: "TFLiteRuntimeTests", dependencies: ["TFLiteRuntime", "TFLiteFormat", "TFLiteTestSupport"]),
+    .testTarget(
+      name: "TFLiteRuntimeTests",
+      dependencies: ["TFLiteRuntime", "TFLiteLinearAlgebra", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(
       name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"], exclude: ["Fixtures"]),

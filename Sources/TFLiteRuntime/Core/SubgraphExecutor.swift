@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// Runs one lowered subgraph of a model (``LoweredSubgraph``): prepares its kernels, computes
 /// constant nodes once, plans its arena and runs the nodes in execution order.

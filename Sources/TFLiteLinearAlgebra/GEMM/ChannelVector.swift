@@ -2,7 +2,7 @@
 ///
 /// Channel-vectorised kernels (depthwise convolution, pooling) are written once, generic over this
 /// protocol, and `forEachChannelBlock` runs them with the widest vector that still fits.
-protocol ChannelVector {
+@usableFromInline package protocol ChannelVector {
   /// Channels per vector.
   static var laneCount: Int { get }
   /// Every lane set to `value`.
@@ -30,8 +30,8 @@ protocol ChannelVector {
 extension ChannelVector {
   /// `self += a * b`: separate multiply and add on x86-64 (no FMA on the baseline target, where
   /// `addingProduct` would call libm's `fmaf` per lane), fused on AArch64.
-  @inline(__always)
-  mutating func multiplyAdd(_ a: Self, _ b: Self) {
+  @inlinable @inline(__always)
+  package mutating func multiplyAdd(_ a: Self, _ b: Self) {
     #if arch(arm64)
       self = addingProduct(a, b)
     #else
@@ -41,31 +41,31 @@ extension ChannelVector {
 }
 
 extension Float: ChannelVector {
-  static var laneCount: Int { 1 }
-  init(repeating value: Float) { self = value }
-  @inline(__always) static func load(_ pointer: UnsafePointer<Float>) -> Float { pointer.pointee }
-  @inline(__always) func store(to pointer: UnsafeMutablePointer<Float>) { pointer.pointee = self }
-  @inline(__always) func maximum(_ other: Float) -> Float { other > self ? other : self }
-  @inline(__always) func clamped(_ range: FloatClampRange) -> Float { range.apply(self) }
+  @inlinable package static var laneCount: Int { 1 }
+  @inlinable package init(repeating value: Float) { self = value }
+  @inlinable @inline(__always) package static func load(_ pointer: UnsafePointer<Float>) -> Float { pointer.pointee }
+  @inlinable @inline(__always) package func store(to pointer: UnsafeMutablePointer<Float>) { pointer.pointee = self }
+  @inlinable @inline(__always) package func maximum(_ other: Float) -> Float { other > self ? other : self }
+  @inlinable @inline(__always) package func clamped(_ range: FloatClampRange) -> Float { range.apply(self) }
 }
 
 /// The shared conformance of the float SIMD vectors.
-protocol FloatSIMDChannelVector: ChannelVector, SIMD where Scalar == Float {}
+@usableFromInline package protocol FloatSIMDChannelVector: ChannelVector, SIMD where Scalar == Float {}
 
 extension FloatSIMDChannelVector {
-  static var laneCount: Int { scalarCount }
-  @inline(__always) static func load(_ pointer: UnsafePointer<Float>) -> Self {
+  @inlinable package static var laneCount: Int { scalarCount }
+  @inlinable @inline(__always) package static func load(_ pointer: UnsafePointer<Float>) -> Self {
     UnsafeRawPointer(pointer).loadUnaligned(as: Self.self)
   }
-  @inline(__always) func store(to pointer: UnsafeMutablePointer<Float>) {
+  @inlinable @inline(__always) package func store(to pointer: UnsafeMutablePointer<Float>) {
     UnsafeMutableRawPointer(pointer).storeBytes(of: self, as: Self.self)
   }
-  @inline(__always) func squareRoot() -> Self {
+  @inlinable @inline(__always) package func squareRoot() -> Self {
     var result = self
     for lane in 0..<Self.scalarCount { result[lane] = self[lane].squareRoot() }
     return result
   }
-  @inline(__always) func maximum(_ other: Self) -> Self {
+  @inlinable @inline(__always) package func maximum(_ other: Self) -> Self {
     var result = self
     for lane in 0..<Self.scalarCount { result[lane] = other[lane] > self[lane] ? other[lane] : self[lane] }
     return result
@@ -75,25 +75,25 @@ extension FloatSIMDChannelVector {
 // `clamped` is spelled out per type: as a shared generic default it was left as an out-of-line
 // call in the specialised depthwise loop, passing each vector through registers and back.
 extension SIMD16: ChannelVector, FloatSIMDChannelVector where Scalar == Float {
-  @inline(__always) func clamped(_ range: FloatClampRange) -> Self { range.apply(self) }
+  @inlinable @inline(__always) package func clamped(_ range: FloatClampRange) -> Self { range.apply(self) }
 }
 extension SIMD8: ChannelVector, FloatSIMDChannelVector where Scalar == Float {
-  @inline(__always) func clamped(_ range: FloatClampRange) -> Self { range.apply(self) }
+  @inlinable @inline(__always) package func clamped(_ range: FloatClampRange) -> Self { range.apply(self) }
 }
 extension SIMD4: ChannelVector, FloatSIMDChannelVector where Scalar == Float {
-  @inline(__always) func clamped(_ range: FloatClampRange) -> Self { range.apply(self) }
+  @inlinable @inline(__always) package func clamped(_ range: FloatClampRange) -> Self { range.apply(self) }
 }
 
 /// A computation over one block of adjacent channels, written once for every vector width.
-protocol ChannelBlockOperation {
+@usableFromInline package protocol ChannelBlockOperation {
   /// Processes channels `channel ..< channel + Vector.laneCount`.
   func run<Vector: ChannelVector>(_ vector: Vector.Type, channel: Int)
 }
 
 /// Covers channels `0 ..< channels` with 16-lane blocks, then at most one 8- and one 4-lane block,
 /// then single channels.
-@inline(__always)
-func forEachChannelBlock<Operation: ChannelBlockOperation>(channels: Int, _ operation: Operation) {
+@inlinable @inline(__always)
+package func forEachChannelBlock<Operation: ChannelBlockOperation>(channels: Int, _ operation: Operation) {
   var channel = 0
   while channel + 16 <= channels {
     operation.run(SIMD16<Float>.self, channel: channel)

@@ -3,34 +3,34 @@
 /// Work item = one block of `rowBlock` rows × one group of right-hand panels. Within an item the
 /// depth is walked in blocks of `depthBlock` so a packed B micro-panel (`depthBlock × 16`) stays in
 /// L1 while the rows of the block are swept, and the A block (`rowBlock × depthBlock`) stays in L2.
-struct GEMMPlan: Equatable {
+@usableFromInline package struct GEMMPlan: Equatable {
   /// M.
-  let rows: Int
+  @usableFromInline package let rows: Int
   /// N.
-  let columns: Int
+  @usableFromInline package let columns: Int
   /// K.
-  let depth: Int
+  @usableFromInline package let depth: Int
   /// Depth values per block (the last block may be shorter). At least 1.
-  let depthBlock: Int
+  @usableFromInline package let depthBlock: Int
   /// Rows per work item, a multiple of `GEMMTile.rows`.
-  let rowBlock: Int
+  @usableFromInline package let rowBlock: Int
   /// Number of row blocks.
-  let rowBlockCount: Int
+  @usableFromInline package let rowBlockCount: Int
   /// Right-hand panels per work item.
-  let panelsPerGroup: Int
+  @usableFromInline package let panelsPerGroup: Int
   /// Number of panel groups.
-  let panelGroupCount: Int
+  @usableFromInline package let panelGroupCount: Int
 
   /// Largest depth block: a 256 × 16 float micro-panel is 16 KiB, half of L1.
-  static let maxDepthBlock = 256
+  @usableFromInline package static let maxDepthBlock = 256
   /// Floats of an A block that should stay in L2 together with B's block.
-  static let rowBlockBudget = 32 * 1024
+  @usableFromInline package static let rowBlockBudget = 32 * 1024
   /// Below this many flops a work item costs more in hand-off than it gains in balance.
-  static let minimumItemFlops = 400_000.0
+  @usableFromInline package static let minimumItemFlops = 400_000.0
 
   /// Plans a product of the given size for `threadCount` threads. `splitsDepth` false keeps the
   /// whole depth in one block, for kernels whose output cannot hold partial sums (int8 results).
-  init(rows: Int, columns: Int, depth: Int, threadCount: Int, splitsDepth: Bool = true) {
+  @inlinable package init(rows: Int, columns: Int, depth: Int, threadCount: Int, splitsDepth: Bool = true) {
     self.rows = rows
     self.columns = columns
     self.depth = depth
@@ -61,15 +61,15 @@ struct GEMMPlan: Equatable {
   }
 
   /// Number of work items.
-  var itemCount: Int { rows == 0 || columns == 0 ? 0 : rowBlockCount * panelGroupCount }
+  @inlinable package var itemCount: Int { rows == 0 || columns == 0 ? 0 : rowBlockCount * panelGroupCount }
 
   /// Bytes of a worker's scratch tile for partial last panels (64-byte aligned).
-  static func tileScratchBytes<Output>(output: Output.Type) -> Int {
+  @inlinable package static func tileScratchBytes<Output>(output: Output.Type) -> Int {
     (GEMMTile.rows * GEMMTile.columns * MemoryLayout<Output>.stride + 63) & ~63
   }
 
   /// Bytes of scratch one worker needs: the edge tile, plus an A block when the left operand packs.
-  func scratchBytesPerWorker<LHSElement, Output>(
+  @inlinable package func scratchBytesPerWorker<LHSElement, Output>(
     leftOperandPacks: Bool, lhs: LHSElement.Type, output: Output.Type
   ) -> Int {
     let block = leftOperandPacks ? rowBlock * depthBlock * MemoryLayout<LHSElement>.stride : 0
@@ -77,7 +77,7 @@ struct GEMMPlan: Equatable {
   }
 
   /// Bytes of scratch for `threadCount` workers with float operands, or the given element types.
-  func scratchBytes<LHSElement, Output>(
+  @inlinable package func scratchBytes<LHSElement, Output>(
     leftOperandPacks: Bool, threadCount: Int, lhs: LHSElement.Type = Float.self, output: Output.Type = Float.self
   ) -> Int {
     scratchBytesPerWorker(leftOperandPacks: leftOperandPacks, lhs: lhs, output: output)

@@ -1,3 +1,5 @@
+import TFLiteLinearAlgebra
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)

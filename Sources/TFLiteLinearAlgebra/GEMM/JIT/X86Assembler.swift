@@ -10,44 +10,44 @@
 /// and are resolved when their label is bound, in either order.
 
 /// A 64-bit general-purpose register (its number is the hardware encoding).
-enum GPRegister: UInt8 {
+@usableFromInline package enum GPRegister: UInt8 {
   case rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15
 
   /// The low three bits that go into ModRM or SIB.
-  var low: UInt8 { rawValue & 7 }
+  @usableFromInline package var low: UInt8 { rawValue & 7 }
   /// The fourth bit, carried by REX/VEX/EVEX.
-  var high: UInt8 { rawValue >> 3 }
+  @usableFromInline package var high: UInt8 { rawValue >> 3 }
 }
 
 /// A vector register: `ymm0...ymm15` (VEX) or `zmm0...zmm31` (EVEX); the width is the instruction's.
-struct VectorRegister: Equatable {
+@usableFromInline package struct VectorRegister: Equatable {
   /// The register number, 0 to 31.
-  let number: UInt8
+  @usableFromInline package let number: UInt8
 
   /// Register `number` (0 to 31).
-  init(_ number: Int) {
+  @usableFromInline package init(_ number: Int) {
     precondition((0..<32).contains(number), "vector register \(number) does not exist")
     self.number = UInt8(number)
   }
 }
 
 /// A memory operand `[base + index * scale + displacement]`.
-struct MemoryOperand {
+@usableFromInline package struct MemoryOperand {
   /// The base register.
-  var base: GPRegister
+  @usableFromInline package var base: GPRegister
   /// The index register and its scale (1, 2, 4 or 8); rsp cannot be an index.
-  var index: (register: GPRegister, scale: UInt8)?
+  @usableFromInline package var index: (register: GPRegister, scale: UInt8)?
   /// The signed byte displacement.
-  var displacement: Int32
+  @usableFromInline package var displacement: Int32
 
   /// `[base + displacement]`.
-  init(_ base: GPRegister, _ displacement: Int32 = 0) {
+  @usableFromInline package init(_ base: GPRegister, _ displacement: Int32 = 0) {
     self.base = base
     self.displacement = displacement
   }
 
   /// `[base + index * scale + displacement]`.
-  init(_ base: GPRegister, index: GPRegister, scale: UInt8, _ displacement: Int32 = 0) {
+  @usableFromInline package init(_ base: GPRegister, index: GPRegister, scale: UInt8, _ displacement: Int32 = 0) {
     precondition(index != .rsp && [1, 2, 4, 8].contains(scale), "invalid index \(index) * \(scale)")
     self.base = base
     self.index = (index, scale)
@@ -56,7 +56,7 @@ struct MemoryOperand {
 }
 
 /// Conditions of `jcc`, by their encoding.
-enum JumpCondition: UInt8 {
+@usableFromInline package enum JumpCondition: UInt8 {
   /// Unsigned below (CF = 1).
   case below = 0x2
   /// Unsigned above or equal (CF = 0).
@@ -68,12 +68,12 @@ enum JumpCondition: UInt8 {
 }
 
 /// A position in the code that jumps refer to.
-struct AssemblerLabel {
+@usableFromInline package struct AssemblerLabel {
   fileprivate let id: Int
 }
 
 /// Appends encoded instructions to a byte buffer.
-struct X86Assembler {
+@usableFromInline package struct X86Assembler {
   /// The code so far.
   private(set) var bytes: [UInt8] = []
   /// Offset of each bound label, by id (nil while unbound).
@@ -82,10 +82,10 @@ struct X86Assembler {
   private var pendingJumps: [(displacementOffset: Int, label: Int)] = []
 
   /// An empty assembler.
-  init() {}
+  @usableFromInline package init() {}
 
   /// The finished code; every label a jump refers to must have been bound.
-  func finishedCode() -> [UInt8] {
+  @usableFromInline package func finishedCode() -> [UInt8] {
     precondition(pendingJumps.isEmpty, "a jump refers to a label that was never bound")
     return bytes
   }
@@ -93,13 +93,13 @@ struct X86Assembler {
   // MARK: - Labels and jumps
 
   /// A new, unbound label.
-  mutating func makeLabel() -> AssemblerLabel {
+  @usableFromInline package mutating func makeLabel() -> AssemblerLabel {
     labelOffsets.append(nil)
     return AssemblerLabel(id: labelOffsets.count - 1)
   }
 
   /// Binds `label` to the current position and patches the jumps already waiting for it.
-  mutating func bind(_ label: AssemblerLabel) {
+  @usableFromInline package mutating func bind(_ label: AssemblerLabel) {
     precondition(labelOffsets[label.id] == nil, "label bound twice")
     labelOffsets[label.id] = bytes.count
     for jump in pendingJumps where jump.label == label.id {
@@ -109,13 +109,13 @@ struct X86Assembler {
   }
 
   /// `jcc rel32`.
-  mutating func jump(if condition: JumpCondition, to label: AssemblerLabel) {
+  @usableFromInline package mutating func jump(if condition: JumpCondition, to label: AssemblerLabel) {
     emit(0x0F, 0x80 | condition.rawValue)
     emitDisplacement(to: label)
   }
 
   /// `jmp rel32`.
-  mutating func jump(to label: AssemblerLabel) {
+  @usableFromInline package mutating func jump(to label: AssemblerLabel) {
     emit(0xE9)
     emitDisplacement(to: label)
   }
@@ -138,86 +138,86 @@ struct X86Assembler {
   // MARK: - General-purpose instructions
 
   /// `push r64`.
-  mutating func push(_ register: GPRegister) {
+  @usableFromInline package mutating func push(_ register: GPRegister) {
     if register.high != 0 { emit(0x41) }
     emit(0x50 | register.low)
   }
 
   /// `pop r64`.
-  mutating func pop(_ register: GPRegister) {
+  @usableFromInline package mutating func pop(_ register: GPRegister) {
     if register.high != 0 { emit(0x41) }
     emit(0x58 | register.low)
   }
 
   /// `ret`.
-  mutating func ret() { emit(0xC3) }
+  @usableFromInline package mutating func ret() { emit(0xC3) }
 
   /// `cpuid`.
-  mutating func cpuid() { emit(0x0F, 0xA2) }
+  @usableFromInline package mutating func cpuid() { emit(0x0F, 0xA2) }
 
   /// `xgetbv`.
-  mutating func xgetbv() { emit(0x0F, 0x01, 0xD0) }
+  @usableFromInline package mutating func xgetbv() { emit(0x0F, 0x01, 0xD0) }
 
   /// `vzeroupper`.
-  mutating func vzeroupper() { emit(0xC5, 0xF8, 0x77) }
+  @usableFromInline package mutating func vzeroupper() { emit(0xC5, 0xF8, 0x77) }
 
   /// `mov r64, [m64]`.
-  mutating func mov(_ destination: GPRegister, _ source: MemoryOperand) {
+  @usableFromInline package mutating func mov(_ destination: GPRegister, _ source: MemoryOperand) {
     legacy(opcode: 0x8B, wide: true, reg: destination.rawValue, memory: source)
   }
 
   /// `mov r64, r64`.
-  mutating func mov(_ destination: GPRegister, _ source: GPRegister) {
+  @usableFromInline package mutating func mov(_ destination: GPRegister, _ source: GPRegister) {
     legacy(opcode: 0x89, wide: true, reg: source.rawValue, register: destination)
   }
 
   /// `mov r32, [m32]` (the upper half of the register is cleared).
-  mutating func mov32(_ destination: GPRegister, _ source: MemoryOperand) {
+  @usableFromInline package mutating func mov32(_ destination: GPRegister, _ source: MemoryOperand) {
     legacy(opcode: 0x8B, wide: false, reg: destination.rawValue, memory: source)
   }
 
   /// `mov [m32], r32`.
-  mutating func mov32(_ destination: MemoryOperand, _ source: GPRegister) {
+  @usableFromInline package mutating func mov32(_ destination: MemoryOperand, _ source: GPRegister) {
     legacy(opcode: 0x89, wide: false, reg: source.rawValue, memory: destination)
   }
 
   /// `lea r64, [m]`.
-  mutating func lea(_ destination: GPRegister, _ source: MemoryOperand) {
+  @usableFromInline package mutating func lea(_ destination: GPRegister, _ source: MemoryOperand) {
     legacy(opcode: 0x8D, wide: true, reg: destination.rawValue, memory: source)
   }
 
   /// `add r64, r64`.
-  mutating func add(_ destination: GPRegister, _ source: GPRegister) {
+  @usableFromInline package mutating func add(_ destination: GPRegister, _ source: GPRegister) {
     legacy(opcode: 0x01, wide: true, reg: source.rawValue, register: destination)
   }
 
   /// `add r64, [m64]`.
-  mutating func add(_ destination: GPRegister, _ source: MemoryOperand) {
+  @usableFromInline package mutating func add(_ destination: GPRegister, _ source: MemoryOperand) {
     legacy(opcode: 0x03, wide: true, reg: destination.rawValue, memory: source)
   }
 
   /// `add r64, imm32`.
-  mutating func add(_ destination: GPRegister, _ immediate: Int32) {
+  @usableFromInline package mutating func add(_ destination: GPRegister, _ immediate: Int32) {
     arithmetic(extension: 0, accumulatorOpcode: 0x05, destination, immediate)
   }
 
   /// `sub r64, imm32`.
-  mutating func sub(_ destination: GPRegister, _ immediate: Int32) {
+  @usableFromInline package mutating func sub(_ destination: GPRegister, _ immediate: Int32) {
     arithmetic(extension: 5, accumulatorOpcode: 0x2D, destination, immediate)
   }
 
   /// `cmp r64, imm32`.
-  mutating func cmp(_ destination: GPRegister, _ immediate: Int32) {
+  @usableFromInline package mutating func cmp(_ destination: GPRegister, _ immediate: Int32) {
     arithmetic(extension: 7, accumulatorOpcode: 0x3D, destination, immediate)
   }
 
   /// `dec r64`.
-  mutating func dec(_ register: GPRegister) {
+  @usableFromInline package mutating func dec(_ register: GPRegister) {
     legacy(opcode: 0xFF, wide: true, reg: 1, register: register)
   }
 
   /// `test r64, r64`.
-  mutating func test(_ left: GPRegister, _ right: GPRegister) {
+  @usableFromInline package mutating func test(_ left: GPRegister, _ right: GPRegister) {
     legacy(opcode: 0x85, wide: true, reg: right.rawValue, register: left)
   }
 
@@ -239,91 +239,91 @@ struct X86Assembler {
   // MARK: - AVX (VEX, 256-bit)
 
   /// `vmovups ymm, [m256]`.
-  mutating func vmovupsYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
+  @usableFromInline package mutating func vmovupsYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     vex(map: .x0F, prefix: .none, opcode: 0x10, reg: destination.number, vvvv: 0, memory: source)
   }
 
   /// `vmovups [m256], ymm`.
-  mutating func vmovupsYMM(_ destination: MemoryOperand, _ source: VectorRegister) {
+  @usableFromInline package mutating func vmovupsYMM(_ destination: MemoryOperand, _ source: VectorRegister) {
     vex(map: .x0F, prefix: .none, opcode: 0x11, reg: source.number, vvvv: 0, memory: destination)
   }
 
   /// `vbroadcastss ymm, [m32]`.
-  mutating func vbroadcastssYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
+  @usableFromInline package mutating func vbroadcastssYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     vex(map: .x0F38, prefix: .x66, opcode: 0x18, reg: destination.number, vvvv: 0, memory: source)
   }
 
   /// `vfmadd231ps ymm1, ymm2, ymm3`: ymm1 += ymm2 · ymm3.
-  mutating func vfmadd231psYMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+  @usableFromInline package mutating func vfmadd231psYMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     vex(map: .x0F38, prefix: .x66, opcode: 0xB8, reg: accumulator.number, vvvv: left.number, rm: right.number)
   }
 
   /// `vxorps ymm1, ymm2, ymm3`.
-  mutating func vxorpsYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+  @usableFromInline package mutating func vxorpsYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     vex(map: .x0F, prefix: .none, opcode: 0x57, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   /// `vaddps ymm1, ymm2, ymm3`.
-  mutating func vaddpsYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+  @usableFromInline package mutating func vaddpsYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     vex(map: .x0F, prefix: .none, opcode: 0x58, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   /// `vmaxps ymm1, ymm2, ymm3`: `ymm2 > ymm3 ? ymm2 : ymm3` lane by lane (ymm3 when either is NaN).
-  mutating func vmaxpsYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+  @usableFromInline package mutating func vmaxpsYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     vex(map: .x0F, prefix: .none, opcode: 0x5F, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   /// `vminps ymm1, ymm2, ymm3`: `ymm2 < ymm3 ? ymm2 : ymm3` lane by lane (ymm3 when either is NaN).
-  mutating func vminpsYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+  @usableFromInline package mutating func vminpsYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     vex(map: .x0F, prefix: .none, opcode: 0x5D, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   // MARK: - AVX-512F (EVEX, 512-bit)
 
   /// `vmovups zmm, [m512]`.
-  mutating func vmovupsZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
+  @usableFromInline package mutating func vmovupsZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     evex(map: .x0F, prefix: .none, opcode: 0x10, reg: destination.number, vvvv: 0, memory: source, elementBytes: 64)
   }
 
   /// `vmovups [m512], zmm`.
-  mutating func vmovupsZMM(_ destination: MemoryOperand, _ source: VectorRegister) {
+  @usableFromInline package mutating func vmovupsZMM(_ destination: MemoryOperand, _ source: VectorRegister) {
     evex(map: .x0F, prefix: .none, opcode: 0x11, reg: source.number, vvvv: 0, memory: destination, elementBytes: 64)
   }
 
   /// `vbroadcastss zmm, [m32]`.
-  mutating func vbroadcastssZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
+  @usableFromInline package mutating func vbroadcastssZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     evex(map: .x0F38, prefix: .x66, opcode: 0x18, reg: destination.number, vvvv: 0, memory: source, elementBytes: 4)
   }
 
   /// `vfmadd231ps zmm1, zmm2, zmm3`.
-  mutating func vfmadd231psZMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+  @usableFromInline package mutating func vfmadd231psZMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F38, prefix: .x66, opcode: 0xB8, reg: accumulator.number, vvvv: left.number, rm: right.number)
   }
 
   /// `vfmadd231ps zmm1, zmm2, dword [m32]{1to16}`: zmm1 += zmm2 · broadcast(m32).
-  mutating func vfmadd231psZMM(_ accumulator: VectorRegister, _ left: VectorRegister, broadcast source: MemoryOperand) {
+  @usableFromInline package mutating func vfmadd231psZMM(_ accumulator: VectorRegister, _ left: VectorRegister, broadcast source: MemoryOperand) {
     evex(
       map: .x0F38, prefix: .x66, opcode: 0xB8, reg: accumulator.number, vvvv: left.number, memory: source,
       elementBytes: 4, broadcast: true)
   }
 
   /// `vpxord zmm1, zmm2, zmm3` (AVX-512F; `vxorps zmm` would need AVX-512DQ).
-  mutating func vpxordZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+  @usableFromInline package mutating func vpxordZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F, prefix: .x66, opcode: 0xEF, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   /// `vaddps zmm1, zmm2, zmm3`.
-  mutating func vaddpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+  @usableFromInline package mutating func vaddpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F, prefix: .none, opcode: 0x58, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   /// `vmaxps zmm1, zmm2, zmm3` (zmm3 when either is NaN).
-  mutating func vmaxpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+  @usableFromInline package mutating func vmaxpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F, prefix: .none, opcode: 0x5F, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   /// `vminps zmm1, zmm2, zmm3` (zmm3 when either is NaN).
-  mutating func vminpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+  @usableFromInline package mutating func vminpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F, prefix: .none, opcode: 0x5D, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 

@@ -3,15 +3,15 @@
 /// Swift has no inline assembly, so the CPU is asked through two generated stubs of a few bytes
 /// (CPUID, and XGETBV for the register state the OS saves on a context switch): an instruction set
 /// counts only when the CPU has it *and* the OS has enabled its registers.
-enum GeneratedKernelISA: Int, CaseIterable, Comparable, CustomStringConvertible {
+@usableFromInline package enum GeneratedKernelISA: Int, Sendable, CaseIterable, Comparable, CustomStringConvertible {
   /// AVX2 with FMA3: sixteen 256-bit ymm registers.
   case avx2 = 1
   /// AVX-512 Foundation: thirty-two 512-bit zmm registers with embedded broadcasts.
   case avx512 = 2
 
-  static func < (left: Self, right: Self) -> Bool { left.rawValue < right.rawValue }
+  @inlinable package static func < (left: Self, right: Self) -> Bool { left.rawValue < right.rawValue }
 
-  var description: String {
+  @usableFromInline package var description: String {
     switch self {
     case .avx2: "AVX2+FMA"
     case .avx512: "AVX-512F"
@@ -20,16 +20,16 @@ enum GeneratedKernelISA: Int, CaseIterable, Comparable, CustomStringConvertible 
 
   /// The newest instruction set this CPU and OS run, or nil (not x86-64, code generation refused,
   /// or no AVX2/FMA). Asked once per process.
-  static let supported: GeneratedKernelISA? = ProcessorFeatures.probe()
+  @usableFromInline package static let supported: GeneratedKernelISA? = ProcessorFeatures.probe()
 }
 
 /// CPUID/XGETBV answers, read through generated stubs.
-enum ProcessorFeatures {
+@usableFromInline package enum ProcessorFeatures {
   /// `(eax, ebx, ecx, edx)` of CPUID leaf `leaf`, sub-leaf `subleaf`.
-  typealias CPUIDResult = (eax: UInt32, ebx: UInt32, ecx: UInt32, edx: UInt32)
+  @usableFromInline package typealias CPUIDResult = (eax: UInt32, ebx: UInt32, ecx: UInt32, edx: UInt32)
 
   /// `void stub(uint32_t registers[4])`: eax and ecx in, eax, ebx, ecx, edx out.
-  static func cpuidStub() -> [UInt8] {
+  @usableFromInline package static func cpuidStub() -> [UInt8] {
     var assembler = X86Assembler()
     assembler.push(.rbx)
     assembler.mov32(.rax, MemoryOperand(.rdi, 0))
@@ -44,7 +44,7 @@ enum ProcessorFeatures {
   }
 
   /// `void stub(uint32_t registers[2])`: ecx in (the XCR number), eax and edx out.
-  static func xgetbvStub() -> [UInt8] {
+  @usableFromInline package static func xgetbvStub() -> [UInt8] {
     var assembler = X86Assembler()
     assembler.mov32(.rcx, MemoryOperand(.rdi, 0))
     assembler.xgetbv()
@@ -65,7 +65,7 @@ enum ProcessorFeatures {
   }
 
   /// The newest usable `GeneratedKernelISA`, or nil.
-  static func probe() -> GeneratedKernelISA? {
+  @usableFromInline package static func probe() -> GeneratedKernelISA? {
     guard let cpuidCode = ExecutableCode(cpuidStub()), let xgetbvCode = ExecutableCode(xgetbvStub()) else { return nil }
     func cpuid(_ leaf: UInt32, _ subleaf: UInt32 = 0) -> CPUIDResult {
       let r = run(cpuidCode, [leaf, 0, subleaf, 0])

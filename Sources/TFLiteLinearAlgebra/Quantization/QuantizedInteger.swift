@@ -3,32 +3,32 @@
 // and the quantized kernels share.
 
 /// The integer element types quantized kernels read and write.
-protocol QuantizedInteger: FixedWidthInteger, SIMDScalar, Codable {}
+@usableFromInline package protocol QuantizedInteger: FixedWidthInteger, SIMDScalar, Codable {}
 
 extension QuantizedInteger {
   /// Eight consecutive elements at `pointer`, widened to Int32 lanes.
-  @inline(__always)
-  static func loadWidened(_ pointer: UnsafePointer<Self>) -> SIMD8<Int32> {
+  @inlinable @inline(__always)
+  package static func loadWidened(_ pointer: UnsafePointer<Self>) -> SIMD8<Int32> {
     SIMD8<Int32>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Self>.self))
   }
 
   /// Stores eight Int32 lanes (already inside this type's range) as elements at `pointer`.
-  @inline(__always)
-  static func storeNarrowed(_ lanes: SIMD8<Int32>, to pointer: UnsafeMutablePointer<Self>) {
+  @inlinable @inline(__always)
+  package static func storeNarrowed(_ lanes: SIMD8<Int32>, to pointer: UnsafeMutablePointer<Self>) {
     UnsafeMutableRawPointer(pointer).storeBytes(of: SIMD8<Self>(truncatingIfNeeded: lanes), as: SIMD8<Self>.self)
   }
 }
 
 extension SIMD8 where Scalar == Int32 {
   /// `min(max(self, range.lowerBound), range.upperBound)` lane by lane.
-  @inline(__always)
-  func clamped(to range: ClosedRange<Int32>) -> Self {
+  @inlinable @inline(__always)
+  package func clamped(to range: ClosedRange<Int32>) -> Self {
     clamped(lowerBound: Self(repeating: range.lowerBound), upperBound: Self(repeating: range.upperBound))
   }
 
   /// Lanes of `ifNegative` where `selector` is negative, of `self` elsewhere (a branch-free select).
-  @inline(__always)
-  func replacing(with ifNegative: Self, whereNegative selector: Self) -> Self {
+  @inlinable @inline(__always)
+  package func replacing(with ifNegative: Self, whereNegative selector: Self) -> Self {
     let mask = selector &>> 31
     return (self & ~mask) | (ifNegative & mask)
   }

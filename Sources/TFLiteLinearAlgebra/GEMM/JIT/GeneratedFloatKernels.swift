@@ -14,13 +14,13 @@
 /// when the generated ones are turned off (`SWIFTTFLITE_JIT=0` in the environment, or
 /// ``RunnerOptions/usesGeneratedKernels`` false), when the OS refuses executable memory, on CPUs
 /// without AVX2+FMA, on other architectures and on iOS, tvOS, watchOS and visionOS.
-final class GeneratedFloatKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedFloatKernels: @unchecked Sendable {
   // @unchecked Sendable: everything is immutable after `init` (the zero vector is never written).
 
   /// The instruction set of the kernels.
-  let isa: GeneratedKernelISA
+  @usableFromInline package let isa: GeneratedKernelISA
   /// Rows of the tallest kernel; taller row ranges are cut into tiles of this height.
-  let maximumRows: Int
+  @usableFromInline package let maximumRows: Int
   /// The kernel for `rows` rows at index `rows - 1`.
   private let kernels: [ExecutableCode]
   /// Sixteen zeros: the start of a product without bias.
@@ -51,7 +51,7 @@ final class GeneratedFloatKernels: @unchecked Sendable {
   private static let avx512 = GeneratedFloatKernels(isa: .avx512)
 
   /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
-  static func kernels(for isa: GeneratedKernelISA) -> GeneratedFloatKernels? {
+  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedFloatKernels? {
     guard let supported = GeneratedKernelISA.supported, isa <= supported else { return nil }
     switch isa {
     case .avx2: return avx2
@@ -60,20 +60,20 @@ final class GeneratedFloatKernels: @unchecked Sendable {
   }
 
   /// True when the environment variable `SWIFTTFLITE_JIT` is `0`, `off`, `false` or `no`.
-  static let isTurnedOffByEnvironment: Bool = {
+  @usableFromInline package static let isTurnedOffByEnvironment: Bool = {
     guard let value = getenv("SWIFTTFLITE_JIT") else { return false }
     return ["0", "off", "false", "no"].contains(String(cString: value).lowercased())
   }()
 
   /// The kernels of the newest instruction set this machine runs, or nil (see the type's documentation).
-  static let preferred: GeneratedFloatKernels? =
+  @usableFromInline package static let preferred: GeneratedFloatKernels? =
     isTurnedOffByEnvironment ? nil : GeneratedKernelISA.supported.flatMap { kernels(for: $0) }
 
   /// False while a runner with ``RunnerOptions/usesGeneratedKernels`` false runs on this thread.
-  @TaskLocal static var areAllowed = true
+  @TaskLocal @usableFromInline package static var areAllowed = true
 
   /// The kernels a GEMM started on this thread uses: `preferred`, unless the runner turned them off.
-  static var current: GeneratedFloatKernels? { areAllowed ? preferred : nil }
+  @usableFromInline package static var current: GeneratedFloatKernels? { areAllowed ? preferred : nil }
 
   /// Computes rows `0 ..< rowCount` × 16 columns of C over one depth block, in as few tiles as
   /// `maximumRows` allows, of heights that differ by at most one row (128 rows with AVX-512 are
@@ -86,7 +86,7 @@ final class GeneratedFloatKernels: @unchecked Sendable {
   ///   - start: 16 starting values (bias) when not `accumulates`; nil for zeros.
   ///   - accumulates: continue from the values in C.
   ///   - clamp: applied before the store; nil for none.
-  func run(
+  @usableFromInline package func run(
     a: UnsafePointer<Float>, lda: Int, rowCount: Int, b: UnsafePointer<Float>, depth: Int,
     c: UnsafeMutablePointer<Float>, ldc: Int, start: UnsafePointer<Float>?, accumulates: Bool, clamp: FloatClampRange?
   ) {

@@ -13,14 +13,14 @@
 #endif
 
 /// Builders of quantized look-up tables.
-enum QuantizedLookupTable {
+@usableFromInline package enum QuantizedLookupTable {
   /// Entries of a table indexed by a 16-bit input: 512 samples and one extra for the last slope.
-  static let sixteenBitCount = 513
+  @usableFromInline package static let sixteenBitCount = 513
 
   /// A 256-entry table for 8-bit inputs of `inputRange` (index = raw input − lower bound): each
   /// raw value is dequantized in float, transformed, requantized (rounding half away from zero)
   /// and clamped to `outputRange`.
-  static func eightBit(
+  @inlinable package static func eightBit(
     inputRange: ClosedRange<Int32>, inputScale: Float, inputZeroPoint: Int32, outputScale: Float,
     outputZeroPoint: Int32, outputRange: ClosedRange<Int32>, transform: (Float) -> Float
   ) -> [Int32] {
@@ -36,7 +36,7 @@ enum QuantizedLookupTable {
   /// A 513-entry table for 16-bit inputs: `transform` sampled at 512 evenly spaced points of the
   /// input's real range (plus its end), each sample biased by half the error of linear
   /// interpolation at the midpoint, in the floating-point type `Real` TFLite uses for the op.
-  static func sixteenBit<Real: BinaryFloatingPoint>(
+  @inlinable package static func sixteenBit<Real: BinaryFloatingPoint>(
     inputScale: Real, inputZeroPoint: Int32, outputScale: Real, outputZeroPoint: Int32, transform: (Real) -> Real
   ) -> [Int16] {
     let inputMin = inputScale * Real(Int32(Int16.min) - inputZeroPoint)
@@ -68,8 +68,8 @@ enum QuantizedLookupTable {
 
   /// The value of a 513-entry table at a 16-bit input: the entry at its top 9 bits, linearly
   /// interpolated with the next by its low 7 bits (rounding the correction half up).
-  @inline(__always)
-  static func lookup(_ value: Int16, in table: UnsafePointer<Int16>) -> Int16 {
+  @inlinable @inline(__always)
+  package static func lookup(_ value: Int16, in table: UnsafePointer<Int16>) -> Int16 {
     let index = 256 + Int(value >> 7)
     let offset = Int32(value & 0x7F)
     let base = table[index]
@@ -79,7 +79,7 @@ enum QuantizedLookupTable {
 
   /// The logistic function sampled at i/24 for i = 0...255, in unsigned Q0.16 (the published
   /// table of TFLite's 16-bit LOGISTIC and TANH kernels; tanh(x) = 2·logistic(2x) − 1).
-  static let logisticQ16: [UInt16] = [
+  @usableFromInline package static let logisticQ16: [UInt16] = [
     32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794, 41432, 42064, 42688,
     43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409,
     51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
@@ -100,36 +100,36 @@ enum QuantizedLookupTable {
 }
 
 /// The real functions that quantized kernels tabulate, in the precision LiteRT evaluates them.
-enum TabulatedFunction {
+@usableFromInline package enum TabulatedFunction {
   /// 1 / (1 + e^(−x)) in float.
-  static func logistic(_ x: Float) -> Float { 1 / (1 + expf(-x)) }
+  @inlinable package static func logistic(_ x: Float) -> Float { 1 / (1 + expf(-x)) }
   /// tanh(x) in float.
-  static func hyperbolicTangent(_ x: Float) -> Float { tanhf(x) }
+  @inlinable package static func hyperbolicTangent(_ x: Float) -> Float { tanhf(x) }
   /// GELU with the error function: x/2 · erfc(−x/√2), in float.
-  static func gelu(_ x: Float) -> Float {
+  @inlinable package static func gelu(_ x: Float) -> Float {
     0.5 * x * erfcf(x * Float(-0.70710678118654752440))
   }
   /// GELU with the tanh approximation: x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³))), in float.
-  static func approximateGelu(_ x: Float) -> Float {
+  @inlinable package static func approximateGelu(_ x: Float) -> Float {
     let squareRootOfTwoOverPi = Float(1.12837916709551257390 * 0.70710678118654752440)
     return 0.5 * x * (1 + tanhf(squareRootOfTwoOverPi * (x + 0.044715 * x * x * x)))
   }
   /// e^x in float.
-  static func exponential(_ x: Float) -> Float { expf(x) }
+  @inlinable package static func exponential(_ x: Float) -> Float { expf(x) }
   /// ln x in float.
-  static func naturalLogarithm(_ x: Float) -> Float { logf(x) }
+  @inlinable package static func naturalLogarithm(_ x: Float) -> Float { logf(x) }
   /// ELU: x for x ≥ 0, e^x − 1 below, in float.
-  static func exponentialLinearUnit(_ x: Float) -> Float { x < 0 ? expm1f(x) : x }
+  @inlinable package static func exponentialLinearUnit(_ x: Float) -> Float { x < 0 ? expm1f(x) : x }
   /// e^x in double.
-  static func exponential(_ x: Double) -> Double { exp(x) }
+  @inlinable package static func exponential(_ x: Double) -> Double { exp(x) }
   /// 1 / (1 + x) in double.
-  static func oneOverOnePlus(_ x: Double) -> Double { 1 / (1 + x) }
+  @inlinable package static func oneOverOnePlus(_ x: Double) -> Double { 1 / (1 + x) }
 }
 
 extension FixedPoint {
   /// `value` truncated toward zero to Int32, saturating at the type's bounds (NaN becomes 0).
-  @inline(__always)
-  static func truncatingConversion(_ value: Float) -> Int32 {
+  @inlinable @inline(__always)
+  package static func truncatingConversion(_ value: Float) -> Int32 {
     guard !value.isNaN else { return 0 }
     if value >= 2_147_483_648 { return .max }
     if value < -2_147_483_648 { return .min }
@@ -138,8 +138,8 @@ extension FixedPoint {
 
   /// `value` truncated toward zero to Int32 as the x86-64 conversion instruction does it: NaN and
   /// values outside the Int32 range become `Int32.min` (LiteRT's SQRT converts so).
-  @inline(__always)
-  static func x86TruncatingConversion(_ value: Float) -> Int32 {
+  @inlinable @inline(__always)
+  package static func x86TruncatingConversion(_ value: Float) -> Int32 {
     guard value > -2_147_483_904, value < 2_147_483_648 else { return .min }
     return Int32(value)
   }

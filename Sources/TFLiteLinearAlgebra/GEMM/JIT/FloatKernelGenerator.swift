@@ -17,16 +17,16 @@
 /// stride ×1/×3, rdx the panel, rcx the depth counter, r14 the tile counter, rax/r12/r13 the bases of
 /// rows 0–4, 5–9, 10–14 (row r is `base + {0, 1, 2, 3, 4} × stride` through the SIB byte). rbx, r12,
 /// r13 and r14 are callee-saved and pushed; `vzeroupper` before returning.
-enum FloatKernelGenerator {
+@usableFromInline package enum FloatKernelGenerator {
   /// Why a kernel cannot be generated.
-  enum Failure: Error, Equatable {
+  @usableFromInline package enum Failure: Error, Equatable {
     /// `rows` is outside `1...isa.maximumRows`.
     case unsupportedRows(Int, GeneratedKernelISA)
   }
 
   /// Most rows of one tile: the accumulators (`rows × vectorsPerRow`) must leave registers for the
   /// panel vectors and the broadcast A value.
-  static func maximumRows(_ isa: GeneratedKernelISA) -> Int {
+  @usableFromInline package static func maximumRows(_ isa: GeneratedKernelISA) -> Int {
     switch isa {
     case .avx2: 6
     case .avx512: 14
@@ -34,7 +34,7 @@ enum FloatKernelGenerator {
   }
 
   /// The machine code of the `rows`-row kernel for `isa`.
-  static func code(isa: GeneratedKernelISA, rows: Int) throws(Failure) -> [UInt8] {
+  @usableFromInline package static func code(isa: GeneratedKernelISA, rows: Int) throws(Failure) -> [UInt8] {
     guard (1...maximumRows(isa)).contains(rows) else { throw .unsupportedRows(rows, isa) }
     var emitter = KernelEmitter(isa: isa, rows: rows)
     emitter.emitKernel()
@@ -44,33 +44,33 @@ enum FloatKernelGenerator {
 
 /// The arguments of a generated float kernel, passed by pointer (the kernel reads each field at its
 /// `MemoryLayout` offset). Strides are in bytes.
-struct FloatKernelArguments {
+@usableFromInline package struct FloatKernelArguments {
   /// Row 0 of the first tile of A at the block's first depth.
-  var a: UnsafePointer<Float>
+  @usableFromInline package var a: UnsafePointer<Float>
   /// Bytes between rows of A.
-  var aRowBytes: Int
+  @usableFromInline package var aRowBytes: Int
   /// Bytes between consecutive tiles of A.
-  var aTileBytes: Int
+  @usableFromInline package var aTileBytes: Int
   /// The packed panel at the block's first depth (16 floats per depth step).
-  var b: UnsafePointer<Float>
+  @usableFromInline package var b: UnsafePointer<Float>
   /// Depth steps (0 or more).
-  var depth: Int
+  @usableFromInline package var depth: Int
   /// Row 0 of the first tile of C (16 floats written per row).
-  var c: UnsafeMutablePointer<Float>
+  @usableFromInline package var c: UnsafeMutablePointer<Float>
   /// Bytes between rows of C.
-  var cRowBytes: Int
+  @usableFromInline package var cRowBytes: Int
   /// Bytes between consecutive tiles of C.
-  var cTileBytes: Int
+  @usableFromInline package var cTileBytes: Int
   /// 16 starting values (bias or zeros), read when `accumulates` is 0.
-  var start: UnsafePointer<Float>
+  @usableFromInline package var start: UnsafePointer<Float>
   /// Tiles to compute (0 computes nothing).
-  var tileCount: Int
+  @usableFromInline package var tileCount: Int
   /// Nonzero: start from the values in C.
-  var accumulates: Int
+  @usableFromInline package var accumulates: Int
   /// Lower clamp bound (`-infinity` for none).
-  var lower: Float
+  @usableFromInline package var lower: Float
   /// Upper clamp bound (`infinity` for none).
-  var upper: Float
+  @usableFromInline package var upper: Float
 }
 
 /// Emits one kernel (see `FloatKernelGenerator`).
@@ -93,7 +93,7 @@ private struct KernelEmitter {
   /// Callee-saved registers the kernel uses, in push order.
   let saved: [GPRegister]
 
-  init(isa: GeneratedKernelISA, rows: Int) {
+  @usableFromInline package init(isa: GeneratedKernelISA, rows: Int) {
     self.isa = isa
     self.rows = rows
     vectorsPerRow = isa == .avx2 ? 2 : 1

@@ -13,19 +13,19 @@
 
 /// The per-output-channel constants of an integer kernel's requantization, padded with zeros to
 /// whole 16-channel blocks per group so every block loads full vectors.
-final class IntegerChannelConstants {
+@usableFromInline package final class IntegerChannelConstants {
   /// Channels of one group after padding: the distance between the groups' first channels.
-  let paddedGroupChannels: Int
+  @usableFromInline package let paddedGroupChannels: Int
   /// Padded channels of all groups.
-  private let count: Int
+  @usableFromInline internal let count: Int
   /// The bias, the multipliers and the left shifts, `count` of each.
-  private let words: UnsafeMutablePointer<Int32>
+  @usableFromInline internal let words: UnsafeMutablePointer<Int32>
   /// The `QuantizedMultiplierLanes` parts first, second, negative and shift, `count` of each.
-  private let wideWords: UnsafeMutablePointer<Int64>
+  @usableFromInline internal let wideWords: UnsafeMutablePointer<Int64>
 
   /// Collects the constants of `groups × groupChannels` channels; channel `c` of the whole op has
   /// bias `bias(c)` (already an Int32 sum term) and multiplier `multipliers[c]`, applied with `rounding`.
-  init(
+  @inlinable package init(
     groups: Int, groupChannels: Int, multipliers: [QuantizedMultiplier], rounding: RoundingPolicy,
     bias: (Int) -> Int32
   ) {
@@ -57,7 +57,7 @@ final class IntegerChannelConstants {
   }
 
   /// The requantization of group `group`'s channels (column 0 = the group's first channel).
-  func epilogue(group: Int, outputZeroPoint: Int32, clamp: ClosedRange<Int32>) -> IntegerEpilogue {
+  @inlinable package func epilogue(group: Int, outputZeroPoint: Int32, clamp: ClosedRange<Int32>) -> IntegerEpilogue {
     let first = group * paddedGroupChannels
     return IntegerEpilogue(
       bias: words + first, multipliers: words + count + first, leftShifts: words + 2 * count + first,
@@ -69,33 +69,45 @@ final class IntegerChannelConstants {
 
 /// What becomes of an int32 sum: plus the channel's bias, rescaled by the channel's multiplier,
 /// plus the output zero point, clamped to the activation's range.
-struct IntegerEpilogue {
+@usableFromInline package struct IntegerEpilogue {
   /// Bias per channel.
-  let bias: UnsafePointer<Int32>
+  @usableFromInline package let bias: UnsafePointer<Int32>
   /// `QuantizedMultiplierLanes.multiplier` per channel.
-  let multipliers: UnsafePointer<Int32>
+  @usableFromInline package let multipliers: UnsafePointer<Int32>
   /// `QuantizedMultiplierLanes.leftShift` per channel.
-  let leftShifts: UnsafePointer<Int32>
+  @usableFromInline package let leftShifts: UnsafePointer<Int32>
   /// The 64-bit lane parts per channel: first, second, negative, shift, `wideStride` apart.
-  let wide: UnsafePointer<Int64>
+  @usableFromInline package let wide: UnsafePointer<Int64>
   /// Distance between the 64-bit parts.
-  let wideStride: Int
+  @usableFromInline package let wideStride: Int
   /// The output zero point in every lane.
-  let outputZeroPoint: SIMD8<Int32>
+  @usableFromInline package let outputZeroPoint: SIMD8<Int32>
   /// The clamp's lower bound in every lane.
-  let lower: SIMD8<Int32>
+  @usableFromInline package let lower: SIMD8<Int32>
   /// The clamp's upper bound in every lane.
-  let upper: SIMD8<Int32>
+  @usableFromInline package let upper: SIMD8<Int32>
+
+  /// Creates the value from its parts.
+  @inlinable package init(bias: UnsafePointer<Int32>, multipliers: UnsafePointer<Int32>, leftShifts: UnsafePointer<Int32>, wide: UnsafePointer<Int64>, wideStride: Int, outputZeroPoint: SIMD8<Int32>, lower: SIMD8<Int32>, upper: SIMD8<Int32>) {
+    self.bias = bias
+    self.multipliers = multipliers
+    self.leftShifts = leftShifts
+    self.wide = wide
+    self.wideStride = wideStride
+    self.outputZeroPoint = outputZeroPoint
+    self.lower = lower
+    self.upper = upper
+  }
 
   /// The raw outputs of channels `channel ..< channel + 16` for their sums.
-  @inline(__always)
-  func requantize(_ sums: SIMD16<Int32>, channel: Int) -> SIMD16<Int32> {
+  @inlinable @inline(__always)
+  package func requantize(_ sums: SIMD16<Int32>, channel: Int) -> SIMD16<Int32> {
     SIMD16(lowHalf: requantize(sums.lowHalf, channel: channel), highHalf: requantize(sums.highHalf, channel: channel &+ 8))
   }
 
   /// The raw outputs of channels `channel ..< channel + 8` for their sums.
-  @inline(__always)
-  func requantize(_ sums: SIMD8<Int32>, channel: Int) -> SIMD8<Int32> {
+  @inlinable @inline(__always)
+  package func requantize(_ sums: SIMD8<Int32>, channel: Int) -> SIMD8<Int32> {
     let parts = wide + channel
     let lanes = QuantizedMultiplierLanes(
       multiplier: Self.load(multipliers + channel), leftShift: Self.load(leftShifts + channel), first: Self.load(parts),
@@ -110,29 +122,29 @@ struct IntegerEpilogue {
 
   /// Eight consecutive values.
   @inline(__always)
-  private static func load<Scalar: SIMDScalar>(_ pointer: UnsafePointer<Scalar>) -> SIMD8<Scalar> {
+  @inlinable static func load<Scalar: SIMDScalar>(_ pointer: UnsafePointer<Scalar>) -> SIMD8<Scalar> {
     UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Scalar>.self)
   }
 }
 
 /// Integer right-hand matrices (one per convolution group) packed once into panels of 16 columns
 /// with depth steps interleaved in pairs, and the sum of every column.
-final class PairedPanelMatrices {
+@usableFromInline package final class PairedPanelMatrices {
   /// K of each product rounded up to even: the depth of the GEMM plan.
-  let pairedDepth: Int
+  @usableFromInline package let pairedDepth: Int
   /// N of each product.
-  let columns: Int
+  @usableFromInline package let columns: Int
   /// Σ_k B[k, n] of every column, matrix after matrix (wrapping).
-  let columnSums: [Int32]
+  @usableFromInline package let columnSums: [Int32]
   /// Int16 elements between the starts of consecutive packed matrices.
-  private let matrixStride: Int
+  @usableFromInline internal let matrixStride: Int
   /// The panels of all matrices.
-  private let storage: UnsafeMutablePointer<Int16>
+  @usableFromInline internal let storage: UnsafeMutablePointer<Int16>
 
   /// Packs `count` matrices of `depth × columns` values; element (k, n) of matrix `i` is
   /// `source[i * sourceStride + k * layout.depthStride + n * layout.columnStride]` and must fit
   /// in an Int16 (8-bit weights minus their zero point do).
-  init(_ source: UnsafePointer<Int32>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int) {
+  @inlinable package init(_ source: UnsafePointer<Int32>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int) {
     let width = GEMMTile.columns
     pairedDepth = IntegerGEMM.pairedDepth(depth)
     self.columns = columns
@@ -161,19 +173,19 @@ final class PairedPanelMatrices {
   }
 
   /// The packed panels of matrix `index`.
-  func matrix(_ index: Int) -> UnsafePointer<Int16> { UnsafePointer(storage + index * matrixStride) }
+  @inlinable package func matrix(_ index: Int) -> UnsafePointer<Int16> { UnsafePointer(storage + index * matrixStride) }
 
   deinit { storage.deallocate() }
 }
 
 /// The 8-bit integer GEMM.
-enum IntegerGEMM {
+@usableFromInline package enum IntegerGEMM {
   /// The depth of the packed panels and of the plan: `depth` rounded up to even.
-  static func pairedDepth(_ depth: Int) -> Int { depth + depth % 2 }
+  @inlinable package static func pairedDepth(_ depth: Int) -> Int { depth + depth % 2 }
 
   /// The plan of an `rows × depth` by `depth × columns` product: the depth stays whole, since
   /// 8-bit outputs cannot hold partial sums.
-  static func plan(rows: Int, columns: Int, depth: Int, threadCount: Int) -> GEMMPlan {
+  @inlinable package static func plan(rows: Int, columns: Int, depth: Int, threadCount: Int) -> GEMMPlan {
     GEMMPlan(rows: rows, columns: columns, depth: pairedDepth(depth), threadCount: threadCount, splitsDepth: false)
   }
 
@@ -185,7 +197,7 @@ enum IntegerGEMM {
   ///   - rhs: one matrix of a `PairedPanelMatrices`.
   ///   - output: C's element (0, 0); rows are `outputStride` apart.
   ///   - scratch: `plan.scratchBytes(leftOperandPacks:threadCount:lhs:output:)` bytes, 64-byte aligned.
-  static func multiply<LHS: GEMMLeftOperand, Output: QuantizedInteger>(
+  @inlinable package static func multiply<LHS: GEMMLeftOperand, Output: QuantizedInteger>(
     plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Int16>, output: UnsafeMutablePointer<Output>, outputStride: Int,
     epilogue: IntegerEpilogue, threadCount: Int, scratch: UnsafeMutableRawPointer
   ) where LHS.Element == UInt8 {
@@ -198,11 +210,14 @@ enum IntegerGEMM {
 /// The 8-bit micro-kernels: a 4×16 register tile of `SIMD16<Int32>` sums (called twice per
 /// 8-row driver tile), and a one-row tile for matrix × vector products. Both requantize and store
 /// the tile at the end; the plan never splits the depth, so every call is the first and last block.
-struct IntegerMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
+@usableFromInline package struct IntegerMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
   /// Bias, rescale and clamp of the product.
-  let epilogue: IntegerEpilogue
+  @usableFromInline package let epilogue: IntegerEpilogue
 
-  func tile(
+  /// A kernel finishing its tiles with `epilogue`.
+  @inlinable package init(epilogue: IntegerEpilogue) { self.epilogue = epilogue }
+
+  @inlinable package func tile(
     a: UnsafePointer<UInt8>, lda: Int, validRows: Int, b: UnsafePointer<Int16>, depth: Int,
     output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
@@ -222,28 +237,28 @@ struct IntegerMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
   }
 
   /// Rows of the register tile (four `SIMD16<Int32>` sums, as the float kernel).
-  static var kernelRows: Int { 4 }
+  @inlinable package static var kernelRows: Int { 4 }
 
   /// `value` in every lane.
-  @inline(__always)
-  static func broadcast(_ value: UInt8) -> SIMD16<Int32> { SIMD16(repeating: Int32(value)) }
+  @inlinable @inline(__always)
+  package static func broadcast(_ value: UInt8) -> SIMD16<Int32> { SIMD16(repeating: Int32(value)) }
 
   /// The weights of depths 2p and 2p + 1 from one packed pair of 16 columns.
-  @inline(__always)
-  static func loadPair(_ panel: UnsafeRawPointer) -> (even: SIMD16<Int32>, odd: SIMD16<Int32>) {
+  @inlinable @inline(__always)
+  package static func loadPair(_ panel: UnsafeRawPointer) -> (even: SIMD16<Int32>, odd: SIMD16<Int32>) {
     let pair = panel.loadUnaligned(as: SIMD16<Int32>.self)
     return ((pair &<< 16) &>> 16, pair &>> 16)
   }
 
   /// Narrows raw output values (inside the output type's range) and stores 16 of them.
-  @inline(__always)
-  static func store(_ values: SIMD16<Int32>, to pointer: UnsafeMutablePointer<Output>) {
+  @inlinable @inline(__always)
+  package static func store(_ values: SIMD16<Int32>, to pointer: UnsafeMutablePointer<Output>) {
     UnsafeMutableRawPointer(pointer).storeBytes(of: values.narrowed(to: Output.self), as: SIMD16<Output>.self)
   }
 
   /// The sums of one row of 16 columns, over four accumulators so that consecutive multiply-adds
   /// do not wait on each other.
-  static func singleRowSums(a: UnsafePointer<UInt8>, b: UnsafePointer<Int16>, pairs: Int) -> SIMD16<Int32> {
+  @inlinable package static func singleRowSums(a: UnsafePointer<UInt8>, b: UnsafePointer<Int16>, pairs: Int) -> SIMD16<Int32> {
     var r0 = SIMD16<Int32>()
     var r1 = SIMD16<Int32>()
     var r2 = SIMD16<Int32>()
@@ -271,7 +286,7 @@ struct IntegerMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
   }
 
   /// The 4×16 register tile. Rows past `validRows` repeat the last valid row of A and are not stored.
-  func microKernel(
+  @inlinable package func microKernel(
     a: UnsafePointer<UInt8>, lda: Int, validRows: Int, b: UnsafePointer<Int16>, pairs: Int,
     c: UnsafeMutablePointer<Output>, ldc: Int, column: Int
   ) {
@@ -309,16 +324,16 @@ struct IntegerMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
 // Int16), which passes every vector through memory; spelled out, LLVM emits one instruction.
 extension SIMD16 where Scalar == Int32 {
   /// The lanes of `x`, sign- or zero-extended as its type says.
-  @inline(__always)
-  init<Source: FixedWidthInteger & SIMDScalar>(widening x: SIMD16<Source>) {
+  @inlinable @inline(__always)
+  package init<Source: FixedWidthInteger & SIMDScalar>(widening x: SIMD16<Source>) {
     self.init(
       Int32(x[0]), Int32(x[1]), Int32(x[2]), Int32(x[3]), Int32(x[4]), Int32(x[5]), Int32(x[6]), Int32(x[7]),
       Int32(x[8]), Int32(x[9]), Int32(x[10]), Int32(x[11]), Int32(x[12]), Int32(x[13]), Int32(x[14]), Int32(x[15]))
   }
 
   /// The low bits of every lane, as `Output` values.
-  @inline(__always)
-  func narrowed<Output: FixedWidthInteger & SIMDScalar>(to type: Output.Type) -> SIMD16<Output> {
+  @inlinable @inline(__always)
+  package func narrowed<Output: FixedWidthInteger & SIMDScalar>(to type: Output.Type) -> SIMD16<Output> {
     SIMD16<Output>(
       Output(truncatingIfNeeded: self[0]), Output(truncatingIfNeeded: self[1]), Output(truncatingIfNeeded: self[2]),
       Output(truncatingIfNeeded: self[3]), Output(truncatingIfNeeded: self[4]), Output(truncatingIfNeeded: self[5]),

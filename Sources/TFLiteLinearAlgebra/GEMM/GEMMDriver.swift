@@ -1,6 +1,6 @@
 /// The left-hand matrix of a GEMM as the driver reads it: one block of rows × depth at a time,
 /// either in place or copied into the worker's scratch (im2col, transposition).
-protocol GEMMLeftOperand {
+@usableFromInline package protocol GEMMLeftOperand {
   /// The element type of A.
   associatedtype Element
   /// True when `block` writes into the scratch it is given (the plan then reserves room for it).
@@ -14,15 +14,21 @@ protocol GEMMLeftOperand {
 }
 
 /// A row-major left-hand matrix read in place.
-struct RowMajorLeftOperand<Element>: GEMMLeftOperand {
+@usableFromInline package struct RowMajorLeftOperand<Element>: GEMMLeftOperand {
   /// Element (0, 0).
-  let base: UnsafePointer<Element>
+  @usableFromInline package let base: UnsafePointer<Element>
   /// Distance between rows.
-  let rowStride: Int
+  @usableFromInline package let rowStride: Int
 
-  var packsIntoScratch: Bool { false }
+  /// A matrix whose element (r, d) is at `base + r · rowStride + d`.
+  @inlinable package init(base: UnsafePointer<Element>, rowStride: Int) {
+    self.base = base
+    self.rowStride = rowStride
+  }
 
-  func block(
+  @inlinable package var packsIntoScratch: Bool { false }
+
+  @inlinable package func block(
     rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Element>
   ) -> (pointer: UnsafePointer<Element>, rowStride: Int) {
     (base + rowStart * rowStride + depthStart, rowStride)
@@ -30,15 +36,21 @@ struct RowMajorLeftOperand<Element>: GEMMLeftOperand {
 }
 
 /// A left-hand matrix stored transposed (K×M row-major), copied into row-major blocks.
-struct TransposedLeftOperand<Element>: GEMMLeftOperand {
+@usableFromInline package struct TransposedLeftOperand<Element>: GEMMLeftOperand {
   /// Element (row 0, depth 0).
-  let base: UnsafePointer<Element>
+  @usableFromInline package let base: UnsafePointer<Element>
   /// Distance between consecutive depth indices (the stored rows).
-  let depthStride: Int
+  @usableFromInline package let depthStride: Int
 
-  var packsIntoScratch: Bool { true }
+  /// A matrix whose element (r, d) is at `base + d · depthStride + r`.
+  @inlinable package init(base: UnsafePointer<Element>, depthStride: Int) {
+    self.base = base
+    self.depthStride = depthStride
+  }
 
-  func block(
+  @inlinable package var packsIntoScratch: Bool { true }
+
+  @inlinable package func block(
     rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<Element>
   ) -> (pointer: UnsafePointer<Element>, rowStride: Int) {
     for d in 0..<depthCount {
@@ -55,7 +67,7 @@ struct TransposedLeftOperand<Element>: GEMMLeftOperand {
 ///
 /// The float kernel is `FloatMicroKernel`; an integer kernel (int8 × int8 → int32, widened to
 /// `SIMD16<Int32>`) plugs in the same way, with its requantisation in the last depth block.
-protocol GEMMMicroKernel {
+@usableFromInline package protocol GEMMMicroKernel {
   /// Element type of the left-hand matrix A.
   associatedtype LHSElement
   /// Element type of the packed right-hand panels of B.
@@ -96,7 +108,7 @@ extension GEMMMicroKernel {
   /// with the arguments of `tile`. By default tiles of `GEMMTile.rows` rows, one `tile` call each;
   /// a kernel with register tiles of another height (the generated float kernels) covers the rows
   /// its own way.
-  func panelRows(
+  @inlinable package func panelRows(
     a: UnsafePointer<LHSElement>, lda: Int, rowCount: Int, b: UnsafePointer<RHSElement>, depth: Int,
     output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
@@ -106,7 +118,7 @@ extension GEMMMicroKernel {
   }
 
   /// The default `panelRows`: one `tile` call per `GEMMTile.rows` rows.
-  func tileByTile(
+  @inlinable package func tileByTile(
     a: UnsafePointer<LHSElement>, lda: Int, rowCount: Int, b: UnsafePointer<RHSElement>, depth: Int,
     output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
@@ -119,7 +131,7 @@ extension GEMMMicroKernel {
     }
   }
 
-  func tile(
+  @inlinable package func tile(
     a: UnsafePointer<LHSElement>, lda: Int, validRows: Int, b: UnsafePointer<RHSElement>, depth: Int,
     output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
     isLastBlock: Bool
@@ -132,14 +144,14 @@ extension GEMMMicroKernel {
 
 /// Runs a micro-kernel over a planned GEMM: work items spread over threads, depth blocks, panels,
 /// row tiles, with a scratch tile for the columns past N in the last panel.
-enum GEMMDriver {
+@usableFromInline package enum GEMMDriver {
   /// Computes `C = A · B` (with the kernel's epilogue) as `plan` lays it out.
   ///
   /// - Parameters:
   ///   - rhs: B packed by `PanelPacking` (`plan.depth × plan.columns`).
   ///   - output: C's element (0, 0); rows are `outputStride` apart.
   ///   - scratch: `plan.scratchBytes(...)` bytes for these element types, 64-byte aligned.
-  static func multiply<Kernel: GEMMMicroKernel, LHS: GEMMLeftOperand>(
+  @inlinable package static func multiply<Kernel: GEMMMicroKernel, LHS: GEMMLeftOperand>(
     plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Kernel.RHSElement>,
     output: UnsafeMutablePointer<Kernel.OutputElement>, outputStride: Int, kernel: Kernel, threadCount: Int,
     scratch: UnsafeMutableRawPointer
@@ -157,7 +169,7 @@ enum GEMMDriver {
   }
 
   /// One work item: a block of rows against a group of panels, over the whole depth.
-  private static func runItem<Kernel: GEMMMicroKernel, LHS: GEMMLeftOperand>(
+  @inlinable static func runItem<Kernel: GEMMMicroKernel, LHS: GEMMLeftOperand>(
     _ item: Int, plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Kernel.RHSElement>,
     output: UnsafeMutablePointer<Kernel.OutputElement>, outputStride: Int, kernel: Kernel,
     tile: UnsafeMutablePointer<Kernel.OutputElement>, lhsScratch: UnsafeMutablePointer<LHS.Element>
@@ -207,7 +219,7 @@ enum GEMMDriver {
 
   /// Copies the valid `rows × columns` corner of a tile.
   @inline(__always)
-  private static func copyTile<Element>(
+  @inlinable static func copyTile<Element>(
     from source: UnsafePointer<Element>, fromStride: Int, to destination: UnsafeMutablePointer<Element>,
     toStride: Int, _ rows: Int, _ columns: Int
   ) {

@@ -13,16 +13,16 @@
 /// Only where run-time code generation is allowed: x86-64 Linux, macOS and other Unix systems.
 /// iOS, tvOS, watchOS and visionOS forbid it for ordinary apps, and there, as on every other
 /// architecture, `init` returns nil and the Swift kernels run.
-final class ExecutableCode: @unchecked Sendable {
+@usableFromInline package final class ExecutableCode: @unchecked Sendable {
   // @unchecked Sendable: the mapping is immutable (read+execute) from the end of `init` on.
 
   /// The first instruction.
-  let entry: UnsafeRawPointer
+  @usableFromInline package let entry: UnsafeRawPointer
   /// Size of the mapping in bytes (whole pages).
   private let mappedBytes: Int
 
   /// Copies `code` into executable memory; nil when the platform or the OS refuses.
-  init?(_ code: [UInt8]) {
+  @usableFromInline package init?(_ code: [UInt8]) {
     #if arch(x86_64) && !(os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
       let pageSize = max(Int(sysconf(Int32(_SC_PAGESIZE))), 4096)
       guard !code.isEmpty, code.count <= 1 << 24 else { return nil }

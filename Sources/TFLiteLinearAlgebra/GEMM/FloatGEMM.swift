@@ -1,26 +1,32 @@
 import Dispatch
 
 /// Clamp bounds of a fused activation: TFLite applies `min(max(x, lower), upper)` after the bias.
-struct FloatClampRange: Equatable {
+@usableFromInline package struct FloatClampRange: Sendable, Equatable {
   /// Lower bound (`-Float.greatestFiniteMagnitude` when unbounded, as TFLite's `lowest()`).
-  var lower: Float
+  @usableFromInline package var lower: Float
   /// Upper bound (`Float.greatestFiniteMagnitude` when unbounded).
-  var upper: Float
+  @usableFromInline package var upper: Float
+
+  /// Values clamped to `lower...upper`.
+  @inlinable package init(lower: Float, upper: Float) {
+    self.lower = lower
+    self.upper = upper
+  }
 
   /// No activation: TFLite still clamps to the finite float range.
-  static let none = FloatClampRange(lower: -.greatestFiniteMagnitude, upper: .greatestFiniteMagnitude)
+  @usableFromInline package static let none = FloatClampRange(lower: -.greatestFiniteMagnitude, upper: .greatestFiniteMagnitude)
   /// RELU.
-  static let relu = FloatClampRange(lower: 0, upper: .greatestFiniteMagnitude)
+  @usableFromInline package static let relu = FloatClampRange(lower: 0, upper: .greatestFiniteMagnitude)
   /// RELU_N1_TO_1.
-  static let reluMinusOneToOne = FloatClampRange(lower: -1, upper: 1)
+  @usableFromInline package static let reluMinusOneToOne = FloatClampRange(lower: -1, upper: 1)
   /// RELU6.
-  static let relu6 = FloatClampRange(lower: 0, upper: 6)
+  @usableFromInline package static let relu6 = FloatClampRange(lower: 0, upper: 6)
 
   /// `min(max(value, lower), upper)` lane by lane, keeping NaN as TFLite's `std::max`/`std::min` do.
   // `@_transparent` rather than `@inline(__always)`: reached through a protocol witness in the
   // channel-vectorised kernels, the latter was left as an out-of-line call per vector.
   @_transparent
-  func apply<Vector: SIMD>(_ value: Vector) -> Vector where Vector.Scalar == Float {
+  @inlinable package func apply<Vector: SIMD>(_ value: Vector) -> Vector where Vector.Scalar == Float {
     // Written lane by lane on purpose: LLVM turns this exact form into maxps/minps, while
     // `replacing(with:where:)` with `.<` masks was partly scalarised inside the GEMM tile.
     var result = value
@@ -29,23 +35,29 @@ struct FloatClampRange: Equatable {
   }
 
   /// Scalar form of `apply`.
-  @inline(__always)
-  func apply(_ value: Float) -> Float {
+  @inlinable @inline(__always)
+  package func apply(_ value: Float) -> Float {
     let raised = value < lower ? lower : value
     return raised > upper ? upper : raised
   }
 }
 
 /// What happens when a float tile is written back: bias (first depth block) and clamp (last).
-struct FloatEpilogue {
+@usableFromInline package struct FloatEpilogue {
   /// Bias per output column, padded with zeros to whole panels; nil for no bias.
-  var bias: UnsafePointer<Float>?
+  @usableFromInline package var bias: UnsafePointer<Float>?
   /// Fused activation clamp; nil for none at all (BATCH_MATMUL does not clamp).
-  var activation: FloatClampRange?
+  @usableFromInline package var activation: FloatClampRange?
+
+  /// Creates an epilogue adding `bias` (or none) and clamping to `activation` (or not at all).
+  @inlinable package init(bias: UnsafePointer<Float>?, activation: FloatClampRange?) {
+    self.bias = bias
+    self.activation = activation
+  }
 }
 
 /// Single-precision GEMM over packed right-hand panels: `C = clamp(A · B + bias)`.
-enum FloatGEMM {
+@usableFromInline package enum FloatGEMM {
   /// Computes the product planned by `plan` with the float micro-kernel.
   ///
   /// - Parameters:
@@ -56,7 +68,7 @@ enum FloatGEMM {
   ///     fastest one by default.
   ///   - generatedKernels: run-time generated kernels to use instead of the Swift ones; by default
   ///     those of the newest instruction set this machine runs, unless turned off.
-  static func multiply<LHS: GEMMLeftOperand>(
+  @inlinable package static func multiply<LHS: GEMMLeftOperand>(
     plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outputStride: Int,
     epilogue: FloatEpilogue, threadCount: Int, scratch: UnsafeMutableRawPointer,
     usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware,
@@ -86,16 +98,16 @@ enum FloatGEMM {
 ///
 /// With `generatedKernels`, every tile runs the run-time generated AVX2/AVX-512 code instead
 /// (`GeneratedFloatKernels`), in its own tile heights.
-struct FloatMicroKernel: GEMMMicroKernel {
+@usableFromInline package struct FloatMicroKernel: GEMMMicroKernel {
   /// Bias and clamp of the product.
-  let epilogue: FloatEpilogue
+  @usableFromInline package let epilogue: FloatEpilogue
   /// True for the fused form (see the type's documentation).
-  let usesFusedMultiplyAdd: Bool
+  @usableFromInline package let usesFusedMultiplyAdd: Bool
   /// Generated kernels that replace the Swift ones, or nil.
-  let generatedKernels: GeneratedFloatKernels?
+  @usableFromInline package let generatedKernels: GeneratedFloatKernels?
 
   /// A kernel with the arithmetic form this build runs fastest, or the generated kernels given.
-  init(
+  @inlinable package init(
     epilogue: FloatEpilogue, usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware,
     generatedKernels: GeneratedFloatKernels? = nil
   ) {
@@ -104,7 +116,7 @@ struct FloatMicroKernel: GEMMMicroKernel {
     self.generatedKernels = generatedKernels
   }
 
-  func panelRows(
+  @inlinable package func panelRows(
     a: UnsafePointer<Float>, lda: Int, rowCount: Int, b: UnsafePointer<Float>, depth: Int,
     output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
@@ -119,7 +131,7 @@ struct FloatMicroKernel: GEMMMicroKernel {
       clamp: isLastBlock ? epilogue.activation : nil)
   }
 
-  func tile(
+  @inlinable package func tile(
     a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
     output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
@@ -128,7 +140,7 @@ struct FloatMicroKernel: GEMMMicroKernel {
       validColumns: GEMMTile.columns, isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
   }
 
-  func tile(
+  @inlinable package func tile(
     a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
     output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
     isLastBlock: Bool
@@ -151,7 +163,7 @@ struct FloatMicroKernel: GEMMMicroKernel {
   /// Runs the tile with the narrowest vector that holds `validColumns`, in row tiles sized for the
   /// arithmetic form.
   @inline(__always)
-  private static func run<Arithmetic: MultiplyAddForm>(
+  @inlinable static func run<Arithmetic: MultiplyAddForm>(
     _ operands: TileOperands, _: Arithmetic.Type, validColumns: Int
   ) {
     if operands.validRows == 1 {
@@ -174,7 +186,7 @@ struct FloatMicroKernel: GEMMMicroKernel {
   /// Covers the tile's rows with register tiles of `Height.rows` rows (one call per driver tile:
   /// the per-call setup is not repeated for each register tile).
   @inline(never)
-  private static func rowTiles<Height: TileHeight, Vector: SIMD, Arithmetic: MultiplyAddForm>(
+  @inlinable static func rowTiles<Height: TileHeight, Vector: SIMD, Arithmetic: MultiplyAddForm>(
     _ operands: TileOperands, _: Height.Type, _: Vector.Type, _: Arithmetic.Type
   ) where Vector.Scalar == Float {
     var first = 0
@@ -189,7 +201,7 @@ struct FloatMicroKernel: GEMMMicroKernel {
   /// other (two with the separate form, whose 16-lane vector already spans four SSE registers,
   /// four with the fused form).
   @inline(__always)
-  private static func singleRowTile<Arithmetic: MultiplyAddForm>(_ operands: TileOperands, _: Arithmetic.Type) {
+  @inlinable static func singleRowTile<Arithmetic: MultiplyAddForm>(_ operands: TileOperands, _: Arithmetic.Type) {
     if Arithmetic.isFused {
       singleRowTile(operands, FourRows.self, Arithmetic.self)
     } else {
@@ -199,7 +211,7 @@ struct FloatMicroKernel: GEMMMicroKernel {
 
   /// `singleRowTile` with the depth split over `Splits.rows` accumulators.
   @inline(__always)
-  private static func singleRowTile<Splits: TileHeight, Arithmetic: MultiplyAddForm>(
+  @inlinable static func singleRowTile<Splits: TileHeight, Arithmetic: MultiplyAddForm>(
     _ operands: TileOperands, _: Splits.Type, _: Arithmetic.Type
   ) {
     typealias Vector = SIMD16<Float>
@@ -239,7 +251,7 @@ struct FloatMicroKernel: GEMMMicroKernel {
   /// The tile starts from C (`accumulate`), from the bias, or from zero; it is clamped when
   /// `activation` is given (the last depth block) and stored back to C.
   @inline(__always)
-  private static func rowTile<Height: TileHeight, Vector: SIMD, Arithmetic: MultiplyAddForm>(
+  @inlinable static func rowTile<Height: TileHeight, Vector: SIMD, Arithmetic: MultiplyAddForm>(
     _ operands: TileOperands, _: Height.Type, _: Vector.Type, _: Arithmetic.Type
   ) where Vector.Scalar == Float {
     let last = operands.validRows &- 1
@@ -277,31 +289,45 @@ struct FloatMicroKernel: GEMMMicroKernel {
 
 /// What one micro-kernel call works on (see `GEMMMicroKernel.tile`), with the epilogue resolved:
 /// the bias for a first depth block, the clamp for a last one.
-struct TileOperands {
+@usableFromInline package struct TileOperands {
   /// Row 0 of A at the block's first depth; rows `lda` apart.
-  var a: UnsafePointer<Float>
+  @usableFromInline package var a: UnsafePointer<Float>
   /// Distance between rows of A.
-  var lda: Int
+  @usableFromInline package var lda: Int
   /// Rows of the tile that exist.
-  var validRows: Int
+  @usableFromInline package var validRows: Int
   /// The packed panel at the block's first depth.
-  var b: UnsafePointer<Float>
+  @usableFromInline package var b: UnsafePointer<Float>
   /// Depth steps.
-  var depth: Int
+  @usableFromInline package var depth: Int
   /// The tile's first output element; rows `ldc` apart.
-  var c: UnsafeMutablePointer<Float>
+  @usableFromInline package var c: UnsafeMutablePointer<Float>
   /// Distance between rows of C.
-  var ldc: Int
+  @usableFromInline package var ldc: Int
   /// Continue from the partial sums in C (every depth block but the first).
-  var accumulate: Bool
+  @usableFromInline package var accumulate: Bool
   /// The bias of the tile's columns (first depth block), or nil for none.
-  var bias: UnsafePointer<Float>?
+  @usableFromInline package var bias: UnsafePointer<Float>?
   /// The clamp (last depth block), or nil for none.
-  var activation: FloatClampRange?
+  @usableFromInline package var activation: FloatClampRange?
+
+  /// Creates the value from its parts.
+  @inlinable package init(a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int, c: UnsafeMutablePointer<Float>, ldc: Int, accumulate: Bool, bias: UnsafePointer<Float>?, activation: FloatClampRange?) {
+    self.a = a
+    self.lda = lda
+    self.validRows = validRows
+    self.b = b
+    self.depth = depth
+    self.c = c
+    self.ldc = ldc
+    self.accumulate = accumulate
+    self.bias = bias
+    self.activation = activation
+  }
 
   /// The same tile restricted to rows `first ..< first + count` (fewer when the tile ends sooner).
-  @inline(__always)
-  func rows(from first: Int, count: Int) -> TileOperands {
+  @inlinable @inline(__always)
+  package func rows(from first: Int, count: Int) -> TileOperands {
     var rows = self
     rows.a = a + first &* lda
     rows.c = c + first &* ldc
@@ -311,7 +337,7 @@ struct TileOperands {
 }
 
 /// How `acc += a · b` is computed (GEMM tiles, depthwise convolution).
-protocol MultiplyAddForm {
+@usableFromInline package protocol MultiplyAddForm {
   /// True for a single fused operation.
   static var isFused: Bool { get }
   /// `accumulator += a * b` lane by lane, with a broadcast `a`.
@@ -322,70 +348,70 @@ protocol MultiplyAddForm {
 }
 
 /// A multiply, then an add (two roundings): the fast form without hardware FMA.
-enum SeparateArithmetic: MultiplyAddForm {
-  static var isFused: Bool { false }
-  @inline(__always)
-  static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
+@usableFromInline package enum SeparateArithmetic: MultiplyAddForm {
+  @inlinable package static var isFused: Bool { false }
+  @inlinable @inline(__always)
+  package static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
   where Vector.Scalar == Float {
     accumulator += a * b
   }
-  @inline(__always)
-  static func multiplyAdd<Vector: ChannelVector>(_ accumulator: inout Vector, _ a: Vector, _ b: Vector) {
+  @inlinable @inline(__always)
+  package static func multiplyAdd<Vector: ChannelVector>(_ accumulator: inout Vector, _ a: Vector, _ b: Vector) {
     accumulator = accumulator + a * b
   }
 }
 
 /// One fused multiply-add per lane (one rounding).
-enum FusedArithmetic: MultiplyAddForm {
-  static var isFused: Bool { true }
-  @inline(__always)
-  static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
+@usableFromInline package enum FusedArithmetic: MultiplyAddForm {
+  @inlinable package static var isFused: Bool { true }
+  @inlinable @inline(__always)
+  package static func multiplyAdd<Vector: SIMD>(_ accumulator: inout Vector, _ a: Float, _ b: Vector)
   where Vector.Scalar == Float {
     accumulator = accumulator.addingProduct(a, b)
   }
-  @inline(__always)
-  static func multiplyAdd<Vector: ChannelVector>(_ accumulator: inout Vector, _ a: Vector, _ b: Vector) {
+  @inlinable @inline(__always)
+  package static func multiplyAdd<Vector: ChannelVector>(_ accumulator: inout Vector, _ a: Vector, _ b: Vector) {
     accumulator = accumulator.addingProduct(a, b)
   }
 }
 
 /// The number of rows of a register tile.
-protocol TileHeight {
+@usableFromInline package protocol TileHeight {
   /// Rows, 1 to 8.
   static var rows: Int { get }
 }
 
 /// Two rows.
-enum TwoRows: TileHeight {
-  static var rows: Int { 2 }
+@usableFromInline package enum TwoRows: TileHeight {
+  @inlinable package static var rows: Int { 2 }
 }
 
 /// Four rows.
-enum FourRows: TileHeight {
-  static var rows: Int { 4 }
+@usableFromInline package enum FourRows: TileHeight {
+  @inlinable package static var rows: Int { 4 }
 }
 
 /// Eight rows.
-enum EightRows: TileHeight {
-  static var rows: Int { 8 }
+@usableFromInline package enum EightRows: TileHeight {
+  @inlinable package static var rows: Int { 8 }
 }
 
 /// The accumulators of a register tile of `Height.rows` rows. The rows are named fields rather
 /// than an array so that they live in registers; fields past the height are never touched and
 /// disappear once the tile is specialised.
-struct RowAccumulators<Height: TileHeight, Vector: SIMD> where Vector.Scalar == Float {
-  private var r0 = Vector(), r1 = Vector(), r2 = Vector(), r3 = Vector()
-  private var r4 = Vector(), r5 = Vector(), r6 = Vector(), r7 = Vector()
+@usableFromInline package struct RowAccumulators<Height: TileHeight, Vector: SIMD> where Vector.Scalar == Float {
+  @usableFromInline internal var r0 = Vector(), r1 = Vector(), r2 = Vector(), r3 = Vector()
+  @usableFromInline internal var r4 = Vector(), r5 = Vector(), r6 = Vector(), r7 = Vector()
 
   /// Row `row` starts as `start(row)`.
-  @inline(__always)
-  init(_ start: (Int) -> Vector) {
+  @inlinable @inline(__always)
+  package init(_ start: (Int) -> Vector) {
     update { row, _ in start(row) }
   }
 
   /// Replaces every row's accumulator by `body(row, accumulator)`.
-  @inline(__always)
-  mutating func update(_ body: (Int, Vector) -> Vector) {
+  @inlinable @inline(__always)
+  package mutating func update(_ body: (Int, Vector) -> Vector) {
     let rows = Height.rows
     r0 = body(0, r0)
     if rows > 1 { r1 = body(1, r1) }
@@ -398,8 +424,8 @@ struct RowAccumulators<Height: TileHeight, Vector: SIMD> where Vector.Scalar == 
   }
 
   /// Calls `body(row, accumulator)` for every row.
-  @inline(__always)
-  func forEach(_ body: (Int, Vector) -> Void) {
+  @inlinable @inline(__always)
+  package func forEach(_ body: (Int, Vector) -> Void) {
     let rows = Height.rows
     body(0, r0)
     if rows > 1 { body(1, r1) }
@@ -418,9 +444,9 @@ struct RowAccumulators<Height: TileHeight, Vector: SIMD> where Vector.Scalar == 
 /// (no FMA), `addingProduct` becomes a libm `fmaf` call per lane, tens of times slower than a
 /// separate multiply and add; built with `-target-cpu` for a CPU with FMA it is one instruction,
 /// as on AArch64. The two forms are timed once against each other.
-enum FusedMultiplyAdd {
+@usableFromInline package enum FusedMultiplyAdd {
   /// True when fused multiply-adds are about as cheap as separate ones (always on AArch64).
-  static let isHardware: Bool = {
+  @usableFromInline package static let isHardware: Bool = {
     #if arch(arm64)
       return true
     #elseif DEBUG

@@ -14,9 +14,9 @@ import Dispatch
 /// another process simply claims fewer items instead of holding back the others. The worker index
 /// passed to the body is stable for the whole call, so callers can give each worker its own
 /// scratch memory. Nothing is allocated on the heap: the claim counter lives on the stack.
-enum ParallelWork {
+@usableFromInline package enum ParallelWork {
   /// Calls `body(item, worker)` once for every item in `0..<itemCount`.
-  static func run(itemCount: Int, threadCount: Int, _ body: (_ item: Int, _ worker: Int) -> Void) {
+  @usableFromInline package static func run(itemCount: Int, threadCount: Int, _ body: (_ item: Int, _ worker: Int) -> Void) {
     let workerCount = min(threadCount, itemCount)
     if workerCount <= 1 {
       for item in 0..<itemCount { body(item, 0) }
@@ -41,14 +41,14 @@ enum ParallelWork {
 
 /// What the workers of one `ParallelWork.run` call share.
 /// `@unchecked Sendable`: the counter is only touched under the mutex, and the body writes disjoint outputs per item.
-private struct WorkerShared: @unchecked Sendable {
-  let body: (Int, Int) -> Void
+@usableFromInline internal struct WorkerShared: @unchecked Sendable {
+  @usableFromInline let body: (Int, Int) -> Void
   let mutex: UnsafeMutablePointer<pthread_mutex_t>
   let counter: UnsafeMutablePointer<Int>
   let itemCount: Int
 
   /// The next unclaimed item, or nil when all are taken.
-  func claim() -> Int? {
+  @usableFromInline func claim() -> Int? {
     pthread_mutex_lock(mutex)
     let item = counter.pointee
     if item < itemCount { counter.pointee = item + 1 }

@@ -18,14 +18,14 @@ public enum RoundingPolicy: Sendable, Hashable, CaseIterable {
 }
 
 /// A real multiplier as a 32-bit fixed-point mantissa and a power-of-two exponent.
-struct QuantizedMultiplier: Sendable, Hashable {
+@usableFromInline package struct QuantizedMultiplier: Sendable, Hashable {
   /// The mantissa, in [2^30, 2^31) for non-zero multipliers, 0 for zero.
-  var multiplier: Int32
+  @usableFromInline package var multiplier: Int32
   /// The exponent: the value is `multiplier · 2^(shift − 31)`. Positive shifts scale up.
-  var shift: Int
+  @usableFromInline package var shift: Int
 
   /// Creates a multiplier from its parts.
-  init(multiplier: Int32, shift: Int) {
+  @inlinable package init(multiplier: Int32, shift: Int) {
     self.multiplier = multiplier
     self.shift = shift
   }
@@ -34,7 +34,7 @@ struct QuantizedMultiplier: Sendable, Hashable {
   /// multipliers too small to matter (shift below −31) become zero. Under
   /// ``RoundingPolicy/singleRounding`` shifts above 30 are clamped to the largest multiplier, as
   /// TFLite's single-rounding builds do.
-  init(_ real: Double, rounding policy: RoundingPolicy = .doubleRounding) {
+  @inlinable package init(_ real: Double, rounding policy: RoundingPolicy = .doubleRounding) {
     guard real > 0, real.isFinite else {
       self.init(multiplier: 0, shift: 0)
       return
@@ -57,11 +57,11 @@ struct QuantizedMultiplier: Sendable, Hashable {
   }
 
   /// The real value this multiplier stands for.
-  var realValue: Double { Double(multiplier) * Double.pow2(shift - 31) }
+  @inlinable package var realValue: Double { Double(multiplier) * Double.pow2(shift - 31) }
 
   /// `x · multiplier · 2^(shift − 31)`, rounded as `policy` says.
-  @inline(__always)
-  func apply(_ x: Int32, rounding policy: RoundingPolicy = .doubleRounding) -> Int32 {
+  @inlinable @inline(__always)
+  package func apply(_ x: Int32, rounding policy: RoundingPolicy = .doubleRounding) -> Int32 {
     switch policy {
     case .doubleRounding:
       let leftShift = max(shift, 0)
@@ -77,8 +77,8 @@ struct QuantizedMultiplier: Sendable, Hashable {
   }
 
   /// Eight lanes of ``apply(_:rounding:)`` at once, bit for bit the same.
-  @inline(__always)
-  func apply(_ x: SIMD8<Int32>, rounding policy: RoundingPolicy = .doubleRounding) -> SIMD8<Int32> {
+  @inlinable @inline(__always)
+  package func apply(_ x: SIMD8<Int32>, rounding policy: RoundingPolicy = .doubleRounding) -> SIMD8<Int32> {
     QuantizedMultiplierLanes(repeating: self, rounding: policy).apply(x)
   }
 
@@ -89,8 +89,8 @@ struct QuantizedMultiplier: Sendable, Hashable {
   /// ``FixedPoint/roundingDivideByPowerOfTwoReducingExponent(_:_:)``), so positive shifts and
   /// shifts below −31 give LiteRT's results rather than the real product. Under single rounding it
   /// is ``apply(_:rounding:)``, rounding to 0 when the shift is −32 or lower.
-  @inline(__always)
-  func applyAsSmallerThanOne(_ x: Int32, rounding policy: RoundingPolicy = .doubleRounding) -> Int32 {
+  @inlinable @inline(__always)
+  package func applyAsSmallerThanOne(_ x: Int32, rounding policy: RoundingPolicy = .doubleRounding) -> Int32 {
     switch policy {
     case .doubleRounding:
       let product = FixedPoint.saturatingRoundingDoublingHighMultiply(x, multiplier)
@@ -103,8 +103,8 @@ struct QuantizedMultiplier: Sendable, Hashable {
 
   /// The 64-bit-accumulator variant used by the 16-bit kernels: the multiplier is first reduced
   /// to 16 bits (rounded), then one rounding shift of the 64-bit product.
-  @inline(__always)
-  func apply(_ x: Int64) -> Int32 {
+  @inlinable @inline(__always)
+  package func apply(_ x: Int64) -> Int32 {
     let reduced: Int64 = multiplier < 0x7FFF_0000 ? (Int64(multiplier) + (1 << 15)) >> 16 : 0x7FFF
     let totalShift = Int64(15 - shift)
     let product = x &* reduced &+ (Int64(1) << (totalShift - 1))
@@ -123,23 +123,23 @@ struct QuantizedMultiplier: Sendable, Hashable {
 ///   halves away from zero equals `(q + 2^(30+r) − (q < 0 ? 2^31 : 0)) >> (31 + r)` for `r > 0`
 ///   (`q >> 31` for `r = 0`), since floor(floor(a / b) + c) / d) = floor((a + c·b) / (b·d)).
 /// So each lane keeps `q = p + first`, adds `second`, adds `negative` when `q < 0` and shifts.
-struct QuantizedMultiplierLanes: Sendable {
+@usableFromInline package struct QuantizedMultiplierLanes: Sendable {
   /// The mantissas (never negative).
-  var multiplier: SIMD8<Int32>
+  @usableFromInline package var multiplier: SIMD8<Int32>
   /// Applied to the value first (two roundings with a positive exponent); otherwise 0.
-  var leftShift: SIMD8<Int32>
+  @usableFromInline package var leftShift: SIMD8<Int32>
   /// Added to the product: 2^30 for two roundings, 2^(t−1) for one.
-  var first: SIMD8<Int64>
+  @usableFromInline package var first: SIMD8<Int64>
   /// Added next: 2^(30+r) for two roundings with `r > 0`, else 0.
-  var second: SIMD8<Int64>
+  @usableFromInline package var second: SIMD8<Int64>
   /// Added when the product plus `first` is negative: −2^31 for two roundings with `r > 0`, else 0.
-  var negative: SIMD8<Int64>
+  @usableFromInline package var negative: SIMD8<Int64>
   /// The final arithmetic right shift: 31 + r for two roundings, t for one.
-  var shift: SIMD8<Int64>
+  @usableFromInline package var shift: SIMD8<Int64>
 
   /// Lanes from their parts (see the type's description).
-  @inline(__always)
-  init(
+  @inlinable @inline(__always)
+  package init(
     multiplier: SIMD8<Int32>, leftShift: SIMD8<Int32>, first: SIMD8<Int64>, second: SIMD8<Int64>,
     negative: SIMD8<Int64>, shift: SIMD8<Int64>
   ) {
@@ -152,8 +152,8 @@ struct QuantizedMultiplierLanes: Sendable {
   }
 
   /// Every lane holding `multiplier`, rounding as `policy` says.
-  @inline(__always)
-  init(repeating multiplier: QuantizedMultiplier, rounding policy: RoundingPolicy) {
+  @inlinable @inline(__always)
+  package init(repeating multiplier: QuantizedMultiplier, rounding policy: RoundingPolicy) {
     let lane = Self.parts(multiplier, rounding: policy)
     self.init(
       multiplier: SIMD8(repeating: lane.multiplier), leftShift: SIMD8(repeating: lane.leftShift),
@@ -162,8 +162,8 @@ struct QuantizedMultiplierLanes: Sendable {
   }
 
   /// The lane values of one multiplier under `policy`.
-  @inline(__always)
-  static func parts(_ multiplier: QuantizedMultiplier, rounding policy: RoundingPolicy) -> (
+  @inlinable @inline(__always)
+  package static func parts(_ multiplier: QuantizedMultiplier, rounding policy: RoundingPolicy) -> (
     multiplier: Int32, leftShift: Int32, first: Int64, second: Int64, negative: Int64, shift: Int64
   ) {
     let mantissa = multiplier.multiplier
@@ -181,8 +181,8 @@ struct QuantizedMultiplierLanes: Sendable {
   }
 
   /// Each lane of `x` times its lane's multiplier, rounded as the lanes were built for.
-  @inline(__always)
-  func apply(_ x: SIMD8<Int32>) -> SIMD8<Int32> {
+  @inlinable @inline(__always)
+  package func apply(_ x: SIMD8<Int32>) -> SIMD8<Int32> {
     // Both factors are sign-extended Int32 lanes (one multiply of 32-bit halves): the product is exact.
     let product = SIMD8<Int64>(signExtending: x &<< leftShift) &* SIMD8<Int64>(signExtending: multiplier)
     let rounded = product &+ first
@@ -196,8 +196,8 @@ struct QuantizedMultiplierLanes: Sendable {
 // each vector through memory; spelled out lane by lane, LLVM emits one vector instruction.
 extension SIMD8 where Scalar == Int64 {
   /// The lanes of `x`, sign-extended.
-  @inline(__always)
-  init(signExtending x: SIMD8<Int32>) {
+  @inlinable @inline(__always)
+  package init(signExtending x: SIMD8<Int32>) {
     self.init(
       Int64(x[0]), Int64(x[1]), Int64(x[2]), Int64(x[3]), Int64(x[4]), Int64(x[5]), Int64(x[6]), Int64(x[7]))
   }
@@ -205,8 +205,8 @@ extension SIMD8 where Scalar == Int64 {
 
 extension SIMD8 where Scalar == Int32 {
   /// The low 32 bits of every lane of `x`.
-  @inline(__always)
-  init(truncating x: SIMD8<Int64>) {
+  @inlinable @inline(__always)
+  package init(truncating x: SIMD8<Int64>) {
     self.init(
       Int32(truncatingIfNeeded: x[0]), Int32(truncatingIfNeeded: x[1]), Int32(truncatingIfNeeded: x[2]),
       Int32(truncatingIfNeeded: x[3]), Int32(truncatingIfNeeded: x[4]), Int32(truncatingIfNeeded: x[5]),
@@ -215,11 +215,11 @@ extension SIMD8 where Scalar == Int32 {
 }
 
 /// gemmlowp-style fixed-point primitives, bit-exact with TFLite.
-enum FixedPoint {
+@usableFromInline package enum FixedPoint {
   /// The high 32 bits of `2 · a · b`, rounded to nearest (exact halves toward +infinity);
   /// saturates the one overflowing case `a == b == Int32.min`.
-  @inline(__always)
-  static func saturatingRoundingDoublingHighMultiply(_ a: Int32, _ b: Int32) -> Int32 {
+  @inlinable @inline(__always)
+  package static func saturatingRoundingDoublingHighMultiply(_ a: Int32, _ b: Int32) -> Int32 {
     if a == b && a == .min { return .max }
     let product = Int64(a) * Int64(b)
     let nudge: Int64 = product >= 0 ? 1 << 30 : 1 - (1 << 30)
@@ -228,8 +228,8 @@ enum FixedPoint {
   }
 
   /// `x / 2^exponent` rounded to nearest, ties away from zero (`exponent` in 0...31).
-  @inline(__always)
-  static func roundingDivideByPowerOfTwo(_ x: Int32, _ exponent: Int) -> Int32 {
+  @inlinable @inline(__always)
+  package static func roundingDivideByPowerOfTwo(_ x: Int32, _ exponent: Int) -> Int32 {
     let mask = Int32(truncatingIfNeeded: (Int64(1) << exponent) - 1)
     let remainder = x & mask
     let threshold = (mask >> 1) + (x < 0 ? 1 : 0)
@@ -240,8 +240,8 @@ enum FixedPoint {
   /// gemmlowp's `RoundingDivideByPOT` when the exponent leaves 0...31 (DIV does so for numerators
   /// near 0, the quantized comparisons for scales of 1 or more): the remainder mask comes from a
   /// 64-bit shift by the exponent modulo 64, and the value is shifted by the exponent modulo 32.
-  @inline(__always)
-  static func roundingDivideByPowerOfTwoReducingExponent(_ x: Int32, _ exponent: Int) -> Int32 {
+  @inlinable @inline(__always)
+  package static func roundingDivideByPowerOfTwoReducingExponent(_ x: Int32, _ exponent: Int) -> Int32 {
     let mask = Int32(truncatingIfNeeded: (Int64(1) &<< Int64(exponent & 63)) &- 1)
     let remainder = x & mask
     let threshold = (mask >> 1) &+ (x < 0 ? 1 : 0)
@@ -249,8 +249,8 @@ enum FixedPoint {
   }
 
   /// Eight lanes of ``roundingDivideByPowerOfTwo(_:_:)`` at once (`exponent` in 0...31).
-  @inline(__always)
-  static func roundingDivideByPowerOfTwo(_ x: SIMD8<Int32>, _ exponent: Int) -> SIMD8<Int32> {
+  @inlinable @inline(__always)
+  package static func roundingDivideByPowerOfTwo(_ x: SIMD8<Int32>, _ exponent: Int) -> SIMD8<Int32> {
     let mask = Int32(truncatingIfNeeded: (Int64(1) << exponent) &- 1)
     let threshold = (mask &>> 1) &+ ((x &>> 31) & 1)
     return (x &>> Int32(truncatingIfNeeded: exponent)) &+ (((threshold &- (x & mask)) &>> 31) & 1)
@@ -260,7 +260,7 @@ enum FixedPoint {
   /// the activation's real bounds quantized with `round(real / scale) + zeroPoint`, intersected
   /// with the type's range `typeRange`. When the bounds cross, TFLite's `min(max(x, lower), upper)`
   /// yields `upper` for every input, so the range collapses onto it.
-  static func activationRange(
+  @inlinable package static func activationRange(
     _ activation: FusedActivation, scale: Float, zeroPoint: Int, typeRange: ClosedRange<Int32>
   ) -> ClosedRange<Int32> {
     func quantize(_ real: Float) -> Int32 {
@@ -299,5 +299,5 @@ public enum FusedActivation: Sendable, Hashable {
 
 extension Double {
   /// 2^exponent, exactly.
-  static func pow2(_ exponent: Int) -> Double { Double(sign: .plus, exponent: exponent, significand: 1) }
+  @inlinable package static func pow2(_ exponent: Int) -> Double { Double(sign: .plus, exponent: exponent, significand: 1) }
 }
