@@ -169,6 +169,13 @@ final class ReferenceCompareTests: CommandTestCase {
     })
     assertUnusable(Self.int8Model, escaping, "is outside the dump")
 
+    let shortened = try copiedDump("unet_mini_int8", editingManifest: { manifest in
+      var subgraphs = manifest["subgraphs"] as! [[String: Any]]
+      subgraphs[0]["tensors"] = (subgraphs[0]["tensors"] as! [[String: Any]]).dropLast().map { $0 }
+      manifest["subgraphs"] = subgraphs
+    })
+    assertUnusable(Self.int8Model, shortened, "lists 29 tensors of subgraph 0 (indices must be 0, 1, ...); the model has 30")
+
     let notJSON = try copiedDump("unet_mini_int8")
     try Data("{\"model\": ".utf8).write(to: URL(fileURLWithPath: notJSON + "/manifest.json"))
     assertUnusable(Self.int8Model, notJSON, "is not a reference-dump manifest")
