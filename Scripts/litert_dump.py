@@ -118,7 +118,7 @@ def run(model_bytes, resolver, inputs):
   return interpreter
 
 
-def shifted(values, quantized):
+def shifted(values):
   """`values` moved by one quantization step (integers) or 1 % of the largest magnitude (floats)."""
   if values.dtype.kind in "iu":
     info = np.iinfo(values.dtype)
@@ -139,7 +139,7 @@ def corrupted_run(model_bytes, resolver, inputs, operator_index):
   if not 0 <= operator_index < len(operators):
     sys.exit(f"litert_dump: subgraph 0 has {len(operators)} operators, no operator {operator_index}")
   tensor_index = int(operators[operator_index].outputs[0])
-  value = shifted(honest.get_tensor(tensor_index), honest._get_tensor_details(tensor_index, 0)["quantization_parameters"]["scales"].size > 0)
+  value = shifted(honest.get_tensor(tensor_index))
   del operators[operator_index]
   model.subgraphs[0].inputs = list(model.subgraphs[0].inputs) + [tensor_index]
   model.signatureDefs = None  # the signature no longer lists every input

@@ -50,9 +50,9 @@ struct LayerComparison {
       throw ReferenceDumpError("the reference inputs do not fit the model: \(error)")
     }
     var operators: [OperatorComparison] = []
-    var replacedInputsMissing: [Int] = []
+    var inputsWithoutReference: [Int] = []
     let willRun: (ObservedNode) throws -> Void = { node in
-      replacedInputsMissing = isolated ? try Self.copyReferenceInputs(of: node, from: dump) : []
+      inputsWithoutReference = isolated ? try Self.copyReferenceInputs(of: node, from: dump) : []
     }
     executor.nodeObserver = NodeObserver(willRun: willRun) { node in
       let outputs = try node.outputs.map { tensor in
@@ -69,8 +69,8 @@ struct LayerComparison {
       operators.append(
         OperatorComparison(
           operatorIndex: node.position, op: node.opName, outputs: outputs,
-          inputsNotFromReference: node.evaluation == .evaluated ? replacedInputsMissing : []))
-      replacedInputsMissing = []
+          inputsNotFromReference: node.evaluation == .evaluated ? inputsWithoutReference : []))
+      inputsWithoutReference = []
     }
     defer { executor.nodeObserver = nil }
     try executor.invoke()
