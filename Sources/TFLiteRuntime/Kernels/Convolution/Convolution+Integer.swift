@@ -591,7 +591,9 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
       context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
     } else {
       let convolution = ByteDepthwiseConvolution(shape, arithmetic: arithmetic, isSigned: input.type == .int8)
-      _ = try FloatOperands.checkedCount(convolution.windowShape, "\(op) input window")
+      // Each thread holds one output row's window at a time (on the stack, or the heap when large).
+      let windowBytes = try FloatOperands.checkedCount(convolution.windowShape, "\(op) input window")
+      try context.requireMemory(count: windowBytes, bytesEach: context.threadCount, for: "\(op)'s input windows")
       byteDepthwise = convolution
     }
     // The 8-bit path keeps only its padded weights (not the Int32 ones).
