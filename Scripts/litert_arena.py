@@ -10,8 +10,14 @@ counted: the Python API cannot read them. LiteRT's arena is at least this large;
 each node's scratch memory.
 
 Usage: python Scripts/litert_arena.py MODEL.tflite...   (one JSON line per model)
+       python Scripts/litert_arena.py --write TestModels/networks/litert_arena.json MODEL.tflite...
+The second form measures each model in a child process (LiteRT's Python API sometimes crashes when
+one process builds many interpreters) and writes {"generator": ..., "activation_span_bytes":
+{model name: bytes}}, the file `ArenaSizeTests` compares our arenas against.
 """
 import json
+import os
+import subprocess
 import sys
 
 from ai_edge_litert import interpreter as litert
@@ -56,6 +62,26 @@ def measure(path):
     return {"model": path, "activation_span_bytes": high - low}
 
 
+def write(output_path, model_paths):
+    """Measures every model in a child process and writes the spans by model name."""
+    spans = {}
+    for model_path in model_paths:
+        line = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), model_path],
+            check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+        name = os.path.splitext(os.path.basename(model_path))[0]
+        spans[name] = json.loads(line)["activation_span_bytes"]
+    from ai_edge_litert import __version__ as litert_version
+    document = {"generator": {"script": "Scripts/litert_arena.py", "ai_edge_litert": litert_version},
+                "activation_span_bytes": dict(sorted(spans.items()))}
+    with open(output_path, "w") as handle:
+        json.dump(document, handle, indent=1)
+        handle.write("\n")
+
+
 if __name__ == "__main__":
-    for model_path in sys.argv[1:]:
-        print(json.dumps(measure(model_path)))
+    if sys.argv[1:2] == ["--write"]:
+        write(sys.argv[2], sys.argv[3:])
+    else:
+        for model_path in sys.argv[1:]:
+            print(json.dumps(measure(model_path)))

@@ -1,7 +1,7 @@
 import TFLiteRuntime
 
 /// The text of `tflite inspect --plan`: a subgraph's arena size and where each block of activation
-/// memory lives, with its lifetime in node indices.
+/// memory lives, with its lifetime in node indices, then the tensors written in place over another's block.
 ///
 /// Allocates the executor's tensors first when they are not allocated.
 public func renderMemoryPlan(of executor: SubgraphExecutor) throws -> String {
@@ -32,6 +32,9 @@ public func renderMemoryPlan(of executor: SubgraphExecutor) throws -> String {
       column == row.count - 1 ? cell : String(repeating: " ", count: widths[column] - cell.count) + cell
     }
     text += "  " + padded.joined(separator: "  ") + "\n"
+  }
+  for (output, root) in executor.inPlaceOutputs.sorted(by: { $0.key < $1.key }) {
+    text += "  T\(output) \(executor.tensors[output].name) is written in place over the block of T\(root)\n"
   }
   return text
 }

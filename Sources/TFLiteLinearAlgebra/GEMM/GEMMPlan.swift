@@ -29,8 +29,12 @@
   @usableFromInline package static let minimumItemFlops = 400_000.0
 
   /// Plans a product of the given size for `threadCount` threads. `splitsDepth` false keeps the
-  /// whole depth in one block, for kernels whose output cannot hold partial sums (int8 results).
-  @inlinable package init(rows: Int, columns: Int, depth: Int, threadCount: Int, splitsDepth: Bool = true) {
+  /// whole depth in one block, for kernels whose output cannot hold partial sums (int8 results);
+  /// `rowBlockElements` caps the elements of a packed A block (at least one tile of rows).
+  @inlinable package init(
+    rows: Int, columns: Int, depth: Int, threadCount: Int, splitsDepth: Bool = true,
+    rowBlockElements: Int = rowBlockBudget
+  ) {
     self.rows = rows
     self.columns = columns
     self.depth = depth
@@ -39,7 +43,7 @@
     let tileRows = GEMMTile.rows
     let rowTiles = max(1, (rows + tileRows - 1) / tileRows)
     let panelCount = max(1, PanelPacking.panelCount(columns: columns))
-    var tilesPerBlock = min(rowTiles, max(1, Self.rowBlockBudget / (tileRows * depthBlock)))
+    var tilesPerBlock = min(rowTiles, max(1, rowBlockElements / (tileRows * depthBlock)))
     let tileFlops = 2.0 * Double(tileRows) * Double(panelCount * GEMMTile.columns) * Double(max(depth, 1))
     let minimumTiles = max(1, Int((Self.minimumItemFlops / tileFlops).rounded(.up)))
     let wantedItems = 4 * threadCount

@@ -183,10 +183,16 @@
   /// The depth of the packed panels and of the plan: `depth` rounded up to even.
   @inlinable package static func pairedDepth(_ depth: Int) -> Int { depth + depth % 2 }
 
+  /// Bytes of a packed A block at most: it stays in L1, and the packing scratch (part of the
+  /// node's activation arena) stays small next to the activations.
+  @usableFromInline package static let packedBlockBytes = 4 * 1024
+
   /// The plan of an `rows × depth` by `depth × columns` product: the depth stays whole, since
   /// 8-bit outputs cannot hold partial sums.
   @inlinable package static func plan(rows: Int, columns: Int, depth: Int, threadCount: Int) -> GEMMPlan {
-    GEMMPlan(rows: rows, columns: columns, depth: pairedDepth(depth), threadCount: threadCount, splitsDepth: false)
+    GEMMPlan(
+      rows: rows, columns: columns, depth: pairedDepth(depth), threadCount: threadCount, splitsDepth: false,
+      rowBlockElements: packedBlockBytes)
   }
 
   /// Computes `output = requantize(A · B)`.

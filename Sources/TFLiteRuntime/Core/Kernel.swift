@@ -78,6 +78,11 @@ protocol Kernel: AnyObject {
   /// True for kernels whose effect is more than their outputs (variables, random numbers): they are
   /// never computed ahead at prepare time.
   static var hasSideEffects: Bool { get }
+  /// True when the output may share the memory of an input of the same type and byte count: the
+  /// kernel reads each input element no later than it writes the output element at the same
+  /// place, and nothing else (element-wise operators). The planner then writes the output over an
+  /// input that no later node reads, as LiteRT's arena planner does for its in-place operators.
+  static var writesOutputInPlace: Bool { get }
 }
 
 extension Kernel {
@@ -85,6 +90,8 @@ extension Kernel {
   static var dependsOnlyOnInputShapes: Bool { false }
   /// Most kernels only compute their outputs.
   static var hasSideEffects: Bool { false }
+  /// Most kernels need their output apart from their inputs.
+  static var writesOutputInPlace: Bool { false }
 }
 
 /// What `prepare` may ask of the runtime.

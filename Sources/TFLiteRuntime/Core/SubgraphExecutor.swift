@@ -18,6 +18,9 @@ public final class SubgraphExecutor {
   let nodes: [Node]
   /// The current memory plan (valid after ``allocateTensors()``).
   public private(set) var memoryPlan = MemoryPlan(requests: [])
+  /// Tensors written in place over an input (not in ``memoryPlan``), each with the tensor whose
+  /// block it shares (valid after ``allocateTensors()``).
+  public private(set) var inPlaceOutputs: [Int: Int] = [:]
   /// True once tensors are allocated and no resize has happened since.
   public private(set) var isAllocated = false
   /// Called around every node while ``invoke()`` runs (nil, the default, costs one check per node).
@@ -293,7 +296,11 @@ public final class SubgraphExecutor {
 
   /// Plans one arena for every tensor that needs activation memory and every node's scratch.
   private func planMemory(scratchSizes: [Int]) throws {
-    let needsArena = { (tensor: RuntimeTensor) in !tensor.isConstant && !tensor.isVariable && tensor.data == nil }
+    // The output of a node fused into its consumer is never written nor read: it needs no memory.
+    let fusedAwayOutputs = Set(nodes.indices.filter { isFusedAway[$0] }.flatMap { nodes[$0].outputs.map(\.index) })
+    let needsArena = { (tensor: RuntimeTensor) in
+      !tensor.isConstant && !tensor.isVariable && tensor.data == nil && !fusedAwayOutputs.contains(tensor.index)
+    }
     var firstUse: [Int: Int] = [:]
     var lastUse: [Int: Int] = [:]
     func use(_ tensor: RuntimeTensor, at step: Int) {
@@ -320,6 +327,12 @@ public final class SubgraphExecutor {
       }
     }
     for output in outputs where !runTimeOutputs.contains(output.index) { use(output, at: nodes.count) }
+    inPlaceOutputs = inPlaceSharing(preparedCount: preparedCount, firstUse: firstUse, lastUse: lastUse)
+    // A shared block lives from its first tensor's first use to its last tensor's last use.
+    for (output, root) in inPlaceOutputs {
+      lastUse[root] = max(lastUse[root] ?? 0, lastUse[output] ?? 0)
+      firstUse[output] = nil
+    }
     var requests = firstUse.keys.sorted().map { index in
       MemoryRequest(
         owner: .tensor(index), byteCount: tensors[index].byteCount,
@@ -347,6 +360,31 @@ public final class SubgraphExecutor {
       case .scratch(let node): scratchOffsets[node] = offset
       }
     }
+    for (output, root) in inPlaceOutputs { tensors[output].data = tensors[root].data }
+  }
+
+  /// The outputs written over an input, each with the tensor whose block it shares (the first
+  /// tensor of a chain of in-place nodes), as LiteRT's arena planner shares them: the node's kernel
+  /// ``Kernel/writesOutputInPlace``, the input has the output's type and byte count (more than a
+  /// scalar's 8 bytes), no later node reads it, and it is not a subgraph input (they stay intact)
+  /// nor is the output a subgraph output.
+  private func inPlaceSharing(preparedCount: Int, firstUse: [Int: Int], lastUse: [Int: Int]) -> [Int: Int] {
+    let subgraphInputs = Set(inputs.map(\.index))
+    let subgraphOutputs = Set(outputs.map(\.index))
+    var sharing: [Int: Int] = [:]
+    for position in 0..<preparedCount
+    where type(of: kernels[position]).writesOutputInPlace && !isFolded[position] && !isFusedAway[position] {
+      let node = nodes[position]
+      guard node.outputs.count == 1, let output = node.outputs.first, firstUse[output.index] == position,
+        !subgraphOutputs.contains(output.index)
+      else { continue }
+      let shared = node.inputs.compactMap { $0 }.first { input in
+        firstUse[input.index] != nil && lastUse[input.index] == position && !subgraphInputs.contains(input.index)
+          && input.type == output.type && input.byteCount == output.byteCount && input.byteCount > 8
+      }
+      if let shared { sharing[output.index] = sharing[shared.index] ?? shared.index }
+    }
+    return sharing
   }
 
   /// Throws unless the `byteCount` bytes of scratch memory `node` asked for are within the memory limit.

@@ -9,18 +9,57 @@ import TFLiteLinearAlgebra
 enum TensorLowering {
   /// The runtime tensors of `subgraph`, by index.
   static func tensors(of subgraph: SubGraph, model: TFLiteModel) throws -> [RuntimeTensor] {
-    try subgraph.tensors.enumerated().map { index, tensor in try runtimeTensor(tensor, index: index, model: model) }
+    let adopted = preparedOutputTypes(of: subgraph, model: model)
+    return try subgraph.tensors.enumerated().map { index, tensor in
+      try runtimeTensor(tensor, index: index, declaredType: adopted[index] ?? tensor.type, model: model)
+    }
   }
 
-  /// Builds the runtime tensor for schema tensor `tensor`.
-  private static func runtimeTensor(_ tensor: TFLiteFormat.Tensor, index: Int, model: TFLiteModel) throws
-    -> RuntimeTensor
-  {
+  /// Where LiteRT's kernels set an output's element type while preparing instead of checking the
+  /// one the file declares (which is FLOAT32, the schema default, in models written by hand with
+  /// `flatc` from JSON that leave `type` out): the output takes the type of one of its inputs
+  /// (ADD, SUB, DIV, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, FLOOR_DIV, FLOOR_MOD, POW, ADD_N, NEG,
+  /// ZEROS_LIKE: the first input; SELECT, SELECT_V2: the second), or BOOL (EQUAL, NOT_EQUAL,
+  /// LESS, LESS_EQUAL, GREATER, GREATER_EQUAL). Each was checked against LiteRT with
+  /// `Scripts/make_adoption_models.py`. Returns the adopted types by tensor index, in execution
+  /// order so that an adopted type flows on to later nodes; constants keep their own type.
+  static func preparedOutputTypes(of subgraph: SubGraph, model: TFLiteModel) -> [Int: TensorType] {
+    var adopted: [Int: TensorType] = [:]
+    for operation in subgraph.operators {
+      guard let output = operation.outputs.first, output >= 0, operation.outputs.count == 1,
+        Int(output) < subgraph.tensors.count, model.tensorData(subgraph.tensors[Int(output)]).count == 0
+      else { continue }
+      let code = model.model.operatorCodes[Int(operation.opcodeIndex)].resolvedBuiltinCode
+      func inputType(_ position: Int) -> TensorType? {
+        guard position < operation.inputs.count, operation.inputs[position] >= 0 else { return nil }
+        let index = Int(operation.inputs[position])
+        return adopted[index] ?? subgraph.tensors[index].type
+      }
+      switch code {
+      case .add, .sub, .div, .maximum, .minimum, .squaredDifference, .floorDiv, .floorMod, .pow, .addN, .neg,
+        .zerosLike:
+        adopted[Int(output)] = inputType(0)
+      case .select, .selectV2:
+        adopted[Int(output)] = inputType(1)
+      case .equal, .notEqual, .less, .lessEqual, .greater, .greaterEqual:
+        adopted[Int(output)] = .bool
+      default:
+        continue
+      }
+    }
+    return adopted
+  }
+
+  /// Builds the runtime tensor for schema tensor `tensor`, of element type `declaredType` (the
+  /// file's, or the one LiteRT's prepare step gives it).
+  private static func runtimeTensor(
+    _ tensor: TFLiteFormat.Tensor, index: Int, declaredType: TensorType, model: TFLiteModel
+  ) throws -> RuntimeTensor {
     let name = tensor.name ?? ""
     let shape = tensor.shape.map(Int.init)
-    guard let type = ElementType(tensor.type) else {
+    guard let type = ElementType(declaredType) else {
       throw RuntimeError.invalidModel(
-        "tensor \(index) '\(name)' has type \(tensor.type.name), which the runtime does not know")
+        "tensor \(index) '\(name)' has type \(declaredType.name), which the runtime does not know")
     }
     let constant = model.tensorData(tensor)
     let runtimeTensor = RuntimeTensor(

@@ -361,11 +361,11 @@ private struct ByteConvolution {
   let signFlip: UInt64
   /// The unsigned value that stands for the input zero point: what padding taps hold.
   let paddingValue: UInt8
-  /// True when the GEMM reads the (unsigned) input rows in place: a 1×1 stride-1 convolution
-  /// without padding and with an even depth.
+  /// True when the GEMM reads the input rows in place: a uint8 1×1 stride-1 convolution without
+  /// padding and with an even depth. An int8 input is flipped to the unsigned form while its rows
+  /// are packed instead of through a copy of the whole input, which would cost scratch as large as
+  /// the input (LiteRT's int8 1×1 convolution needs none).
   let readsInPlace: Bool
-  /// Where the unsigned copy of an int8 input read in place goes in the scratch, nil when none is needed.
-  let unsignedInputOffset: Int?
   /// Where the GEMM's scratch starts.
   let gemmScratchOffset: Int
 
@@ -395,10 +395,9 @@ private struct ByteConvolution {
     clamp = arithmetic.clamp
     signFlip = isSigned ? 0x8080_8080_8080_8080 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
-    readsInPlace = shape.readsInputInPlace && shape.groupInputChannels % 2 == 0
+    readsInPlace = shape.readsInputInPlace && shape.groupInputChannels % 2 == 0 && !isSigned
     plan = IntegerGEMM.plan(
       rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: depth, threadCount: threadCount)
-    unsignedInputOffset = readsInPlace && isSigned ? scratch.reserve(bytes: input.elementCount) : nil
     gemmScratchOffset = scratch.reserve(
       bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
   }
@@ -408,22 +407,17 @@ private struct ByteConvolution {
     let source = UnsafeRawPointer(try tensorData(input))
     let destination = try tensorData(output)
     if output.type == .uint8 {
-      run(source, count: input.elementCount, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount, scratch: scratch)
+      run(source, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount, scratch: scratch)
     } else {
-      run(source, count: input.elementCount, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount, scratch: scratch)
+      run(source, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount, scratch: scratch)
     }
   }
 
   /// One GEMM per group into `output`.
   private func run<Output: QuantizedInteger>(
-    _ source: UnsafeRawPointer, count: Int, output: UnsafeMutablePointer<Output>, threadCount: Int,
+    _ source: UnsafeRawPointer, output: UnsafeMutablePointer<Output>, threadCount: Int,
     scratch: UnsafeMutableRawPointer
   ) {
-    var rows = source
-    if let unsignedInputOffset {
-      copyBytes(from: source, to: scratch + unsignedInputOffset, count: count, flip: signFlip)
-      rows = UnsafeRawPointer(scratch + unsignedInputOffset)
-    }
     let groupScratch = scratch + gemmScratchOffset
     for group in 0..<shape.groups {
       let epilogue = constants.epilogue(group: group, outputZeroPoint: outputZeroPoint, clamp: clamp)
@@ -431,7 +425,7 @@ private struct ByteConvolution {
       let groupOutput = output + group * shape.groupOutputChannels
       if readsInPlace {
         let lhs = RowMajorLeftOperand(
-          base: rows.assumingMemoryBound(to: UInt8.self) + channelOffset, rowStride: shape.inputChannels)
+          base: source.assumingMemoryBound(to: UInt8.self) + channelOffset, rowStride: shape.inputChannels)
         IntegerGEMM.multiply(
           plan: plan, lhs: lhs, rhs: weights.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
           epilogue: epilogue, threadCount: threadCount, scratch: groupScratch)
@@ -597,8 +591,9 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
       context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
     } else {
       let convolution = ByteDepthwiseConvolution(shape, arithmetic: arithmetic, isSigned: input.type == .int8)
-      context.requestScratch(
-        bytes: try FloatOperands.checkedCount(convolution.paddedInputShape, "\(op) padded input"))
+      // Each thread holds one output row's window at a time (on the stack, or the heap when large).
+      let windowBytes = try FloatOperands.checkedCount(convolution.windowShape, "\(op) input window")
+      try context.requireMemory(count: windowBytes, bytesEach: context.threadCount, for: "\(op)'s input windows")
       byteDepthwise = convolution
     }
     // The 8-bit path keeps only its padded weights (not the Int32 ones).
@@ -609,7 +604,7 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
     if let byteDepthwise {
-      try byteDepthwise.run(input: input, output: output, threadCount: context.threadCount, scratch: context.scratch)
+      try byteDepthwise.run(input: input, output: output, threadCount: context.threadCount)
       return
     }
     guard let shape, let arithmetic, let scratch = context.scratch else {
@@ -634,20 +629,22 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
 
 /// DEPTHWISE_CONV_2D on 8-bit activations, vectorised over 16 channels.
 ///
-/// The input is first copied into scratch in the unsigned form of the integer GEMM (int8 plus 128),
-/// surrounded by the unsigned input zero point wherever a tap falls outside it, with every channel
-/// repeated `multiplier` times and the channels padded to whole 16-lane blocks. Every output then
-/// sums all its taps without bounds checks: Σ u · w, where the input offset's share
-/// (offset · Σ w over all taps, padding included) is folded into the bias at prepare time.
+/// For each output row, the input rows its taps read are copied into a small window (on the
+/// stack, so the node needs no arena scratch, as LiteRT's int8 depthwise kernels need none) in the
+/// unsigned form of the integer GEMM (int8 plus 128), with the unsigned input zero point wherever a
+/// tap falls outside the input, every channel repeated `multiplier` times and the channels padded
+/// to whole 16-lane blocks. Every output then sums all its taps without bounds checks: Σ u · w,
+/// where the input offset's share (offset · Σ w over all taps, padding included) is folded into
+/// the bias at prepare time.
 private struct ByteDepthwiseConvolution {
   /// The convolution.
   let shape: DepthwiseShape
   /// The weights minus their zero points, `[tap][channel]` with `paddedChannels` channels per tap.
   let filter: [Int16]
-  /// Channels per tap in `filter` and per pixel of the padded input: a multiple of 16.
+  /// Channels per tap in `filter` and per pixel of the window: a multiple of 16.
   let paddedChannels: Int
-  /// Rows and columns of the padded input.
-  let paddedHeight: Int, paddedWidth: Int
+  /// Pixels per window row: the input row with its padding on both sides.
+  let paddedWidth: Int
   /// Bias (with the input offset's share) and multiplier per output channel.
   let constants: IntegerChannelConstants
   /// The output zero point.
@@ -682,7 +679,6 @@ private struct ByteDepthwiseConvolution {
     self.shape = shape
     self.filter = filter
     paddedChannels = padded
-    paddedHeight = paddedExtent(shape.height)
     paddedWidth = paddedExtent(shape.width)
     constants = IntegerChannelConstants(
       groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding
@@ -695,47 +691,46 @@ private struct ByteDepthwiseConvolution {
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
   }
 
-  /// The shape of the padded unsigned input in scratch (one byte per element).
-  var paddedInputShape: [Int] { [shape.batch, paddedHeight, paddedWidth, paddedChannels] }
+  /// The shape of one output row's input window (one byte per element): a row per filter tap row.
+  var windowShape: [Int] { [shape.height.filterSize, paddedWidth, paddedChannels] }
 
-  /// Computes the output from the input; `scratch` receives the padded input.
-  func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, scratch: UnsafeMutableRawPointer?) throws {
-    guard let scratch else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
-    let padded = scratch.assumingMemoryBound(to: UInt8.self)
-    padInput(try tensorData(input).assumingMemoryBound(to: UInt8.self), into: padded)
+  /// Computes the output from the input.
+  func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int) throws {
+    let source = UnsafePointer(try tensorData(input).assumingMemoryBound(to: UInt8.self))
     let destination = try tensorData(output)
     if output.type == .uint8 {
-      convolve(padded, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount)
+      convolve(source, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount)
     } else {
-      convolve(padded, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount)
+      convolve(source, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount)
     }
   }
 
-  /// Writes the padded unsigned input: the padding value everywhere, then every input pixel's
-  /// channels (each repeated `multiplier` times) at its place.
-  private func padInput(_ input: UnsafePointer<UInt8>, into padded: UnsafeMutablePointer<UInt8>) {
+  /// Fills `window` with the unsigned input rows that output row `y` of `image` reads, one window
+  /// row per filter tap row: the padding value outside the input, every pixel's channels (each
+  /// repeated `multiplier` times) at their place inside it.
+  private func fillWindow(_ window: UnsafeMutablePointer<UInt8>, input: UnsafePointer<UInt8>, image: Int, y: Int) {
     let height = shape.height
     let width = shape.width
     let pixelBytes = shape.inputChannels
     let contiguous = shape.multiplier == 1 && paddedChannels == pixelBytes
     let paddedRow = paddedWidth &* paddedChannels
-    padded.update(repeating: paddingValue, count: shape.batch &* paddedHeight &* paddedRow)
-    for image in 0..<shape.batch {
-      for y in 0..<height.inputSize {
-        let source = input + (image &* height.inputSize &+ y) &* width.inputSize &* pixelBytes
-        let row = padded + ((image &* paddedHeight &+ y &+ height.paddingBefore) &* paddedRow &+ width.paddingBefore &* paddedChannels)
-        if contiguous {
-          flipBytes(from: source, to: row, count: width.inputSize &* pixelBytes)
-          continue
-        }
-        for x in 0..<width.inputSize {
-          let from = source + x &* pixelBytes
-          let to = row + x &* paddedChannels
-          if shape.multiplier == 1 {
-            flipBytes(from: from, to: to, count: pixelBytes)
-          } else {
-            for channel in 0..<shape.outputChannels { to[channel] = from[channel / shape.multiplier] ^ signFlip }
-          }
+    window.update(repeating: paddingValue, count: height.filterSize &* paddedRow)
+    for tapRow in 0..<height.filterSize {
+      let inputY = y &* height.stride &- height.paddingBefore &+ tapRow &* height.dilation
+      guard inputY >= 0, inputY < height.inputSize else { continue }
+      let source = input + (image &* height.inputSize &+ inputY) &* width.inputSize &* pixelBytes
+      let row = window + (tapRow &* paddedRow &+ width.paddingBefore &* paddedChannels)
+      if contiguous {
+        flipBytes(from: source, to: row, count: width.inputSize &* pixelBytes)
+        continue
+      }
+      for x in 0..<width.inputSize {
+        let from = source + x &* pixelBytes
+        let to = row + x &* paddedChannels
+        if shape.multiplier == 1 {
+          flipBytes(from: from, to: to, count: pixelBytes)
+        } else {
+          for channel in 0..<shape.outputChannels { to[channel] = from[channel / shape.multiplier] ^ signFlip }
         }
       }
     }
@@ -755,9 +750,9 @@ private struct ByteDepthwiseConvolution {
     }
   }
 
-  /// The convolution over the padded input, for one output type.
+  /// The convolution, one output row at a time over its input window, for one output type.
   private func convolve<Output: QuantizedInteger>(
-    _ padded: UnsafeMutablePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int
+    _ input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int
   ) {
     let channels = shape.outputChannels
     let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
@@ -767,7 +762,7 @@ private struct ByteDepthwiseConvolution {
     let paddedRow = paddedWidth &* stride
     let pixelStep = width.stride &* stride
     let tapStep = width.dilation &* stride
-    let tapRowStep = height.dilation &* paddedRow
+    let windowBytes = height.filterSize &* paddedRow
     filter.withUnsafeBufferPointer { filterBuffer in
       guard let filter = filterBuffer.baseAddress else { return }
       ChannelWindowRows.forEachRow(
@@ -775,58 +770,60 @@ private struct ByteDepthwiseConvolution {
         workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
         threadCount: threadCount
       ) { row in
-        // Wrapping index arithmetic: every offset stays inside the padded input built for this shape.
-        let image = row / height.outputSize
-        let y = row % height.outputSize
-        let firstRow = UnsafePointer(padded) + (image &* paddedHeight &+ y &* height.stride) &* paddedRow
-        let outputRow = output + row &* width.outputSize &* channels
-        var channel = 0
-        while channel < channels {
-          let lanes = min(GEMMTile.columns, channels &- channel)
-          var x = 0
-          while x < width.outputSize {
-            // Four pixels at a time: four independent sums share each widened weight vector. A
-            // group past the row's end repeats its last pixel and stores only the real ones.
-            let count = min(4, width.outputSize &- x)
-            let p0 = firstRow + (x &* pixelStep &+ channel)
-            let p1 = p0 + min(1, count &- 1) &* pixelStep
-            let p2 = p0 + min(2, count &- 1) &* pixelStep
-            let p3 = p0 + min(3, count &- 1) &* pixelStep
-            var s0 = SIMD16<Int32>()
-            var s1 = SIMD16<Int32>()
-            var s2 = SIMD16<Int32>()
-            var s3 = SIMD16<Int32>()
-            var weights = filter + channel
-            var tapRow = 0
-            for _ in 0..<height.filterSize {
-              var tap = tapRow
-              for _ in 0..<width.filterSize {
-                let w = widenedWeights(weights)
-                s0 &+= widenedBytes(p0 + tap) &* w
-                s1 &+= widenedBytes(p1 + tap) &* w
-                s2 &+= widenedBytes(p2 + tap) &* w
-                s3 &+= widenedBytes(p3 + tap) &* w
-                tap &+= tapStep
-                weights += stride
+        // Wrapping index arithmetic: every offset stays inside the window built for this shape.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: windowBytes) { windowBuffer in
+          guard let window = windowBuffer.baseAddress else { return }
+          fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
+          let firstRow = UnsafePointer(window)
+          let outputRow = output + row &* width.outputSize &* channels
+          var channel = 0
+          while channel < channels {
+            let lanes = min(GEMMTile.columns, channels &- channel)
+            var x = 0
+            while x < width.outputSize {
+              // Four pixels at a time: four independent sums share each widened weight vector. A
+              // group past the row's end repeats its last pixel and stores only the real ones.
+              let count = min(4, width.outputSize &- x)
+              let p0 = firstRow + (x &* pixelStep &+ channel)
+              let p1 = p0 + min(1, count &- 1) &* pixelStep
+              let p2 = p0 + min(2, count &- 1) &* pixelStep
+              let p3 = p0 + min(3, count &- 1) &* pixelStep
+              var s0 = SIMD16<Int32>()
+              var s1 = SIMD16<Int32>()
+              var s2 = SIMD16<Int32>()
+              var s3 = SIMD16<Int32>()
+              var weights = filter + channel
+              var tapRow = 0
+              for _ in 0..<height.filterSize {
+                var tap = tapRow
+                for _ in 0..<width.filterSize {
+                  let w = widenedWeights(weights)
+                  s0 &+= widenedBytes(p0 + tap) &* w
+                  s1 &+= widenedBytes(p1 + tap) &* w
+                  s2 &+= widenedBytes(p2 + tap) &* w
+                  s3 &+= widenedBytes(p3 + tap) &* w
+                  tap &+= tapStep
+                  weights += stride
+                }
+                tapRow &+= paddedRow
               }
-              tapRow &+= tapRowStep
+              let out = outputRow + (x &* channels &+ channel)
+              storeVector(epilogue.requantize(s0, channel: channel).narrowed(to: Output.self), out, lanes: lanes)
+              if count > 1 {
+                storeVector(epilogue.requantize(s1, channel: channel).narrowed(to: Output.self), out + channels, lanes: lanes)
+              }
+              if count > 2 {
+                storeVector(
+                  epilogue.requantize(s2, channel: channel).narrowed(to: Output.self), out + 2 &* channels, lanes: lanes)
+              }
+              if count > 3 {
+                storeVector(
+                  epilogue.requantize(s3, channel: channel).narrowed(to: Output.self), out + 3 &* channels, lanes: lanes)
+              }
+              x &+= 4
             }
-            let out = outputRow + (x &* channels &+ channel)
-            storeVector(epilogue.requantize(s0, channel: channel).narrowed(to: Output.self), out, lanes: lanes)
-            if count > 1 {
-              storeVector(epilogue.requantize(s1, channel: channel).narrowed(to: Output.self), out + channels, lanes: lanes)
-            }
-            if count > 2 {
-              storeVector(
-                epilogue.requantize(s2, channel: channel).narrowed(to: Output.self), out + 2 &* channels, lanes: lanes)
-            }
-            if count > 3 {
-              storeVector(
-                epilogue.requantize(s3, channel: channel).narrowed(to: Output.self), out + 3 &* channels, lanes: lanes)
-            }
-            x &+= 4
+            channel &+= GEMMTile.columns
           }
-          channel &+= GEMMTile.columns
         }
       }
     }

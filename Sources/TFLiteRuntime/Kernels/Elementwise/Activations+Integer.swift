@@ -26,6 +26,9 @@ extension IntegerUnaryDefinition {
 /// A quantized kernel whose output has its input's shape and each output element depends on the
 /// same input element.
 final class IntegerUnaryKernel<Definition: IntegerUnaryDefinition>: Kernel {
+  /// Output element i is computed from input element i (a broadcast operand is never the one
+  /// shared: it is smaller than the output).
+  static var writesOutputInPlace: Bool { true }
   private let input: RuntimeTensor
   private let output: RuntimeTensor
   private let definition: Definition

@@ -195,6 +195,8 @@ enum GeluTanhApproximation: FloatFunctionKind {
 /// x · logistic(x) (SiLU, swish) with the MUL's fused activation, for a node whose single input
 /// is x: what LOGISTIC followed by MUL computes, in one pass.
 final class SigmoidLinearUnitKernel: Kernel {
+  /// Output element i is computed from input element i.
+  static var writesOutputInPlace: Bool { true }
   private let input: RuntimeTensor
   private let output: RuntimeTensor
   private let activation: ActivationRange<Float>

@@ -32,6 +32,9 @@ extension IntegerBinaryDefinition {
 
 /// A quantized kernel combining two broadcast operands element by element.
 final class IntegerBinaryKernel<Definition: IntegerBinaryDefinition>: Kernel {
+  /// Output element i is computed from input element i (a broadcast operand is never the one
+  /// shared: it is smaller than the output).
+  static var writesOutputInPlace: Bool { true }
   private let lhs: RuntimeTensor
   private let rhs: RuntimeTensor
   private let output: RuntimeTensor

@@ -44,6 +44,9 @@ protocol UnaryKernelDefinition {
 
 /// A kernel whose output has its input's shape and each output element depends on one input element.
 final class UnaryKernel<Definition: UnaryKernelDefinition>: Kernel {
+  /// Output element i is computed from input element i (a broadcast operand is never the one
+  /// shared: it is smaller than the output).
+  static var writesOutputInPlace: Bool { true }
   private let input: RuntimeTensor
   private let output: RuntimeTensor
   private let definition: Definition
@@ -88,6 +91,9 @@ extension BinaryKernelDefinition {
 
 /// A kernel combining two broadcast operands element by element.
 final class BinaryKernel<Definition: BinaryKernelDefinition>: Kernel {
+  /// Output element i is computed from input element i (a broadcast operand is never the one
+  /// shared: it is smaller than the output).
+  static var writesOutputInPlace: Bool { true }
   private let lhs: RuntimeTensor
   private let rhs: RuntimeTensor
   private let output: RuntimeTensor
