@@ -192,7 +192,9 @@ extension JPEGDecoding {
     let components = scan.componentIndices.map { frame.components[$0] }
     let planeBases = scan.componentIndices.map { planes[$0].baseAddress! }
     let quantization = components.map { quantizationTables[$0.quantizationTable]! }
-    var predictions = [Int32](repeating: 0, count: components.count)
+    let predictions = UnsafeMutablePointer<Int32>.allocate(capacity: components.count)
+    predictions.initialize(repeating: 0, count: components.count)
+    defer { predictions.deallocate() }
     let block = UnsafeMutablePointer<Int16>.allocate(capacity: 64)
     defer { block.deallocate() }
     let tables = UnsafeMutablePointer<Int32>.allocate(capacity: 64 * components.count)
@@ -204,7 +206,7 @@ extension JPEGDecoding {
     let zigZag = UnsafeMutablePointer<Int>.allocate(capacity: 64)
     defer { zigZag.deallocate() }
     for index in 0..<64 { zigZag[index] = jpegZigZagToNatural[index] }
-    try forEachBlock(scan, frame: frame, reader: &reader, restart: { predictions = predictions.map { _ in 0 } }) {
+    try forEachBlock(scan, frame: frame, reader: &reader, restart: { predictions.update(repeating: 0, count: components.count) }) {
       (position, column, row, reader) throws(ImageError) in
       block.initialize(repeating: 0, count: 64)
       let size = try reader.decode(dc[position])
