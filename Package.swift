@@ -51,7 +51,8 @@ let package = Package(
       name: "TFLiteRuntimeTests",
       dependencies: ["TFLiteRuntime", "TFLiteLinearAlgebra", "TFLiteFormat", "TFLiteTestSupport"]),
     .testTarget(name: "TensorFlowLiteTaskVisionTests", dependencies: ["TensorFlowLiteTaskVision", "TFLiteImage"]),
-    .testTarget(name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport"]),
+    .testTarget(
+      name: "TensorFlowLiteTests", dependencies: ["TensorFlowLite", "TFLiteFormat", "TFLiteTestSupport", "TFLiteImage"]),
     .testTarget(
       name: "FirebaseMLModelDownloaderTests", dependencies: ["FirebaseMLModelDownloader"], exclude: ["Fixtures"]),
     // Lifecycle soak checks; Scripts/soak.sh runs them longer, in release and under sanitizers.

@@ -17,6 +17,7 @@ Output, in TestModels/images/png/:
   ../ppm/NAME.ppm/.pgm and NAME.npy: the photo saved by Pillow as binary PPM and PGM, with
                  the pixels Pillow reads back.
   ../resize/*    tf.image.resize results (see resize_cases()).
+  ../bmp/*       BMP files and the pixels Pillow reads from them (see bmp_cases()).
   ../zip/*       ZIP archives for the ZIP reader (see zip_cases()).
   NAME.16.npy    uint16 [H, W, C], for 16-bit files: every sample as written (checked against
                  Pillow's I;16 array for gray), tRNS alpha 0 or 65535.
@@ -220,6 +221,69 @@ def pillow_cases():
         np.save(os.path.splitext(ppm)[0] + ".npy", pixels.reshape(pixels.shape[0], pixels.shape[1], -1))
 
 
+def bmp_file(width, height, bits, pixel_rows, header_size=40, compression=0, masks=None, palette=None,
+             top_down=False):
+    """A BMP file byte by byte: `pixel_rows` are the unpadded rows in file order, `masks` the
+    (r, g, b[, a]) bit fields, `palette` the (r, g, b) entries."""
+    stride = (width * bits + 31) // 32 * 4
+    data = b"".join(row + bytes(stride - len(row)) for row in pixel_rows)
+    entry = 3 if header_size == 12 else 4
+    table = b"".join(bytes((b, g, r) + ((0,) if entry == 4 else ())) for r, g, b in (palette or []))
+    if header_size == 12:
+        dib = struct.pack("<IHHHH", 12, width, height, 1, bits)
+    else:
+        dib = struct.pack("<IiiHHIIiiII", header_size, width, -height if top_down else height, 1, bits, compression,
+                          len(data), 2835, 2835, len(palette or []), 0)
+        extra = struct.pack("<" + "I" * len(masks), *masks) if masks else b""
+        if header_size == 40:
+            dib += extra
+        else:
+            dib += (extra + bytes(header_size - 40))[:header_size - 40]
+    offset = 14 + len(dib) + len(table)
+    return b"BM" + struct.pack("<IHHI", offset + len(data), 0, 0, offset) + dib + table + data
+
+
+def bmp_cases():
+    """bmp/NAME.bmp and NAME.npy (Pillow's pixels, converted to RGB, or RGBA when Pillow reads
+    alpha): files Pillow writes (24-bit photo, 8-bit gray and palette, 1-bit, 32-bit from RGBA)
+    and files built here (4-bit palette, 16-bit 5-5-5 and 5-6-5 bit fields, 32-bit BGRA in a V5
+    header, top-down rows, an OS/2 core header with a 3-byte palette)."""
+    from sklearn.datasets import load_sample_image
+    rng = np.random.default_rng(12)  # its own stream: the files do not depend on the cases before
+    folder = os.path.join(OUT, "..", "bmp")
+    os.makedirs(folder, exist_ok=True)
+    photo = Image.fromarray(load_sample_image("china.jpg")).resize((160, 107), Image.BILINEAR)
+    files = {}
+    for name, image in [("pillow_photo", photo), ("pillow_photo_gray", photo.convert("L")),
+                        ("pillow_photo_palette", photo.quantize(37)), ("pillow_1bit", photo.crop((0, 0, 37, 21)).convert("1")),
+                        ("pillow_rgba", Image.fromarray(rng.integers(0, 256, size=(9, 13, 4), dtype=np.uint8), "RGBA"))]:
+        buffer = io.BytesIO()
+        image.save(buffer, "BMP")
+        files[name] = buffer.getvalue()
+    palette16 = [tuple(int(v) for v in rng.integers(0, 256, 3)) for _ in range(16)]
+    indices = rng.integers(0, 16, size=(7, 13))
+    files["palette_4bit"] = bmp_file(13, 7, 4, [bytes((row[i] << 4) | (row[i + 1] if i + 1 < 13 else 0)
+                                                       for i in range(0, 13, 2)) for row in indices], palette=palette16)
+    words = rng.integers(0, 1 << 16, size=(5, 11)).astype("<u2")
+    files["rgb555"] = bmp_file(11, 5, 16, [(row & 0x7FFF).tobytes() for row in words])
+    files["rgb565_bitfields"] = bmp_file(11, 5, 16, [row.tobytes() for row in words], compression=3,
+                                         masks=(0xF800, 0x7E0, 0x1F))
+    quads = rng.integers(0, 256, size=(6, 9, 4), dtype=np.uint8)
+    files["bgra_v5"] = bmp_file(9, 6, 32, [row.tobytes() for row in quads], header_size=124, compression=3,
+                                masks=(0xFF0000, 0xFF00, 0xFF, 0xFF000000))
+    triples = rng.integers(0, 256, size=(5, 7, 3), dtype=np.uint8)
+    files["top_down_24bit"] = bmp_file(7, 5, 24, [row.tobytes() for row in triples], top_down=True)
+    palette256 = [tuple(int(v) for v in rng.integers(0, 256, 3)) for _ in range(256)]
+    files["os2_core_8bit"] = bmp_file(10, 4, 8, [row.tobytes() for row in rng.integers(0, 256, size=(4, 10), dtype=np.uint8)],
+                                      header_size=12, palette=palette256)
+    for name, data in files.items():
+        image = Image.open(io.BytesIO(data))
+        pixels = np.asarray(image.convert("RGBA" if image.mode == "RGBA" else "RGB"))
+        with open(os.path.join(folder, name + ".bmp"), "wb") as f:
+            f.write(data)
+        np.save(os.path.join(folder, name + ".npy"), pixels)
+
+
 def zip_cases():
     """ZIP archives for ZIPArchive: one appended to other bytes (as TFLite metadata appends its
     associated files to a model), one with a `../` name, one whose deflated entry lies about its size."""
@@ -253,7 +317,9 @@ def zip_cases():
 
 def resize_cases():
     """tf.image.resize of a 40x30 crop (at x 50, y 40) of pillow_photo_rgb to 57x43 and 23x17:
-    resize/bilinear_WxH.npy (float32) and resize/nearest_WxH.npy (uint8)."""
+    resize/bilinear_WxH.npy (float32) and resize/nearest_WxH.npy (uint8); with antialias=True
+    also to 9x7 and 40x11 (shrinking by up to 4.4, and along one axis only):
+    resize/bilinear_antialias_WxH.npy (float32)."""
     import tensorflow as tf
     photo = np.load(os.path.join(OUT, "pillow_photo_rgb.npy"))
     crop = photo[40:70, 50:90]
@@ -265,6 +331,9 @@ def resize_cases():
             if method == "nearest":
                 resized = resized.astype(np.uint8)
             np.save(os.path.join(folder, f"{method}_{width}x{height}.npy"), resized)
+    for width, height in ((57, 43), (23, 17), (9, 7), (40, 11)):
+        resized = tf.image.resize(crop, [height, width], method="bilinear", antialias=True).numpy()
+        np.save(os.path.join(folder, f"bilinear_antialias_{width}x{height}.npy"), resized)
 
 
 if __name__ == "__main__":
@@ -273,4 +342,5 @@ if __name__ == "__main__":
     pillow_cases()
     zip_cases()
     resize_cases()
+    bmp_cases()
     print("wrote", len(os.listdir(OUT)), "files to", os.path.normpath(OUT))

@@ -9,6 +9,8 @@ public enum ImageFormat: String, Sendable, CaseIterable {
   case jpeg
   /// Netpbm binary gray (P5) or colour (P6).
   case ppm
+  /// Windows bitmap ("BM").
+  case bmp
 
   /// The format of `bytes`, judged by their first bytes, or nil.
   public init?(sniffing bytes: [UInt8]) {
@@ -18,13 +20,15 @@ public enum ImageFormat: String, Sendable, CaseIterable {
       self = .jpeg
     } else if bytes.count >= 2, bytes[0] == UInt8(ascii: "P"), bytes[1] == UInt8(ascii: "5") || bytes[1] == UInt8(ascii: "6") {
       self = .ppm
+    } else if bytes.starts(with: Array("BM".utf8)) {
+      self = .bmp
     } else {
       return nil
     }
   }
 }
 
-/// Decodes a PNG, JPEG or PPM/PGM file, whichever `bytes` are, to 8-bit samples; throws
+/// Decodes a PNG, JPEG, BMP or PPM/PGM file, whichever `bytes` are, to 8-bit samples; throws
 /// `ImageError.unknownFormat` for anything else. A JPEG's EXIF orientation is applied unless
 /// `appliesOrientation` is false.
 public func decodeImage(
@@ -35,6 +39,7 @@ public func decodeImage(
   case .jpeg:
     return try JPEGDecoder.decode(bytes, options: JPEGDecodingOptions(limits: limits, appliesOrientation: appliesOrientation))
   case .ppm: return try PPM.decode(bytes, limits: limits)
+  case .bmp: return try BMP.decode(bytes, limits: limits)
   case nil: throw ImageError.unknownFormat
   }
 }

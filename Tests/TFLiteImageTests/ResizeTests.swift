@@ -19,6 +19,27 @@ import Testing
     }
   }
 
+  @Test func antialiasedBilinearMatchesTensorFlowBitForBit() throws {
+    let source = try crop()
+    for (width, height) in [(57, 43), (23, 17), (9, 7), (40, 11)] {
+      let resized = try source.resizedBilinearAntialiased(width: width, height: height)
+      let expected = try #require(try ImageFixtures.array("resize/bilinear_antialias_\(width)x\(height).npy"))
+      #expect(expected.shape == [height, width, 3])
+      #expect(resized.samples == (try expected.values(as: Float.self)), "\(width)×\(height)")
+    }
+  }
+
+  @Test func antialiasingAveragesWhatPlainBilinearSkips() throws {
+    // Shrinking 255, 0, 255, 0 by two. Plain bilinear samples halfway between two pixels: 127.5
+    // twice. The antialiased triangle, stretched to radius 2 around input positions 1 and 3, weighs
+    // three pixels 0.75, 0.75, 0.25 (and 0.25, 0.75, 0.75), normalized by their sum 1.75.
+    let stripes = try Image(width: 4, height: 1, channels: 1, pixels: [255, 0, 255, 0])
+    #expect(try stripes.resizedBilinear(width: 2, height: 1).samples == [127.5, 127.5])
+    let smoothed = try stripes.resizedBilinearAntialiased(width: 2, height: 1).samples
+    let expected: [Float] = [255 / 1.75, 0.75 * 255 / 1.75]
+    #expect(zip(smoothed, expected).allSatisfy { abs($0 - $1) < 1e-3 }, "\(smoothed)")
+  }
+
   @Test func nearestMatchesTensorFlowExactly() throws {
     let source = try crop()
     for (width, height) in [(57, 43), (23, 17)] {

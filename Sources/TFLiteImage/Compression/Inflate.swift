@@ -33,6 +33,28 @@ public enum Inflate {
   static func decompressZlib(_ input: UnsafeRawBufferPointer, maximumSize: Int, expectedSize: Int?) throws(ImageError)
     -> OwnedBytes
   {
+    var inflater = Inflater(input: try zlibBody(input), maximumSize: maximumSize, expectedSize: expectedSize)
+    try inflater.run()
+    let consumed = inflater.consumedBytes
+    let output = inflater.finish()
+    try checkAdler32(input, consumed: consumed, output: UnsafeRawBufferPointer(start: output.pointer, count: output.count))
+    return output
+  }
+
+  /// Decompresses a zlib stream into `buffer`, which bounds the output; returns the bytes written.
+  /// (A decoder that knows its output size inflates straight into its result this way.)
+  static func decompressZlib(_ input: UnsafeRawBufferPointer, into buffer: UnsafeMutableBufferPointer<UInt8>)
+    throws(ImageError) -> Int
+  {
+    var inflater = Inflater(input: try zlibBody(input), into: buffer)
+    try inflater.run()
+    let produced = inflater.producedCount
+    try checkAdler32(input, consumed: inflater.consumedBytes, output: UnsafeRawBufferPointer(start: buffer.baseAddress, count: produced))
+    return produced
+  }
+
+  /// The DEFLATE data after a valid 2-byte zlib header.
+  private static func zlibBody(_ input: UnsafeRawBufferPointer) throws(ImageError) -> UnsafeRawBufferPointer {
     guard input.count >= 2 else { throw zlibError("the stream is shorter than its 2-byte header", at: 0) }
     let method = input[0], flags = input[1]
     guard method & 0x0F == 8, method >> 4 <= 7 else {
@@ -40,18 +62,20 @@ public enum Inflate {
     }
     guard (UInt16(method) << 8 | UInt16(flags)) % 31 == 0 else { throw zlibError("the header check bits are wrong", at: 1) }
     guard flags & 0x20 == 0 else { throw zlibError("the stream needs a preset dictionary", at: 1) }
-    var inflater = Inflater(
-      input: UnsafeRawBufferPointer(rebasing: input[2...]), maximumSize: maximumSize, expectedSize: expectedSize)
-    try inflater.run()
-    let end = 2 + inflater.consumedBytes
+    return UnsafeRawBufferPointer(rebasing: input[2...])
+  }
+
+  /// Checks the Adler-32 trailer after the `consumed` DEFLATE bytes against `output`.
+  private static func checkAdler32(_ input: UnsafeRawBufferPointer, consumed: Int, output: UnsafeRawBufferPointer)
+    throws(ImageError)
+  {
+    let end = 2 + consumed
     guard end + 4 <= input.count else { throw zlibError("the Adler-32 trailer is missing", at: end) }
     let stored = UInt32(input[end]) << 24 | UInt32(input[end + 1]) << 16 | UInt32(input[end + 2]) << 8 | UInt32(input[end + 3])
-    let output = inflater.finish()
-    let computed = Adler32.checksum(UnsafeRawBufferPointer(start: output.pointer, count: output.count))
+    let computed = Adler32.checksum(output)
     guard stored == computed else {
       throw zlibError("Adler-32 mismatch: stored \(hex(stored)), computed \(hex(computed))", at: end)
     }
-    return output
   }
 
   /// Decompresses raw DEFLATE data into an owned buffer; also returns the input bytes used.
@@ -248,6 +272,17 @@ struct Inflater {
     capacity = max(1, min(self.maximumSize, possible, expectedSize ?? max(input.count * 4, 1 << 16)))
     output = .allocate(capacity: capacity)
   }
+
+  /// An inflater writing into `buffer` (not owned; never reallocated: the output may not exceed it).
+  init(input: UnsafeRawBufferPointer, into buffer: UnsafeMutableBufferPointer<UInt8>) {
+    self.input = input
+    maximumSize = buffer.count
+    capacity = buffer.count
+    output = buffer.baseAddress ?? .allocate(capacity: 0)
+  }
+
+  /// Output bytes written so far.
+  var producedCount: Int { count }
 
   /// Input bytes the stream used, up to the end of its last block's final byte.
   var consumedBytes: Int { position - bitCount / 8 }

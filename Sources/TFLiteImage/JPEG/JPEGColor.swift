@@ -66,7 +66,7 @@ private struct JPEGYCbCrTables {
 
 @inline(__always)
 private func clampedSample(_ value: Int32) -> UInt8 {
-  UInt8(truncatingIfNeeded: max(0, min(255, value)))
+  value < 0 ? 0 : value > 255 ? 255 : UInt8(truncatingIfNeeded: value)
 }
 
 extension JPEGDecoding {
@@ -203,21 +203,21 @@ extension JPEGDecoding {
     case .fancyHorizontal:
       let input = plane + y * stride
       buffer[0] = input[0]
-      buffer[1] = UInt8((Int(input[0]) * 3 + Int(input[1]) + 2) >> 2)
+      buffer[1] = UInt8(truncatingIfNeeded: (Int(input[0]) * 3 + Int(input[1]) + 2) >> 2)
       for column in 1..<(samples - 1) {
         let weighted = Int(input[column]) * 3
-        buffer[2 * column] = UInt8((weighted + Int(input[column - 1]) + 1) >> 2)
-        buffer[2 * column + 1] = UInt8((weighted + Int(input[column + 1]) + 2) >> 2)
+        buffer[2 * column] = UInt8(truncatingIfNeeded: (weighted + Int(input[column - 1]) + 1) >> 2)
+        buffer[2 * column + 1] = UInt8(truncatingIfNeeded: (weighted + Int(input[column + 1]) + 2) >> 2)
       }
       let last = samples - 1
-      buffer[2 * last] = UInt8((Int(input[last]) * 3 + Int(input[last - 1]) + 1) >> 2)
+      buffer[2 * last] = UInt8(truncatingIfNeeded: (Int(input[last]) * 3 + Int(input[last - 1]) + 1) >> 2)
       buffer[2 * last + 1] = input[last]
       return UnsafePointer(buffer)
     case .fancyVertical:
       let (near, far, isUpper) = verticalNeighbours()
       let bias = isUpper ? 1 : 2
       for column in 0..<samples {
-        buffer[column] = UInt8((Int(near[column]) * 3 + Int(far[column]) + bias) >> 2)
+        buffer[column] = UInt8(truncatingIfNeeded: (Int(near[column]) * 3 + Int(far[column]) + bias) >> 2)
       }
       return UnsafePointer(buffer)
     case .fancyBoth:
@@ -225,16 +225,16 @@ extension JPEGDecoding {
       for column in 0..<samples {
         columnSums[column] = Int32(near[column]) * 3 + Int32(far[column])
       }
-      buffer[0] = UInt8((columnSums[0] * 4 + 8) >> 4)
-      buffer[1] = UInt8((columnSums[0] * 3 + columnSums[1] + 7) >> 4)
+      buffer[0] = UInt8(truncatingIfNeeded: (columnSums[0] * 4 + 8) >> 4)
+      buffer[1] = UInt8(truncatingIfNeeded: (columnSums[0] * 3 + columnSums[1] + 7) >> 4)
       for column in 1..<(samples - 1) {
         let weighted = columnSums[column] * 3
-        buffer[2 * column] = UInt8((weighted + columnSums[column - 1] + 8) >> 4)
-        buffer[2 * column + 1] = UInt8((weighted + columnSums[column + 1] + 7) >> 4)
+        buffer[2 * column] = UInt8(truncatingIfNeeded: (weighted + columnSums[column - 1] + 8) >> 4)
+        buffer[2 * column + 1] = UInt8(truncatingIfNeeded: (weighted + columnSums[column + 1] + 7) >> 4)
       }
       let last = samples - 1
-      buffer[2 * last] = UInt8((columnSums[last] * 3 + columnSums[last - 1] + 8) >> 4)
-      buffer[2 * last + 1] = UInt8((columnSums[last] * 4 + 7) >> 4)
+      buffer[2 * last] = UInt8(truncatingIfNeeded: (columnSums[last] * 3 + columnSums[last - 1] + 8) >> 4)
+      buffer[2 * last + 1] = UInt8(truncatingIfNeeded: (columnSums[last] * 4 + 7) >> 4)
       return UnsafePointer(buffer)
     case .replicate(let horizontal, let vertical):
       let input = plane + (y / vertical) * stride

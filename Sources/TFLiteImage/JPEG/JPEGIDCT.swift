@@ -74,7 +74,7 @@ private func inverseDCT8(
 @inline(__always)
 private func rangeLimited(_ value: Int32) -> UInt8 {
   let wrapped = ((value & 1023) ^ 512) &- 512
-  return UInt8(truncatingIfNeeded: max(0, min(255, wrapped &+ 128)))
+  return wrapped < -128 ? 0 : wrapped > 127 ? 255 : UInt8(truncatingIfNeeded: wrapped &+ 128)
 }
 
 /// Dequantizes `coefficients` (natural order) with `quantization` and writes the 8×8 samples

@@ -65,16 +65,22 @@ extension Image {
     }
     let transformed = pixels.withUnsafeBufferPointer { source in
       [UInt8](unsafeUninitializedCapacity: pixels.count) { output, initialized in
-        for y in 0..<outputHeight {
-          for x in 0..<outputWidth {
-            // For swapped axes the output column walks source rows and the output row source columns.
-            var sourceX = swapsAxes ? y : x
-            var sourceY = swapsAxes ? x : y
-            if mirrorX { sourceX = sourceWidth - 1 - sourceX }
-            if mirrorY { sourceY = sourceHeight - 1 - sourceY }
-            let from = (sourceY * sourceWidth + sourceX) * channels
-            let to = (y * outputWidth + x) * channels
-            for channel in 0..<channels { output[to + channel] = source[from + channel] }
+        // Tile by tile, so that a rotation's column walk through the source stays in cache.
+        let tile = 64
+        for tileY in stride(from: 0, to: outputHeight, by: tile) {
+          for tileX in stride(from: 0, to: outputWidth, by: tile) {
+            for y in tileY..<min(tileY + tile, outputHeight) {
+              for x in tileX..<min(tileX + tile, outputWidth) {
+                // For swapped axes the output column walks source rows and the output row source columns.
+                var sourceX = swapsAxes ? y : x
+                var sourceY = swapsAxes ? x : y
+                if mirrorX { sourceX = sourceWidth - 1 - sourceX }
+                if mirrorY { sourceY = sourceHeight - 1 - sourceY }
+                let from = (sourceY * sourceWidth + sourceX) * channels
+                let to = (y * outputWidth + x) * channels
+                for channel in 0..<channels { output[to + channel] = source[from + channel] }
+              }
+            }
           }
         }
         initialized = pixels.count

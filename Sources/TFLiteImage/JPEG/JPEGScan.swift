@@ -192,7 +192,9 @@ extension JPEGDecoding {
     let components = scan.componentIndices.map { frame.components[$0] }
     let planeBases = scan.componentIndices.map { planes[$0].baseAddress! }
     let quantization = components.map { quantizationTables[$0.quantizationTable]! }
-    var predictions = [Int32](repeating: 0, count: components.count)
+    let predictions = UnsafeMutablePointer<Int32>.allocate(capacity: components.count)
+    predictions.initialize(repeating: 0, count: components.count)
+    defer { predictions.deallocate() }
     let block = UnsafeMutablePointer<Int16>.allocate(capacity: 64)
     defer { block.deallocate() }
     let tables = UnsafeMutablePointer<Int32>.allocate(capacity: 64 * components.count)
@@ -200,7 +202,11 @@ extension JPEGDecoding {
     for (position, table) in quantization.enumerated() {
       for index in 0..<64 { tables[position * 64 + index] = table[index] }
     }
-    try forEachBlock(scan, frame: frame, reader: &reader, restart: { predictions = predictions.map { _ in 0 } }) {
+    let strides = components.map { $0.paddedBlocksPerRow * 8 }
+    let zigZag = UnsafeMutablePointer<Int>.allocate(capacity: 64)
+    defer { zigZag.deallocate() }
+    for index in 0..<64 { zigZag[index] = jpegZigZagToNatural[index] }
+    try forEachBlock(scan, frame: frame, reader: &reader, restart: { predictions.update(repeating: 0, count: components.count) }) {
       (position, column, row, reader) throws(ImageError) in
       block.initialize(repeating: 0, count: 64)
       let size = try reader.decode(dc[position])
@@ -219,10 +225,10 @@ extension JPEGDecoding {
         }
         k += run
         guard k < 64 else { throw malformed("AC run past the end of a block", at: reader.position) }
-        block[jpegZigZagToNatural[k]] = Int16(truncatingIfNeeded: try reader.signedValue(magnitudeBits))
+        block[zigZag[k]] = Int16(truncatingIfNeeded: try reader.signedValue(magnitudeBits))
         k += 1
       }
-      let stride = components[position].paddedBlocksPerRow * 8
+      let stride = strides[position]
       inverseDCT(
         coefficients: block, quantization: tables + position * 64,
         output: planeBases[position] + row * 8 * stride + column * 8, stride: stride)

@@ -39,21 +39,45 @@ public enum PNG {
     try bytes.withUnsafeBufferPointer { (buffer) throws(ImageError) in
       let file = try PNGChunks(UnsafeRawBufferPointer(buffer), limits: limits)
       let header = file.header
-      let filtered = try file.imageData.withUnsafeBufferPointer { (data) throws(ImageError) in
-        do throws(ImageError) {
-          return try Inflate.decompressZlib(
-            UnsafeRawBufferPointer(data), maximumSize: header.filteredByteCount, expectedSize: header.filteredByteCount)
-        } catch {
-          if case .malformed(_, let message, _) = error {
-            throw ImageError.malformed(format: "PNG", message: "IDAT data: \(message)", offset: nil)
+      func inflated<Result>(_ inflate: (UnsafeRawBufferPointer) throws(ImageError) -> (Result, Int)) throws(ImageError) -> Result {
+        let (result, count) = try file.imageData.withUnsafeBufferPointer { (data) throws(ImageError) in
+          do throws(ImageError) {
+            return try inflate(UnsafeRawBufferPointer(data))
+          } catch {
+            if case .malformed(_, let message, _) = error {
+              throw ImageError.malformed(format: "PNG", message: "IDAT data: \(message)", offset: nil)
+            }
+            throw error
           }
-          throw error
         }
+        guard count == header.filteredByteCount else {
+          throw ImageError.malformed(
+            format: "PNG", message: "the image data ends early: \(count) of \(header.filteredByteCount) bytes", offset: nil)
+        }
+        return result
       }
-      guard filtered.count == header.filteredByteCount else {
-        throw ImageError.malformed(
-          format: "PNG", message: "the image data ends early: \(filtered.count) of \(header.filteredByteCount) bytes",
-          offset: nil)
+      if Sample.self == UInt8.self, header.bitDepth == 8, !header.isInterlaced, header.colorType != 3,
+        header.outputChannels == header.fileChannels
+      {
+        // The rows are the pixels once unfiltered: inflate straight into the result and close
+        // up the filter bytes, so no second image-sized buffer exists.
+        let pass = header.passes[0]
+        var pixels = [UInt8](repeating: 0, count: header.filteredByteCount)
+        try pixels.withUnsafeMutableBufferPointer { (output) throws(ImageError) in
+          try inflated { (data) throws(ImageError) in ((), try Inflate.decompressZlib(data, into: output)) }
+          let rows = output.baseAddress!
+          try unfilterPass(rows, pass: pass, header: header)
+          for row in 0..<pass.height {
+            let source = rows + row * (pass.rowBytes + 1) + 1, target = rows + row * pass.rowBytes
+            for index in 0..<pass.rowBytes { target[index] = source[index] }  // moves left: safe front to back
+          }
+        }
+        pixels.removeLast(pass.height)
+        return (header, unsafeBitCast(pixels, to: [Sample].self))  // Sample is UInt8 here
+      }
+      let filtered = try inflated { (data) throws(ImageError) in
+        let output = try Inflate.decompressZlib(data, maximumSize: header.filteredByteCount, expectedSize: header.filteredByteCount)
+        return (output, output.count)
       }
       var offset = 0
       for pass in header.passes {
