@@ -76,6 +76,24 @@ final class KernelDispatchTests: XCTestCase {
     XCTAssertGreaterThan(outcomes.count, 200)
   }
 
+  /// The whole TestModels networks (`networks/`: MobileNet, EfficientNet and U-Net minis, int8, uint8 and
+  /// float) run with `.reference` match LiteRT: bit for bit when quantized, within the manifest's
+  /// tolerance for float; in each the reference kernels compute at least one node.
+  func testReferenceKernelSetMatchesLiteRTOnWholeNetworks() throws {
+    let isNetwork: (TestModelManifest.Entry) -> Bool = {
+      $0.kind == "network" && $0.file.hasPrefix("networks/")
+        && ["int8", "uint8", "float32"].contains($0.quantization)
+    }
+    let outcomes = try Conformance.check(isNetwork, kernels: .reference)
+    XCTAssertGreaterThanOrEqual(outcomes.filter { $0.entry.quantization != "float32" }.count, 4)
+    for outcome in outcomes {
+      let model = try TFLiteModel(
+        contentsOfFile: TestModelManifest.directory.appendingPathComponent(outcome.entry.file).path)
+      let kinds = try ModelRunner(model: model, options: RunnerOptions(kernels: .reference)).primary.kernelTypeNames
+      XCTAssertTrue(kinds.contains("ReferenceAdapterKernel"), "\(outcome.entry.name) ran no reference kernel")
+    }
+  }
+
   /// `.reference` builds ``ReferenceAdapterKernel`` for a covered node and the optimized kernel otherwise.
   func testReferenceKernelSetSelectsTheReferenceKernels() throws {
     let entries = try TestModelManifest.load().models.filter { $0.kind == "op" && $0.opNames.count == 1 }

@@ -216,12 +216,12 @@ private struct ReferenceCase {
     case ("CONV_2D", .conv2DOptions(let o)):
       return try Reference.conv2D(
         input: values(0), filter: values(1), bias: floatBias(2),
-        window: window(o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor, o.padding),
+        window: Reference.WindowParameters(o),
         activation: activation(o.fusedActivationFunction))
     case ("DEPTHWISE_CONV_2D", .depthwiseConv2DOptions(let o)):
       return try Reference.depthwiseConv2D(
         input: values(0), filter: values(1), bias: floatBias(2),
-        window: window(o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor, o.padding),
+        window: Reference.WindowParameters(o),
         activation: activation(o.fusedActivationFunction))
     case ("FULLY_CONNECTED", .fullyConnectedOptions(let o)):
       return try Reference.fullyConnected(
@@ -230,16 +230,16 @@ private struct ReferenceCase {
     case ("TRANSPOSE_CONV", .transposeConvOptions(let o)):
       return try Reference.transposeConv2D(
         input: values(2), filter: values(1), bias: floatBias(3), outputShape: outputShape(),
-        window: window(o.strideH, o.strideW, 1, 1, o.padding), activation: activation(o.fusedActivationFunction))
+        window: Reference.WindowParameters(o), activation: activation(o.fusedActivationFunction))
     case ("AVERAGE_POOL_2D", .pool2DOptions(let o)):
       return try Reference.averagePool2D(
-        input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
+        input: values(0), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction))
     case ("MAX_POOL_2D", .pool2DOptions(let o)):
       return try Reference.maxPool2D(
-        input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
+        input: values(0), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction))
     case ("L2_POOL_2D", .pool2DOptions(let o)):
       return try Reference.l2Pool2D(
-        input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
+        input: values(0), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction))
     case ("BATCH_MATMUL", .batchMatMulOptions(let o)):
       return try Reference.batchMatMul(lhs: values(0), rhs: values(1), adjX: o.adjX, adjY: o.adjY)
     case ("SOFTMAX", .softmaxOptions(let o)):
@@ -288,12 +288,12 @@ private struct ReferenceCase {
     case ("AVERAGE_POOL_2D", .pool2DOptions(let o)):
       try compare(
         Reference.averagePool2D(
-          input: values(0, as: Raw.self), parameters: pool(o), activation: activation(o.fusedActivationFunction),
+          input: values(0, as: Raw.self), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction),
           output: output))
     case ("MAX_POOL_2D", .pool2DOptions(let o)):
       try compare(
         Reference.maxPool2D(
-          input: values(0, as: Raw.self), parameters: pool(o), activation: activation(o.fusedActivationFunction),
+          input: values(0, as: Raw.self), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction),
           output: output))
     case ("BATCH_MATMUL", .batchMatMulOptions(let o)):
       try compare(
@@ -336,13 +336,13 @@ private struct ReferenceCase {
       try compare(
         Reference.conv2D(
           input: values(0, as: Raw.self), filter: values(1, as: Weight.self), bias: integerBias(2),
-          window: window(o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor, o.padding),
+          window: Reference.WindowParameters(o),
           quantization: weighted(Raw.self, o.fusedActivationFunction, biasPosition: 2, fullyConnected: false)))
     case .depthwiseConv2DOptions(let o):
       try compare(
         Reference.depthwiseConv2D(
           input: values(0, as: Raw.self), filter: values(1, as: Weight.self), bias: integerBias(2),
-          window: window(o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor, o.padding),
+          window: Reference.WindowParameters(o),
           quantization: weighted(Raw.self, o.fusedActivationFunction, biasPosition: 2, fullyConnected: false)))
     case .fullyConnectedOptions(let o):
       try compare(
@@ -354,7 +354,7 @@ private struct ReferenceCase {
       try compare(
         Reference.transposeConv2D(
           input: values(2, as: Raw.self), filter: values(1, as: Weight.self), bias: integerBias(3),
-          outputShape: outputShape(), window: window(o.strideH, o.strideW, 1, 1, o.padding),
+          outputShape: outputShape(), window: Reference.WindowParameters(o),
           quantization: weighted(Raw.self, o.fusedActivationFunction, biasPosition: 3, fullyConnected: false)))
     default: throw Reference.Error("\(entry.ops[0].op) with options \(op.builtinOptions)")
     }
@@ -408,37 +408,12 @@ private struct ReferenceCase {
 
   /// A schema fused activation as a clamp.
   func activation(_ function: ActivationFunctionType) throws -> FusedActivation {
-    switch function {
-    case .none: .none
-    case .relu: .relu
-    case .relu6: .relu6
-    case .reluN1To1: .reluN1To1
-    default: throw Reference.Error("fused activation \(function)")
-    }
-  }
-
-  /// Window parameters from schema options.
-  func window(_ strideH: Int32, _ strideW: Int32, _ dilationH: Int32, _ dilationW: Int32, _ padding: Padding) throws
-    -> Reference.WindowParameters
-  {
-    Reference.WindowParameters(
-      strideHeight: Int(strideH), strideWidth: Int(strideW), dilationHeight: Int(dilationH),
-      dilationWidth: Int(dilationW), padding: padding == .same ? .same : .valid)
-  }
-
-  /// Pool parameters from schema options.
-  func pool(_ o: Pool2DOptions) throws -> Reference.PoolParameters {
-    Reference.PoolParameters(
-      filterHeight: Int(o.filterHeight), filterWidth: Int(o.filterWidth),
-      window: try window(o.strideH, o.strideW, 1, 1, o.padding))
+    try FusedActivation(function, op: entry.ops[0].op)
   }
 
   /// TRANSPOSE_CONV's output shape, from its constant first operand.
   func outputShape() throws -> Reference.ImageShape {
-    let dimensions = try values(0, as: Int32.self).values.map(Int.init)
-    guard dimensions.count == 4 else { throw Reference.Error("output_shape \(dimensions)") }
-    return Reference.ImageShape(
-      batch: dimensions[0], height: dimensions[1], width: dimensions[2], channels: dimensions[3])
+    try Reference.ImageShape(outputShapeOperand: values(0, as: Int32.self).values)
   }
 
   /// The quantization of a weighted operator, with LiteRT's choice of accumulation.

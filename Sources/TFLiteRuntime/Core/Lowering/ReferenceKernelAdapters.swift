@@ -1,8 +1,10 @@
 // The reference kernel set as runtime kernels (`RunnerOptions(kernels: .reference)`).
 //
 // `ReferenceAdapterKernel` runs one node with the plain functions of `Reference/`: in `eval` it
-// copies the node's inputs into `Reference.Tensor`s, reads the options and quantization of the
-// node, calls the reference function and copies the result into the output. Checking the node and
+// copies the node's activations into `Reference.Tensor`s, reads the options and quantization of the
+// node, calls the reference function and copies the result into the output. Constant operands
+// (weights, biases, TRANSPOSE_CONV's output shape) are copied once, on the first `eval` after each
+// `prepare`, and reused. Checking the node and
 // setting the output's shape stay with the operator's optimized kernel (built alongside, prepared,
 // never evaluated), so both sets refuse the same models and give outputs of the same shape.
 //
@@ -31,6 +33,8 @@ final class ReferenceAdapterKernel: Kernel {
   private let shapeKernel: any Kernel
   /// The rounding of the integer rescaling, from `prepare`.
   private var rounding = RoundingPolicy.doubleRounding
+  /// The constant operands already read as reference tensors, by input position (emptied by `prepare`).
+  private var constantOperands: [Int: any Sendable] = [:]
 
   /// True when the reference set runs `node`: a covered operator on float32 or quantized operands
   /// (or ADD, SUB, MUL on int32); hybrid nodes and INT4 weights are not covered.
@@ -56,6 +60,7 @@ final class ReferenceAdapterKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     rounding = context.roundingPolicy
+    constantOperands = [:]
     try shapeKernel.prepare(&context)
   }
 
@@ -83,12 +88,12 @@ final class ReferenceAdapterKernel: Kernel {
     case (.conv2d, .conv2DOptions(let o)):
       return try Reference.conv2D(
         input: values(0), filter: values(1), bias: optionalValues(2),
-        window: window(o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor, o.padding),
+        window: Reference.WindowParameters(o),
         activation: activation(o.fusedActivationFunction))
     case (.depthwiseConv2d, .depthwiseConv2DOptions(let o)):
       return try Reference.depthwiseConv2D(
         input: values(0), filter: values(1), bias: optionalValues(2),
-        window: window(o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor, o.padding),
+        window: Reference.WindowParameters(o),
         activation: activation(o.fusedActivationFunction))
     case (.fullyConnected, .fullyConnectedOptions(let o)):
       return try Reference.fullyConnected(
@@ -97,13 +102,13 @@ final class ReferenceAdapterKernel: Kernel {
     case (.transposeConv, .transposeConvOptions(let o)):
       return try Reference.transposeConv2D(
         input: values(2), filter: values(1), bias: optionalValues(3), outputShape: outputShape(),
-        window: window(o.strideH, o.strideW, 1, 1, o.padding), activation: activation(o.fusedActivationFunction))
+        window: Reference.WindowParameters(o), activation: activation(o.fusedActivationFunction))
     case (.averagePool2d, .pool2DOptions(let o)):
       return try Reference.averagePool2D(
-        input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
+        input: values(0), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction))
     case (.maxPool2d, .pool2DOptions(let o)):
       return try Reference.maxPool2D(
-        input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction))
+        input: values(0), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction))
     case (.softmax, .softmaxOptions(let o)):
       return try Reference.softmax(input: values(0), beta: o.beta)
     case (.add, _):
@@ -138,10 +143,10 @@ final class ReferenceAdapterKernel: Kernel {
       }
     case (.averagePool2d, .pool2DOptions(let o)):
       return try Reference.averagePool2D(
-        input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction), output: output)
+        input: values(0), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction), output: output)
     case (.maxPool2d, .pool2DOptions(let o)):
       return try Reference.maxPool2D(
-        input: values(0), parameters: pool(o), activation: activation(o.fusedActivationFunction), output: output)
+        input: values(0), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction), output: output)
     case (.softmax, .softmaxOptions(let o)):
       return try computeSoftmax(Raw.self, beta: o.beta)
     case (.add, .addOptions(let o)):
@@ -179,12 +184,12 @@ final class ReferenceAdapterKernel: Kernel {
     case .conv2DOptions(let o):
       return try Reference.conv2D(
         input: values(0), filter: filter, bias: integerBias(2),
-        window: window(o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor, o.padding),
+        window: Reference.WindowParameters(o),
         quantization: weighted(Raw.self, o.fusedActivationFunction, inputPosition: 0, biasPosition: 2))
     case .depthwiseConv2DOptions(let o):
       return try Reference.depthwiseConv2D(
         input: values(0), filter: filter, bias: integerBias(2),
-        window: window(o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor, o.padding),
+        window: Reference.WindowParameters(o),
         quantization: weighted(Raw.self, o.fusedActivationFunction, inputPosition: 0, biasPosition: 2))
     case .fullyConnectedOptions(let o):
       return try Reference.fullyConnected(
@@ -193,7 +198,7 @@ final class ReferenceAdapterKernel: Kernel {
     case .transposeConvOptions(let o):
       return try Reference.transposeConv2D(
         input: values(2), filter: filter, bias: integerBias(3), outputShape: outputShape(),
-        window: window(o.strideH, o.strideW, 1, 1, o.padding),
+        window: Reference.WindowParameters(o),
         quantization: weighted(Raw.self, o.fusedActivationFunction, inputPosition: 2, biasPosition: 3))
     default: throw KernelError.invalid("\(node.opName) with options \(node.options)")
     }
@@ -218,14 +223,17 @@ final class ReferenceAdapterKernel: Kernel {
 
   // MARK: Operands
 
-  /// The values of input `position` as a reference tensor of `Element`.
+  /// The values of input `position` as a reference tensor of `Element`; a constant input is read once.
   private func values<Element>(_ position: Int, as type: Element.Type = Element.self) throws -> Reference.Tensor<Element> {
+    if let cached = constantOperands[position] as? Reference.Tensor<Element> { return cached }
     let tensor = try node.input(position)
     guard tensor.type.byteCount == MemoryLayout<Element>.size, let data = tensor.data else {
       throw KernelError.invalid("\(node.opName): input \(position) (\(tensor.type.name)) read as \(Element.self)")
     }
     let elements = UnsafeBufferPointer(start: data.assumingMemoryBound(to: Element.self), count: tensor.elementCount)
-    return try Reference.Tensor(shape: tensor.shape, values: Array(elements))
+    let result = try Reference.Tensor(shape: tensor.shape, values: Array(elements))
+    if tensor.isConstant { constantOperands[position] = result }
+    return result
   }
 
   /// The values of input `position`, nil when it is absent.
@@ -276,27 +284,9 @@ final class ReferenceAdapterKernel: Kernel {
     try FusedActivation(function, op: node.opName)
   }
 
-  /// The window of a convolution or pool.
-  private func window(_ strideH: Int32, _ strideW: Int32, _ dilationH: Int32, _ dilationW: Int32, _ padding: Padding)
-    -> Reference.WindowParameters
-  {
-    Reference.WindowParameters(
-      strideHeight: Int(strideH), strideWidth: Int(strideW), dilationHeight: Int(dilationH),
-      dilationWidth: Int(dilationW), padding: padding == .same ? .same : .valid)
-  }
-
-  /// The filter and window of a pool.
-  private func pool(_ o: Pool2DOptions) -> Reference.PoolParameters {
-    Reference.PoolParameters(
-      filterHeight: Int(o.filterHeight), filterWidth: Int(o.filterWidth),
-      window: window(o.strideH, o.strideW, 1, 1, o.padding))
-  }
-
   /// TRANSPOSE_CONV's output shape, from its first input.
   private func outputShape() throws -> Reference.ImageShape {
-    let dimensions = try values(0, as: Int32.self).values.map(Int.init)
-    guard dimensions.count == 4 else { throw KernelError.invalid("TRANSPOSE_CONV output_shape \(dimensions)") }
-    return Reference.ImageShape(batch: dimensions[0], height: dimensions[1], width: dimensions[2], channels: dimensions[3])
+    try Reference.ImageShape(outputShapeOperand: values(0, as: Int32.self).values)
   }
 
   /// ADD, SUB or MUL.
@@ -352,5 +342,54 @@ final class ReferenceAdapterKernel: Kernel {
     Reference.BinaryQuantization(
       lhs: try quantization(node.input(0)), rhs: try quantization(node.input(1)),
       output: try quantization(node.output(0)), activation: try activation(function))
+  }
+}
+
+// MARK: Schema options as reference parameters
+
+// The one mapping from the schema's options to the reference kernels' parameters, used by the
+// adapter above and by the tests that drive the reference kernels straight from TestModels.
+
+extension Reference.WindowParameters {
+  /// The window of a pool or of a convolution without dilation (TRANSPOSE_CONV).
+  init(strideH: Int32, strideW: Int32, dilationH: Int32 = 1, dilationW: Int32 = 1, padding: TFLiteFormat.Padding) {
+    self.init(
+      strideHeight: Int(strideH), strideWidth: Int(strideW), dilationHeight: Int(dilationH),
+      dilationWidth: Int(dilationW), padding: padding == .same ? .same : .valid)
+  }
+
+  /// CONV_2D's window.
+  init(_ o: Conv2DOptions) {
+    self.init(
+      strideH: o.strideH, strideW: o.strideW, dilationH: o.dilationHFactor, dilationW: o.dilationWFactor,
+      padding: o.padding)
+  }
+
+  /// DEPTHWISE_CONV_2D's window.
+  init(_ o: DepthwiseConv2DOptions) {
+    self.init(
+      strideH: o.strideH, strideW: o.strideW, dilationH: o.dilationHFactor, dilationW: o.dilationWFactor,
+      padding: o.padding)
+  }
+
+  /// TRANSPOSE_CONV's window.
+  init(_ o: TransposeConvOptions) { self.init(strideH: o.strideH, strideW: o.strideW, padding: o.padding) }
+}
+
+extension Reference.PoolParameters {
+  /// The filter and window of AVERAGE_POOL_2D, MAX_POOL_2D or L2_POOL_2D.
+  init(_ o: Pool2DOptions) {
+    self.init(
+      filterHeight: Int(o.filterHeight), filterWidth: Int(o.filterWidth),
+      window: Reference.WindowParameters(strideH: o.strideH, strideW: o.strideW, padding: o.padding))
+  }
+}
+
+extension Reference.ImageShape {
+  /// TRANSPOSE_CONV's output shape from the values of its `output_shape` operand.
+  init(outputShapeOperand dimensions: [Int32]) throws {
+    guard dimensions.count == 4 else { throw KernelError.invalid("TRANSPOSE_CONV output_shape \(dimensions)") }
+    self.init(
+      batch: Int(dimensions[0]), height: Int(dimensions[1]), width: Int(dimensions[2]), channels: Int(dimensions[3]))
   }
 }
