@@ -59,7 +59,7 @@ let package = Package(
       swiftSettings: [.swiftLanguageMode(.v5)]),
     .testTarget(
       name: "TFLiteCommandLineTests",
-      dependencies: ["TFLiteCommandLine", "TFLiteFormat", "TFLiteRuntime", "TFLiteTestSupport"]),
+      dependencies: ["TFLiteCommandLine", "TFLiteFormat", "TFLiteLinearAlgebra", "TFLiteRuntime", "TFLiteTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -78,6 +78,10 @@ protocol Kernel: AnyObject {
   /// True for kernels whose effect is more than their outputs (variables, random numbers): they are
   /// never computed ahead at prepare time.
   static var hasSideEffects: Bool { get }
+  /// The route and instruction-set level `eval` runs, as chosen by the last `prepare`
+  /// (`GEMM, generated AVX-512F`), for `tflite bench --verbose`; nil for kernels that always run
+  /// their one Swift implementation.
+  var kernelDescription: String? { get }
 }
 
 extension Kernel {
@@ -85,6 +89,8 @@ extension Kernel {
   static var dependsOnlyOnInputShapes: Bool { false }
   /// Most kernels only compute their outputs.
   static var hasSideEffects: Bool { false }
+  /// Most kernels have one implementation, in Swift.
+  var kernelDescription: String? { nil }
 }
 
 /// What `prepare` may ask of the runtime.
