@@ -66,7 +66,8 @@ let package = Package(
     .testTarget(
       name: "TFLiteCommandLineTests",
       dependencies: [
-        "TFLiteCommandLine", "TFLiteFormat", "TFLiteRuntime", "TFLiteTestSupport", "TFLiteImage", "TensorFlowLiteTaskVision",
+        "TFLiteCommandLine", "TFLiteFormat", "TFLiteLinearAlgebra", "TFLiteRuntime", "TFLiteTestSupport", "TFLiteImage",
+        "TensorFlowLiteTaskVision",
       ]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,25 +1,41 @@
 import Foundation
 import TFLiteRuntime
 
-/// `tflite bench MODEL`: load time, invoke times and arena size of a model.
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// `tflite bench MODEL`: load time, first and steady invoke times, arena size and peak memory of
+/// a model, on seeded random inputs or given `.npy` files; `--verbose` adds the kernel of every node.
 enum BenchCommand: Subcommand {
   /// Name, options and help.
   static let specification = CommandSpecification(
     name: "bench",
-    abstract: "Time loading and invoking a model on seeded random inputs.",
+    abstract: "Time loading and invoking a model on .npy inputs (or seeded random ones).",
     positionals: ["MODEL"],
     options: [
+      .option("input", value: "[NAME=]FILE.npy", repeatable: true, help: "An input, in input order or by name (as for run)."),
       .option("threads", value: "N", help: "Threads the kernels may use (default 1)."),
       .option("runs", value: "N", help: "Timed invocations (default 50)."),
       .option("warmup", value: "N", help: "Untimed invocations first (default 5)."),
+      .flag("verbose", help: "Also print, per node, the kernel that runs it and its instruction-set level."),
       .flag("json", help: "Print one JSON object instead of text."),
     ],
     discussion: """
       Load time covers reading and verifying the file, building the kernels and the first
-      allocateTensors(). The inputs are copied once and invoked again and again, which relies on
+      allocateTensors(); the first invoke is timed on its own (it is not one of the runs). Inputs
+      without a file get seeded random values (seed 0, as run). The inputs are copied once and invoked again and again, which relies on
       invoke() leaving them unchanged; the command checks that the last invoke's outputs equal the
       first one's bit for bit and that the inputs are unchanged, and exits with 1 otherwise.
-      JSON output: {"load_ms":..., "min_ms":..., "median_ms":..., "max_ms":..., "arena_bytes":..., "outputs_identical":true}
+      Peak RSS is the process's high-water mark of resident memory (getrusage) after the runs.
+      --verbose lists every node as `kind KernelType: route` (kind: float, integer, hybrid,
+      reference, or the element type of a type-generic kernel; route: e.g. `GEMM, generated
+      AVX-512F` or `Swift SIMD (SSE baseline)`).
+      JSON output: {"load_ms":..., "first_invoke_ms":..., "min_ms":..., "median_ms":..., "max_ms":...,
+      "arena_bytes":..., "peak_rss_bytes":..., "outputs_identical":true}, and with --verbose
+      "kernels":["CONV_2D: float Conv2DKernel: GEMM, ...", ...].
       """)
 
   /// Runs the command.
@@ -29,8 +45,10 @@ enum BenchCommand: Subcommand {
       modelPath: path,
       threadCount: try arguments.integer("threads", default: 1, in: 1...256),
       runs: try arguments.integer("runs", default: 50, in: 1...1_000_000),
-      warmupRuns: try arguments.integer("warmup", default: 5, in: 0...1_000_000))
-    output.write((arguments.flag("json") ? result.json : result.text) + "\n")
+      warmupRuns: try arguments.integer("warmup", default: 5, in: 0...1_000_000),
+      inputValues: arguments.allValues("input"))
+    let verbose = arguments.flag("verbose")
+    output.write((arguments.flag("json") ? result.json(verbose: verbose) : result.text(verbose: verbose)) + "\n")
     return result.outputsStayedIdentical ? ExitCode.success : ExitCode.failure
   }
 }
@@ -39,21 +57,31 @@ enum BenchCommand: Subcommand {
 public struct BenchmarkResult: Sendable {
   /// Milliseconds to read, verify, build and allocate the model.
   public var loadMilliseconds: Double
+  /// Milliseconds of the first invoke (which may pack weights or generate code on first use).
+  public var firstInvokeMilliseconds: Double
   /// Every timed invocation, in milliseconds, sorted ascending.
   public var invokeMilliseconds: [Double]
   /// Bytes of the activation arena.
   public var arenaByteCount: Int
+  /// The process's peak resident memory in bytes after the runs (0 where the OS does not say).
+  public var peakResidentBytes: Int
+  /// Per node, `OPERATOR: kind KernelType: route` (``SubgraphExecutor/kernelDescriptions``).
+  public var kernelDescriptions: [String]
   /// True when the last invoke gave the first one's outputs bit for bit and left the inputs as
   /// they were copied (the timings are then of the same computation).
   public var outputsStayedIdentical: Bool
 
   /// Creates a result; `invokeMilliseconds` are sorted here.
   public init(
-    loadMilliseconds: Double, invokeMilliseconds: [Double], arenaByteCount: Int, outputsStayedIdentical: Bool
+    loadMilliseconds: Double, firstInvokeMilliseconds: Double = 0, invokeMilliseconds: [Double], arenaByteCount: Int,
+    peakResidentBytes: Int = 0, kernelDescriptions: [String] = [], outputsStayedIdentical: Bool
   ) {
     self.loadMilliseconds = loadMilliseconds
+    self.firstInvokeMilliseconds = firstInvokeMilliseconds
     self.invokeMilliseconds = invokeMilliseconds.sorted()
     self.arenaByteCount = arenaByteCount
+    self.peakResidentBytes = peakResidentBytes
+    self.kernelDescriptions = kernelDescriptions
     self.outputsStayedIdentical = outputsStayedIdentical
   }
 
@@ -69,53 +97,99 @@ public struct BenchmarkResult: Sendable {
       ? invokeMilliseconds[count / 2] : (invokeMilliseconds[count / 2 - 1] + invokeMilliseconds[count / 2]) / 2
   }
 
-  /// `{"load_ms":1.234, "min_ms":..., "median_ms":..., "max_ms":..., "arena_bytes":1024, "outputs_identical":true}`.
-  public var json: String {
+  /// `{"load_ms":1.234, "first_invoke_ms":..., "min_ms":..., "median_ms":..., "max_ms":..., "arena_bytes":1024,
+  /// "peak_rss_bytes":..., "outputs_identical":true}`; with `verbose`, also `"kernels":[...]`.
+  public func json(verbose: Bool = false) -> String {
     let fields = [
-      ("load_ms", loadMilliseconds), ("min_ms", minimum), ("median_ms", median), ("max_ms", maximum),
+      ("load_ms", loadMilliseconds), ("first_invoke_ms", firstInvokeMilliseconds), ("min_ms", minimum),
+      ("median_ms", median), ("max_ms", maximum),
     ].map { "\"\($0.0)\":\(String(format: "%.3f", $0.1))" }
-    let counts = ["\"arena_bytes\":\(arenaByteCount)", "\"outputs_identical\":\(outputsStayedIdentical)"]
-    return "{" + (fields + counts).joined(separator: ", ") + "}"
+    let counts = [
+      "\"arena_bytes\":\(arenaByteCount)", "\"peak_rss_bytes\":\(peakResidentBytes)",
+      "\"outputs_identical\":\(outputsStayedIdentical)",
+    ]
+    let kernels = verbose ? ["\"kernels\":[" + kernelDescriptions.map(jsonString).joined(separator: ", ") + "]"] : []
+    return "{" + (fields + counts + kernels).joined(separator: ", ") + "}"
   }
 
-  /// A few readable lines.
-  public var text: String {
-    """
-    load:   \(String(format: "%.3f", loadMilliseconds)) ms
-    invoke: min \(String(format: "%.3f", minimum)) ms, median \(String(format: "%.3f", median)) ms, max \(String(format: "%.3f", maximum)) ms (\(invokeMilliseconds.count) runs)
-    arena:  \(arenaByteCount) bytes
-    \(outputsStayedIdentical ? "outputs: identical on every invoke of one input copy" : "MISMATCH: invoking one input copy again changed the outputs or the inputs")
-    """
+  /// A few readable lines; with `verbose`, one more per node naming its kernel.
+  public func text(verbose: Bool = false) -> String {
+    let summary = """
+      load:   \(String(format: "%.3f", loadMilliseconds)) ms, first invoke \(String(format: "%.3f", firstInvokeMilliseconds)) ms
+      invoke: min \(String(format: "%.3f", minimum)) ms, median \(String(format: "%.3f", median)) ms, max \(String(format: "%.3f", maximum)) ms (\(invokeMilliseconds.count) runs)
+      arena:  \(arenaByteCount) bytes
+      peak RSS: \(peakResidentBytes) bytes
+      \(outputsStayedIdentical ? "outputs: identical on every invoke of one input copy" : "MISMATCH: invoking one input copy again changed the outputs or the inputs")
+      """
+    guard verbose else { return summary }
+    return summary + "\nkernels:\n" + kernelDescriptions.enumerated().map { "  \($0.offset): \($0.element)" }.joined(separator: "\n")
   }
+}
+
+/// A JSON string literal of `text` (quotes, backslashes and control characters escaped).
+private func jsonString(_ text: String) -> String {
+  var escaped = "\""
+  for scalar in text.unicodeScalars {
+    switch scalar {
+    case "\"": escaped += "\\\""
+    case "\\": escaped += "\\\\"
+    case _ where scalar.value < 0x20: escaped += String(format: "\\u%04x", scalar.value)
+    default: escaped.unicodeScalars.append(scalar)
+    }
+  }
+  return escaped + "\""
 }
 
 /// Times a model: load once, warm up, then time each invocation.
 public enum ModelBenchmark {
-  /// Loads `modelPath` with `threadCount` threads, feeds seeded random inputs once, runs it
-  /// `warmupRuns` times untimed and `runs` times timed, and checks that the last invoke gave the
-  /// first one's outputs and left the inputs unchanged.
-  public static func measure(modelPath: String, threadCount: Int, runs: Int, warmupRuns: Int) throws -> BenchmarkResult {
+  /// Loads `modelPath` with `threadCount` threads, feeds the `--input` files `inputValues` (seeded
+  /// random values for inputs without one) once, invokes once on its own, then `warmupRuns` times
+  /// untimed and `runs` times timed, and checks that the last invoke gave the first one's outputs
+  /// and left the inputs unchanged.
+  public static func measure(
+    modelPath: String, threadCount: Int, runs: Int, warmupRuns: Int, inputValues: [String] = []
+  ) throws -> BenchmarkResult {
     let clock = ContinuousClock()
     let loadStart = clock.now
     let model = try LoadedModel(path: modelPath, signatureKey: nil, threadCount: threadCount)
     try model.executor.allocateTensors()
     let loadTime = clock.now - loadStart
-    var generator = SeededGenerator(seed: 0)
-    let inputs = try model.inputs.map { try HostArray.random(for: $0.tensor, generator: &generator) }
+    let inputs = try inputArrays(for: model, inputValues: inputValues, seed: 0)
     try model.feed(inputs)
-    var firstOutputs: [[UInt8]]?
+    let firstStart = clock.now
+    try model.executor.invoke()
+    let firstInvokeTime = clock.now - firstStart
+    let firstOutputs = model.outputArrays().map(\.bytes)
     var times: [Double] = []
     times.reserveCapacity(runs)
     for run in 0..<(warmupRuns + runs) {
       let start = clock.now
       try model.executor.invoke()
       if run >= warmupRuns { times.append(milliseconds(clock.now - start)) }
-      if firstOutputs == nil { firstOutputs = model.outputArrays().map(\.bytes) }
     }
     let inputsKept = zip(model.inputs, inputs).allSatisfy { HostArray(copying: $0.tensor).bytes == $1.bytes }
     return BenchmarkResult(
-      loadMilliseconds: milliseconds(loadTime), invokeMilliseconds: times,
-      arenaByteCount: model.executor.arenaByteCount,
+      loadMilliseconds: milliseconds(loadTime), firstInvokeMilliseconds: milliseconds(firstInvokeTime),
+      invokeMilliseconds: times, arenaByteCount: model.executor.arenaByteCount,
+      peakResidentBytes: peakResidentSetBytes(),
+      kernelDescriptions: zip(model.executor.operatorNames, model.executor.kernelDescriptions).map { "\($0): \($1)" },
       outputsStayedIdentical: inputsKept && model.outputArrays().map(\.bytes) == firstOutputs)
+  }
+
+  /// The process's peak resident set size in bytes (`getrusage`: kilobytes on Linux, bytes on
+  /// Apple platforms), or 0 where it cannot be read.
+  static func peakResidentSetBytes() -> Int {
+    #if canImport(Glibc) || canImport(Darwin)
+      var usage = rusage()
+      #if canImport(Darwin)
+        guard getrusage(RUSAGE_SELF, &usage) == 0 else { return 0 }
+        return Int(usage.ru_maxrss)
+      #else
+        guard getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage) == 0 else { return 0 }
+        return Int(usage.ru_maxrss) * 1024
+      #endif
+    #else
+      return 0
+    #endif
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import TFLiteCommandLine
 import TFLiteFormat
+import TFLiteLinearAlgebra
 import TFLiteRuntime
 import TFLiteTestSupport
 import XCTest
@@ -71,13 +72,49 @@ final class BenchCommandTests: CommandTestCase {
     XCTAssertEqual(result.code, 0, result.output.standardError)
     let line = result.output.standardOutput
     let pattern = try NSRegularExpression(
-      pattern: #"^\{"load_ms":[0-9.]+, "min_ms":[0-9.]+, "median_ms":[0-9.]+, "max_ms":[0-9.]+, "arena_bytes":[0-9]+, "outputs_identical":true\}\n$"#)
+      pattern: #"^\{"load_ms":[0-9.]+, "first_invoke_ms":[0-9.]+, "min_ms":[0-9.]+, "median_ms":[0-9.]+, "max_ms":[0-9.]+, "arena_bytes":[0-9]+, "peak_rss_bytes":[0-9]+, "outputs_identical":true\}\n$"#)
     XCTAssertEqual(pattern.numberOfMatches(in: line, range: NSRange(line.startIndex..., in: line)), 1, line)
     let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
       .compactMapValues { $0 as? Double }
     XCTAssertLessThanOrEqual(try XCTUnwrap(object["min_ms"]), try XCTUnwrap(object["median_ms"]))
     XCTAssertLessThanOrEqual(try XCTUnwrap(object["median_ms"]), try XCTUnwrap(object["max_ms"]))
     XCTAssertGreaterThan(try XCTUnwrap(object["arena_bytes"]), 0)
+    // The process holds at least the model it ran: more than a megabyte of resident memory.
+    XCTAssertGreaterThan(try XCTUnwrap(object["peak_rss_bytes"]), 1_000_000)
+  }
+
+  func testInputFilesAreFedByNameAndChecked() throws {
+    let model = try write(Self.passThrough, as: "model.tflite")
+    let input = try writeNumPy([Float(1), 2, 3], shape: [1, 3], as: "a.npy")
+    let named = run("bench", model, "--input", "input=\(input)", "--runs", "1", "--warmup", "0")
+    XCTAssertEqual(named.code, 0, named.output.standardError)
+    let wrongType = try writeNumPy([Int32(1), 2, 3], shape: [1, 3], as: "b.npy")
+    let refused = run("bench", model, "--input", wrongType, "--runs", "1", "--warmup", "0")
+    XCTAssertEqual(refused.code, 1)
+    XCTAssertTrue(refused.output.standardError.contains("input 'input' expects FLOAT32 [1, 3] (shape signature [-1, 3]), got INT32 [1, 3]"), refused.output.standardError)
+  }
+
+  /// The kernel, kind and instruction-set level of every node: a float CONV_2D runs a GEMM on the
+  /// generated kernels of the newest ISA this CPU has (or the Swift ones), an int8 one the integer kernel.
+  func testVerboseNamesEveryNodesKernel() throws {
+    let float = run("bench", Self.testModel("ops/conv2d_f32_1x1"), "--runs", "1", "--warmup", "0", "--verbose")
+    XCTAssertEqual(float.code, 0, float.output.standardError)
+    let level = GeneratedKernelISA.supported.map { "generated \($0)" } ?? "Swift SIMD"
+    XCTAssertTrue(float.output.standardOutput.contains("kernels:\n  0: CONV_2D: float Conv2DKernel: GEMM, \(level)"), float.output.standardOutput)
+    let integer = run(
+      "bench", Self.testModel("quant/conv2d_int8_1x1"), "--input", Self.testModel("quant/conv2d_int8_1x1", ".input_0.npy"),
+      "--runs", "1", "--warmup", "0", "--verbose", "--json")
+    XCTAssertEqual(integer.code, 0, integer.output.standardError)
+    let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(integer.output.standardOutput.utf8)) as? [String: Any])
+    let kernels = try XCTUnwrap(object["kernels"] as? [String])
+    XCTAssertEqual(kernels.count, 1)
+    XCTAssertTrue(kernels[0].hasPrefix("CONV_2D: integer IntegerConv2DKernel: Swift SIMD"), kernels[0])
+  }
+
+  /// The path of `TestModels/NAME` + `suffix`.
+  private static func testModel(_ name: String, _ suffix: String = ".tflite") -> String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("TestModels/" + name + suffix).path
   }
 
   func testTextOutput() throws {

@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 import XCTest
 
 @testable import TFLiteRuntime
@@ -113,5 +114,25 @@ final class KernelDispatchTests: XCTestCase {
     }
     XCTAssertGreaterThan(checked.reference, 0)
     XCTAssertGreaterThan(checked.optimized, 0)
+  }
+
+  /// `kernelDescriptions` names the route each kernel chose and the ISA its GEMM runs on: the
+  /// generated kernels unless the runner turns them off, the depthwise route for a grouped
+  /// convolution of one channel per group, and the integer kernel for an int8 node.
+  func testKernelDescriptionsNameTheRouteAndInstructionSet() throws {
+    func descriptions(_ file: String, usesGeneratedKernels: Bool = true) throws -> [String] {
+      let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(file).path)
+      let executor = try ModelRunner(model: model, options: RunnerOptions(usesGeneratedKernels: usesGeneratedKernels)).primary
+      try executor.allocateTensors()
+      return executor.kernelDescriptions
+    }
+    let swift = KernelDescription.swiftLevel
+    let generated = GeneratedKernelISA.supported.map { "generated \($0)" } ?? swift
+    XCTAssertEqual(try descriptions("ops/conv2d_f32_1x1.tflite"), ["float Conv2DKernel: GEMM, \(generated)"])
+    XCTAssertEqual(
+      try descriptions("ops/conv2d_f32_1x1.tflite", usesGeneratedKernels: false), ["float Conv2DKernel: GEMM, \(swift)"])
+    XCTAssertEqual(
+      try descriptions("ops/conv2d_f32_grouped_depthwise_k3_s2.tflite"), ["float Conv2DKernel: depthwise route, \(swift)"])
+    XCTAssertEqual(try descriptions("quant/conv2d_int8_1x1.tflite"), ["integer IntegerConv2DKernel: \(swift)"])
   }
 }

@@ -83,6 +83,10 @@ protocol Kernel: AnyObject {
   /// place, and nothing else (element-wise operators). The planner then writes the output over an
   /// input that no later node reads, as LiteRT's arena planner does for its in-place operators.
   static var writesOutputInPlace: Bool { get }
+  /// The route and instruction-set level `eval` runs, as chosen by the last `prepare`
+  /// (`GEMM, generated AVX-512F`), for `tflite bench --verbose`; nil for kernels that always run
+  /// their one Swift implementation.
+  var kernelDescription: String? { get }
 }
 
 extension Kernel {
@@ -92,6 +96,8 @@ extension Kernel {
   static var hasSideEffects: Bool { false }
   /// Most kernels need their output apart from their inputs.
   static var writesOutputInPlace: Bool { false }
+  /// Most kernels have one implementation, in Swift.
+  var kernelDescription: String? { nil }
 }
 
 /// What `prepare` may ask of the runtime.

@@ -72,6 +72,11 @@ final class ModelResources {
     }
     callDepth += 1
     defer { callDepth -= 1 }
+    return try underGeneratedKernelPolicy(body)
+  }
+
+  /// Runs `body` with the generated GEMM kernels allowed or turned off as the runner's options say.
+  func underGeneratedKernelPolicy<Result>(_ body: () throws -> Result) rethrows -> Result {
     if usesGeneratedKernels { return try body() }
     return try GeneratedFloatKernels.$areAllowed.withValue(false, operation: body)
   }

@@ -99,6 +99,24 @@ public final class SubgraphExecutor {
   /// The operator name of every node in execution order (schema names, custom codes for custom operators).
   public var operatorNames: [String] { nodes.map(\.opName) }
 
+  /// Per node in execution order, what runs it (valid after ``allocateTensors()``): the kind of
+  /// arithmetic (`float`, `integer`, `hybrid`, `reference`, or the element type of a type-generic
+  /// kernel), the kernel type and its route and instruction-set level, e.g.
+  /// `float Conv2DKernel: GEMM, generated AVX-512F`. Nodes computed at prepare time or fused into a
+  /// later node say so.
+  public var kernelDescriptions: [String] {
+    resources.underGeneratedKernelPolicy {
+      nodes.indices.map { position in
+        let kernel = kernels[position]
+        let typeName = String(describing: type(of: kernel))
+        let kind = KernelDescription.kind(kernelTypeName: typeName, outputType: nodes[position].outputs.first?.type)
+        let route = kernel.kernelDescription ?? KernelDescription.swiftLevel
+        let note = isFusedAway[position] ? " (fused into a later node)" : isFolded[position] ? " (computed at prepare time)" : ""
+        return "\(kind) \(typeName): \(route)\(note)"
+      }
+    }
+  }
+
   /// Bytes of the activation arena (valid after ``allocateTensors()``).
   public var arenaByteCount: Int { memoryPlan.arenaByteCount }
 

@@ -193,6 +193,11 @@ enum FloatConvolution {
 
 /// CONV_2D (float32): inputs `input [N,H,W,C]`, `filter [O,KH,KW,C/groups]`, optional `bias [O]`.
 final class Conv2DKernel: Kernel {
+  /// The depthwise route for one input channel per group, else the GEMM.
+  var kernelDescription: String? {
+    depthwise == nil ? KernelDescription.floatGEMM : "depthwise route, \(KernelDescription.swiftLevel)"
+  }
+
   private let operands: WeightedOperands
   private var input: RuntimeTensor { operands.input }
   private var filter: RuntimeTensor { operands.weights }

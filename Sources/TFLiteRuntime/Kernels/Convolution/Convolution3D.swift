@@ -136,6 +136,9 @@ private func conv3DOptions(_ node: Node, op: String) throws -> (Conv3DOptions, F
 
 /// CONV_3D (float32): `input [N, D, H, W, C]`, `filter [KD, KH, KW, C, O]`, optional `bias [O]`.
 final class Conv3DKernel: Kernel {
+  /// A float GEMM.
+  var kernelDescription: String? { KernelDescription.floatGEMM }
+
   private static let opName = "CONV_3D"
   private let operands: WeightedOperands
   private let options: Conv3DOptions
@@ -203,6 +206,9 @@ final class Conv3DKernel: Kernel {
 /// CONV_3D_TRANSPOSE (float32): `output_shape` (int32 [5]), `filter [KD, KH, KW, O, C]`,
 /// `input [N, D, H, W, C]`, optional `bias [O]`.
 final class Conv3DTransposeKernel: Kernel {
+  /// A float GEMM.
+  var kernelDescription: String? { KernelDescription.floatGEMM }
+
   private static let opName = "CONV_3D_TRANSPOSE"
   private let outputShape: RuntimeTensor
   private let filter: RuntimeTensor

@@ -5,6 +5,9 @@ import TFLiteLinearAlgebra
 /// `K = weights.shape[1]` and `M = input elements / K`; `weights [N, K]`; optional `bias [N]`.
 /// The output is `[M, N]`, or with `keep_num_dims` the input's shape with its last dimension replaced by N.
 final class FullyConnectedKernel: Kernel {
+  /// A float GEMM.
+  var kernelDescription: String? { KernelDescription.floatGEMM }
+
   private let operands: WeightedOperands
   private var input: RuntimeTensor { operands.input }
   private var weights: RuntimeTensor { operands.weights }

@@ -295,6 +295,9 @@ struct PackedTransposeConvolutionWeights {
 /// TRANSPOSE_CONV (float32): inputs `output_shape` (constant INT32 `[4]`), `weights [O,KH,KW,I]`,
 /// `input [N,H,W,I]` and an optional `bias [O]`; fused activation from newer versions' options.
 final class TransposeConvKernel: Kernel {
+  /// A float GEMM.
+  var kernelDescription: String? { KernelDescription.floatGEMM }
+
   private let outputShapeTensor: RuntimeTensor
   private let weights: RuntimeTensor
   private let input: RuntimeTensor

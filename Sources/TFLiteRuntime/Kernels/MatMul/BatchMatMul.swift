@@ -149,6 +149,9 @@ enum FloatBatchMatMul {
 /// BATCH_MATMUL (float32): `lhs [..., M, K]` (`[..., K, M]` with adj_x) times `rhs [..., K, N]`
 /// (`[..., N, K]` with adj_y); the batch dimensions broadcast. A constant rhs is packed once.
 final class BatchMatMulKernel: Kernel {
+  /// A float GEMM.
+  var kernelDescription: String? { KernelDescription.floatGEMM }
+
   private let lhs: RuntimeTensor
   private let rhs: RuntimeTensor
   private let output: RuntimeTensor

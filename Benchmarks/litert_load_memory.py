@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Load time and peak memory of LiteRT's builtin kernels on one model, in a fresh process.
+
+  python Benchmarks/litert_load_memory.py MODEL.tflite [INPUT.npy]
+
+Prints one JSON object: load_ms (interpreter creation + allocate_tensors), first_invoke_ms,
+baseline_rss_bytes (peak RSS of this Python process with numpy and LiteRT imported, before the
+model is loaded) and peak_rss_bytes (after the first invoke), both from getrusage. Compare
+`tflite bench MODEL --input INPUT.npy --runs 1 --warmup 0 --json` (load_ms, first_invoke_ms,
+peak_rss_bytes) with these; Python's own baseline is part of LiteRT's peak, so the README also
+gives the peak minus the baseline.
+"""
+
+import json
+import resource
+import sys
+import time
+
+import numpy as np
+from ai_edge_litert import interpreter as litert
+
+
+def peak_rss_bytes():
+  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def main():
+  model = sys.argv[1]
+  baseline = peak_rss_bytes()
+  start = time.perf_counter()
+  interpreter = litert.Interpreter(
+      model_path=model, num_threads=1,
+      experimental_op_resolver_type=litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+  interpreter.allocate_tensors()
+  loaded = time.perf_counter()
+  details = interpreter.get_input_details()
+  if len(sys.argv) > 2:
+    interpreter.set_tensor(details[0]["index"], np.load(sys.argv[2]))
+  invoke_start = time.perf_counter()
+  interpreter.invoke()
+  invoked = time.perf_counter()
+  print(json.dumps({
+      "load_ms": round((loaded - start) * 1000, 3), "first_invoke_ms": round((invoked - invoke_start) * 1000, 3),
+      "baseline_rss_bytes": baseline, "peak_rss_bytes": peak_rss_bytes()}))
+
+
+if __name__ == "__main__":
+  main()
