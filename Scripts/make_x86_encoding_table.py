@@ -8,7 +8,8 @@ generated kernels are checked against a real assembler, also for instruction for
 (AVX-512, high registers) the test machine may not be able to run. NASM runs only
 here, never at test time.
 
-Run from the repository root with NASM 2.15 or later on the PATH:
+The AVX-VNNI `{vex} vpdpbusd` rows come from GNU as (binutils 2.36 or later), as NASM 2.16 does
+not encode them. Run from the repository root with NASM 2.15 or later and binutils on the PATH:
     python3 Scripts/make_x86_encoding_table.py
 """
 
@@ -76,12 +77,16 @@ def cases():
         yield f"vmovups yword {mem_text}, ymm{ymm}", f"assembler.vmovupsYMM({mem_swift}, VectorRegister({ymm}))"
         yield (f"vbroadcastss ymm{ymm}, dword {mem_text}",
                f"assembler.vbroadcastssYMM(VectorRegister({ymm}), {mem_swift})")
+        yield (f"vpbroadcastd ymm{ymm}, dword {mem_text}",
+               f"assembler.vpbroadcastdYMM(VectorRegister({ymm}), {mem_swift})")
         zmm = (11 * i + 5) % 32
         other = (13 * i + 17) % 32
         yield f"vmovups zmm{zmm}, zword {mem_text}", f"assembler.vmovupsZMM(VectorRegister({zmm}), {mem_swift})"
         yield f"vmovups zword {mem_text}, zmm{zmm}", f"assembler.vmovupsZMM({mem_swift}, VectorRegister({zmm}))"
         yield (f"vbroadcastss zmm{zmm}, dword {mem_text}",
                f"assembler.vbroadcastssZMM(VectorRegister({zmm}), {mem_swift})")
+        yield (f"vpbroadcastd zmm{zmm}, dword {mem_text}",
+               f"assembler.vpbroadcastdZMM(VectorRegister({zmm}), {mem_swift})")
         yield (f"vfmadd231ps zmm{zmm}, zmm{other}, dword {mem_text}{{1to16}}",
                f"assembler.vfmadd231psZMM(VectorRegister({zmm}), VectorRegister({other}), broadcast: {mem_swift})")
     for i, (left, right) in enumerate([(0, 1), (3, 8), (8, 3), (15, 15), (12, 0), (1, 9), (9, 14), (4, 11)]):
@@ -94,9 +99,11 @@ def cases():
             swift_name = name + "YMM"
             yield (f"{name} ymm{destination}, ymm{left}, ymm{right}",
                    f"assembler.{swift_name}(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+        yield (f"{{vex}} vpdpbusd ymm{destination}, ymm{left}, ymm{right}",
+               f"assembler.vpdpbusdYMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
     for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
         destination = (7 * i + 5) % 32
-        for name in ["vfmadd231ps", "vpxord", "vaddps", "vmaxps", "vminps"]:
+        for name in ["vfmadd231ps", "vpxord", "vaddps", "vmaxps", "vminps", "vpdpbusd"]:
             swift_name = name + "ZMM"
             yield (f"{name} zmm{destination}, zmm{left}, zmm{right}",
                    f"assembler.{swift_name}(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
@@ -127,12 +134,26 @@ JUMP_CASES = [
 
 
 def assemble(source):
-    """NASM's bytes for `source` (64-bit mode, flat binary)."""
+    """NASM's bytes for `source` (64-bit mode, flat binary); GNU as's for the AVX-VNNI `{vex}`
+    forms, which NASM 2.16 cannot encode."""
+    if source.startswith("{vex}"):
+        return assemble_with_gas(source)
     with tempfile.TemporaryDirectory() as directory:
         path = pathlib.Path(directory)
         (path / "input.asm").write_text("bits 64\n" + source + "\n")
         subprocess.run(["nasm", "-f", "bin", "-o", str(path / "output.bin"), str(path / "input.asm")],
                        check=True)
+        return (path / "output.bin").read_bytes()
+
+
+def assemble_with_gas(source):
+    """GNU as's bytes for `source` in Intel syntax (binutils `as` and `objcopy`)."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = pathlib.Path(directory)
+        (path / "input.s").write_text(".intel_syntax noprefix\n" + source + "\n")
+        subprocess.run(["as", "--64", "-o", str(path / "input.o"), str(path / "input.s")], check=True)
+        subprocess.run(["objcopy", "-O", "binary", "--only-section=.text", str(path / "input.o"),
+                        str(path / "output.bin")], check=True)
         return (path / "output.bin").read_bytes()
 
 
@@ -142,6 +163,8 @@ def swift_bytes(data):
 
 def main():
     version = subprocess.run(["nasm", "-v"], capture_output=True, text=True, check=True).stdout.strip()
+    version += " and " + subprocess.run(["as", "--version"], capture_output=True, text=True,
+                                        check=True).stdout.splitlines()[0]
     entries = [(text, statement, assemble(text)) for text, statement in cases()]
     entries += [(text, statement, assemble(text)) for text, statement in JUMP_CASES]
     lines = [

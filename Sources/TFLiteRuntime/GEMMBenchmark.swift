@@ -72,28 +72,134 @@ public enum FloatGEMMBenchmark {
               output: output.baseAddress!, outputStride: columns, epilogue: epilogue, threadCount: 1, scratch: scratch,
               generatedKernels: generated)
           }
-          run()
-          for _ in 0..<repetitions {
-            var calls = 0
-            let start = threadCPUSeconds()
-            var elapsed = 0.0
-            repeat {
-              run()
-              calls += 1
-              elapsed = threadCPUSeconds() - start
-            } while elapsed < minimumSeconds
-            best = max(best, flops * Double(calls) / elapsed / 1e9)
+          best = bestRate(operations: flops, minimumSeconds: minimumSeconds, repetitions: repetitions, run)
+        }
+      }
+    }
+    return best
+  }
+}
+
+/// Timing of the 8-bit integer GEMM per kernel kind, for `Benchmarks/` (`gemm-benchmarks int8`).
+/// Not API: reached through `@_spi(Benchmarking) import TFLiteRuntime`.
+@_spi(Benchmarking)
+public enum IntegerGEMMBenchmark {
+  /// Which micro-kernel computes the Int32 sums.
+  public enum KernelKind: String, CaseIterable, Sendable {
+    /// The Swift kernel on 16-bit weight panels (`IntegerGEMM`, what the convolutions run today).
+    case swift
+    /// The generated AVX-VNNI kernels (ymm) on signed-byte panels.
+    case avxVNNI = "avx-vnni"
+    /// The generated AVX512-VNNI kernels (zmm) on signed-byte panels.
+    case avx512VNNI = "avx512-vnni"
+  }
+
+  /// Whether this machine runs `kind`.
+  public static func isAvailable(_ kind: KernelKind) -> Bool { kind == .swift || generatedKernels(kind) != nil }
+
+  private static func generatedKernels(_ kind: KernelKind) -> GeneratedDotProductKernels? {
+    switch kind {
+    case .swift: nil
+    case .avxVNNI: GeneratedDotProductKernels.kernels(for: .avxVNNI)
+    case .avx512VNNI: GeneratedDotProductKernels.kernels(for: .avx512VNNI)
+    }
+  }
+
+  /// Billions of integer operations (2·M·N·K) per second of this thread's CPU time for an int8
+  /// product with pre-packed B and the full requantization to int8 (per-channel multipliers,
+  /// LiteRT's double rounding), one thread: the best of `repetitions` runs of at least
+  /// `minimumSeconds`. The generated kinds write each 16-column tile's sums to a small buffer that
+  /// the Swift epilogue requantizes. Nil when `kind` is not available or `depth` is not a multiple of 4.
+  public static func gigaops(
+    rows: Int, columns: Int, depth: Int, kind: KernelKind, minimumSeconds: Double = 0.2, repetitions: Int = 5
+  ) -> Double? {
+    guard depth % 4 == 0, isAvailable(kind) else { return nil }
+    var seed: UInt32 = 7
+    func next() -> UInt32 {
+      seed = seed &* 1_664_525 &+ 1_013_904_223
+      return seed >> 8
+    }
+    let a = (0..<(rows * depth)).map { _ in UInt8(truncatingIfNeeded: next()) }
+    let weights = (0..<(depth * columns)).map { _ in Int32(Int8(truncatingIfNeeded: next())) }
+    let multipliers = (0..<columns).map { _ in QuantizedMultiplier(multiplier: Int32(1 << 30) + Int32(next() % 1000), shift: -12) }
+    let constants = IntegerChannelConstants(
+      groups: 1, groupChannels: columns, multipliers: multipliers, rounding: .doubleRounding, bias: { Int32($0) })
+    let epilogue = constants.epilogue(group: 0, outputZeroPoint: -3, clamp: -128...127)
+    let panels = PanelPacking.panelCount(columns: columns)
+    let width = GEMMTile.columns
+    var output = [Int8](repeating: 0, count: rows * panels * width)
+    let operations = 2.0 * Double(rows) * Double(columns) * Double(depth)
+    var best = 0.0
+    a.withUnsafeBufferPointer { a in
+      output.withUnsafeMutableBufferPointer { output in
+        let a = a.baseAddress!
+        let output = output.baseAddress!
+        let outputStride = panels * width
+        if let generated = generatedKernels(kind) {
+          guard let packed = weights.withUnsafeBufferPointer({
+            QuadPanelMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: columns), depth: depth, columns: columns)
+          }) else { return }
+          let blockRows = 96
+          let sums = UnsafeMutablePointer<Int32>.allocate(capacity: blockRows * width)
+          defer { sums.deallocate() }
+          best = bestRate(operations: operations, minimumSeconds: minimumSeconds, repetitions: repetitions) {
+            for firstRow in stride(from: 0, to: rows, by: blockRows) {
+              let blockCount = min(blockRows, rows - firstRow)
+              for panel in 0..<panels {
+                generated.sums(
+                  a: a + firstRow * depth, lda: depth, rowCount: blockCount, b: packed.matrix(0) + panel * depth * width,
+                  steps: depth / 4, c: sums, ldc: width)
+                for row in 0..<blockCount {
+                  let values = UnsafeRawPointer(sums + row * width).loadUnaligned(as: SIMD16<Int32>.self)
+                  IntegerMicroKernel<Int8>.store(
+                    epilogue.requantize(values, channel: panel * width),
+                    to: output + (firstRow + row) * outputStride + panel * width)
+                }
+              }
+            }
+          }
+        } else {
+          let packed = weights.withUnsafeBufferPointer {
+            PairedPanelMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: columns), depth: depth, columns: columns)
+          }
+          let plan = IntegerGEMM.plan(rows: rows, columns: columns, depth: depth, threadCount: 1)
+          let scratchBytes = plan.scratchBytes(leftOperandPacks: false, threadCount: 1, lhs: UInt8.self, output: Int8.self)
+          let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(scratchBytes, 64), alignment: 64)
+          defer { scratch.deallocate() }
+          best = bestRate(operations: operations, minimumSeconds: minimumSeconds, repetitions: repetitions) {
+            IntegerGEMM.multiply(
+              plan: plan, lhs: RowMajorLeftOperand(base: a, rowStride: depth), rhs: packed.matrix(0), output: output,
+              outputStride: outputStride, epilogue: epilogue, threadCount: 1, scratch: scratch)
           }
         }
       }
     }
     return best
   }
+}
 
-  /// CPU time of the calling thread in seconds.
-  private static func threadCPUSeconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
+/// Billions of `operations` per second of this thread's CPU time: `run` once to warm up, then the
+/// best of `repetitions` runs of at least `minimumSeconds` each.
+private func bestRate(operations: Double, minimumSeconds: Double, repetitions: Int, _ run: () -> Void) -> Double {
+  run()
+  var best = 0.0
+  for _ in 0..<repetitions {
+    var calls = 0
+    let start = threadCPUSeconds()
+    var elapsed = 0.0
+    repeat {
+      run()
+      calls += 1
+      elapsed = threadCPUSeconds() - start
+    } while elapsed < minimumSeconds
+    best = max(best, operations * Double(calls) / elapsed / 1e9)
   }
+  return best
+}
+
+/// CPU time of the calling thread in seconds.
+private func threadCPUSeconds() -> Double {
+  var time = timespec()
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+  return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
 }

@@ -20,7 +20,28 @@
 
   /// The newest instruction set this CPU and OS run, or nil (not x86-64, code generation refused,
   /// or no AVX2/FMA). Asked once per process.
-  @usableFromInline package static let supported: GeneratedKernelISA? = ProcessorFeatures.probe()
+  @usableFromInline package static let supported: GeneratedKernelISA? = ProcessorFeatures.detected.float
+}
+
+/// The 8-bit dot-product instruction sets of the generated integer kernels (`vpdpbusd`), from
+/// oldest to newest.
+@usableFromInline package enum DotProductISA: Int, Sendable, CaseIterable, Comparable, CustomStringConvertible {
+  /// AVX-VNNI: `vpdpbusd` on ymm registers, VEX-encoded (no AVX-512 needed).
+  case avxVNNI = 1
+  /// AVX512-VNNI: `vpdpbusd` on zmm registers.
+  case avx512VNNI = 2
+
+  @inlinable package static func < (left: Self, right: Self) -> Bool { left.rawValue < right.rawValue }
+
+  @usableFromInline package var description: String {
+    switch self {
+    case .avxVNNI: "AVX-VNNI"
+    case .avx512VNNI: "AVX512-VNNI"
+    }
+  }
+
+  /// Every dot-product instruction set this CPU and OS run (empty off x86-64). Asked once per process.
+  @usableFromInline package static let supported: Set<DotProductISA> = ProcessorFeatures.detected.dotProduct
 }
 
 /// CPUID/XGETBV answers, read through generated stubs.
@@ -64,24 +85,35 @@
     return registers
   }
 
-  /// The newest usable `GeneratedKernelISA`, or nil.
-  @usableFromInline package static func probe() -> GeneratedKernelISA? {
-    guard let cpuidCode = ExecutableCode(cpuidStub()), let xgetbvCode = ExecutableCode(xgetbvStub()) else { return nil }
+  /// What `probe` found, once per process.
+  @usableFromInline package static let detected = probe()
+
+  /// The newest usable `GeneratedKernelISA` (or nil) and every usable `DotProductISA`.
+  @usableFromInline package static func probe() -> (float: GeneratedKernelISA?, dotProduct: Set<DotProductISA>) {
+    guard let cpuidCode = ExecutableCode(cpuidStub()), let xgetbvCode = ExecutableCode(xgetbvStub()) else {
+      return (nil, [])
+    }
     func cpuid(_ leaf: UInt32, _ subleaf: UInt32 = 0) -> CPUIDResult {
       let r = run(cpuidCode, [leaf, 0, subleaf, 0])
       return (r[0], r[1], r[2], r[3])
     }
     let highestLeaf = cpuid(0).eax
-    guard highestLeaf >= 7 else { return nil }
+    guard highestLeaf >= 7 else { return (nil, []) }
     let leaf1 = cpuid(1)
     let leaf7 = cpuid(7)
+    let leaf7Subleaf1 = cpuid(7, 1)
     func bit(_ value: UInt32, _ index: UInt32) -> Bool { value & (1 << index) != 0 }
     // OSXSAVE (the OS manages the extended state, so XGETBV is allowed), AVX, FMA.
-    guard bit(leaf1.ecx, 27), bit(leaf1.ecx, 28), bit(leaf1.ecx, 12) else { return nil }
+    guard bit(leaf1.ecx, 27), bit(leaf1.ecx, 28), bit(leaf1.ecx, 12) else { return (nil, []) }
     let xcr0 = run(xgetbvCode, [0])[0]
     // XCR0: SSE and AVX state (bits 1, 2); opmask, upper halves of zmm0-15 and zmm16-31 (bits 5-7).
-    guard xcr0 & 0x6 == 0x6, bit(leaf7.ebx, 5) else { return nil }
-    if xcr0 & 0xE0 == 0xE0 && bit(leaf7.ebx, 16) { return .avx512 }
-    return .avx2
+    guard xcr0 & 0x6 == 0x6, bit(leaf7.ebx, 5) else { return (nil, []) }
+    var dotProduct: Set<DotProductISA> = []
+    // AVX-VNNI: leaf 7 sub-leaf 1 EAX bit 4.
+    if bit(leaf7Subleaf1.eax, 4) { dotProduct.insert(.avxVNNI) }
+    guard xcr0 & 0xE0 == 0xE0 && bit(leaf7.ebx, 16) else { return (.avx2, dotProduct) }
+    // AVX512-VNNI: leaf 7 ECX bit 11.
+    if bit(leaf7.ecx, 11) { dotProduct.insert(.avx512VNNI) }
+    return (.avx512, dotProduct)
   }
 }

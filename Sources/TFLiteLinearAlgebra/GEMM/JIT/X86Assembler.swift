@@ -278,6 +278,17 @@
     vex(map: .x0F, prefix: .none, opcode: 0x5D, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
+  /// `vpbroadcastd ymm, [m32]` (AVX2).
+  @usableFromInline package mutating func vpbroadcastdYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
+    vex(map: .x0F38, prefix: .x66, opcode: 0x58, reg: destination.number, vvvv: 0, memory: source)
+  }
+
+  /// `{vex} vpdpbusd ymm1, ymm2, ymm3` (AVX-VNNI): each 32-bit lane of ymm1 += the sum of the four
+  /// products of ymm2's unsigned bytes and ymm3's signed bytes in that lane (wrapping).
+  @usableFromInline package mutating func vpdpbusdYMM(_ accumulator: VectorRegister, _ unsigned: VectorRegister, _ signed: VectorRegister) {
+    vex(map: .x0F38, prefix: .x66, opcode: 0x50, reg: accumulator.number, vvvv: unsigned.number, rm: signed.number)
+  }
+
   // MARK: - AVX-512F (EVEX, 512-bit)
 
   /// `vmovups zmm, [m512]`.
@@ -325,6 +336,17 @@
   /// `vminps zmm1, zmm2, zmm3` (zmm3 when either is NaN).
   @usableFromInline package mutating func vminpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F, prefix: .none, opcode: 0x5D, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vpbroadcastd zmm, [m32]`.
+  @usableFromInline package mutating func vpbroadcastdZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x58, reg: destination.number, vvvv: 0, memory: source, elementBytes: 4)
+  }
+
+  /// `vpdpbusd zmm1, zmm2, zmm3` (AVX512-VNNI): each 32-bit lane of zmm1 += the sum of the four
+  /// products of zmm2's unsigned bytes and zmm3's signed bytes in that lane (wrapping).
+  @usableFromInline package mutating func vpdpbusdZMM(_ accumulator: VectorRegister, _ unsigned: VectorRegister, _ signed: VectorRegister) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x50, reg: accumulator.number, vvvv: unsigned.number, rm: signed.number)
   }
 
   // MARK: - Encoding

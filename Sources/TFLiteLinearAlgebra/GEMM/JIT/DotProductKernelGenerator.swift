@@ -1,0 +1,171 @@
+/// Generates the 8-bit dot-product micro-kernels: `rows` rows × 16 columns of Int32 sums
+/// C = A · B, A unsigned bytes, B signed bytes, with `vpdpbusd` (AVX512-VNNI on one zmm per row,
+/// or AVX-VNNI on two ymm per row). The function is `void kernel(const DotProductKernelArguments *)`
+/// in the System V ABI.
+///
+/// B is a panel of `QuadPanelMatrices`: per step of four depths, 16 columns × 4 signed bytes (the
+/// four depths of one column fill one 32-bit lane), so one `vpdpbusd` adds four depth steps of one
+/// row, the row's four A bytes broadcast to every lane. Each step:
+/// 1. the 64 panel bytes are loaded (one zmm or two ymm);
+/// 2. for every row, its four A bytes are broadcast and `acc[r] += dot(A quad, B quad)` per lane.
+/// The sums wrap in Int32 as `vpdpbusd` does (and LiteRT's int32 accumulators); afterwards the 16
+/// sums of each row are stored to C. No requantization: the caller's epilogue does that.
+///
+/// Registers: rdi arguments, rax and r10 the bases of rows 0–4 and 5–9 (row r is
+/// `base + {0, 1, 2, 3, 4} × stride` through the SIB byte), r8/r9 the row stride ×1/×3, rdx the
+/// panel, rcx the step counter; only caller-saved registers, `vzeroupper` before returning.
+@usableFromInline package enum DotProductKernelGenerator {
+  /// Why a kernel cannot be generated.
+  @usableFromInline package enum Failure: Error, Equatable {
+    /// `rows` is outside `1...maximumRows(isa)`.
+    case unsupportedRows(Int, DotProductISA)
+  }
+
+  /// Most rows of one tile: the accumulators must leave registers for the panel and the broadcast.
+  @usableFromInline package static func maximumRows(_ isa: DotProductISA) -> Int {
+    switch isa {
+    case .avxVNNI: 6
+    case .avx512VNNI: 10
+    }
+  }
+
+  /// The machine code of the `rows`-row kernel for `isa`.
+  @usableFromInline package static func code(isa: DotProductISA, rows: Int) throws(Failure) -> [UInt8] {
+    guard (1...maximumRows(isa)).contains(rows) else { throw .unsupportedRows(rows, isa) }
+    var emitter = DotProductEmitter(isa: isa, rows: rows)
+    emitter.emitKernel()
+    return emitter.assembler.finishedCode()
+  }
+}
+
+/// The arguments of a generated dot-product kernel, passed by pointer (the kernel reads each field
+/// at its `MemoryLayout` offset). Strides are in bytes.
+@usableFromInline package struct DotProductKernelArguments {
+  /// Row 0 of A at depth 0; each row holds `4 × steps` bytes.
+  @usableFromInline package var a: UnsafePointer<UInt8>
+  /// Bytes between rows of A.
+  @usableFromInline package var aRowBytes: Int
+  /// The packed panel (64 bytes per step).
+  @usableFromInline package var b: UnsafePointer<Int8>
+  /// Steps of four depths (0 or more).
+  @usableFromInline package var steps: Int
+  /// Row 0 of C (16 sums written per row).
+  @usableFromInline package var c: UnsafeMutablePointer<Int32>
+  /// Bytes between rows of C.
+  @usableFromInline package var cRowBytes: Int
+
+  /// The arguments from their parts.
+  @usableFromInline package init(
+    a: UnsafePointer<UInt8>, aRowBytes: Int, b: UnsafePointer<Int8>, steps: Int, c: UnsafeMutablePointer<Int32>,
+    cRowBytes: Int
+  ) {
+    self.a = a
+    self.aRowBytes = aRowBytes
+    self.b = b
+    self.steps = steps
+    self.c = c
+    self.cRowBytes = cRowBytes
+  }
+}
+
+/// Emits one kernel (see `DotProductKernelGenerator`).
+private struct DotProductEmitter {
+  let isa: DotProductISA
+  let rows: Int
+  var assembler = X86Assembler()
+  /// Vector registers per row: 16 sums in ymm (2) or zmm (1).
+  let vectorsPerRow: Int
+  /// Row bases: rows 5g ..< 5g + 5 are addressed from `bases[g]`.
+  let bases: [GPRegister] = [.rax, .r10]
+
+  init(isa: DotProductISA, rows: Int) {
+    self.isa = isa
+    self.rows = rows
+    vectorsPerRow = isa == .avxVNNI ? 2 : 1
+  }
+
+  /// Accumulator of row `row`, vector `vector`.
+  func accumulator(_ row: Int, _ vector: Int) -> VectorRegister { VectorRegister(row * vectorsPerRow + vector) }
+
+  /// Panel vector `vector` of the current step (after every accumulator).
+  func panelRegister(_ vector: Int) -> VectorRegister { VectorRegister(isa == .avxVNNI ? 12 + vector : 28 + vector) }
+
+  /// The broadcast A quad of row `row` (two registers in turn, so consecutive rows do not wait).
+  func broadcastRegister(row: Int) -> VectorRegister { VectorRegister(isa == .avxVNNI ? 14 + row % 2 : 30 + row % 2) }
+
+  /// A field of the arguments.
+  func argument<Value>(_ field: KeyPath<DotProductKernelArguments, Value>) -> MemoryOperand {
+    MemoryOperand(.rdi, Int32(MemoryLayout<DotProductKernelArguments>.offset(of: field)!))
+  }
+
+  /// Row `row`'s address: its group's base plus 0, 1, 2, 3 or 4 strides (r8 = stride, r9 = 3 × stride).
+  func rowAddress(_ row: Int, plus displacement: Int32 = 0) -> MemoryOperand {
+    let base = bases[row / 5]
+    switch row % 5 {
+    case 0: return MemoryOperand(base, displacement)
+    case 1: return MemoryOperand(base, index: .r8, scale: 1, displacement)
+    case 2: return MemoryOperand(base, index: .r8, scale: 2, displacement)
+    case 3: return MemoryOperand(base, index: .r9, scale: 1, displacement)
+    default: return MemoryOperand(base, index: .r8, scale: 4, displacement)
+    }
+  }
+
+  /// Loads the origin and stride of A or C into rax/r8 and derives r9 and (past five rows) r10.
+  mutating func setBases(origin: MemoryOperand, stride: MemoryOperand) {
+    assembler.mov(.rax, origin)
+    assembler.mov(.r8, stride)
+    assembler.lea(.r9, MemoryOperand(.r8, index: .r8, scale: 2))
+    if rows > 5 {
+      assembler.lea(.r10, MemoryOperand(.rax, index: .r8, scale: 4))
+      assembler.add(.r10, .r8)
+    }
+  }
+
+  mutating func emitKernel() {
+    let vectorBytes: Int32 = isa == .avxVNNI ? 32 : 64
+    for row in 0..<rows {
+      for vector in 0..<vectorsPerRow {
+        let sum = accumulator(row, vector)
+        isa == .avxVNNI ? assembler.vxorpsYMM(sum, sum, sum) : assembler.vpxordZMM(sum, sum, sum)
+      }
+    }
+    setBases(origin: argument(\.a), stride: argument(\.aRowBytes))
+    assembler.mov(.rdx, argument(\.b))
+    assembler.mov(.rcx, argument(\.steps))
+    let done = assembler.makeLabel()
+    let step = assembler.makeLabel()
+    assembler.test(.rcx, .rcx)
+    assembler.jump(if: .zero, to: done)
+    assembler.bind(step)
+    for vector in 0..<vectorsPerRow {
+      let panel = MemoryOperand(.rdx, Int32(vector) * vectorBytes)
+      isa == .avxVNNI
+        ? assembler.vmovupsYMM(panelRegister(vector), panel) : assembler.vmovupsZMM(panelRegister(vector), panel)
+    }
+    for row in 0..<rows {
+      let quad = broadcastRegister(row: row)
+      isa == .avxVNNI ? assembler.vpbroadcastdYMM(quad, rowAddress(row)) : assembler.vpbroadcastdZMM(quad, rowAddress(row))
+      for vector in 0..<vectorsPerRow {
+        isa == .avxVNNI
+          ? assembler.vpdpbusdYMM(accumulator(row, vector), quad, panelRegister(vector))
+          : assembler.vpdpbusdZMM(accumulator(row, vector), quad, panelRegister(vector))
+      }
+    }
+    assembler.add(.rdx, 64)
+    for base in bases.prefix((rows + 4) / 5) { assembler.add(base, 4) }
+    assembler.dec(.rcx)
+    assembler.jump(if: .notZero, to: step)
+    assembler.bind(done)
+    setBases(origin: argument(\.c), stride: argument(\.cRowBytes))
+    for row in 0..<rows {
+      for vector in 0..<vectorsPerRow {
+        let destination = rowAddress(row, plus: Int32(vector) * vectorBytes)
+        isa == .avxVNNI
+          ? assembler.vmovupsYMM(destination, accumulator(row, vector))
+          : assembler.vmovupsZMM(destination, accumulator(row, vector))
+      }
+    }
+    assembler.vzeroupper()
+    assembler.ret()
+  }
+}

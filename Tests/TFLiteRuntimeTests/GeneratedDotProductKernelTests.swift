@@ -1,0 +1,139 @@
+import XCTest
+
+import TFLiteLinearAlgebra
+
+/// The run-time generated `vpdpbusd` kernels (AVX-VNNI on ymm, AVX512-VNNI on zmm) against Int32
+/// sums computed from first principles and against the Swift integer kernel's sums on the 16-bit
+/// panels, bit for bit, for every dot-product instruction set this machine runs.
+final class GeneratedDotProductKernelTests: XCTestCase {
+  /// Every dot-product instruction set this machine runs.
+  private var runnableISAs: [DotProductISA] {
+    DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
+  }
+
+  /// The probe agrees with the flags Linux reports.
+  func testProbeAgreesWithProcCpuinfo() throws {
+    #if os(Linux) && arch(x86_64)
+      let text = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+      let flagsLine = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("flags") })
+      let flags = Set(flagsLine.split(separator: " ").map(String.init))
+      var expected: Set<DotProductISA> = []
+      if flags.isSuperset(of: ["avx2", "fma", "avx_vnni"]) { expected.insert(.avxVNNI) }
+      if flags.isSuperset(of: ["avx2", "fma", "avx512f", "avx512_vnni"]) { expected.insert(.avx512VNNI) }
+      XCTAssertEqual(DotProductISA.supported, expected)
+      XCTAssertEqual(Set(runnableISAs), expected)
+    #else
+      XCTAssertTrue(DotProductISA.supported.isEmpty, "code generation is only for x86-64")
+    #endif
+  }
+
+  /// Random M, N (edge tiles in both directions), K (0, not a multiple of four, long), A rows
+  /// wider than the depth with random bytes past it (they must meet zero weights), C rows wider
+  /// than 16 whose extra lanes must stay untouched, weights over the whole Int8 range.
+  func testRandomProductsMatchFirstPrinciplesAndSwiftKernel() throws {
+    var random = SeededGenerator(seed: 1212)
+    for isa in runnableISAs {
+      let kernels = try XCTUnwrap(GeneratedDotProductKernels.kernels(for: isa))
+      for trial in 0..<60 {
+        let rows = random.int(1...25)
+        let columns = random.int(1...40)
+        let depth = trial % 10 == 0 ? random.int(200...600) : random.int(0...37)
+        let paddedDepth = QuadPanelMatrices.paddedDepth(depth)
+        let lda = paddedDepth + random.int(0...6)
+        let a = (0..<rows * lda).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let weights = (0..<depth * columns).map { _ in Int32.random(in: -128...127, using: &random) }
+        assertMatches(kernels: kernels, a: a, lda: lda, rows: rows, weights: weights, depth: depth, columns: columns)
+      }
+    }
+  }
+
+  /// Extreme values: 255 × −128 over a depth long enough that the sums wrap around Int32, and
+  /// 255 × 127, both of which the reference accumulates with wrapping.
+  func testExtremeValuesWrapAsInt32() throws {
+    for isa in runnableISAs {
+      let kernels = try XCTUnwrap(GeneratedDotProductKernels.kernels(for: isa))
+      let depth = 66_000
+      let a = [UInt8](repeating: 255, count: 3 * depth)
+      let weights = (0..<depth * 17).map { Int32($0 % 17 == 16 ? 127 : -128) }
+      assertMatches(kernels: kernels, a: a, lda: depth, rows: 3, weights: weights, depth: depth, columns: 17)
+    }
+  }
+
+  /// Weights outside Int8 (uint8 weights minus a zero point) are refused by the packing.
+  func testPackingRefusesValuesOutsideInt8() {
+    for outside: Int32 in [128, -129, 255, -255] {
+      let weights: [Int32] = [1, outside, 3, 4]
+      let packed = weights.withUnsafeBufferPointer {
+        QuadPanelMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: 2), depth: 2, columns: 2)
+      }
+      XCTAssertNil(packed, "\(outside)")
+    }
+  }
+
+  /// Tile heights outside the generator's range are refused; every height of every level encodes
+  /// (also on machines that cannot run it), ending in `vzeroupper; ret`.
+  func testGeneratorCoversEveryHeightAndRefusesOthers() throws {
+    for isa in DotProductISA.allCases {
+      let maximum = DotProductKernelGenerator.maximumRows(isa)
+      XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: 0))
+      XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: maximum + 1))
+      for rows in 1...maximum {
+        let code = try DotProductKernelGenerator.code(isa: isa, rows: rows)
+        XCTAssertEqual(Array(code.suffix(4)), [0xC5, 0xF8, 0x77, 0xC3])
+      }
+    }
+  }
+
+  /// Runs one product through `kernels` and compares with the first-principles sums and the Swift
+  /// kernel's sums over the 16-bit panels.
+  private func assertMatches(
+    kernels: GeneratedDotProductKernels, a: [UInt8], lda: Int, rows: Int, weights: [Int32], depth: Int, columns: Int,
+    file: StaticString = #filePath, line: UInt = #line
+  ) {
+    let width = GEMMTile.columns
+    let ldc = width + 3
+    let sentinel: Int32 = 0x5A5A_5A5A
+    let quad = weights.withUnsafeBufferPointer {
+      QuadPanelMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: columns), depth: depth, columns: columns)
+    }
+    guard let quad else { return XCTFail("int8 weights refused", file: file, line: line) }
+    let paired = weights.withUnsafeBufferPointer {
+      PairedPanelMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: columns), depth: depth, columns: columns)
+    }
+    // The Swift kernel reads A in pairs: give it rows of the paired depth (the byte past an odd
+    // depth meets a zero weight, as in the generated kernel).
+    let pairedDepth = IntegerGEMM.pairedDepth(depth)
+    for panel in 0..<PanelPacking.panelCount(columns: columns) {
+      var c = [Int32](repeating: sentinel, count: max(1, rows * ldc))
+      a.withUnsafeBufferPointer { a in
+        c.withUnsafeMutableBufferPointer { c in
+          kernels.sums(
+            a: a.baseAddress!, lda: lda, rowCount: rows, b: quad.matrix(0) + panel * quad.paddedDepth * width,
+            steps: quad.paddedDepth / 4, c: c.baseAddress!, ldc: ldc)
+        }
+      }
+      for row in 0..<rows {
+        let swiftSums = a.withUnsafeBufferPointer { a in
+          IntegerMicroKernel<Int8>.singleRowSums(
+            a: a.baseAddress! + row * lda, b: paired.matrix(0) + panel * pairedDepth * width, pairs: pairedDepth / 2)
+        }
+        for lane in 0..<width {
+          let column = panel * width + lane
+          var expected: Int32 = 0
+          if column < columns {
+            for k in 0..<depth { expected &+= Int32(a[row * lda + k]) &* weights[k * columns + column] }
+          }
+          let got = c[row * ldc + lane]
+          guard got == expected && got == swiftSums[lane] else {
+            return XCTFail(
+              "\(kernels.isa) rows \(rows) depth \(depth) row \(row) column \(column): \(got), expected \(expected), Swift \(swiftSums[lane])",
+              file: file, line: line)
+          }
+        }
+        for gap in width..<ldc where row * ldc + gap < c.count {
+          XCTAssertEqual(c[row * ldc + gap], sentinel, "written past the tile", file: file, line: line)
+        }
+      }
+    }
+  }
+}
