@@ -52,6 +52,9 @@ public final class SubgraphExecutor {
   /// The bytes a variable tensor starts from when the model gives it constant data, by tensor index
   /// (``LoweredSubgraph/variableInitialValues``).
   private let variableInitialValues: [Int: [UInt8]]
+  /// Told before and after every node `invoke()` runs (`tflite profile`); nil, the default, costs
+  /// one check per node.
+  package var nodeObserver: (any NodeObserver)?
 
   /// Lowers subgraph `subgraphIndex` (``LoweredSubgraph``) and keeps what running it needs.
   /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
@@ -92,6 +95,13 @@ public final class SubgraphExecutor {
 
   /// The operator name of every node in execution order (schema names, custom codes for custom operators).
   public var operatorNames: [String] { nodes.map(\.opName) }
+
+  /// The model's operator index of every node, in execution order.
+  package var nodeIndices: [Int] { nodes.map(\.index) }
+
+  /// Whether each node (by position in execution order) runs in `invoke()`: false for nodes
+  /// computed once at prepare time and for nodes a later node's fused kernel covers.
+  package var nodesRunByInvoke: [Bool] { zip(isFolded, isFusedAway).map { !$0 && !$1 } }
 
   /// Bytes of the activation arena (valid after ``allocateTensors()``).
   public var arenaByteCount: Int { memoryPlan.arenaByteCount }
@@ -227,7 +237,13 @@ public final class SubgraphExecutor {
     for position in 0..<preparedCount where !isFolded[position] && !isFusedAway[position] {
       let scratch = scratchOffsets[position].map { arena.bytes.baseAddress.unsafelyUnwrapped + $0 }
       let context = EvalContext(threadCount: threadCount, scratch: scratch)
+      guard let observer = nodeObserver else {
+        try run(position) { try kernels[position].eval(context) }
+        continue
+      }
+      observer.nodeWillRun(subgraph: subgraphIndex, node: nodes[position].index)
       try run(position) { try kernels[position].eval(context) }
+      observer.nodeDidRun(subgraph: subgraphIndex, node: nodes[position].index)
     }
     for position in preparedCount..<nodes.count { try prepareAndRun(position) }
   }
@@ -253,7 +269,9 @@ public final class SubgraphExecutor {
     }
     guard !isFusedAway[position] else { return }
     let scratch = context.scratchByteCount > 0 ? runTimeScratch?.baseAddress : nil
+    nodeObserver?.nodeWillRun(subgraph: subgraphIndex, node: node.index)
     try run(position) { try kernels[position].eval(EvalContext(threadCount: threadCount, scratch: scratch)) }
+    nodeObserver?.nodeDidRun(subgraph: subgraphIndex, node: node.index)
   }
 
   /// Runs `body` for node `position`, turning a failure into
