@@ -12,6 +12,17 @@ final class ProfileGraphCommandTests: CommandTestCase {
 
   private func model(_ name: String) -> String { testModels.appendingPathComponent(name).path }
 
+  /// `--input` options giving the WHILE model its committed inputs (3 iterations).
+  private var loopInputs: [String] {
+    ["--input", model("graphs/while_f32_iterate_count.input_0.npy"), "--input", model("graphs/while_f32_iterate_count.input_1.npy")]
+  }
+
+  /// Runs `tflite` with an argument list.
+  private func run(_ arguments: [String]) -> (code: Int32, output: CapturedOutput) {
+    let output = CapturedOutput()
+    return (CommandLineTool.main(arguments: arguments, output: output), output)
+  }
+
   /// Parses `text` as a JSON object.
   private func object(_ text: String, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
     try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], file: file, line: line)
@@ -67,15 +78,15 @@ final class ProfileGraphCommandTests: CommandTestCase {
 
   func testChromeTraceNestsLoopBodiesInsideTheirWhile() throws {
     let trace = path("trace.json")
-    let (code, output) = run("profile", model("graphs/while_f32_iterate_count.tflite"), "--runs", "2", "--chrome-trace", trace)
+    let (code, output) = run(["profile", model("graphs/while_f32_iterate_count.tflite"), "--runs", "2", "--chrome-trace", trace] + loopInputs)
     XCTAssertEqual(code, 0, output.standardError)
     let events = try XCTUnwrap(try object(String(contentsOfFile: trace, encoding: .utf8))["traceEvents"] as? [[String: Any]])
     let complete = events.filter { $0["ph"] as? String == "X" }
     let loop = try XCTUnwrap(complete.first { $0["name"] as? String == "WHILE" })
     let start = try XCTUnwrap(loop["ts"] as? Double), end = start + (try XCTUnwrap(loop["dur"] as? Double))
     let inner = complete.filter { ($0["args"] as? [String: Any])?["subgraph"] as? Int != 0 }
-    // The body's ADD, SIN, MUL, ADD and the condition's STRIDED_SLICE, LESS run at least once.
-    XCTAssertGreaterThanOrEqual(inner.count, 6)
+    // Three iterations: the body's 4 operators 3 times, the condition's 2 operators 4 times.
+    XCTAssertEqual(inner.count, 4 * 3 + 2 * 4)
     for event in inner {
       let eventStart = try XCTUnwrap(event["ts"] as? Double), duration = try XCTUnwrap(event["dur"] as? Double)
       XCTAssertTrue(eventStart >= start && eventStart + duration <= end + 0.001, "\(event) lies inside the WHILE")
@@ -87,7 +98,7 @@ final class ProfileGraphCommandTests: CommandTestCase {
     // Scripts/check_model_explorer_node_data.py (Model Explorer's own classes and tflite adapter).
     let example = try object(String(contentsOfFile: model("explorer/while_f32_iterate_count.node_data.json"), encoding: .utf8))
     let written = path("node_data.json")
-    XCTAssertEqual(run("profile", model("graphs/while_f32_iterate_count.tflite"), "--runs", "1", "--node-data", written).code, 0)
+    XCTAssertEqual(run(["profile", model("graphs/while_f32_iterate_count.tflite"), "--runs", "1", "--node-data", written] + loopInputs).code, 0)
     let ours = try object(String(contentsOfFile: written, encoding: .utf8))
     XCTAssertEqual(Set(ours.keys), ["main", "while_cond", "while_body"], "graph ids are the subgraph names")
     XCTAssertEqual(Set(ours.keys), Set(example.keys))
