@@ -1,5 +1,5 @@
 /// Incremental SHA-256 (FIPS 180-4), written here because CryptoKit does not exist on Linux.
-struct SHA256: Sendable {
+package struct SHA256: Sendable {
   /// Length of a digest in bytes.
   static let digestByteCount = 32
   /// Bytes consumed by one run of the compression function.
@@ -27,22 +27,22 @@ struct SHA256: Sendable {
   private var messageByteCount: UInt64 = 0
 
   /// Creates a hasher for an empty message.
-  init() { pendingBytes.reserveCapacity(Self.blockByteCount) }
+  package init() { pendingBytes.reserveCapacity(Self.blockByteCount) }
 
   /// The digest of `bytes` as lowercase hexadecimal.
-  static func hexDigest(of bytes: [UInt8]) -> String {
+  package static func hexDigest(of bytes: [UInt8]) -> String {
     var hasher = SHA256()
     hasher.update(bytes)
     return hasher.finalizeHex()
   }
 
   /// Appends `bytes` to the message.
-  mutating func update(_ bytes: [UInt8]) {
+  package mutating func update(_ bytes: [UInt8]) {
     bytes.withUnsafeBytes { update($0) }
   }
 
   /// Appends the bytes in `buffer` to the message.
-  mutating func update(_ buffer: UnsafeRawBufferPointer) {
+  package mutating func update(_ buffer: UnsafeRawBufferPointer) {
     guard let base = buffer.baseAddress, buffer.count > 0 else { return }
     messageByteCount &+= UInt64(buffer.count)
     var offset = 0

@@ -12,8 +12,7 @@ public enum CommandLineTool {
   static var subcommands: [any Subcommand.Type] {
     [
       InspectCommand.self, RunCommand.self, CompareCommand.self, BenchCommand.self, ProfileCommand.self, GraphCommand.self,
-      DemoCommand.self, DownloadCommand.self,
-      ModelsCommand.self, ImageCommand.self,
+      DemoCommand.self, DownloadCommand.self, ModelsCommand.self, ImageCommand.self, DetectCommand.self, ClassifyCommand.self,
     ]
   }
 
@@ -73,6 +72,8 @@ public enum ExitCode {
   public static let success: Int32 = 0
   /// The command ran but failed (a load error, an out-of-tolerance comparison, a failed download).
   public static let failure: Int32 = 1
+  /// The command could not use its input (`compare --reference` with a dump that does not fit the model).
+  public static let unusableInput: Int32 = 2
   /// The command line itself was wrong.
   public static let usage: Int32 = 64
 }

@@ -1,16 +1,21 @@
 import TFLiteRuntime
 
 /// `tflite compare MODEL --expected FILE.npy ...`: runs a model and checks its outputs against
-/// expected values (for example, LiteRT's).
+/// expected values (for example, LiteRT's); `tflite compare MODEL --reference DIR` compares every
+/// operator's outputs with a reference dump (``LayerComparison``).
 enum CompareCommand: Subcommand {
   /// Name, options and help.
   static let specification = CommandSpecification(
     name: "compare",
-    abstract: "Run a model and compare its outputs with expected .npy files.",
+    abstract: "Compare a model's outputs with expected .npy files, or every operator's with a reference dump.",
     positionals: ["MODEL"],
     options: [
       .option("input", value: "[NAME=]FILE.npy", repeatable: true, help: "An input, in input order or by name."),
       .option("expected", value: "[NAME=]FILE.npy", repeatable: true, help: "An expected output, in output order or by name."),
+      .option("reference", value: "DIR", help: "Compare every operator with a reference dump (Scripts/litert_dump.py)."),
+      .flag("isolate", help: "With --reference: run each operator on the reference's values of its inputs."),
+      .flag("json", help: "With --reference: print the comparison as JSON."),
+      .option("max-steps", value: "K", help: "With --reference: allowed difference of integer tensors (default 0, exact)."),
       .option("atol", value: "A", help: "Absolute tolerance (default 1e-5)."),
       .option("rtol", value: "R", help: "Relative tolerance (default 1e-5)."),
       .option("signature", value: "KEY", help: "Run this signature instead of the primary graph."),
@@ -26,11 +31,24 @@ enum CompareCommand: Subcommand {
       the inputs are copied once and invoked N times (invoke() leaves them unchanged, as in
       LiteRT); every run must give the first run's outputs bit for bit, and the last run's are
       compared.
+
+      With --reference DIR (a dump of every tensor, written by Scripts/litert_dump.py) the primary
+      subgraph runs on the dump's inputs and every operator's outputs are compared with the dump
+      in execution order: integer tensors exactly (or within --max-steps), float tensors within
+      atol + rtol * |reference|. The first operator beyond tolerance is named. Exit code 0 when
+      every compared tensor is within tolerance, 1 when any is not, 2 when the dump cannot be used
+      (another model, missing or malformed files).
       """)
 
   /// Runs the command.
   static func run(_ arguments: ParsedArguments, output: inout any TextSink) throws -> Int32 {
     let path = try arguments.singlePositional("MODEL")
+    if let reference = arguments.value("reference") {
+      return try compareLayers(modelPath: path, reference: reference, arguments, output: &output)
+    }
+    for option in ["isolate", "json"] where arguments.flag(option) {
+      throw UsageError("--\(option) needs --reference DIR")
+    }
     let expectedValues = arguments.allValues("expected")
     guard !expectedValues.isEmpty else { throw UsageError("give at least one --expected FILE.npy") }
     let tolerance = Tolerance(
@@ -68,6 +86,39 @@ enum CompareCommand: Subcommand {
     }
     output.write(allMatch ? "all outputs within tolerance\n" : "MISMATCH: outputs beyond tolerance\n")
     return allMatch && differingRuns == 0 ? ExitCode.success : ExitCode.failure
+  }
+}
+
+extension CompareCommand {
+  /// `compare MODEL --reference DIR`: the per-operator comparison, as a table or JSON.
+  static func compareLayers(
+    modelPath: String, reference: String, _ arguments: ParsedArguments, output: inout any TextSink
+  ) throws -> Int32 {
+    for option in ["expected", "input", "signature", "runs", "seed"] where arguments.value(option) != nil {
+      throw UsageError("--\(option) cannot be used with --reference (the dump's inputs are used, on the primary subgraph)")
+    }
+    let tolerance = LayerTolerance(
+      float: Tolerance(
+        absolute: try arguments.number("atol", default: 1e-5), relative: try arguments.number("rtol", default: 1e-5)),
+      integerSteps: try arguments.integer("max-steps", default: 0, in: 0...Int(Int32.max)))
+    let threadCount = try arguments.integer("threads", default: 1, in: 1...256)
+    let comparison: LayerComparison
+    let dump: ReferenceDump
+    do {
+      let model = try LoadedModel(
+        path: modelPath, signatureKey: nil, threadCount: threadCount,
+        kernels: arguments.flag("reference-kernels") ? .reference : .optimized, fusesOperators: false)
+      dump = try ReferenceDump(directory: reference, modelPath: modelPath, modelTensors: model.executor.tensors)
+      comparison = try LayerComparison(model: model, dump: dump, tolerance: tolerance, isolated: arguments.flag("isolate"))
+    } catch {
+      output.writeError("tflite compare: error: \(error)\n")
+      return ExitCode.unusableInput
+    }
+    output.write(
+      arguments.flag("json")
+        ? comparison.json(model: modelPath, dump: dump, tolerance: tolerance).rendered()
+        : comparison.table(dump: dump, tolerance: tolerance))
+    return comparison.firstDivergent == nil ? ExitCode.success : ExitCode.failure
   }
 }
 

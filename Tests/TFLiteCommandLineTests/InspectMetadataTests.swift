@@ -39,6 +39,8 @@ final class InspectMetadataTests: XCTestCase {
     let files = try XCTUnwrap(outputs[1]["associated_files"] as? [[String: Any]])
     XCTAssertEqual(files.map { $0["type"] as? String }, ["TENSOR_VALUE_LABELS", "TENSOR_VALUE_LABELS"])
     XCTAssertEqual(files[1]["locale"] as? String, "fr")
+    // The generator's label files have 3 lines each ("background", "cat", "dog" and the French ones).
+    XCTAssertEqual(files.map { $0["line_count"] as? Int }, [3, 3])
     let scoreUnits = try XCTUnwrap(outputs[2]["process_units"] as? [[String: Any]])
     XCTAssertEqual(scoreUnits.map { $0["type"] as? String }, ["score_calibration", "score_thresholding"])
     XCTAssertEqual(scoreUnits[1]["global_score_threshold"] as? Double, 0.5)
@@ -52,7 +54,8 @@ final class InspectMetadataTests: XCTestCase {
       "input 0 \"image\": image RGB 8x8",
       "normalize mean [127.5] std [127.5]",
       "bounding boxes BOUNDARIES RATIO index [1, 0, 3, 2] over dimensions 2...2",
-      "file labels_fr.txt TENSOR_VALUE_LABELS locale fr",
+      "file labels_fr.txt TENSOR_VALUE_LABELS locale fr (3 lines)",
+      "file readme.txt DESCRIPTIONS (1 line)",
       "score calibration INVERSE_LOGISTIC, default score 0.25",
       "score threshold 0.5",
       "group \"detection_result\": location, category, score",

@@ -1,6 +1,7 @@
 import TFLiteFormat
 import XCTest
 
+import TFLiteLinearAlgebra
 @testable import TFLiteRuntime
 
 final class BatchMatMulTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+import TFLiteLinearAlgebra
 @testable import TFLiteRuntime
 
 /// Checks the fixed-point functions, constants and tables against independent computations in

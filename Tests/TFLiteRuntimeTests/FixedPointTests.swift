@@ -1,5 +1,6 @@
 import XCTest
 
+import TFLiteLinearAlgebra
 @testable import TFLiteRuntime
 
 /// Checks the fixed-point primitives against independent computations in exact 128-bit or

@@ -1,5 +1,6 @@
 import XCTest
 
+import TFLiteLinearAlgebra
 @testable import TFLiteRuntime
 
 final class GEMMTests: XCTestCase {

@@ -1,5 +1,6 @@
 import XCTest
 
+import TFLiteLinearAlgebra
 @testable import TFLiteRuntime
 
 /// The run-time generated float GEMM kernels (AVX2+FMA, AVX-512F) against the double-precision

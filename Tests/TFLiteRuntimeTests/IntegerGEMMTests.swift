@@ -1,6 +1,7 @@
 import TFLiteFormat
 import XCTest
 
+import TFLiteLinearAlgebra
 @testable import TFLiteRuntime
 
 /// The packed 8-bit GEMM and the 8-bit CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED built on it,

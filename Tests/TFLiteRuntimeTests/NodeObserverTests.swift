@@ -1,54 +1,68 @@
+import Foundation
 import TFLiteFormat
 import XCTest
 
 @testable import TFLiteRuntime
 
-/// The per-node hook `tflite profile` uses: one balanced before/after pair per node `invoke()` runs,
-/// in execution order, with control-flow bodies nested inside their operator.
+/// `SubgraphExecutor.nodeObserver`: called around every node in execution order, with fusion
+/// visible or turned off (`RunnerOptions.fusesOperators`), and able to replace a node's inputs.
 final class NodeObserverTests: XCTestCase {
-  /// Records every call as `+subgraph:node` and `-subgraph:node`.
-  private final class Recorder: NodeObserver {
-    var calls: [String] = []
-    func nodeWillRun(subgraph: Int, node: Int) { calls.append("+\(subgraph):\(node)") }
-    func nodeDidRun(subgraph: Int, node: Int) { calls.append("-\(subgraph):\(node)") }
-  }
-
-  private func runner(_ file: String) throws -> ModelRunner {
-    let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(file).path)
-    let runner = try ModelRunner(model: model)
+  /// EfficientNet-mini computes SiLU as LOGISTIC + MUL, which the runtime fuses by default.
+  private func runner(fusing: Bool) throws -> ModelRunner {
+    let path = TestModelManifest.directory.appendingPathComponent("networks/efficientnet_mini_float.tflite").path
+    var options = RunnerOptions()
+    options.fusesOperators = fusing
+    let runner = try ModelRunner(model: try TFLiteModel(contentsOfFile: path), options: options)
     try runner.primary.allocateTensors()
+    let input = try TestModelManifest.array("networks/efficientnet_mini_float.input_0.npy")
+    input.bytes.withUnsafeBytes { runner.primary.inputs[0].data!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
     return runner
   }
 
-  func testEveryNodeOfANetworkIsReportedInOrder() throws {
-    let runner = try runner("networks/mobilenet_mini_float.tflite")
-    let recorder = Recorder()
-    runner.primary.nodeObserver = recorder
-    try runner.primary.invoke()
-    // The network's 22 operators (`tflite inspect`) all run: none is constant or fused.
-    XCTAssertEqual(recorder.calls, (0..<22).flatMap { ["+0:\($0)", "-0:\($0)"] })
-    runner.primary.nodeObserver = nil
-    recorder.calls = []
-    try runner.primary.invoke()
-    XCTAssertEqual(recorder.calls, [], "no calls once the observer is removed")
+  private func outputValues(_ executor: SubgraphExecutor) -> [Float] {
+    let output = executor.outputs[0]
+    return Array(UnsafeBufferPointer(start: output.pointer(as: Float.self), count: output.elementCount))
   }
 
-  func testLoopBodiesNestInsideTheirWhile() throws {
-    let runner = try runner("graphs/while_f32_iterate_count.tflite")
-    let recorder = Recorder()
-    for index in 0..<3 { try runner.subgraph(at: index).nodeObserver = recorder }
-    // x1 (INT32 [1]) is the iteration count (TestModels/graphs/while_f32_iterate_count.input_1.npy holds 3).
-    runner.primary.inputs[1].pointer(as: Int32.self).pointee = 3
-    runner.primary.inputs[0].pointer(as: Float.self).update(repeating: 0, count: 6)
-    try runner.primary.invoke()
-    XCTAssertEqual(recorder.calls.first, "+0:0")
-    XCTAssertEqual(recorder.calls.last, "-0:0")
-    let inner = recorder.calls.dropFirst().dropLast()
-    // Condition (2 operators) and body (4 operators) subgraphs, each call balanced.
-    XCTAssertTrue(inner.contains("+1:1") && inner.contains("+2:3"), "\(inner)")
-    XCTAssertEqual(inner.filter { $0.hasPrefix("+") }.count, inner.filter { $0.hasPrefix("-") }.count)
-    // Three iterations: the body's 4 operators 3 times, the condition's 2 operators 4 times.
-    XCTAssertEqual(inner.filter { $0.hasPrefix("+2:") }.count, 12)
-    XCTAssertEqual(inner.filter { $0.hasPrefix("+1:") }.count, 8)
+  func testEveryNodeIsObservedInOrderAndFusionCanBeTurnedOff() throws {
+    let fused = try runner(fusing: true).primary
+    try fused.invoke()
+    let unobservedOutput = outputValues(fused)
+    var seen: [(position: Int, evaluation: ObservedNode.Evaluation)] = []
+    var ran: [Int] = []
+    fused.nodeObserver = NodeObserver(willRun: { ran.append($0.position) }) { seen.append(($0.position, $0.evaluation)) }
+    try fused.invoke()
+    XCTAssertEqual(seen.map(\.position), Array(fused.operatorNames.indices))
+    let fusedAway = seen.filter { $0.evaluation == .fusedAway }.map(\.position)
+    XCTAssertFalse(fusedAway.isEmpty)
+    XCTAssertTrue(fusedAway.allSatisfy { fused.operatorNames[$0] == "LOGISTIC" })
+    XCTAssertEqual(Set(ran), Set(seen.filter { $0.evaluation == .evaluated }.map(\.position)))
+    XCTAssertEqual(outputValues(fused), unobservedOutput)
+
+    let separate = try runner(fusing: false).primary
+    var evaluations: [ObservedNode.Evaluation] = []
+    separate.nodeObserver = NodeObserver { evaluations.append($0.evaluation) }
+    try separate.invoke()
+    XCTAssertFalse(evaluations.contains(.fusedAway))
+    XCTAssertEqual(evaluations.count, separate.operatorNames.count)
+    // The fused kernel does the same float operations in the same order.
+    XCTAssertEqual(outputValues(separate).map(\.bitPattern), unobservedOutput.map(\.bitPattern))
+  }
+
+  func testWillRunCanReplaceANodesInputs() throws {
+    let executor = try runner(fusing: false).primary
+    try executor.invoke()
+    let before = outputValues(executor)
+    // Zero the input of the last node (SOFTMAX of the logits): its output becomes uniform.
+    let last = executor.operatorNames.count - 1
+    XCTAssertEqual(executor.operatorNames[last], "SOFTMAX")
+    executor.nodeObserver = NodeObserver(willRun: { node in
+      guard node.position == last, let logits = node.inputs[0] else { return }
+      logits.data!.initializeMemory(as: UInt8.self, repeating: 0, count: logits.byteCount)
+    }) { _ in }
+    try executor.invoke()
+    let uniform = outputValues(executor)
+    XCTAssertNotEqual(uniform, before)
+    for value in uniform { XCTAssertEqual(value, 1 / Float(uniform.count), accuracy: 1e-7) }
   }
 }

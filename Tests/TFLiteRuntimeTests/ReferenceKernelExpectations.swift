@@ -5,6 +5,7 @@
 
 import XCTest
 
+import TFLiteLinearAlgebra
 @testable import TFLiteRuntime
 
 /// An expected value and the magnitude that bounds its rounding error.

@@ -1,5 +1,6 @@
 import XCTest
 
+import TFLiteLinearAlgebra
 @testable import TFLiteRuntime
 
 /// The x86-64 encoder of the generated kernels against NASM (`X86EncodingTable.swift`, made by

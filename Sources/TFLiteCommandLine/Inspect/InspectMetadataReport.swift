@@ -1,15 +1,21 @@
 import TFLiteFormat
+import TensorFlowLiteTaskVision
 
 /// The TFLite Support metadata (`TFLITE_METADATA`) part of `tflite inspect`, as text lines and as
 /// the `tflite_metadata` JSON object (README.md, "tflite inspect --json"). Metadata that fails
-/// verification is reported as an error, not a failure of the whole inspection.
+/// verification is reported as an error, not a failure of the whole inspection. Associated files
+/// are looked up in the ZIP appended to the model and their lines counted (labels per file).
 struct InspectMetadataReport {
   /// The decoded metadata, nil when the model has none.
   let metadata: ModelMetadata?
   /// Why the metadata could not be read, when it could not.
   let failure: String?
+  /// Lines of each associated file found in the appended ZIP (trailing empty lines not counted).
+  let lineCounts: [String: Int]
+  /// Why the appended ZIP could not be read, when it could not.
+  let archiveFailure: String?
 
-  /// Reads the metadata of `file`, keeping a decoding failure as text.
+  /// Reads the metadata of `file` and its associated files, keeping failures as text.
   init(file: TFLiteModel) {
     do {
       metadata = try file.modelMetadata()
@@ -18,6 +24,24 @@ struct InspectMetadataReport {
       metadata = nil
       failure = "\(error)"
     }
+    var lineCounts: [String: Int] = [:]
+    var archiveFailure: String?
+    if let metadata {
+      let subgraphFiles = metadata.subgraphs.flatMap { subgraph in
+        subgraph.associatedFiles + (subgraph.inputTensors + subgraph.outputTensors).flatMap(\.associatedFiles)
+      }
+      let names = (metadata.associatedFiles + subgraphFiles).compactMap(\.name)
+      if !names.isEmpty {
+        do {
+          let archive = try ModelAssociatedFiles(modelBytes: [UInt8](file.bytes))
+          for name in names where archive.names.contains(name) { lineCounts[name] = try archive.lines(of: name).count }
+        } catch {
+          archiveFailure = "\(error)"
+        }
+      }
+    }
+    self.lineCounts = lineCounts
+    self.archiveFailure = archiveFailure
   }
 
   // MARK: JSON
@@ -108,6 +132,7 @@ struct InspectMetadataReport {
     .object([
       ("name", .string(file.name)), ("description", .string(file.description)),
       ("type", .string(Self.name(of: file.type))), ("locale", .string(file.locale)),
+      ("line_count", file.name.flatMap { lineCounts[$0] }.map { .int($0) } ?? .null),
     ])
   }
 
@@ -124,6 +149,7 @@ struct InspectMetadataReport {
       if let value { lines.append("  \(label): \(value)") }
     }
     lines += metadata.associatedFiles.map { "  file " + describe($0) }
+    if let archiveFailure { lines.append("  associated files unreadable: \(archiveFailure)") }
     for (index, subgraph) in metadata.subgraphs.enumerated() {
       lines.append("  subgraph \(index)" + (subgraph.name.map { " \"\($0)\"" } ?? "") + ":")
       for (title, tensors) in [("input", subgraph.inputTensors), ("output", subgraph.outputTensors)] {
@@ -167,7 +193,8 @@ struct InspectMetadataReport {
   }
 
   private func describe(_ file: AssociatedFile) -> String {
-    "\(file.name ?? "(unnamed)") \(Self.name(of: file.type))" + (file.locale.map { " locale \($0)" } ?? "")
+    let count = file.name.flatMap { lineCounts[$0] }.map { " (\($0) line\($0 == 1 ? "" : "s"))" } ?? " (not in the model's ZIP)"
+    return "\(file.name ?? "(unnamed)") \(Self.name(of: file.type))" + (file.locale.map { " locale \($0)" } ?? "") + count
   }
 
   // MARK: Schema names

@@ -43,6 +43,13 @@ indirect enum JSONValue: Sendable {
     return text + "\n"
   }
 
+  /// The value on one line followed by a newline (a JSON Lines record).
+  func renderedOnOneLine() -> String {
+    var text = ""
+    write(to: &text, indent: nil)
+    return text + "\n"
+  }
+
   private var isScalar: Bool {
     switch self {
     case .array(let items): return items.isEmpty
@@ -51,7 +58,8 @@ indirect enum JSONValue: Sendable {
     }
   }
 
-  private func write(to text: inout String, indent: String) {
+  /// Writes the value; a nil `indent` writes it on one line.
+  private func write(to text: inout String, indent: String?) {
     switch self {
     case .null: text += "null"
     case .bool(let value): text += value ? "true" : "false"
@@ -62,7 +70,7 @@ indirect enum JSONValue: Sendable {
     case .string(let value): Self.writeString(value, to: &text)
     case .raw(let json): text += json
     case .array(let items):
-      if items.allSatisfy(\.isScalar) {
+      guard let indent, !items.allSatisfy(\.isScalar) else {
         text += "["
         for (index, item) in items.enumerated() {
           if index > 0 { text += ", " }
@@ -84,16 +92,16 @@ indirect enum JSONValue: Sendable {
         text += "{}"
         return
       }
-      let inner = indent + "  "
-      text += "{\n"
+      let inner = indent.map { $0 + "  " }
+      text += inner == nil ? "{" : "{\n"
       for (index, (key, value)) in members.enumerated() {
-        text += inner
+        text += inner ?? ""
         Self.writeString(key, to: &text)
         text += ": "
         value.write(to: &text, indent: inner)
-        text += index + 1 < members.count ? ",\n" : "\n"
+        if index + 1 < members.count { text += inner == nil ? ", " : ",\n" } else if inner != nil { text += "\n" }
       }
-      text += indent + "}"
+      text += indent.map { $0 + "}" } ?? "}"
     }
   }
 

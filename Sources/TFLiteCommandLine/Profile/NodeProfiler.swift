@@ -1,4 +1,4 @@
-// Times every node `invoke()` runs, through the executors' `NodeObserver` hook.
+// Times every node `invoke()` runs, through the executors' `NodeObserver` callbacks.
 //
 // A node's time in one invoke is the sum of its runs in that invoke (a node of a WHILE body runs
 // once per iteration); a control-flow node's time includes the nodes of the subgraphs it calls,
@@ -31,7 +31,7 @@ struct NodeKey: Hashable, Comparable {
 }
 
 /// Records the start and end of every node of one invoke at a time.
-final class NodeProfiler: NodeObserver {
+final class NodeProfiler {
   private let clock = ContinuousClock()
   private var invokeStart: ContinuousClock.Instant
   /// Events of the invoke in progress, in the order the nodes started.
@@ -53,18 +53,20 @@ final class NodeProfiler: NodeObserver {
   /// Nanoseconds since ``beginInvoke()``.
   private var elapsed: Int64 { nanoseconds(clock.now - invokeStart) }
 
-  /// Records the start of a node.
-  func nodeWillRun(subgraph: Int, node: Int) {
-    open.append(events.count)
-    let now = elapsed
-    events.append(NodeEvent(subgraph: subgraph, node: node, start: now, end: now))
-  }
-
-  /// Records the end of the innermost running node.
-  func nodeDidRun(subgraph: Int, node: Int) {
-    let now = elapsed
-    guard let position = open.popLast() else { return }
-    events[position].end = now
+  /// The observer to set on the executor of subgraph `subgraph`: it records the start and end of
+  /// every node whose kernel runs (folded and fused-away nodes get only a `didRun`, and are skipped).
+  func observer(forSubgraph subgraph: Int) -> NodeObserver {
+    NodeObserver(
+      willRun: { [unowned self] node in
+        open.append(events.count)
+        let now = elapsed
+        events.append(NodeEvent(subgraph: subgraph, node: node.position, start: now, end: now))
+      },
+      didRun: { [unowned self] node in
+        let now = elapsed
+        guard node.evaluation == .evaluated, let position = open.popLast() else { return }
+        events[position].end = now
+      })
   }
 
   /// Nanoseconds each node took in the invoke just run, summed over its runs.

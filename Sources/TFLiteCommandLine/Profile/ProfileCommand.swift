@@ -106,6 +106,7 @@ struct ModelProfile {
     let schema = model.runner.model.model
     let executors = schema.subgraphs.indices.compactMap { try? model.runner.subgraph(at: $0) }
     let profiler = NodeProfiler()
+    let observers = executors.map { profiler.observer(forSubgraph: $0.subgraphIndex) }
     let clock = ContinuousClock()
     func timedInvoke() throws -> Int64 {
       let start = clock.now
@@ -118,7 +119,7 @@ struct ModelProfile {
     var nodeTimes: [NodeKey: [Int64]] = [:]
     for run in 0..<runs {
       plainTimes.append(try timedInvoke())
-      for executor in executors { executor.nodeObserver = profiler }
+      for (executor, observer) in zip(executors, observers) { executor.nodeObserver = observer }
       profiler.beginInvoke()
       profiledTimes.append(try timedInvoke())
       for executor in executors { executor.nodeObserver = nil }
@@ -150,11 +151,10 @@ struct ModelProfile {
       graphIDs: schema.subgraphs.indices.map { ModelExplorerNodeData.graphID(of: schema, subgraph: $0) })
   }
 
-  /// Scratch bytes of operator `node` in `executor`'s memory plan.
+  /// Scratch bytes of operator `node` (its position in execution order) in `executor`'s memory plan.
   private static func scratchBytes(of node: Int, in executor: SubgraphExecutor) -> Int {
-    guard let position = executor.nodeIndices.firstIndex(of: node) else { return 0 }
-    return executor.memoryPlan.placements.reduce(0) { total, placement in
-      placement.request.owner == .scratch(node: position) ? total + placement.request.byteCount : total
+    executor.memoryPlan.placements.reduce(0) { total, placement in
+      placement.request.owner == .scratch(node: node) ? total + placement.request.byteCount : total
     }
   }
 

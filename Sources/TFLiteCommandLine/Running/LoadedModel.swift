@@ -23,10 +23,15 @@ struct LoadedModel {
   let outputs: [GraphEndpoint]
 
   /// Loads `path` and picks the graph of signature `signatureKey` (the primary subgraph when nil),
-  /// to run on the optimized kernels or, with `kernels: .reference`, the plain reference ones.
-  init(path: String, signatureKey: String?, threadCount: Int, kernels: KernelSet = .optimized) throws {
+  /// to run on the optimized kernels or, with `kernels: .reference`, the plain reference ones; with
+  /// `fusesOperators` false every node runs on its own (``RunnerOptions/fusesOperators``).
+  init(
+    path: String, signatureKey: String?, threadCount: Int, kernels: KernelSet = .optimized, fusesOperators: Bool = true
+  ) throws {
     let model = try TFLiteModel(contentsOfFile: path)
-    runner = try ModelRunner(model: model, options: RunnerOptions(threadCount: threadCount, kernels: kernels))
+    var options = RunnerOptions(threadCount: threadCount, kernels: kernels)
+    options.fusesOperators = fusesOperators
+    runner = try ModelRunner(model: model, options: options)
     guard let signatureKey else {
       executor = runner.primary
       inputs = executor.inputs.map { GraphEndpoint(name: $0.name, tensor: $0) }

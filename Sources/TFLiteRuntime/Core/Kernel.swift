@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// The operator of one graph node as a kernel sees it when it is built.
 struct Node {

@@ -1,6 +1,8 @@
 /// What the subgraphs of one model runner share: resource variables (by the id VAR_HANDLE gives
 /// them), the initialization subgraphs CALL_ONCE has already run, and how deeply subgraph calls
 /// (IF, WHILE, CALL_ONCE) are nested at the moment.
+import TFLiteLinearAlgebra
+
 final class ModelResources {
   /// Most subgraph calls that may be nested inside one another; deeper nesting is refused so that
   /// a model cannot exhaust the thread's stack.

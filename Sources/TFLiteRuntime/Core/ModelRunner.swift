@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 #if canImport(Glibc)
   import Glibc
@@ -31,6 +32,10 @@ public struct RunnerOptions: Sendable, Hashable {
   /// Which kernels run the nodes: ``KernelSet/optimized`` (the default) or the plain
   /// ``KernelSet/reference`` kernels where the runtime has them.
   public var kernels: KernelSet
+  /// Whether node pairs may run as one fused kernel (``OperatorFusion``; the default). Tools that
+  /// observe every node's outputs (``SubgraphExecutor/nodeObserver``) turn it off, so that every
+  /// tensor of the model is computed.
+  package var fusesOperators = true
 
   /// Creates options; `threadCount` below 1 means 1, `memoryLimit` nil means ``defaultMemoryLimit``.
   public init(
@@ -146,7 +151,8 @@ public final class ModelRunner {
     if let executor = executors[index] { return executor }
     let executor = try SubgraphExecutor(
       model: model, subgraphIndex: index, threadCount: options.threadCount, roundingPolicy: options.roundingPolicy,
-      memoryLimit: options.memoryLimit, kernelSet: options.kernels, resources: resources,
+      memoryLimit: options.memoryLimit, kernelSet: options.kernels, fusesOperators: options.fusesOperators,
+      resources: resources,
       subgraphProvider: { [weak self] index in
         guard let self else { throw RuntimeError.invalidModel("the model runner was released") }
         return try self.subgraph(at: index)

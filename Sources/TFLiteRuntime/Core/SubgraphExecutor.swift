@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// Runs one lowered subgraph of a model (``LoweredSubgraph``): prepares its kernels, computes
 /// constant nodes once, plans its arena and runs the nodes in execution order.
@@ -19,6 +20,8 @@ public final class SubgraphExecutor {
   public private(set) var memoryPlan = MemoryPlan(requests: [])
   /// True once tensors are allocated and no resize has happened since.
   public private(set) var isAllocated = false
+  /// Called around every node while ``invoke()`` runs (nil, the default, costs one check per node).
+  package var nodeObserver: NodeObserver?
 
   private let kernels: [any Kernel]
   /// The type name of every node's kernel, in execution order (which kernel set a node runs on).
@@ -52,24 +55,21 @@ public final class SubgraphExecutor {
   /// The bytes a variable tensor starts from when the model gives it constant data, by tensor index
   /// (``LoweredSubgraph/variableInitialValues``).
   private let variableInitialValues: [Int: [UInt8]]
-  /// Told before and after every node `invoke()` runs (`tflite profile`); nil, the default, costs
-  /// one check per node.
-  package var nodeObserver: (any NodeObserver)?
 
   /// Lowers subgraph `subgraphIndex` (``LoweredSubgraph``) and keeps what running it needs.
   /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
   init(
     model: TFLiteModel, subgraphIndex: Int, threadCount: Int, roundingPolicy: RoundingPolicy = .doubleRounding,
-    memoryLimit: Int = RunnerOptions.defaultMemoryLimit, kernelSet: KernelSet = .optimized, resources: ModelResources,
-    subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
+    memoryLimit: Int = RunnerOptions.defaultMemoryLimit, kernelSet: KernelSet = .optimized, fusesOperators: Bool = true,
+    resources: ModelResources, subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
   ) throws {
     let subgraphCount = model.model.subgraphs.count
     guard subgraphIndex >= 0, subgraphIndex < subgraphCount else {
       throw RuntimeError.indexOutOfRange(what: "subgraph", index: subgraphIndex, count: subgraphCount)
     }
     let lowered = try LoweredSubgraph(
-      model: model, subgraphIndex: subgraphIndex, kernelSet: kernelSet, memoryLimit: memoryLimit,
-      resources: resources, subgraphProvider: subgraphProvider)
+      model: model, subgraphIndex: subgraphIndex, kernelSet: kernelSet, fusesOperators: fusesOperators,
+      memoryLimit: memoryLimit, resources: resources, subgraphProvider: subgraphProvider)
     self.model = model
     self.resources = resources
     self.subgraphIndex = subgraphIndex
@@ -95,13 +95,6 @@ public final class SubgraphExecutor {
 
   /// The operator name of every node in execution order (schema names, custom codes for custom operators).
   public var operatorNames: [String] { nodes.map(\.opName) }
-
-  /// The model's operator index of every node, in execution order.
-  package var nodeIndices: [Int] { nodes.map(\.index) }
-
-  /// Whether each node (by position in execution order) runs in `invoke()`: false for nodes
-  /// computed once at prepare time and for nodes a later node's fused kernel covers.
-  package var nodesRunByInvoke: [Bool] { zip(isFolded, isFusedAway).map { !$0 && !$1 } }
 
   /// Bytes of the activation arena (valid after ``allocateTensors()``).
   public var arenaByteCount: Int { memoryPlan.arenaByteCount }
@@ -234,24 +227,33 @@ public final class SubgraphExecutor {
   private func runNodes() throws {
     guard isAllocated, let arena else { throw RuntimeError.allocationRequired }
     let preparedCount = firstRunTimePreparedNode ?? nodes.count
-    for position in 0..<preparedCount where !isFolded[position] && !isFusedAway[position] {
-      let scratch = scratchOffsets[position].map { arena.bytes.baseAddress.unsafelyUnwrapped + $0 }
-      let context = EvalContext(threadCount: threadCount, scratch: scratch)
-      guard let observer = nodeObserver else {
+    for position in 0..<preparedCount {
+      let evaluated = !isFolded[position] && !isFusedAway[position]
+      if evaluated {
+        if let nodeObserver { try nodeObserver.willRun(observed(position)) }
+        let scratch = scratchOffsets[position].map { arena.bytes.baseAddress.unsafelyUnwrapped + $0 }
+        let context = EvalContext(threadCount: threadCount, scratch: scratch)
         try run(position) { try kernels[position].eval(context) }
-        continue
       }
-      observer.nodeWillRun(subgraph: subgraphIndex, node: nodes[position].index)
-      try run(position) { try kernels[position].eval(context) }
-      observer.nodeDidRun(subgraph: subgraphIndex, node: nodes[position].index)
+      if let nodeObserver { try nodeObserver.didRun(observed(position)) }
     }
     for position in preparedCount..<nodes.count { try prepareAndRun(position) }
+  }
+
+  /// Node `position` as the ``nodeObserver`` sees it.
+  private func observed(_ position: Int) -> ObservedNode {
+    let node = nodes[position]
+    let evaluation: ObservedNode.Evaluation =
+      isFusedAway[position] ? .fusedAway : isFolded[position] ? .foldedAtPrepare : .evaluated
+    return ObservedNode(
+      position: position, opName: node.opName, inputs: node.inputs, outputs: node.outputs, evaluation: evaluation)
   }
 
   /// Prepares node `position` now that its inputs are computed, gives its outputs memory of their
   /// own (reused while the size stays the same) and runs it.
   private func prepareAndRun(_ position: Int) throws {
     let node = nodes[position]
+    if let nodeObserver, !isFusedAway[position] { try nodeObserver.willRun(observed(position)) }
     for input in node.inputs.compactMap({ $0 }) { input.isComputedBeforePrepare = true }
     var context = PrepareContext(
       threadCount: threadCount, preparesWhileRunning: true, roundingPolicy: roundingPolicy, memoryLimit: memoryLimit)
@@ -267,11 +269,11 @@ public final class SubgraphExecutor {
       runTimeScratch?.deallocate()
       runTimeScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64)
     }
-    guard !isFusedAway[position] else { return }
-    let scratch = context.scratchByteCount > 0 ? runTimeScratch?.baseAddress : nil
-    nodeObserver?.nodeWillRun(subgraph: subgraphIndex, node: node.index)
-    try run(position) { try kernels[position].eval(EvalContext(threadCount: threadCount, scratch: scratch)) }
-    nodeObserver?.nodeDidRun(subgraph: subgraphIndex, node: node.index)
+    if !isFusedAway[position] {
+      let scratch = context.scratchByteCount > 0 ? runTimeScratch?.baseAddress : nil
+      try run(position) { try kernels[position].eval(EvalContext(threadCount: threadCount, scratch: scratch)) }
+    }
+    if let nodeObserver { try nodeObserver.didRun(observed(position)) }
   }
 
   /// Runs `body` for node `position`, turning a failure into
@@ -364,5 +366,52 @@ public final class SubgraphExecutor {
     guard byteCount <= memoryLimit else {
       throw RuntimeError.memoryLimitExceeded(what: "\(what) \(tensor.summary)", byteCount: byteCount, limit: memoryLimit)
     }
+  }
+}
+
+/// One node of a subgraph as a ``SubgraphExecutor`` shows it to its ``NodeObserver``.
+package struct ObservedNode {
+  /// How a node's outputs got their values in the current invoke.
+  package enum Evaluation: Sendable {
+    /// The node's kernel ran.
+    case evaluated
+    /// The outputs are constants computed once when tensors were allocated.
+    case foldedAtPrepare
+    /// A later node's fused kernel does the node's work: its outputs were not written.
+    case fusedAway
+  }
+
+  /// Position of the node in execution order (its index in the subgraph's operator list).
+  package let position: Int
+  /// The operator's schema name (`CONV_2D`) or custom code.
+  package let opName: String
+  /// Input operands; nil where an optional operand is absent.
+  package let inputs: [RuntimeTensor?]
+  /// Output operands.
+  package let outputs: [RuntimeTensor]
+  /// How the outputs got their values.
+  package let evaluation: Evaluation
+}
+
+/// Callbacks a ``SubgraphExecutor`` makes around every node of an invoke, in execution order: for
+/// debugging tools that look at (or replace) intermediate tensors, such as `tflite compare
+/// --reference`. An error thrown by a callback ends the invoke with that error.
+///
+/// Tensor memory is shared: a node's outputs are valid in `didRun` and may be overwritten by later
+/// nodes, so an observer that keeps values copies them. Set ``RunnerOptions/fusesOperators`` to
+/// false for every node's outputs to be computed.
+package struct NodeObserver {
+  /// Called just before a node's kernel runs (not for folded or fused-away nodes). It may write
+  /// new values into the node's inputs that are not constants, of the same type and shape.
+  package var willRun: (ObservedNode) throws -> Void
+  /// Called after every node, whether its kernel ran or not (``ObservedNode/evaluation``).
+  package var didRun: (ObservedNode) throws -> Void
+
+  /// An observer with both callbacks.
+  package init(
+    willRun: @escaping (ObservedNode) throws -> Void = { _ in }, didRun: @escaping (ObservedNode) throws -> Void
+  ) {
+    self.willRun = willRun
+    self.didRun = didRun
   }
 }

@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 extension FloatClampRange {
   /// The clamp of a fused activation, as TFLite's `CalculateActivationRange` computes it for float.

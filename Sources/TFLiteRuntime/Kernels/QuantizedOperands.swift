@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 // Validation of quantization parameters, shared by every quantized kernel: a model with missing
 // or zero scales, a zero point outside its type, a per-axis dimension out of range or mismatched

@@ -14,6 +14,8 @@
 // by a small integer multiplier and shift (3 · 2^k directly for power-of-two scales), and the
 // published 256-entry logistic table (at steps of 1/24 in Q0.16) is interpolated linearly;
 // tanh(x) = 2 · logistic(2x) − 1 reads the same table at twice the rate.
+import TFLiteLinearAlgebra
+
 
 extension Reference {
   /// The clamps of the RELU family, in real values.

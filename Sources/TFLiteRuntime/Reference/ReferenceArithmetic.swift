@@ -20,6 +20,8 @@
 //   (the multiplier rounded to 16 bits, one rounding shift); with an int32 bias they sum in 32 bits;
 // - FULLY_CONNECTED (LiteRT 2.3's reference kernel) rescales a 32-bit sum with one rounding, for
 //   8- and 16-bit activations alike.
+import TFLiteLinearAlgebra
+
 
 extension Reference {
   /// What a weighted operator does with each product and each finished sum (float or integer).

@@ -9,6 +9,8 @@
 // (int8 × int8, or int16 × int16 with zero points 0, both per tensor) are rescaled by
 // lhs_scale · rhs_scale / output_scale and clamped to the output type (8-bit sums wrap in 32 bits
 // and rescale with the rounding policy, 16-bit ones stay in 64 bits with the 64-bit rescale).
+import TFLiteLinearAlgebra
+
 
 extension Reference {
   /// Float BATCH_MATMUL (see the file header).

@@ -13,6 +13,8 @@
 //
 // The float and integer forms share these loops; ``Reference/WeightedArithmetic`` holds the
 // difference (see `ReferenceArithmetic.swift`).
+import TFLiteLinearAlgebra
+
 
 extension Reference {
   /// Float CONV_2D (see the file header).

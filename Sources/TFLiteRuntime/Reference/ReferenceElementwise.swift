@@ -15,6 +15,8 @@
 // lhs_scale · rhs_scale / output_scale (formed in float, as TFLite does).
 //
 // int32 tensors without quantization are added, subtracted or multiplied as plain integers.
+import TFLiteLinearAlgebra
+
 
 extension Reference {
   /// The quantization of a two-input integer operator and its fused activation.

@@ -10,6 +10,8 @@
 //
 // The integer form uses ``Reference/Accumulation/fullyConnected``: LiteRT 2.3's reference kernel
 // rescales a 32-bit sum with one rounding (see `ReferenceArithmetic.swift`).
+import TFLiteLinearAlgebra
+
 
 extension Reference {
   /// Float FULLY_CONNECTED (see the file header).

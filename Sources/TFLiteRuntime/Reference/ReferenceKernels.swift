@@ -18,6 +18,8 @@
 // then one file per operator family: `ReferenceConvolution.swift`, `ReferenceFullyConnected.swift`,
 // `ReferenceTransposeConvolution.swift`, `ReferenceBatchMatMul.swift`, `ReferencePooling.swift`,
 // `ReferenceSoftmax.swift`, `ReferenceElementwise.swift`, `ReferenceActivations.swift`.
+import TFLiteLinearAlgebra
+
 
 /// The reference kernels: plain, loop-by-loop implementations of TFLite operators.
 public enum Reference {}

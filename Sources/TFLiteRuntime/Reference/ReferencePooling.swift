@@ -9,6 +9,8 @@
 // The integer pools work on raw values, since TFLite requires the input and output to share their
 // scale and zero point: the average sums in int32 and divides rounding half away from zero; the
 // maximum compares raw values. The clamp is the fused activation's range in raw output values.
+import TFLiteLinearAlgebra
+
 
 extension Reference {
   /// The size and movement of a pooling window.

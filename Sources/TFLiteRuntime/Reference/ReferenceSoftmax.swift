@@ -17,6 +17,8 @@
 //
 // int16 input (zero point 0, output scale 1/32768 with zero point 0): two 513-entry tables of
 // e^x on [−10, 0] and of 1/(1 + x) on [0, 1], interpolated (`Quantization/LookupTables.swift`).
+import TFLiteLinearAlgebra
+
 
 extension Reference {
   /// Float SOFTMAX over the last axis with inverse temperature `beta`.

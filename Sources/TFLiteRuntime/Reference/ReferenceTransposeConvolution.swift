@@ -13,6 +13,8 @@
 //
 // LiteRT's signed integer kernels ignore the weights' zero points (they must be 0); the arithmetic
 // here subtracts them, which is the same for the models LiteRT accepts.
+import TFLiteLinearAlgebra
+
 
 extension Reference {
   /// Float TRANSPOSE_CONV (see the file header).

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import TFLiteFormat
+import TFLiteLinearAlgebra
 @testable import TFLiteRuntime
 
 /// One test per class of crash the runtime fuzzer found: each builds a model of that class by

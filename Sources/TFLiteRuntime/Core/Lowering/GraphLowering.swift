@@ -32,11 +32,11 @@ struct LoweredSubgraph {
   let variableInitialValues: [Int: [UInt8]]
 
   /// Lowers subgraph `subgraphIndex` of `model` (an index the caller has checked); variables larger
-  /// than `memoryLimit` bytes are refused.
+  /// than `memoryLimit` bytes are refused; with `fusesOperators` false no node pair is fused.
   /// Throws ``RuntimeError/unsupportedOperators(_:)`` listing every node the runtime cannot run.
   init(
-    model: TFLiteModel, subgraphIndex: Int, kernelSet: KernelSet, memoryLimit: Int, resources: ModelResources,
-    subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
+    model: TFLiteModel, subgraphIndex: Int, kernelSet: KernelSet, fusesOperators: Bool = true, memoryLimit: Int,
+    resources: ModelResources, subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
   ) throws {
     let schema = model.model
     let subgraph = schema.subgraphs[subgraphIndex]
@@ -71,7 +71,7 @@ struct LoweredSubgraph {
     guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
     let written = try Self.checkDataFlow(of: nodes, inputs: inputs, subgraphIndex: subgraphIndex)
     var isFusedAway = Array(repeating: false, count: nodes.count)
-    for fusion in OperatorFusion.find(in: nodes, keptTensors: Set(outputs.map(\.index))) {
+    for fusion in fusesOperators ? OperatorFusion.find(in: nodes, keptTensors: Set(outputs.map(\.index))) : [] {
       kernels[fusion.consumer] = fusion.kernel
       isFusedAway[fusion.producer] = true
     }

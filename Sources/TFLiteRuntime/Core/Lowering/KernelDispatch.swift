@@ -4,6 +4,7 @@
 // the input type. The chosen kernel then checks the rest of the node and explains what it refuses.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// Builds a kernel for a node.
 typealias KernelFactory = (Node) throws -> any Kernel

@@ -13,6 +13,7 @@
 // optimized kernel under `.reference`.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// A node computed by the reference kernels (see the file header).
 final class ReferenceAdapterKernel: Kernel {

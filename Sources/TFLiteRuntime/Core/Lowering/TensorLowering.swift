@@ -4,6 +4,7 @@
 // sparse or unpacked INT4 constant.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 enum TensorLowering {
   /// The runtime tensors of `subgraph`, by index.

@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 // Control flow: IF runs one of two branch subgraphs, WHILE repeats a body subgraph while a
 // condition subgraph gives true, CALL_ONCE runs an initialization subgraph on the first invoke of

@@ -12,6 +12,7 @@
 // FULLY_CONNECTED without an activation does not clamp at all.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// FULLY_CONNECTED with float input and int8 / int4 weights: input read as `[M, K]`, weights
 /// `[N, K]`, optional float bias `[N]`.

@@ -16,6 +16,7 @@
 // widened inputs.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// The arithmetic shared by the integer weighted kernels, fixed at prepare time.
 struct IntegerWeightedArithmetic {

@@ -5,6 +5,7 @@
 // `KernelDispatch` picks among them from the operand types.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// The im2col view of a convolution input: row = output pixel, depth = (ky, kx, channel of the group).
 /// Blocks are gathered into the worker's scratch; taps outside the input read as zero.

@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 // CONV_3D and CONV_3D_TRANSPOSE in float32 over NDHWC volumes.
 //

@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// DEPTHWISE_CONV_2D in float32, vectorised over channels.
 ///

@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// FULLY_CONNECTED (float32, DEFAULT weights format): `input` of any rank is read as `[M, K]` with
 /// `K = weights.shape[1]` and `M = input elements / K`; `weights [N, K]`; optional `bias [N]`.

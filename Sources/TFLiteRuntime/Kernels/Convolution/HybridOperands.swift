@@ -20,6 +20,7 @@
 // adding ±0.5 and truncating; only the last `count % 8` values round half away from zero.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// How a hybrid kernel quantizes its float input at run time.
 enum HybridInputQuantization {

@@ -9,6 +9,7 @@
 // reproduced here, so outputs can differ from BUILTIN_REF in the last few bits.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// TRANSPOSE_CONV with float input and int8 weights: inputs `output_shape` (constant INT32 `[4]`),
 /// weights `[O,KH,KW,I]`, input `[N,H,W,I]` and an optional float bias `[O]`.

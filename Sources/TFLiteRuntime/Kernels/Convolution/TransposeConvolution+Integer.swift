@@ -13,6 +13,7 @@
 // bits and use the 64-bit rescale.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// TRANSPOSE_CONV on quantized tensors: inputs `output_shape` (constant INT32 `[4]`), weights
 /// `[O,KH,KW,I]`, input `[N,H,W,I]` and an optional bias `[O]`.

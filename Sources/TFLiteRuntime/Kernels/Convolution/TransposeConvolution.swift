@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// Shape of a TRANSPOSE_CONV: NHWC input, OHWI filter `[out, h, w, in]`, NHWC output of a given size.
 ///

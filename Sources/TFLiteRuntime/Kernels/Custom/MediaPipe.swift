@@ -1,4 +1,7 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
+
+import TFLiteLinearAlgebra
 
 #if canImport(Glibc)
 import Glibc

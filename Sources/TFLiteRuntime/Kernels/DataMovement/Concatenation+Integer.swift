@@ -6,6 +6,7 @@
 // all share one quantization are plain copies and run in the data-movement kernel.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// How one input reaches the output: copied, or requantized by `value · scale + bias`.
 private enum ConcatenationPart {

@@ -2,6 +2,8 @@
 // block `update` written at `start_indices` (int32 or int64, one per axis). Each start is clamped
 // to [0, operand extent − update extent] so the block always fits; the update may not be larger
 // than the operand on any axis. Any fixed-size element type.
+import TFLiteLinearAlgebra
+
 
 /// DYNAMIC_UPDATE_SLICE of any movable element type.
 final class DynamicUpdateSliceKernel: Kernel {

@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 // REVERSE_SEQUENCE: for every index b along `batch_dim`, the first seq_lengths[b] elements along
 // `seq_dim` are reversed; the rest are copied. Types as in TFLite: float32, uint8, int16, int32,

@@ -1,5 +1,7 @@
 // SCATTER_ND: a tensor of the given shape, zero except where `updates` slices are added at the
 // positions `indices` name (repeated positions add up, as in TFLite).
+import TFLiteLinearAlgebra
+
 
 /// SCATTER_ND for float32, int32 and int64 updates with int32 or int64 indices.
 final class ScatterNDKernel: Kernel {

@@ -1,6 +1,7 @@
 // SLICE and STRIDED_SLICE: both become a StridedLayout over the input, computed at prepare time.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// The view SLICE copies: `size[i]` elements from `begin[i]` on each axis (`size` −1 means "to the end").
 func sliceLayout(inputShape: [Int], begin: [Int], size: [Int]) throws -> StridedLayout {

@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 // SPARSE_TO_DENSE: a tensor of `output_shape` (int32 or int64 values) filled with the scalar
 // `default_value`, then each index of `indices` set to its value. Indices are one point per entry

@@ -17,6 +17,7 @@ import Darwin
 #endif
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// The custom options of TFLite_Detection_PostProcess.
 struct DetectionOptions: Equatable {

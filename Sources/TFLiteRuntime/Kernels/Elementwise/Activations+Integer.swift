@@ -4,6 +4,7 @@
 // time from the reference formula; int16 inputs apply the formula element by element.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// What a quantized one-input, same-shape kernel computes.
 protocol IntegerUnaryDefinition {

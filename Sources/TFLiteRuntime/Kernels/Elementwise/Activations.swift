@@ -6,6 +6,7 @@
 // x < 0 ? eˣ − 1 : x, GELU is ½x·erfc(−x/√2) or, approximated, ½x(1 + tanh(√(2/π)(x + 0.044715x³))).
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// RELU-family clamp to a fixed range.
 struct ClampOperation<Scalar: ArithmeticScalar>: UnaryLanewiseOperation {

@@ -8,6 +8,8 @@
 // inputs sharing their quantization are compared this way. On int16, EQUAL and NOT_EQUAL scale
 // the same way, while the ordering comparisons compare raw values (whatever the quantization),
 // as LiteRT does.
+import TFLiteLinearAlgebra
+
 
 /// A comparison of two integers, named by its TFLite operator.
 protocol QuantizedComparisonKind {

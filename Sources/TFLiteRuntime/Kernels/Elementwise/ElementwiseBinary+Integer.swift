@@ -7,6 +7,7 @@
 // multiplies the numerator by a fixed-point reciprocal of the divisor and rescales the quotient.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// What a quantized two-input broadcasting kernel computes.
 protocol IntegerBinaryDefinition {

@@ -8,6 +8,7 @@
 // divisor's sign), integer division by zero is an error, MAXIMUM/MINIMUM pick `a > b ? a : b`.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// An elementwise function of two operands, evaluated 16 lanes at a time.
 protocol BinaryLanewiseOperation {

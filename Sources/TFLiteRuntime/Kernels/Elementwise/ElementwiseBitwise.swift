@@ -4,6 +4,8 @@
 // int32 and uint32; RIGHT_SHIFT clamps the shift amount to [0, bits − 1] and shifts signed values
 // arithmetically. ATAN2(y, x) takes float32 or float64 operands of one shape (no broadcasting).
 
+import TFLiteLinearAlgebra
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

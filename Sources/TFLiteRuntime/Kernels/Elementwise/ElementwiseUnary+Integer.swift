@@ -6,6 +6,8 @@
 // RSQRT computes 1/√x in fixed point; int16 RSQRT uses a table; SQRT dequantizes, takes the
 // float square root and truncates. Every one runs through `IntegerUnaryKernel`, so each input
 // value is computed once at prepare time into a table of the whole input type.
+import TFLiteLinearAlgebra
+
 
 /// A quantized operator of one int8 or int16 operand; TFLite requires zero points 0 on int16.
 protocol SignedIntegerUnaryDefinition: IntegerUnaryDefinition {

@@ -3,6 +3,8 @@
 //
 // `UnaryDriver` streams 16-lane vectors through an operation type, specialized per operation.
 // ROUND rounds half to even, as TFLite's reference kernel does.
+import TFLiteLinearAlgebra
+
 
 /// An elementwise function of one operand, evaluated 16 lanes at a time.
 protocol UnaryLanewiseOperation {

@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 // FAKE_QUANT (float32): values clamped to the nudged [min, max] range of `num_bits`-bit
 // quantization and rounded to its grid, as TFLite does it: scale = (max − min) / (2^bits − 1),

@@ -9,6 +9,7 @@
 // which specializes well. Integer `&+ &- &*` specialize well from generic code and stay generic.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// An element type with fast 16-lane comparisons (float32, the integer widths, bool bytes).
 protocol OrderedLaneScalar: SIMDScalar, BitwiseCopyable, Comparable, Hashable, Codable, Sendable {

@@ -2,6 +2,8 @@
 // time, an element-by-element map (a table for 8-bit inputs), and a broadcasting two-input walk.
 // Each kernel only describes its per-element function, exactly as the reference kernel computes
 // it; the drivers specialise the loops for the operand types.
+import TFLiteLinearAlgebra
+
 
 /// Code generic over one quantized integer type that is chosen at run time.
 protocol QuantizedTypeVisitor {

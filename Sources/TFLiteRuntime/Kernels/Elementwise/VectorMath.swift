@@ -9,6 +9,8 @@
 // (log, sin, cos, pow, fmod) calls libm lane by lane.
 // Only `+` and `*` are used, never `addingProduct`, so default x86-64 builds (no FMA) stay fast.
 
+import TFLiteLinearAlgebra
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -8,6 +8,7 @@
 // rounding policy; 16-bit sums accumulate in 64 bits and use the 64-bit rescale.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// The rescale of a BATCH_MATMUL sum into a raw output value.
 private struct MatMulRescale {

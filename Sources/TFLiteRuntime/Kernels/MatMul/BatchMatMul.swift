@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// Batch dimensions of a BATCH_MATMUL after numpy broadcasting, flattened to index lists.
 struct BatchBroadcast: Equatable {

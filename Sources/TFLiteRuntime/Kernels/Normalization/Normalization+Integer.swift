@@ -7,6 +7,7 @@
 // 128 first and only divides.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// L2_NORMALIZATION on int8 and uint8 tensors.
 final class IntegerL2NormalizationKernel: IntegerRowKernel, Kernel {

@@ -8,6 +8,7 @@
 // (e^x and 1/(1+x)).
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// The fixed-point formats of the 8-bit kernels.
 private enum SoftmaxFormat {

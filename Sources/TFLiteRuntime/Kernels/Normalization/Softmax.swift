@@ -5,6 +5,7 @@
 // subtract the log of the sum.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// exp((x − offset) · scale), lane-wise.
 struct ShiftedExponentialOperation: UnaryLanewiseOperation {

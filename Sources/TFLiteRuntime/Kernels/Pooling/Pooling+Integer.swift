@@ -4,6 +4,7 @@
 // both clamp to the fused activation's quantized range. Channels go eight at a time.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// One output row of a quantized pool, for every channel.
 private struct IntegerPoolingRow<Element: QuantizedInteger> {

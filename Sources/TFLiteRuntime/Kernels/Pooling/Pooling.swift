@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// The reduction of a 2-D pooling window.
 enum PoolingKind: Equatable {

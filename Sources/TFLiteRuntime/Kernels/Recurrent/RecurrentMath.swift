@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 // Float building blocks of the recurrent kernels (LSTM, RNN, SVDF): batched matrix-vector
 // products with strided rows, in-place activations and per-row normalization. Everything works

@@ -5,6 +5,8 @@
 //   each int32 dot product, less the row sum times the zero point, is scaled by
 //   `inputScale · weightScale` and added to the float result;
 // - a weight vector (peepholes, SVDF time weights) is dequantized once, `value · scale`, and used in float.
+import TFLiteLinearAlgebra
+
 
 /// A batch of float vectors that a ``RecurrentMatrix`` multiplies, with their int8 copy when
 /// hybrid weights read them.

@@ -11,6 +11,7 @@
 // running product stays in int32, and rescales once more at the end.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 #if canImport(Glibc)
   import Glibc

@@ -9,6 +9,7 @@
 // REDUCE_ANY / REDUCE_ALL reduce bool tensors the same way. CUMSUM keeps running sums.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// SUM.
 struct SumReduction<Scalar: ArithmeticScalar>: ReductionOperation {

@@ -4,6 +4,7 @@
 // does. Input and output share their quantization, so raw values are interpolated.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// The source taps of one output coordinate along one axis.
 private struct QuantizedBilinearTap<Weight> {

@@ -1,6 +1,7 @@
 // RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR on NHWC tensors. Source coordinates are
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 // computed once per output row and column at prepare time.
 
 /// How output positions map to input positions along one resized axis.

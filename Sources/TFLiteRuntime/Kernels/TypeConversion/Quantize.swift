@@ -4,6 +4,7 @@
 // quantized multiplier of `inputScale / outputScale`, as LiteRT's reference kernel does.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// Float32 to integer quantization with one scale, or one per slice along an axis.
 private struct TypedFloatQuantization<Element: QuantizedInteger> {

@@ -1,0 +1,135 @@
+// How `tflite compare --reference` prints a `LayerComparison`: a table in execution order, or the
+// stable JSON documented in README ("Per-layer comparison with LiteRT"). JSON keys are never
+// renamed or removed; new keys may be added.
+
+import Foundation
+
+extension LayerComparison {
+  /// The JSON document: `first_divergent`, `operators` with their `outputs`, and the settings.
+  func json(model: String, dump: ReferenceDump, tolerance: LayerTolerance) -> JSONValue {
+    let first: JSONValue =
+      firstDivergent.map { divergent in
+        .object([
+          ("operator_index", .int(divergent.operatorIndex)), ("op", .string(divergent.op)),
+          ("output_tensor", .int(divergent.outputs.first(where: { $0.isWithinTolerance == false })?.tensorIndex ?? -1)),
+        ])
+      } ?? .null
+    return .object([
+      ("model", .string(model)),
+      ("reference", .string(dump.directory)),
+      ("reference_producer", .string(dump.producer)),
+      ("mode", .string(isolated ? "isolated" : "chained")),
+      ("tolerance", .object([
+        ("atol", .number(tolerance.float.absolute)), ("rtol", .number(tolerance.float.relative)),
+        ("integer_steps", .int(tolerance.integerSteps)),
+      ])),
+      ("within_tolerance", .bool(firstDivergent == nil)),
+      ("first_divergent", first),
+      ("operators", .array(operators.map { comparison in
+        .object([
+          ("operator_index", .int(comparison.operatorIndex)), ("op", .string(comparison.op)),
+          ("inputs_not_from_reference", .ints(comparison.inputsNotFromReference)),
+          ("outputs", .array(comparison.outputs.map(\.json))),
+        ])
+      })),
+    ])
+  }
+
+  /// The table, one line per output tensor, followed by the verdict.
+  func table(dump: ReferenceDump, tolerance: LayerTolerance) -> String {
+    let header = ["#", "op", "output", "max|Δ|", "mean|Δ|", "steps", "rel err", "cosine", "SNR dB", ""]
+    var rows: [[String]] = []
+    for comparison in operators {
+      for (position, output) in comparison.outputs.enumerated() {
+        let operatorColumns = position == 0 ? ["\(comparison.operatorIndex)", comparison.op] : ["", ""]
+        rows.append(operatorColumns + ["t\(output.tensorIndex) \(output.typeAndShape)"] + output.tableColumns)
+      }
+    }
+    let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+    let lines = ([header] + rows).map { row in
+      zip(row, widths).enumerated().map { column, cell in
+        let padding = String(repeating: " ", count: cell.1 - cell.0.count)
+        return column < 3 || column == header.count - 1 ? cell.0 + padding : padding + cell.0
+      }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+    }
+    var text = "reference: \(dump.directory) (\(dump.producer))\n"
+    text += isolated
+      ? "mode: isolated (each operator runs on the reference's values of its inputs)\n"
+      : "mode: chained (each operator runs on this runtime's own earlier outputs)\n"
+    text += "tolerance: integer tensors \(tolerance.integerSteps == 0 ? "exact" : "within \(tolerance.integerSteps) steps"), float tensors |Δ| <= \(formatNumber(tolerance.float.absolute)) + \(formatNumber(tolerance.float.relative))·|reference|\n\n"
+    text += lines.joined(separator: "\n") + "\n\n"
+    let compared = operators.flatMap(\.outputs).filter { $0.isWithinTolerance != nil }.count
+    let skipped = operators.flatMap(\.outputs).count - compared
+    text += "\(operators.count) operators, \(compared) output tensors compared\(skipped > 0 ? ", \(skipped) not compared" : "")\n"
+    guard let divergent = firstDivergent else {
+      return text + "all compared tensors within tolerance\n"
+    }
+    let failing = operators.filter(\.diverges)
+    text += "MISMATCH: \(failing.count) operator\(failing.count == 1 ? "" : "s") beyond tolerance\n"
+    if let output = divergent.outputs.first(where: { $0.isWithinTolerance == false }) {
+      text += "first divergent operator: \(divergent.operatorIndex) \(divergent.op), output tensor \(output.tensorIndex) '\(output.name)': \(output.mismatchSummary)\n"
+    }
+    return text
+  }
+}
+
+extension TensorComparison {
+  /// The output's entry in the JSON report.
+  var json: JSONValue {
+    var members: [(String, JSONValue)] = [("tensor", .int(tensorIndex)), ("name", .string(name))]
+    switch outcome {
+    case .compared(let errors):
+      members += [
+        ("status", .string("compared")),
+        ("element_count", .int(errors.elementCount)),
+        ("mismatch_count", .int(errors.mismatchCount)),
+        ("max_abs_error", .number(errors.maxAbsoluteError)),
+        ("mean_abs_error", .number(errors.meanAbsoluteError)),
+        ("max_error_steps", errors.maxErrorSteps.map { .int($0) } ?? .null),
+        ("relative_error", .number(errors.relativeError)),
+        ("cosine", .number(errors.cosine)),
+        ("snr_db", .number(errors.signalToNoiseDecibels)),
+      ]
+    case .shapeDiffers(let ours, let reference):
+      members += [("status", .string("shape_differs")), ("shape", .ints(ours)), ("reference_shape", .ints(reference))]
+    case .skipped(.absentInReference(let reason)):
+      members += [("status", .string("absent_in_reference")), ("reason", .string(reason))]
+    case .skipped(.notComputed(let reason)):
+      members += [("status", .string("not_computed")), ("reason", .string(reason))]
+    }
+    members.append(("within_tolerance", isWithinTolerance.map { .bool($0) } ?? .null))
+    return .object(members)
+  }
+
+  /// The measure columns of the table (and the verdict column).
+  var tableColumns: [String] {
+    switch outcome {
+    case .compared(let errors):
+      return [
+        formatNumber(errors.maxAbsoluteError), formatNumber(errors.meanAbsoluteError),
+        errors.maxErrorSteps.map(String.init) ?? "-", formatNumber(errors.relativeError),
+        String(format: "%.6f", errors.cosine), formatNumber(errors.signalToNoiseDecibels),
+        errors.mismatchCount == 0 ? "ok" : "MISMATCH",
+      ]
+    case .shapeDiffers(_, let reference):
+      return ["-", "-", "-", "-", "-", "-", "MISMATCH shape \(formatShape(reference)) in reference"]
+    case .skipped(.absentInReference):
+      return ["-", "-", "-", "-", "-", "-", "not in reference"]
+    case .skipped(.notComputed(let reason)):
+      return ["-", "-", "-", "-", "-", "-", "not computed: \(reason)"]
+    }
+  }
+
+  /// `57 of 2048 values beyond tolerance (first at flat index 3), max 2 steps`.
+  var mismatchSummary: String {
+    switch outcome {
+    case .compared(let errors):
+      let steps = errors.maxErrorSteps.map { ", max \($0) steps" } ?? ""
+      return "\(errors.mismatchCount) of \(errors.elementCount) values beyond tolerance (first at flat index \(errors.firstMismatch ?? 0)), max |Δ| \(formatNumber(errors.maxAbsoluteError))\(steps)"
+    case .shapeDiffers(let ours, let reference):
+      return "shape \(formatShape(ours)) here, \(formatShape(reference)) in the reference"
+    case .skipped:
+      return "not compared"
+    }
+  }
+}

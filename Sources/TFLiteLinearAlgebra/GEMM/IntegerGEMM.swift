@@ -1,0 +1,345 @@
+// The 8-bit integer GEMM of the quantized CONV_2D and FULLY_CONNECTED kernels.
+//
+// C = requantize(A · B + bias): A holds 8-bit activations in unsigned form (uint8 as they are,
+// int8 with the sign bit flipped, i.e. plus 128), B the weights minus their zero points. The
+// input offset is not applied to A: every column's Σ_k B[k, n] times the offset is folded into
+// its bias once, at prepare time, so the inner loop only multiplies and adds. The products of an
+// unsigned byte and a 16-bit weight compile to pmaddwd (vpdpwssd with AVX-512 VNNI).
+//
+// B is packed into panels of 16 columns whose depth steps are interleaved in pairs: one 32-bit
+// lane holds the weights of depths 2p (low half) and 2p + 1 (high half) of one column, so one
+// 64-byte load feeds two depth steps and two shifts split it. The depth is padded to even with a
+// zero weight. Sums wrap in Int32, as LiteRT's int32 accumulators do.
+
+/// The per-output-channel constants of an integer kernel's requantization, padded with zeros to
+/// whole 16-channel blocks per group so every block loads full vectors.
+@usableFromInline package final class IntegerChannelConstants {
+  /// Channels of one group after padding: the distance between the groups' first channels.
+  @usableFromInline package let paddedGroupChannels: Int
+  /// Padded channels of all groups.
+  @usableFromInline internal let count: Int
+  /// The bias, the multipliers and the left shifts, `count` of each.
+  @usableFromInline internal let words: UnsafeMutablePointer<Int32>
+  /// The `QuantizedMultiplierLanes` parts first, second, negative and shift, `count` of each.
+  @usableFromInline internal let wideWords: UnsafeMutablePointer<Int64>
+
+  /// Collects the constants of `groups × groupChannels` channels; channel `c` of the whole op has
+  /// bias `bias(c)` (already an Int32 sum term) and multiplier `multipliers[c]`, applied with `rounding`.
+  @inlinable package init(
+    groups: Int, groupChannels: Int, multipliers: [QuantizedMultiplier], rounding: RoundingPolicy,
+    bias: (Int) -> Int32
+  ) {
+    paddedGroupChannels = PanelPacking.panelCount(columns: groupChannels) * GEMMTile.columns
+    count = max(1, groups * paddedGroupChannels)
+    words = UnsafeMutablePointer<Int32>.allocate(capacity: 3 * count)
+    words.initialize(repeating: 0, count: 3 * count)
+    wideWords = UnsafeMutablePointer<Int64>.allocate(capacity: 4 * count)
+    wideWords.initialize(repeating: 0, count: 4 * count)
+    for group in 0..<groups {
+      for channel in 0..<groupChannels {
+        let source = group * groupChannels + channel
+        let index = group * paddedGroupChannels + channel
+        let lane = QuantizedMultiplierLanes.parts(multipliers[source], rounding: rounding)
+        words[index] = bias(source)
+        words[count + index] = lane.multiplier
+        words[2 * count + index] = lane.leftShift
+        wideWords[index] = lane.first
+        wideWords[count + index] = lane.second
+        wideWords[2 * count + index] = lane.negative
+        wideWords[3 * count + index] = lane.shift
+      }
+    }
+  }
+
+  deinit {
+    words.deallocate()
+    wideWords.deallocate()
+  }
+
+  /// The requantization of group `group`'s channels (column 0 = the group's first channel).
+  @inlinable package func epilogue(group: Int, outputZeroPoint: Int32, clamp: ClosedRange<Int32>) -> IntegerEpilogue {
+    let first = group * paddedGroupChannels
+    return IntegerEpilogue(
+      bias: words + first, multipliers: words + count + first, leftShifts: words + 2 * count + first,
+      wide: wideWords + first, wideStride: count,
+      outputZeroPoint: SIMD8(repeating: outputZeroPoint), lower: SIMD8(repeating: clamp.lowerBound),
+      upper: SIMD8(repeating: clamp.upperBound))
+  }
+}
+
+/// What becomes of an int32 sum: plus the channel's bias, rescaled by the channel's multiplier,
+/// plus the output zero point, clamped to the activation's range.
+@usableFromInline package struct IntegerEpilogue {
+  /// Bias per channel.
+  @usableFromInline package let bias: UnsafePointer<Int32>
+  /// `QuantizedMultiplierLanes.multiplier` per channel.
+  @usableFromInline package let multipliers: UnsafePointer<Int32>
+  /// `QuantizedMultiplierLanes.leftShift` per channel.
+  @usableFromInline package let leftShifts: UnsafePointer<Int32>
+  /// The 64-bit lane parts per channel: first, second, negative, shift, `wideStride` apart.
+  @usableFromInline package let wide: UnsafePointer<Int64>
+  /// Distance between the 64-bit parts.
+  @usableFromInline package let wideStride: Int
+  /// The output zero point in every lane.
+  @usableFromInline package let outputZeroPoint: SIMD8<Int32>
+  /// The clamp's lower bound in every lane.
+  @usableFromInline package let lower: SIMD8<Int32>
+  /// The clamp's upper bound in every lane.
+  @usableFromInline package let upper: SIMD8<Int32>
+
+  /// Creates the value from its parts.
+  @inlinable package init(bias: UnsafePointer<Int32>, multipliers: UnsafePointer<Int32>, leftShifts: UnsafePointer<Int32>, wide: UnsafePointer<Int64>, wideStride: Int, outputZeroPoint: SIMD8<Int32>, lower: SIMD8<Int32>, upper: SIMD8<Int32>) {
+    self.bias = bias
+    self.multipliers = multipliers
+    self.leftShifts = leftShifts
+    self.wide = wide
+    self.wideStride = wideStride
+    self.outputZeroPoint = outputZeroPoint
+    self.lower = lower
+    self.upper = upper
+  }
+
+  /// The raw outputs of channels `channel ..< channel + 16` for their sums.
+  @inlinable @inline(__always)
+  package func requantize(_ sums: SIMD16<Int32>, channel: Int) -> SIMD16<Int32> {
+    SIMD16(lowHalf: requantize(sums.lowHalf, channel: channel), highHalf: requantize(sums.highHalf, channel: channel &+ 8))
+  }
+
+  /// The raw outputs of channels `channel ..< channel + 8` for their sums.
+  @inlinable @inline(__always)
+  package func requantize(_ sums: SIMD8<Int32>, channel: Int) -> SIMD8<Int32> {
+    let parts = wide + channel
+    let lanes = QuantizedMultiplierLanes(
+      multiplier: Self.load(multipliers + channel), leftShift: Self.load(leftShifts + channel), first: Self.load(parts),
+      second: Self.load(parts + wideStride), negative: Self.load(parts + 2 &* wideStride),
+      shift: Self.load(parts + 3 &* wideStride))
+    let scaled = lanes.apply(sums &+ Self.load(bias + channel)) &+ outputZeroPoint
+    // Lane by lane: the generic `clamped(lowerBound:upperBound:)` stays an out-of-line call here.
+    var result = scaled
+    for lane in 0..<8 { result[lane] = min(max(scaled[lane], lower[lane]), upper[lane]) }
+    return result
+  }
+
+  /// Eight consecutive values.
+  @inline(__always)
+  @inlinable static func load<Scalar: SIMDScalar>(_ pointer: UnsafePointer<Scalar>) -> SIMD8<Scalar> {
+    UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Scalar>.self)
+  }
+}
+
+/// Integer right-hand matrices (one per convolution group) packed once into panels of 16 columns
+/// with depth steps interleaved in pairs, and the sum of every column.
+@usableFromInline package final class PairedPanelMatrices {
+  /// K of each product rounded up to even: the depth of the GEMM plan.
+  @usableFromInline package let pairedDepth: Int
+  /// N of each product.
+  @usableFromInline package let columns: Int
+  /// Σ_k B[k, n] of every column, matrix after matrix (wrapping).
+  @usableFromInline package let columnSums: [Int32]
+  /// Int16 elements between the starts of consecutive packed matrices.
+  @usableFromInline internal let matrixStride: Int
+  /// The panels of all matrices.
+  @usableFromInline internal let storage: UnsafeMutablePointer<Int16>
+
+  /// Packs `count` matrices of `depth × columns` values; element (k, n) of matrix `i` is
+  /// `source[i * sourceStride + k * layout.depthStride + n * layout.columnStride]` and must fit
+  /// in an Int16 (8-bit weights minus their zero point do).
+  @inlinable package init(_ source: UnsafePointer<Int32>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int) {
+    let width = GEMMTile.columns
+    pairedDepth = IntegerGEMM.pairedDepth(depth)
+    self.columns = columns
+    matrixStride = PanelPacking.packedCount(depth: pairedDepth, columns: columns)
+    let total = max(1, matrixStride * count)
+    storage = UnsafeMutableRawPointer.allocate(byteCount: total * MemoryLayout<Int16>.stride, alignment: 64)
+      .bindMemory(to: Int16.self, capacity: total)
+    storage.initialize(repeating: 0, count: total)
+    var sums = [Int32](repeating: 0, count: count * columns)
+    for matrix in 0..<count {
+      let base = source + matrix * sourceStride
+      let packed = storage + matrix * matrixStride
+      for column in 0..<columns {
+        // Column n sits in panel n / 16, lane n % 16; depth k in pair k / 2, half k % 2.
+        let lane = packed + (column / width) * pairedDepth * width + (column % width) * 2
+        var sum: Int32 = 0
+        for k in 0..<depth {
+          let value = base[k * layout.depthStride + column * layout.columnStride]
+          lane[(k / 2) * 2 * width + k % 2] = Int16(truncatingIfNeeded: value)
+          sum &+= value
+        }
+        sums[matrix * columns + column] = sum
+      }
+    }
+    columnSums = sums
+  }
+
+  /// The packed panels of matrix `index`.
+  @inlinable package func matrix(_ index: Int) -> UnsafePointer<Int16> { UnsafePointer(storage + index * matrixStride) }
+
+  deinit { storage.deallocate() }
+}
+
+/// The 8-bit integer GEMM.
+@usableFromInline package enum IntegerGEMM {
+  /// The depth of the packed panels and of the plan: `depth` rounded up to even.
+  @inlinable package static func pairedDepth(_ depth: Int) -> Int { depth + depth % 2 }
+
+  /// The plan of an `rows × depth` by `depth × columns` product: the depth stays whole, since
+  /// 8-bit outputs cannot hold partial sums.
+  @inlinable package static func plan(rows: Int, columns: Int, depth: Int, threadCount: Int) -> GEMMPlan {
+    GEMMPlan(rows: rows, columns: columns, depth: pairedDepth(depth), threadCount: threadCount, splitsDepth: false)
+  }
+
+  /// Computes `output = requantize(A · B)`.
+  ///
+  /// - Parameters:
+  ///   - lhs: A in unsigned form, `plan.depth` (even) values per row; a value past the real depth
+  ///     meets a zero weight.
+  ///   - rhs: one matrix of a `PairedPanelMatrices`.
+  ///   - output: C's element (0, 0); rows are `outputStride` apart.
+  ///   - scratch: `plan.scratchBytes(leftOperandPacks:threadCount:lhs:output:)` bytes, 64-byte aligned.
+  @inlinable package static func multiply<LHS: GEMMLeftOperand, Output: QuantizedInteger>(
+    plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Int16>, output: UnsafeMutablePointer<Output>, outputStride: Int,
+    epilogue: IntegerEpilogue, threadCount: Int, scratch: UnsafeMutableRawPointer
+  ) where LHS.Element == UInt8 {
+    GEMMDriver.multiply(
+      plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride,
+      kernel: IntegerMicroKernel<Output>(epilogue: epilogue), threadCount: threadCount, scratch: scratch)
+  }
+}
+
+/// The 8-bit micro-kernels: a 4×16 register tile of `SIMD16<Int32>` sums (called twice per
+/// 8-row driver tile), and a one-row tile for matrix × vector products. Both requantize and store
+/// the tile at the end; the plan never splits the depth, so every call is the first and last block.
+@usableFromInline package struct IntegerMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
+  /// Bias, rescale and clamp of the product.
+  @usableFromInline package let epilogue: IntegerEpilogue
+
+  /// A kernel finishing its tiles with `epilogue`.
+  @inlinable package init(epilogue: IntegerEpilogue) { self.epilogue = epilogue }
+
+  @inlinable package func tile(
+    a: UnsafePointer<UInt8>, lda: Int, validRows: Int, b: UnsafePointer<Int16>, depth: Int,
+    output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
+  ) {
+    let pairs = depth / 2
+    if validRows == 1 {
+      let sums = Self.singleRowSums(a: a, b: b, pairs: pairs)
+      Self.store(epilogue.requantize(sums, channel: column), to: output)
+      return
+    }
+    var first = 0
+    while first < validRows {
+      microKernel(
+        a: a + first * lda, lda: lda, validRows: min(Self.kernelRows, validRows - first), b: b, pairs: pairs,
+        c: output + first * ldc, ldc: ldc, column: column)
+      first += Self.kernelRows
+    }
+  }
+
+  /// Rows of the register tile (four `SIMD16<Int32>` sums, as the float kernel).
+  @inlinable package static var kernelRows: Int { 4 }
+
+  /// `value` in every lane.
+  @inlinable @inline(__always)
+  package static func broadcast(_ value: UInt8) -> SIMD16<Int32> { SIMD16(repeating: Int32(value)) }
+
+  /// The weights of depths 2p and 2p + 1 from one packed pair of 16 columns.
+  @inlinable @inline(__always)
+  package static func loadPair(_ panel: UnsafeRawPointer) -> (even: SIMD16<Int32>, odd: SIMD16<Int32>) {
+    let pair = panel.loadUnaligned(as: SIMD16<Int32>.self)
+    return ((pair &<< 16) &>> 16, pair &>> 16)
+  }
+
+  /// Narrows raw output values (inside the output type's range) and stores 16 of them.
+  @inlinable @inline(__always)
+  package static func store(_ values: SIMD16<Int32>, to pointer: UnsafeMutablePointer<Output>) {
+    UnsafeMutableRawPointer(pointer).storeBytes(of: values.narrowed(to: Output.self), as: SIMD16<Output>.self)
+  }
+
+  /// The sums of one row of 16 columns, over four accumulators so that consecutive multiply-adds
+  /// do not wait on each other.
+  @inlinable package static func singleRowSums(a: UnsafePointer<UInt8>, b: UnsafePointer<Int16>, pairs: Int) -> SIMD16<Int32> {
+    var r0 = SIMD16<Int32>()
+    var r1 = SIMD16<Int32>()
+    var r2 = SIMD16<Int32>()
+    var r3 = SIMD16<Int32>()
+    var panel = UnsafeRawPointer(b)
+    var row = a
+    var remaining = pairs
+    while remaining >= 2 {
+      let (even0, odd0) = loadPair(panel)
+      let (even1, odd1) = loadPair(panel + 64)
+      r0 &+= broadcast(row[0]) &* even0
+      r1 &+= broadcast(row[1]) &* odd0
+      r2 &+= broadcast(row[2]) &* even1
+      r3 &+= broadcast(row[3]) &* odd1
+      panel += 128
+      row += 4
+      remaining &-= 2
+    }
+    if remaining == 1 {
+      let (even, odd) = loadPair(panel)
+      r0 &+= broadcast(row[0]) &* even
+      r1 &+= broadcast(row[1]) &* odd
+    }
+    return (r0 &+ r1) &+ (r2 &+ r3)
+  }
+
+  /// The 4×16 register tile. Rows past `validRows` repeat the last valid row of A and are not stored.
+  @inlinable package func microKernel(
+    a: UnsafePointer<UInt8>, lda: Int, validRows: Int, b: UnsafePointer<Int16>, pairs: Int,
+    c: UnsafeMutablePointer<Output>, ldc: Int, column: Int
+  ) {
+    let last = validRows - 1
+    var a0 = a
+    var a1 = a + min(1, last) * lda
+    var a2 = a + min(2, last) * lda
+    var a3 = a + min(3, last) * lda
+    var r0 = SIMD16<Int32>()
+    var r1 = SIMD16<Int32>()
+    var r2 = SIMD16<Int32>()
+    var r3 = SIMD16<Int32>()
+    var panel = UnsafeRawPointer(b)
+    for _ in 0..<pairs {
+      let (even, odd) = Self.loadPair(panel)
+      r0 &+= Self.broadcast(a0[0]) &* even &+ Self.broadcast(a0[1]) &* odd
+      r1 &+= Self.broadcast(a1[0]) &* even &+ Self.broadcast(a1[1]) &* odd
+      r2 &+= Self.broadcast(a2[0]) &* even &+ Self.broadcast(a2[1]) &* odd
+      r3 &+= Self.broadcast(a3[0]) &* even &+ Self.broadcast(a3[1]) &* odd
+      panel += 64
+      a0 += 2
+      a1 += 2
+      a2 += 2
+      a3 += 2
+    }
+    Self.store(epilogue.requantize(r0, channel: column), to: c)
+    if validRows > 1 { Self.store(epilogue.requantize(r1, channel: column), to: c + ldc) }
+    if validRows > 2 { Self.store(epilogue.requantize(r2, channel: column), to: c + 2 * ldc) }
+    if validRows > 3 { Self.store(epilogue.requantize(r3, channel: column), to: c + 3 * ldc) }
+  }
+}
+
+// Lane-by-lane widening and narrowing of 16-lane integer vectors. The standard library's generic
+// `init(truncatingIfNeeded:)` is often left as an out-of-line call in these kernels (always for
+// Int16), which passes every vector through memory; spelled out, LLVM emits one instruction.
+extension SIMD16 where Scalar == Int32 {
+  /// The lanes of `x`, sign- or zero-extended as its type says.
+  @inlinable @inline(__always)
+  package init<Source: FixedWidthInteger & SIMDScalar>(widening x: SIMD16<Source>) {
+    self.init(
+      Int32(x[0]), Int32(x[1]), Int32(x[2]), Int32(x[3]), Int32(x[4]), Int32(x[5]), Int32(x[6]), Int32(x[7]),
+      Int32(x[8]), Int32(x[9]), Int32(x[10]), Int32(x[11]), Int32(x[12]), Int32(x[13]), Int32(x[14]), Int32(x[15]))
+  }
+
+  /// The low bits of every lane, as `Output` values.
+  @inlinable @inline(__always)
+  package func narrowed<Output: FixedWidthInteger & SIMDScalar>(to type: Output.Type) -> SIMD16<Output> {
+    SIMD16<Output>(
+      Output(truncatingIfNeeded: self[0]), Output(truncatingIfNeeded: self[1]), Output(truncatingIfNeeded: self[2]),
+      Output(truncatingIfNeeded: self[3]), Output(truncatingIfNeeded: self[4]), Output(truncatingIfNeeded: self[5]),
+      Output(truncatingIfNeeded: self[6]), Output(truncatingIfNeeded: self[7]), Output(truncatingIfNeeded: self[8]),
+      Output(truncatingIfNeeded: self[9]), Output(truncatingIfNeeded: self[10]), Output(truncatingIfNeeded: self[11]),
+      Output(truncatingIfNeeded: self[12]), Output(truncatingIfNeeded: self[13]), Output(truncatingIfNeeded: self[14]),
+      Output(truncatingIfNeeded: self[15]))
+  }
+}

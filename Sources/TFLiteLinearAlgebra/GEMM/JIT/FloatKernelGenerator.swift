@@ -1,0 +1,300 @@
+/// Generates the float GEMM micro-kernels: `rows` output rows × 16 columns (one packed panel of
+/// `PanelPacking`) over a depth block, with AVX2+FMA (two ymm per row) or AVX-512F (one zmm per
+/// row, the A value broadcast inside the FMA). The function is
+/// `void kernel(const FloatKernelArguments *)` in the System V ABI.
+///
+/// One call computes `tileCount` tiles of `rows` rows, each `aTileBytes`/`cTileBytes` below the
+/// previous one. For each tile:
+/// 1. the accumulators start from C (`accumulates` ≠ 0) or from the 16 values at `start` (the bias,
+///    or zeros);
+/// 2. `depth` steps `acc[r] += A[r][k] · B[k]`, four steps per loop iteration; with few rows the
+///    depth is split over two or four accumulator sets (steps k ≡ s mod sets), so that at least
+///    eight independent FMA chains hide the FMA latency, and the sets are added at the end;
+/// 3. `min(max(acc, lower), upper)` as TFLite's clamp (NaN passes through; ±infinity for none);
+/// 4. the 16 values of each row are stored to C.
+///
+/// Registers: rdi arguments, rsi/r10 the A/C tile, r8/r9 the A row stride ×1/×3, r11/rbx the C row
+/// stride ×1/×3, rdx the panel, rcx the depth counter, r14 the tile counter, rax/r12/r13 the bases of
+/// rows 0–4, 5–9, 10–14 (row r is `base + {0, 1, 2, 3, 4} × stride` through the SIB byte). rbx, r12,
+/// r13 and r14 are callee-saved and pushed; `vzeroupper` before returning.
+@usableFromInline package enum FloatKernelGenerator {
+  /// Why a kernel cannot be generated.
+  @usableFromInline package enum Failure: Error, Equatable {
+    /// `rows` is outside `1...isa.maximumRows`.
+    case unsupportedRows(Int, GeneratedKernelISA)
+  }
+
+  /// Most rows of one tile: the accumulators (`rows × vectorsPerRow`) must leave registers for the
+  /// panel vectors and the broadcast A value.
+  @usableFromInline package static func maximumRows(_ isa: GeneratedKernelISA) -> Int {
+    switch isa {
+    case .avx2: 6
+    case .avx512: 14
+    }
+  }
+
+  /// The machine code of the `rows`-row kernel for `isa`.
+  @usableFromInline package static func code(isa: GeneratedKernelISA, rows: Int) throws(Failure) -> [UInt8] {
+    guard (1...maximumRows(isa)).contains(rows) else { throw .unsupportedRows(rows, isa) }
+    var emitter = KernelEmitter(isa: isa, rows: rows)
+    emitter.emitKernel()
+    return emitter.assembler.finishedCode()
+  }
+}
+
+/// The arguments of a generated float kernel, passed by pointer (the kernel reads each field at its
+/// `MemoryLayout` offset). Strides are in bytes.
+@usableFromInline package struct FloatKernelArguments {
+  /// Row 0 of the first tile of A at the block's first depth.
+  @usableFromInline package var a: UnsafePointer<Float>
+  /// Bytes between rows of A.
+  @usableFromInline package var aRowBytes: Int
+  /// Bytes between consecutive tiles of A.
+  @usableFromInline package var aTileBytes: Int
+  /// The packed panel at the block's first depth (16 floats per depth step).
+  @usableFromInline package var b: UnsafePointer<Float>
+  /// Depth steps (0 or more).
+  @usableFromInline package var depth: Int
+  /// Row 0 of the first tile of C (16 floats written per row).
+  @usableFromInline package var c: UnsafeMutablePointer<Float>
+  /// Bytes between rows of C.
+  @usableFromInline package var cRowBytes: Int
+  /// Bytes between consecutive tiles of C.
+  @usableFromInline package var cTileBytes: Int
+  /// 16 starting values (bias or zeros), read when `accumulates` is 0.
+  @usableFromInline package var start: UnsafePointer<Float>
+  /// Tiles to compute (0 computes nothing).
+  @usableFromInline package var tileCount: Int
+  /// Nonzero: start from the values in C.
+  @usableFromInline package var accumulates: Int
+  /// Lower clamp bound (`-infinity` for none).
+  @usableFromInline package var lower: Float
+  /// Upper clamp bound (`infinity` for none).
+  @usableFromInline package var upper: Float
+}
+
+/// Emits one kernel (see `FloatKernelGenerator`).
+private struct KernelEmitter {
+  let isa: GeneratedKernelISA
+  let rows: Int
+  var assembler = X86Assembler()
+
+  /// Vector registers per row: 16 floats in ymm (2) or zmm (1).
+  let vectorsPerRow: Int
+  /// Accumulator sets the depth is split over (1, 2 or 4).
+  let sets: Int
+  /// Depth steps per main-loop iteration (a multiple of `sets`).
+  let unroll = 4
+  /// Bytes of one vector register.
+  let vectorBytes: Int32
+
+  /// Row bases: rows 5g ..< 5g + 5 are addressed from `bases[g]`.
+  let bases: [GPRegister] = [.rax, .r12, .r13]
+  /// Callee-saved registers the kernel uses, in push order.
+  let saved: [GPRegister]
+
+  @usableFromInline package init(isa: GeneratedKernelISA, rows: Int) {
+    self.isa = isa
+    self.rows = rows
+    vectorsPerRow = isa == .avx2 ? 2 : 1
+    vectorBytes = isa == .avx2 ? 32 : 64
+    let accumulatorBudget = 12
+    sets = [4, 2, 1].first { rows * (isa == .avx2 ? 2 : 1) * $0 <= accumulatorBudget } ?? 1
+    saved = [.rbx, .r14] + Array(bases.dropFirst().prefix((rows - 1) / 5))
+  }
+
+  /// Accumulator of set `set`, row `row`, vector `vector`.
+  func accumulator(_ set: Int, _ row: Int, _ vector: Int) -> VectorRegister {
+    VectorRegister((set * rows + row) * vectorsPerRow + vector)
+  }
+
+  /// The panel vector `vector` of unrolled step `step`.
+  func panelRegister(step: Int, vector: Int) -> VectorRegister {
+    isa == .avx2 ? VectorRegister(12 + vector) : VectorRegister(28 + step % 4)
+  }
+
+  /// The broadcast A value of row `row` (AVX2 only; AVX-512 broadcasts inside the FMA).
+  func broadcastRegister(row: Int) -> VectorRegister { VectorRegister(14 + row % 2) }
+
+  /// The clamp bounds, once the panel registers are free.
+  var lowerRegister: VectorRegister { isa == .avx2 ? VectorRegister(12) : VectorRegister(26) }
+  var upperRegister: VectorRegister { isa == .avx2 ? VectorRegister(13) : VectorRegister(27) }
+
+  /// Offset of an argument field.
+  func argument(_ field: PartialKeyPath<FloatKernelArguments>) -> MemoryOperand {
+    MemoryOperand(.rdi, Int32(MemoryLayout<FloatKernelArguments>.offset(of: field)!))
+  }
+
+  /// Row `row` from the bases set by `setBases`, with the row stride in `stride` and its triple in `triple`.
+  func rowAddress(_ row: Int, stride: GPRegister, triple: GPRegister, plus displacement: Int32) -> MemoryOperand {
+    let base = bases[row / 5]
+    switch row % 5 {
+    case 0: return MemoryOperand(base, displacement)
+    case 1: return MemoryOperand(base, index: stride, scale: 1, displacement)
+    case 2: return MemoryOperand(base, index: stride, scale: 2, displacement)
+    case 3: return MemoryOperand(base, index: triple, scale: 1, displacement)
+    default: return MemoryOperand(base, index: stride, scale: 4, displacement)
+    }
+  }
+
+  /// Points the row bases at `origin`, `origin + 5·stride`, `origin + 10·stride`.
+  mutating func setBases(origin: GPRegister, stride: GPRegister) {
+    assembler.mov(bases[0], origin)
+    for group in 1..<((rows - 1) / 5 + 1) {
+      assembler.lea(bases[group], MemoryOperand(bases[group - 1], index: stride, scale: 4))
+      assembler.add(bases[group], stride)
+    }
+  }
+
+  /// Advances the A row bases by `bytes`.
+  mutating func advanceBases(by bytes: Int32) {
+    for group in 0..<((rows - 1) / 5 + 1) { assembler.add(bases[group], bytes) }
+  }
+
+  mutating func load(_ register: VectorRegister, _ memory: MemoryOperand) {
+    isa == .avx2 ? assembler.vmovupsYMM(register, memory) : assembler.vmovupsZMM(register, memory)
+  }
+
+  mutating func store(_ memory: MemoryOperand, _ register: VectorRegister) {
+    isa == .avx2 ? assembler.vmovupsYMM(memory, register) : assembler.vmovupsZMM(memory, register)
+  }
+
+  mutating func zero(_ register: VectorRegister) {
+    isa == .avx2
+      ? assembler.vxorpsYMM(register, register, register) : assembler.vpxordZMM(register, register, register)
+  }
+
+  /// Every accumulator of set 0 for all rows and vectors, in order.
+  var rowVectors: [(row: Int, vector: Int)] {
+    (0..<rows).flatMap { row in (0..<vectorsPerRow).map { (row, $0) } }
+  }
+
+  /// One depth step with accumulator set `set`: A at `aDisplacement` bytes from the bases, the
+  /// panel at `panelDisplacement` bytes from rdx.
+  mutating func depthStep(step: Int, set: Int, aDisplacement: Int32, panelDisplacement: Int32) {
+    for vector in 0..<vectorsPerRow {
+      load(panelRegister(step: step, vector: vector), MemoryOperand(.rdx, panelDisplacement + Int32(vector) * vectorBytes))
+    }
+    for row in 0..<rows {
+      let a = rowAddress(row, stride: .r8, triple: .r9, plus: aDisplacement)
+      if isa == .avx2 {
+        let broadcast = broadcastRegister(row: row)
+        assembler.vbroadcastssYMM(broadcast, a)
+        for vector in 0..<vectorsPerRow {
+          assembler.vfmadd231psYMM(accumulator(set, row, vector), panelRegister(step: step, vector: vector), broadcast)
+        }
+      } else {
+        assembler.vfmadd231psZMM(accumulator(set, row, 0), panelRegister(step: step, vector: 0), broadcast: a)
+      }
+    }
+  }
+
+  mutating func emitKernel() {
+    let panelStep = Int32(GEMMTile.columns * MemoryLayout<Float>.stride)
+    let floatBytes = Int32(MemoryLayout<Float>.stride)
+    let exit = assembler.makeLabel()
+    for register in saved { assembler.push(register) }
+    assembler.mov(.r14, argument(\.tileCount))
+    assembler.test(.r14, .r14)
+    assembler.jump(if: .zero, to: exit)
+    assembler.mov(.rsi, argument(\.a))
+    assembler.mov(.r8, argument(\.aRowBytes))
+    assembler.lea(.r9, MemoryOperand(.r8, index: .r8, scale: 2))
+    assembler.mov(.r10, argument(\.c))
+    assembler.mov(.r11, argument(\.cRowBytes))
+    assembler.lea(.rbx, MemoryOperand(.r11, index: .r11, scale: 2))
+
+    let tile = assembler.makeLabel()
+    assembler.bind(tile)
+    // 1. Start values.
+    let fromC = assembler.makeLabel()
+    let started = assembler.makeLabel()
+    assembler.mov(.rcx, argument(\.accumulates))
+    assembler.test(.rcx, .rcx)
+    assembler.jump(if: .notZero, to: fromC)
+    assembler.mov(.rax, argument(\.start))
+    for (row, vector) in rowVectors {
+      load(accumulator(0, row, vector), MemoryOperand(.rax, Int32(vector) * vectorBytes))
+    }
+    assembler.jump(to: started)
+    assembler.bind(fromC)
+    setBases(origin: .r10, stride: .r11)
+    for (row, vector) in rowVectors {
+      load(accumulator(0, row, vector), rowAddress(row, stride: .r11, triple: .rbx, plus: Int32(vector) * vectorBytes))
+    }
+    assembler.bind(started)
+    for set in 1..<sets {
+      for (row, vector) in rowVectors { zero(accumulator(set, row, vector)) }
+    }
+
+    // 2. The depth loop: `unroll` steps per iteration, then one at a time.
+    setBases(origin: .rsi, stride: .r8)
+    assembler.mov(.rdx, argument(\.b))
+    assembler.mov(.rcx, argument(\.depth))
+    let remainder = assembler.makeLabel()
+    let single = assembler.makeLabel()
+    let depthDone = assembler.makeLabel()
+    assembler.cmp(.rcx, Int32(unroll))
+    assembler.jump(if: .below, to: remainder)
+    let main = assembler.makeLabel()
+    assembler.bind(main)
+    for step in 0..<unroll {
+      depthStep(
+        step: step, set: step % sets, aDisplacement: Int32(step) * floatBytes, panelDisplacement: Int32(step) * panelStep)
+    }
+    assembler.add(.rdx, Int32(unroll) * panelStep)
+    advanceBases(by: Int32(unroll) * floatBytes)
+    assembler.sub(.rcx, Int32(unroll))
+    assembler.cmp(.rcx, Int32(unroll))
+    assembler.jump(if: .aboveOrEqual, to: main)
+    assembler.bind(remainder)
+    assembler.test(.rcx, .rcx)
+    assembler.jump(if: .zero, to: depthDone)
+    assembler.bind(single)
+    depthStep(step: 0, set: 0, aDisplacement: 0, panelDisplacement: 0)
+    assembler.add(.rdx, panelStep)
+    advanceBases(by: floatBytes)
+    assembler.dec(.rcx)
+    assembler.jump(if: .notZero, to: single)
+    assembler.bind(depthDone)
+    for set in 1..<sets {
+      for (row, vector) in rowVectors {
+        let sum = accumulator(0, row, vector)
+        let part = accumulator(set, row, vector)
+        isa == .avx2 ? assembler.vaddpsYMM(sum, sum, part) : assembler.vaddpsZMM(sum, sum, part)
+      }
+    }
+
+    // 3. Clamp: the accumulator is the second operand, so a NaN in it is what comes out.
+    isa == .avx2
+      ? assembler.vbroadcastssYMM(lowerRegister, argument(\.lower))
+      : assembler.vbroadcastssZMM(lowerRegister, argument(\.lower))
+    isa == .avx2
+      ? assembler.vbroadcastssYMM(upperRegister, argument(\.upper))
+      : assembler.vbroadcastssZMM(upperRegister, argument(\.upper))
+    for (row, vector) in rowVectors {
+      let value = accumulator(0, row, vector)
+      if isa == .avx2 {
+        assembler.vmaxpsYMM(value, lowerRegister, value)
+        assembler.vminpsYMM(value, upperRegister, value)
+      } else {
+        assembler.vmaxpsZMM(value, lowerRegister, value)
+        assembler.vminpsZMM(value, upperRegister, value)
+      }
+    }
+
+    // 4. Store, then the next tile.
+    setBases(origin: .r10, stride: .r11)
+    for (row, vector) in rowVectors {
+      store(rowAddress(row, stride: .r11, triple: .rbx, plus: Int32(vector) * vectorBytes), accumulator(0, row, vector))
+    }
+    assembler.add(.rsi, argument(\.aTileBytes))
+    assembler.add(.r10, argument(\.cTileBytes))
+    assembler.dec(.r14)
+    assembler.jump(if: .notZero, to: tile)
+    assembler.bind(exit)
+    assembler.vzeroupper()
+    for register in saved.reversed() { assembler.pop(register) }
+    assembler.ret()
+  }
+}

@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The generated float GEMM kernels of one instruction set (`FloatKernelGenerator`): one kernel
+/// per tile height `1...maximumRows`, all made together on first use and kept for the life of the
+/// process, so the code cache is bounded (6 kernels for AVX2, 14 for AVX-512, a few KiB each).
+///
+/// They are used by default wherever the CPU and OS allow (see `preferred`); the Swift kernels run
+/// when the generated ones are turned off (`SWIFTTFLITE_JIT=0` in the environment, or
+/// ``RunnerOptions/usesGeneratedKernels`` false), when the OS refuses executable memory, on CPUs
+/// without AVX2+FMA, on other architectures and on iOS, tvOS, watchOS and visionOS.
+@usableFromInline package final class GeneratedFloatKernels: @unchecked Sendable {
+  // @unchecked Sendable: everything is immutable after `init` (the zero vector is never written).
+
+  /// The instruction set of the kernels.
+  @usableFromInline package let isa: GeneratedKernelISA
+  /// Rows of the tallest kernel; taller row ranges are cut into tiles of this height.
+  @usableFromInline package let maximumRows: Int
+  /// The kernel for `rows` rows at index `rows - 1`.
+  private let kernels: [ExecutableCode]
+  /// Sixteen zeros: the start of a product without bias.
+  private let zeros: UnsafeMutablePointer<Float>
+
+  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
+
+  /// Generates every kernel of `isa`; nil when the OS refuses executable memory.
+  private init?(isa: GeneratedKernelISA) {
+    let maximumRows = FloatKernelGenerator.maximumRows(isa)
+    var kernels: [ExecutableCode] = []
+    for rows in 1...maximumRows {
+      guard let code = try? FloatKernelGenerator.code(isa: isa, rows: rows), let executable = ExecutableCode(code) else {
+        return nil
+      }
+      kernels.append(executable)
+    }
+    self.isa = isa
+    self.maximumRows = maximumRows
+    self.kernels = kernels
+    zeros = .allocate(capacity: GEMMTile.columns)
+    zeros.initialize(repeating: 0, count: GEMMTile.columns)
+  }
+
+  deinit { zeros.deallocate() }
+
+  private static let avx2 = GeneratedFloatKernels(isa: .avx2)
+  private static let avx512 = GeneratedFloatKernels(isa: .avx512)
+
+  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
+  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedFloatKernels? {
+    guard let supported = GeneratedKernelISA.supported, isa <= supported else { return nil }
+    switch isa {
+    case .avx2: return avx2
+    case .avx512: return avx512
+    }
+  }
+
+  /// True when the environment variable `SWIFTTFLITE_JIT` is `0`, `off`, `false` or `no`.
+  @usableFromInline package static let isTurnedOffByEnvironment: Bool = {
+    guard let value = getenv("SWIFTTFLITE_JIT") else { return false }
+    return ["0", "off", "false", "no"].contains(String(cString: value).lowercased())
+  }()
+
+  /// The kernels of the newest instruction set this machine runs, or nil (see the type's documentation).
+  @usableFromInline package static let preferred: GeneratedFloatKernels? =
+    isTurnedOffByEnvironment ? nil : GeneratedKernelISA.supported.flatMap { kernels(for: $0) }
+
+  /// False while a runner with ``RunnerOptions/usesGeneratedKernels`` false runs on this thread.
+  @TaskLocal @usableFromInline package static var areAllowed = true
+
+  /// The kernels a GEMM started on this thread uses: `preferred`, unless the runner turned them off.
+  @usableFromInline package static var current: GeneratedFloatKernels? { areAllowed ? preferred : nil }
+
+  /// Computes rows `0 ..< rowCount` × 16 columns of C over one depth block, in as few tiles as
+  /// `maximumRows` allows, of heights that differ by at most one row (128 rows with AVX-512 are
+  /// 8 × 13 + 2 × 12 rather than 9 × 14 + 2, whose 2-row tile would run far below peak).
+  ///
+  /// - Parameters:
+  ///   - a: row 0 at the block's first depth, rows `lda` floats apart.
+  ///   - b: the packed panel at the block's first depth.
+  ///   - c: row 0, rows `ldc` floats apart; 16 floats of each row are written.
+  ///   - start: 16 starting values (bias) when not `accumulates`; nil for zeros.
+  ///   - accumulates: continue from the values in C.
+  ///   - clamp: applied before the store; nil for none.
+  @usableFromInline package func run(
+    a: UnsafePointer<Float>, lda: Int, rowCount: Int, b: UnsafePointer<Float>, depth: Int,
+    c: UnsafeMutablePointer<Float>, ldc: Int, start: UnsafePointer<Float>?, accumulates: Bool, clamp: FloatClampRange?
+  ) {
+    precondition(rowCount >= 0 && depth >= 0, "negative GEMM extent")
+    guard rowCount > 0 else { return }
+    let tiles = (rowCount + maximumRows - 1) / maximumRows
+    let height = rowCount / tiles
+    let tallerTiles = rowCount % tiles
+    let floatBytes = MemoryLayout<Float>.stride
+    var arguments = FloatKernelArguments(
+      a: a, aRowBytes: lda * floatBytes, aTileBytes: (height + 1) * lda * floatBytes, b: b, depth: depth, c: c,
+      cRowBytes: ldc * floatBytes, cTileBytes: (height + 1) * ldc * floatBytes, start: start ?? UnsafePointer(zeros),
+      tileCount: tallerTiles, accumulates: accumulates ? 1 : 0, lower: clamp?.lower ?? -.infinity,
+      upper: clamp?.upper ?? .infinity)
+    if tallerTiles > 0 { call(rows: height + 1, &arguments) }
+    let done = tallerTiles * (height + 1)
+    arguments.a = a + done * lda
+    arguments.c = c + done * ldc
+    arguments.aTileBytes = height * lda * floatBytes
+    arguments.cTileBytes = height * ldc * floatBytes
+    arguments.tileCount = tiles - tallerTiles
+    call(rows: height, &arguments)
+  }
+
+  private func call(rows: Int, _ arguments: inout FloatKernelArguments) {
+    let entry = unsafeBitCast(kernels[rows - 1].entry, to: Entry.self)
+    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+  }
+}

@@ -1,0 +1,87 @@
+/// The vector instruction sets the generated kernels are written for, from oldest to newest.
+///
+/// Swift has no inline assembly, so the CPU is asked through two generated stubs of a few bytes
+/// (CPUID, and XGETBV for the register state the OS saves on a context switch): an instruction set
+/// counts only when the CPU has it *and* the OS has enabled its registers.
+@usableFromInline package enum GeneratedKernelISA: Int, Sendable, CaseIterable, Comparable, CustomStringConvertible {
+  /// AVX2 with FMA3: sixteen 256-bit ymm registers.
+  case avx2 = 1
+  /// AVX-512 Foundation: thirty-two 512-bit zmm registers with embedded broadcasts.
+  case avx512 = 2
+
+  @inlinable package static func < (left: Self, right: Self) -> Bool { left.rawValue < right.rawValue }
+
+  @usableFromInline package var description: String {
+    switch self {
+    case .avx2: "AVX2+FMA"
+    case .avx512: "AVX-512F"
+    }
+  }
+
+  /// The newest instruction set this CPU and OS run, or nil (not x86-64, code generation refused,
+  /// or no AVX2/FMA). Asked once per process.
+  @usableFromInline package static let supported: GeneratedKernelISA? = ProcessorFeatures.probe()
+}
+
+/// CPUID/XGETBV answers, read through generated stubs.
+@usableFromInline package enum ProcessorFeatures {
+  /// `(eax, ebx, ecx, edx)` of CPUID leaf `leaf`, sub-leaf `subleaf`.
+  @usableFromInline package typealias CPUIDResult = (eax: UInt32, ebx: UInt32, ecx: UInt32, edx: UInt32)
+
+  /// `void stub(uint32_t registers[4])`: eax and ecx in, eax, ebx, ecx, edx out.
+  @usableFromInline package static func cpuidStub() -> [UInt8] {
+    var assembler = X86Assembler()
+    assembler.push(.rbx)
+    assembler.mov32(.rax, MemoryOperand(.rdi, 0))
+    assembler.mov32(.rcx, MemoryOperand(.rdi, 8))
+    assembler.cpuid()
+    for (index, register) in [GPRegister.rax, .rbx, .rcx, .rdx].enumerated() {
+      assembler.mov32(MemoryOperand(.rdi, Int32(4 * index)), register)
+    }
+    assembler.pop(.rbx)
+    assembler.ret()
+    return assembler.finishedCode()
+  }
+
+  /// `void stub(uint32_t registers[2])`: ecx in (the XCR number), eax and edx out.
+  @usableFromInline package static func xgetbvStub() -> [UInt8] {
+    var assembler = X86Assembler()
+    assembler.mov32(.rcx, MemoryOperand(.rdi, 0))
+    assembler.xgetbv()
+    assembler.mov32(MemoryOperand(.rdi, 0), .rax)
+    assembler.mov32(MemoryOperand(.rdi, 4), .rdx)
+    assembler.ret()
+    return assembler.finishedCode()
+  }
+
+  private typealias Stub = @convention(c) (UnsafeMutablePointer<UInt32>) -> Void
+
+  /// Runs a stub on a four-word buffer that starts as `input`.
+  private static func run(_ code: ExecutableCode, _ input: [UInt32]) -> [UInt32] {
+    var registers = input + [UInt32](repeating: 0, count: 4 - input.count)
+    let stub = unsafeBitCast(code.entry, to: Stub.self)
+    registers.withUnsafeMutableBufferPointer { stub($0.baseAddress!) }
+    return registers
+  }
+
+  /// The newest usable `GeneratedKernelISA`, or nil.
+  @usableFromInline package static func probe() -> GeneratedKernelISA? {
+    guard let cpuidCode = ExecutableCode(cpuidStub()), let xgetbvCode = ExecutableCode(xgetbvStub()) else { return nil }
+    func cpuid(_ leaf: UInt32, _ subleaf: UInt32 = 0) -> CPUIDResult {
+      let r = run(cpuidCode, [leaf, 0, subleaf, 0])
+      return (r[0], r[1], r[2], r[3])
+    }
+    let highestLeaf = cpuid(0).eax
+    guard highestLeaf >= 7 else { return nil }
+    let leaf1 = cpuid(1)
+    let leaf7 = cpuid(7)
+    func bit(_ value: UInt32, _ index: UInt32) -> Bool { value & (1 << index) != 0 }
+    // OSXSAVE (the OS manages the extended state, so XGETBV is allowed), AVX, FMA.
+    guard bit(leaf1.ecx, 27), bit(leaf1.ecx, 28), bit(leaf1.ecx, 12) else { return nil }
+    let xcr0 = run(xgetbvCode, [0])[0]
+    // XCR0: SSE and AVX state (bits 1, 2); opmask, upper halves of zmm0-15 and zmm16-31 (bits 5-7).
+    guard xcr0 & 0x6 == 0x6, bit(leaf7.ebx, 5) else { return nil }
+    if xcr0 & 0xE0 == 0xE0 && bit(leaf7.ebx, 16) { return .avx512 }
+    return .avx2
+  }
+}

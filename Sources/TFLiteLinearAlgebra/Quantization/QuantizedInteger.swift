@@ -1,0 +1,39 @@
+// The integer element types of quantized tensors (INT8, UINT8, INT16, INT32) as one generic
+// constraint, with the widening loads and narrowing stores of eight lanes that the integer GEMM
+// and the quantized kernels share.
+
+/// The integer element types quantized kernels read and write.
+@usableFromInline package protocol QuantizedInteger: FixedWidthInteger, SIMDScalar, Codable {}
+
+extension QuantizedInteger {
+  /// Eight consecutive elements at `pointer`, widened to Int32 lanes.
+  @inlinable @inline(__always)
+  package static func loadWidened(_ pointer: UnsafePointer<Self>) -> SIMD8<Int32> {
+    SIMD8<Int32>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Self>.self))
+  }
+
+  /// Stores eight Int32 lanes (already inside this type's range) as elements at `pointer`.
+  @inlinable @inline(__always)
+  package static func storeNarrowed(_ lanes: SIMD8<Int32>, to pointer: UnsafeMutablePointer<Self>) {
+    UnsafeMutableRawPointer(pointer).storeBytes(of: SIMD8<Self>(truncatingIfNeeded: lanes), as: SIMD8<Self>.self)
+  }
+}
+
+extension SIMD8 where Scalar == Int32 {
+  /// `min(max(self, range.lowerBound), range.upperBound)` lane by lane.
+  @inlinable @inline(__always)
+  package func clamped(to range: ClosedRange<Int32>) -> Self {
+    clamped(lowerBound: Self(repeating: range.lowerBound), upperBound: Self(repeating: range.upperBound))
+  }
+
+  /// Lanes of `ifNegative` where `selector` is negative, of `self` elsewhere (a branch-free select).
+  @inlinable @inline(__always)
+  package func replacing(with ifNegative: Self, whereNegative selector: Self) -> Self {
+    let mask = selector &>> 31
+    return (self & ~mask) | (ifNegative & mask)
+  }
+}
+extension Int8: QuantizedInteger {}
+extension UInt8: QuantizedInteger {}
+extension Int16: QuantizedInteger {}
+extension Int32: QuantizedInteger {}
