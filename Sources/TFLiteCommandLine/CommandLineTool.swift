@@ -11,8 +11,8 @@ public enum CommandLineTool {
   /// Every subcommand, in the order `tflite help` lists them.
   static var subcommands: [any Subcommand.Type] {
     [
-      InspectCommand.self, RunCommand.self, CompareCommand.self, BenchCommand.self, DemoCommand.self, DownloadCommand.self,
-      ModelsCommand.self, ImageCommand.self, DetectCommand.self, ClassifyCommand.self,
+      InspectCommand.self, RunCommand.self, CompareCommand.self, BenchCommand.self, ProfileCommand.self, GraphCommand.self,
+      DemoCommand.self, DownloadCommand.self, ModelsCommand.self, ImageCommand.self, DetectCommand.self, ClassifyCommand.self,
     ]
   }
 

@@ -108,26 +108,13 @@ struct InspectTextReport {
   /// fused activation always; custom options decoded from FlexBuffers.
   private func shownOptions(of op: Operator) -> String {
     var parts = inspected.optionFields(of: op).filter { !$0.isDefault || ["padding", "fused_activation_function"].contains($0.name) }
-      .map { "\($0.name)=\(describe($0.value))" }
+      .map { "\($0.name)=\($0.value.displayText)" }
     switch inspected.customOptions(of: op) {
     case .flexBuffer(let json)?: parts.append("custom_options=\(json)")
     case .undecodable(let reason, let count)?: parts.append("custom_options=\(count) bytes (\(reason))")
     case nil: break
     }
     return parts.joined(separator: " ")
-  }
-
-  private func describe(_ value: SchemaValue) -> String {
-    switch value {
-    case .bool(let value): return String(value)
-    case .integer(let value): return String(value)
-    case .unsigned(let value): return String(value)
-    case .float(let value): return "\(Float(value))"
-    case .enumeration(let name, _): return name
-    case .string(let text): return text.map { "\"\($0)\"" } ?? "(none)"
-    case .bytes(let range): return "\(range?.count ?? 0) bytes"
-    case .vector(let values): return "[" + values.map(describe).joined(separator: ", ") + "]"
-    }
   }
 
   private func histogram() -> [String] {

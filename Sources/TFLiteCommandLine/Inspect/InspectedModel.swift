@@ -120,3 +120,19 @@ enum CustomOptions: Equatable {
     }
   }
 }
+
+extension SchemaValue {
+  /// The value as `tflite inspect` and `tflite graph` show it: `2`, `SAME`, `"text"`, `[1, 2]`.
+  var displayText: String {
+    switch self {
+    case .bool(let value): return String(value)
+    case .integer(let value): return String(value)
+    case .unsigned(let value): return String(value)
+    case .float(let value): return "\(Float(value))"
+    case .enumeration(let name, _): return name
+    case .string(let text): return text.map { "\"\($0)\"" } ?? "(none)"
+    case .bytes(let range): return "\(range?.count ?? 0) bytes"
+    case .vector(let values): return "[" + values.map(\.displayText).joined(separator: ", ") + "]"
+    }
+  }
+}
