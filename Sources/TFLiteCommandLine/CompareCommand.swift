@@ -14,6 +14,9 @@ enum CompareCommand: Subcommand {
       .option("expected", value: "[NAME=]FILE.npy", repeatable: true, help: "An expected output, in output order or by name."),
       .option("reference", value: "DIR", help: "Compare every operator with a reference dump (Scripts/litert_dump.py)."),
       .flag("isolate", help: "With --reference: run each operator on the reference's values of its inputs."),
+      .option(
+        "node-data", value: "FILE",
+        help: "With --reference: write each operator's fraction of values beyond tolerance as Model Explorer node data."),
       .flag("json", help: "With --reference: print the comparison as JSON."),
       .option("max-steps", value: "K", help: "With --reference: allowed difference of integer tensors (default 0, exact)."),
       .option("atol", value: "A", help: "Absolute tolerance (default 1e-5)."),
@@ -49,6 +52,7 @@ enum CompareCommand: Subcommand {
     for option in ["isolate", "json"] where arguments.flag(option) {
       throw UsageError("--\(option) needs --reference DIR")
     }
+    if arguments.value("node-data") != nil { throw UsageError("--node-data needs --reference DIR") }
     let expectedValues = arguments.allValues("expected")
     guard !expectedValues.isEmpty else { throw UsageError("give at least one --expected FILE.npy") }
     let tolerance = Tolerance(
@@ -104,10 +108,12 @@ extension CompareCommand {
     let threadCount = try arguments.integer("threads", default: 1, in: 1...256)
     let comparison: LayerComparison
     let dump: ReferenceDump
+    let graphID: String
     do {
       let model = try LoadedModel(
         path: modelPath, signatureKey: nil, threadCount: threadCount,
         kernels: arguments.flag("reference-kernels") ? .reference : .optimized, fusesOperators: false)
+      graphID = ModelExplorerNodeData.graphID(of: model.runner.model.model, subgraph: 0)
       dump = try ReferenceDump(directory: reference, modelPath: modelPath, modelTensors: model.executor.tensors)
       comparison = try LayerComparison(model: model, dump: dump, tolerance: tolerance, isolated: arguments.flag("isolate"))
     } catch {
@@ -118,6 +124,9 @@ extension CompareCommand {
       arguments.flag("json")
         ? comparison.json(model: modelPath, dump: dump, tolerance: tolerance).rendered()
         : comparison.table(dump: dump, tolerance: tolerance))
+    if let nodeDataPath = arguments.value("node-data") {
+      try writeText(comparison.nodeData(graphID: graphID).json.rendered(), to: nodeDataPath)
+    }
     return comparison.firstDivergent == nil ? ExitCode.success : ExitCode.failure
   }
 }

@@ -107,6 +107,26 @@ final class ReferenceCompareTests: CommandTestCase {
     XCTAssertEqual((report["first_divergent"] as? [String: Any])?["operator_index"] as? Int, 5)
   }
 
+  func testNodeDataColoursTheDivergentOperatorsForModelExplorer() throws {
+    let file = path("compare-node-data-\(UUID().uuidString).json")
+    let result = run([
+      "compare", Self.int8Model, "--reference", Self.dump("unet_mini_int8_corrupt_op5"), "--isolate", "--node-data", file,
+    ])
+    XCTAssertEqual(result.code, 1)
+    let document = try XCTUnwrap(
+      try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any])
+    XCTAssertEqual(document.count, 1, "one graph: subgraph 0")
+    let graph = try XCTUnwrap(document.values.first as? [String: Any])
+    let results = try XCTUnwrap(graph["results"] as? [String: [String: Double]])
+    XCTAssertEqual(results.count, 12, "every operator of unet_mini_int8 has a value")
+    // Isolated, only operator 5 is off: every value of its output is one step away from LiteRT's.
+    for (node, result) in results {
+      XCTAssertEqual(result["value"], node == "5" ? 1 : 0, "operator \(node)")
+    }
+    XCTAssertNotNil(graph["thresholds"] as? [[String: Any]])
+    XCTAssertEqual(run(["compare", Self.int8Model, "--node-data", file, "--expected", file]).code, ExitCode.usage)
+  }
+
   // MARK: - Bad input
 
   /// A copy of dump `name` in the test directory, with `edit` applied to its manifest.

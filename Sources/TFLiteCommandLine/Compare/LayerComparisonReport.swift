@@ -133,3 +133,24 @@ extension TensorComparison {
     }
   }
 }
+
+extension LayerComparison {
+  /// Model Explorer node data (`--node-data`): for each compared operator of subgraph 0, the largest
+  /// fraction of an output's values beyond tolerance (0 within tolerance, 1 for an output whose shape
+  /// differs), green at 0, amber up to 1 %, red above.
+  func nodeData(graphID: String) -> ModelExplorerNodeData {
+    let values = operators.compactMap { comparison -> (nodeID: String, value: Double)? in
+      let fractions = comparison.outputs.compactMap { output -> Double? in
+        switch output.outcome {
+        case .compared(let errors): errors.elementCount == 0 ? 0 : Double(errors.mismatchCount) / Double(errors.elementCount)
+        case .shapeDiffers: 1
+        case .skipped: nil
+        }
+      }
+      return fractions.max().map { ("\(comparison.operatorIndex)", $0) }
+    }
+    return ModelExplorerNodeData(
+      name: "fraction of values beyond tolerance (tflite compare)", graphs: [(graphID, values)],
+      coloring: .thresholds([(0, "#2e7d32"), (0.01, "#f9a825"), (1, "#c62828")]))
+  }
+}

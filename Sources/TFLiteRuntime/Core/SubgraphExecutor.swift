@@ -25,6 +25,8 @@ public final class SubgraphExecutor {
   public private(set) var isAllocated = false
   /// Called around every node while ``invoke()`` runs (nil, the default, costs one check per node).
   package var nodeObserver: NodeObserver?
+  /// Every node's operator name in execution order, formatted once for the ``nodeObserver``.
+  private lazy var observedOpNames: [String] = nodes.map(\.opName)
 
   private let kernels: [any Kernel]
   /// The type name of every node's kernel, in execution order (which kernel set a node runs on).
@@ -267,7 +269,8 @@ public final class SubgraphExecutor {
     let evaluation: ObservedNode.Evaluation =
       isFusedAway[position] ? .fusedAway : isFolded[position] ? .foldedAtPrepare : .evaluated
     return ObservedNode(
-      position: position, opName: node.opName, inputs: node.inputs, outputs: node.outputs, evaluation: evaluation)
+      position: position, opName: observedOpNames[position], inputs: node.inputs, outputs: node.outputs,
+      evaluation: evaluation)
   }
 
   /// Prepares node `position` now that its inputs are computed, gives its outputs memory of their
