@@ -1,4 +1,4 @@
-// From decoded component planes to gray or RGB pixels, the way libjpeg-turbo does it with its
+// From decoded component samples to gray or RGB pixels, the way libjpeg-turbo does it with its
 // defaults (jdsample.c, jdcolor.c) and, for CMYK, the way Pillow converts its CMYK image to RGB.
 //
 // Upsampling (per component, from its sample grid to the image grid, ratio hx×vy = Hmax/h ×
@@ -33,7 +33,7 @@ private enum JPEGUpsampling {
 }
 
 /// The colour space of the decoded components.
-private enum JPEGColorSpace {
+enum JPEGColorSpace {
   case gray, yCbCr, rgb, cmyk, yCCK
 }
 
@@ -71,7 +71,7 @@ private func clampedSample(_ value: Int32) -> UInt8 {
 
 extension JPEGDecoding {
   /// The colour space libjpeg assumes (jdapimin.c default_decompress_parms).
-  private func colorSpace(of frame: JPEGFrame) -> JPEGColorSpace {
+  func colorSpace(of frame: JPEGFrame) -> JPEGColorSpace {
     switch frame.components.count {
     case 1: return .gray
     case 3:
@@ -84,15 +84,63 @@ extension JPEGDecoding {
       return .cmyk
     }
   }
+}
 
-  /// Upsamples and colour-converts the planes into the output image.
-  func convertToImage(frame: JPEGFrame) throws(ImageError) -> Image {
-    let space = colorSpace(of: frame)
-    let channels = space == .gray ? 1 : 3
-    let width = frame.width
-    let height = frame.height
-    let components = frame.components
-    let methods: [JPEGUpsampling] = components.map { component in
+/// Rows of decoded samples of one component, `stride` bytes apart: sample row `r` is buffer row
+/// `r % rowCount` (a ring of three units while streaming; the whole padded plane otherwise, where
+/// nothing wraps). `rowCount` is a multiple of 8, so an 8×8 block never wraps.
+struct JPEGSampleRows {
+  /// The first buffer row.
+  let base: UnsafeMutablePointer<UInt8>
+  /// Bytes per row: `paddedBlocksPerRow × 8`.
+  let stride: Int
+  /// Rows the buffer holds.
+  let rowCount: Int
+
+  /// Where sample row `index` lives.
+  @inline(__always)
+  func row(_ index: Int) -> UnsafeMutablePointer<UInt8> { base + (index % rowCount) * stride }
+}
+
+/// Holds the decoded samples of a frame and turns them into output pixels row by row. Decoding
+/// proceeds in units (rows of MCUs; rows of blocks for a one-component frame); once units 0...u
+/// hold their samples, every output row of the units before u can be written, since fancy
+/// upsampling needs at most one sample row of the next unit.
+final class JPEGPixelWriter {
+  let width: Int
+  let height: Int
+  let channels: Int
+  private let space: JPEGColorSpace
+  private let components: [JPEGComponent]
+  private let methods: [JPEGUpsampling]
+  /// Per component, where its decoded samples go.
+  let samples: [JPEGSampleRows]
+  /// Per component, sample rows per unit.
+  let unitSampleRows: [Int]
+  /// Whether the sample rows are rings of three units (rather than whole planes).
+  let isStreaming: Bool
+  /// Output rows per unit.
+  let unitOutputRows: Int
+  /// Units in the frame.
+  let unitCount: Int
+  private let output: UnsafeMutablePointer<UInt8>
+  /// Output rows written so far (all rows above this one).
+  private var writtenRows = 0
+  private let rowCapacity: Int
+  private let rowBuffers: UnsafeMutablePointer<UInt8>
+  private let columnSums: UnsafeMutablePointer<Int32>
+
+  /// A writer of `frame` in `colorSpace` into `output`, holding three units of sample rows per
+  /// component when `streaming`, whole planes otherwise.
+  init(frame: JPEGFrame, colorSpace: JPEGColorSpace, output: UnsafeMutablePointer<UInt8>, streaming: Bool) {
+    width = frame.width
+    height = frame.height
+    space = colorSpace
+    channels = colorSpace == .gray ? 1 : 3
+    components = frame.components
+    self.output = output
+    isStreaming = streaming
+    methods = frame.components.map { component in
       let horizontal = frame.maxHorizontalFactor / component.horizontalFactor
       let vertical = frame.maxVerticalFactor / component.verticalFactor
       switch (horizontal, vertical) {
@@ -103,91 +151,119 @@ extension JPEGDecoding {
       default: return .replicate(horizontal: horizontal, vertical: vertical)
       }
     }
+    let single = frame.components.count == 1
+    unitSampleRows = frame.components.map { single ? 8 : $0.verticalFactor * 8 }
+    unitOutputRows = single ? 8 : frame.maxVerticalFactor * 8
+    unitCount = (frame.height + unitOutputRows - 1) / unitOutputRows
+    samples = zip(frame.components, unitSampleRows).map { component, unitRows in
+      let stride = component.paddedBlocksPerRow * 8
+      let rowCount = streaming ? 3 * unitRows : component.paddedBlockRows * 8
+      let base = UnsafeMutablePointer<UInt8>.allocate(capacity: stride * rowCount)
+      base.initialize(repeating: 0, count: stride * rowCount)
+      return JPEGSampleRows(base: base, stride: stride, rowCount: rowCount)
+    }
     // Room for 2 × (samples per row) outputs of the fancy filters, or `width` replicated ones.
-    let rowCapacity = max(width, components.map { 2 * $0.sampleWidth }.max()!) + 8
-    let rowBuffers = UnsafeMutablePointer<UInt8>.allocate(capacity: rowCapacity * components.count)
-    defer { rowBuffers.deallocate() }
-    let columnSums = UnsafeMutablePointer<Int32>.allocate(capacity: rowCapacity)
-    defer { columnSums.deallocate() }
+    rowCapacity = max(frame.width, frame.components.map { 2 * $0.sampleWidth }.max()!) + 8
+    rowBuffers = UnsafeMutablePointer<UInt8>.allocate(capacity: rowCapacity * frame.components.count)
+    rowBuffers.initialize(repeating: 0, count: rowCapacity * frame.components.count)
+    columnSums = UnsafeMutablePointer<Int32>.allocate(capacity: rowCapacity)
+    columnSums.initialize(repeating: 0, count: rowCapacity)
+  }
+
+  deinit {
+    for rows in samples { rows.base.deallocate() }
+    rowBuffers.deallocate()
+    columnSums.deallocate()
+  }
+
+  /// Starts over at the top (a scan that decodes the whole frame again).
+  func restart() { writtenRows = 0 }
+
+  /// Units 0...`unit` hold their samples: writes the output rows of the units before `unit`.
+  func samplesDecoded(throughUnit unit: Int) {
+    writeRows(upTo: min(unit * unitOutputRows, height))
+  }
+
+  /// Writes every output row not written yet (all samples are decoded).
+  func writeRemainingRows() { writeRows(upTo: height) }
+
+  /// Upsamples and colour-converts output rows `writtenRows..<end`.
+  private func writeRows(upTo end: Int) {
+    guard writtenRows < end else { return }
     let tables = JPEGYCbCrTables.shared
     var rows = [UnsafePointer<UInt8>](repeating: UnsafePointer(rowBuffers), count: components.count)
-
-    let pixels = [UInt8](unsafeUninitializedCapacity: width * height * channels) { output, initialized in
-      for y in 0..<height {
-        for index in components.indices {
-          rows[index] = upsampledRow(
-            y, component: components[index], plane: UnsafePointer(planes[index].baseAddress!), method: methods[index],
-            width: width, buffer: rowBuffers + index * rowCapacity, columnSums: columnSums)
+    for y in writtenRows..<end {
+      for index in components.indices {
+        rows[index] = upsampledRow(
+          y, component: components[index], samples: samples[index], method: methods[index],
+          buffer: rowBuffers + index * rowCapacity)
+      }
+      let out = output + y * width * channels
+      switch space {
+      case .gray:
+        out.update(from: rows[0], count: width)
+      case .rgb:
+        for x in 0..<width {
+          out[3 * x] = rows[0][x]
+          out[3 * x + 1] = rows[1][x]
+          out[3 * x + 2] = rows[2][x]
         }
-        let out = output.baseAddress! + y * width * channels
-        switch space {
-        case .gray:
-          out.update(from: rows[0], count: width)
-        case .rgb:
-          for x in 0..<width {
-            out[3 * x] = rows[0][x]
-            out[3 * x + 1] = rows[1][x]
-            out[3 * x + 2] = rows[2][x]
-          }
-        case .yCbCr:
-          tables.crToRed.withUnsafeBufferPointer { crToRed in
-            tables.cbToBlue.withUnsafeBufferPointer { cbToBlue in
-              tables.crToGreen.withUnsafeBufferPointer { crToGreen in
-                tables.cbToGreen.withUnsafeBufferPointer { cbToGreen in
-                  let luma = rows[0]
-                  let blueDifference = rows[1]
-                  let redDifference = rows[2]
-                  for x in 0..<width {
-                    let yValue = Int32(luma[x])
-                    let cb = Int(blueDifference[x])
-                    let cr = Int(redDifference[x])
-                    out[3 * x] = clampedSample(yValue + crToRed[cr])
-                    out[3 * x + 1] = clampedSample(yValue + ((cbToGreen[cb] + crToGreen[cr]) >> 16))
-                    out[3 * x + 2] = clampedSample(yValue + cbToBlue[cb])
-                  }
+      case .yCbCr:
+        tables.crToRed.withUnsafeBufferPointer { crToRed in
+          tables.cbToBlue.withUnsafeBufferPointer { cbToBlue in
+            tables.crToGreen.withUnsafeBufferPointer { crToGreen in
+              tables.cbToGreen.withUnsafeBufferPointer { cbToGreen in
+                let luma = rows[0]
+                let blueDifference = rows[1]
+                let redDifference = rows[2]
+                for x in 0..<width {
+                  let yValue = Int32(luma[x])
+                  let cb = Int(blueDifference[x])
+                  let cr = Int(redDifference[x])
+                  out[3 * x] = clampedSample(yValue + crToRed[cr])
+                  out[3 * x + 1] = clampedSample(yValue + ((cbToGreen[cb] + crToGreen[cr]) >> 16))
+                  out[3 * x + 2] = clampedSample(yValue + cbToBlue[cb])
                 }
               }
             }
           }
-        case .cmyk, .yCCK:
-          for x in 0..<width {
-            var cmy: (UInt8, UInt8, UInt8)
-            if space == .cmyk {
-              cmy = (rows[0][x], rows[1][x], rows[2][x])
-            } else {
-              let yValue = Int32(rows[0][x])
-              let cb = Int(rows[1][x])
-              let cr = Int(rows[2][x])
-              cmy = (
-                clampedSample(255 - (yValue + tables.crToRed[cr])),
-                clampedSample(255 - (yValue + ((tables.cbToGreen[cb] + tables.crToGreen[cr]) >> 16))),
-                clampedSample(255 - (yValue + tables.cbToBlue[cb]))
-              )
-            }
-            let black = Int32(rows[3][x])
-            @inline(__always) func pillowCMYKToRGB(_ stored: UInt8) -> UInt8 {
-              let product = (255 - Int32(stored)) * black + 128
-              return clampedSample(black - (((product >> 8) + product) >> 8))
-            }
-            out[3 * x] = pillowCMYKToRGB(cmy.0)
-            out[3 * x + 1] = pillowCMYKToRGB(cmy.1)
-            out[3 * x + 2] = pillowCMYKToRGB(cmy.2)
+        }
+      case .cmyk, .yCCK:
+        for x in 0..<width {
+          var cmy: (UInt8, UInt8, UInt8)
+          if space == .cmyk {
+            cmy = (rows[0][x], rows[1][x], rows[2][x])
+          } else {
+            let yValue = Int32(rows[0][x])
+            let cb = Int(rows[1][x])
+            let cr = Int(rows[2][x])
+            cmy = (
+              clampedSample(255 - (yValue + tables.crToRed[cr])),
+              clampedSample(255 - (yValue + ((tables.cbToGreen[cb] + tables.crToGreen[cr]) >> 16))),
+              clampedSample(255 - (yValue + tables.cbToBlue[cb]))
+            )
           }
+          let black = Int32(rows[3][x])
+          @inline(__always) func pillowCMYKToRGB(_ stored: UInt8) -> UInt8 {
+            let product = (255 - Int32(stored)) * black + 128
+            return clampedSample(black - (((product >> 8) + product) >> 8))
+          }
+          out[3 * x] = pillowCMYKToRGB(cmy.0)
+          out[3 * x + 1] = pillowCMYKToRGB(cmy.1)
+          out[3 * x + 2] = pillowCMYKToRGB(cmy.2)
         }
       }
-      initialized = width * height * channels
     }
-    return try Image(width: width, height: height, channels: channels, pixels: pixels)
+    writtenRows = end
   }
 
-  /// Row `y` of the image grid for one component: a plane row itself, or `buffer` filled by
+  /// Row `y` of the image grid for one component: a sample row itself, or `buffer` filled by
   /// the component's upsampling method.
   @inline(__always)
   private func upsampledRow(
-    _ y: Int, component: JPEGComponent, plane: UnsafePointer<UInt8>, method: JPEGUpsampling, width: Int,
-    buffer: UnsafeMutablePointer<UInt8>, columnSums: UnsafeMutablePointer<Int32>
+    _ y: Int, component: JPEGComponent, samples rows: JPEGSampleRows, method: JPEGUpsampling,
+    buffer: UnsafeMutablePointer<UInt8>
   ) -> UnsafePointer<UInt8> {
-    let stride = component.paddedBlocksPerRow * 8
     let samples = component.sampleWidth
     /// The sample row nearest to output row `y` of a 2× vertical upsampling and the one on the
     /// other side (the nearest repeated at the top and bottom edges); bias 1 above, 2 below.
@@ -195,13 +271,13 @@ extension JPEGDecoding {
       let nearRow = y >> 1
       let isUpper = y & 1 == 0
       let farRow = isUpper ? max(nearRow - 1, 0) : min(nearRow + 1, component.sampleHeight - 1)
-      return (plane + nearRow * stride, plane + farRow * stride, isUpper)
+      return (UnsafePointer(rows.row(nearRow)), UnsafePointer(rows.row(farRow)), isUpper)
     }
     switch method {
     case .fullSize:
-      return plane + y * stride
+      return UnsafePointer(rows.row(y))
     case .fancyHorizontal:
-      let input = plane + y * stride
+      let input = rows.row(y)
       buffer[0] = input[0]
       buffer[1] = UInt8(truncatingIfNeeded: (Int(input[0]) * 3 + Int(input[1]) + 2) >> 2)
       for column in 1..<(samples - 1) {
@@ -237,7 +313,7 @@ extension JPEGDecoding {
       buffer[2 * last + 1] = UInt8(truncatingIfNeeded: (columnSums[last] * 4 + 7) >> 4)
       return UnsafePointer(buffer)
     case .replicate(let horizontal, let vertical):
-      let input = plane + (y / vertical) * stride
+      let input = rows.row(y / vertical)
       for x in 0..<width { buffer[x] = input[x / horizontal] }
       return UnsafePointer(buffer)
     }
