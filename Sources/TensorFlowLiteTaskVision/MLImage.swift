@@ -1,11 +1,17 @@
 // The Task API's input image (the Task Library's GMLImage, `MLImage` in Swift): 8-bit pixels from
 // TFLiteImage's decoders (any PNG, JPEG or PPM file, EXIF orientation applied), from an `Image`, or
-// on Apple platforms from a CGImage, drawn into an RGBA bitmap by CoreGraphics.
+// on Apple platforms from a CGImage, drawn into an RGBA bitmap by CoreGraphics, or from a
+// CVPixelBuffer (32BGRA, 32ARGB, 24RGB, OneComponent8, 420YpCbCr8BiPlanar video and full range),
+// whose planes are converted by TFLiteImage's platform-independent
+// `Image(pixelBufferFormat:width:height:planes:)`.
 
 import TFLiteImage
 
 #if canImport(CoreGraphics)
   import CoreGraphics
+#endif
+#if canImport(CoreVideo)
+  import CoreVideo
 #endif
 
 /// An image to detect or classify.
@@ -47,6 +53,45 @@ public final class MLImage: Sendable {
         return true
       }
       guard drawn, let image = try? Image(width: width, height: height, channels: 4, pixels: pixels) else { return nil }
+      self.init(image: image)
+    }
+  #endif
+
+  #if canImport(CoreVideo)
+    /// Converts a CVPixelBuffer in one of the formats of ``PixelBufferFormat`` (read-only lock);
+    /// nil for other formats or when its base address cannot be read.
+    public convenience init?(pixelBuffer: CVPixelBuffer) {
+      let format: PixelBufferFormat
+      switch CVPixelBufferGetPixelFormatType(pixelBuffer) {
+      case kCVPixelFormatType_32BGRA: format = .bgra32
+      case kCVPixelFormatType_32ARGB: format = .argb32
+      case kCVPixelFormatType_24RGB: format = .rgb24
+      case kCVPixelFormatType_OneComponent8: format = .gray8
+      case kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange: format = .yCbCr420BiPlanarVideoRange
+      case kCVPixelFormatType_420YpCbCr8BiPlanarFullRange: format = .yCbCr420BiPlanarFullRange
+      default: return nil
+      }
+      guard CVPixelBufferLockBaseAddress(pixelBuffer, .readOnly) == kCVReturnSuccess else { return nil }
+      defer { CVPixelBufferUnlockBaseAddress(pixelBuffer, .readOnly) }
+      var planes: [PixelBufferPlane] = []
+      if format.planeCount == 1 {
+        guard let base = CVPixelBufferGetBaseAddress(pixelBuffer) else { return nil }
+        let bytesPerRow = CVPixelBufferGetBytesPerRow(pixelBuffer)
+        let rows = CVPixelBufferGetHeight(pixelBuffer)
+        planes.append(PixelBufferPlane(bytes: UnsafeRawBufferPointer(start: base, count: bytesPerRow * rows), bytesPerRow: bytesPerRow))
+      } else {
+        for plane in 0..<format.planeCount {
+          guard let base = CVPixelBufferGetBaseAddressOfPlane(pixelBuffer, plane) else { return nil }
+          let bytesPerRow = CVPixelBufferGetBytesPerRowOfPlane(pixelBuffer, plane)
+          let rows = CVPixelBufferGetHeightOfPlane(pixelBuffer, plane)
+          planes.append(PixelBufferPlane(bytes: UnsafeRawBufferPointer(start: base, count: bytesPerRow * rows), bytesPerRow: bytesPerRow))
+        }
+      }
+      guard
+        let image = try? Image(
+          pixelBufferFormat: format, width: CVPixelBufferGetWidth(pixelBuffer), height: CVPixelBufferGetHeight(pixelBuffer),
+          planes: planes)
+      else { return nil }
       self.init(image: image)
     }
   #endif

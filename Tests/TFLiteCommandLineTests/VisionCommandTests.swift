@@ -110,6 +110,22 @@ final class VisionCommandTests: CommandTestCase {
     XCTAssertEqual(classes.map { $0["score"] as? Double }, reference.map { $0["score"] as? Double })
   }
 
+  func testClassifyFourDimensionalOutputMatchesLiteRT() throws {
+    // classifier_1x1xN.tflite ends in a 1×1 convolution: its output is [1, 1, 1, 7].
+    let (code, output) = run("classify", fixture("classifier_1x1xN.tflite"), fixture("scene.png"), "--top", "3", "--json")
+    XCTAssertEqual(code, ExitCode.success, output.standardError)
+    let object = try XCTUnwrap(try jsonLines(output.standardOutput).first)
+    let classes = try XCTUnwrap(object["classes"] as? [[String: Any]])
+    let data = try Data(contentsOf: fixtures.appendingPathComponent("expected_extra.json"))
+    let entry = try XCTUnwrap((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["classifier_1x1xN"] as? [String: Any])
+    let reference = try XCTUnwrap(entry["classes"] as? [[String: Any]]).prefix(3)
+    XCTAssertEqual(classes.map { $0["index"] as? Int }, reference.map { $0["index"] as? Int })
+    XCTAssertEqual(classes.map { $0["label"] as? String }, reference.map { $0["label"] as? String })
+    for (actual, expected) in zip(classes, reference) {
+      XCTAssertEqual(try XCTUnwrap(actual["score"] as? Double), try XCTUnwrap(expected["score"] as? Double), accuracy: 1e-5)
+    }
+  }
+
   func testRunImageFeedsThePreparedInput() throws {
     let (code, output) = run("run", fixture("mobilenet_uint8_metadata.tflite"), "--image", fixture("scene.png"))
     XCTAssertEqual(code, ExitCode.success, output.standardError)

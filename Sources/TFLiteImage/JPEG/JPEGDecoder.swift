@@ -16,9 +16,18 @@
 // (1 channel) for one component and RGB (3 channels) otherwise; CMYK is converted to RGB as
 // Pillow's `convert("RGB")` does on the image it decodes (Adobe-inverted CMYK).
 //
-// Structure: `JPEGDecoder.decode` walks the markers; `JPEGDecoding` holds the tables and planes;
-// scans are decoded in JPEGScan.swift; orientation (EXIF tag 0x0112) is applied by
-// JPEGOrientation.swift unless the options keep the stored orientation.
+// Structure: `JPEGDecoder.decode` walks the markers; `JPEGDecoding` holds the tables, the output
+// and the coefficients of a progressive frame; scans are decoded in JPEGScan.swift and their
+// samples turned into pixels by `JPEGPixelWriter` (JPEGColor.swift); orientation (EXIF tag 0x0112)
+// is applied by JPEGOrientation.swift unless the options keep the stored orientation.
+//
+// Memory: the output is allocated once the frame header is read and written in place. A
+// sequential frame whose first scan holds every component (the usual baseline file) is converted
+// while it is decoded: each row of MCUs goes into a ring of three MCU rows per component (the rows
+// fancy upsampling needs above and below), and the output rows of the MCU row before it are
+// written. Sequential frames with one scan per component keep whole sample planes until the end.
+// Progressive frames keep every coefficient (2 bytes per sample) until the last scan, then run the
+// inverse DCT one MCU row at a time into the same kind of ring.
 
 /// How to decode a JPEG.
 public struct JPEGDecodingOptions: Sendable, Equatable {
@@ -93,8 +102,11 @@ final class JPEGDecoding {
   var restartInterval = 0
   /// The frame, once its SOF has been read.
   var frame: JPEGFrame?
-  /// Decoded samples per component, `paddedBlocksPerRow × 8` bytes per row.
-  var planes: [UnsafeMutableBufferPointer<UInt8>] = []
+  /// The output pixels (`width × height × channels`), while the data after the frame header is read.
+  var output: UnsafeMutablePointer<UInt8>?
+  /// Where decoded samples go and how they become pixels; made by the first scan (sequential) or
+  /// after the last one (progressive).
+  var writer: JPEGPixelWriter?
   /// Progressive frames: the coefficients of every block per component, 64 per block in natural order.
   var coefficients: [UnsafeMutableBufferPointer<Int16>] = []
   /// Progressive frames: per component and coefficient, the lowest bit decoded so far (-1: none).
@@ -116,7 +128,6 @@ final class JPEGDecoding {
   }
 
   deinit {
-    for plane in planes { plane.deallocate() }
     for block in coefficients { block.deallocate() }
   }
 
@@ -135,7 +146,32 @@ final class JPEGDecoding {
     guard bytes.count >= 2, bytes[0] == 0xFF, bytes[1] == 0xD8 else {
       throw malformed("no start-of-image marker", at: 0)
     }
-    var position = 2
+    let afterFrame = try readSegments(from: 2, stoppingAfterFrame: true)
+    guard let frame else { throw malformed("no frame header", at: nil) }
+    let channels = frame.components.count == 1 ? 1 : 3
+    let sampleCount = frame.width * frame.height * channels
+    var failure: ImageError?
+    let pixels = [UInt8](unsafeUninitializedCapacity: sampleCount) { buffer, initialized in
+      output = buffer.baseAddress
+      defer {
+        output = nil
+        writer = nil
+      }
+      do throws(ImageError) {
+        _ = try readSegments(from: afterFrame, stoppingAfterFrame: false)
+        initialized = sampleCount
+      } catch {
+        failure = error
+      }
+    }
+    if let failure { throw failure }
+    return (try Image(width: frame.width, height: frame.height, channels: channels, pixels: pixels), orientation)
+  }
+
+  /// Reads segments from `start`: up to and including the frame header (returning the position
+  /// after it) or, after it, up to EOI, where the image is finished.
+  func readSegments(from start: Int, stoppingAfterFrame: Bool) throws(ImageError) -> Int {
+    var position = start
     var afterScan = false
     while true {
       let (marker, markerOffset) = try nextMarker(from: position, skippingGarbage: afterScan)
@@ -143,7 +179,9 @@ final class JPEGDecoding {
       afterScan = false
       switch marker {
       case 0xD9:  // EOI
-        return (try finish(), orientation)
+        guard !stoppingAfterFrame else { throw malformed("end of image before any frame", at: nil) }
+        try finish()
+        return position
       case 0xD0...0xD7:
         throw malformed("restart marker outside a scan", at: markerOffset)
       case 0x01:  // TEM has no length
@@ -162,6 +200,7 @@ final class JPEGDecoding {
       case 0xC0, 0xC1, 0xC2:
         guard frame == nil else { throw malformed("second frame header", at: markerOffset) }
         try startFrame(JPEGFrame(segment: ArraySlice(segment), isProgressive: marker == 0xC2, limits: limits, offset: body))
+        if stoppingAfterFrame { return position }
       case 0xC3, 0xC5, 0xC6, 0xC7:
         throw ImageError.unsupported(format: "JPEG", message: "lossless or hierarchical frame (SOF\(marker - 0xC0))")
       case 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF, 0xCC:
@@ -218,22 +257,16 @@ final class JPEGDecoding {
     }
   }
 
-  /// Allocates the planes (sequential) or coefficient buffers (progressive) for `newFrame`.
+  /// Records `newFrame` and, for a progressive frame, allocates its coefficient buffers.
   func startFrame(_ newFrame: JPEGFrame) throws(ImageError) {
     frame = newFrame
     componentScanned = Array(repeating: false, count: newFrame.components.count)
+    guard newFrame.isProgressive else { return }
     for component in newFrame.components {
-      let blockCount = component.paddedBlocksPerRow * component.paddedBlockRows
-      if newFrame.isProgressive {
-        let buffer = UnsafeMutableBufferPointer<Int16>.allocate(capacity: blockCount * 64)
-        buffer.initialize(repeating: 0)
-        coefficients.append(buffer)
-        decodedBits.append(Array(repeating: -1, count: 64))
-      } else {
-        let plane = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: blockCount * 64)
-        plane.initialize(repeating: 0)
-        planes.append(plane)
-      }
+      let buffer = UnsafeMutableBufferPointer<Int16>.allocate(capacity: component.paddedBlocksPerRow * component.paddedBlockRows * 64)
+      buffer.initialize(repeating: 0)
+      coefficients.append(buffer)
+      decodedBits.append(Array(repeating: -1, count: 64))
     }
   }
 
@@ -288,38 +321,51 @@ final class JPEGDecoding {
     }
   }
 
-  /// After EOI: inverse-transforms progressive coefficients, checks every component was
-  /// decoded, and converts the planes to gray or RGB pixels.
-  func finish() throws(ImageError) -> Image {
+  /// After EOI: checks every component was decoded, inverse-transforms a progressive frame's
+  /// coefficients one MCU row at a time, and writes the output rows not written yet.
+  func finish() throws(ImageError) {
     guard let frame else { throw malformed("end of image before any frame", at: nil) }
     if let missing = componentScanned.firstIndex(of: false) {
       throw malformed("component \(frame.components[missing].identifier) appears in no scan", at: nil)
     }
     if frame.isProgressive {
-      for (index, component) in frame.components.enumerated() {
-        guard let quantization = quantizationTables[component.quantizationTable] else {
+      let writer = try makeWriter(frame: frame, streaming: true)
+      let tables = try frame.components.map { component throws(ImageError) in
+        guard let table = quantizationTables[component.quantizationTable] else {
           throw malformed("quantization table \(component.quantizationTable) is not defined", at: nil)
         }
-        let blockCount = component.paddedBlocksPerRow * component.paddedBlockRows
-        let plane = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: blockCount * 64)
-        plane.initialize(repeating: 0)
-        planes.append(plane)
-        let stride = component.paddedBlocksPerRow * 8
-        let blocks = coefficients[index].baseAddress!
-        quantization.withUnsafeBufferPointer { table in
-          for blockRow in 0..<component.blockRows {
-            for blockColumn in 0..<component.blocksPerRow {
-              inverseDCT(
-                coefficients: blocks + (blockRow * component.paddedBlocksPerRow + blockColumn) * 64,
-                quantization: table.baseAddress!, output: plane.baseAddress! + blockRow * 8 * stride + blockColumn * 8,
-                stride: stride)
+        return table
+      }
+      for unit in 0..<writer.unitCount {
+        for (index, component) in frame.components.enumerated() {
+          let blockRowsPerUnit = writer.unitSampleRows[index] / 8
+          let blocks = coefficients[index].baseAddress!
+          let rows = writer.samples[index]
+          tables[index].withUnsafeBufferPointer { table in
+            let firstBlockRow = unit * blockRowsPerUnit
+            let endBlockRow = max(firstBlockRow, min(firstBlockRow + blockRowsPerUnit, component.blockRows))
+            for blockRow in firstBlockRow..<endBlockRow {
+              let outputRow = rows.row(blockRow * 8)
+              for blockColumn in 0..<component.blocksPerRow {
+                inverseDCT(
+                  coefficients: blocks + (blockRow * component.paddedBlocksPerRow + blockColumn) * 64,
+                  quantization: table.baseAddress!, output: outputRow + blockColumn * 8, stride: rows.stride)
+              }
             }
           }
         }
-        coefficients[index].deallocate()
-        coefficients[index] = UnsafeMutableBufferPointer(start: nil, count: 0)
+        writer.samplesDecoded(throughUnit: unit)
       }
     }
-    return try convertToImage(frame: frame)
+    writer?.writeRemainingRows()
+  }
+
+  /// The writer for `frame` into `output`: with rings of three units of sample rows per component
+  /// when `streaming`, whole planes otherwise.
+  func makeWriter(frame: JPEGFrame, streaming: Bool) throws(ImageError) -> JPEGPixelWriter {
+    guard let output else { throw malformed("image data outside the decode", at: nil) }
+    let made = JPEGPixelWriter(frame: frame, colorSpace: colorSpace(of: frame), output: output, streaming: streaming)
+    writer = made
+    return made
   }
 }

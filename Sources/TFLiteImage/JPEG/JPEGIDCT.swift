@@ -5,8 +5,12 @@
 // (`Fixed13`): a column pass that keeps 2 extra fraction bits, then a row pass that removes them
 // and the factor 8, rounding half up at each descale. The result, centred on 128, goes through
 // libjpeg's range-limit table: the value is taken modulo 1024 as a signed 10-bit number and then
-// clamped to 0...255 (so only absurdly large values of corrupt data wrap). Columns or rows whose
-// AC terms are all zero take the short cut libjpeg takes, which gives the same numbers.
+// clamped to 0...255 (so only absurdly large values of corrupt data wrap).
+//
+// Both passes run on all eight columns (rows) at once in SIMD8<Int32> lanes, with one transpose
+// between them through a workspace. libjpeg's short cut for columns and rows without AC terms
+// gives the same numbers as the full transform (the shifts of a lone DC term are exact), so only
+// the whole-block case is taken: a block whose 63 AC coefficients are zero is one flat value.
 
 /// The 13-bit fixed-point multipliers of jidctint.c, `round(x × 2^13)` of the constants named.
 private enum Fixed13 {
@@ -24,19 +28,19 @@ private enum Fixed13 {
   static let c3_072711026: Int32 = 25172
 }
 
-/// The eight outputs of a 1-D inverse DCT of `x0...x7` before descaling: the even part from
-/// x0, x2, x4, x6 and the odd part from x1, x3, x5, x7, combined as (even ± odd).
+/// The eight outputs of a 1-D inverse DCT of `x0...x7` before descaling, lane by lane: the even
+/// part from x0, x2, x4, x6 and the odd part from x1, x3, x5, x7, combined as (even ± odd).
 @inline(__always)
 private func inverseDCT8(
-  _ x0: Int32, _ x1: Int32, _ x2: Int32, _ x3: Int32, _ x4: Int32, _ x5: Int32, _ x6: Int32, _ x7: Int32,
-  _ emit: (Int, Int32) -> Void
+  _ x0: SIMD8<Int32>, _ x1: SIMD8<Int32>, _ x2: SIMD8<Int32>, _ x3: SIMD8<Int32>, _ x4: SIMD8<Int32>,
+  _ x5: SIMD8<Int32>, _ x6: SIMD8<Int32>, _ x7: SIMD8<Int32>, _ emit: (Int, SIMD8<Int32>) -> Void
 ) {
   // Even part.
   let rotated = (x2 &+ x6) &* Fixed13.c0_541196100
   let even2 = rotated &- x6 &* Fixed13.c1_847759065
   let even3 = rotated &+ x2 &* Fixed13.c0_765366865
-  let even0 = (x0 &+ x4) << 13
-  let even1 = (x0 &- x4) << 13
+  let even0 = (x0 &+ x4) &<< 13
+  let even1 = (x0 &- x4) &<< 13
   let sum10 = even0 &+ even3
   let sum13 = even0 &- even3
   let sum11 = even1 &+ even2
@@ -69,12 +73,20 @@ private func inverseDCT8(
   emit(4, sum13 &- odd0)
 }
 
-/// libjpeg's post-IDCT range limit: `value` (not yet centred) modulo 1024 read as a signed
-/// 10-bit number, plus 128, clamped to 0...255.
+/// Each lane clamped to 0...255 with shifts and masks (generic `clamped`, `pointwiseMin` and
+/// `pointwiseMax` are left out of line by the optimizer).
 @inline(__always)
-private func rangeLimited(_ value: Int32) -> UInt8 {
-  let wrapped = ((value & 1023) ^ 512) &- 512
-  return wrapped < -128 ? 0 : wrapped > 127 ? 255 : UInt8(truncatingIfNeeded: wrapped &+ 128)
+func clampedToByteRange<Vector: SIMD>(_ value: Vector) -> Vector where Vector.Scalar == Int32 {
+  let nonNegative = value & ~(value &>> 31)
+  let above = (255 &- nonNegative) &>> 31
+  return (nonNegative | above) & 255
+}
+
+/// libjpeg's post-IDCT range limit, per lane: `value` (not yet centred) modulo 1024 read as a
+/// signed 10-bit number, plus 128, clamped to 0...255.
+@inline(__always)
+private func rangeLimited(_ value: SIMD8<Int32>) -> SIMD8<Int32> {
+  clampedToByteRange(((value & 1023) ^ 512) &- 384)
 }
 
 /// Dequantizes `coefficients` (natural order) with `quantization` and writes the 8×8 samples
@@ -84,39 +96,38 @@ func inverseDCT(
   coefficients: UnsafePointer<Int16>, quantization: UnsafePointer<Int32>,
   output: UnsafeMutablePointer<UInt8>, stride: Int
 ) {
+  @inline(__always) func coefficientRow(_ row: Int) -> SIMD8<Int16> {
+    UnsafeRawPointer(coefficients + 8 * row).loadUnaligned(as: SIMD8<Int16>.self)
+  }
+  var acTerms = coefficientRow(0) & SIMD8(0, -1, -1, -1, -1, -1, -1, -1)
+  for row in 1..<8 { acTerms |= coefficientRow(row) }
+  if unsafeBitCast(acTerms, to: (UInt64, UInt64).self) == (0, 0) {
+    // Column pass: DC × 4; row pass: (that + 16) >> 5.
+    let dc = SIMD8<Int32>(repeating: Int32(coefficients[0]) &* quantization[0] &<< 2)
+    let sample = UInt8(truncatingIfNeeded: rangeLimited((dc &+ 16) &>> 5)[0])
+    for row in 0..<8 { (output + row * stride).update(repeating: sample, count: 8) }
+    return
+  }
   withUnsafeTemporaryAllocation(of: Int32.self, capacity: 64) { workspaceBuffer in
     let workspace = workspaceBuffer.baseAddress!
-    // Pass 1: columns, keeping 2 extra fraction bits (descale by 13 - 2).
-    for column in 0..<8 {
-      @inline(__always) func input(_ row: Int) -> Int32 {
-        Int32(coefficients[row * 8 + column]) &* quantization[row * 8 + column]
-      }
-      if coefficients[8 + column] == 0 && coefficients[16 + column] == 0 && coefficients[24 + column] == 0
-        && coefficients[32 + column] == 0 && coefficients[40 + column] == 0 && coefficients[48 + column] == 0
-        && coefficients[56 + column] == 0
-      {
-        let dc = input(0) << 2
-        for row in 0..<8 { workspace[row * 8 + column] = dc }
-        continue
-      }
-      inverseDCT8(input(0), input(1), input(2), input(3), input(4), input(5), input(6), input(7)) { row, value in
-        workspace[row * 8 + column] = (value &+ (1 << 10)) >> 11
-      }
+    @inline(__always) func input(_ row: Int) -> SIMD8<Int32> {
+      SIMD8<Int32>(truncatingIfNeeded: coefficientRow(row))
+        &* UnsafeRawPointer(quantization + 8 * row).loadUnaligned(as: SIMD8<Int32>.self)
     }
-    // Pass 2: rows, removing the 2 fraction bits and the factor 8 (descale by 13 + 2 + 3).
-    for row in 0..<8 {
-      let line = workspace + row * 8
-      let out = output + row * stride
-      if line[1] == 0 && line[2] == 0 && line[3] == 0 && line[4] == 0 && line[5] == 0 && line[6] == 0
-        && line[7] == 0
-      {
-        let sample = rangeLimited((line[0] &+ (1 << 4)) >> 5)
-        for column in 0..<8 { out[column] = sample }
-        continue
-      }
-      inverseDCT8(line[0], line[1], line[2], line[3], line[4], line[5], line[6], line[7]) { column, value in
-        out[column] = rangeLimited((value &+ (1 << 17)) >> 18)
-      }
+    // Pass 1: columns (lane = column), keeping 2 extra fraction bits (descale by 13 - 2).
+    inverseDCT8(input(0), input(1), input(2), input(3), input(4), input(5), input(6), input(7)) { row, values in
+      UnsafeMutableRawPointer(workspace + 8 * row).storeBytes(of: (values &+ (1 << 10)) &>> 11, as: SIMD8<Int32>.self)
+    }
+    // Pass 2: rows (lane = row), removing the 2 fraction bits and the factor 8 (descale by 13 + 2 + 3).
+    @inline(__always) func column(_ index: Int) -> SIMD8<Int32> {
+      SIMD8(
+        workspace[index], workspace[8 + index], workspace[16 + index], workspace[24 + index], workspace[32 + index],
+        workspace[40 + index], workspace[48 + index], workspace[56 + index])
+    }
+    inverseDCT8(column(0), column(1), column(2), column(3), column(4), column(5), column(6), column(7)) {
+      columnIndex, values in
+      let samples = rangeLimited((values &+ (1 << 17)) &>> 18)
+      for row in 0..<8 { output[row * stride + columnIndex] = UInt8(truncatingIfNeeded: samples[row]) }
     }
   }
 }

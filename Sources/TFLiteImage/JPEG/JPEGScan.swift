@@ -1,7 +1,8 @@
 // Decoding one scan (SOS header + entropy-coded data) of a JPEG frame.
 //
 // Sequential frames: every block is complete after its scan, so it is dequantized and
-// inverse-transformed straight into its component plane. Progressive frames (T.81 G.1.2): DC
+// inverse-transformed straight into the writer's sample rows; when the scan holds every component,
+// the output rows are written after each row of MCUs (see `JPEGPixelWriter`). Progressive frames (T.81 G.1.2): DC
 // first/refinement scans and AC first/refinement scans (spectral selection Ss...Se, successive
 // approximation Ah/Al, end-of-band runs) update the stored coefficients; the inverse DCT runs
 // after the last scan. A progressive scan must refine exactly the bits earlier scans left
@@ -135,10 +136,12 @@ extension JPEGDecoding {
   }
 
   /// Calls `body(scanComponent, blockColumn, blockRow, &reader)` for every block of the scan in
-  /// MCU order, and reads the restart markers between intervals, calling `restart` after each.
+  /// MCU order, and reads the restart markers between intervals, calling `restart` after each;
+  /// calls `rowFinished(row)` after each row of MCUs (of blocks, for a one-component scan).
   @inline(__always)
   private func forEachBlock(
     _ scan: JPEGScanHeader, frame: JPEGFrame, reader: inout JPEGBitReader, restart: () -> Void,
+    rowFinished: (Int) -> Void = { _ in },
     _ body: (Int, Int, Int, inout JPEGBitReader) throws(ImageError) -> Void
   ) throws(ImageError) {
     let single = scan.componentIndices.count == 1
@@ -171,6 +174,7 @@ extension JPEGDecoding {
         }
         untilRestart -= 1
       }
+      rowFinished(mcuRow)
     }
   }
 
@@ -190,7 +194,16 @@ extension JPEGDecoding {
     let dc = scan.tableNumbers.map { dcTables[$0.dc]! }
     let ac = scan.tableNumbers.map { acTables[$0.ac]! }
     let components = scan.componentIndices.map { frame.components[$0] }
-    let planeBases = scan.componentIndices.map { planes[$0].baseAddress! }
+    let streaming = scan.componentIndices.count == frame.components.count
+    let writer: JPEGPixelWriter
+    if let existing = self.writer {
+      writer = existing
+    } else {
+      writer = try makeWriter(frame: frame, streaming: streaming)
+    }
+    let streamsRows = streaming && writer.isStreaming
+    if streamsRows { writer.restart() }
+    let sampleRows = scan.componentIndices.map { writer.samples[$0] }
     let quantization = components.map { quantizationTables[$0.quantizationTable]! }
     let predictions = UnsafeMutablePointer<Int32>.allocate(capacity: components.count)
     predictions.initialize(repeating: 0, count: components.count)
@@ -202,12 +215,13 @@ extension JPEGDecoding {
     for (position, table) in quantization.enumerated() {
       for index in 0..<64 { tables[position * 64 + index] = table[index] }
     }
-    let strides = components.map { $0.paddedBlocksPerRow * 8 }
     let zigZag = UnsafeMutablePointer<Int>.allocate(capacity: 64)
     defer { zigZag.deallocate() }
     for index in 0..<64 { zigZag[index] = jpegZigZagToNatural[index] }
-    try forEachBlock(scan, frame: frame, reader: &reader, restart: { predictions.update(repeating: 0, count: components.count) }) {
-      (position, column, row, reader) throws(ImageError) in
+    try forEachBlock(
+      scan, frame: frame, reader: &reader, restart: { predictions.update(repeating: 0, count: components.count) },
+      rowFinished: { row in if streamsRows { writer.samplesDecoded(throughUnit: row) } }
+    ) { (position, column, row, reader) throws(ImageError) in
       block.initialize(repeating: 0, count: 64)
       let size = try reader.decode(dc[position])
       predictions[position] &+= try reader.signedValue(size)
@@ -228,11 +242,12 @@ extension JPEGDecoding {
         block[zigZag[k]] = Int16(truncatingIfNeeded: try reader.signedValue(magnitudeBits))
         k += 1
       }
-      let stride = strides[position]
+      let rows = sampleRows[position]
       inverseDCT(
-        coefficients: block, quantization: tables + position * 64,
-        output: planeBases[position] + row * 8 * stride + column * 8, stride: stride)
+        coefficients: block, quantization: tables + position * 64, output: rows.row(row * 8) + column * 8,
+        stride: rows.stride)
     }
+    if streamsRows { writer.writeRemainingRows() }
   }
 
   private func decodeProgressiveScan(_ scan: JPEGScanHeader, frame: JPEGFrame, reader: inout JPEGBitReader)

@@ -128,6 +128,25 @@ struct DetectionOperandReader {
     }
   }
 
+  /// The reader of the anchors, which LiteRT reads as the box encodings' type says: float32 anchors
+  /// with float32 encodings; with uint8 encodings the anchors' bytes as uint8, dequantized with the
+  /// anchors' own parameters (zero when they have none), even when the anchors are float32
+  /// (detection_postprocess.cc DecodeCenterSizeBoxes), so float anchors there give the
+  /// dequantized bytes of their floats.
+  init(anchors: RuntimeTensor, encodingType: ElementType) throws {
+    switch (encodingType, anchors.type) {
+    case (.float32, .float32):
+      (isQuantized, scale, zeroPoint) = (false, 1, 0)
+    case (.uint8, .uint8), (.uint8, .float32):
+      let quantization = anchors.quantization
+      (isQuantized, scale, zeroPoint) = (
+        true, quantization?.scales.first ?? 0, Float(quantization?.zeroPoints.first ?? 0)
+      )
+    default:
+      throw KernelError.unsupported("TFLite_Detection_PostProcess with \(anchors.type.name) anchors and \(encodingType.name) box encodings")
+    }
+  }
+
   /// Element `index` of the tensor whose data is `base`.
   @inline(__always)
   func value(_ base: UnsafeRawPointer, _ index: Int) -> Float {
@@ -379,7 +398,8 @@ struct DetectionPostProcessor {
 // MARK: - Kernel
 
 /// TFLite_Detection_PostProcess with float32 or uint8 box encodings, class scores and anchors
-/// (batch 1); four float32 outputs: boxes, classes, scores and the number of detections.
+/// (batch 1; with uint8 encodings even float32 anchors are read as LiteRT reads them, see
+/// `DetectionOperandReader(anchors:encodingType:)`); four float32 outputs: boxes, classes, scores and the number of detections.
 final class DetectionPostProcessKernel: Kernel {
   private static let opName = "TFLite_Detection_PostProcess"
   private let encodings: RuntimeTensor
@@ -404,7 +424,7 @@ final class DetectionPostProcessKernel: Kernel {
     }
     encodingReader = try DetectionOperandReader(encodings, role: "box encodings")
     scoreReader = try DetectionOperandReader(classScores, role: "class scores")
-    anchorReader = try DetectionOperandReader(anchors, role: "anchors")
+    anchorReader = try DetectionOperandReader(anchors: anchors, encodingType: encodings.type)
     do {
       options = try DetectionOptions(flexBuffer: node.customOptions)
     } catch let error as FlexBufferError {
