@@ -11,7 +11,7 @@ public enum CommandLineTool {
   /// Every subcommand, in the order `tflite help` lists them.
   static var subcommands: [any Subcommand.Type] {
     [
-      InspectCommand.self, RunCommand.self, CompareCommand.self, BenchCommand.self, ProfileCommand.self, GraphCommand.self,
+      InspectCommand.self, CheckCommand.self, RunCommand.self, CompareCommand.self, BenchCommand.self, ProfileCommand.self, GraphCommand.self,
       DemoCommand.self, DownloadCommand.self, ModelsCommand.self, ImageCommand.self, DetectCommand.self, ClassifyCommand.self,
     ]
   }

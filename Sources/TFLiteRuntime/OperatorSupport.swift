@@ -16,3 +16,21 @@ public enum OperatorSupport {
     return (builtins + CustomOperator.allCases.map(\.rawValue)).sorted()
   }
 }
+
+extension OperatorSupport {
+  /// Every operator of `model` this runtime cannot run, with why: the list
+  /// `ModelRunner(model:options:)` throws as ``RuntimeError/unsupportedOperators(_:)``, found the
+  /// same way, by loading (lowering subgraph 0 and every subgraph its control flow calls: tensors
+  /// and kernels, with nothing allocated or run). Empty when the model loads; other load errors (a
+  /// graph that is not valid) are thrown.
+  public static func unsupportedOperators(
+    in model: TFLiteModel, options: RunnerOptions = RunnerOptions()
+  ) throws -> [UnsupportedOperator] {
+    do {
+      _ = try ModelRunner(model: model, options: options)
+    } catch RuntimeError.unsupportedOperators(let list) {
+      return list
+    }
+    return []
+  }
+}

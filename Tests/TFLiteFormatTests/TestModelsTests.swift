@@ -9,7 +9,8 @@ final class TestModelsTests: XCTestCase {
   func testEveryTestModelLoads() throws {
     let files = TestModelFiles.models
     XCTAssertFalse(files.isEmpty, "no .tflite files under \(TestModelFiles.directory.path)")
-    for file in files {
+    let badInput = try TestModelFiles.badInputModels()
+    for file in files where !badInput.contains(file.resolvingSymlinksInPath().path) {
       XCTAssertNoThrow(try TFLiteModel(contentsOfFile: file.path), file.lastPathComponent)
     }
   }

@@ -25,6 +25,12 @@ struct InspectJSONReport {
         ("bytes", .int(totals.reduce(0) { $0 + $1.bytes })),
         ("by_type", .object(totals.map { ($0.type.name, .object([("count", .int($0.count)), ("bytes", .int($0.bytes))])) })),
       ])),
+      ("external_buffer_groups", .array(inspected.externalFiles().map { file in
+        .object([
+          ("index", .int(file.index)), ("name", .string(file.name)), ("path", .string(file.path)),
+          ("file_size", file.size.map { .int($0) } ?? .null), ("buffers", .int(file.bufferCount)),
+        ])
+      })),
       ("operator_codes", .array(model.operatorCodes.enumerated().map { operatorCode($1, at: $0) })),
       ("subgraphs", .array(model.subgraphs.enumerated().map { subgraph($1, at: $0) })),
       ("op_histogram", .array(inspected.histogram().map {
@@ -70,7 +76,39 @@ struct InspectJSONReport {
       ("is_variable", .bool(tensor.isVariable)),
       ("sparse", .bool(tensor.sparsity != nil)),
       ("quantization", inspected.quantization(of: tensor).map(quantization) ?? .null),
+      ("external_buffer", inspected.file.externalBuffer(of: tensor).map(externalBuffer) ?? .null),
     ])
+  }
+
+  private func externalBuffer(_ buffer: ExternalBuffer) -> JSONValue {
+    .object([
+      ("id", .int(buffer.id)), ("group", .int(buffer.group)), ("offset", .int(buffer.offset)),
+      ("length", .int(buffer.length)), ("packing", .string(buffer.packing)),
+    ])
+  }
+
+  /// The `details` member: null, or the union member's type name with its fields.
+  private func quantizationDetails(_ details: QuantizationDetails) -> JSONValue {
+    switch details {
+    case .none:
+      return .null
+    case .blockwiseQuantization(let blockwise):
+      return .object([
+        ("type", .string("BlockwiseQuantization")), ("block_size", .int(blockwise.blockSize)),
+        ("block_shape", .ints(blockwise.blockShape)), ("scales", .int(blockwise.scales)),
+        ("zero_points", .int(blockwise.zeroPoints)),
+      ])
+    case .multiAxisQuantization(let multiAxis):
+      return .object([
+        ("type", .string("MultiAxisQuantization")), ("quantized_dimensions", .ints(multiAxis.quantizedDimensions)),
+        ("block_size", .int(multiAxis.blockSize)), ("scales", .int(multiAxis.scales)),
+        ("zero_points", .int(multiAxis.zeroPoints)),
+      ])
+    case .customQuantization(let custom):
+      return .object([("type", .string("CustomQuantization")), ("bytes", .int(custom.custom?.count ?? 0))])
+    case .unknown(let type):
+      return .object([("type", .string("unknown")), ("union_type", .int(type))])
+    }
   }
 
   private func quantization(_ parameters: QuantizationParameters) -> JSONValue {
@@ -81,6 +119,7 @@ struct InspectJSONReport {
     ]
     if !parameters.min.isEmpty { members.append(("min", .array(parameters.min.map { .float($0) }))) }
     if !parameters.max.isEmpty { members.append(("max", .array(parameters.max.map { .float($0) }))) }
+    members.append(("details", quantizationDetails(parameters.details)))
     return .object(members)
   }
 

@@ -38,6 +38,14 @@ struct InspectTextReport {
       "  parameters:          \(grouped(count)) in \(grouped(bytes)) bytes",
     ]
     lines += totals.map { "    \(pad($0.type.name, 10)) \(grouped($0.count)) in \(grouped($0.bytes)) bytes" }
+    let externalFiles = inspected.externalFiles()
+    if !externalFiles.isEmpty {
+      lines.append("  external files:      \(externalFiles.count) (schema 3d external buffers)")
+      lines += externalFiles.map { file in
+        let size = file.size.map { "\(grouped($0)) bytes" } ?? "not opened"
+        return "    #\(file.index) \(file.name ?? "(unnamed)"): \(counted(file.bufferCount, "buffer")), \(size)"
+      }
+    }
     return lines
   }
 
@@ -76,16 +84,24 @@ struct InspectTextReport {
     if tensor.isVariable { text += " variable" }
     if let quantization = inspected.quantization(of: tensor) { text += "  " + describe(quantization) }
     if tensor.sparsity != nil { text += "  sparse" }
+    if let external = inspected.file.externalBuffer(of: tensor) {
+      let name = inspected.model.externalBufferGroups[Int(external.group)].name ?? "(unnamed)"
+      text += "  external #\(external.id) in \(name) at \(external.offset), \(grouped(Int(external.length))) bytes"
+      if let packing = external.packing, !packing.isEmpty { text += " (\(packing))" }
+    }
     return text
   }
 
   private func bufferNote(for tensor: Tensor) -> String {
+    guard inspected.file.externalBuffer(of: tensor) == nil else { return "" }
     let bytes = inspected.file.tensorData(tensor).count
     return bytes == 0 ? "" : "  buffer \(tensor.buffer): \(grouped(bytes)) bytes"
   }
 
-  /// `0.5 * (q + 3)` per tensor; a range of scales and zero points per channel.
+  /// `0.5 * (q + 3)` per tensor; a range of scales and zero points per channel; blockwise and
+  /// multi-axis details with their block size, axes and scale tensor.
   private func describe(_ quantization: QuantizationParameters) -> String {
+    if let details = quantization.details.inspectText { return details }
     let zeroPoints = quantization.zeroPoint
     if quantization.scale.count == 1 {
       let zeroPoint = zeroPoints.first ?? 0

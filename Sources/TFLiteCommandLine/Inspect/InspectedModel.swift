@@ -76,9 +76,17 @@ struct InspectedModel {
     return rows.values.sorted { ($1.count, $0.name, $0.version) < ($0.count, $1.name, $1.version) }
   }
 
-  /// The quantization worth showing: nil when the tensor has none or no scales.
+  /// The quantization worth showing: nil when the tensor has none, or neither scales nor details.
   func quantization(of tensor: Tensor) -> QuantizationParameters? {
-    tensor.quantization.flatMap { $0.scale.isEmpty ? nil : $0 }
+    tensor.quantization.flatMap { $0.scale.isEmpty && $0.details == .none ? nil : $0 }
+  }
+
+  /// The external buffer groups (files) with their resolved paths and sizes (nil when not opened).
+  func externalFiles() -> [(index: Int, name: String?, path: String?, size: Int?, bufferCount: Int)] {
+    model.externalBufferGroups.enumerated().map { index, group in
+      (index, group.name, file.externalFilePath(ofGroup: index), file.externalFileSize(ofGroup: index),
+       model.externalBuffers.filter { $0.group == index }.count)
+    }
   }
 
   /// The schema name of `op`'s options table (from `builtin_options_2` when set), or nil when it has none.
@@ -133,6 +141,29 @@ extension SchemaValue {
     case .string(let text): return text.map { "\"\($0)\"" } ?? "(none)"
     case .bytes(let range): return "\(range?.count ?? 0) bytes"
     case .vector(let values): return "[" + values.map(\.displayText).joined(separator: ", ") + "]"
+    }
+  }
+}
+
+extension QuantizationDetails {
+  /// What `tflite inspect` says of the details (`blockwise: block size 32, scales T#3, zero points
+  /// none`); nil for none.
+  var inspectText: String? {
+    func zeroPoints(_ index: Int32) -> String { index == -1 ? "none" : "T#\(index)" }
+    switch self {
+    case .none:
+      return nil
+    case .blockwiseQuantization(let details):
+      let shape = details.blockShape.isEmpty ? "" : ", block shape \(details.blockShape)"
+      return "blockwise: block size \(details.blockSize)\(shape), scales T#\(details.scales), "
+        + "zero points \(zeroPoints(details.zeroPoints))"
+    case .multiAxisQuantization(let details):
+      return "multi-axis on axes \(details.quantizedDimensions): block size \(details.blockSize), "
+        + "scales T#\(details.scales), zero points \(zeroPoints(details.zeroPoints))"
+    case .customQuantization(let details):
+      return "custom quantization: \(details.custom?.count ?? 0) bytes"
+    case .unknown(let type):
+      return "quantization details of unknown union type \(type)"
     }
   }
 }

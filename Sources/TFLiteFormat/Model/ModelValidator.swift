@@ -1,5 +1,7 @@
 /// The checks that need the whole decoded model: every index in range, operator codes usable,
-/// constant data sized like its tensor, data stored after the FlatBuffer inside the file.
+/// constant data sized like its tensor, data stored after the FlatBuffer inside the file, external
+/// buffers well formed (unique ids, existing groups, usable file names; their ranges are checked
+/// against the files by ``ExternalBufferFiles``), quantization details naming existing tensors.
 struct ModelValidator {
   /// The decoded model.
   let model: Model
@@ -18,6 +20,7 @@ struct ModelValidator {
     for (index, buffer) in model.buffers.enumerated() where buffer.offset > 1 {
       try requireInFile(offset: buffer.offset, size: buffer.size, what: "Model.buffers[\(index)]")
     }
+    try validateExternalBuffers()
     for (index, code) in model.operatorCodes.enumerated() where code.resolvedBuiltinCode == .custom {
       guard code.customCode != nil else {
         throw ModelFormatError(message: "Model.operator_codes[\(index)] is CUSTOM but has no custom_code", offset: nil)
@@ -34,6 +37,31 @@ struct ModelValidator {
     }
     for (index, subgraph) in model.subgraphs.enumerated() {
       try validate(subgraph, named: "Model.subgraphs[\(index)]")
+    }
+  }
+
+  /// External buffer ids are unique and not 0 (which marks a tensor without one), each group exists
+  /// and names a file inside the model's folder, and no range overflows.
+  private func validateExternalBuffers() throws {
+    for (index, group) in model.externalBufferGroups.enumerated() {
+      if let problem = ExternalBufferFiles.problem(withName: group.name ?? "") {
+        throw ModelFormatError(message: "Model.external_buffer_groups[\(index)].name: \(problem)", offset: nil)
+      }
+    }
+    var seen: [UInt32: Int] = [:]
+    for (index, buffer) in model.externalBuffers.enumerated() {
+      let name = "Model.external_buffers[\(index)]"
+      guard buffer.id != 0 else {
+        throw ModelFormatError(message: "\(name).id is 0, which marks a tensor without an external buffer", offset: nil)
+      }
+      if let first = seen.updateValue(index, forKey: buffer.id) {
+        throw ModelFormatError(message: "\(name).id \(buffer.id) is also the id of Model.external_buffers[\(first)]", offset: nil)
+      }
+      try requireIndex(buffer.group, below: model.externalBufferGroups.count, "\(name).group", "external buffer groups")
+      let end = buffer.offset.addingReportingOverflow(buffer.length)
+      guard !end.overflow, Int(exactly: end.partialValue) != nil else {
+        throw ModelFormatError(message: "\(name): offset \(buffer.offset) + length \(buffer.length) overflows", offset: nil)
+      }
     }
   }
 
@@ -56,6 +84,7 @@ struct ModelValidator {
     }
     for (index, tensor) in subgraph.tensors.enumerated() {
       try validate(tensor, named: "\(name).tensors[\(index)]")
+      try validateQuantizationDetails(of: tensor, named: "\(name).tensors[\(index)]", tensorCount: tensorCount)
     }
     for (index, op) in subgraph.operators.enumerated() {
       let opName = "\(name).operators[\(index)]"
@@ -90,8 +119,49 @@ struct ModelValidator {
     }
   }
 
+  /// Blockwise and multi-axis quantization name their scale tensor (required) and zero-point
+  /// tensor (-1 for none) by index in the same subgraph.
+  private func validateQuantizationDetails(of tensor: Tensor, named name: String, tensorCount: Int) throws {
+    let references: (scales: Int32, zeroPoints: Int32, field: String)
+    switch tensor.quantization?.details {
+    case .blockwiseQuantization(let details)?:
+      references = (details.scales, details.zeroPoints, "BlockwiseQuantization")
+    case .multiAxisQuantization(let details)?:
+      references = (details.scales, details.zeroPoints, "MultiAxisQuantization")
+    default:
+      return
+    }
+    let what = "\(name).quantization.details (\(references.field))"
+    try requireIndex(references.scales, below: tensorCount, "\(what).scales", "tensors in its subgraph")
+    if references.zeroPoints != -1 {
+      try requireIndex(
+        references.zeroPoints, below: tensorCount, "\(what).zero_points", "tensors in its subgraph (-1 marks none)")
+    }
+  }
+
+  /// The external buffer with id `id`, which must exist.
+  private func externalBuffer(withID id: UInt32, for name: String) throws -> ExternalBuffer {
+    guard let buffer = model.externalBuffers.first(where: { $0.id == id }) else {
+      throw ModelFormatError(
+        message: "\(name).external_buffer is \(id), but no entry of Model.external_buffers has that id", offset: nil)
+    }
+    return buffer
+  }
+
   private func validate(_ tensor: Tensor, named name: String) throws {
     try requireIndex(tensor.buffer, below: model.buffers.count, "\(name).buffer", "buffers")
+    var external: ExternalBuffer?
+    if tensor.externalBuffer != 0 {
+      external = try externalBuffer(withID: tensor.externalBuffer, for: name)
+      guard model.buffers[Int(tensor.buffer)].dataRange == nil else {
+        throw ModelFormatError(
+          message: "\(name) has data both in buffer \(tensor.buffer) and in external buffer \(tensor.externalBuffer)",
+          offset: nil)
+      }
+      guard !tensor.isVariable else {
+        throw ModelFormatError(message: "\(name) is a variable tensor but keeps its data in an external buffer", offset: nil)
+      }
+    }
     if let dimension = tensor.shape.first(where: { $0 < 0 }) {
       throw ModelFormatError(message: "\(name).shape \(tensor.shape) has the negative dimension \(dimension)", offset: nil)
     }
@@ -113,14 +183,22 @@ struct ModelValidator {
     guard !totalBits.overflow else {
       throw ModelFormatError(message: "\(name): \(elementCount) elements of \(tensor.type) do not fit in memory", offset: nil)
     }
-    guard tensor.sparsity == nil, let data = model.buffers[Int(tensor.buffer)].dataRange else { return }
+    guard tensor.sparsity == nil else { return }
+    let stored: (byteCount: Int, place: String, offset: Int?)
+    if let external {
+      stored = (Int(external.length), "external buffer \(external.id)", nil)
+    } else if let data = model.buffers[Int(tensor.buffer)].dataRange {
+      stored = (data.count, "buffer \(tensor.buffer)", data.offset)
+    } else {
+      return
+    }
     let packedSize = totalBits.partialValue / 8 + (totalBits.partialValue % 8 == 0 ? 0 : 1)
     let acceptedSizes = bits < 8 ? [packedSize, elementCount] : [packedSize]
-    guard acceptedSizes.contains(data.count) else {
+    guard acceptedSizes.contains(stored.byteCount) else {
       throw ModelFormatError(
         message: "\(name) (\(tensor.name ?? "unnamed"), \(tensor.type) \(tensor.shape)) needs \(packedSize) bytes of data "
-          + "but buffer \(tensor.buffer) holds \(data.count)",
-        offset: data.offset)
+          + "but \(stored.place) holds \(stored.byteCount)",
+        offset: stored.offset)
     }
   }
 

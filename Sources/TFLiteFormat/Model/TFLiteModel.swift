@@ -4,29 +4,52 @@
 /// ``bytes`` and every buffer handed out stay valid for as long as the model lives. Loading
 /// verifies the FlatBuffer once (see ``VerificationOptions``), decodes the schema root into
 /// ``model``, and checks the graph: indices in range, operator codes resolvable, constant data
-/// sized like its tensor, external data inside the file.
+/// sized like its tensor, data stored after the FlatBuffer inside the file, and constant data kept
+/// in external files (schema 3d `ExternalBuffer`s) inside those files, which must lie in the
+/// model's folder or below it.
 public final class TFLiteModel: Sendable {
   /// The decoded schema root.
   public let model: Model
   private let storage: ModelStorage
+  /// The folder external buffer files are found in (the model file's folder), nil when unknown.
+  public let externalFilesDirectory: String?
+  /// The mapped external files, by index in `Model.external_buffer_groups`.
+  private let externalFiles: [Int: ModelStorage]
+  /// Index in `Model.external_buffers` of each external buffer id.
+  private let externalBufferIndices: [UInt32: Int]
 
-  /// Maps, verifies and decodes the model file at `path`.
+  /// Maps, verifies and decodes the model file at `path`; external buffer files are looked for in
+  /// the file's folder.
   public convenience init(contentsOfFile path: String, options: VerificationOptions = VerificationOptions()) throws {
-    try self.init(storage: try ModelStorage(contentsOfFile: path), options: options)
+    try self.init(
+      storage: try ModelStorage(contentsOfFile: path), externalFilesDirectory: Self.directory(of: path), options: options)
   }
 
-  /// Copies, verifies and decodes the model in `bytes`.
-  public convenience init(bytes: [UInt8], options: VerificationOptions = VerificationOptions()) throws {
+  /// Copies, verifies and decodes the model in `bytes`; a model that keeps data in external files
+  /// needs `externalFilesDirectory`, the folder they lie in.
+  public convenience init(
+    bytes: [UInt8], externalFilesDirectory: String? = nil, options: VerificationOptions = VerificationOptions()
+  ) throws {
     let storage = bytes.withUnsafeBytes { ModelStorage(copying: $0) }
-    try self.init(storage: storage, options: options)
+    try self.init(storage: storage, externalFilesDirectory: externalFilesDirectory, options: options)
   }
 
-  private init(storage: ModelStorage, options: VerificationOptions) throws {
+  private init(storage: ModelStorage, externalFilesDirectory: String?, options: VerificationOptions) throws {
     self.storage = storage
+    self.externalFilesDirectory = externalFilesDirectory
     var verifier = FlatBufferVerifier(bytes: storage.bytes, schema: .tflite, options: options)
     let root = try verifier.verifyRoot()
     model = Model(root)
     try ModelValidator(model: model, fileSize: storage.bytes.count).validate()
+    externalBufferIndices = Dictionary(
+      model.externalBuffers.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+    externalFiles = try ExternalBufferFiles.open(for: model, in: externalFilesDirectory)
+  }
+
+  /// The folder part of `path` (`.` when it has none).
+  private static func directory(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
   }
 
   /// The whole file, valid while this object lives.
@@ -54,9 +77,37 @@ public final class TFLiteModel: Sendable {
     bytes(in: dataRange(ofBuffer: index) ?? ByteRange(offset: 0, count: 0))
   }
 
-  /// The constant data of `tensor` (its buffer's data), empty for tensors computed at run time.
+  /// The constant data of `tensor` (its external buffer's bytes when it names one, else its
+  /// buffer's data), empty for tensors computed at run time.
   public func tensorData(_ tensor: Tensor) -> UnsafeRawBufferPointer {
-    data(ofBuffer: Int(exactly: tensor.buffer) ?? -1)
+    if let external = externalBuffer(of: tensor), let file = externalFiles[Int(external.group)] {
+      // The range was checked against the file when the model was loaded.
+      let start = Int(external.offset)
+      return UnsafeRawBufferPointer(rebasing: file.bytes[start..<start + Int(external.length)])
+    }
+    return data(ofBuffer: Int(exactly: tensor.buffer) ?? -1)
+  }
+
+  /// The external buffer `tensor` keeps its data in (`Tensor.external_buffer` matched against
+  /// `ExternalBuffer.id`), nil when it names none.
+  public func externalBuffer(of tensor: Tensor) -> ExternalBuffer? {
+    guard tensor.externalBuffer != 0, let index = externalBufferIndices[tensor.externalBuffer] else { return nil }
+    return model.externalBuffers[index]
+  }
+
+  /// The path of the file of external buffer group `group`, nil when the model has no such group
+  /// or no folder to look in.
+  public func externalFilePath(ofGroup group: Int) -> String? {
+    guard model.externalBufferGroups.indices.contains(group), let directory = externalFilesDirectory,
+      let name = model.externalBufferGroups[group].name
+    else { return nil }
+    return ExternalBufferFiles.path(of: name, in: directory)
+  }
+
+  /// The size in bytes of the file of external buffer group `group`, nil when it was not opened
+  /// (no tensor's data lies in it).
+  public func externalFileSize(ofGroup group: Int) -> Int? {
+    externalFiles[group]?.bytes.count
   }
 
   /// The custom options of `operator`, inline or stored after the FlatBuffer; empty when it has none.

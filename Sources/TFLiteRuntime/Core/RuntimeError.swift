@@ -2,7 +2,8 @@
 public struct UnsupportedOperator: Sendable, Hashable, CustomStringConvertible {
   /// The subgraph holding the node.
   public var subgraph: Int
-  /// The node's index in its subgraph.
+  /// The node's index in its subgraph; −1 for a subgraph input or output no node touches whose
+  /// tensor the runtime cannot hold (``opName`` then says which).
   public var node: Int
   /// The operator's schema name or custom code.
   public var opName: String
@@ -11,9 +12,10 @@ public struct UnsupportedOperator: Sendable, Hashable, CustomStringConvertible {
   /// Why it cannot run (no kernel, an unsupported type or option).
   public var reason: String
 
-  /// `node 12 (subgraph 0): CUMSUM v1: no kernel`.
+  /// `node 12 (subgraph 1): CUMSUM v1: no kernel`; `subgraph input 0: tensor 2 'x': type UINT4, …`.
   public var description: String {
-    "node \(node)\(subgraph == 0 ? "" : " (subgraph \(subgraph))"): \(opName) v\(version): \(reason)"
+    let place = subgraph == 0 ? "" : " (subgraph \(subgraph))"
+    return node < 0 ? "\(opName)\(place): \(reason)" : "node \(node)\(place): \(opName) v\(version): \(reason)"
   }
 }
 

@@ -16,7 +16,8 @@ extension BlockwiseQuantization {
     self.init(
       scales: table.scalar(0, default: 0),
       zeroPoints: table.scalar(1, default: 0),
-      blockSize: table.scalar(2, default: 0)
+      blockSize: table.scalar(2, default: 0),
+      blockShape: table.scalars(3)
     )
   }
 }

@@ -17,6 +17,7 @@ extension BlockwiseQuantization {
       SchemaField(name: "scales", value: .integer(Int64(scales)), isDefault: scales == 0),
       SchemaField(name: "zero_points", value: .integer(Int64(zeroPoints)), isDefault: zeroPoints == 0),
       SchemaField(name: "block_size", value: .integer(Int64(blockSize)), isDefault: blockSize == 0),
+      SchemaField(name: "block_shape", value: .vector(blockShape.map { .integer(Int64($0)) }), isDefault: blockShape == []),
     ]
   }
 }

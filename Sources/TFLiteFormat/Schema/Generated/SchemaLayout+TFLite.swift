@@ -14,6 +14,7 @@ extension SchemaLayout {
         FieldLayout(name: "scales", id: 0, kind: .scalar(size: 4)),
         FieldLayout(name: "zero_points", id: 1, kind: .scalar(size: 4)),
         FieldLayout(name: "block_size", id: 2, kind: .scalar(size: 4)),
+        FieldLayout(name: "block_shape", id: 3, kind: .scalarVector(elementSize: 4)),
       ]),
       // 2
       TableLayout(name: "MultiAxisQuantization", fields: [

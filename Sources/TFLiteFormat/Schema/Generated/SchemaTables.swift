@@ -22,16 +22,20 @@ public struct BlockwiseQuantization: Hashable, Sendable {
   public var zeroPoints: Int32
   /// `block_size`.
   public var blockSize: Int32
+  /// `block_shape`.
+  public var blockShape: [Int32]
 
   /// Creates the table from field values; omitted ones take the schema defaults.
   public init(
     scales: Int32 = 0,
     zeroPoints: Int32 = 0,
-    blockSize: Int32 = 0
+    blockSize: Int32 = 0,
+    blockShape: [Int32] = []
   ) {
     self.scales = scales
     self.zeroPoints = zeroPoints
     self.blockSize = blockSize
+    self.blockShape = blockShape
   }
 }
 

@@ -1,7 +1,8 @@
 // Lowering: turns one subgraph of a verified model into what the executor runs, once, when a
 // runner is built. Every index was checked by `ModelValidator` when the model was read, so none is
 // checked again here. The steps, in order:
-//   1. tensors: element types, quantization, sparse and INT4 constants (`TensorLowering`);
+//   1. tensors: element types, quantization, sparse and INT4 constants (`TensorLowering`), and
+//      the tensors no kernel can use (`TensorSupport`), whose nodes are reported as unsupported;
 //   2. nodes: each operator code resolved to a typed `OperatorKind`;
 //   3. kernels: one per node from `KernelDispatch` (float / integer / hybrid by operand types);
 //   4. data flow: every tensor written once, before it is read;
@@ -40,7 +41,7 @@ struct LoweredSubgraph {
   ) throws {
     let schema = model.model
     let subgraph = schema.subgraphs[subgraphIndex]
-    let tensors = try TensorLowering.tensors(of: subgraph, model: model)
+    let (tensors, tensorProblems) = try TensorLowering.tensors(of: subgraph, model: model)
     let inputs = subgraph.inputs.map { tensors[Int($0)] }
     let outputs = subgraph.outputs.map { tensors[Int($0)] }
     var nodes: [Node] = []
@@ -59,6 +60,12 @@ struct LoweredSubgraph {
         outputs: operation.outputs.map { tensors[Int($0)] }, options: operation.builtinOptions,
         customOptions: model.customOptions(of: operation), subgraph: subgraphProvider, resources: resources)
       nodes.append(node)
+      if let problems = Self.operandProblems(of: operation, tensorProblems, tensors: tensors) {
+        unsupported.append(
+          UnsupportedOperator(
+            subgraph: subgraphIndex, node: nodeIndex, opName: node.opName, version: node.version, reason: problems))
+        continue
+      }
       do {
         kernels.append(try KernelDispatch.makeKernel(for: node, set: kernelSet))
       } catch {
@@ -68,6 +75,7 @@ struct LoweredSubgraph {
             subgraph: subgraphIndex, node: nodeIndex, opName: node.opName, version: node.version, reason: reason))
       }
     }
+    unsupported += Self.unusableBoundaryTensors(of: subgraph, subgraphIndex: subgraphIndex, tensorProblems, tensors: tensors)
     guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
     let written = try Self.checkDataFlow(of: nodes, inputs: inputs, subgraphIndex: subgraphIndex)
     var isFusedAway = Array(repeating: false, count: nodes.count)
@@ -88,6 +96,40 @@ struct LoweredSubgraph {
     self.kernels = kernels
     self.isFusedAway = isFusedAway
     unwrittenTensors = tensors.filter { !written.contains($0.index) && !$0.isModelConstant }
+  }
+
+  /// The operands of `operation` no kernel can use, with why, as one reason (`input 1 (tensor 3
+  /// 'w'): type UINT4, …`); nil when there are none.
+  private static func operandProblems(
+    of operation: Operator, _ problems: [Int: String], tensors: [RuntimeTensor]
+  ) -> String? {
+    guard !problems.isEmpty else { return nil }
+    var found: [String] = []
+    for (role, indices) in [("input", operation.inputs), ("output", operation.outputs), ("intermediate", operation.intermediates)] {
+      for (position, index) in indices.enumerated() where index >= 0 {
+        if let problem = problems[Int(index)] {
+          found.append("\(role) \(position) (tensor \(index) '\(tensors[Int(index)].name)'): \(problem)")
+        }
+      }
+    }
+    return found.isEmpty ? nil : found.joined(separator: "; ")
+  }
+
+  /// Subgraph inputs and outputs no kernel can use that no node touches (a caller would still
+  /// meet them), as entries with node −1.
+  private static func unusableBoundaryTensors(
+    of subgraph: SubGraph, subgraphIndex: Int, _ problems: [Int: String], tensors: [RuntimeTensor]
+  ) -> [UnsupportedOperator] {
+    guard !problems.isEmpty else { return [] }
+    let touched = Set(subgraph.operators.flatMap { $0.inputs + $0.outputs + $0.intermediates })
+    return [("subgraph input", subgraph.inputs), ("subgraph output", subgraph.outputs)].flatMap { role, indices in
+      indices.enumerated().compactMap { position, index -> UnsupportedOperator? in
+        guard !touched.contains(index), let problem = problems[Int(index)] else { return nil }
+        return UnsupportedOperator(
+          subgraph: subgraphIndex, node: -1, opName: "\(role) \(position)", version: 0,
+          reason: "tensor \(index) '\(tensors[Int(index)].name)': \(problem)")
+      }
+    }
   }
 
   /// Throws unless the subgraph's inputs are tensors callers can fill (not constants) and every

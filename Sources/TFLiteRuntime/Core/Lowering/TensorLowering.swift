@@ -1,18 +1,31 @@
 // The tensors of a subgraph as the runtime holds them, made once from the schema's: element types
 // mapped by a switch, quantization parameters mapped, sparse constants expanded to dense values
 // and INT4 constants stored one value a byte packed two a byte. After this no kernel meets a
-// sparse or unpacked INT4 constant.
+// sparse or unpacked INT4 constant. Tensors no kernel can use (`TensorSupport`) are reported
+// instead, with a stand-in no node is built on.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
 
 enum TensorLowering {
-  /// The runtime tensors of `subgraph`, by index.
-  static func tensors(of subgraph: SubGraph, model: TFLiteModel) throws -> [RuntimeTensor] {
+  /// The runtime tensors of `subgraph`, by index, and why no kernel can use some of them (by index,
+  /// see ``TensorSupport``). Such a tensor is lowered as a data-less UINT8 stand-in: lowering
+  /// refuses every node that touches it, so no kernel ever sees one.
+  static func tensors(of subgraph: SubGraph, model: TFLiteModel) throws -> (tensors: [RuntimeTensor], problems: [Int: String]) {
     let adopted = preparedOutputTypes(of: subgraph, model: model)
-    return try subgraph.tensors.enumerated().map { index, tensor in
-      try runtimeTensor(tensor, index: index, declaredType: adopted[index] ?? tensor.type, model: model)
+    var problems: [Int: String] = [:]
+    let tensors = try subgraph.tensors.enumerated().map { index, tensor in
+      let type = adopted[index] ?? tensor.type
+      if let problem = TensorSupport.problem(with: tensor, type: type, model: model) {
+        problems[index] = problem
+        let shape = tensor.shape.map(Int.init)
+        return RuntimeTensor(
+          index: index, name: tensor.name ?? "", type: .uint8, shape: shape, shapeSignature: shape, quantization: nil,
+          isVariable: false, constantData: nil)
+      }
+      return try runtimeTensor(tensor, index: index, declaredType: type, model: model)
     }
+    return (tensors, problems)
   }
 
   /// Where LiteRT's kernels set an output's element type while preparing instead of checking the
@@ -57,10 +70,8 @@ enum TensorLowering {
   ) throws -> RuntimeTensor {
     let name = tensor.name ?? ""
     let shape = tensor.shape.map(Int.init)
-    guard let type = ElementType(declaredType) else {
-      throw RuntimeError.invalidModel(
-        "tensor \(index) '\(name)' has type \(declaredType.name), which the runtime does not know")
-    }
+    // `TensorSupport` turned every type without an element type into a problem.
+    let type = ElementType(declaredType).unsafelyUnwrapped
     let constant = model.tensorData(tensor)
     let runtimeTensor = RuntimeTensor(
       index: index, name: name, type: type, shape: shape,
