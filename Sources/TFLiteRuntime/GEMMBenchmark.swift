@@ -86,7 +86,7 @@ public enum FloatGEMMBenchmark {
 public enum IntegerGEMMBenchmark {
   /// Which micro-kernel computes the Int32 sums.
   public enum KernelKind: String, CaseIterable, Sendable {
-    /// The Swift kernel on 16-bit weight panels (`IntegerGEMM`, what the convolutions run today).
+    /// The Swift kernel on 16-bit weight panels (what the convolutions run without VNNI).
     case swift
     /// The generated AVX-VNNI kernels (ymm) on signed-byte panels.
     case avxVNNI = "avx-vnni"
@@ -108,8 +108,9 @@ public enum IntegerGEMMBenchmark {
   /// Billions of integer operations (2·M·N·K) per second of this thread's CPU time for an int8
   /// product with pre-packed B and the full requantization to int8 (per-channel multipliers,
   /// LiteRT's double rounding), one thread: the best of `repetitions` runs of at least
-  /// `minimumSeconds`. The generated kinds write each 16-column tile's sums to a small buffer that
-  /// the Swift epilogue requantizes. Nil when `kind` is not available or `depth` is not a multiple of 4.
+  /// `minimumSeconds`, through `IntegerGEMM` as the convolutions call it (the generated kinds write
+  /// each tile's sums to a small buffer that the Swift epilogue requantizes). Nil when `kind` is not
+  /// available or `depth` is not a multiple of 4.
   public static func gigaops(
     rows: Int, columns: Int, depth: Int, kind: KernelKind, minimumSeconds: Double = 0.2, repetitions: Int = 5
   ) -> Double? {
@@ -125,56 +126,43 @@ public enum IntegerGEMMBenchmark {
     let constants = IntegerChannelConstants(
       groups: 1, groupChannels: columns, multipliers: multipliers, rounding: .doubleRounding, bias: { Int32($0) })
     let epilogue = constants.epilogue(group: 0, outputZeroPoint: -3, clamp: -128...127)
-    let panels = PanelPacking.panelCount(columns: columns)
-    let width = GEMMTile.columns
-    var output = [Int8](repeating: 0, count: rows * panels * width)
+    let outputStride = PanelPacking.panelCount(columns: columns) * GEMMTile.columns
+    var output = [Int8](repeating: 0, count: rows * outputStride)
     let operations = 2.0 * Double(rows) * Double(columns) * Double(depth)
-    var best = 0.0
-    a.withUnsafeBufferPointer { a in
+    /// The best rate of `multiply` (given its plan and scratch) over weights packed to `paddedDepth`.
+    func rate(paddedDepth: Int, _ multiply: (GEMMPlan, UnsafeMutableRawPointer) -> Void) -> Double {
+      let plan = IntegerGEMM.plan(rows: rows, columns: columns, paddedDepth: paddedDepth, threadCount: 1)
+      let scratchBytes = plan.scratchBytes(leftOperandPacks: false, threadCount: 1, lhs: UInt8.self, output: Int8.self)
+      let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(scratchBytes, 64), alignment: 64)
+      defer { scratch.deallocate() }
+      return bestRate(operations: operations, minimumSeconds: minimumSeconds, repetitions: repetitions) {
+        multiply(plan, scratch)
+      }
+    }
+    return a.withUnsafeBufferPointer { a in
       output.withUnsafeMutableBufferPointer { output in
-        let a = a.baseAddress!
+        let lhs = RowMajorLeftOperand(base: a.baseAddress!, rowStride: depth)
         let output = output.baseAddress!
-        let outputStride = panels * width
         if let generated = generatedKernels(kind) {
           guard let packed = weights.withUnsafeBufferPointer({
             QuadPanelMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: columns), depth: depth, columns: columns)
-          }) else { return }
-          let blockRows = 96
-          let sums = UnsafeMutablePointer<Int32>.allocate(capacity: blockRows * width)
-          defer { sums.deallocate() }
-          best = bestRate(operations: operations, minimumSeconds: minimumSeconds, repetitions: repetitions) {
-            for firstRow in stride(from: 0, to: rows, by: blockRows) {
-              let blockCount = min(blockRows, rows - firstRow)
-              for panel in 0..<panels {
-                generated.sums(
-                  a: a + firstRow * depth, lda: depth, rowCount: blockCount, b: packed.matrix(0) + panel * depth * width,
-                  steps: depth / 4, c: sums, ldc: width)
-                for row in 0..<blockCount {
-                  let values = UnsafeRawPointer(sums + row * width).loadUnaligned(as: SIMD16<Int32>.self)
-                  IntegerMicroKernel<Int8>.store(
-                    epilogue.requantize(values, channel: panel * width),
-                    to: output + (firstRow + row) * outputStride + panel * width)
-                }
-              }
-            }
-          }
-        } else {
-          let packed = weights.withUnsafeBufferPointer {
-            PairedPanelMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: columns), depth: depth, columns: columns)
-          }
-          let plan = IntegerGEMM.plan(rows: rows, columns: columns, depth: depth, threadCount: 1)
-          let scratchBytes = plan.scratchBytes(leftOperandPacks: false, threadCount: 1, lhs: UInt8.self, output: Int8.self)
-          let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(scratchBytes, 64), alignment: 64)
-          defer { scratch.deallocate() }
-          best = bestRate(operations: operations, minimumSeconds: minimumSeconds, repetitions: repetitions) {
+          }) else { return nil }
+          return rate(paddedDepth: packed.paddedDepth) { plan, scratch in
             IntegerGEMM.multiply(
-              plan: plan, lhs: RowMajorLeftOperand(base: a, rowStride: depth), rhs: packed.matrix(0), output: output,
-              outputStride: outputStride, epilogue: epilogue, threadCount: 1, scratch: scratch)
+              plan: plan, lhs: lhs, rhs: packed.matrix(0), output: output, outputStride: outputStride,
+              epilogue: epilogue, kernels: generated, threadCount: 1, scratch: scratch)
           }
+        }
+        guard let packed = weights.withUnsafeBufferPointer({
+          PairedPanelMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: columns), depth: depth, columns: columns)
+        }) else { return nil }
+        return rate(paddedDepth: packed.paddedDepth) { plan, scratch in
+          IntegerGEMM.multiply(
+            plan: plan, lhs: lhs, rhs: packed.matrix(0), output: output, outputStride: outputStride,
+            epilogue: epilogue, threadCount: 1, scratch: scratch)
         }
       }
     }
-    return best
   }
 }
 

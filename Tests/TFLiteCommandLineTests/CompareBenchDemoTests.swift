@@ -95,7 +95,8 @@ final class BenchCommandTests: CommandTestCase {
   }
 
   /// The kernel, kind and instruction-set level of every node: a float CONV_2D runs a GEMM on the
-  /// generated kernels of the newest ISA this CPU has (or the Swift ones), an int8 one the integer kernel.
+  /// generated kernels of the newest ISA this CPU has (or the Swift ones), an int8 one the integer
+  /// GEMM on the generated VNNI kernels (or the Swift kernel on 16-bit panels).
   func testVerboseNamesEveryNodesKernel() throws {
     let float = run("bench", Self.testModel("ops/conv2d_f32_1x1"), "--runs", "1", "--warmup", "0", "--verbose")
     XCTAssertEqual(float.code, 0, float.output.standardError)
@@ -108,7 +109,8 @@ final class BenchCommandTests: CommandTestCase {
     let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(integer.output.standardOutput.utf8)) as? [String: Any])
     let kernels = try XCTUnwrap(object["kernels"] as? [String])
     XCTAssertEqual(kernels.count, 1)
-    XCTAssertTrue(kernels[0].hasPrefix("CONV_2D: integer IntegerConv2DKernel: Swift SIMD"), kernels[0])
+    let integerRoute = GeneratedDotProductKernels.preferred.map { "generated \($0.isa)" } ?? "16-bit weight panels, Swift SIMD"
+    XCTAssertTrue(kernels[0].hasPrefix("CONV_2D: integer IntegerConv2DKernel: int8 GEMM, \(integerRoute)"), kernels[0])
   }
 
   /// The path of `TestModels/NAME` + `suffix`.

@@ -81,30 +81,16 @@ enum Conformance {
   /// Runs `entry`'s model on its inputs and compares every output with LiteRT's.
   static func run(
     _ entry: TestModelManifest.Entry, threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding,
-    kernels: KernelSet = .optimized
+    kernels: KernelSet = .optimized, usesGeneratedKernels: Bool = true
   ) -> ConformanceOutcome {
     var outcome = ConformanceOutcome(entry: entry)
     do {
-      let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(entry.file).path)
-      let runner = try ModelRunner(
-        model: model, options: RunnerOptions(threadCount: threadCount, roundingPolicy: roundingPolicy, kernels: kernels))
+      let runner = try invoke(
+        entry,
+        options: RunnerOptions(
+          threadCount: threadCount, roundingPolicy: roundingPolicy, usesGeneratedKernels: usesGeneratedKernels,
+          kernels: kernels))
       let executor = runner.primary
-      let inputs = try entry.inputs.map { try TestModelManifest.array($0.file) }
-      guard inputs.count == executor.inputs.count else {
-        throw RuntimeError.invalidModel("manifest lists \(inputs.count) inputs, the model has \(executor.inputs.count)")
-      }
-      for (index, array) in inputs.enumerated() where executor.inputs[index].shape != array.shape {
-        try executor.resizeInput(at: index, to: array.shape)
-      }
-      try executor.allocateTensors()
-      for (index, array) in inputs.enumerated() {
-        let tensor = executor.inputs[index]
-        guard tensor.byteCount == array.bytes.count, let data = tensor.data else {
-          throw RuntimeError.invalidShape("input \(index) needs \(tensor.byteCount) bytes, the .npy has \(array.bytes.count)")
-        }
-        array.bytes.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-      }
-      try executor.invoke()
       for (index, file) in entry.outputs.enumerated() {
         let expected = try TestModelManifest.array(file.file)
         try compare(executor.outputs[index], expected, tolerance: entry.tolerance, outcome: &outcome, label: "output \(index)")
@@ -113,6 +99,31 @@ enum Conformance {
       outcome.failure = "\(error)"
     }
     return outcome
+  }
+
+  /// Loads `entry`'s model with `options`, copies its inputs in and invokes it once; the outputs
+  /// are those of the returned runner's primary subgraph.
+  static func invoke(_ entry: TestModelManifest.Entry, options: RunnerOptions) throws -> ModelRunner {
+    let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(entry.file).path)
+    let runner = try ModelRunner(model: model, options: options)
+    let executor = runner.primary
+    let inputs = try entry.inputs.map { try TestModelManifest.array($0.file) }
+    guard inputs.count == executor.inputs.count else {
+      throw RuntimeError.invalidModel("manifest lists \(inputs.count) inputs, the model has \(executor.inputs.count)")
+    }
+    for (index, array) in inputs.enumerated() where executor.inputs[index].shape != array.shape {
+      try executor.resizeInput(at: index, to: array.shape)
+    }
+    try executor.allocateTensors()
+    for (index, array) in inputs.enumerated() {
+      let tensor = executor.inputs[index]
+      guard tensor.byteCount == array.bytes.count, let data = tensor.data else {
+        throw RuntimeError.invalidShape("input \(index) needs \(tensor.byteCount) bytes, the .npy has \(array.bytes.count)")
+      }
+      array.bytes.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    }
+    try executor.invoke()
+    return runner
   }
 
   /// Adds the comparison of `actual` with `expected` to `outcome`.
@@ -160,11 +171,16 @@ enum Conformance {
   @discardableResult
   static func check(
     _ filter: (TestModelManifest.Entry) -> Bool, threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding,
-    kernels: KernelSet = .optimized, file: StaticString = #filePath, line: UInt = #line
+    kernels: KernelSet = .optimized, usesGeneratedKernels: Bool = true, file: StaticString = #filePath,
+    line: UInt = #line
   ) throws -> [ConformanceOutcome] {
     let entries = try TestModelManifest.load().models.filter(filter)
     XCTAssertFalse(entries.isEmpty, "no TestModels entry matches", file: file, line: line)
-    let outcomes = entries.map { run($0, threadCount: threadCount, roundingPolicy: roundingPolicy, kernels: kernels) }
+    let outcomes = entries.map {
+      run(
+        $0, threadCount: threadCount, roundingPolicy: roundingPolicy, kernels: kernels,
+        usesGeneratedKernels: usesGeneratedKernels)
+    }
     for outcome in outcomes {
       let status = outcome.passed ? "ok  " : "FAIL"
       print("\(status) \(outcome.entry.name): \(outcome.elementCount) elements, max abs error \(outcome.maxAbsoluteError)")

@@ -100,9 +100,10 @@ final class GeneratedDotProductKernelTests: XCTestCase {
     let paired = weights.withUnsafeBufferPointer {
       PairedPanelMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: columns), depth: depth, columns: columns)
     }
+    guard let paired else { return XCTFail("int8 weights refused by the 16-bit packing", file: file, line: line) }
     // The Swift kernel reads A in pairs: give it rows of the paired depth (the byte past an odd
     // depth meets a zero weight, as in the generated kernel).
-    let pairedDepth = IntegerGEMM.pairedDepth(depth)
+    let pairedDepth = paired.paddedDepth
     for panel in 0..<PanelPacking.panelCount(columns: columns) {
       var c = [Int32](repeating: sentinel, count: max(1, rows * ldc))
       a.withUnsafeBufferPointer { a in

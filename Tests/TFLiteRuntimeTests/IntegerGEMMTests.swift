@@ -38,19 +38,23 @@ final class IntegerGEMMTests: XCTestCase {
     }
   }
 
-  /// Random products: odd and even depths (the packed depth is padded to even), deep products,
-  /// partial last panels and row tiles, single rows, both output types and roundings, 1 and 2 threads.
-  func testPackedProductsMatchNaiveLoop() {
+  /// Random products: depths of every remainder modulo 4 (the packed depth is padded to 2 or 4),
+  /// deep products, partial last panels and row tiles, single rows, both output types and
+  /// roundings, 1 and 2 threads; on the Swift route (16-bit panels) and, when the weights fit
+  /// signed bytes, on the generated dot-product kernels of every level this machine runs.
+  func testPackedProductsMatchNaiveLoop() throws {
     var random = SeededGenerator(seed: 7)
+    let dotProductKernels = DotProductISA.allCases.compactMap { GeneratedDotProductKernels.kernels(for: $0) }
+    var generatedProducts = 0
     for trial in 0..<40 {
       let rows = trial % 8 == 0 ? 1 : random.int(1...37)
       let columns = random.int(1...50)
       let depth = trial % 10 == 3 ? random.int(300...700) : random.int(1...75)
-      let pairedDepth = IntegerGEMM.pairedDepth(depth)
-      let rowStride = pairedDepth + random.int(0...3)
+      let rowStride = QuadPanelMatrices.paddedDepth(depth) + random.int(0...3)
       // Bytes past the real depth are arbitrary: they meet the zero weight of the padding.
       let a = (0..<(rows * rowStride)).map { _ in UInt8(random.int(0...255)) }
-      let weights = (0..<(depth * columns)).map { _ in Int32(random.int(-255...255)) }
+      let weightRange: ClosedRange<Int> = trial % 2 == 0 ? -128...127 : -255...255
+      let weights = (0..<(depth * columns)).map { _ in Int32(random.int(weightRange)) }
       let bias = (0..<columns).map { _ in Int32(random.int(-50_000...50_000)) }
       let multipliers = (0..<columns).map { _ in QuantizedMultiplier(Double(random.int(1...20_000)) * 1e-6) }
       let signedOutput = random.bool()
@@ -68,49 +72,69 @@ final class IntegerGEMMTests: XCTestCase {
           expected[row * columns + column] = min(max(scaled, clamp.lowerBound), clamp.upperBound)
         }
       }
-      let packed = weights.withUnsafeBufferPointer {
-        PairedPanelMatrices(
-          $0.baseAddress!, sourceStride: 0, count: 1, layout: .columnMajor(depth: depth), depth: depth, columns: columns)
+      let (paired, quad) = weights.withUnsafeBufferPointer {
+        (
+          PairedPanelMatrices(
+            $0.baseAddress!, sourceStride: 0, count: 1, layout: .columnMajor(depth: depth), depth: depth, columns: columns),
+          QuadPanelMatrices(
+            $0.baseAddress!, sourceStride: 0, count: 1, layout: .columnMajor(depth: depth), depth: depth, columns: columns)
+        )
       }
+      let swiftPanels = try XCTUnwrap(paired)
+      XCTAssertEqual(quad == nil, weights.contains { Int8(exactly: $0) == nil }, "signed-byte packing refuses exactly the weights beyond Int8")
       let columnSums = (0..<columns).map { column in (0..<depth).reduce(Int32(0)) { $0 &+ weights[column * depth + $1] } }
-      XCTAssertEqual(packed.columnSums, columnSums)
+      XCTAssertEqual(swiftPanels.columnSums, columnSums)
+      XCTAssertEqual(quad?.columnSums ?? columnSums, columnSums)
       let constants = IntegerChannelConstants(
         groups: 1, groupChannels: columns, multipliers: multipliers, rounding: rounding
       ) { bias[$0] }
       let epilogue = constants.epilogue(group: 0, outputZeroPoint: zeroPoint, clamp: clamp)
-      for threads in [1, 2] {
-        let plan = IntegerGEMM.plan(rows: rows, columns: columns, depth: depth, threadCount: threads)
+      let routes: [GeneratedDotProductKernels?] = [nil] + (quad == nil ? [] : dotProductKernels)
+      for (kernels, threads) in routes.flatMap({ kernels in [1, 2].map { (kernels, $0) } }) {
+        let paddedDepth = kernels == nil ? swiftPanels.paddedDepth : quad!.paddedDepth
+        let plan = IntegerGEMM.plan(rows: rows, columns: columns, paddedDepth: paddedDepth, threadCount: threads)
         let scratch = UnsafeMutableRawPointer.allocate(
           byteCount: plan.scratchBytes(leftOperandPacks: false, threadCount: threads, lhs: UInt8.self, output: UInt8.self),
           alignment: 64)
         defer { scratch.deallocate() }
-        let label = "trial \(trial) \(rows)x\(depth)x\(columns) \(signedOutput ? "int8" : "uint8") \(rounding) threads \(threads)"
+        let route = kernels.map { "generated \($0.isa)" } ?? "Swift"
+        let label = "trial \(trial) \(rows)x\(depth)x\(columns) \(signedOutput ? "int8" : "uint8") \(rounding) \(route) threads \(threads)"
         a.withUnsafeBufferPointer { lhsBuffer in
           let lhs = RowMajorLeftOperand(base: lhsBuffer.baseAddress!, rowStride: rowStride)
-          /// The product's raw outputs as `Output` values.
+          /// The product's raw outputs as `Output` values, on the route of `kernels`.
           func product<Output: QuantizedInteger>(_ type: Output.Type) -> [Int32] {
             var output = [Output](repeating: 0, count: rows * columns)
             output.withUnsafeMutableBufferPointer {
-              IntegerGEMM.multiply(
-                plan: plan, lhs: lhs, rhs: packed.matrix(0), output: $0.baseAddress!, outputStride: columns,
-                epilogue: epilogue, threadCount: threads, scratch: scratch)
+              if let kernels, let quad {
+                IntegerGEMM.multiply(
+                  plan: plan, lhs: lhs, rhs: quad.matrix(0), output: $0.baseAddress!, outputStride: columns,
+                  epilogue: epilogue, kernels: kernels, threadCount: threads, scratch: scratch)
+              } else {
+                IntegerGEMM.multiply(
+                  plan: plan, lhs: lhs, rhs: swiftPanels.matrix(0), output: $0.baseAddress!, outputStride: columns,
+                  epilogue: epilogue, threadCount: threads, scratch: scratch)
+              }
             }
             return output.map { Int32($0) }
           }
           XCTAssertEqual(signedOutput ? product(Int8.self) : product(UInt8.self), expected, label)
         }
+        generatedProducts += kernels == nil ? 0 : 1
       }
     }
+    XCTAssertEqual(generatedProducts > 0, !dotProductKernels.isEmpty, "the generated route was not exercised")
   }
 
   /// Random CONV_2D: SAME and VALID padding, strides, dilations, groups, 1×1 filters read in place
-  /// (even depth) or gathered (odd depth), per-tensor and per-channel weights, int8 and uint8.
+  /// (depth a multiple of the panels' interleave) or gathered, per-tensor and per-channel weights,
+  /// int8 and uint8.
   func testConvolutionsMatchNaiveLoop() throws {
     var random = SeededGenerator(seed: 11)
     for trial in 0..<30 {
       let pointwise = trial % 3 == 0
       let groups = trial % 5 == 4 ? random.int(2...3) : 1
-      let groupChannels = random.int(1...9)
+      // 1×1 filters: depths that are and are not multiples of 4 (uint8 rows read in place or gathered).
+      let groupChannels = pointwise ? [4, 7, 8, 9, 16][trial % 5] : random.int(1...9)
       let channels = groups * groupChannels
       let outputChannels = groups * random.int(1...20)
       let filterHeight = pointwise ? 1 : random.int(1...3)
@@ -248,14 +272,16 @@ private struct WeightedProblem {
     weights = (0..<filterShape.reduce(1, *)).map { _ in Int32(random.int(type == .int8 ? -127...127 : range)) }
     bias = (0..<outputChannels).map { _ in Int32(random.int(-3000...3000)) }
     inputQuantization = Quantization(scales: [Float(random.int(1...100)) / 400], zeroPoints: [random.int(range)])
-    // int8 weights are symmetric (zero point 0), per tensor or per channel; uint8 weights per tensor.
+    // int8 weights are symmetric (zero point 0), per tensor or per channel; uint8 weights per tensor
+    // (zero point 128 half the time, so that they fit signed bytes and take the VNNI route).
     if type == .int8 && random.bool() {
       weightQuantization = Quantization(
         scales: (0..<outputChannels).map { _ in Float(random.int(1...100)) / 3000 },
         zeroPoints: [Int](repeating: 0, count: outputChannels), axis: channelAxis)
     } else {
       weightQuantization = Quantization(
-        scales: [Float(random.int(1...100)) / 3000], zeroPoints: [type == .int8 ? 0 : random.int(range)])
+        scales: [Float(random.int(1...100)) / 3000],
+        zeroPoints: [type == .int8 ? 0 : random.bool() ? 128 : random.int(range)])
     }
     outputQuantization = Quantization(scales: [Float(random.int(1...100)) / 200], zeroPoints: [random.int(range)])
   }
@@ -306,18 +332,36 @@ private struct WeightedProblem {
     return result
   }
 
-  /// Asserts that the registered kernel for `opName` gives `expected` with one and with two threads.
+  /// Asserts that the registered kernel for `opName` gives `expected` with one and with two
+  /// threads, with generated kernels allowed and turned off. Allowed, an int8 CONV_2D or
+  /// FULLY_CONNECTED must take the generated VNNI route wherever this machine runs it.
   func assertKernelMatches(
     _ expected: [Int32], _ opName: String, options: BuiltinOptions, _ label: String, file: StaticString = #filePath,
     line: UInt = #line
   ) throws {
-    for threads in [1, 2] {
-      XCTAssertEqual(try run(opName, options: options, threads: threads), expected, "\(label) threads \(threads)", file: file, line: line)
+    for generated in [true, false] {
+      for threads in [1, 2] {
+        let (values, route) = try GeneratedFloatKernels.$areAllowed.withValue(generated) {
+          try run(opName, options: options, threads: threads)
+        }
+        let context = "\(label) threads \(threads) generated \(generated): \(route ?? "")"
+        XCTAssertEqual(values, expected, context, file: file, line: line)
+        let takesGeneratedRoute =
+          generated && weightsFitSignedBytes && opName != "DEPTHWISE_CONV_2D" && GeneratedDotProductKernels.preferred != nil
+        XCTAssertEqual(route?.contains("generated") ?? false, takesGeneratedRoute, context, file: file, line: line)
+      }
     }
   }
 
-  /// The raw outputs of the registered kernel for `opName`.
-  func run(_ opName: String, options: BuiltinOptions, threads: Int) throws -> [Int32] {
+  /// True when every weight minus its zero point fits an Int8 (always for int8 weights, whose zero
+  /// point is 0; for uint8 ones with zero point 128).
+  var weightsFitSignedBytes: Bool {
+    let zeroPoint = Int32(weightQuantization.zeroPoints[0])
+    return weights.allSatisfy { Int8(exactly: $0 - zeroPoint) != nil }
+  }
+
+  /// The raw outputs of the registered kernel for `opName` and its ``Kernel/kernelDescription``.
+  func run(_ opName: String, options: BuiltinOptions, threads: Int) throws -> (values: [Int32], route: String?) {
     let inputTensor = makeTensor(0, type, inputShape, bytes: raw(input), quantization: inputQuantization)
     let filterTensor = makeTensor(1, type, filterShape, bytes: raw(weights), quantization: weightQuantization)
     let biasScales = weightQuantization.scales.map { $0 * inputQuantization.scales[0] }
@@ -334,7 +378,8 @@ private struct WeightedProblem {
     let scratch = scratchBytes > 0 ? UnsafeMutableRawPointer.allocate(byteCount: scratchBytes, alignment: 64) : nil
     defer { scratch?.deallocate() }
     try kernel.eval(EvalContext(threadCount: threads, scratch: scratch))
-    return type == .int8 ? elements(output, as: Int8.self).map(Int32.init) : elements(output, as: UInt8.self).map(Int32.init)
+    let values = type == .int8 ? elements(output, as: Int8.self).map(Int32.init) : elements(output, as: UInt8.self).map(Int32.init)
+    return (values, kernel.kernelDescription)
   }
 
   /// The bytes of raw 8-bit values.

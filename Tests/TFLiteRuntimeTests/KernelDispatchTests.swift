@@ -118,7 +118,8 @@ final class KernelDispatchTests: XCTestCase {
 
   /// `kernelDescriptions` names the route each kernel chose and the ISA its GEMM runs on: the
   /// generated kernels unless the runner turns them off, the depthwise route for a grouped
-  /// convolution of one channel per group, and the integer kernel for an int8 node.
+  /// convolution of one channel per group, and the integer GEMM's route (generated VNNI or the
+  /// Swift kernel on 16-bit panels) for an int8 node.
   func testKernelDescriptionsNameTheRouteAndInstructionSet() throws {
     func descriptions(_ file: String, usesGeneratedKernels: Bool = true) throws -> [String] {
       let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(file).path)
@@ -133,6 +134,13 @@ final class KernelDispatchTests: XCTestCase {
       try descriptions("ops/conv2d_f32_1x1.tflite", usesGeneratedKernels: false), ["float Conv2DKernel: GEMM, \(swift)"])
     XCTAssertEqual(
       try descriptions("ops/conv2d_f32_grouped_depthwise_k3_s2.tflite"), ["float Conv2DKernel: depthwise route, \(swift)"])
-    XCTAssertEqual(try descriptions("quant/conv2d_int8_1x1.tflite"), ["integer IntegerConv2DKernel: \(swift)"])
+    let integerGenerated = GeneratedDotProductKernels.preferred.map { "generated \($0.isa)" }
+    let integerSwift = "16-bit weight panels, \(swift)"
+    XCTAssertEqual(
+      try descriptions("quant/conv2d_int8_1x1.tflite"),
+      ["integer IntegerConv2DKernel: int8 GEMM, \(integerGenerated ?? integerSwift)"])
+    XCTAssertEqual(
+      try descriptions("quant/conv2d_int8_1x1.tflite", usesGeneratedKernels: false),
+      ["integer IntegerConv2DKernel: int8 GEMM, \(integerSwift)"])
   }
 }

@@ -1,3 +1,4 @@
+import TFLiteLinearAlgebra
 import XCTest
 
 @testable import TFLiteRuntime
@@ -46,6 +47,41 @@ final class QuantizedConformanceTests: XCTestCase {
 
   func testQuantizedModelsMatchWithTwoThreads() throws {
     try Conformance.check(Self.isCovered, threadCount: 2)
+  }
+
+  /// With generated kernels turned off (the 8-bit GEMM on the Swift kernel and 16-bit panels),
+  /// every case still matches LiteRT byte for byte; on (the default, above) the int8 CONV_2D and
+  /// FULLY_CONNECTED nodes run the VNNI kernels where this machine has them.
+  func testQuantizedModelsMatchWithGeneratedKernelsOff() throws {
+    try Conformance.check(Self.isCovered, usesGeneratedKernels: false)
+  }
+
+  /// Every int8 and uint8 network of TestModels gives the same output bytes with generated kernels
+  /// on and off, on one and two threads. Wherever this machine runs VNNI, the int8 networks must
+  /// really take the generated route with them on (and none with them off).
+  func testEightBitNetworksGiveIdenticalBytesWithGeneratedKernelsOnAndOff() throws {
+    let networks = try TestModelManifest.load().models.filter {
+      $0.kind == "network" && ["int8", "uint8"].contains($0.quantization)
+    }
+    XCTAssertGreaterThanOrEqual(networks.count, 5, "fewer 8-bit networks than expected")
+    for entry in networks {
+      for threadCount in [1, 2] {
+        let on = try Conformance.invoke(entry, options: RunnerOptions(threadCount: threadCount))
+        let off = try Conformance.invoke(
+          entry, options: RunnerOptions(threadCount: threadCount, usesGeneratedKernels: false))
+        for (index, (generated, swift)) in zip(on.primary.outputs, off.primary.outputs).enumerated() {
+          let generatedBytes = try XCTUnwrap(generated.data.map { Array(UnsafeRawBufferPointer(start: $0, count: generated.byteCount)) })
+          let swiftBytes = try XCTUnwrap(swift.data.map { Array(UnsafeRawBufferPointer(start: $0, count: swift.byteCount)) })
+          XCTAssertEqual(generatedBytes, swiftBytes, "\(entry.name) output \(index) threads \(threadCount)")
+        }
+        let generatedRoutes = on.primary.kernelDescriptions.filter { $0.contains("GEMM, generated AVX") && $0.contains("VNNI") }
+        XCTAssertTrue(
+          off.primary.kernelDescriptions.allSatisfy { !$0.contains("VNNI") }, "\(entry.name): VNNI with generated kernels off")
+        if entry.quantization == "int8" && GeneratedDotProductKernels.preferred != nil {
+          XCTAssertFalse(generatedRoutes.isEmpty, "\(entry.name) took no generated int8 GEMM route")
+        }
+      }
+    }
   }
 
   /// LiteRT's outputs come from its default double-rounding build, so under single rounding only

@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 import XCTest
 
 @testable import TFLiteRuntime
@@ -6,7 +7,8 @@ import XCTest
 /// The optimized integer kernels (packed 8-bit GEMM, channel-vectorised depthwise and pooling
 /// loops, the 16-bit convolution loops, batched products, SIMD elementwise maps) against the
 /// reference kernels on random shapes, strides, dilations, paddings, groups, zero points,
-/// per-channel scales and activations, with one and two threads: every output must be equal bit
+/// per-channel scales and activations, with one and two threads, with generated kernels (the VNNI
+/// int8 GEMM where this machine has it) allowed and turned off: every output must be equal bit
 /// for bit. TestModels covers the shapes the converter
 /// writes; this covers the ones it does not.
 final class ReferenceDifferentialTests: XCTestCase {
@@ -58,12 +60,14 @@ final class ReferenceDifferentialTests: XCTestCase {
   private func assertKernelMatches<Raw: FixedWidthInteger>(
     _ node: Node, _ expected: Reference.Tensor<Raw>, _ label: String
   ) throws {
-    for threads in [1, 2] {
-      let result = try KernelHarness.run(node, threads: threads, as: Raw.self)
+    for (threads, generated) in [(1, true), (2, true), (1, false), (2, false)] {
+      let result = try GeneratedFloatKernels.$areAllowed.withValue(generated) {
+        try KernelHarness.run(node, threads: threads, as: Raw.self)
+      }
       XCTAssertEqual(result.shape, expected.shape, label)
       if let index = expected.values.indices.first(where: { result.values[$0] != expected.values[$0] }) {
         XCTFail(
-          "\(label) threads \(threads): element \(index) is \(result.values[index]), reference \(expected.values[index])"
+          "\(label) threads \(threads) generated \(generated): element \(index) is \(result.values[index]), reference \(expected.values[index])"
         )
       }
     }

@@ -3,13 +3,16 @@
 // C = requantize(A · B + bias): A holds 8-bit activations in unsigned form (uint8 as they are,
 // int8 with the sign bit flipped, i.e. plus 128), B the weights minus their zero points. The
 // input offset is not applied to A: every column's Σ_k B[k, n] times the offset is folded into
-// its bias once, at prepare time, so the inner loop only multiplies and adds. The products of an
-// unsigned byte and a 16-bit weight compile to pmaddwd (vpdpwssd with AVX-512 VNNI).
+// its bias once, at prepare time, so the inner loop only multiplies and adds.
 //
-// B is packed into panels of 16 columns whose depth steps are interleaved in pairs: one 32-bit
-// lane holds the weights of depths 2p (low half) and 2p + 1 (high half) of one column, so one
-// 64-byte load feeds two depth steps and two shifts split it. The depth is padded to even with a
-// zero weight. Sums wrap in Int32, as LiteRT's int32 accumulators do.
+// Two routes compute the Int32 sums, both wrapping as LiteRT's int32 accumulators do, so they are
+// equal to the bit and share the requantization below:
+// - the Swift kernel over `PairedPanelMatrices` (16-bit weights, two depths per 32-bit lane, the
+//   depth padded to even): the products of an unsigned byte and a 16-bit weight compile to
+//   pmaddwd (vpdpwssd with AVX-512 VNNI); any 8-bit weights minus their zero point fit;
+// - the run-time generated `vpdpbusd` kernels over `QuadPanelMatrices` (signed bytes, four depths
+//   per lane, the depth padded to a multiple of four), when the CPU has AVX512-VNNI or AVX-VNNI
+//   and the weights fit a signed byte (int8 weights always do, their zero point being 0).
 
 /// The per-output-channel constants of an integer kernel's requantization, padded with zeros to
 /// whole 16-channel blocks per group so every block loads full vectors.
@@ -127,79 +130,25 @@
   }
 }
 
-/// Integer right-hand matrices (one per convolution group) packed once into panels of 16 columns
-/// with depth steps interleaved in pairs, and the sum of every column.
-@usableFromInline package final class PairedPanelMatrices {
-  /// K of each product rounded up to even: the depth of the GEMM plan.
-  @usableFromInline package let pairedDepth: Int
-  /// N of each product.
-  @usableFromInline package let columns: Int
-  /// Σ_k B[k, n] of every column, matrix after matrix (wrapping).
-  @usableFromInline package let columnSums: [Int32]
-  /// Int16 elements between the starts of consecutive packed matrices.
-  @usableFromInline internal let matrixStride: Int
-  /// The panels of all matrices.
-  @usableFromInline internal let storage: UnsafeMutablePointer<Int16>
-
-  /// Packs `count` matrices of `depth × columns` values; element (k, n) of matrix `i` is
-  /// `source[i * sourceStride + k * layout.depthStride + n * layout.columnStride]` and must fit
-  /// in an Int16 (8-bit weights minus their zero point do).
-  @inlinable package init(_ source: UnsafePointer<Int32>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int) {
-    let width = GEMMTile.columns
-    pairedDepth = IntegerGEMM.pairedDepth(depth)
-    self.columns = columns
-    matrixStride = PanelPacking.packedCount(depth: pairedDepth, columns: columns)
-    let total = max(1, matrixStride * count)
-    storage = UnsafeMutableRawPointer.allocate(byteCount: total * MemoryLayout<Int16>.stride, alignment: 64)
-      .bindMemory(to: Int16.self, capacity: total)
-    storage.initialize(repeating: 0, count: total)
-    var sums = [Int32](repeating: 0, count: count * columns)
-    for matrix in 0..<count {
-      let base = source + matrix * sourceStride
-      let packed = storage + matrix * matrixStride
-      for column in 0..<columns {
-        // Column n sits in panel n / 16, lane n % 16; depth k in pair k / 2, half k % 2.
-        let lane = packed + (column / width) * pairedDepth * width + (column % width) * 2
-        var sum: Int32 = 0
-        for k in 0..<depth {
-          let value = base[k * layout.depthStride + column * layout.columnStride]
-          lane[(k / 2) * 2 * width + k % 2] = Int16(truncatingIfNeeded: value)
-          sum &+= value
-        }
-        sums[matrix * columns + column] = sum
-      }
-    }
-    columnSums = sums
-  }
-
-  /// The packed panels of matrix `index`.
-  @inlinable package func matrix(_ index: Int) -> UnsafePointer<Int16> { UnsafePointer(storage + index * matrixStride) }
-
-  deinit { storage.deallocate() }
-}
-
 /// The 8-bit integer GEMM.
 @usableFromInline package enum IntegerGEMM {
-  /// The depth of the packed panels and of the plan: `depth` rounded up to even.
-  @inlinable package static func pairedDepth(_ depth: Int) -> Int { depth + depth % 2 }
-
   /// Bytes of a packed A block at most: it stays in L1, and the packing scratch (part of the
   /// node's activation arena) stays small next to the activations.
   @usableFromInline package static let packedBlockBytes = 4 * 1024
 
-  /// The plan of an `rows × depth` by `depth × columns` product: the depth stays whole, since
-  /// 8-bit outputs cannot hold partial sums.
-  @inlinable package static func plan(rows: Int, columns: Int, depth: Int, threadCount: Int) -> GEMMPlan {
+  /// The plan of an `rows × paddedDepth` by `paddedDepth × columns` product (`paddedDepth` that
+  /// of the packed weights): the depth stays whole, since 8-bit outputs cannot hold partial sums.
+  @inlinable package static func plan(rows: Int, columns: Int, paddedDepth: Int, threadCount: Int) -> GEMMPlan {
     GEMMPlan(
-      rows: rows, columns: columns, depth: pairedDepth(depth), threadCount: threadCount, splitsDepth: false,
+      rows: rows, columns: columns, depth: paddedDepth, threadCount: threadCount, splitsDepth: false,
       rowBlockElements: packedBlockBytes)
   }
 
-  /// Computes `output = requantize(A · B)`.
+  /// Computes `output = requantize(A · B)` with the Swift kernel.
   ///
   /// - Parameters:
-  ///   - lhs: A in unsigned form, `plan.depth` (even) values per row; a value past the real depth
-  ///     meets a zero weight.
+  ///   - lhs: A in unsigned form, `plan.depth` values per row; a value past the real depth meets a
+  ///     zero weight.
   ///   - rhs: one matrix of a `PairedPanelMatrices`.
   ///   - output: C's element (0, 0); rows are `outputStride` apart.
   ///   - scratch: `plan.scratchBytes(leftOperandPacks:threadCount:lhs:output:)` bytes, 64-byte aligned.
@@ -210,6 +159,70 @@
     GEMMDriver.multiply(
       plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride,
       kernel: IntegerMicroKernel<Output>(epilogue: epilogue), threadCount: threadCount, scratch: scratch)
+  }
+
+  /// Computes `output = requantize(A · B)` with the generated dot-product kernels `kernels`; the
+  /// parameters are those of the Swift route, with `rhs` one matrix of a `QuadPanelMatrices`.
+  @inlinable package static func multiply<LHS: GEMMLeftOperand, Output: QuantizedInteger>(
+    plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Int8>, output: UnsafeMutablePointer<Output>, outputStride: Int,
+    epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, threadCount: Int, scratch: UnsafeMutableRawPointer
+  ) where LHS.Element == UInt8 {
+    GEMMDriver.multiply(
+      plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride,
+      kernel: DotProductMicroKernel<Output>(epilogue: epilogue, kernels: kernels), threadCount: threadCount,
+      scratch: scratch)
+  }
+}
+
+/// The generated `vpdpbusd` kernels as a `GEMMDriver` micro-kernel: each panel's rows are cut into
+/// tiles of at most `kernels.maximumRows` rows (heights within one row of each other), whose Int32
+/// sums the generated code writes to a small buffer on the stack and the shared epilogue
+/// requantizes and stores. The plan never splits the depth, so every call is the first and last block.
+@usableFromInline package struct DotProductMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
+  /// Bias, rescale and clamp of the product.
+  @usableFromInline package let epilogue: IntegerEpilogue
+  /// The generated kernels computing the sums.
+  @usableFromInline package let kernels: GeneratedDotProductKernels
+
+  /// A kernel summing with `kernels` and finishing its tiles with `epilogue`.
+  @inlinable package init(epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels) {
+    self.epilogue = epilogue
+    self.kernels = kernels
+  }
+
+  @inlinable package func panelRows(
+    a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, b: UnsafePointer<Int8>, depth: Int,
+    output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
+  ) {
+    guard rowCount > 0 else { return }
+    let maximumRows = kernels.maximumRows
+    let tiles = (rowCount + maximumRows - 1) / maximumRows
+    let height = rowCount / tiles
+    let tallerTiles = rowCount % tiles
+    withUnsafeTemporaryAllocation(of: SIMD16<Int32>.self, capacity: maximumRows) { buffer in
+      let sums = buffer.baseAddress!
+      var first = 0
+      for tile in 0..<tiles {
+        let rows = tile < tallerTiles ? height + 1 : height
+        kernels.tileSums(
+          a: a + first * lda, lda: lda, rows: rows, b: b, steps: depth / 4,
+          c: UnsafeMutableRawPointer(sums).assumingMemoryBound(to: Int32.self), ldc: GEMMTile.columns)
+        for row in 0..<rows {
+          IntegerMicroKernel<Output>.store(
+            epilogue.requantize(sums[row], channel: column), to: output + (first + row) * ldc)
+        }
+        first += rows
+      }
+    }
+  }
+
+  @inlinable package func tile(
+    a: UnsafePointer<UInt8>, lda: Int, validRows: Int, b: UnsafePointer<Int8>, depth: Int,
+    output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
+  ) {
+    panelRows(
+      a: a, lda: lda, rowCount: validRows, b: b, depth: depth, output: output, ldc: ldc, column: column,
+      isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
   }
 }
 

@@ -134,3 +134,81 @@ extension PanelPacking {
     }
   }
 }
+
+/// Integer right-hand matrices (a convolution's groups) packed once into panels of 16 columns
+/// whose 32-bit lanes each hold `interleave` consecutive depths of one column, with the sum of
+/// every column. Two 16-bit weights per lane (`PairedPanelMatrices`) feed the Swift integer
+/// kernel's `pmaddwd`; four signed bytes per lane (`QuadPanelMatrices`) feed `vpdpbusd`. Column `n`
+/// sits in panel `n / 16`, lane `n % 16`; depth `k` in step `k / interleave`, element
+/// `k % interleave` of the lane. The depth is padded with zero weights to a multiple of the
+/// interleave, so whatever A holds there adds nothing.
+@usableFromInline package final class InterleavedPanelMatrices<Element: FixedWidthInteger & SignedInteger> {
+  /// K of each product rounded up to a multiple of `interleave`: the depth of the GEMM plan.
+  @usableFromInline package let paddedDepth: Int
+  /// N of each product.
+  @usableFromInline package let columns: Int
+  /// Σ_k B[k, n] of every column, matrix after matrix (wrapping).
+  @usableFromInline package let columnSums: [Int32]
+  /// Elements between the starts of consecutive packed matrices.
+  @usableFromInline internal let matrixStride: Int
+  /// The panels of all matrices.
+  @usableFromInline internal let storage: UnsafeMutablePointer<Element>
+
+  /// Depth steps per 32-bit lane: 2 for Int16, 4 for Int8.
+  @inlinable package static var interleave: Int { MemoryLayout<Int32>.size / MemoryLayout<Element>.size }
+
+  /// `depth` rounded up to a multiple of `interleave`.
+  @inlinable package static func paddedDepth(_ depth: Int) -> Int { (depth + interleave - 1) / interleave * interleave }
+
+  /// Packs `count` matrices of `depth × columns` values; element (k, n) of matrix `i` is
+  /// `source[i * sourceStride + k * layout.depthStride + n * layout.columnStride]`. Nil when a value
+  /// does not fit an `Element` (uint8 weights minus their zero point need 16 bits; int8 ones fit 8).
+  @inlinable package init?(
+    _ source: UnsafePointer<Int32>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int
+  ) {
+    precondition(count >= 0 && depth >= 0 && columns >= 0, "negative matrix extent")
+    let width = GEMMTile.columns
+    let interleave = Self.interleave
+    let paddedDepth = Self.paddedDepth(depth)
+    let matrixStride = PanelPacking.packedCount(depth: paddedDepth, columns: columns)
+    let total = max(1, matrixStride * count)
+    let storage = UnsafeMutableRawPointer.allocate(byteCount: total * MemoryLayout<Element>.stride, alignment: 64)
+      .bindMemory(to: Element.self, capacity: total)
+    storage.initialize(repeating: 0, count: total)
+    var sums = [Int32](repeating: 0, count: count * columns)
+    for matrix in 0..<count {
+      let base = source + matrix * sourceStride
+      let packed = storage + matrix * matrixStride
+      for column in 0..<columns {
+        let lane = packed + (column / width) * paddedDepth * width + (column % width) * interleave
+        var sum: Int32 = 0
+        for k in 0..<depth {
+          let value = base[k * layout.depthStride + column * layout.columnStride]
+          guard let element = Element(exactly: value) else {
+            storage.deallocate()
+            return nil
+          }
+          lane[(k / interleave) * interleave * width + k % interleave] = element
+          sum &+= value
+        }
+        sums[matrix * columns + column] = sum
+      }
+    }
+    self.paddedDepth = paddedDepth
+    self.columns = columns
+    self.matrixStride = matrixStride
+    self.storage = storage
+    columnSums = sums
+  }
+
+  /// The packed panels of matrix `index`.
+  @inlinable package func matrix(_ index: Int) -> UnsafePointer<Element> { UnsafePointer(storage + index * matrixStride) }
+
+  deinit { storage.deallocate() }
+}
+
+/// Weights packed for the Swift integer kernel: two 16-bit depths per 32-bit lane.
+package typealias PairedPanelMatrices = InterleavedPanelMatrices<Int16>
+
+/// Weights packed for the generated `vpdpbusd` kernels: four signed-byte depths per 32-bit lane.
+package typealias QuadPanelMatrices = InterleavedPanelMatrices<Int8>

@@ -25,9 +25,10 @@ public struct RunnerOptions: Sendable, Hashable {
   /// LiteRT) for no limit. A loop that goes on longer makes `invoke()` throw, so that a model whose
   /// loop never ends (or whose input asks for billions of iterations) cannot hang the caller.
   public var maximumLoopIterations: Int?
-  /// Whether float GEMMs (convolutions, FULLY_CONNECTED, BATCH_MATMUL) may run kernels generated at
-  /// run time for the CPU's AVX2+FMA or AVX-512 units (the default). They are used only where the
-  /// CPU, OS and platform allow, and never when the environment variable `SWIFTTFLITE_JIT` is `0`.
+  /// Whether float GEMMs (convolutions, FULLY_CONNECTED, BATCH_MATMUL) and 8-bit CONV_2D and
+  /// FULLY_CONNECTED may run kernels generated at run time for the CPU's AVX2+FMA, AVX-512 or VNNI
+  /// units (the default). They are used only where the CPU, OS and platform allow, and never when
+  /// the environment variable `SWIFTTFLITE_JIT` is `0`.
   public var usesGeneratedKernels: Bool
   /// Which kernels run the nodes: ``KernelSet/optimized`` (the default) or the plain
   /// ``KernelSet/reference`` kernels where the runtime has them.

@@ -11,9 +11,10 @@
 // reference outputs (LiteRT 2.3, BUILTIN_REF) match only a single-rounding rescale of the 32-bit sum
 // with the full 31-bit multiplier, for 8- and 16-bit activations alike, so it always rescales so.
 //
-// 8-bit activations run on the packed integer GEMM (`IntegerGEMM`, CONV_2D and FULLY_CONNECTED)
-// and on a channel-vectorised depthwise loop; 16-bit activations keep the scalar loops over
-// widened inputs.
+// 8-bit activations run on the packed integer GEMM (`IntegerGEMM`, CONV_2D and FULLY_CONNECTED:
+// the generated VNNI kernels where the CPU has them and the weights fit signed bytes, else the
+// Swift kernel on 16-bit panels, chosen at prepare) and on a channel-vectorised depthwise loop;
+// 16-bit activations keep the scalar loops over widened inputs.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -207,6 +208,10 @@ func runIntegerConvolution(
 
 /// CONV_2D on quantized tensors: input `[N,H,W,C]`, filter `[O,KH,KW,C/groups]`, optional bias `[O]`.
 final class IntegerConv2DKernel: Kernel {
+  /// The 8-bit GEMM's route and instruction set (`int8 GEMM, generated AVX512-VNNI`); nil (the Swift
+  /// level) for 16-bit activations.
+  var kernelDescription: String? { byteConvolution?.description }
+
   private let input: RuntimeTensor
   private let filter: RuntimeTensor
   private let bias: RuntimeTensor?
@@ -252,6 +257,10 @@ final class IntegerConv2DKernel: Kernel {
 /// FULLY_CONNECTED on quantized tensors: input read as `[M, K]`, weights `[N, K]`, optional bias `[N]`,
 /// computed as a 1×1 convolution over M pixels.
 final class IntegerFullyConnectedKernel: Kernel {
+  /// The 8-bit GEMM's route and instruction set (`int8 GEMM, generated AVX512-VNNI`); nil (the Swift
+  /// level) for 16-bit activations.
+  var kernelDescription: String? { byteConvolution?.description }
+
   private let input: RuntimeTensor
   private let weights: RuntimeTensor
   private let bias: RuntimeTensor?
@@ -342,6 +351,59 @@ private func evalConvolution(
     outputType: output.type, context: context)
 }
 
+/// The packed weights of a `ByteConvolution` and the kernels that read them, chosen at prepare.
+private enum ByteConvolutionWeights {
+  /// 16-bit panels for the Swift kernel.
+  case swift(PairedPanelMatrices)
+  /// Signed-byte panels for the generated `vpdpbusd` kernels.
+  case generated(QuadPanelMatrices, GeneratedDotProductKernels)
+
+  /// Packs `count` matrices (layout and sizes as `InterleavedPanelMatrices`) for the generated
+  /// kernels when the runner allows them, this machine runs them and every weight fits a signed
+  /// byte; otherwise for the Swift kernel. Only one packed copy is ever made.
+  init(
+    _ source: UnsafePointer<Int32>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int,
+    op: String
+  ) throws {
+    if let kernels = GeneratedDotProductKernels.current,
+      let packed = QuadPanelMatrices(
+        source, sourceStride: sourceStride, count: count, layout: layout, depth: depth, columns: columns)
+    {
+      self = .generated(packed, kernels)
+    } else if let packed = PairedPanelMatrices(
+      source, sourceStride: sourceStride, count: count, layout: layout, depth: depth, columns: columns)
+    {
+      self = .swift(packed)
+    } else {
+      throw KernelError.invalid("\(op) has weights minus their zero points outside 16 bits")
+    }
+  }
+
+  /// Σ_k B[k, n] of every column, group after group.
+  var columnSums: [Int32] {
+    switch self {
+    case .swift(let packed): packed.columnSums
+    case .generated(let packed, _): packed.columnSums
+    }
+  }
+
+  /// The depth of the packed panels: the GEMM's depth.
+  var paddedDepth: Int {
+    switch self {
+    case .swift(let packed): packed.paddedDepth
+    case .generated(let packed, _): packed.paddedDepth
+    }
+  }
+
+  /// The code computing the sums, for `tflite bench --verbose`.
+  var level: String {
+    switch self {
+    case .swift: "16-bit weight panels, \(KernelDescription.swiftLevel)"
+    case .generated(_, let kernels): "generated \(kernels.isa)"
+    }
+  }
+}
+
 /// A CONV_2D or FULLY_CONNECTED on 8-bit activations as one integer GEMM per group: the weights
 /// packed once, the input offset folded into the bias.
 private struct ByteConvolution {
@@ -349,8 +411,8 @@ private struct ByteConvolution {
   let shape: ConvolutionShape
   /// The GEMM plan shared by every group.
   let plan: GEMMPlan
-  /// The packed weights, one matrix per group.
-  let weights: PairedPanelMatrices
+  /// The packed weights, one matrix per group, and the route that reads them.
+  let weights: ByteConvolutionWeights
   /// Bias (with the input offset's share), multiplier per output channel.
   let constants: IntegerChannelConstants
   /// The output zero point.
@@ -362,12 +424,14 @@ private struct ByteConvolution {
   /// The unsigned value that stands for the input zero point: what padding taps hold.
   let paddingValue: UInt8
   /// True when the GEMM reads the input rows in place: a uint8 1×1 stride-1 convolution without
-  /// padding and with an even depth. An int8 input is flipped to the unsigned form while its rows
-  /// are packed instead of through a copy of the whole input, which would cost scratch as large as
-  /// the input (LiteRT's int8 1×1 convolution needs none).
+  /// padding whose depth needs no padding for the packed panels. An int8 input is flipped to the
+  /// unsigned form while its rows are packed instead of through a copy of the whole input, which
+  /// would cost scratch as large as the input (LiteRT's int8 1×1 convolution needs none).
   let readsInPlace: Bool
   /// Where the GEMM's scratch starts.
   let gemmScratchOffset: Int
+  /// `int8 GEMM, generated AVX512-VNNI` and the like.
+  let description: String
 
   init(
     _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, input: RuntimeTensor, op: String,
@@ -376,18 +440,19 @@ private struct ByteConvolution {
     let depth = shape.gemmDepth
     let weights = try arithmetic.weights.withUnsafeBufferPointer { buffer in
       guard let base = buffer.baseAddress else { throw KernelError.invalid("\(op) has no weights") }
-      return PairedPanelMatrices(
+      return try ByteConvolutionWeights(
         base, sourceStride: shape.groupOutputChannels * depth, count: shape.groups,
-        layout: .columnMajor(depth: depth), depth: depth, columns: shape.groupOutputChannels)
+        layout: .columnMajor(depth: depth), depth: depth, columns: shape.groupOutputChannels, op: op)
     }
     // (raw + inputOffset) = (unsigned − 128 + inputOffset) for int8, (unsigned + inputOffset) for uint8.
     let isSigned = input.type == .int8
     let offset = arithmetic.inputOffset &- (isSigned ? 128 : 0)
+    let columnSums = weights.columnSums
     constants = IntegerChannelConstants(
       groups: shape.groups, groupChannels: shape.groupOutputChannels, multipliers: arithmetic.multipliers,
       rounding: arithmetic.rounding
     ) { channel in
-      Int32(truncatingIfNeeded: arithmetic.bias[channel]) &+ offset &* weights.columnSums[channel]
+      Int32(truncatingIfNeeded: arithmetic.bias[channel]) &+ offset &* columnSums[channel]
     }
     self.shape = shape
     self.weights = weights
@@ -395,11 +460,13 @@ private struct ByteConvolution {
     clamp = arithmetic.clamp
     signFlip = isSigned ? 0x8080_8080_8080_8080 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
-    readsInPlace = shape.readsInputInPlace && shape.groupInputChannels % 2 == 0 && !isSigned
+    readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && !isSigned
     plan = IntegerGEMM.plan(
-      rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: depth, threadCount: threadCount)
+      rows: shape.gemmRows, columns: shape.groupOutputChannels, paddedDepth: weights.paddedDepth,
+      threadCount: threadCount)
     gemmScratchOffset = scratch.reserve(
       bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
+    description = "\(input.type.name.lowercased()) GEMM, \(weights.level)"
   }
 
   /// Computes the output from the input.
@@ -418,32 +485,46 @@ private struct ByteConvolution {
     _ source: UnsafeRawPointer, output: UnsafeMutablePointer<Output>, threadCount: Int,
     scratch: UnsafeMutableRawPointer
   ) {
-    let groupScratch = scratch + gemmScratchOffset
     for group in 0..<shape.groups {
-      let epilogue = constants.epilogue(group: group, outputZeroPoint: outputZeroPoint, clamp: clamp)
       let channelOffset = group * shape.groupInputChannels
-      let groupOutput = output + group * shape.groupOutputChannels
       if readsInPlace {
         let lhs = RowMajorLeftOperand(
           base: source.assumingMemoryBound(to: UInt8.self) + channelOffset, rowStride: shape.inputChannels)
-        IntegerGEMM.multiply(
-          plan: plan, lhs: lhs, rhs: weights.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
-          epilogue: epilogue, threadCount: threadCount, scratch: groupScratch)
+        multiply(lhs: lhs, group: group, output: output, threadCount: threadCount, scratch: scratch)
       } else {
         let lhs = UnsignedIm2colLeftOperand(
           input: source, shape: shape, channelOffset: channelOffset, signFlip: signFlip,
           padding: UInt64(paddingValue) &* 0x0101_0101_0101_0101)
-        IntegerGEMM.multiply(
-          plan: plan, lhs: lhs, rhs: weights.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
-          epilogue: epilogue, threadCount: threadCount, scratch: groupScratch)
+        multiply(lhs: lhs, group: group, output: output, threadCount: threadCount, scratch: scratch)
       }
+    }
+  }
+
+  /// The GEMM of group `group` on the route chosen at prepare.
+  @inline(__always)
+  private func multiply<LHS: GEMMLeftOperand, Output: QuantizedInteger>(
+    lhs: LHS, group: Int, output: UnsafeMutablePointer<Output>, threadCount: Int, scratch: UnsafeMutableRawPointer
+  ) where LHS.Element == UInt8 {
+    let epilogue = constants.epilogue(group: group, outputZeroPoint: outputZeroPoint, clamp: clamp)
+    let groupOutput = output + group * shape.groupOutputChannels
+    let groupScratch = scratch + gemmScratchOffset
+    switch weights {
+    case .swift(let packed):
+      IntegerGEMM.multiply(
+        plan: plan, lhs: lhs, rhs: packed.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
+        epilogue: epilogue, threadCount: threadCount, scratch: groupScratch)
+    case .generated(let packed, let kernels):
+      IntegerGEMM.multiply(
+        plan: plan, lhs: lhs, rhs: packed.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
+        epilogue: epilogue, kernels: kernels, threadCount: threadCount, scratch: groupScratch)
     }
   }
 }
 
 /// The im2col view of an 8-bit convolution input in the GEMM's unsigned form: row = output pixel,
-/// depth = (ky, kx, channel of the group), padded to the GEMM's even depth. Taps outside the input
-/// (and the depth padding) hold the unsigned input zero point, so they add nothing.
+/// depth = (ky, kx, channel of the group), padded to the packed weights' depth (a multiple of 2 or
+/// 4). Taps outside the input hold the unsigned input zero point, so they add nothing; so does the
+/// depth padding, which meets zero weights.
 private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
   /// The raw NHWC input.
   let input: UnsafeRawPointer
@@ -459,7 +540,7 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
   var packsIntoScratch: Bool { true }
 
   /// Gathers rows `rowStart ..< rowStart + rowCount`; the integer plan keeps the depth whole, so
-  /// `depthStart` is 0 and `depthCount` the even GEMM depth.
+  /// `depthStart` is 0 and `depthCount` the padded GEMM depth.
   func block(
     rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
   ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
