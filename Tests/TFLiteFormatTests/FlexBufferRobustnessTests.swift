@@ -61,7 +61,7 @@ final class FlexBufferRobustnessTests: XCTestCase {
   private let mutationsPerSeed = 600
 
   func testSeededRandomMutationsAreReadOrRejected() {
-    var generator = SplitMix64(seed: 0x5EED_F1E8)
+    var generator = SeededGenerator(seed: 0x5EED_F1E8)
     var outcomes = (read: 0, rejected: 0)
     for seed in seeds {
       for _ in 0..<mutationsPerSeed {
@@ -89,7 +89,7 @@ final class FlexBufferRobustnessTests: XCTestCase {
   }
 
   func testRandomBytesAreReadOrRejected() {
-    var generator = SplitMix64(seed: 42)
+    var generator = SeededGenerator(seed: 42)
     for _ in 0..<5000 {
       let bytes = (0..<Int.random(in: 0...64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
       if let root = try? FlexBufferReference(bytes) { walk(root) }
@@ -97,17 +97,3 @@ final class FlexBufferRobustnessTests: XCTestCase {
   }
 }
 
-/// A small seeded generator so that failures reproduce.
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var mixed = state
-    mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-    return mixed ^ (mixed >> 31)
-  }
-}

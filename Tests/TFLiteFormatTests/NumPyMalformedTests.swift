@@ -118,7 +118,7 @@ final class NumPyMalformedTests: XCTestCase {
       NumPyFixtures.float32File, NumPyFixtures.boolFile, NumPyFixtures.int64File, NumPyFixtures.version2File,
       NumPyFixtures.version3File, NumPyFixtures.scalarFile, NumPyFixtures.emptyFile, NumPyFixtures.float16File,
     ]
-    var generator = SplitMix64(seed: 0x4E50_59)
+    var generator = SeededGenerator(seed: 0x4E50_59)
     var outcomes = (read: 0, rejected: 0)
     func attempt(_ bytes: [UInt8]) {
       do {

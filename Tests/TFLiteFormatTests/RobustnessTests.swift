@@ -15,7 +15,7 @@ final class RobustnessTests: XCTestCase {
     let files = TestModelFiles.models
     XCTAssertFalse(files.isEmpty, "no .tflite files under \(TestModelFiles.directory.path)")
     let memoryBefore = peakResidentBytes()
-    var generator = SplitMix64(seed: 0x7F1E_2024)
+    var generator = SeededGenerator(seed: 0x7F1E_2024)
     var counts = (inputs: 0, mutations: 0, accepted: 0, rejected: 0)
     var slowest = (seconds: 0.0, what: "")
     let mutationsPerModel = max(20, totalMutations / max(files.count, 1))
@@ -83,7 +83,7 @@ final class RobustnessTests: XCTestCase {
   }
 
   /// A copy of `bytes` with one to four corruptions, mostly in its structure.
-  private func mutate(_ bytes: [UInt8], structure: [Int], using generator: inout SplitMix64) -> [UInt8] {
+  private func mutate(_ bytes: [UInt8], structure: [Int], using generator: inout SeededGenerator) -> [UInt8] {
     var result = bytes
     for _ in 0...(Int.random(in: 0..<4, using: &generator)) {
       let anywhere = Int.random(in: 0..<4, using: &generator) == 0

@@ -24,7 +24,7 @@ import Testing
   }
 
   @Test func alphaRoundTrips() throws {
-    var generator = SeededGenerator(state: 5)
+    var generator = SeededGenerator(seed: 5)
     for channels in [2, 4] {
       let pixels = (0..<(7 * 3 * channels)).map { _ in UInt8.random(in: 0...255, using: &generator) }
       let image = try Image(width: 7, height: 3, channels: channels, pixels: pixels)
@@ -43,7 +43,7 @@ import Testing
     for length in 0..<file.count {
       #expect(throws: ImageError.self) { try BMP.decode(Array(file[..<length])) }
     }
-    var generator = SeededGenerator(state: 9)
+    var generator = SeededGenerator(seed: 9)
     for name in Self.names where name != "pillow_photo" && name != "pillow_photo_gray" && name != "pillow_photo_palette" {
       let original = try ImageFixtures.bytes("bmp/\(name).bmp")
       for _ in 0..<200 {

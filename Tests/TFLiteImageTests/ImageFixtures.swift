@@ -1,6 +1,10 @@
 import Foundation
 import TFLiteFormat
+
 @testable import TFLiteImage
+
+/// The shared seeded generator (SplitMix64), visible to every file of this test target.
+typealias SeededGenerator = TFLiteFormat.SeededGenerator
 
 /// The image corpus `Scripts/make_image_fixtures.py` writes into `TestModels/images/`.
 enum ImageFixtures {
@@ -28,17 +32,6 @@ enum ImageFixtures {
   }
 }
 
-/// A seeded generator (SplitMix64), so fuzz cases are the same on every run.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var value = state
-    value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-    return value ^ (value >> 31)
-  }
-}
 
 /// Rewrites the CRC of every chunk of a PNG file so that edits inside chunks reach the decoder
 /// past the CRC check; stops at the first chunk whose length runs past the end.

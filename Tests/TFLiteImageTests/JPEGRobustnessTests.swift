@@ -59,7 +59,7 @@ private func decodeError(_ bytes: [UInt8], options: JPEGDecodingOptions = JPEGDe
   @Test(arguments: fuzzedFiles)
   func randomByteFlipsNeverCrash(name: String) throws {
     let bytes = try JPEGCorpus.jpeg(name)
-    var generator = SeededGenerator(state: 11)
+    var generator = SeededGenerator(seed: 11)
     var thrown = 0
     for _ in 0..<400 {
       var mutated = bytes

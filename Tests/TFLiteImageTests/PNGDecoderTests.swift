@@ -89,7 +89,7 @@ import Testing
   }
 
   @Test func randomByteFlipsThrowOrDecode() throws {
-    var generator = SeededGenerator(state: 11)
+    var generator = SeededGenerator(seed: 11)
     for name in ["ct0_d4_trns_adam7", "ct2_d16_adam7", "ct3_d8_trns", "pillow_photo_palette", "ct6_d8"] {
       let original = try ImageFixtures.bytes("png/\(name).png")
       for round in 0..<300 {

@@ -41,7 +41,7 @@ import Testing
     for length in 0..<bytes.count {
       #expect(throws: ImageError.self) { try readAll(Array(bytes[..<length])) }
     }
-    var generator = SeededGenerator(state: 2)
+    var generator = SeededGenerator(seed: 2)
     for _ in 0..<500 {
       var flipped = bytes
       flipped[Int.random(in: 0..<bytes.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)

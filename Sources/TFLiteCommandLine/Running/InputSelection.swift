@@ -1,3 +1,5 @@
+import TFLiteFormat
+
 /// Pairs `.npy` files given on the command line with a graph's inputs or outputs.
 ///
 /// Each value is `FILE.npy` (taken in order: the first unnamed file goes to the first endpoint

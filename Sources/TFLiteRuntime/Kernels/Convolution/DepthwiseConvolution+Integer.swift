@@ -1,0 +1,302 @@
+// Quantized DEPTHWISE_CONV_2D, bit-exact with LiteRT's reference kernels (the arithmetic is
+// `IntegerWeightedArithmetic`, shared with CONV_2D and FULLY_CONNECTED in Convolution+Integer.swift):
+// every output channel c = input channel c / multiplier sums (input − input zero point) ·
+// (weight − weight zero point) over its taps inside the input, adds the bias, rescales per channel
+// and clamps. 8-bit activations run on a channel-vectorised loop over per-row input windows (no
+// arena scratch); 16-bit activations run the scalar grouped convolution over widened inputs.
+
+import TFLiteFormat
+import TFLiteLinearAlgebra
+
+/// DEPTHWISE_CONV_2D on quantized tensors: input `[N,H,W,C]`, filter `[1,KH,KW,C·multiplier]`.
+final class IntegerDepthwiseConv2DKernel: Kernel {
+  private let input: RuntimeTensor
+  private let filter: RuntimeTensor
+  private let bias: RuntimeTensor?
+  private let output: RuntimeTensor
+  private let options: DepthwiseConv2DOptions
+  private let activation: FusedActivation
+  private var shape: DepthwiseShape?
+  private var arithmetic: IntegerWeightedArithmetic?
+  private var byteDepthwise: ByteDepthwiseConvolution?
+  /// The weights in OHWI order for the 16-bit path.
+  private var wideFilter: [Int32] = []
+
+  init(node: Node) throws {
+    let op = "DEPTHWISE_CONV_2D"
+    try requireIntegerWeightedTypes(node, op: op)
+    input = try node.input(0)
+    filter = try node.input(1)
+    bias = node.optionalInput(2)
+    output = try node.output(0)
+    options = try FloatOperands.options(of: node, op: op, defaults: DepthwiseConv2DOptions()) {
+      if case .depthwiseConv2DOptions(let options) = $0 { options } else { nil }
+    }
+    activation = try FusedActivation(options.fusedActivationFunction, op: op)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let op = "DEPTHWISE_CONV_2D"
+    let shape = try DepthwiseShape(depthwiseInput: input, filter: filter, bias: bias, options: options, op: op)
+    let outputChannels = shape.outputChannels
+    let arithmetic = try IntegerWeightedArithmetic(
+      op: op, input: input, weights: filter, bias: bias, output: output, outputChannels: outputChannels,
+      channelAxis: 3, activation: activation, rounding: context.roundingPolicy)
+    output.shape = shape.outputShape
+    if input.type == .int16 {
+      byteDepthwise = nil
+      wideFilter = Self.ohwiFilter(arithmetic.weights, taps: shape.height.filterSize * shape.width.filterSize, channels: outputChannels)
+      context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    } else {
+      let convolution = ByteDepthwiseConvolution(shape, arithmetic: arithmetic, isSigned: input.type == .int8)
+      // Each thread holds one output row's window at a time (on the stack, or the heap when large).
+      let windowBytes = try FloatOperands.checkedCount(convolution.windowShape, "\(op) input window")
+      try context.requireMemory(count: windowBytes, bytesEach: context.threadCount, for: "\(op)'s input windows")
+      byteDepthwise = convolution
+    }
+    // The 8-bit path keeps only its padded weights (not the Int32 ones).
+    self.arithmetic = byteDepthwise == nil ? arithmetic : nil
+    self.shape = shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard output.elementCount > 0 else { return }
+    if let byteDepthwise {
+      try byteDepthwise.run(input: input, output: output, threadCount: context.threadCount)
+      return
+    }
+    guard let shape, let arithmetic, let scratch = context.scratch else {
+      throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared")
+    }
+    let widened = scratch.assumingMemoryBound(to: Int32.self)
+    try arithmetic.widenInput(input, into: widened)
+    // One group per input channel, `multiplier` output channels each.
+    let grouped = ConvolutionShape(
+      batch: shape.batch, inputChannels: shape.inputChannels, groupInputChannels: 1,
+      outputChannels: shape.outputChannels, height: shape.height, width: shape.width)
+    runIntegerConvolution(
+      grouped, arithmetic: arithmetic, weights: wideFilter, input: widened, output: try tensorData(output),
+      outputType: output.type, context: context)
+  }
+
+  /// Depthwise weights `[tap][channel]` reordered to OHWI (`[channel][tap]`).
+  private static func ohwiFilter(_ weights: [Int32], taps: Int, channels: Int) -> [Int32] {
+    (0..<(taps * channels)).map { index in weights[(index % taps) * channels + index / taps] }
+  }
+}
+
+/// DEPTHWISE_CONV_2D on 8-bit activations, vectorised over 16 channels.
+///
+/// For each output row, the input rows its taps read are copied into a small window (on the
+/// stack, so the node needs no arena scratch, as LiteRT's int8 depthwise kernels need none) in the
+/// unsigned form of the integer GEMM (int8 plus 128), with the unsigned input zero point wherever a
+/// tap falls outside the input, every channel repeated `multiplier` times and the channels padded
+/// to whole 16-lane blocks. Every output then sums all its taps without bounds checks: Σ u · w,
+/// where the input offset's share (offset · Σ w over all taps, padding included) is folded into
+/// the bias at prepare time.
+private struct ByteDepthwiseConvolution {
+  /// The convolution.
+  let shape: DepthwiseShape
+  /// The weights minus their zero points, `[tap][channel]` with `paddedChannels` channels per tap.
+  let filter: [Int16]
+  /// Channels per tap in `filter` and per pixel of the window: a multiple of 16.
+  let paddedChannels: Int
+  /// Pixels per window row: the input row with its padding on both sides.
+  let paddedWidth: Int
+  /// Bias (with the input offset's share) and multiplier per output channel.
+  let constants: IntegerChannelConstants
+  /// The output zero point.
+  let outputZeroPoint: Int32
+  /// The fused activation's clamp in raw output values.
+  let clamp: ClosedRange<Int32>
+  /// XOR turning a raw input byte into the unsigned form: 0x80 for int8, 0 for uint8.
+  let signFlip: UInt8
+  /// The unsigned input zero point, which padding holds.
+  let paddingValue: UInt8
+
+  init(_ shape: DepthwiseShape, arithmetic: IntegerWeightedArithmetic, isSigned: Bool) {
+    let channels = shape.outputChannels
+    let padded = PanelPacking.panelCount(columns: channels) * GEMMTile.columns
+    let taps = shape.height.filterSize * shape.width.filterSize
+    var filter = [Int16](repeating: 0, count: taps * padded)
+    var tapSums = [Int32](repeating: 0, count: channels)
+    for tap in 0..<taps {
+      for channel in 0..<channels {
+        let weight = arithmetic.weights[tap * channels + channel]
+        filter[tap * padded + channel] = Int16(truncatingIfNeeded: weight)
+        tapSums[channel] &+= weight
+      }
+    }
+    // (raw + inputOffset) = (unsigned − 128 + inputOffset) for int8, (unsigned + inputOffset) for uint8.
+    let offset = arithmetic.inputOffset &- (isSigned ? 128 : 0)
+    /// Input extent that covers every tap of every output along one axis.
+    func paddedExtent(_ axis: WindowAxis) -> Int {
+      let span = axis.outputSize == 0 ? 0 : (axis.outputSize - 1) * axis.stride + (axis.filterSize - 1) * axis.dilation + 1
+      return max(axis.paddingBefore + axis.inputSize, span)
+    }
+    self.shape = shape
+    self.filter = filter
+    paddedChannels = padded
+    paddedWidth = paddedExtent(shape.width)
+    constants = IntegerChannelConstants(
+      groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding
+    ) {
+      Int32(truncatingIfNeeded: arithmetic.bias[$0]) &+ offset &* tapSums[$0]
+    }
+    outputZeroPoint = arithmetic.outputZeroPoint
+    clamp = arithmetic.clamp
+    signFlip = isSigned ? 0x80 : 0
+    paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
+  }
+
+  /// The shape of one output row's input window (one byte per element): a row per filter tap row.
+  var windowShape: [Int] { [shape.height.filterSize, paddedWidth, paddedChannels] }
+
+  /// Computes the output from the input.
+  func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int) throws {
+    let source = UnsafePointer(try tensorData(input).assumingMemoryBound(to: UInt8.self))
+    let destination = try tensorData(output)
+    if output.type == .uint8 {
+      convolve(source, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount)
+    } else {
+      convolve(source, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount)
+    }
+  }
+
+  /// Fills `window` with the unsigned input rows that output row `y` of `image` reads, one window
+  /// row per filter tap row: the padding value outside the input, every pixel's channels (each
+  /// repeated `multiplier` times) at their place inside it.
+  private func fillWindow(_ window: UnsafeMutablePointer<UInt8>, input: UnsafePointer<UInt8>, image: Int, y: Int) {
+    let height = shape.height
+    let width = shape.width
+    let pixelBytes = shape.inputChannels
+    let contiguous = shape.multiplier == 1 && paddedChannels == pixelBytes
+    let paddedRow = paddedWidth &* paddedChannels
+    window.update(repeating: paddingValue, count: height.filterSize &* paddedRow)
+    for tapRow in 0..<height.filterSize {
+      let inputY = y &* height.stride &- height.paddingBefore &+ tapRow &* height.dilation
+      guard inputY >= 0, inputY < height.inputSize else { continue }
+      let source = input + (image &* height.inputSize &+ inputY) &* width.inputSize &* pixelBytes
+      let row = window + (tapRow &* paddedRow &+ width.paddingBefore &* paddedChannels)
+      if contiguous {
+        flipBytes(from: source, to: row, count: width.inputSize &* pixelBytes)
+        continue
+      }
+      for x in 0..<width.inputSize {
+        let from = source + x &* pixelBytes
+        let to = row + x &* paddedChannels
+        if shape.multiplier == 1 {
+          flipBytes(from: from, to: to, count: pixelBytes)
+        } else {
+          for channel in 0..<shape.outputChannels { to[channel] = from[channel / shape.multiplier] ^ signFlip }
+        }
+      }
+    }
+  }
+
+  /// XORs `count` bytes with the sign flip while copying them, 16 at a time.
+  private func flipBytes(from source: UnsafePointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>, count: Int) {
+    let flip = SIMD16<UInt8>(repeating: signFlip)
+    var offset = 0
+    while offset &+ 16 <= count {
+      storeVector(loadVector(source + offset) ^ flip, destination + offset)
+      offset &+= 16
+    }
+    while offset < count {
+      destination[offset] = source[offset] ^ signFlip
+      offset &+= 1
+    }
+  }
+
+  /// The convolution, one output row at a time over its input window, for one output type.
+  private func convolve<Output: QuantizedInteger>(
+    _ input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int
+  ) {
+    let channels = shape.outputChannels
+    let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
+    let height = shape.height
+    let width = shape.width
+    let stride = paddedChannels
+    let paddedRow = paddedWidth &* stride
+    let pixelStep = width.stride &* stride
+    let tapStep = width.dilation &* stride
+    let windowBytes = height.filterSize &* paddedRow
+    filter.withUnsafeBufferPointer { filterBuffer in
+      guard let filter = filterBuffer.baseAddress else { return }
+      ChannelWindowRows.forEachRow(
+        rows: shape.batch * height.outputSize,
+        workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
+        threadCount: threadCount
+      ) { row in
+        // Wrapping index arithmetic: every offset stays inside the window built for this shape.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: windowBytes) { windowBuffer in
+          guard let window = windowBuffer.baseAddress else { return }
+          fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
+          let firstRow = UnsafePointer(window)
+          let outputRow = output + row &* width.outputSize &* channels
+          var channel = 0
+          while channel < channels {
+            let lanes = min(GEMMTile.columns, channels &- channel)
+            var x = 0
+            while x < width.outputSize {
+              // Four pixels at a time: four independent sums share each widened weight vector. A
+              // group past the row's end repeats its last pixel and stores only the real ones.
+              let count = min(4, width.outputSize &- x)
+              let p0 = firstRow + (x &* pixelStep &+ channel)
+              let p1 = p0 + min(1, count &- 1) &* pixelStep
+              let p2 = p0 + min(2, count &- 1) &* pixelStep
+              let p3 = p0 + min(3, count &- 1) &* pixelStep
+              var s0 = SIMD16<Int32>()
+              var s1 = SIMD16<Int32>()
+              var s2 = SIMD16<Int32>()
+              var s3 = SIMD16<Int32>()
+              var weights = filter + channel
+              var tapRow = 0
+              for _ in 0..<height.filterSize {
+                var tap = tapRow
+                for _ in 0..<width.filterSize {
+                  let w = widenedWeights(weights)
+                  s0 &+= widenedBytes(p0 + tap) &* w
+                  s1 &+= widenedBytes(p1 + tap) &* w
+                  s2 &+= widenedBytes(p2 + tap) &* w
+                  s3 &+= widenedBytes(p3 + tap) &* w
+                  tap &+= tapStep
+                  weights += stride
+                }
+                tapRow &+= paddedRow
+              }
+              let out = outputRow + (x &* channels &+ channel)
+              storeVector(epilogue.requantize(s0, channel: channel).narrowed(to: Output.self), out, lanes: lanes)
+              if count > 1 {
+                storeVector(epilogue.requantize(s1, channel: channel).narrowed(to: Output.self), out + channels, lanes: lanes)
+              }
+              if count > 2 {
+                storeVector(
+                  epilogue.requantize(s2, channel: channel).narrowed(to: Output.self), out + 2 &* channels, lanes: lanes)
+              }
+              if count > 3 {
+                storeVector(
+                  epilogue.requantize(s3, channel: channel).narrowed(to: Output.self), out + 3 &* channels, lanes: lanes)
+              }
+              x &+= 4
+            }
+            channel &+= GEMMTile.columns
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Sixteen unsigned bytes zero-extended to Int32 lanes.
+@inline(__always)
+private func widenedBytes(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Int32> {
+  SIMD16<Int32>(widening: loadVector(pointer))
+}
+
+/// Sixteen Int16 weights sign-extended to Int32 lanes; their known 16-bit range lets the product
+/// with unsigned bytes compile to pmaddwd.
+@inline(__always)
+private func widenedWeights(_ pointer: UnsafePointer<Int16>) -> SIMD16<Int32> {
+  SIMD16<Int32>(widening: loadVector(pointer))
+}
