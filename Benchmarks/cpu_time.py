@@ -2,7 +2,7 @@
 """CPU time per invoke of SwiftTFLite and LiteRT, one thread: steadier than wall-clock medians on
 a machine whose cores other jobs share (a process waiting for a core is not charged for it).
 
-  python Benchmarks/cpu_time.py [--runs 5] [--reference-runs 1] [--tools A,B] [--kinds K,...] MODEL...
+  python Benchmarks/cpu_time.py [--runs 5] [--reference-runs 1] [--tools A,B] [--kinds K,...] [--markdown] MODEL...
 
 --tools lists model-benchmarks executables (default: the two builds of Benchmarks/run.sh). For
 each, the CPU time of a process doing runs+1 invokes minus that of a process doing 1 (so loading
@@ -11,6 +11,12 @@ runs in a child process per kernel set, timed with process_time() around each in
 warm-up invoke; the median is reported. Prints one JSON line per model, milliseconds, with the
 ratios of each tool to LiteRT builtin. Sibling hyperthreads still slow both sides when busy:
 alternate and repeat, and compare ratios rather than absolute times.
+
+--markdown prints the JSON lines to stderr and, at the end, the README's benchmark table to stdout:
+one row per model with the two tools (labelled by --labels, default "ours default,ours native"),
+LiteRT XNNPACK, builtin and BUILTIN_REF, and the ratios default ÷ XNNPACK, default ÷ builtin and
+native ÷ XNNPACK (below 1: SwiftTFLite is faster). `Benchmarks/run.sh --markdown` builds both
+tools and runs this over every network.
 """
 
 import argparse
@@ -31,13 +37,17 @@ def children_cpu_seconds():
 
 
 def swift_cpu_ms(tool, model, runs):
+  """Milliseconds, or None when the tool fails on the model."""
   def process_cpu(invokes):
     before = children_cpu_seconds()
     subprocess.run([tool, "--json", "--threads", "1", "--runs", str(invokes), "--warmup", "0", model], check=True,
                    capture_output=True)
     return children_cpu_seconds() - before
-  fixed = min(process_cpu(1) for _ in range(2))
-  return (process_cpu(runs + 1) - fixed) / runs * 1000
+  try:
+    fixed = min(process_cpu(1) for _ in range(2))
+    return (process_cpu(runs + 1) - fixed) / runs * 1000
+  except subprocess.CalledProcessError:
+    return None
 
 
 def litert_child(model, kind, runs):
@@ -74,23 +84,57 @@ def main():
   parser.add_argument("--reference-runs", type=int, default=1)
   parser.add_argument("--tools", default=DEFAULT_TOOLS)
   parser.add_argument("--kinds", default="xnnpack,builtin,reference")
+  parser.add_argument("--markdown", action="store_true", help="print the markdown table (JSON lines to stderr)")
+  parser.add_argument("--labels", default="ours default,ours native", help="column names of the tools")
   parser.add_argument("--child", help=argparse.SUPPRESS)
   args = parser.parse_args()
   if args.child:
     litert_child(args.models[0], args.child, args.runs)
     return
   tools = [tool for tool in args.tools.split(",") if tool]
+  rows = []
   for model in args.models:
     row = {"model": model}
     for tool in tools:
-      row[tool] = round(swift_cpu_ms(tool, model, args.runs), 2)
+      value = swift_cpu_ms(tool, model, args.runs)
+      row[tool] = round(value, 3) if value is not None else None
     for kind in [kind for kind in args.kinds.split(",") if kind]:
       runs = args.reference_runs if kind == "reference" else args.runs
       value = litert_cpu_ms(model, kind, runs)
-      row[kind] = round(value, 2) if value is not None else None
+      row[kind] = round(value, 3) if value is not None else None
     if row.get("builtin"):
-      row["ratio_to_builtin"] = {tool: round(row[tool] / row["builtin"], 3) for tool in tools}
-    print(json.dumps(row), flush=True)
+      row["ratio_to_builtin"] = {tool: round(row[tool] / row["builtin"], 3) for tool in tools if row[tool] is not None}
+    print(json.dumps(row), flush=True, file=sys.stderr if args.markdown else sys.stdout)
+    rows.append(row)
+  if args.markdown:
+    print(markdown_table(rows, tools, [label for label in args.labels.split(",")]))
+
+
+def markdown_table(rows, tools, labels):
+  """The rows as a markdown table: times with three significant digits, ratios with two decimals."""
+  def time(value):
+    if value is None:
+      return "–"
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+  def ratio(numerator, denominator):
+    return f"{numerator / denominator:.2f}" if numerator is not None and denominator else "–"
+
+  default, native = (tools + [None, None])[:2]
+  names = (labels + [os.path.basename(tool) for tool in tools])[:len(tools)]
+  header = ["network"] + names + ["LiteRT XNNPACK", "LiteRT builtin", "LiteRT `BUILTIN_REF`",
+                                   f"{names[0]} ÷ XNNPACK", f"{names[0]} ÷ builtin"]
+  if native:
+    header.append(f"{names[1]} ÷ XNNPACK")
+  lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+  for row in rows:
+    cells = [os.path.splitext(os.path.basename(row["model"]))[0]] + [time(row.get(tool)) for tool in tools]
+    cells += [time(row.get(kind)) for kind in ("xnnpack", "builtin", "reference")]
+    cells += [ratio(row.get(default), row.get("xnnpack")), ratio(row.get(default), row.get("builtin"))]
+    if native:
+      cells.append(ratio(row.get(native), row.get("xnnpack")))
+    lines.append("| " + " | ".join(cells) + " |")
+  return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@
 # kernels, BUILTIN_REF reference kernels) in the same run, one thread each, and prints the table
 # with ratios (SwiftTFLite median / LiteRT median: below 1 means SwiftTFLite is faster).
 #
-#   Benchmarks/run.sh [--runs N] [--warmup N] [MODEL_OR_DIR...]
+#   Benchmarks/run.sh [--runs N] [--warmup N] [--markdown] [MODEL_OR_DIR...]
+#
+# --markdown times CPU per invoke instead (Benchmarks/cpu_time.py, steadier on a shared machine;
+# --runs defaults to 5 then) and prints the README's benchmark table in markdown.
 #
 # Without paths it times every network model-benchmarks finds (TestModels/ and Benchmarks/Models/).
 # Small networks want more runs than large ones on a loaded machine, e.g.
@@ -14,14 +17,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=50
+runs=
 warmup=5
+markdown=0
 paths=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --warmup) warmup="$2"; shift 2 ;;
-    --*) echo "usage: Benchmarks/run.sh [--runs N] [--warmup N] [MODEL_OR_DIR...]" >&2; exit 64 ;;
+    --markdown) markdown=1; shift ;;
+    --*) echo "usage: Benchmarks/run.sh [--runs N] [--warmup N] [--markdown] [MODEL_OR_DIR...]" >&2; exit 64 ;;
     *) paths+=("$1"); shift ;;
   esac
 done
@@ -47,6 +52,13 @@ if [ ${#models[@]} -eq 0 ]; then
   echo "no networks found in TestModels/manifest.json or Benchmarks/Models/" >&2
   exit 1
 fi
+
+if [ "$markdown" = 1 ]; then
+  echo "CPU time of ${#models[@]} networks, ${runs:-5} runs, one thread; load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >&2
+  exec "$python" Benchmarks/cpu_time.py --markdown --runs "${runs:-5}" --reference-runs 1 \
+    --tools "$default_tool,$native_tool" "${models[@]}"
+fi
+runs="${runs:-50}"
 
 echo "timing ${#models[@]} networks, $runs runs after $warmup warm-up runs, one thread..." >&2
 # Model by model, both builds and LiteRT back to back: on a shared machine the load drifts over

@@ -2,8 +2,8 @@
 
 keras.applications networks at their standard input sizes with random (seeded) weights, plus a
 small vision transformer (ViT-Tiny layout) and a UNet with transposed convolutions and bilinear
-resizes. MobileNetV2 and EfficientNetB0 also come in full int8 (int8 input and output, calibrated
-on random images). Each gets the same files as a TestModels case (model, input, BUILTIN_REF
+resizes. MobileNetV2, EfficientNetB0 and ResNet50 also come in full int8 (int8 input and output,
+calibrated on random images) and dynamic range (float activations, int8 weights: `_hybrid`). Each gets the same files as a TestModels case (model, input, BUILTIN_REF
 output) and an entry in Benchmarks/Models/manifest.json.
 
   Scripts/make_test_models.sh --benchmark-models --skip-test-models --benchmark-only 'resnet50|vgg16'
@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from . import core
-from .core import FLOAT32, INT8, Case, Input
+from .core import FLOAT32, HYBRID, INT8, Case, Input
 
 
 def _random_images(size, lo, hi):
@@ -90,12 +90,12 @@ def _application(constructor, size, **options):
 
 
 applications = tf.keras.applications
-# name -> (builder, input size, input range the network expects, also int8). Networks that include
+# name -> (builder, input size, input range the network expects, also int8 and dynamic range). Networks that include
 # their own preprocessing (EfficientNet, MobileNetV3, ConvNeXt) take [0, 255], the others [-1, 1].
 NETWORKS = {
     "mobilenet_v2": (_application(applications.MobileNetV2, 224), 224, (-1.0, 1.0), True),
     "efficientnet_b0": (_application(applications.EfficientNetB0, 224), 224, (0.0, 255.0), True),
-    "resnet50": (_application(applications.ResNet50, 224), 224, (-1.0, 1.0), False),
+    "resnet50": (_application(applications.ResNet50, 224), 224, (-1.0, 1.0), True),
     # Without the two 4096-wide dense layers (0.5 GB of weights): the 3x3 convolutions are what matter.
     "vgg16": (_application(applications.VGG16, 224, include_top=False, pooling="avg"), 224, (-1.0, 1.0), False),
     "inception_v3": (_application(applications.InceptionV3, 299), 299, (-1.0, 1.0), False),
@@ -110,7 +110,7 @@ NETWORKS = {
 
 @functools.lru_cache(maxsize=None)
 def _network(name):
-  """The network with seeded weights (built once, shared by its float and int8 cases), or a
+  """The network with seeded weights (built once, shared by its float, int8 and hybrid cases), or a
   converter of it."""
   builder, size, (lo, hi), _ = NETWORKS[name]
   tf.keras.utils.set_random_seed(core.SEED)
@@ -134,8 +134,8 @@ def _set_batch_norm_statistics(model, images):
 
 def cases():
   result = []
-  for name, (_, size, (lo, hi), int8) in NETWORKS.items():
-    modes = ((FLOAT32, "float"), (INT8, "int8")) if int8 else ((FLOAT32, "float"),)
+  for name, (_, size, (lo, hi), quantized) in NETWORKS.items():
+    modes = ((FLOAT32, "float"), (INT8, "int8"), (HYBRID, "hybrid")) if quantized else ((FLOAT32, "float"),)
     for mode, suffix in modes:
       result.append(Case(name=f"{name}_{suffix}", group="", mode=mode, kind="network",
                          inputs=[Input((1, size, size, 3), lo, hi)],

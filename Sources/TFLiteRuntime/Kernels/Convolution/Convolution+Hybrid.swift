@@ -9,25 +9,30 @@
 // - DEPTHWISE_CONV_2D quantizes each image asymmetrically and computes
 //   sum · (weight scale · image scale) + bias.
 // Taps outside the input add nothing. The float convolutions clamp to the activation's range;
-// FULLY_CONNECTED without an activation does not clamp at all.
+// FULLY_CONNECTED without an activation does not clamp at all. FULLY_CONNECTED and CONV_2D run
+// their integer products as a packed 8-bit GEMM (HybridDotProducts.swift: generated VNNI kernels
+// where the CPU has them), DEPTHWISE_CONV_2D channel by channel in Swift SIMD.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
 
 /// FULLY_CONNECTED with float input and int8 / int4 weights: input read as `[M, K]`, weights
-/// `[N, K]`, optional float bias `[N]`.
+/// `[N, K]`, optional float bias `[N]`. An input of zeros only gives the bias without any product,
+/// as LiteRT skips the product then.
 final class HybridFullyConnectedKernel: Kernel {
   private static let op = "FULLY_CONNECTED"
-  /// Output channels per work item.
-  private static let channelBlock = 64
+  /// Output panels (of 16 channels) per work item.
+  private static let panelBlock = 4
   private let operands: HybridOperands
   private var input: RuntimeTensor { operands.input }
   private var output: RuntimeTensor { operands.output }
   private let keepNumDims: Bool
   private let activation: FloatClampRange
   private let quantization: HybridInputQuantization
-  private var weights: HybridWeights?
+  private var weights: HybridPackedWeights?
   private var quantizedInput: HybridInputScratch?
+  /// Offset of the per-worker tiles of sums.
+  private var tileOffset = 0
   private var units = 0
 
   init(node: Node) throws {
@@ -47,68 +52,100 @@ final class HybridFullyConnectedKernel: Kernel {
     quantization = options.asymmetricQuantizeInputs ? .asymmetric : .symmetric
   }
 
+  var kernelDescription: String? { DotProductSums.current.hybridDescription }
+
   func prepare(_ context: inout PrepareContext) throws {
-    let op = Self.op
-    let weightTensor = operands.weights
     let geometry = try FullyConnectedShape(
-      input: input, weights: weightTensor, bias: operands.bias, keepNumDims: keepNumDims)
+      input: input, weights: operands.weights, bias: operands.bias, keepNumDims: keepNumDims)
     let (rows, depth, units) = (geometry.rows, geometry.depth, geometry.units)
-    weights = try HybridWeights.reusing(
-      weights, weightTensor, op: op, layout: .contiguous(rows: units, columns: depth), channels: units,
+    weights = try HybridPackedWeights.reusing(
+      weights, operands.weights, op: Self.op, layout: .contiguous(rows: units, columns: depth), groups: 1,
       channelAxis: 0)
     var scratch = ScratchLayout()
     quantizedInput = HybridInputScratch(runs: rows, runLength: depth, scratch: &scratch)
+    tileOffset = scratch.reserve(bytes: context.threadCount * Self.tileRows * GEMMTile.columns * MemoryLayout<Int32>.stride)
     context.requestScratch(bytes: scratch.byteCount)
     self.units = units
     output.shape = geometry.outputShape
   }
+
+  /// Input rows per work item.
+  private static let tileRows = 60
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
     guard let weights, let quantizedInput, let scratch = context.scratch else {
       throw KernelError.invalid("\(Self.op) was not prepared")
     }
-    let quantized = quantizedInput.quantize(
-      input.pointer(as: Float.self), as: quantization, scratch: scratch, context: context)
-    let (units, depth) = (self.units, quantized.runLength)
-    let blocks = (units + Self.channelBlock - 1) / Self.channelBlock
-    let biasPointer = operands.biasPointer
+    let source = input.pointer(as: Float.self)
     let destination = output.pointer(as: Float.self)
-    let activation = activation
-    context.parallelFor(quantizedInput.runs * blocks) { item in
-      let row = item / blocks
-      let firstUnit = (item % blocks) &* Self.channelBlock
-      let scale = quantized.scales[row]
-      let zeroPoint = quantized.zeroPoints[row]
-      let outputRow = destination + row &* units
-      HybridProducts.forEachDotProduct(
-        weights: weights.values, depth: depth, rows: firstUnit..<min(units, firstUnit &+ Self.channelBlock),
-        input: quantized.values + row &* depth
-      ) { unit, sum in
-        let value = HybridRescale.combinedScale(
-          sum &- zeroPoint &* weights.rowSums[unit], inputScale: scale, weightScale: weights.channelScales[unit],
-          bias: hybridBias(biasPointer, unit))
-        outputRow[unit] = activation.apply(value)
+    let biasPointer = operands.biasPointer
+    let (units, rows, activation) = (self.units, quantizedInput.runs, self.activation)
+    if !(0..<rows * quantizedInput.runLength).contains(where: { source[$0] != 0 }) {
+      for row in 0..<rows {
+        for unit in 0..<units { destination[row &* units &+ unit] = activation.apply(hybridBias(biasPointer, unit)) }
+      }
+      return
+    }
+    let quantized = quantizedInput.quantize(source, as: quantization, scratch: scratch, context: context, unsigned: true)
+    let route = DotProductSums.current
+    let rowBlocks = (rows + Self.tileRows - 1) / Self.tileRows
+    let panelBlocks = (weights.panelCount + Self.panelBlock - 1) / Self.panelBlock
+    let tiles = (scratch + tileOffset).assumingMemoryBound(to: Int32.self)
+    let depth = quantized.runLength
+    ParallelWork.run(itemCount: rowBlocks * panelBlocks, threadCount: context.threadCount) { item, worker in
+      let firstRow = (item / panelBlocks) &* Self.tileRows
+      let rowCount = min(Self.tileRows, rows &- firstRow)
+      let firstPanel = (item % panelBlocks) &* Self.panelBlock
+      weights.forEachTile(
+        route: route, a: UnsafeRawPointer(quantized.values + firstRow &* depth).assumingMemoryBound(to: UInt8.self),
+        lda: depth, rowCount: rowCount, group: 0, panels: firstPanel..<min(weights.panelCount, firstPanel &+ Self.panelBlock),
+        tile: tiles + worker &* Self.tileRows &* GEMMTile.columns
+      ) { firstUnit, unitCount, sums in
+        for index in 0..<rowCount {
+          let row = firstRow &+ index
+          let scale = quantized.scales[row]
+          let offset = quantized.zeroPoints[row] &+ 128
+          let outputRow = destination + row &* units
+          let rowSums = sums + index &* GEMMTile.columns
+          for lane in 0..<unitCount {
+            let unit = firstUnit &+ lane
+            let value = HybridRescale.combinedScale(
+              rowSums[lane] &- offset &* weights.channelSums[unit], inputScale: scale,
+              weightScale: weights.channelScales[unit], bias: hybridBias(biasPointer, unit))
+            outputRow[unit] = activation.apply(value)
+          }
+        }
       }
     }
   }
 }
 
 /// CONV_2D with float input and int8 / int4 filter `[O, KH, KW, C / groups]`, optional float bias `[O]`.
+/// Each work item is a block of output pixels of one image and group: their filter windows are
+/// gathered into rows (or read in place for 1×1 stride-1 filters) and multiplied by the packed
+/// filter (`HybridPackedWeights`).
 final class HybridConv2DKernel: Kernel {
   private static let op = "CONV_2D"
+  /// Bytes of gathered rows per work item at most (they stay in the core's L2 while every panel
+  /// of the filter passes over them).
+  private static let blockBytes = 64 * 1024
   private let operands: HybridOperands
   private var input: RuntimeTensor { operands.input }
   private var output: RuntimeTensor { operands.output }
   private let options: Conv2DOptions
   private let activation: FloatClampRange
   private var shape: ConvolutionShape?
-  private var weights: HybridWeights?
+  private var weights: HybridPackedWeights?
   private var quantizedInput: HybridInputScratch?
   /// True for LiteRT's per-channel path: asymmetric input, weight scale applied first.
   private var perChannel = false
-  /// Offset of the per-worker filter-patch buffers in scratch (unused for in-place 1×1 filters).
-  private var patchOffset = 0
+  /// Output pixels per work item.
+  private var blockRows = 1
+  /// Offset of the per-worker gathered rows (unused for in-place 1×1 filters).
+  private var rowsOffset = 0
+  /// Offset of the per-worker tiles of sums.
+  private var tileOffset = 0
 
   init(node: Node) throws {
     operands = try HybridOperands(node, op: Self.op, weightTypes: [.int8, .int4])
@@ -118,19 +155,25 @@ final class HybridConv2DKernel: Kernel {
     activation = try FloatClampRange(options.fusedActivationFunction, op: Self.op)
   }
 
+  var kernelDescription: String? { DotProductSums.current.hybridDescription }
+
   func prepare(_ context: inout PrepareContext) throws {
     let shape = try ConvolutionShape(
       conv2DInput: input, filter: operands.weights, bias: operands.bias, options: options, op: Self.op)
-    let weights = try HybridWeights.reusing(
+    let weights = try HybridPackedWeights.reusing(
       self.weights, operands.weights, op: Self.op,
-      layout: .contiguous(rows: shape.outputChannels, columns: shape.gemmDepth), channels: shape.outputChannels,
-      channelAxis: 0)
+      layout: .contiguous(rows: shape.outputChannels, columns: shape.gemmDepth), groups: shape.groups, channelAxis: 0)
     var scratch = ScratchLayout()
     quantizedInput = HybridInputScratch(
       runs: shape.batch, runLength: shape.batch > 0 ? input.elementCount / shape.batch : 0, scratch: &scratch)
+    let rowBytes = weights.panels.paddedDepth
+    let tileRows = DotProductSums.current.tileRows
+    blockRows = max(tileRows, Self.blockBytes / max(rowBytes, 1) / tileRows * tileRows)
     if !shape.readsInputInPlace {
-      patchOffset = scratch.reserve(bytes: shape.gemmDepth * context.threadCount)
+      rowsOffset = scratch.reserve(bytes: try FloatOperands.checkedCount(
+        [context.threadCount, blockRows, rowBytes], "\(Self.op) gathered rows"))
     }
+    tileOffset = scratch.reserve(bytes: context.threadCount * blockRows * GEMMTile.columns * MemoryLayout<Int32>.stride)
     context.requestScratch(bytes: scratch.byteCount)
     perChannel = weights.hasDistinctScales || shape.groups > 1
     self.weights = weights
@@ -144,39 +187,56 @@ final class HybridConv2DKernel: Kernel {
       throw KernelError.invalid("\(Self.op) was not prepared")
     }
     let quantized = quantizedInput.quantize(
-      input.pointer(as: Float.self), as: perChannel ? .asymmetric : .symmetric, scratch: scratch, context: context)
+      input.pointer(as: Float.self), as: perChannel ? .asymmetric : .symmetric, scratch: scratch, context: context,
+      unsigned: true)
     let biasPointer = operands.biasPointer
     let destination = output.pointer(as: Float.self)
-    let patches = (scratch + patchOffset).assumingMemoryBound(to: Int8.self)
-    let (activation, perChannel) = (activation, self.perChannel)
-    let (outputHeight, outputWidth) = (shape.height.outputSize, shape.width.outputSize)
-    let depth = shape.gemmDepth
-    let groupOutputs = shape.groupOutputChannels
-    ParallelWork.run(itemCount: shape.batch * outputHeight, threadCount: context.threadCount) { row, worker in
-      let image = row / outputHeight
-      let y = row % outputHeight
+    let gathered = (scratch + rowsOffset).assumingMemoryBound(to: Int8.self)
+    let tiles = (scratch + tileOffset).assumingMemoryBound(to: Int32.self)
+    let (activation, perChannel, blockRows) = (activation, self.perChannel, self.blockRows)
+    let outputWidth = shape.width.outputSize
+    let pixels = shape.height.outputSize * outputWidth
+    let rowBytes = weights.panels.paddedDepth
+    let blocks = (pixels + blockRows - 1) / blockRows
+    let groups = shape.groups
+    let route = DotProductSums.current
+    ParallelWork.run(itemCount: shape.batch * groups * blocks, threadCount: context.threadCount) { item, worker in
+      let image = item / (groups &* blocks)
+      let group = (item / blocks) % groups
+      let firstPixel = (item % blocks) &* blockRows
+      let rowCount = min(blockRows, pixels &- firstPixel)
       let scale = quantized.scales[image]
-      let zeroPoint = quantized.zeroPoints[image]
+      let offset = quantized.zeroPoints[image] &+ 128
       let imageValues = quantized.values + image &* quantized.runLength
-      let patch = patches + worker &* depth
-      for x in 0..<outputWidth {
-        let outputPixel = destination + (row &* outputWidth &+ x) &* shape.outputChannels
-        for group in 0..<shape.groups {
-          let channelOffset = group &* shape.groupInputChannels
-          let values: UnsafePointer<Int8>
-          if shape.readsInputInPlace {
-            values = UnsafePointer(imageValues + ((y &* shape.width.inputSize &+ x) &* shape.inputChannels &+ channelOffset))
-          } else {
-            gatherPatch(
-              shape, image: imageValues, y: y, x: x, channelOffset: channelOffset, padding: Int8(truncatingIfNeeded: zeroPoint),
-              into: patch)
-            values = UnsafePointer(patch)
-          }
-          let firstChannel = group &* groupOutputs
-          HybridProducts.forEachDotProduct(
-            weights: weights.values, depth: depth, rows: firstChannel..<firstChannel &+ groupOutputs, input: values
-          ) { channel, sum in
-            let corrected = sum &- zeroPoint &* weights.rowSums[channel]
+      let channelOffset = group &* shape.groupInputChannels
+      let rows: UnsafePointer<Int8>
+      let lda: Int
+      if shape.readsInputInPlace {
+        rows = UnsafePointer(imageValues + (firstPixel &* shape.inputChannels &+ channelOffset))
+        lda = shape.inputChannels
+      } else {
+        let workerRows = gathered + worker &* blockRows &* rowBytes
+        for index in 0..<rowCount {
+          let pixel = firstPixel &+ index
+          gatherPatch(
+            shape, image: imageValues, y: pixel / outputWidth, x: pixel % outputWidth, channelOffset: channelOffset,
+            padding: Int8(truncatingIfNeeded: offset), into: workerRows + index &* rowBytes)
+        }
+        rows = UnsafePointer(workerRows)
+        lda = rowBytes
+      }
+      let firstChannel = group &* weights.groupChannels
+      let outputPixels = destination + (image &* pixels &+ firstPixel) &* shape.outputChannels
+      weights.forEachTile(
+        route: route, a: UnsafeRawPointer(rows).assumingMemoryBound(to: UInt8.self), lda: lda, rowCount: rowCount,
+        group: group, panels: 0..<weights.panelCount, tile: tiles + worker &* blockRows &* GEMMTile.columns
+      ) { firstColumn, columnCount, sums in
+        for index in 0..<rowCount {
+          let outputPixel = outputPixels + index &* shape.outputChannels
+          let pixelSums = sums + index &* GEMMTile.columns
+          for lane in 0..<columnCount {
+            let channel = firstChannel &+ firstColumn &+ lane
+            let corrected = pixelSums[lane] &- offset &* weights.channelSums[channel]
             let bias = hybridBias(biasPointer, channel)
             let weightScale = weights.channelScales[channel]
             let value =
@@ -193,7 +253,7 @@ final class HybridConv2DKernel: Kernel {
 
 /// Copies the filter window of output pixel (`y`, `x`) over one group's channels from a quantized
 /// image into `patch` (in the filter's `[KH, KW, C / groups]` order), writing `padding` (the input
-/// zero point, whose products the row sums take out again) for taps outside the image.
+/// zero point as stored, whose products the channel sums take out again) for taps outside the image.
 private func gatherPatch(
   _ shape: ConvolutionShape, image: UnsafePointer<Int8>, y: Int, x: Int, channelOffset: Int, padding: Int8,
   into patch: UnsafeMutablePointer<Int8>

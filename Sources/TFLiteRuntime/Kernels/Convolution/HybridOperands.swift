@@ -40,10 +40,12 @@ enum HybridInputQuantization {
   /// Values quantized per SIMD block, rounded by adding ±0.5 and truncating.
   private static let blockSize = 8
 
-  /// Quantizes `count` floats into `destination` and returns the scale and zero point used.
-  func quantize(_ source: UnsafePointer<Float>, count: Int, into destination: UnsafeMutablePointer<Int8>)
-    -> Parameters
-  {
+  /// Quantizes `count` floats into `destination` and returns the scale and zero point used. With
+  /// `unsigned`, every value is stored plus 128 (its bit pattern read as UInt8: the left-hand form
+  /// of `DotProductSums`); the zero point returned is still the int8 one.
+  func quantize(
+    _ source: UnsafePointer<Float>, count: Int, into destination: UnsafeMutablePointer<Int8>, unsigned: Bool = false
+  ) -> Parameters {
     guard count > 0 else { return Parameters(scale: 1, zeroPoint: 0) }
     var low = source[0]
     var high = source[0]
@@ -58,14 +60,14 @@ enum HybridInputQuantization {
     switch self {
     case .symmetric:
       let range = max(abs(low), abs(high))
-      guard range != 0 else { return Self.zeroFilled(destination, count: count) }
+      guard range != 0 else { return Self.zeroFilled(destination, count: count, unsigned: unsigned) }
       parameters = Parameters(scale: range / 127, zeroPoint: 0)
       inverseScale = 127 / range
       lowest = -127
     case .asymmetric:
       let rangeLow = min(0, low)
       let rangeHigh = max(0, high)
-      guard rangeLow != rangeHigh else { return Self.zeroFilled(destination, count: count) }
+      guard rangeLow != rangeHigh else { return Self.zeroFilled(destination, count: count, unsigned: unsigned) }
       let scale = Double(rangeHigh - rangeLow) / 255
       let fromLow = -128 - Double(rangeLow) / scale
       let fromHigh = 127 - Double(rangeHigh) / scale
@@ -89,7 +91,8 @@ enum HybridInputQuantization {
     let scaleVector = SIMD8<Float>(repeating: inverseScale)
     let lowVector = SIMD8<Float>(repeating: rangeLow)
     let highVector = SIMD8<Float>(repeating: rangeHigh)
-    let offsetVector = SIMD8<Int32>(repeating: parameters.zeroPoint)
+    let storedOffset = parameters.zeroPoint &+ (unsigned ? 128 : 0)
+    let offsetVector = SIMD8<Int32>(repeating: storedOffset)
     var index = 0
     while index < blockEnd {
       let scaled = UnsafeRawPointer(source + index).loadUnaligned(as: SIMD8<Float>.self) * scaleVector
@@ -105,15 +108,15 @@ enum HybridInputQuantization {
     while index < count {
       let rounded = (source[index] * inverseScale).rounded(.toNearestOrAwayFromZero)
       let clamped = rounded.isNaN ? 0 : min(max(rounded, rangeLow), rangeHigh)
-      destination[index] = Int8(truncatingIfNeeded: Int32(clamped) &+ parameters.zeroPoint)
+      destination[index] = Int8(truncatingIfNeeded: Int32(clamped) &+ storedOffset)
       index += 1
     }
     return parameters
   }
 
   /// An all-zero input (an empty range): every value 0, scale 1, zero point 0, as LiteRT sets them.
-  private static func zeroFilled(_ destination: UnsafeMutablePointer<Int8>, count: Int) -> Parameters {
-    destination.update(repeating: 0, count: count)
+  private static func zeroFilled(_ destination: UnsafeMutablePointer<Int8>, count: Int, unsigned: Bool) -> Parameters {
+    destination.update(repeating: unsigned ? Int8(bitPattern: 128) : 0, count: count)
     return Parameters(scale: 1, zeroPoint: 0)
   }
 }
@@ -306,19 +309,23 @@ struct HybridInputScratch {
   /// Values per run.
   let runLength: Int
 
+  /// Bytes readable past the last value: `DotProductSums` reads rows in steps of four bytes.
+  static let trailingBytes = 3
+
   /// Reserves room for `runs` runs of `runLength` values in `scratch`.
   init(runs: Int, runLength: Int, scratch: inout ScratchLayout) {
     self.runs = runs
     self.runLength = runLength
-    valuesOffset = scratch.reserve(bytes: runs * runLength)
+    valuesOffset = scratch.reserve(bytes: runs * runLength + Self.trailingBytes)
     scalesOffset = scratch.reserve(floats: runs)
     zeroPointsOffset = scratch.reserve(bytes: runs * MemoryLayout<Int32>.stride)
   }
 
-  /// Quantizes every run of `source` (runs spread over the threads) and returns the scratch views.
+  /// Quantizes every run of `source` (runs spread over the threads) and returns the scratch views;
+  /// `unsigned` stores the values plus 128 (see `HybridInputQuantization.quantize`).
   func quantize(
     _ source: UnsafePointer<Float>, as quantization: HybridInputQuantization, scratch: UnsafeMutableRawPointer,
-    context: EvalContext
+    context: EvalContext, unsigned: Bool = false
   ) -> HybridQuantizedInput {
     let input = HybridQuantizedInput(
       values: (scratch + valuesOffset).assumingMemoryBound(to: Int8.self),
@@ -326,7 +333,7 @@ struct HybridInputScratch {
       zeroPoints: (scratch + zeroPointsOffset).assumingMemoryBound(to: Int32.self), runLength: runLength)
     context.parallelFor(runs) { run in
       let parameters = quantization.quantize(
-        source + run &* runLength, count: runLength, into: input.values + run &* runLength)
+        source + run &* runLength, count: runLength, into: input.values + run &* runLength, unsigned: unsigned)
       input.scales[run] = parameters.scale
       input.zeroPoints[run] = parameters.zeroPoint
     }

@@ -1,0 +1,118 @@
+// The integer product of the hybrid CONV_2D and FULLY_CONNECTED kernels as an 8-bit GEMM, the way
+// LiteRT's optimized hybrid kernels run it (quantized input times int8 weights into int32, then
+// scaled in float): the weights are packed once into `QuadPanelMatrices` (four depths per 32-bit
+// lane, the layout `vpdpbusd` reads) and `DotProductSums` computes 16-column tiles of sums, with
+// the generated VNNI kernels where the CPU has them and Swift code elsewhere.
+//
+// The quantized input is stored unsigned (q + 128), as `vpdpbusd` multiplies unsigned by signed
+// bytes. A tile's sum is then Σ (q + 128) · w, and the sum LiteRT computes, Σ (q − z) · w for
+// input zero point z, is that minus (z + 128) · Σ w (the weight row's sum), all wrapping in Int32:
+// equal to the bit whatever the order of the additions.
+//
+// Depths are padded to a multiple of four with zero weights, so a left-hand row may be read up
+// to three bytes past its end (the values there meet zero weights); `HybridInputScratch` leaves
+// that room after the quantized input.
+
+import TFLiteFormat
+import TFLiteLinearAlgebra
+
+/// The constant weights of a hybrid CONV_2D or FULLY_CONNECTED, packed for `DotProductSums`: one
+/// `depth × groupChannels` matrix per group (column n of group g is output channel
+/// `g · groupChannels + n`), with the sum and the scale of every output channel.
+final class HybridPackedWeights {
+  /// The packed matrices, one per group.
+  let panels: QuadPanelMatrices
+  /// Output channels of one group.
+  let groupChannels: Int
+  /// The depth of the products (unpadded).
+  let depth: Int
+  /// The sum of each output channel's weights.
+  let channelSums: UnsafeMutablePointer<Int32>
+  /// The scale of every output channel (the per-tensor scale repeated).
+  let channelScales: UnsafeMutablePointer<Float>
+  /// True when the channels do not all share one scale.
+  let hasDistinctScales: Bool
+  /// The tensor memory and layout the weights were read from.
+  private let source: (data: UnsafeMutableRawPointer?, layout: HybridWeightLayout, groups: Int)
+
+  /// Steps of four depths of every product.
+  var steps: Int { panels.paddedDepth / 4 }
+
+  /// `existing` when it was read from the same memory of `tensor` in the same layout and groups,
+  /// else the weights read anew.
+  static func reusing(
+    _ existing: HybridPackedWeights?, _ tensor: RuntimeTensor, op: String, layout: HybridWeightLayout, groups: Int,
+    channelAxis: Int
+  ) throws -> HybridPackedWeights {
+    if let existing, tensor.isConstant, existing.source.data == tensor.data, existing.source.layout == layout,
+      existing.source.groups == groups
+    {
+      return existing
+    }
+    return try HybridPackedWeights(tensor, op: op, layout: layout, groups: groups, channelAxis: channelAxis)
+  }
+
+  /// Reads and checks `tensor` as `HybridWeights` does (rows = output channels, columns = depth)
+  /// and packs it; the row-major copy is freed before this returns.
+  init(_ tensor: RuntimeTensor, op: String, layout: HybridWeightLayout, groups: Int, channelAxis: Int) throws {
+    let channels = layout.rows
+    let rows = try HybridWeights(tensor, op: op, layout: layout, channels: channels, channelAxis: channelAxis)
+    let depth = layout.columns
+    let groupChannels = groups > 0 ? channels / groups : 0
+    let count = channels * depth
+    let widened = UnsafeMutablePointer<Int32>.allocate(capacity: max(count, 1))
+    defer { widened.deallocate() }
+    for index in 0..<count { widened[index] = Int32(rows.values[index]) }
+    guard
+      let panels = QuadPanelMatrices(
+        widened, sourceStride: groupChannels * depth, count: groups, layout: .columnMajor(depth: depth), depth: depth,
+        columns: groupChannels)
+    else {
+      throw KernelError.invalid("\(op): weights \(QuantizationValidation.describe(tensor)) do not fit in 8 bits")
+    }
+    self.panels = panels
+    self.groupChannels = groupChannels
+    self.depth = depth
+    channelSums = .allocate(capacity: max(channels, 1))
+    channelSums.initialize(from: rows.rowSums, count: channels)
+    channelScales = .allocate(capacity: max(channels, 1))
+    channelScales.initialize(from: rows.channelScales, count: channels)
+    hasDistinctScales = rows.hasDistinctScales
+    source = (tensor.data, layout, groups)
+  }
+
+  deinit {
+    channelSums.deallocate()
+    channelScales.deallocate()
+  }
+
+  /// Computes the sums of `rowCount` left-hand rows (unsigned, `lda` bytes apart) with the columns
+  /// `panels` (16 each) of group `group`'s matrix, and hands each 16-column tile to
+  /// `body(firstColumn, columnCount, sums)`: `sums` holds `rowCount` rows of 16 Int32 values, of
+  /// which the first `columnCount` are real columns (channel `group · groupChannels + firstColumn + j`).
+  /// `tile` is room for `rowCount × 16` sums.
+  @inline(__always)
+  func forEachTile(
+    route: DotProductSums, a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, group: Int, panels panelRange: Range<Int>,
+    tile: UnsafeMutablePointer<Int32>,
+    _ body: (_ firstColumn: Int, _ columnCount: Int, _ sums: UnsafePointer<Int32>) -> Void
+  ) {
+    let width = GEMMTile.columns
+    let matrix = panels.matrix(group)
+    let panelBytes = panels.paddedDepth &* width
+    for panel in panelRange {
+      route.sums(
+        a: a, lda: lda, rowCount: rowCount, b: matrix + panel &* panelBytes, steps: steps, c: tile, ldc: width)
+      let firstColumn = panel &* width
+      body(firstColumn, min(width, groupChannels &- firstColumn), UnsafePointer(tile))
+    }
+  }
+
+  /// Panels of one group's matrix.
+  var panelCount: Int { PanelPacking.panelCount(columns: groupChannels) }
+}
+
+extension DotProductSums {
+  /// How the kernel's products run, for `tflite bench --verbose`.
+  var hybridDescription: String { "int8 dot-product GEMM, \(generatedLevel ?? KernelDescription.swiftLevel)" }
+}
