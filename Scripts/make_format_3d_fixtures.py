@@ -19,6 +19,7 @@ Every model is built field by field with LiteRT's own schema classes (ai-edge-li
   size 4, block shape [1, 4], scales in a tensor) and under MultiAxisQuantization (axes [0, 1]).
 - signature_subgraph.tflite: subgraph 0 runs; subgraph 1, which only a signature reaches,
   dequantizes a UINT4 constant.
+- boundary_uint4.tflite: no operators; a UINT4 subgraph input is also its output.
 - custom_decode.tflite: a custom operator with custom code DECODE whose options are a FlexBuffer
   map (values chosen here to exercise the decoder), followed by ADD.
 
@@ -218,6 +219,11 @@ def signature_subgraph():
                   [buffer(bytes([0x21]))], more_subgraphs=[second], signatures=signatures)
 
 
+def boundary_uint4():
+    """No operators: a UINT4 subgraph input that is also the output."""
+    return finish([], [tensor("packed", "UINT4", [2])], [0], [0], [], [])
+
+
 def litert_loads(path):
     """Whether LiteRT's interpreter loads and prepares the model, or its error."""
     try:
@@ -262,6 +268,7 @@ def main():
         "blockwise_bad_scales": (quantization_2026(scales_tensor=99), "(BlockwiseQuantization).scales is 99"),
         "custom_decode": (custom_decode(), "unsupported"),
         "signature_subgraph": (signature_subgraph(), "unsupported"),
+        "boundary_uint4": (boundary_uint4(), "unsupported"),
     }
     manifest = {"generator": {"ai_edge_litert": ai_edge_litert.__version__, "numpy": np.__version__},
                 "decode_options": DECODE_OPTIONS, "models": []}

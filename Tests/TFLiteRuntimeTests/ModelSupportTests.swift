@@ -93,6 +93,13 @@ final class ModelSupportTests: XCTestCase {
     }
   }
 
+  func testUnusableSubgraphInputsAndOutputsNoNodeTouchesAreListed() throws {
+    let list = try OperatorSupport.unsupportedOperators(in: try model("format3d/boundary_uint4.tflite"))
+    let reason = "tensor 0 'packed': type UINT4, which no kernel of this runtime reads or writes"
+    XCTAssertEqual(list.map(\.description), ["subgraph input 0: \(reason)", "subgraph output 0: \(reason)"])
+    XCTAssertEqual(list.map(\.node), [-1, -1])
+  }
+
   /// Property over every `.tflite` under TestModels: a model that reads gets an empty list exactly
   /// when it loads and every signature can be used, and otherwise the list loading (or, when it
   /// loads, the signatures' first use) throws; every model the manifest lists (the ones the
@@ -122,7 +129,7 @@ final class ModelSupportTests: XCTestCase {
     XCTAssertTrue(
       Set([
         "format3d/types_2026.tflite", "format3d/quantization_2026.tflite", "format3d/custom_decode.tflite",
-        "format3d/signature_subgraph.tflite",
+        "format3d/signature_subgraph.tflite", "format3d/boundary_uint4.tflite",
       ])
         .isSubset(of: refused), "\(refused)")
     XCTAssertEqual(unreadable, 9, "the bad-input fixtures of format3d")
