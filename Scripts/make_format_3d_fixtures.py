@@ -17,6 +17,9 @@ Every model is built field by field with LiteRT's own schema classes (ai-edge-li
   runtime holds none of these types).
 - quantization_2026.tflite: FULLY_CONNECTED with INT4 weights under BlockwiseQuantization (block
   size 4, block shape [1, 4], scales in a tensor) and under MultiAxisQuantization (axes [0, 1]).
+- signature_subgraph.tflite: subgraph 0 runs; subgraph 1, which only a signature reaches,
+  dequantizes a UINT4 constant.
+- boundary_uint4.tflite: no operators; a UINT4 subgraph input is also its output.
 - custom_decode.tflite: a custom operator with custom code DECODE whose options are a FlexBuffer
   map (values chosen here to exercise the decoder), followed by ADD.
 
@@ -78,14 +81,35 @@ def operator(opcode_index, inputs, outputs, custom_options=None):
     return value
 
 
-def finish(codes, tensors, inputs, outputs, operators, buffers, groups=None, externals=None):
+def subgraph(tensors, inputs, outputs, operators):
+    graph = schema.SubGraphT()
+    graph.tensors, graph.inputs, graph.outputs, graph.operators = tensors, inputs, outputs, operators
+    return graph
+
+
+def signature(key, subgraph_index, inputs, outputs):
+    """A signature def; inputs and outputs are (name, tensor index) pairs."""
+    def maps(pairs):
+        result = []
+        for name, index in pairs:
+            entry = schema.TensorMapT()
+            entry.name, entry.tensorIndex = name, index
+            result.append(entry)
+        return result
+    value = schema.SignatureDefT()
+    value.signatureKey, value.subgraphIndex = key, subgraph_index
+    value.inputs, value.outputs = maps(inputs), maps(outputs)
+    return value
+
+
+def finish(codes, tensors, inputs, outputs, operators, buffers, groups=None, externals=None, more_subgraphs=(),
+           signatures=None):
     model = schema.ModelT()
     model.version = 3
     model.description = "SwiftTFLite format3d fixture"
     model.operatorCodes = codes
-    graph = schema.SubGraphT()
-    graph.tensors, graph.inputs, graph.outputs, graph.operators = tensors, inputs, outputs, operators
-    model.subgraphs = [graph]
+    model.subgraphs = [subgraph(tensors, inputs, outputs, operators)] + list(more_subgraphs)
+    model.signatureDefs = signatures
     model.buffers = [buffer()] + buffers
     model.externalBufferGroups = groups
     model.externalBuffers = externals
@@ -182,6 +206,24 @@ def custom_decode():
     return finish([operator_code("CUSTOM", "DECODE"), operator_code("ADD")], tensors, [0], [2], operators, [])
 
 
+def signature_subgraph():
+    """Subgraph 0 adds its input to itself; subgraph 1, reached only through signature
+    `dequantize`, dequantizes a UINT4 constant."""
+    main = [tensor("x", "FLOAT32", [2]), tensor("x_plus_x", "FLOAT32", [2])]
+    quantization = schema.QuantizationParametersT()
+    quantization.scale, quantization.zeroPoint = [0.5], [0]
+    second = subgraph([tensor("uint4", "UINT4", [2], buffer=1, quantization=quantization),
+                       tensor("uint4_as_float", "FLOAT32", [2])], [], [1], [operator(1, [0], [1])])
+    signatures = [signature("add", 0, [("x", 0)], [("y", 1)]), signature("dequantize", 1, [], [("y", 1)])]
+    return finish([operator_code("ADD"), operator_code("DEQUANTIZE")], main, [0], [1], [operator(0, [0, 0], [1])],
+                  [buffer(bytes([0x21]))], more_subgraphs=[second], signatures=signatures)
+
+
+def boundary_uint4():
+    """No operators: a UINT4 subgraph input that is also the output."""
+    return finish([], [tensor("packed", "UINT4", [2])], [0], [0], [], [])
+
+
 def litert_loads(path):
     """Whether LiteRT's interpreter loads and prepares the model, or its error."""
     try:
@@ -225,6 +267,8 @@ def main():
         "quantization_2026": (quantization_2026(), "unsupported"),
         "blockwise_bad_scales": (quantization_2026(scales_tensor=99), "(BlockwiseQuantization).scales is 99"),
         "custom_decode": (custom_decode(), "unsupported"),
+        "signature_subgraph": (signature_subgraph(), "unsupported"),
+        "boundary_uint4": (boundary_uint4(), "unsupported"),
     }
     manifest = {"generator": {"ai_edge_litert": ai_edge_litert.__version__, "numpy": np.__version__},
                 "decode_options": DECODE_OPTIONS, "models": []}

@@ -18,16 +18,17 @@ public enum OperatorSupport {
 }
 
 extension OperatorSupport {
-  /// Every operator of `model` this runtime cannot run, with why: the list
-  /// `ModelRunner(model:options:)` throws as ``RuntimeError/unsupportedOperators(_:)``, found the
-  /// same way, by loading (lowering subgraph 0 and every subgraph its control flow calls: tensors
-  /// and kernels, with nothing allocated or run). Empty when the model loads; other load errors (a
-  /// graph that is not valid) are thrown.
+  /// Every operator of `model` this runtime cannot run, with why, found by loading it as
+  /// `ModelRunner(model:options:)` does (lowering subgraph 0 and every subgraph its control flow
+  /// calls: tensors and kernels, with nothing allocated or run) and also lowering every signature's
+  /// subgraph, which a runner otherwise lowers when the signature is first used. It is the list
+  /// ``RuntimeError/unsupportedOperators(_:)`` carries when loading or a signature's first use
+  /// throws; empty when neither does. Other load errors (a graph that is not valid) are thrown.
   public static func unsupportedOperators(
     in model: TFLiteModel, options: RunnerOptions = RunnerOptions()
   ) throws -> [UnsupportedOperator] {
     do {
-      _ = try ModelRunner(model: model, options: options)
+      _ = try ModelRunner(model: model, options: options, includingSignatureSubgraphs: true)
     } catch RuntimeError.unsupportedOperators(let list) {
       return list
     }

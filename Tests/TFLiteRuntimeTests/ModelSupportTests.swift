@@ -7,21 +7,31 @@ import XCTest
 /// What the runtime says it cannot run (`OperatorSupport.unsupportedOperators(in:)`, behind
 /// `tflite check`) and what loading does: the 2026 types and quantization schemes of
 /// `TestModels/format3d` are refused naming the node, operand, tensor and reason; external
-/// weights run; and on every committed model the check's list is empty exactly when loading works
-/// and is the list loading throws otherwise.
+/// weights run; subgraphs only signatures reach are checked; and on every committed model the
+/// check's list is empty exactly when loading and using every signature work.
 final class ModelSupportTests: XCTestCase {
   private func model(_ file: String) throws -> TFLiteModel {
     try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(file).path)
   }
 
-  /// The list loading `model` throws (empty when it loads).
-  private func unsupportedWhenLoading(_ model: TFLiteModel) throws -> [UnsupportedOperator] {
+  /// The list loading `model` throws, or, when it loads, what the first use of each signature
+  /// throws (in subgraph and node order); empty when all of that works.
+  private func unsupportedWhenLoadingAndUsingSignatures(_ model: TFLiteModel) throws -> [UnsupportedOperator] {
+    let runner: ModelRunner
     do {
-      _ = try ModelRunner(model: model)
-      return []
+      runner = try ModelRunner(model: model)
     } catch RuntimeError.unsupportedOperators(let list) {
       return list
     }
+    var found: Set<UnsupportedOperator> = []
+    for signature in runner.signatures {
+      do {
+        _ = try runner.subgraph(at: signature.subgraphIndex)
+      } catch RuntimeError.unsupportedOperators(let list) {
+        found.formUnion(list)
+      }
+    }
+    return found.sorted { ($0.subgraph, $0.node) < ($1.subgraph, $1.node) }
   }
 
   func testExternalWeightsRunAndGiveLiteRTsOutput() throws {
@@ -44,7 +54,7 @@ final class ModelSupportTests: XCTestCase {
     for (entry, (tensor, name)) in zip(list, [(0, "INT2"), (2, "UINT4"), (4, "FLOAT8_E4M3FN"), (6, "FLOAT8_E5M2")]) {
       XCTAssertTrue(entry.reason.hasPrefix("input 0 (tensor \(tensor) '\(name.lowercased())'): type \(name),"), entry.reason)
     }
-    XCTAssertEqual(try unsupportedWhenLoading(try model("format3d/types_2026.tflite")), list)
+    XCTAssertEqual(try unsupportedWhenLoadingAndUsingSignatures(try model("format3d/types_2026.tflite")), list)
   }
 
   func testBlockwiseAndMultiAxisQuantizationAreRefusedNamingTheScheme() throws {
@@ -70,9 +80,30 @@ final class ModelSupportTests: XCTestCase {
     XCTAssertEqual(list.map(\.reason), ["no kernel for this operator"])
   }
 
+  func testSubgraphsReachedOnlyThroughSignaturesAreChecked() throws {
+    let loaded = try model("format3d/signature_subgraph.tflite")
+    let list = try OperatorSupport.unsupportedOperators(in: loaded)
+    XCTAssertEqual(list.map(\.description), [
+      "node 0 (subgraph 1): DEQUANTIZE v1: input 0 (tensor 0 'uint4'): type UINT4, which no kernel of this runtime reads or writes"
+    ])
+    let runner = try ModelRunner(model: loaded)
+    XCTAssertThrowsError(try runner.subgraph(at: 1)) { error in
+      guard case RuntimeError.unsupportedOperators(let thrown) = error else { return XCTFail("\(error)") }
+      XCTAssertEqual(thrown, list)
+    }
+  }
+
+  func testUnusableSubgraphInputsAndOutputsNoNodeTouchesAreListed() throws {
+    let list = try OperatorSupport.unsupportedOperators(in: try model("format3d/boundary_uint4.tflite"))
+    let reason = "tensor 0 'packed': type UINT4, which no kernel of this runtime reads or writes"
+    XCTAssertEqual(list.map(\.description), ["subgraph input 0: \(reason)", "subgraph output 0: \(reason)"])
+    XCTAssertEqual(list.map(\.node), [-1, -1])
+  }
+
   /// Property over every `.tflite` under TestModels: a model that reads gets an empty list exactly
-  /// when it loads, and otherwise the list loading throws; every model the manifest lists (the
-  /// ones the conformance suites run) gets an empty list.
+  /// when it loads and every signature can be used, and otherwise the list loading (or, when it
+  /// loads, the signatures' first use) throws; every model the manifest lists (the ones the
+  /// conformance suites run) gets an empty list.
   func testCheckAgreesWithLoadingOnEveryTestModel() throws {
     let root = TestModelManifest.directory.resolvingSymlinksInPath()
     let files = ((FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?.allObjects as? [URL]) ?? [])
@@ -86,13 +117,20 @@ final class ModelSupportTests: XCTestCase {
         continue
       }
       let checked = try OperatorSupport.unsupportedOperators(in: loaded)
-      XCTAssertEqual(checked, try unsupportedWhenLoading(loaded), file)
+      let whenUsed = try unsupportedWhenLoadingAndUsingSignatures(loaded)
+      // A model refused at load may have more to refuse in signature subgraphs, which check adds.
+      XCTAssertTrue(Set(whenUsed).isSubset(of: checked), file)
+      XCTAssertEqual(checked.isEmpty, whenUsed.isEmpty, file)
+      if (try? ModelRunner(model: loaded)) != nil { XCTAssertEqual(checked, whenUsed, file) }
       if !checked.isEmpty { refused.append(file) }
     }
     let suiteModels = Set(try TestModelManifest.load().models.map(\.file))
     XCTAssertEqual(refused.filter(suiteModels.contains), [], "models the suites run that check refuses")
     XCTAssertTrue(
-      Set(["format3d/types_2026.tflite", "format3d/quantization_2026.tflite", "format3d/custom_decode.tflite"])
+      Set([
+        "format3d/types_2026.tflite", "format3d/quantization_2026.tflite", "format3d/custom_decode.tflite",
+        "format3d/signature_subgraph.tflite", "format3d/boundary_uint4.tflite",
+      ])
         .isSubset(of: refused), "\(refused)")
     XCTAssertEqual(unreadable, 9, "the bad-input fixtures of format3d")
   }

@@ -4,7 +4,7 @@ import TFLiteRuntime
 /// `tflite check MODEL [--json]`: before running anything, every operator of the model this runtime
 /// cannot run (no kernel, or a type, version, option or quantization scheme no kernel handles).
 /// The answer is the runtime's own (``OperatorSupport/unsupportedOperators(in:options:)``: the list
-/// loading the model throws), so `check` and loading cannot disagree. Exit code 0 when everything
+/// loading the model, or a signature's first use, throws), so `check` and loading cannot disagree. Exit code 0 when everything
 /// can run, 1 when something cannot, 2 when the model cannot be read or is not a valid graph.
 struct CheckCommand: Subcommand {
   static let specification = CommandSpecification(
@@ -15,8 +15,8 @@ struct CheckCommand: Subcommand {
       .flag("json", help: "Print the result as JSON (format described in README.md)."),
     ],
     discussion: "Exit code 0 when the runtime can run every operator, 1 when it cannot run some, "
-      + "2 when the model cannot be read. Checks what loading checks: subgraph 0 and every subgraph its "
-      + "control flow calls.")
+      + "2 when the model cannot be read. Checks what loading checks (subgraph 0 and every subgraph its "
+      + "control flow calls) and every signature's subgraph.")
 
   /// Bumped when a field changes meaning or disappears; adding fields keeps the number.
   static let formatVersion = 1

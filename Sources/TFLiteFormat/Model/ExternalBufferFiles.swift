@@ -31,8 +31,7 @@ enum ExternalBufferFiles {
   /// Maps the file of every group that holds a tensor's data, found in `directory`, and checks that
   /// every external buffer of an opened file lies inside it. Returns the files by group index.
   static func open(for model: Model, in directory: String?) throws -> [Int: ModelStorage] {
-    let bufferIndices = Dictionary(
-      model.externalBuffers.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+    let bufferIndices = model.externalBufferIndicesByID
     var files: [Int: ModelStorage] = [:]
     for (subgraphIndex, subgraph) in model.subgraphs.enumerated() {
       for (tensorIndex, tensor) in subgraph.tensors.enumerated() where tensor.externalBuffer != 0 {
@@ -71,5 +70,12 @@ enum ExternalBufferFiles {
       }
     }
     return files
+  }
+}
+
+extension Model {
+  /// The index in `external_buffers` of each external buffer id (the first, should ids repeat).
+  var externalBufferIndicesByID: [UInt32: Int] {
+    Dictionary(externalBuffers.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
   }
 }

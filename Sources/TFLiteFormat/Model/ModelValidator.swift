@@ -7,6 +7,15 @@ struct ModelValidator {
   let model: Model
   /// Size of the whole file, for `offset`/`size` ranges stored after the FlatBuffer.
   let fileSize: Int
+  /// The index in `Model.external_buffers` of each external buffer id.
+  private let externalBufferIndices: [UInt32: Int]
+
+  /// A validator of `model`, read from a file of `fileSize` bytes.
+  init(model: Model, fileSize: Int) {
+    self.model = model
+    self.fileSize = fileSize
+    externalBufferIndices = model.externalBufferIndicesByID
+  }
 
   /// The schema version this reader understands (the `3` of `TFL3`).
   static let schemaVersion: UInt32 = 3
@@ -141,11 +150,11 @@ struct ModelValidator {
 
   /// The external buffer with id `id`, which must exist.
   private func externalBuffer(withID id: UInt32, for name: String) throws -> ExternalBuffer {
-    guard let buffer = model.externalBuffers.first(where: { $0.id == id }) else {
+    guard let index = externalBufferIndices[id] else {
       throw ModelFormatError(
         message: "\(name).external_buffer is \(id), but no entry of Model.external_buffers has that id", offset: nil)
     }
-    return buffer
+    return model.externalBuffers[index]
   }
 
   private func validate(_ tensor: Tensor, named name: String) throws {

@@ -41,8 +41,7 @@ public final class TFLiteModel: Sendable {
     let root = try verifier.verifyRoot()
     model = Model(root)
     try ModelValidator(model: model, fileSize: storage.bytes.count).validate()
-    externalBufferIndices = Dictionary(
-      model.externalBuffers.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+    externalBufferIndices = model.externalBufferIndicesByID
     externalFiles = try ExternalBufferFiles.open(for: model, in: externalFilesDirectory)
   }
 

@@ -103,7 +103,14 @@ public final class ModelRunner {
   /// Builds a runner with the executors of the primary subgraph (subgraph 0) and of every subgraph
   /// its control flow calls (IF branches, WHILE condition and body, CALL_ONCE initialization), so
   /// that every operator the runtime cannot run in them is reported here.
-  public init(model: TFLiteModel, options: RunnerOptions = RunnerOptions()) throws {
+  public convenience init(model: TFLiteModel, options: RunnerOptions = RunnerOptions()) throws {
+    try self.init(model: model, options: options, includingSignatureSubgraphs: false)
+  }
+
+  /// Builds a runner as ``init(model:options:)`` does; with `includingSignatureSubgraphs` also the
+  /// executors of every signature's subgraph and what they call (otherwise built on first use),
+  /// so that the unsupported operators of every entry point are reported at once.
+  init(model: TFLiteModel, options: RunnerOptions, includingSignatureSubgraphs: Bool) throws {
     self.model = model
     self.options = options
     resources = ModelResources(
@@ -118,7 +125,11 @@ public final class ModelRunner {
     }
     var unsupported: [UnsupportedOperator] = []
     var pending = [0]
-    var reached: Set<Int> = [0]
+    if includingSignatureSubgraphs {
+      // Reversed, so that the stack lowers subgraph 0 first and the signatures in model order.
+      pending += signatures.map(\.subgraphIndex).filter { $0 != 0 }.reversed()
+    }
+    var reached = Set(pending)
     while let index = pending.popLast() {
       do {
         _ = try subgraph(at: index)

@@ -76,7 +76,8 @@ final class RuntimeFuzzTests: XCTestCase {
         if let folder = plan.dumpDirectory {
           try Data(caseBytes).write(to: URL(fileURLWithPath: folder).appendingPathComponent("case\(caseIndex).tflite"))
         }
-        let outcome = run(caseBytes, seed: plan.seed &+ UInt64(caseIndex), name: name)
+        let outcome = run(
+          caseBytes, folder: file.deletingLastPathComponent().path, seed: plan.seed &+ UInt64(caseIndex), name: name)
         counts[outcome, default: 0] += 1
         let seconds = Date().timeIntervalSince(caseStart)
         if seconds > slowest.seconds { slowest = (seconds, name) }
@@ -108,11 +109,12 @@ final class RuntimeFuzzTests: XCTestCase {
       .sorted { $0.path < $1.path }
   }
 
-  /// Loads, builds, allocates and invokes one case; every failure must be a thrown runtime error.
-  private func run(_ bytes: [UInt8], seed: UInt64, name: String) -> Outcome {
+  /// Loads, builds, allocates and invokes one case (external buffer files found in `folder`, the
+  /// model's); every failure must be a thrown runtime error.
+  private func run(_ bytes: [UInt8], folder: String, seed: UInt64, name: String) -> Outcome {
     let model: TFLiteModel
     do {
-      model = try TFLiteModel(bytes: bytes)
+      model = try TFLiteModel(bytes: bytes, externalFilesDirectory: folder)
     } catch {
       return .refusedByLoader
     }
