@@ -57,8 +57,11 @@ private func convertSixteenYCbCrPixels(
   luma: UnsafePointer<UInt8>, blue: UnsafePointer<UInt8>, red: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
   spill: UnsafeMutableRawPointer
 ) {
-  @inline(__always) func load(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Int32> {
-    SIMD16<Int32>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<UInt8>.self))
+  // Widened lane by lane: `SIMD16<Int32>(truncatingIfNeeded:)` stays an out-of-line call.
+  @inline(__always) func load(_ p: UnsafePointer<UInt8>) -> SIMD16<Int32> {
+    SIMD16(
+      Int32(p[0]), Int32(p[1]), Int32(p[2]), Int32(p[3]), Int32(p[4]), Int32(p[5]), Int32(p[6]), Int32(p[7]),
+      Int32(p[8]), Int32(p[9]), Int32(p[10]), Int32(p[11]), Int32(p[12]), Int32(p[13]), Int32(p[14]), Int32(p[15]))
   }
   let yValue = load(luma)
   let cb = load(blue) &- 128

@@ -110,8 +110,10 @@ func inverseDCT(
   }
   withUnsafeTemporaryAllocation(of: Int32.self, capacity: 64) { workspaceBuffer in
     let workspace = workspaceBuffer.baseAddress!
+    // Widened lane by lane: `SIMD8<Int32>(truncatingIfNeeded:)` stays an out-of-line call.
     @inline(__always) func input(_ row: Int) -> SIMD8<Int32> {
-      SIMD8<Int32>(truncatingIfNeeded: coefficientRow(row))
+      let c = coefficients + 8 * row
+      return SIMD8(Int32(c[0]), Int32(c[1]), Int32(c[2]), Int32(c[3]), Int32(c[4]), Int32(c[5]), Int32(c[6]), Int32(c[7]))
         &* UnsafeRawPointer(quantization + 8 * row).loadUnaligned(as: SIMD8<Int32>.self)
     }
     // Pass 1: columns (lane = column), keeping 2 extra fraction bits (descale by 13 - 2).
