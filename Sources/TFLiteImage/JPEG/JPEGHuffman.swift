@@ -96,9 +96,23 @@ struct JPEGBitReader {
     self.position = position
   }
 
-  /// Tops `buffer` up to more than 56 valid bits.
+  /// Tops `buffer` up to more than 56 valid bits: when the next 8 bytes hold no 0xFF (no stuffing,
+  /// no marker), as many whole bytes as fit are added with one big-endian load; otherwise byte by
+  /// byte.
   @inline(__always)
   mutating func fill() throws(ImageError) {
+    if !reachedMarker && bitCount <= 56 && position + 8 <= bytes.count {
+      let word = UInt64(bigEndian: UnsafeRawPointer(bytes.baseAddress! + position).loadUnaligned(as: UInt64.self))
+      let inverted = ~word
+      let hasFFByte = (inverted &- 0x0101_0101_0101_0101) & ~inverted & 0x8080_8080_8080_8080 != 0
+      if !hasFFByte {
+        let byteCount = (64 - bitCount) / 8
+        buffer |= (word >> UInt64(64 - 8 * byteCount)) << UInt64(64 - bitCount - 8 * byteCount)
+        position += byteCount
+        bitCount += 8 * byteCount
+        return
+      }
+    }
     while bitCount <= 56 {
       var byte: UInt64 = 0
       if !reachedMarker {
