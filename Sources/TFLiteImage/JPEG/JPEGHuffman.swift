@@ -23,6 +23,9 @@ final class JPEGHuffmanTable {
   let valueOffset: UnsafeMutablePointer<Int32>
   /// The symbols in code order.
   let symbols: UnsafeMutablePointer<UInt8>
+  /// AC tables: for each `fastBits`-bit prefix that holds a whole nonzero coefficient (code and
+  /// magnitude bits), `value << 16 | run << 8 | bits used`; else 0.
+  let fastCoefficients: UnsafeMutablePointer<Int32>
 
   /// Builds a table from `counts[i]` = number of codes of length `i + 1` and the symbols in
   /// code order. `isDC` tables may only hold magnitude categories 0...15.
@@ -35,6 +38,8 @@ final class JPEGHuffmanTable {
     valueOffset.initialize(repeating: 0, count: 18)
     symbols = .allocate(capacity: 256)
     symbols.initialize(repeating: 0, count: 256)
+    fastCoefficients = .allocate(capacity: 1 << Self.fastBits)
+    fastCoefficients.initialize(repeating: 0, count: 1 << Self.fastBits)
     guard symbolList.count <= 256, counts.count == 16, counts.reduce(0, +) == symbolList.count else {
       throw ImageError.malformed(format: "JPEG", message: "Huffman table with \(symbolList.count) symbols", offset: offset)
     }
@@ -68,6 +73,15 @@ final class JPEGHuffmanTable {
       code <<= 1
     }
     maxCode[17] = Int32.max
+    guard !isDC else { return }
+    for prefix in 0..<(1 << Self.fastBits) {
+      let entry = Int(fastLookup[prefix])
+      let (length, run, size) = (entry >> 8, (entry >> 4) & 15, entry & 15)
+      guard entry != 0, size != 0, length + size <= Self.fastBits else { continue }
+      let magnitude = Int32((prefix >> (Self.fastBits - length - size)) & ((1 << size) - 1))
+      let value = JPEGBitReader.extend(magnitude, size: size)
+      fastCoefficients[prefix] = value << 16 | Int32(run << 8 | (length + size))
+    }
   }
 
   deinit {
@@ -75,6 +89,7 @@ final class JPEGHuffmanTable {
     maxCode.deallocate()
     valueOffset.deallocate()
     symbols.deallocate()
+    fastCoefficients.deallocate()
   }
 }
 
@@ -165,8 +180,25 @@ struct JPEGBitReader {
   @inline(__always)
   mutating func signedValue(_ count: Int) throws(ImageError) -> Int32 {
     if count == 0 { return 0 }
-    let value = Int32(try bits(count))
-    return value < (1 << (count - 1)) ? value - (1 << count) + 1 : value
+    return Self.extend(Int32(try bits(count)), size: count)
+  }
+
+  /// A `size`-bit magnitude with its sign (T.81 F.2.2.1 EXTEND).
+  @inline(__always)
+  static func extend(_ value: Int32, size: Int) -> Int32 {
+    value < (1 << (size - 1)) ? value - (1 << size) + 1 : value
+  }
+
+  /// The next nonzero AC coefficient when the table's `fastCoefficients` holds it (`value << 16 |
+  /// run << 8 | bits`, its bits removed), else 0 with nothing removed.
+  @inline(__always)
+  mutating func fastCoefficient(_ table: JPEGHuffmanTable) throws(ImageError) -> Int32 {
+    if bitCount < 16 { try fill() }
+    let entry = table.fastCoefficients[Int(truncatingIfNeeded: buffer >> UInt64(64 - JPEGHuffmanTable.fastBits))]
+    let used = Int(entry & 0xFF)
+    buffer <<= UInt64(used)
+    bitCount -= used
+    return entry
   }
 
   /// Decodes one Huffman symbol.
