@@ -21,6 +21,28 @@ public struct Image: Sendable, Equatable {
   }
 }
 
+/// An image whose samples are not 8-bit (``FloatImage``, ``SixteenBitImage``), laid out like
+/// ``Image``: `height` rows of `width` pixels, each `channels` interleaved samples.
+public struct SampleImage<Sample: Sendable & Equatable>: Sendable, Equatable {
+  /// Pixels per row.
+  public let width: Int
+  /// Rows.
+  public let height: Int
+  /// Samples per pixel (1–4, as in ``Image``).
+  public let channels: Int
+  /// `height × width × channels` samples, row by row.
+  public var samples: [Sample]
+
+  /// An image over `samples`; throws when the sizes do not match as in ``Image/init(width:height:channels:pixels:)``.
+  public init(width: Int, height: Int, channels: Int, samples: [Sample]) throws(ImageError) {
+    _ = try Image.validatedSampleCount(width: width, height: height, channels: channels, count: samples.count)
+    self.width = width
+    self.height = height
+    self.channels = channels
+    self.samples = samples
+  }
+}
+
 extension Image {
   /// `width × height × channels`; throws when the dimensions are not positive, `channels` is not
   /// 1–4, or `count` is not that product.

@@ -48,13 +48,20 @@ private func clampedSample(_ value: Int32) -> UInt8 {
   value < 0 ? 0 : value > 255 ? 255 : UInt8(truncatingIfNeeded: value)
 }
 
-/// Converts 16 pixels of Y, Cb and Cr samples to interleaved RGB (48 bytes at `out`).
+/// Converts 16 pixels of Y, Cb and Cr samples to interleaved RGB at `out`, writing 49 bytes (the
+/// last one is the next pixel's, written again later). `spill` holds 64 bytes: each pixel is packed
+/// as R | G << 8 | B << 16 in a lane, the lanes are stored there once and copied out 4 bytes at a
+/// time (reading lanes of a vector one by one spills the whole vector again for every lane).
 @inline(__always)
 private func convertSixteenYCbCrPixels(
-  luma: UnsafePointer<UInt8>, blue: UnsafePointer<UInt8>, red: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>
+  luma: UnsafePointer<UInt8>, blue: UnsafePointer<UInt8>, red: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>,
+  spill: UnsafeMutableRawPointer
 ) {
-  @inline(__always) func load(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Int32> {
-    SIMD16<Int32>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<UInt8>.self))
+  // Widened lane by lane: `SIMD16<Int32>(truncatingIfNeeded:)` stays an out-of-line call.
+  @inline(__always) func load(_ p: UnsafePointer<UInt8>) -> SIMD16<Int32> {
+    SIMD16(
+      Int32(p[0]), Int32(p[1]), Int32(p[2]), Int32(p[3]), Int32(p[4]), Int32(p[5]), Int32(p[6]), Int32(p[7]),
+      Int32(p[8]), Int32(p[9]), Int32(p[10]), Int32(p[11]), Int32(p[12]), Int32(p[13]), Int32(p[14]), Int32(p[15]))
   }
   let yValue = load(luma)
   let cb = load(blue) &- 128
@@ -63,29 +70,32 @@ private func convertSixteenYCbCrPixels(
   let redValues = clampedToByteRange(yValue &+ ((cr &* 91881 &+ half) &>> 16))
   let greenValues = clampedToByteRange(yValue &+ ((cb &* -22554 &+ cr &* -46802 &+ half) &>> 16))
   let blueValues = clampedToByteRange(yValue &+ ((cb &* 116130 &+ half) &>> 16))
+  spill.storeBytes(of: redValues | greenValues &<< 8 | blueValues &<< 16, as: SIMD16<Int32>.self)
+  let destination = UnsafeMutableRawPointer(out)
   for lane in 0..<16 {
-    out[3 * lane] = UInt8(truncatingIfNeeded: redValues[lane])
-    out[3 * lane + 1] = UInt8(truncatingIfNeeded: greenValues[lane])
-    out[3 * lane + 2] = UInt8(truncatingIfNeeded: blueValues[lane])
+    destination.storeBytes(of: spill.load(fromByteOffset: 4 * lane, as: UInt32.self).littleEndian, toByteOffset: 3 * lane, as: UInt32.self)
   }
 }
 
-/// Converts a row of `width` Y, Cb, Cr samples to interleaved RGB: 16 pixels at a time, the last
-/// few through `scratch` (3 × 16 input and 48 output bytes).
+/// Converts a row of `width` Y, Cb, Cr samples to interleaved RGB: 16 pixels at a time while more
+/// pixels follow (the 49th byte written belongs to them), the last 1...16 through `scratch`
+/// (3 × 16 input bytes, 49 output bytes, then the 64-byte spill).
 @inline(__always)
 private func convertYCbCrRow(
   luma: UnsafePointer<UInt8>, blue: UnsafePointer<UInt8>, red: UnsafePointer<UInt8>, width: Int,
   into out: UnsafeMutablePointer<UInt8>, scratch: UnsafeMutablePointer<UInt8>
 ) {
+  let spill = UnsafeMutableRawPointer(scratch + 112)
   var x = 0
-  while x + 16 <= width {
-    convertSixteenYCbCrPixels(luma: luma + x, blue: blue + x, red: red + x, into: out + 3 * x)
+  while x + 16 < width {
+    convertSixteenYCbCrPixels(luma: luma + x, blue: blue + x, red: red + x, into: out + 3 * x, spill: spill)
     x += 16
   }
   let remaining = width - x
-  guard remaining > 0 else { return }
-  for (index, row) in [luma, blue, red].enumerated() { (scratch + 16 * index).update(from: row + x, count: remaining) }
-  convertSixteenYCbCrPixels(luma: scratch, blue: scratch + 16, red: scratch + 32, into: scratch + 48)
+  scratch.update(from: luma + x, count: remaining)
+  (scratch + 16).update(from: blue + x, count: remaining)
+  (scratch + 32).update(from: red + x, count: remaining)
+  convertSixteenYCbCrPixels(luma: scratch, blue: scratch + 16, red: scratch + 32, into: scratch + 48, spill: spill)
   (out + 3 * x).update(from: scratch + 48, count: 3 * remaining)
 }
 
@@ -150,8 +160,10 @@ final class JPEGPixelWriter {
   private let rowBuffers: UnsafeMutablePointer<UInt8>
   /// The inputs of a 2× horizontal filter, with one entry before index 0 (`filterInputs[-1]`).
   private let filterInputs: UnsafeMutablePointer<Int32>
-  /// An RGB row (YCCK) and the tail of a SIMD conversion.
+  /// The tail of a SIMD conversion (`scratchHead` bytes), then an RGB row (YCCK).
   private let scratch: UnsafeMutablePointer<UInt8>
+  /// Bytes of `scratch` that `convertYCbCrRow` uses: 48 in, 49 out, a 64-byte spill at 112.
+  private static let scratchHead = 176
 
   /// A writer of `frame` in `colorSpace` into `output`, holding three units of sample rows per
   /// component when `streaming`, whole planes otherwise.
@@ -192,8 +204,8 @@ final class JPEGPixelWriter {
     rowBuffers.initialize(repeating: 0, count: rowCapacity * frame.components.count)
     filterInputs = UnsafeMutablePointer<Int32>.allocate(capacity: rowCapacity + 2) + 1
     (filterInputs - 1).initialize(repeating: 0, count: rowCapacity + 2)
-    scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 3 * rowCapacity + 96)
-    scratch.initialize(repeating: 0, count: 3 * rowCapacity + 96)
+    scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 3 * rowCapacity + Self.scratchHead)
+    scratch.initialize(repeating: 0, count: 3 * rowCapacity + Self.scratchHead)
   }
 
   deinit {
@@ -237,7 +249,7 @@ final class JPEGPixelWriter {
       case .yCbCr:
         convertYCbCrRow(luma: rows[0], blue: rows[1], red: rows[2], width: width, into: out, scratch: scratch)
       case .cmyk, .yCCK:
-        let converted = scratch + 96
+        let converted = scratch + Self.scratchHead
         if space == .yCCK {
           convertYCbCrRow(luma: rows[0], blue: rows[1], red: rows[2], width: width, into: converted, scratch: scratch)
         }
@@ -320,10 +332,13 @@ final class JPEGPixelWriter {
       let center = load(column) &* 3
       let evens = (center &+ load(column - 1) &+ biases.0) &>> shift
       let odds = (center &+ load(column + 1) &+ biases.1) &>> shift
-      let out = buffer + 2 * column
+      // Each lane packed as even | odd << 8, stored once and copied out 4 bytes at a time (the
+      // upper two bytes are the next pair's, written again after; the last lands in the slack).
+      let spill = UnsafeMutableRawPointer(scratch + 112)
+      spill.storeBytes(of: evens | odds &<< 8, as: SIMD8<Int32>.self)
+      let out = UnsafeMutableRawPointer(buffer + 2 * column)
       for lane in 0..<8 {
-        out[2 * lane] = UInt8(truncatingIfNeeded: evens[lane])
-        out[2 * lane + 1] = UInt8(truncatingIfNeeded: odds[lane])
+        out.storeBytes(of: spill.load(fromByteOffset: 4 * lane, as: UInt32.self).littleEndian, toByteOffset: 2 * lane, as: UInt32.self)
       }
       column += 8
     }

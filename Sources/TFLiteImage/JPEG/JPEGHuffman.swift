@@ -23,6 +23,9 @@ final class JPEGHuffmanTable {
   let valueOffset: UnsafeMutablePointer<Int32>
   /// The symbols in code order.
   let symbols: UnsafeMutablePointer<UInt8>
+  /// AC tables: for each `fastBits`-bit prefix that holds a whole nonzero coefficient (code and
+  /// magnitude bits), `value << 16 | run << 8 | bits used`; else 0.
+  let fastCoefficients: UnsafeMutablePointer<Int32>
 
   /// Builds a table from `counts[i]` = number of codes of length `i + 1` and the symbols in
   /// code order. `isDC` tables may only hold magnitude categories 0...15.
@@ -35,6 +38,8 @@ final class JPEGHuffmanTable {
     valueOffset.initialize(repeating: 0, count: 18)
     symbols = .allocate(capacity: 256)
     symbols.initialize(repeating: 0, count: 256)
+    fastCoefficients = .allocate(capacity: 1 << Self.fastBits)
+    fastCoefficients.initialize(repeating: 0, count: 1 << Self.fastBits)
     guard symbolList.count <= 256, counts.count == 16, counts.reduce(0, +) == symbolList.count else {
       throw ImageError.malformed(format: "JPEG", message: "Huffman table with \(symbolList.count) symbols", offset: offset)
     }
@@ -68,6 +73,15 @@ final class JPEGHuffmanTable {
       code <<= 1
     }
     maxCode[17] = Int32.max
+    guard !isDC else { return }
+    for prefix in 0..<(1 << Self.fastBits) {
+      let entry = Int(fastLookup[prefix])
+      let (length, run, size) = (entry >> 8, (entry >> 4) & 15, entry & 15)
+      guard entry != 0, size != 0, length + size <= Self.fastBits else { continue }
+      let magnitude = Int32((prefix >> (Self.fastBits - length - size)) & ((1 << size) - 1))
+      let value = JPEGBitReader.extend(magnitude, size: size)
+      fastCoefficients[prefix] = value << 16 | Int32(run << 8 | (length + size))
+    }
   }
 
   deinit {
@@ -75,6 +89,7 @@ final class JPEGHuffmanTable {
     maxCode.deallocate()
     valueOffset.deallocate()
     symbols.deallocate()
+    fastCoefficients.deallocate()
   }
 }
 
@@ -96,9 +111,23 @@ struct JPEGBitReader {
     self.position = position
   }
 
-  /// Tops `buffer` up to more than 56 valid bits.
+  /// Tops `buffer` up to more than 56 valid bits: when the next 8 bytes hold no 0xFF (no stuffing,
+  /// no marker), as many whole bytes as fit are added with one big-endian load; otherwise byte by
+  /// byte.
   @inline(__always)
   mutating func fill() throws(ImageError) {
+    if !reachedMarker && bitCount <= 56 && position + 8 <= bytes.count {
+      let word = UInt64(bigEndian: UnsafeRawPointer(bytes.baseAddress! + position).loadUnaligned(as: UInt64.self))
+      let inverted = ~word
+      let hasFFByte = (inverted &- 0x0101_0101_0101_0101) & ~inverted & 0x8080_8080_8080_8080 != 0
+      if !hasFFByte {
+        let byteCount = (64 - bitCount) / 8
+        buffer |= (word >> UInt64(64 - 8 * byteCount)) << UInt64(64 - bitCount - 8 * byteCount)
+        position += byteCount
+        bitCount += 8 * byteCount
+        return
+      }
+    }
     while bitCount <= 56 {
       var byte: UInt64 = 0
       if !reachedMarker {
@@ -151,8 +180,25 @@ struct JPEGBitReader {
   @inline(__always)
   mutating func signedValue(_ count: Int) throws(ImageError) -> Int32 {
     if count == 0 { return 0 }
-    let value = Int32(try bits(count))
-    return value < (1 << (count - 1)) ? value - (1 << count) + 1 : value
+    return Self.extend(Int32(try bits(count)), size: count)
+  }
+
+  /// A `size`-bit magnitude with its sign (T.81 F.2.2.1 EXTEND).
+  @inline(__always)
+  static func extend(_ value: Int32, size: Int) -> Int32 {
+    value < (1 << (size - 1)) ? value - (1 << size) + 1 : value
+  }
+
+  /// The next nonzero AC coefficient when the table's `fastCoefficients` holds it (`value << 16 |
+  /// run << 8 | bits`, its bits removed), else 0 with nothing removed.
+  @inline(__always)
+  mutating func fastCoefficient(_ table: JPEGHuffmanTable) throws(ImageError) -> Int32 {
+    if bitCount < 16 { try fill() }
+    let entry = table.fastCoefficients[Int(truncatingIfNeeded: buffer >> UInt64(64 - JPEGHuffmanTable.fastBits))]
+    let used = Int(entry & 0xFF)
+    buffer <<= UInt64(used)
+    bitCount -= used
+    return entry
   }
 
   /// Decodes one Huffman symbol.

@@ -110,8 +110,10 @@ func inverseDCT(
   }
   withUnsafeTemporaryAllocation(of: Int32.self, capacity: 64) { workspaceBuffer in
     let workspace = workspaceBuffer.baseAddress!
+    // Widened lane by lane: `SIMD8<Int32>(truncatingIfNeeded:)` stays an out-of-line call.
     @inline(__always) func input(_ row: Int) -> SIMD8<Int32> {
-      SIMD8<Int32>(truncatingIfNeeded: coefficientRow(row))
+      let c = coefficients + 8 * row
+      return SIMD8(Int32(c[0]), Int32(c[1]), Int32(c[2]), Int32(c[3]), Int32(c[4]), Int32(c[5]), Int32(c[6]), Int32(c[7]))
         &* UnsafeRawPointer(quantization + 8 * row).loadUnaligned(as: SIMD8<Int32>.self)
     }
     // Pass 1: columns (lane = column), keeping 2 extra fraction bits (descale by 13 - 2).
@@ -124,10 +126,17 @@ func inverseDCT(
         workspace[index], workspace[8 + index], workspace[16 + index], workspace[24 + index], workspace[32 + index],
         workspace[40 + index], workspace[48 + index], workspace[56 + index])
     }
+    // The samples go back into the workspace (column-major: the arguments were read first) and
+    // from there to the output as bytes; reading lanes of the vectors directly spills them anew for
+    // every lane.
     inverseDCT8(column(0), column(1), column(2), column(3), column(4), column(5), column(6), column(7)) {
       columnIndex, values in
-      let samples = rangeLimited((values &+ (1 << 17)) &>> 18)
-      for row in 0..<8 { output[row * stride + columnIndex] = UInt8(truncatingIfNeeded: samples[row]) }
+      UnsafeMutableRawPointer(workspace + 8 * columnIndex).storeBytes(
+        of: rangeLimited((values &+ (1 << 17)) &>> 18), as: SIMD8<Int32>.self)
+    }
+    for row in 0..<8 {
+      let out = output + row * stride
+      for columnIndex in 0..<8 { out[columnIndex] = UInt8(truncatingIfNeeded: workspace[8 * columnIndex + row]) }
     }
   }
 }

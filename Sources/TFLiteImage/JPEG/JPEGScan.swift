@@ -229,6 +229,14 @@ extension JPEGDecoding {
       let acTable = ac[position]
       var k = 1
       while k < 64 {
+        let fast = try reader.fastCoefficient(acTable)
+        if fast != 0 {
+          k += Int((fast >> 8) & 15)
+          guard k < 64 else { throw malformed("AC run past the end of a block", at: reader.position) }
+          block[zigZag[k]] = Int16(truncatingIfNeeded: fast >> 16)
+          k += 1
+          continue
+        }
         let symbol = try reader.decode(acTable)
         let run = symbol >> 4
         let magnitudeBits = symbol & 15

@@ -12,25 +12,7 @@
 //   copied, so the result stays 8-bit.
 
 /// An image with Float32 samples, laid out like ``Image`` (the form models take after resizing and normalizing).
-public struct FloatImage: Sendable, Equatable {
-  /// Pixels per row.
-  public let width: Int
-  /// Rows.
-  public let height: Int
-  /// Samples per pixel (1–4).
-  public let channels: Int
-  /// `height × width × channels` samples, row by row.
-  public var samples: [Float]
-
-  /// An image over `samples`; throws when the sizes do not match as in ``Image/init(width:height:channels:pixels:)``.
-  public init(width: Int, height: Int, channels: Int, samples: [Float]) throws(ImageError) {
-    _ = try Image.validatedSampleCount(width: width, height: height, channels: channels, count: samples.count)
-    self.width = width
-    self.height = height
-    self.channels = channels
-    self.samples = samples
-  }
-}
+public typealias FloatImage = SampleImage<Float>
 
 extension Image {
   /// The `width × height` rectangle whose top-left pixel is (`x`, `y`); throws when it is empty or

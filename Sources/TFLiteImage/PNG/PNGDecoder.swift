@@ -154,25 +154,7 @@ public enum PNG {
 }
 
 /// An image with 16-bit samples, laid out like ``Image``.
-public struct SixteenBitImage: Sendable, Equatable {
-  /// Pixels per row.
-  public let width: Int
-  /// Rows.
-  public let height: Int
-  /// Samples per pixel (1–4, as in ``Image``).
-  public let channels: Int
-  /// `height × width × channels` samples, row by row.
-  public var samples: [UInt16]
-
-  /// An image over `samples`; throws when the sizes do not match as in ``Image/init(width:height:channels:pixels:)``.
-  public init(width: Int, height: Int, channels: Int, samples: [UInt16]) throws(ImageError) {
-    _ = try Image.validatedSampleCount(width: width, height: height, channels: channels, count: samples.count)
-    self.width = width
-    self.height = height
-    self.channels = channels
-    self.samples = samples
-  }
-}
+public typealias SixteenBitImage = SampleImage<UInt16>
 
 /// The IHDR fields and the sizes derived from them.
 struct PNGHeader {
