@@ -58,18 +58,22 @@ struct ModelValidator {
       try validate(tensor, named: "\(name).tensors[\(index)]")
     }
     for (index, op) in subgraph.operators.enumerated() {
-      let opName = "\(name).operators[\(index)]"
-      try requireIndex(op.opcodeIndex, below: model.operatorCodes.count, "\(opName).opcode_index", "operator codes")
-      for (list, indices) in [("inputs", op.inputs), ("outputs", op.outputs), ("intermediates", op.intermediates)] {
+      // Names are formatted only for an error: a model has thousands of operands.
+      func opName() -> String { "\(name).operators[\(index)]" }
+      try requireIndex(op.opcodeIndex, below: model.operatorCodes.count, "\(opName()).opcode_index", "operator codes")
+      func requireOperands(_ indices: [Int32], _ list: String) throws {
         for (position, tensor) in indices.enumerated() where tensor != -1 {
-          try requireIndex(tensor, below: tensorCount, "\(opName).\(list)[\(position)]", "tensors (-1 marks an absent optional operand)")
+          try requireIndex(tensor, below: tensorCount, "\(opName()).\(list)[\(position)]", "tensors (-1 marks an absent optional operand)")
         }
       }
+      try requireOperands(op.inputs, "inputs")
+      try requireOperands(op.outputs, "outputs")
+      try requireOperands(op.intermediates, "intermediates")
       if op.largeCustomOptionsOffset > 1 {
-        try requireInFile(offset: op.largeCustomOptionsOffset, size: op.largeCustomOptionsSize, what: "\(opName).large_custom_options")
+        try requireInFile(offset: op.largeCustomOptionsOffset, size: op.largeCustomOptionsSize, what: "\(opName()).large_custom_options")
       }
       for (field, subgraphIndex) in Self.subgraphReferences(of: op.builtinOptions) {
-        try requireIndex(subgraphIndex, below: model.subgraphs.count, "\(opName).builtin_options.\(field)", "subgraphs")
+        try requireIndex(subgraphIndex, below: model.subgraphs.count, "\(opName()).builtin_options.\(field)", "subgraphs")
       }
     }
   }
@@ -90,35 +94,35 @@ struct ModelValidator {
     }
   }
 
-  private func validate(_ tensor: Tensor, named name: String) throws {
-    try requireIndex(tensor.buffer, below: model.buffers.count, "\(name).buffer", "buffers")
+  private func validate(_ tensor: Tensor, named name: @autoclosure () -> String) throws {
+    try requireIndex(tensor.buffer, below: model.buffers.count, "\(name()).buffer", "buffers")
     if let dimension = tensor.shape.first(where: { $0 < 0 }) {
-      throw ModelFormatError(message: "\(name).shape \(tensor.shape) has the negative dimension \(dimension)", offset: nil)
+      throw ModelFormatError(message: "\(name()).shape \(tensor.shape) has the negative dimension \(dimension)", offset: nil)
     }
     if let dimension = tensor.shapeSignature.first(where: { $0 < -1 }) {
       throw ModelFormatError(
-        message: "\(name).shape_signature \(tensor.shapeSignature) has dimension \(dimension) (only -1 may mark an unknown size)",
+        message: "\(name()).shape_signature \(tensor.shapeSignature) has dimension \(dimension) (only -1 may mark an unknown size)",
         offset: nil)
     }
     var elementCount = 1
     for dimension in tensor.shape {
       let product = elementCount.multipliedReportingOverflow(by: Int(dimension))
       guard !product.overflow else {
-        throw ModelFormatError(message: "\(name).shape \(tensor.shape) has more elements than this platform can count", offset: nil)
+        throw ModelFormatError(message: "\(name()).shape \(tensor.shape) has more elements than this platform can count", offset: nil)
       }
       elementCount = product.partialValue
     }
     guard let bits = tensor.type.bitsPerElement else { return }
     let totalBits = elementCount.multipliedReportingOverflow(by: bits)
     guard !totalBits.overflow else {
-      throw ModelFormatError(message: "\(name): \(elementCount) elements of \(tensor.type) do not fit in memory", offset: nil)
+      throw ModelFormatError(message: "\(name()): \(elementCount) elements of \(tensor.type) do not fit in memory", offset: nil)
     }
     guard tensor.sparsity == nil, let data = model.buffers[Int(tensor.buffer)].dataRange else { return }
     let packedSize = totalBits.partialValue / 8 + (totalBits.partialValue % 8 == 0 ? 0 : 1)
-    let acceptedSizes = bits < 8 ? [packedSize, elementCount] : [packedSize]
-    guard acceptedSizes.contains(data.count) else {
+    // Sub-byte types may also be stored one value a byte.
+    guard data.count == packedSize || (bits < 8 && data.count == elementCount) else {
       throw ModelFormatError(
-        message: "\(name) (\(tensor.name ?? "unnamed"), \(tensor.type) \(tensor.shape)) needs \(packedSize) bytes of data "
+        message: "\(name()) (\(tensor.name ?? "unnamed"), \(tensor.type) \(tensor.shape)) needs \(packedSize) bytes of data "
           + "but buffer \(tensor.buffer) holds \(data.count)",
         offset: data.offset)
     }
@@ -135,9 +139,11 @@ struct ModelValidator {
   }
 
   /// Throws unless `0 <= index < count`.
-  private func requireIndex(_ index: some BinaryInteger, below count: Int, _ what: String, _ things: String) throws {
+  private func requireIndex(
+    _ index: some BinaryInteger, below count: Int, _ what: @autoclosure () -> String, _ things: String
+  ) throws {
     guard let position = Int(exactly: index), position >= 0, position < count else {
-      throw ModelFormatError(message: "\(what) is \(index), but the model has \(count) \(things)", offset: nil)
+      throw ModelFormatError(message: "\(what()) is \(index), but the model has \(count) \(things)", offset: nil)
     }
   }
 }
