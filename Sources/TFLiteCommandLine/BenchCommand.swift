@@ -46,7 +46,7 @@ enum BenchCommand: Subcommand {
       threadCount: try arguments.integer("threads", default: 1, in: 1...256),
       runs: try arguments.integer("runs", default: 50, in: 1...1_000_000),
       warmupRuns: try arguments.integer("warmup", default: 5, in: 0...1_000_000),
-      inputValues: arguments.allValues("input"))
+      inputValues: arguments.allValues("input"), describesKernels: arguments.flag("verbose"))
     let verbose = arguments.flag("verbose")
     output.write((arguments.flag("json") ? result.json(verbose: verbose) : result.text(verbose: verbose)) + "\n")
     return result.outputsStayedIdentical ? ExitCode.success : ExitCode.failure
@@ -145,9 +145,12 @@ public enum ModelBenchmark {
   /// Loads `modelPath` with `threadCount` threads, feeds the `--input` files `inputValues` (seeded
   /// random values for inputs without one) once, invokes once on its own, then `warmupRuns` times
   /// untimed and `runs` times timed, and checks that the last invoke gave the first one's outputs
-  /// and left the inputs unchanged.
+  /// and left the inputs unchanged. With `describesKernels`, the result names every node's kernel
+  /// (formatting type names costs the runtime a conformance scan per kernel type: several
+  /// milliseconds, so it is only done when asked for).
   public static func measure(
-    modelPath: String, threadCount: Int, runs: Int, warmupRuns: Int, inputValues: [String] = []
+    modelPath: String, threadCount: Int, runs: Int, warmupRuns: Int, inputValues: [String] = [],
+    describesKernels: Bool = false
   ) throws -> BenchmarkResult {
     let clock = ContinuousClock()
     let loadStart = clock.now
@@ -172,7 +175,8 @@ public enum ModelBenchmark {
       loadMilliseconds: milliseconds(loadTime), firstInvokeMilliseconds: milliseconds(firstInvokeTime),
       invokeMilliseconds: times, arenaByteCount: model.executor.arenaByteCount,
       peakResidentBytes: peakResidentSetBytes(),
-      kernelDescriptions: zip(model.executor.operatorNames, model.executor.kernelDescriptions).map { "\($0): \($1)" },
+      kernelDescriptions: describesKernels
+        ? zip(model.executor.operatorNames, model.executor.kernelDescriptions).map { "\($0): \($1)" } : [],
       outputsStayedIdentical: inputsKept && model.outputArrays().map(\.bytes) == firstOutputs)
   }
 

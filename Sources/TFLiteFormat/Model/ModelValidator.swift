@@ -96,18 +96,22 @@ struct ModelValidator {
       try validateQuantizationDetails(of: tensor, named: "\(name).tensors[\(index)]", tensorCount: tensorCount)
     }
     for (index, op) in subgraph.operators.enumerated() {
-      let opName = "\(name).operators[\(index)]"
-      try requireIndex(op.opcodeIndex, below: model.operatorCodes.count, "\(opName).opcode_index", "operator codes")
-      for (list, indices) in [("inputs", op.inputs), ("outputs", op.outputs), ("intermediates", op.intermediates)] {
+      // Names are formatted only for an error: a model has thousands of operands.
+      func opName() -> String { "\(name).operators[\(index)]" }
+      try requireIndex(op.opcodeIndex, below: model.operatorCodes.count, "\(opName()).opcode_index", "operator codes")
+      func requireOperands(_ indices: [Int32], _ list: String) throws {
         for (position, tensor) in indices.enumerated() where tensor != -1 {
-          try requireIndex(tensor, below: tensorCount, "\(opName).\(list)[\(position)]", "tensors (-1 marks an absent optional operand)")
+          try requireIndex(tensor, below: tensorCount, "\(opName()).\(list)[\(position)]", "tensors (-1 marks an absent optional operand)")
         }
       }
+      try requireOperands(op.inputs, "inputs")
+      try requireOperands(op.outputs, "outputs")
+      try requireOperands(op.intermediates, "intermediates")
       if op.largeCustomOptionsOffset > 1 {
-        try requireInFile(offset: op.largeCustomOptionsOffset, size: op.largeCustomOptionsSize, what: "\(opName).large_custom_options")
+        try requireInFile(offset: op.largeCustomOptionsOffset, size: op.largeCustomOptionsSize, what: "\(opName()).large_custom_options")
       }
       for (field, subgraphIndex) in Self.subgraphReferences(of: op.builtinOptions) {
-        try requireIndex(subgraphIndex, below: model.subgraphs.count, "\(opName).builtin_options.\(field)", "subgraphs")
+        try requireIndex(subgraphIndex, below: model.subgraphs.count, "\(opName()).builtin_options.\(field)", "subgraphs")
       }
     }
   }
@@ -130,7 +134,9 @@ struct ModelValidator {
 
   /// Blockwise and multi-axis quantization name their scale tensor (required) and zero-point
   /// tensor (-1 for none) by index in the same subgraph.
-  private func validateQuantizationDetails(of tensor: Tensor, named name: String, tensorCount: Int) throws {
+  private func validateQuantizationDetails(
+    of tensor: Tensor, named name: @autoclosure () -> String, tensorCount: Int
+  ) throws {
     let references: (scales: Int32, zeroPoints: Int32, field: String)
     switch tensor.quantization?.details {
     case .blockwiseQuantization(let details)?:
@@ -140,7 +146,7 @@ struct ModelValidator {
     default:
       return
     }
-    let what = "\(name).quantization.details (\(references.field))"
+    let what = "\(name()).quantization.details (\(references.field))"
     try requireIndex(references.scales, below: tensorCount, "\(what).scales", "tensors in its subgraph")
     if references.zeroPoints != -1 {
       try requireIndex(
@@ -157,40 +163,40 @@ struct ModelValidator {
     return model.externalBuffers[index]
   }
 
-  private func validate(_ tensor: Tensor, named name: String) throws {
-    try requireIndex(tensor.buffer, below: model.buffers.count, "\(name).buffer", "buffers")
+  private func validate(_ tensor: Tensor, named name: @autoclosure () -> String) throws {
+    try requireIndex(tensor.buffer, below: model.buffers.count, "\(name()).buffer", "buffers")
     var external: ExternalBuffer?
     if tensor.externalBuffer != 0 {
-      external = try externalBuffer(withID: tensor.externalBuffer, for: name)
+      external = try externalBuffer(withID: tensor.externalBuffer, for: name())
       guard model.buffers[Int(tensor.buffer)].dataRange == nil else {
         throw ModelFormatError(
-          message: "\(name) has data both in buffer \(tensor.buffer) and in external buffer \(tensor.externalBuffer)",
+          message: "\(name()) has data both in buffer \(tensor.buffer) and in external buffer \(tensor.externalBuffer)",
           offset: nil)
       }
       guard !tensor.isVariable else {
-        throw ModelFormatError(message: "\(name) is a variable tensor but keeps its data in an external buffer", offset: nil)
+        throw ModelFormatError(message: "\(name()) is a variable tensor but keeps its data in an external buffer", offset: nil)
       }
     }
     if let dimension = tensor.shape.first(where: { $0 < 0 }) {
-      throw ModelFormatError(message: "\(name).shape \(tensor.shape) has the negative dimension \(dimension)", offset: nil)
+      throw ModelFormatError(message: "\(name()).shape \(tensor.shape) has the negative dimension \(dimension)", offset: nil)
     }
     if let dimension = tensor.shapeSignature.first(where: { $0 < -1 }) {
       throw ModelFormatError(
-        message: "\(name).shape_signature \(tensor.shapeSignature) has dimension \(dimension) (only -1 may mark an unknown size)",
+        message: "\(name()).shape_signature \(tensor.shapeSignature) has dimension \(dimension) (only -1 may mark an unknown size)",
         offset: nil)
     }
     var elementCount = 1
     for dimension in tensor.shape {
       let product = elementCount.multipliedReportingOverflow(by: Int(dimension))
       guard !product.overflow else {
-        throw ModelFormatError(message: "\(name).shape \(tensor.shape) has more elements than this platform can count", offset: nil)
+        throw ModelFormatError(message: "\(name()).shape \(tensor.shape) has more elements than this platform can count", offset: nil)
       }
       elementCount = product.partialValue
     }
     guard let bits = tensor.type.bitsPerElement else { return }
     let totalBits = elementCount.multipliedReportingOverflow(by: bits)
     guard !totalBits.overflow else {
-      throw ModelFormatError(message: "\(name): \(elementCount) elements of \(tensor.type) do not fit in memory", offset: nil)
+      throw ModelFormatError(message: "\(name()): \(elementCount) elements of \(tensor.type) do not fit in memory", offset: nil)
     }
     guard tensor.sparsity == nil else { return }
     let stored: (byteCount: Int, place: String, offset: Int?)
@@ -205,7 +211,7 @@ struct ModelValidator {
     let acceptedSizes = bits < 8 ? [packedSize, elementCount] : [packedSize]
     guard acceptedSizes.contains(stored.byteCount) else {
       throw ModelFormatError(
-        message: "\(name) (\(tensor.name ?? "unnamed"), \(tensor.type) \(tensor.shape)) needs \(packedSize) bytes of data "
+        message: "\(name()) (\(tensor.name ?? "unnamed"), \(tensor.type) \(tensor.shape)) needs \(packedSize) bytes of data "
           + "but \(stored.place) holds \(stored.byteCount)",
         offset: stored.offset)
     }
@@ -222,9 +228,11 @@ struct ModelValidator {
   }
 
   /// Throws unless `0 <= index < count`.
-  private func requireIndex(_ index: some BinaryInteger, below count: Int, _ what: String, _ things: String) throws {
+  private func requireIndex(
+    _ index: some BinaryInteger, below count: Int, _ what: @autoclosure () -> String, _ things: String
+  ) throws {
     guard let position = Int(exactly: index), position >= 0, position < count else {
-      throw ModelFormatError(message: "\(what) is \(index), but the model has \(count) \(things)", offset: nil)
+      throw ModelFormatError(message: "\(what()) is \(index), but the model has \(count) \(things)", offset: nil)
     }
   }
 }

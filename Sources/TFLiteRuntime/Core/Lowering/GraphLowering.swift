@@ -77,7 +77,7 @@ struct LoweredSubgraph {
     }
     unsupported += Self.unusableBoundaryTensors(of: subgraph, subgraphIndex: subgraphIndex, tensorProblems, tensors: tensors)
     guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
-    let written = try Self.checkDataFlow(of: nodes, inputs: inputs, subgraphIndex: subgraphIndex)
+    let writers = try Self.checkDataFlow(of: nodes, inputs: inputs, tensorCount: tensors.count, subgraphIndex: subgraphIndex)
     var isFusedAway = Array(repeating: false, count: nodes.count)
     for fusion in fusesOperators ? OperatorFusion.find(in: nodes, keptTensors: Set(outputs.map(\.index))) : [] {
       kernels[fusion.consumer] = fusion.kernel
@@ -95,7 +95,7 @@ struct LoweredSubgraph {
     self.nodes = nodes
     self.kernels = kernels
     self.isFusedAway = isFusedAway
-    unwrittenTensors = tensors.filter { !written.contains($0.index) && !$0.isModelConstant }
+    unwrittenTensors = tensors.filter { writers[$0.index] == nil && !$0.isModelConstant }
   }
 
   /// The operands of `operation` no kernel can use, with why, as one reason (`input 1 (tensor 3
@@ -136,22 +136,26 @@ struct LoweredSubgraph {
   /// tensor a node writes is written by that node alone and read only by later nodes: no node may
   /// write a constant, a subgraph input or another node's output, nor read its own output or a
   /// later node's (a cycle). Kernels size and read their operands assuming this order, so a graph
-  /// that breaks it could make them read or write out of bounds. Returns the tensors written.
-  private static func checkDataFlow(of nodes: [Node], inputs: [RuntimeTensor], subgraphIndex: Int) throws -> Set<Int> {
+  /// that breaks it could make them read or write out of bounds. Returns, by tensor index (below
+  /// `tensorCount`), the node that writes the tensor, nil for tensors no node writes.
+  private static func checkDataFlow(
+    of nodes: [Node], inputs: [RuntimeTensor], tensorCount: Int, subgraphIndex: Int
+  ) throws -> [Int?] {
     if let constant = inputs.firstIndex(where: \.isModelConstant) {
       throw RuntimeError.invalidModel(
         "subgraph \(subgraphIndex) input \(constant) is the constant tensor \(inputs[constant].summary), "
           + "which callers cannot fill")
     }
-    var writers: [Int: Int] = [:]
-    let inputIndices = Set(inputs.map(\.index))
+    var writers = [Int?](repeating: nil, count: tensorCount)
+    var isSubgraphInput = [Bool](repeating: false, count: tensorCount)
+    for input in inputs { isSubgraphInput[input.index] = true }
     func refuse(_ node: Node, _ problem: String) -> RuntimeError {
       .invalidModel("subgraph \(subgraphIndex) node \(node.index) (\(node.opName)) \(problem)")
     }
     for node in nodes {
       for output in node.outputs {
         guard !output.isModelConstant else { throw refuse(node, "writes the constant tensor \(output.summary)") }
-        guard !inputIndices.contains(output.index) else {
+        guard !isSubgraphInput[output.index] else {
           throw refuse(node, "writes the subgraph input \(output.summary)")
         }
         if let writer = writers[output.index] {
@@ -167,7 +171,7 @@ struct LoweredSubgraph {
         }
       }
     }
-    return Set(writers.keys)
+    return writers
   }
 
   /// Gives variable tensor `variable` memory of its own and returns its initial value: the constant

@@ -100,7 +100,7 @@ enum HybridInputQuantization {
       shifted.replace(with: 0, where: shifted .!= shifted)
       shifted.replace(with: lowVector, where: shifted .< lowVector)
       shifted.replace(with: highVector, where: shifted .> highVector)
-      let quantized = SIMD8<Int32>(shifted, rounding: .towardZero) &+ offsetVector
+      let quantized = Self.truncated(shifted) &+ offsetVector
       UnsafeMutableRawPointer(destination + index).storeBytes(
         of: SIMD8<Int8>(truncatingIfNeeded: quantized), as: SIMD8<Int8>.self)
       index += Self.blockSize
@@ -112,6 +112,16 @@ enum HybridInputQuantization {
       index += 1
     }
     return parameters
+  }
+
+  /// `values` rounded toward zero, lane by lane; every lane must be a number within Int32's range.
+  /// (The generic `SIMD8<Int32>(_:rounding:)` converts each lane through an unspecialized
+  /// out-of-line path, several times slower than the whole quantization loop around it.)
+  @inline(__always)
+  private static func truncated(_ values: SIMD8<Float>) -> SIMD8<Int32> {
+    var result = SIMD8<Int32>()
+    for lane in 0..<8 { result[lane] = Int32(values[lane]) }
+    return result
   }
 
   /// An all-zero input (an empty range): every value 0, scale 1, zero point 0, as LiteRT sets them.
