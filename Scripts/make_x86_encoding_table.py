@@ -89,13 +89,21 @@ def cases():
                f"assembler.vpbroadcastdZMM(VectorRegister({zmm}), {mem_swift})")
         yield (f"vfmadd231ps zmm{zmm}, zmm{other}, dword {mem_text}{{1to16}}",
                f"assembler.vfmadd231psZMM(VectorRegister({zmm}), VectorRegister({other}), broadcast: {mem_swift})")
+        yield (f"vpmovzxbd ymm{ymm}, qword {mem_text}",
+               f"assembler.vpmovzxbdYMM(VectorRegister({ymm}), {mem_swift})")
+        yield (f"vpmovsxwd ymm{ymm}, oword {mem_text}",
+               f"assembler.vpmovsxwdYMM(VectorRegister({ymm}), {mem_swift})")
+        yield (f"vpmovzxbd zmm{zmm}, oword {mem_text}",
+               f"assembler.vpmovzxbdZMM(VectorRegister({zmm}), {mem_swift})")
+        yield (f"vpmovsxwd zmm{zmm}, yword {mem_text}",
+               f"assembler.vpmovsxwdZMM(VectorRegister({zmm}), {mem_swift})")
     for i, (left, right) in enumerate([(0, 1), (3, 8), (8, 3), (15, 15), (12, 0), (1, 9), (9, 14), (4, 11)]):
         destination = (5 * i + 2) % 16
         yield (f"mov {GPRS[destination]}, {GPRS[left]}",
                f"assembler.mov(.{GPRS[destination]}, .{GPRS[left]})")
         yield f"add {GPRS[left]}, {GPRS[right]}", f"assembler.add(.{GPRS[left]}, .{GPRS[right]})"
         yield f"test {GPRS[left]}, {GPRS[right]}", f"assembler.test(.{GPRS[left]}, .{GPRS[right]})"
-        for name in ["vfmadd231ps", "vxorps", "vaddps", "vmaxps", "vminps"]:
+        for name in ["vfmadd231ps", "vxorps", "vaddps", "vmaxps", "vminps", "vpmulld", "vpaddd"]:
             swift_name = name + "YMM"
             yield (f"{name} ymm{destination}, ymm{left}, ymm{right}",
                    f"assembler.{swift_name}(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
@@ -103,7 +111,7 @@ def cases():
                f"assembler.vpdpbusdYMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
     for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
         destination = (7 * i + 5) % 32
-        for name in ["vfmadd231ps", "vpxord", "vaddps", "vmaxps", "vminps", "vpdpbusd"]:
+        for name in ["vfmadd231ps", "vpxord", "vaddps", "vmaxps", "vminps", "vpdpbusd", "vpmulld", "vpaddd"]:
             swift_name = name + "ZMM"
             yield (f"{name} zmm{destination}, zmm{left}, zmm{right}",
                    f"assembler.{swift_name}(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")

@@ -165,11 +165,12 @@ final class IntegerGEMMTests: XCTestCase {
   }
 
   /// Random DEPTHWISE_CONV_2D: channel counts around the 16-lane blocks, multipliers 1 and 2,
-  /// borders, strides and dilations.
+  /// borders, strides and dilations, int8 (per-tensor and per-channel) and uint8 with weight zero
+  /// points; bit-exact on the generated kernels (where this machine runs them) and on the Swift ones.
   func testDepthwiseConvolutionsMatchNaiveLoop() throws {
     var random = SeededGenerator(seed: 13)
-    for trial in 0..<30 {
-      let channels = [1, 3, 15, 16, 17, 33][trial % 6]
+    for trial in 0..<40 {
+      let channels = [1, 3, 15, 16, 17, 33, 40, 48][trial % 8]
       let multiplier = trial % 4 == 3 ? 2 : 1
       let filterHeight = random.int(1...3)
       let filterWidth = random.int(1...3)
@@ -178,9 +179,12 @@ final class IntegerGEMMTests: XCTestCase {
         depthMultiplier: Int32(multiplier), fusedActivationFunction: [.none, .relu6, .reluN1To1][trial % 3],
         dilationWFactor: Int32(random.int(1...2)), dilationHFactor: Int32(random.int(1...2)))
       let outputChannels = channels * multiplier
+      // Inputs at least as large as the dilated filter, so VALID padding has an output.
+      let minimumHeight = max(3, (filterHeight - 1) * Int(options.dilationHFactor) + 1)
+      let minimumWidth = max(3, (filterWidth - 1) * Int(options.dilationWFactor) + 1)
       let problem = WeightedProblem(
         random: &random, type: trial % 2 == 0 ? .int8 : .uint8,
-        inputShape: [random.int(1...2), random.int(3...8), random.int(3...8), channels],
+        inputShape: [random.int(1...2), random.int(minimumHeight...8), random.int(minimumWidth...8), channels],
         filterShape: [1, filterHeight, filterWidth, outputChannels], channelAxis: 3)
       let geometry = try Geometry(
         problem.inputShape, filterHeight: filterHeight, filterWidth: filterWidth, strideH: Int(options.strideH),
@@ -190,9 +194,13 @@ final class IntegerGEMMTests: XCTestCase {
         geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
         inputChannelsPerOutput: 1
       ) { output, ky, kx, _ in (output / multiplier, (ky * filterWidth + kx) * outputChannels + output) }
-      try problem.assertKernelMatches(
-        expected, "DEPTHWISE_CONV_2D", options: .depthwiseConv2DOptions(options),
-        "trial \(trial) \(problem.type.name) channels \(channels)")
+      for generated in [true, false] {
+        try GeneratedFloatKernels.$areAllowed.withValue(generated) {
+          try problem.assertKernelMatches(
+            expected, "DEPTHWISE_CONV_2D", options: .depthwiseConv2DOptions(options),
+            "trial \(trial) \(problem.type.name) channels \(channels) generated \(generated)")
+        }
+      }
     }
   }
 

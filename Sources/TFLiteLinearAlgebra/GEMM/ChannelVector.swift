@@ -90,11 +90,13 @@ extension SIMD4: ChannelVector, FloatSIMDChannelVector where Scalar == Float {
   func run<Vector: ChannelVector>(_ vector: Vector.Type, channel: Int)
 }
 
-/// Covers channels `0 ..< channels` with 16-lane blocks, then at most one 8- and one 4-lane block,
-/// then single channels.
+/// Covers channels `first ..< channels` with 16-lane blocks, then at most one 8- and one 4-lane
+/// block, then single channels.
 @inlinable @inline(__always)
-package func forEachChannelBlock<Operation: ChannelBlockOperation>(channels: Int, _ operation: Operation) {
-  var channel = 0
+package func forEachChannelBlock<Operation: ChannelBlockOperation>(
+  channels: Int, startingAt first: Int = 0, _ operation: Operation
+) {
+  var channel = first
   while channel + 16 <= channels {
     operation.run(SIMD16<Float>.self, channel: channel)
     channel += 16

@@ -29,6 +29,12 @@ enum KernelDescription {
   /// The description of a kernel whose `eval` is a float GEMM: `GEMM, generated AVX2+FMA`.
   static var floatGEMM: String { "GEMM, \(floatGEMMLevel)" }
 
+  /// The description of an 8-bit or float depthwise convolution: `depthwise, generated AVX-512F`
+  /// when its whole 16-channel blocks run on the generated kernels (`GeneratedDepthwiseKernels`).
+  static var depthwise: String {
+    "depthwise, " + (GeneratedDepthwiseKernels.current.map { "generated \($0.isa)" } ?? swiftLevel)
+  }
+
   /// `hybrid`, `integer`, `reference` from the kernel type's name; otherwise `float` for a float
   /// output and the output's element type (`int32`, `bool`, ...) for a type-generic kernel.
   static func kind(kernelTypeName name: String, outputType: ElementType?) -> String {

@@ -3,7 +3,9 @@
 // every output channel c = input channel c / multiplier sums (input − input zero point) ·
 // (weight − weight zero point) over its taps inside the input, adds the bias, rescales per channel
 // and clamps. 8-bit activations run on a channel-vectorised loop over per-row input windows (no
-// arena scratch); 16-bit activations run the scalar grouped convolution over widened inputs.
+// arena scratch), whose sums come from the run-time generated kernels (`GeneratedDepthwiseKernels`,
+// AVX2 or AVX-512) where allowed and from Swift SIMD code otherwise; 16-bit activations run the
+// scalar grouped convolution over widened inputs.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -52,6 +54,8 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
       // Each thread holds one output row's window at a time (on the stack, or the heap when large).
       let windowBytes = try FloatOperands.checkedCount(convolution.windowShape, "\(op) input window")
       try context.requireMemory(count: windowBytes, bytesEach: context.threadCount, for: "\(op)'s input windows")
+      let sumBytes = try FloatOperands.checkedCount(convolution.rowSumsShape, "\(op) row sums")
+      try context.requireMemory(count: sumBytes, bytesEach: context.threadCount, for: "\(op)'s row sums")
       byteDepthwise = convolution
     }
     // The 8-bit path keeps only its padded weights (not the Int32 ones).
@@ -59,10 +63,13 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
     self.shape = shape
   }
 
+  var kernelDescription: String? { byteDepthwise == nil ? nil : KernelDescription.depthwise }
+
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
     if let byteDepthwise {
-      try byteDepthwise.run(input: input, output: output, threadCount: context.threadCount)
+      try byteDepthwise.run(
+        input: input, output: output, threadCount: context.threadCount, generatedKernels: GeneratedDepthwiseKernels.current)
       return
     }
     guard let shape, let arithmetic, let scratch = context.scratch else {
@@ -152,14 +159,24 @@ private struct ByteDepthwiseConvolution {
   /// The shape of one output row's input window (one byte per element): a row per filter tap row.
   var windowShape: [Int] { [shape.height.filterSize, paddedWidth, paddedChannels] }
 
-  /// Computes the output from the input.
-  func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int) throws {
+  /// The shape of the Int32 sums of one output row's 16-channel block from the generated kernel
+  /// (in bytes): 16 four-byte sums per output pixel.
+  var rowSumsShape: [Int] { [shape.width.outputSize, DepthwiseKernelGenerator.blockChannels, 4] }
+
+  /// Computes the output from the input; the sums come from `generatedKernels` when given.
+  func run(
+    input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, generatedKernels: GeneratedDepthwiseKernels?
+  ) throws {
     let source = UnsafePointer(try tensorData(input).assumingMemoryBound(to: UInt8.self))
     let destination = try tensorData(output)
     if output.type == .uint8 {
-      convolve(source, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount)
+      convolve(
+        source, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount,
+        generatedKernels: generatedKernels)
     } else {
-      convolve(source, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount)
+      convolve(
+        source, output: destination.assumingMemoryBound(to: Int8.self), threadCount: threadCount,
+        generatedKernels: generatedKernels)
     }
   }
 
@@ -210,7 +227,8 @@ private struct ByteDepthwiseConvolution {
 
   /// The convolution, one output row at a time over its input window, for one output type.
   private func convolve<Output: QuantizedInteger>(
-    _ input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int
+    _ input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int,
+    generatedKernels: GeneratedDepthwiseKernels?
   ) {
     let channels = shape.outputChannels
     let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
@@ -221,6 +239,10 @@ private struct ByteDepthwiseConvolution {
     let pixelStep = width.stride &* stride
     let tapStep = width.dilation &* stride
     let windowBytes = height.filterSize &* paddedRow
+    if let generatedKernels {
+      convolveGenerated(input, output: output, threadCount: threadCount, kernels: generatedKernels)
+      return
+    }
     filter.withUnsafeBufferPointer { filterBuffer in
       guard let filter = filterBuffer.baseAddress else { return }
       ChannelWindowRows.forEachRow(
@@ -281,6 +303,63 @@ private struct ByteDepthwiseConvolution {
               x &+= 4
             }
             channel &+= GEMMTile.columns
+          }
+        }
+      }
+    }
+  }
+}
+
+extension ByteDepthwiseConvolution {
+  /// The convolution on the generated kernels: for each output row, the window as in the Swift
+  /// loop, then per 16-channel block the kernel's Int32 sums of every pixel of the row (every tap
+  /// of the window, in the table built once per call), requantized in Swift as there.
+  fileprivate func convolveGenerated<Output: QuantizedInteger>(
+    _ input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int,
+    kernels: GeneratedDepthwiseKernels
+  ) {
+    let channels = shape.outputChannels
+    let block = DepthwiseKernelGenerator.blockChannels
+    let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
+    let height = shape.height
+    let width = shape.width
+    let paddedRow = paddedWidth &* paddedChannels
+    let windowBytes = height.filterSize &* paddedRow
+    let tapCount = height.filterSize &* width.filterSize
+    filter.withUnsafeBufferPointer { filterBuffer in
+      guard let filter = filterBuffer.baseAddress else { return }
+      withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 &* tapCount) { tapBuffer in
+        guard let taps = tapBuffer.baseAddress else { return }
+        // Tap (ky, kx) reads window row ky at column kx · dilation; its weights are row ky·KW + kx.
+        for tap in 0..<tapCount {
+          let (ky, kx) = tap.quotientAndRemainder(dividingBy: width.filterSize)
+          taps[2 &* tap] = ky &* paddedRow &+ kx &* width.dilation &* paddedChannels
+          taps[2 &* tap &+ 1] = tap &* paddedChannels &* MemoryLayout<Int16>.stride
+        }
+        ChannelWindowRows.forEachRow(
+          rows: shape.batch * height.outputSize,
+          workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
+          threadCount: threadCount
+        ) { row in
+          withUnsafeTemporaryAllocation(of: UInt8.self, capacity: windowBytes) { windowBuffer in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: width.outputSize &* block) { sumBuffer in
+              guard let window = windowBuffer.baseAddress, let sums = sumBuffer.baseAddress else { return }
+              fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
+              let outputRow = output + row &* width.outputSize &* channels
+              for channel in stride(from: 0, to: channels, by: block) {
+                var arguments = DepthwiseKernelArguments(
+                  input: UnsafeRawPointer(window + channel), inputPixelBytes: width.stride &* paddedChannels, taps: taps,
+                  tapCount: tapCount, weights: UnsafeRawPointer(filter + channel), start: kernels.zeros,
+                  output: UnsafeMutableRawPointer(sums), outputPixelBytes: block &* MemoryLayout<Int32>.stride,
+                  pixelCount: width.outputSize)
+                kernels.run(.unsignedBytes, &arguments)
+                let lanes = min(block, channels &- channel)
+                for x in 0..<width.outputSize {
+                  let requantized = epilogue.requantize(loadVector(sums + x &* block), channel: channel)
+                  storeVector(requantized.narrowed(to: Output.self), outputRow + (x &* channels &+ channel), lanes: lanes)
+                }
+              }
+            }
           }
         }
       }

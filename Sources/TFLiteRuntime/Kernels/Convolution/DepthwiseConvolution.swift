@@ -13,13 +13,16 @@ enum FloatDepthwiseConvolution {
       * MemoryLayout<Float>.stride
   }
 
-  /// Computes the convolution. `bias` has `outputChannels` values or is nil; the multiply-adds
-  /// are fused when `usesFusedMultiplyAdd` (by default when this build has hardware FMA, see
+  /// Computes the convolution. `bias` has `outputChannels` values or is nil. Whole 16-channel
+  /// blocks run on `generatedKernels` when given (by default those this thread may use, see
+  /// `GeneratedDepthwiseKernels`), the other channels on Swift SIMD code whose multiply-adds are
+  /// fused when `usesFusedMultiplyAdd` (by default when this build has hardware FMA, see
   /// `FusedMultiplyAdd`).
   static func run(
     _ shape: DepthwiseShape, input: UnsafePointer<Float>, filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
     activation: FloatClampRange, output: UnsafeMutablePointer<Float>, threadCount: Int,
-    scratch: UnsafeMutableRawPointer?, usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware
+    scratch: UnsafeMutableRawPointer?, usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware,
+    generatedKernels: GeneratedDepthwiseKernels? = GeneratedDepthwiseKernels.current
   ) {
     var source = input
     if shape.multiplier > 1, let scratch {
@@ -40,17 +43,120 @@ enum FloatDepthwiseConvolution {
     ChannelWindowRows.forEachRow(
       rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
     ) { row in
+      var swiftChannels = 0
+      if let generatedKernels {
+        GeneratedDepthwiseRow(
+          shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output,
+          kernels: generatedKernels
+        ).run()
+        swiftChannels = GeneratedDepthwiseRow.channelsCovered(shape)
+      }
       if usesFusedMultiplyAdd {
         forEachChannelBlock(
-          channels: shape.outputChannels,
+          channels: shape.outputChannels, startingAt: swiftChannels,
           DepthwiseRow<FusedArithmetic>(
             shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output))
       } else {
         forEachChannelBlock(
-          channels: shape.outputChannels,
+          channels: shape.outputChannels, startingAt: swiftChannels,
           DepthwiseRow<SeparateArithmetic>(
             shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output))
       }
+    }
+  }
+}
+
+/// One output row of a float depthwise convolution on the generated kernels, for every whole
+/// block of 16 channels: the interior pixels (every filter column inside the input) in one call per
+/// block, each edge pixel in a call of its own with only its valid filter columns. Filter rows
+/// outside the input are left out of the tap table, so no tap reads outside the input.
+private struct GeneratedDepthwiseRow {
+  let shape: DepthwiseShape
+  let filter: UnsafePointer<Float>
+  let bias: UnsafePointer<Float>?
+  let activation: FloatClampRange
+  let kernels: GeneratedDepthwiseKernels
+  /// First input element of the image, first output element of the row.
+  let image: UnsafePointer<Float>
+  let outputRow: UnsafeMutablePointer<Float>
+  /// The valid filter rows and the input row of the first.
+  let firstTapY: Int
+  let endTapY: Int
+  let firstInputY: Int
+
+  /// The channels the generated kernels compute: whole blocks of 16.
+  static func channelsCovered(_ shape: DepthwiseShape) -> Int {
+    shape.outputChannels / DepthwiseKernelGenerator.blockChannels * DepthwiseKernelGenerator.blockChannels
+  }
+
+  init(
+    shape: DepthwiseShape, row: Int, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
+    bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>,
+    kernels: GeneratedDepthwiseKernels
+  ) {
+    self.shape = shape
+    self.filter = filter
+    self.bias = bias
+    self.activation = activation
+    self.kernels = kernels
+    let y = row % shape.height.outputSize
+    image = input + (row / shape.height.outputSize) * shape.height.inputSize * shape.width.inputSize * shape.outputChannels
+    outputRow = output + row * shape.width.outputSize * shape.outputChannels
+    (firstTapY, endTapY) = shape.height.validTaps(y)
+    firstInputY = shape.height.inputOrigin(y) + firstTapY * shape.height.dilation
+  }
+
+  func run() {
+    let width = shape.width
+    withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * shape.height.filterSize * width.filterSize) { buffer in
+      guard let taps = buffer.baseAddress else { return }
+      let interior = width.interior
+      if !interior.isEmpty {
+        let tapCount = fillTaps(taps, firstX: 0, endX: width.filterSize)
+        convolve(x: interior.lowerBound, count: interior.count, firstX: 0, taps: taps, tapCount: tapCount)
+      }
+      for edge in [0..<interior.lowerBound, interior.upperBound..<width.outputSize] {
+        for x in edge {
+          let (firstX, endX) = width.validTaps(x)
+          let tapCount = fillTaps(taps, firstX: firstX, endX: endX)
+          convolve(x: x, count: 1, firstX: firstX, taps: taps, tapCount: tapCount)
+        }
+      }
+    }
+  }
+
+  /// Fills `taps` with the (input, weight) byte offsets of filter columns `firstX ..< endX` of the
+  /// valid filter rows, inputs counted from the first of them; returns their count.
+  private func fillTaps(_ taps: UnsafeMutablePointer<Int>, firstX: Int, endX: Int) -> Int {
+    let channelBytes = shape.outputChannels * MemoryLayout<Float>.stride
+    let width = shape.width
+    var count = 0
+    for ky in firstTapY..<endTapY {
+      for kx in firstX..<endX {
+        let inputPixel = (ky - firstTapY) * shape.height.dilation * width.inputSize + (kx - firstX) * width.dilation
+        taps[2 * count] = inputPixel * channelBytes
+        taps[2 * count + 1] = (ky * width.filterSize + kx) * channelBytes
+        count += 1
+      }
+    }
+    return count
+  }
+
+  /// Output pixels `x ..< x + count`, whose first tap column is `firstX`, block by block.
+  private func convolve(x: Int, count: Int, firstX: Int, taps: UnsafePointer<Int>, tapCount: Int) {
+    let channels = shape.outputChannels
+    let width = shape.width
+    let floatBytes = MemoryLayout<Float>.stride
+    // Never dereferenced when there are no taps (the first valid row may then lie outside the input).
+    let firstInput = image + (firstInputY &* width.inputSize &+ width.inputOrigin(x) &+ firstX &* width.dilation) &* channels
+    for channel in stride(from: 0, to: Self.channelsCovered(shape), by: DepthwiseKernelGenerator.blockChannels) {
+      var arguments = DepthwiseKernelArguments(
+        input: UnsafeRawPointer(firstInput + channel), inputPixelBytes: width.stride * channels * floatBytes, taps: taps,
+        tapCount: tapCount, weights: UnsafeRawPointer(filter + channel),
+        start: bias.map { UnsafeRawPointer($0 + channel) } ?? kernels.zeros,
+        output: UnsafeMutableRawPointer(outputRow + x * channels + channel), outputPixelBytes: channels * floatBytes,
+        pixelCount: count, lower: activation.lower, upper: activation.upper)
+      kernels.run(.float, &arguments)
     }
   }
 }
@@ -249,6 +355,8 @@ final class DepthwiseConv2DKernel: Kernel {
     context.requestScratch(bytes: FloatDepthwiseConvolution.scratchBytes(shape))
     self.shape = shape
   }
+
+  var kernelDescription: String? { KernelDescription.depthwise }
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }

@@ -1,0 +1,154 @@
+import XCTest
+
+import TFLiteLinearAlgebra
+@testable import TFLiteRuntime
+
+/// The run-time generated depthwise kernels (`DepthwiseKernelGenerator`), for every instruction set
+/// this machine runs: the raw kernels against first-principles sums on random tap tables (integer
+/// sums bit-exact, nothing written past the pixels asked for), and whole float convolutions
+/// against the double-precision reference and the Swift kernel. The 8-bit convolutions through
+/// the registered kernel, generated and Swift, are in `IntegerGEMMTests`.
+final class GeneratedDepthwiseKernelTests: XCTestCase {
+  /// The instruction sets whose kernels this machine runs.
+  private var runnableKernels: [GeneratedDepthwiseKernels] {
+    GeneratedKernelISA.allCases.compactMap { GeneratedDepthwiseKernels.kernels(for: $0) }
+  }
+
+  /// Both kinds and instruction sets generate, also those this machine cannot run (their
+  /// instructions are pinned by the NASM encoding table), and end with `vzeroupper; ret`.
+  func testEveryKernelGenerates() {
+    for isa in GeneratedKernelISA.allCases {
+      for kind in DepthwiseKernelGenerator.ElementKind.allCases {
+        let code = DepthwiseKernelGenerator.code(isa: isa, kind: kind)
+        // vzeroupper, pop r14, r13, r12, rbp, rbx, ret.
+        XCTAssertEqual(
+          Array(code.suffix(12)), [0xC5, 0xF8, 0x77, 0x41, 0x5E, 0x41, 0x5D, 0x41, 0x5C, 0x5D, 0x5B, 0xC3], "\(isa) \(kind)")
+      }
+    }
+  }
+
+  /// Unsigned bytes × int16 weights: random pixel counts (groups of four and single pixels), pixel
+  /// strides, tap tables (including none), start values; every Int32 sum exact, and the sentinels
+  /// around and between the pixels' outputs untouched.
+  func testByteKernelSumsAreExactAndStayInBounds() {
+    var random = SeededGenerator(seed: 41)
+    let sentinel: Int32 = 0x5A5A_5A5A
+    for kernels in runnableKernels {
+      for trial in 0..<60 {
+        let pixels = random.int(0...11)
+        let pixelBytes = 16 + random.int(0...3) * 16 + random.int(0...5)
+        let tapCount = trial % 10 == 0 ? 0 : random.int(1...9)
+        let inputBytes = max(1, pixels) * pixelBytes + 64 * 9 + 16
+        let input = (0..<inputBytes).map { _ in UInt8(random.int(0...255)) }
+        let weightCount = 151 + 16
+        let weights = (0..<weightCount).map { _ in Int16(random.int(-255...255)) }
+        let start = (0..<16).map { _ in Int32(random.int(-100_000...100_000)) }
+        // (input offset, weight offset in bytes: any int16 position with 16 weights after it).
+        let taps = (0..<tapCount).flatMap { _ in [random.int(0...(64 * 9)), random.int(0...151) * 2] }
+        let outputStride = 16 + random.int(0...3)
+        // One guard pixel after the last output, and the gap lanes between pixels.
+        var output = [Int32](repeating: sentinel, count: (pixels + 1) * outputStride)
+        input.withUnsafeBufferPointer { inputBuffer in
+          weights.withUnsafeBufferPointer { weightBuffer in
+            start.withUnsafeBufferPointer { startBuffer in
+              taps.withUnsafeBufferPointer { tapBuffer in
+                output.withUnsafeMutableBufferPointer { outputBuffer in
+                  var arguments = DepthwiseKernelArguments(
+                    input: UnsafeRawPointer(inputBuffer.baseAddress!), inputPixelBytes: pixelBytes,
+                    taps: tapBuffer.baseAddress ?? UnsafePointer(bitPattern: 8)!, tapCount: tapCount,
+                    weights: UnsafeRawPointer(weightBuffer.baseAddress!), start: UnsafeRawPointer(startBuffer.baseAddress!),
+                    output: UnsafeMutableRawPointer(outputBuffer.baseAddress!), outputPixelBytes: outputStride * 4,
+                    pixelCount: pixels)
+                  kernels.run(.unsignedBytes, &arguments)
+                }
+              }
+            }
+          }
+        }
+        for pixel in 0...pixels {
+          for lane in 0..<outputStride {
+            var expected = sentinel
+            if pixel < pixels && lane < 16 {
+              expected = start[lane]
+              for tap in 0..<tapCount {
+                let value = Int32(input[pixel * pixelBytes + taps[2 * tap] + lane])
+                expected &+= value &* Int32(weights[taps[2 * tap + 1] / 2 + lane])
+              }
+            }
+            let got = output[pixel * outputStride + lane]
+            guard got == expected else {
+              return XCTFail("\(kernels.isa) trial \(trial) pixel \(pixel) lane \(lane): \(got), expected \(expected)")
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /// Random float depthwise convolutions with 16-channel blocks (and a Swift remainder): every
+  /// generated instruction set against the reference and against the Swift kernel, borders,
+  /// strides, dilations, SAME/VALID, multipliers, bias or none, every clamp, one and two threads;
+  /// a guard after the output stays untouched.
+  func testRandomFloatConvolutionsMatchReferenceAndSwiftKernel() {
+    var random = SeededGenerator(seed: 42)
+    for trial in 0..<36 {
+      let batch = random.int(1...2)
+      let height = random.int(1...9)
+      let width = random.int(1...13)
+      let channels = [16, 17, 32, 40, 8, 48][trial % 6]
+      let multiplier = trial % 5 == 4 ? 2 : 1
+      let filterHeight = trial % 3 == 0 ? 3 : random.int(1...4)
+      let filterWidth = trial % 3 == 0 ? 3 : random.int(1...5)
+      let strides = (random.int(1...2), random.int(1...2))
+      let dilations = (random.int(1...2), random.int(1...2))
+      let same = random.bool()
+      guard
+        let (heightAxis, widthAxis) = windowAxes(
+          height: height, width: width, filter: (filterHeight, filterWidth), strides: strides, dilations: dilations,
+          same: same)
+      else { continue }
+      let shape = DepthwiseShape(
+        batch: batch, inputChannels: channels, multiplier: multiplier, height: heightAxis, width: widthAxis)
+      let input = random.floats(batch * height * width * channels)
+      let filter = random.floats(filterHeight * filterWidth * shape.outputChannels)
+      let bias = random.bool() ? random.floats(shape.outputChannels) : nil
+      let activation = testActivations[trial % testActivations.count]
+      let expected = referenceDepthwise(
+        input: input, batch: batch, height: height, width: width, channels: channels, multiplier: multiplier,
+        filter: filter, filterHeight: filterHeight, filterWidth: filterWidth, bias: bias, strides: strides,
+        dilations: dilations, same: same, lower: activation.range.lower, upper: activation.range.upper)
+      let count = expected.values.count
+      var results: [[Float]] = []
+      for (kernels, threads) in [(nil, 1)] + runnableKernels.flatMap({ [($0, 1), ($0, 2)] }) {
+        let memory = TestMemory()
+        let guardValues: [Float] = Array(repeating: 1234.5, count: 32)
+        let output = memory.copy([Float](repeating: .nan, count: count) + guardValues)
+        FloatDepthwiseConvolution.run(
+          shape, input: memory.copy(input), filter: memory.copy(filter), bias: memory.copy(bias),
+          activation: activation.range, output: output, threadCount: threads,
+          scratch: memory.scratch(bytes: FloatDepthwiseConvolution.scratchBytes(shape)), generatedKernels: kernels)
+        let label = "trial \(trial) \(shape) \(kernels.map { "\($0.isa)" } ?? "Swift") threads \(threads)"
+        assertMatches(floats(output, count), expected.values, label)
+        XCTAssertEqual(floats(output + count, 32), guardValues, "written past the output: \(label)")
+        results.append(floats(output, count))
+      }
+      // Generated and Swift sums differ only in rounding (FMA): within a few ulps of the sum.
+      for other in results.dropFirst() {
+        for (index, (swift, generated)) in zip(results[0], other).enumerated() where abs(swift - generated) > 1e-5 {
+          XCTFail("trial \(trial) element \(index): Swift \(swift), generated \(generated)")
+          break
+        }
+      }
+    }
+  }
+
+  /// `tflite bench --verbose` names the route: generated where allowed, Swift when turned off.
+  func testKernelDescriptionNamesTheRoute() {
+    let expected = GeneratedDepthwiseKernels.current.map { "depthwise, generated \($0.isa)" }
+    if let expected { XCTAssertEqual(KernelDescription.depthwise, expected) }
+    GeneratedFloatKernels.$areAllowed.withValue(false) {
+      XCTAssertNil(GeneratedDepthwiseKernels.current)
+      XCTAssertEqual(KernelDescription.depthwise, "depthwise, \(KernelDescription.swiftLevel)")
+    }
+  }
+}
