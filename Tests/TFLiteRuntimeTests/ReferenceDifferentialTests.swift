@@ -104,7 +104,7 @@ final class ReferenceDifferentialTests: XCTestCase {
   /// Random CONV_2D (groups for int8) and DEPTHWISE_CONV_2D nodes of `Raw` activations and `Weight`
   /// weights (per-channel for int8 and int16 activations, per-tensor for uint8).
   private func checkConvolutions<
-    Raw: FixedWidthInteger & Sendable, Weight: FixedWidthInteger & Sendable
+    Raw: FixedWidthInteger & Sendable & BitwiseCopyable, Weight: FixedWidthInteger & Sendable
   >(_ raw: Raw.Type, _ weight: Weight.Type, trials: Int) throws {
     let sixteenBit = Raw.bitWidth == 16
     for trial in 0..<trials {

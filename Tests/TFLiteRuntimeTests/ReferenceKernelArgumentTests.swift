@@ -26,7 +26,7 @@ final class ReferenceKernelArgumentTests: XCTestCase {
       try Reference.conv2D(
         input: image, filter: tensor([2, 1, 1, 1], [1, 1]), bias: [0, 0, 0], window: window, activation: .none)
     }
-    assertThrows("not a multiple") {
+    assertThrows("not a positive multiple") {
       try Reference.conv2D(
         input: image, filter: tensor([1, 1, 1, 2], [1, 1]), bias: nil, window: window, activation: .none)
     }
@@ -64,16 +64,16 @@ final class ReferenceKernelArgumentTests: XCTestCase {
       input: image, filter: tensor([1, 2, 2, 1], [1, 10, 100, 1000]), bias: [0.5],
       window: Reference.WindowParameters(strideHeight: 1, strideWidth: 1, padding: .same), activation: .none)
     XCTAssertEqual(convolved.shape, [1, 2, 2, 1])
-    XCTAssertEqual(convolved.values, [4321.5, 402.5, 43.5, 4.5] as [Float])  // 1·1 + 2·10 + 3·100 + 4·1000 + 0.5, ...
+    XCTAssertEqual(Array(convolved.values), [4321.5, 402.5, 43.5, 4.5] as [Float])  // 1·1 + 2·10 + 3·100 + 4·1000 + 0.5, ...
     let pooled = try Reference.averagePool2D(
       input: image,
       parameters: Reference.PoolParameters(
         filterHeight: 2, filterWidth: 2,
         window: Reference.WindowParameters(strideHeight: 1, strideWidth: 1, padding: .same)),
       activation: .reluN1To1)
-    XCTAssertEqual(pooled.values, [1, 1, 1, 1])
+    XCTAssertEqual(Array(pooled.values), [1, 1, 1, 1])
     let sum = try Reference.add(image, tensor([1, 1, 2, 1], [10, 20]), activation: .none)
-    XCTAssertEqual(sum.values, [11, 22, 13, 24])
+    XCTAssertEqual(Array(sum.values), [11, 22, 13, 24])
     // Integer average of −3 and −4 over 2 values: −3.5 rounds away from zero to −4.
     let rounded = try Reference.averagePool2D(
       input: Reference.Tensor(shape: [1, 1, 2, 1], values: [Int8(-3), -4]),
@@ -81,6 +81,38 @@ final class ReferenceKernelArgumentTests: XCTestCase {
         filterHeight: 1, filterWidth: 2,
         window: Reference.WindowParameters(strideHeight: 1, strideWidth: 1, padding: .valid)),
       activation: .none, output: .init(scale: 1, zeroPoint: 0))
-    XCTAssertEqual(rounded.values, [-4])
+    XCTAssertEqual(Array(rounded.values), [-4])
+  }
+
+  /// Given `.existing` memory, a kernel writes its output there (the returned tensor is that
+  /// memory, nothing is copied) and refuses memory of another shape; a borrowed input is read where
+  /// it lies. The output-shape functions give TFLite's sizes: SAME ceil(input / stride), VALID
+  /// ceil((input − filter + 1) / stride).
+  func testKernelsReadAndWriteTheMemoryTheyAreGiven() throws {
+    let memory = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4)
+    defer { memory.deallocate() }
+    _ = memory.initialize(from: [1, 2, 3, 4] as [Float])
+    let image = try Reference.Tensor(shape: [1, 2, 2, 1], borrowing: UnsafeBufferPointer(memory))
+    XCTAssertEqual(image.values.baseAddress, UnsafePointer(memory.baseAddress))
+    let result = UnsafeMutableBufferPointer<Float>.allocate(capacity: 4)
+    defer { result.deallocate() }
+    result.initialize(repeating: 0)
+    let output = try Reference.MutableTensor(shape: [1, 2, 2, 1], borrowing: result)
+    let sum = try Reference.add(image, tensor([1], [10]), activation: .none, into: .existing(output))
+    XCTAssertEqual(sum.values.baseAddress, UnsafePointer(result.baseAddress))
+    XCTAssertEqual(Array(result), [11, 12, 13, 14])
+    let pool = Reference.PoolParameters(
+      filterHeight: 2, filterWidth: 2, window: Reference.WindowParameters(strideHeight: 2, strideWidth: 2, padding: .valid))
+    assertThrows("the output has shape [1, 2, 2, 1], the operator gives [1, 1, 1, 1]") {
+      try Reference.maxPool2D(input: image, parameters: pool, activation: .none, into: .existing(output))
+    }
+    XCTAssertEqual(try Reference.pool2DOutputShape(input: [1, 5, 7, 3], parameters: pool), [1, 2, 3, 3])
+    XCTAssertEqual(
+      try Reference.conv2DOutputShape(
+        input: [1, 5, 7, 3], filter: [4, 3, 3, 3],
+        window: Reference.WindowParameters(strideHeight: 2, strideWidth: 2, padding: .same)),
+      [1, 3, 4, 4])
+    XCTAssertEqual(try Reference.fullyConnectedOutputShape(input: [2, 3, 4], weights: [5, 4], keepNumDims: true), [2, 3, 5])
+    XCTAssertEqual(try Reference.fullyConnectedOutputShape(input: [2, 3, 4], weights: [5, 4], keepNumDims: false), [6, 5])
   }
 }

@@ -41,33 +41,47 @@ extension Reference {
   }
 
   /// Float RELU, RELU6, RELU_N1_TO_1 or RELU_0_TO_1.
-  public static func relu(_ input: Tensor<Float>, _ kind: ReluBounds) throws -> Tensor<Float> {
+  public static func relu(
+    _ input: Tensor<Float>, _ kind: ReluBounds, into destination: Destination<Float> = .newTensor
+  ) throws -> Tensor<Float> {
     let (lower, upper) = kind.bounds
-    return try Tensor(shape: input.shape, values: input.values.map { min(max(lower, $0), upper) })
+    return try elementwise(input, into: destination) { min(max(lower, $0), upper) }
   }
 
   /// Float LOGISTIC: 1 / (1 + e^(−x)), with TFLite's cut-offs (1 above 16.619, e^x below −9).
-  public static func logistic(_ input: Tensor<Float>) throws -> Tensor<Float> {
+  public static func logistic(
+    _ input: Tensor<Float>, into destination: Destination<Float> = .newTensor
+  ) throws -> Tensor<Float> {
     let upperCutoff: Float = 16.619047164916992188
     let lowerCutoff: Float = -9
-    return try Tensor(
-      shape: input.shape,
-      values: input.values.map { x in
-        if x > upperCutoff { return 1 }
-        if x < lowerCutoff { return TabulatedFunction.exponential(x) }
-        return TabulatedFunction.logistic(x)
-      })
+    return try elementwise(input, into: destination) { x in
+      if x > upperCutoff { return 1 }
+      if x < lowerCutoff { return TabulatedFunction.exponential(x) }
+      return TabulatedFunction.logistic(x)
+    }
   }
 
   /// Float TANH.
-  public static func tanh(_ input: Tensor<Float>) throws -> Tensor<Float> {
-    try Tensor(shape: input.shape, values: input.values.map(TabulatedFunction.hyperbolicTangent))
+  public static func tanh(_ input: Tensor<Float>, into destination: Destination<Float> = .newTensor) throws -> Tensor<
+    Float
+  > {
+    try elementwise(input, into: destination, TabulatedFunction.hyperbolicTangent)
+  }
+
+  /// The loop of every element-wise operator: output element i is `transform` of input element i.
+  static func elementwise<Input, Output: BitwiseCopyable>(
+    _ input: Tensor<Input>, into destination: Destination<Output>, _ transform: (Input) -> Output
+  ) throws -> Tensor<Output> {
+    let output = try destination.tensor(shape: input.shape)
+    for index in output.values.indices { output[index] = transform(input.values[index]) }
+    return output.finished
   }
 
   /// Integer RELU family (int8, uint8, int16 with zero points 0): rescale, then clamp.
-  public static func relu<Raw: FixedWidthInteger & Sendable>(
+  public static func relu<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
     _ input: Tensor<Raw>, _ kind: ReluBounds, input inputQuantization: QuantizationParameters,
-    output: QuantizationParameters, rounding: RoundingPolicy = .doubleRounding
+    output: QuantizationParameters, rounding: RoundingPolicy = .doubleRounding,
+    into destination: Destination<Raw> = .newTensor
   ) throws -> Tensor<Raw> {
     let typeRange = rawRange(of: Raw.self)
     /// A real bound as a raw output value: round(real / scale) + zero point.
@@ -80,56 +94,63 @@ extension Reference {
       upperReal.isInfinite
       ? typeRange.upperBound : Int32(clamping: min(Int64(typeRange.upperBound), rawBound(upperReal)))
     let multiplier = QuantizedMultiplier(Double(inputQuantization.scale / output.scale), rounding: rounding)
-    return try Tensor(
-      shape: input.shape,
-      values: input.values.map { x in
-        let rescaled = output.zeroPoint &+ multiplier.apply(Int32(x) &- inputQuantization.zeroPoint, rounding: rounding)
-        // max first, then min: crossed bounds give `upper`, as in TFLite.
-        return Raw(truncatingIfNeeded: min(max(rescaled, lower), upper))
-      })
+    return try elementwise(input, into: destination) { x in
+      let rescaled = output.zeroPoint &+ multiplier.apply(Int32(x) &- inputQuantization.zeroPoint, rounding: rounding)
+      // max first, then min: crossed bounds give `upper`, as in TFLite.
+      return Raw(truncatingIfNeeded: min(max(rescaled, lower), upper))
+    }
   }
 
   /// 8-bit LOGISTIC (int8, uint8) through TFLite's 256-entry table.
-  public static func logistic<Raw: FixedWidthInteger & Sendable>(
-    _ input: Tensor<Raw>, input inputQuantization: QuantizationParameters, output: QuantizationParameters
+  public static func logistic<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    _ input: Tensor<Raw>, input inputQuantization: QuantizationParameters, output: QuantizationParameters,
+    into destination: Destination<Raw> = .newTensor
   ) throws -> Tensor<Raw> {
-    try tabulated(input, input: inputQuantization, output: output, transform: TabulatedFunction.logistic)
+    try tabulated(
+      input, input: inputQuantization, output: output, transform: TabulatedFunction.logistic, into: destination)
   }
 
   /// 8-bit TANH (int8, uint8) through TFLite's 256-entry table.
-  public static func tanh<Raw: FixedWidthInteger & Sendable>(
-    _ input: Tensor<Raw>, input inputQuantization: QuantizationParameters, output: QuantizationParameters
+  public static func tanh<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    _ input: Tensor<Raw>, input inputQuantization: QuantizationParameters, output: QuantizationParameters,
+    into destination: Destination<Raw> = .newTensor
   ) throws -> Tensor<Raw> {
-    try tabulated(input, input: inputQuantization, output: output, transform: TabulatedFunction.hyperbolicTangent)
+    try tabulated(
+      input, input: inputQuantization, output: output, transform: TabulatedFunction.hyperbolicTangent,
+      into: destination)
   }
 
   /// A function of an 8-bit input as TFLite tabulates it: one entry per raw value.
-  static func tabulated<Raw: FixedWidthInteger & Sendable>(
+  static func tabulated<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
     _ input: Tensor<Raw>, input inputQuantization: QuantizationParameters, output: QuantizationParameters,
-    transform: (Float) -> Float
+    transform: (Float) -> Float, into destination: Destination<Raw>
   ) throws -> Tensor<Raw> {
     guard Raw.bitWidth == 8 else { throw Error("tabulated activations take 8-bit inputs") }
     let range = rawRange(of: Raw.self)
     let table = QuantizedLookupTable.eightBit(
       inputRange: range, inputScale: inputQuantization.scale, inputZeroPoint: inputQuantization.zeroPoint,
       outputScale: output.scale, outputZeroPoint: output.zeroPoint, outputRange: range, transform: transform)
-    return try Tensor(
-      shape: input.shape, values: input.values.map { Raw(truncatingIfNeeded: table[Int(Int32($0) - range.lowerBound)]) }
-    )
+    return try elementwise(input, into: destination) { Raw(truncatingIfNeeded: table[Int(Int32($0) - range.lowerBound)]) }
   }
 
   /// int16 LOGISTIC (see the file header).
-  public static func logistic(_ input: Tensor<Int16>, inputScale: Float) throws -> Tensor<Int16> {
-    try sixteenBitSigmoid(input, inputScale: inputScale, isTanh: false)
+  public static func logistic(
+    _ input: Tensor<Int16>, inputScale: Float, into destination: Destination<Int16> = .newTensor
+  ) throws -> Tensor<Int16> {
+    try sixteenBitSigmoid(input, inputScale: inputScale, isTanh: false, into: destination)
   }
 
   /// int16 TANH (see the file header).
-  public static func tanh(_ input: Tensor<Int16>, inputScale: Float) throws -> Tensor<Int16> {
-    try sixteenBitSigmoid(input, inputScale: inputScale, isTanh: true)
+  public static func tanh(
+    _ input: Tensor<Int16>, inputScale: Float, into destination: Destination<Int16> = .newTensor
+  ) throws -> Tensor<Int16> {
+    try sixteenBitSigmoid(input, inputScale: inputScale, isTanh: true, into: destination)
   }
 
   /// The int16 logistic-table interpolation of LOGISTIC and TANH.
-  static func sixteenBitSigmoid(_ input: Tensor<Int16>, inputScale: Float, isTanh: Bool) throws -> Tensor<Int16> {
+  static func sixteenBitSigmoid(
+    _ input: Tensor<Int16>, inputScale: Float, isTanh: Bool, into destination: Destination<Int16>
+  ) throws -> Tensor<Int16> {
     guard inputScale.isFinite, inputScale > 0, Double(inputScale) * 4096 * 3 < 2_147_483_648 else {
       throw Error("int16 LOGISTIC and TANH need an input scale in (0, 174762), got \(inputScale)")
     }
@@ -155,7 +176,7 @@ extension Reference {
     let table = QuantizedLookupTable.logisticQ16
     // The table is read at a resolution of 9 fractional bits (LOGISTIC) or 8 (TANH).
     let fractionBits: UInt32 = isTanh ? 8 : 9
-    let outputs = input.values.map { raw -> Int16 in
+    return try elementwise(input, into: destination) { raw -> Int16 in
       let round: Int32 = shift > 0 ? 1 << (shift - 1) : 0
       let value = (Int32(raw) &* multiplier &+ round) >> shift
       let magnitude = value.magnitude
@@ -178,6 +199,5 @@ extension Reference {
       let signed = value >= 0 ? interpolated &+ (1 << 9) : (1 << 25) &- interpolated &+ (1 << 9) &- 1
       return Int16(truncatingIfNeeded: signed >> 10)
     }
-    return try Tensor(shape: input.shape, values: outputs)
   }
 }

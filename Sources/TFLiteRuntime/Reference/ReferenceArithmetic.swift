@@ -33,7 +33,7 @@ extension Reference {
     /// The running sum.
     associatedtype Accumulator
     /// The output element type.
-    associatedtype Output
+    associatedtype Output: BitwiseCopyable
     /// The empty sum.
     var zero: Accumulator { get }
     /// `sum` plus the product of one input and one weight feeding output channel `channel`.
@@ -47,19 +47,24 @@ extension Reference {
   /// Float arithmetic: products summed in float, then bias and activation clamp.
   public struct FloatArithmetic: WeightedArithmetic {
     /// One bias per output channel, or nil for none.
-    public let bias: [Float]?
+    public let bias: Tensor<Float>?
     /// The fused activation's bounds.
     public let range: (lower: Float, upper: Float)
 
     /// Arithmetic for `bias` (nil: none) and a fused activation.
-    public init(bias: [Float]?, activation: FusedActivation) {
+    public init(bias: Tensor<Float>?, activation: FusedActivation) {
       self.init(bias: bias, range: Reference.floatRange(activation))
     }
 
     /// Arithmetic for `bias` (nil: none) clamping to `range` (BATCH_MATMUL: no clamp at all).
-    public init(bias: [Float]?, range: (lower: Float, upper: Float)) {
+    public init(bias: Tensor<Float>?, range: (lower: Float, upper: Float)) {
       self.bias = bias
       self.range = range
+    }
+
+    /// Arithmetic for the bias values `bias` (nil: none) clamping to `range`.
+    public init(bias: [Float]?, range: (lower: Float, upper: Float)) {
+      self.init(bias: bias.map(Tensor.init(vector:)), range: range)
     }
 
     /// 0.
@@ -74,13 +79,13 @@ extension Reference {
     /// `clamp(sum + bias[channel])`.
     @inline(__always)
     public func finish(_ sum: Float, channel: Int) -> Float {
-      Reference.clamp(sum + (bias?[channel] ?? 0), range)
+      Reference.clamp(sum + (bias?.values[channel] ?? 0), range)
     }
 
     /// Throws unless the bias is absent or has one value per output channel.
     public func check(outputChannels: Int) throws {
-      if let bias, bias.count != outputChannels {
-        throw Error("bias has \(bias.count) values for \(outputChannels) output channels")
+      if let bias, bias.values.count != outputChannels {
+        throw Error("bias has \(bias.values.count) values for \(outputChannels) output channels")
       }
     }
   }
@@ -166,8 +171,9 @@ extension Reference {
   }
 
   /// TFLite's integer arithmetic for weighted operators (see the file header).
-  public struct QuantizedArithmetic<Input: FixedWidthInteger & Sendable, Weight: FixedWidthInteger & Sendable>:
-    WeightedArithmetic
+  public struct QuantizedArithmetic<
+    Input: FixedWidthInteger & Sendable & BitwiseCopyable, Weight: FixedWidthInteger & Sendable
+  >: WeightedArithmetic
   {
     /// The raw output has the input's type.
     public typealias Output = Input

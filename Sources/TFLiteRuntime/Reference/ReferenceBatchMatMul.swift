@@ -13,19 +13,57 @@ import TFLiteLinearAlgebra
 
 
 extension Reference {
+  /// The checked shapes of a BATCH_MATMUL: the matrix sizes, the broadcast batch and the output shape.
+  struct MatMulShapes {
+    /// M: rows of each output matrix.
+    let rows: Int
+    /// K: the length of each dot product.
+    let depth: Int
+    /// N: columns of each output matrix.
+    let columns: Int
+    /// The broadcast of the two operands' batch dimensions (all but the last two).
+    let batches: Broadcast
+    /// The output shape, [..., M, N].
+    var output: [Int] { batches.shape + [rows, columns] }
+
+    /// The shapes of `lhs` times `rhs`, each stored transposed when its flag says so.
+    init(lhs: [Int], rhs: [Int], adjX: Bool, adjY: Bool) throws {
+      guard lhs.count >= 2, rhs.count >= 2 else {
+        throw Error("BATCH_MATMUL operands need rank 2 or more, got \(lhs) and \(rhs)")
+      }
+      // lhs is M × K (stored K × M with adj_x), rhs K × N (stored N × K with adj_y).
+      let (lhsRows, lhsColumns) = (lhs[lhs.count - 2], lhs[lhs.count - 1])
+      let (rhsRows, rhsColumns) = (rhs[rhs.count - 2], rhs[rhs.count - 1])
+      (rows, depth) = adjX ? (lhsColumns, lhsRows) : (lhsRows, lhsColumns)
+      let rhsDepth: Int
+      (rhsDepth, columns) = adjY ? (rhsColumns, rhsRows) : (rhsRows, rhsColumns)
+      guard depth == rhsDepth else {
+        throw Error(
+          "BATCH_MATMUL of \(lhs) by \(rhs) (adj_x \(adjX), adj_y \(adjY)): depths \(depth) and \(rhsDepth) differ")
+      }
+      batches = try Broadcast(Array(lhs.dropLast(2)), Array(rhs.dropLast(2)))
+    }
+  }
+
+  /// BATCH_MATMUL's output shape for operands of these shapes.
+  public static func batchMatMulOutputShape(lhs: [Int], rhs: [Int], adjX: Bool, adjY: Bool) throws -> [Int] {
+    try MatMulShapes(lhs: lhs, rhs: rhs, adjX: adjX, adjY: adjY).output
+  }
+
   /// Float BATCH_MATMUL (see the file header).
-  public static func batchMatMul(lhs: Tensor<Float>, rhs: Tensor<Float>, adjX: Bool, adjY: Bool) throws -> Tensor<Float>
-  {
+  public static func batchMatMul(
+    lhs: Tensor<Float>, rhs: Tensor<Float>, adjX: Bool, adjY: Bool, into destination: Destination<Float> = .newTensor
+  ) throws -> Tensor<Float> {
     try batchMatMul(
       lhs: lhs, rhs: rhs, adjX: adjX, adjY: adjY,
-      arithmetic: FloatArithmetic(bias: nil, range: (-.infinity, .infinity)))
+      arithmetic: FloatArithmetic(bias: nil as Tensor<Float>?, range: (-.infinity, .infinity)), into: destination)
   }
 
   /// Integer BATCH_MATMUL: int8 × int8 → int8 or int16 × int16 → int16, per-tensor quantization.
-  public static func batchMatMul<Raw: FixedWidthInteger & Sendable>(
+  public static func batchMatMul<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
     lhs: Tensor<Raw>, rhs: Tensor<Raw>, adjX: Bool, adjY: Bool, lhsQuantization: QuantizationParameters,
     rhsQuantization: QuantizationParameters, output: QuantizationParameters,
-    rounding: RoundingPolicy = .doubleRounding
+    rounding: RoundingPolicy = .doubleRounding, into destination: Destination<Raw> = .newTensor
   ) throws -> Tensor<Raw> {
     // The right operand plays the weights' part, with one "channel" (per-tensor quantization).
     let quantization = WeightedQuantization(
@@ -34,31 +72,17 @@ extension Reference {
       output: output, activation: .none, accumulation: Raw.bitWidth == 16 ? .int64 : .int32(rounding),
       rounding: rounding)
     let arithmetic = try QuantizedArithmetic<Raw, Raw>(quantization, bias: nil, outputChannels: 1)
-    return try batchMatMul(lhs: lhs, rhs: rhs, adjX: adjX, adjY: adjY, arithmetic: arithmetic)
+    return try batchMatMul(lhs: lhs, rhs: rhs, adjX: adjX, adjY: adjY, arithmetic: arithmetic, into: destination)
   }
 
   /// BATCH_MATMUL with any arithmetic whose parameters hold for every output element (channel 0).
   public static func batchMatMul<Arithmetic: WeightedArithmetic>(
-    lhs: Tensor<Arithmetic.Input>, rhs: Tensor<Arithmetic.Weight>, adjX: Bool, adjY: Bool, arithmetic: Arithmetic
+    lhs: Tensor<Arithmetic.Input>, rhs: Tensor<Arithmetic.Weight>, adjX: Bool, adjY: Bool, arithmetic: Arithmetic,
+    into destination: Destination<Arithmetic.Output> = .newTensor
   ) throws -> Tensor<Arithmetic.Output> {
     try arithmetic.check(outputChannels: 1)
-    guard lhs.shape.count >= 2, rhs.shape.count >= 2 else {
-      throw Error("BATCH_MATMUL operands need rank 2 or more, got \(lhs.shape) and \(rhs.shape)")
-    }
-    // The matrix dimensions: lhs is M × K (stored K × M with adj_x), rhs K × N (stored N × K with adj_y).
-    let lhsRows = lhs.shape[lhs.shape.count - 2]
-    let lhsColumns = lhs.shape[lhs.shape.count - 1]
-    let rhsRows = rhs.shape[rhs.shape.count - 2]
-    let rhsColumns = rhs.shape[rhs.shape.count - 1]
-    let (rows, depth) = adjX ? (lhsColumns, lhsRows) : (lhsRows, lhsColumns)
-    let (rhsDepth, columns) = adjY ? (rhsColumns, rhsRows) : (rhsRows, rhsColumns)
-    guard depth == rhsDepth else {
-      throw Error(
-        "BATCH_MATMUL of \(lhs.shape) by \(rhs.shape) (adj_x \(adjX), adj_y \(adjY)): "
-          + "depths \(depth) and \(rhsDepth) differ"
-      )
-    }
-    let batches = try Broadcast(Array(lhs.shape.dropLast(2)), Array(rhs.shape.dropLast(2)))
+    let shapes = try MatMulShapes(lhs: lhs.shape, rhs: rhs.shape, adjX: adjX, adjY: adjY)
+    let (rows, depth, columns) = (shapes.rows, shapes.depth, shapes.columns)
     /// Element (i, k) of the left matrix starting at `base`.
     func left(_ base: Int, _ i: Int, _ k: Int) -> Arithmetic.Input {
       lhs.values[base + (adjX ? k * rows + i : i * depth + k)]
@@ -67,12 +91,10 @@ extension Reference {
     func right(_ base: Int, _ k: Int, _ j: Int) -> Arithmetic.Weight {
       rhs.values[base + (adjY ? j * depth + k : k * columns + j)]
     }
-    let outputShape = batches.shape + [rows, columns]
-    var output: [Arithmetic.Output] = []
-    output.reserveCapacity(try elementCount(outputShape))
-    for batch in 0..<(try elementCount(batches.shape)) {
+    let output = try destination.tensor(shape: shapes.output)
+    for batch in 0..<(try elementCount(shapes.batches.shape)) {
       // Which stored matrix of each operand this output matrix reads (size-1 batch dimensions repeat).
-      let (lhsMatrix, rhsMatrix) = batches.inputIndices(of: batch)
+      let (lhsMatrix, rhsMatrix) = shapes.batches.inputIndices(of: batch)
       let lhsBase = lhsMatrix * rows * depth
       let rhsBase = rhsMatrix * depth * columns
       for i in 0..<rows {
@@ -81,10 +103,10 @@ extension Reference {
           for k in 0..<depth {
             sum = arithmetic.accumulate(sum, left(lhsBase, i, k), right(rhsBase, k, j), channel: 0)
           }
-          output.append(arithmetic.finish(sum, channel: 0))
+          output[(batch * rows + i) * columns + j] = arithmetic.finish(sum, channel: 0)
         }
       }
     }
-    return try Tensor(shape: outputShape, values: output)
+    return output.finished
   }
 }

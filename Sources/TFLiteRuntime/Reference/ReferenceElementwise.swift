@@ -46,33 +46,37 @@ extension Reference {
   }
 
   /// Float ADD with broadcasting.
-  public static func add(_ lhs: Tensor<Float>, _ rhs: Tensor<Float>, activation: FusedActivation) throws -> Tensor<
-    Float
-  > {
+  public static func add(
+    _ lhs: Tensor<Float>, _ rhs: Tensor<Float>, activation: FusedActivation,
+    into destination: Destination<Float> = .newTensor
+  ) throws -> Tensor<Float> {
     let range = floatRange(activation)
-    return try broadcast(lhs, rhs) { a, b in clamp(a + b, range) }
+    return try broadcast(lhs, rhs, into: destination) { a, b in clamp(a + b, range) }
   }
 
   /// Float SUB with broadcasting.
   public static func subtract(
-    _ lhs: Tensor<Float>, _ rhs: Tensor<Float>, activation: FusedActivation
+    _ lhs: Tensor<Float>, _ rhs: Tensor<Float>, activation: FusedActivation,
+    into destination: Destination<Float> = .newTensor
   ) throws -> Tensor<Float> {
     let range = floatRange(activation)
-    return try broadcast(lhs, rhs) { a, b in clamp(a - b, range) }
+    return try broadcast(lhs, rhs, into: destination) { a, b in clamp(a - b, range) }
   }
 
   /// Float MUL with broadcasting.
   public static func multiply(
-    _ lhs: Tensor<Float>, _ rhs: Tensor<Float>, activation: FusedActivation
+    _ lhs: Tensor<Float>, _ rhs: Tensor<Float>, activation: FusedActivation,
+    into destination: Destination<Float> = .newTensor
   ) throws -> Tensor<Float> {
     let range = floatRange(activation)
-    return try broadcast(lhs, rhs) { a, b in clamp(a * b, range) }
+    return try broadcast(lhs, rhs, into: destination) { a, b in clamp(a * b, range) }
   }
 
   /// int32 ADD, SUB or MUL (plain integers, no quantization) with broadcasting: the result wraps
   /// on overflow (undefined in TFLite's C++) and is clamped to the activation's integer bounds.
   public static func arithmetic(
-    _ operation: ArithmeticOperation, _ lhs: Tensor<Int32>, _ rhs: Tensor<Int32>, activation: FusedActivation
+    _ operation: ArithmeticOperation, _ lhs: Tensor<Int32>, _ rhs: Tensor<Int32>, activation: FusedActivation,
+    into destination: Destination<Int32> = .newTensor
   ) throws -> Tensor<Int32> {
     let (lower, upper): (Int32, Int32)
     switch activation {
@@ -81,7 +85,7 @@ extension Reference {
     case .relu6: (lower, upper) = (0, 6)
     case .reluN1To1: (lower, upper) = (-1, 1)
     }
-    return try broadcast(lhs, rhs) { a, b in
+    return try broadcast(lhs, rhs, into: destination) { a, b in
       let value: Int32
       switch operation {
       case .add: value = a &+ b
@@ -104,28 +108,33 @@ extension Reference {
 
   /// Integer ADD (int8, uint8, int16) with broadcasting; `powerOfTwoInt16Scales` is the
   /// `pot_scale_int16` option.
-  public static func add<Raw: FixedWidthInteger & Sendable>(
-    _ lhs: Tensor<Raw>, _ rhs: Tensor<Raw>, quantization: BinaryQuantization, powerOfTwoInt16Scales: Bool = true
+  public static func add<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    _ lhs: Tensor<Raw>, _ rhs: Tensor<Raw>, quantization: BinaryQuantization, powerOfTwoInt16Scales: Bool = true,
+    into destination: Destination<Raw> = .newTensor
   ) throws -> Tensor<Raw> {
-    try addOrSubtract(lhs, rhs, quantization: quantization, subtracts: false, powerOfTwo: powerOfTwoInt16Scales)
+    try addOrSubtract(
+      lhs, rhs, quantization: quantization, subtracts: false, powerOfTwo: powerOfTwoInt16Scales, into: destination)
   }
 
   /// Integer SUB (int8, uint8, int16) with broadcasting; `powerOfTwoInt16Scales` is the
   /// `pot_scale_int16` option.
-  public static func subtract<Raw: FixedWidthInteger & Sendable>(
-    _ lhs: Tensor<Raw>, _ rhs: Tensor<Raw>, quantization: BinaryQuantization, powerOfTwoInt16Scales: Bool = true
+  public static func subtract<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    _ lhs: Tensor<Raw>, _ rhs: Tensor<Raw>, quantization: BinaryQuantization, powerOfTwoInt16Scales: Bool = true,
+    into destination: Destination<Raw> = .newTensor
   ) throws -> Tensor<Raw> {
-    try addOrSubtract(lhs, rhs, quantization: quantization, subtracts: true, powerOfTwo: powerOfTwoInt16Scales)
+    try addOrSubtract(
+      lhs, rhs, quantization: quantization, subtracts: true, powerOfTwo: powerOfTwoInt16Scales, into: destination)
   }
 
   /// Integer MUL (int8, uint8, int16) with broadcasting.
-  public static func multiply<Raw: FixedWidthInteger & Sendable>(
-    _ lhs: Tensor<Raw>, _ rhs: Tensor<Raw>, quantization: BinaryQuantization
+  public static func multiply<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    _ lhs: Tensor<Raw>, _ rhs: Tensor<Raw>, quantization: BinaryQuantization,
+    into destination: Destination<Raw> = .newTensor
   ) throws -> Tensor<Raw> {
     let q = quantization
     let clamp = quantizedClamp(q.activation, output: q.output, type: Raw.self)
     let multiplier = QuantizedMultiplier(Double(q.lhs.scale * q.rhs.scale / q.output.scale), rounding: q.rounding)
-    return try broadcast(lhs, rhs) { a, b in
+    return try broadcast(lhs, rhs, into: destination) { a, b in
       let product = (Int32(a) &- q.lhs.zeroPoint) &* (Int32(b) &- q.rhs.zeroPoint)
       let value = multiplier.apply(product, rounding: q.rounding) &+ q.output.zeroPoint
       return Raw(truncatingIfNeeded: min(max(value, clamp.lowerBound), clamp.upperBound))
@@ -133,8 +142,9 @@ extension Reference {
   }
 
   /// ADD or SUB on raw values (see the file header).
-  static func addOrSubtract<Raw: FixedWidthInteger & Sendable>(
-    _ lhs: Tensor<Raw>, _ rhs: Tensor<Raw>, quantization q: BinaryQuantization, subtracts: Bool, powerOfTwo: Bool
+  static func addOrSubtract<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    _ lhs: Tensor<Raw>, _ rhs: Tensor<Raw>, quantization q: BinaryQuantization, subtracts: Bool, powerOfTwo: Bool,
+    into destination: Destination<Raw>
   ) throws -> Tensor<Raw> {
     let clamp = quantizedClamp(q.activation, output: q.output, type: Raw.self)
     func clamped(_ value: Int32) -> Raw { Raw(truncatingIfNeeded: min(max(value, clamp.lowerBound), clamp.upperBound)) }
@@ -148,7 +158,7 @@ extension Reference {
         guard lhsShift >= 0, rhsShift >= 0, lhsShift == 0 || rhsShift == 0, max(lhsShift, rhsShift) <= 31 else {
           throw Error("with power-of-two int16 scales one input must have the output's scale and the other a finer one")
         }
-        return try broadcast(lhs, rhs) { a, b in
+        return try broadcast(lhs, rhs, into: destination) { a, b in
           let left = FixedPoint.roundingDivideByPowerOfTwo(Int32(a), lhsShift)
           let right = FixedPoint.roundingDivideByPowerOfTwo(Int32(b), rhsShift)
           return clamped(subtracts ? left &- right : left &+ right)
@@ -162,7 +172,7 @@ extension Reference {
     let rhsMultiplier = QuantizedMultiplier(Double(q.rhs.scale) / commonScale, rounding: q.rounding)
     let outputMultiplier = QuantizedMultiplier(
       commonScale / Double(Float(Int32(1) << leftShift) * q.output.scale), rounding: q.rounding)
-    return try broadcast(lhs, rhs) { a, b in
+    return try broadcast(lhs, rhs, into: destination) { a, b in
       let left = lhsMultiplier.apply((Int32(a) &- q.lhs.zeroPoint) &<< leftShift, rounding: q.rounding)
       let right = rhsMultiplier.apply((Int32(b) &- q.rhs.zeroPoint) &<< leftShift, rounding: q.rounding)
       let combined = subtracts ? left &- right : left &+ right
@@ -171,14 +181,16 @@ extension Reference {
   }
 
   /// The broadcasting loop: every output element from the two input elements it reads.
-  static func broadcast<Left, Right, Result>(
-    _ lhs: Tensor<Left>, _ rhs: Tensor<Right>, _ combine: (Left, Right) -> Result
+  static func broadcast<Left, Right, Result: BitwiseCopyable>(
+    _ lhs: Tensor<Left>, _ rhs: Tensor<Right>, into destination: Destination<Result>,
+    _ combine: (Left, Right) -> Result
   ) throws -> Tensor<Result> {
     let broadcast = try Broadcast(lhs.shape, rhs.shape)
-    let output = try (0..<elementCount(broadcast.shape)).map { index in
+    let output = try destination.tensor(shape: broadcast.shape)
+    for index in output.values.indices {
       let (left, right) = broadcast.inputIndices(of: index)
-      return combine(lhs.values[left], rhs.values[right])
+      output[index] = combine(lhs.values[left], rhs.values[right])
     }
-    return try Tensor(shape: broadcast.shape, values: output)
+    return output.finished
   }
 }

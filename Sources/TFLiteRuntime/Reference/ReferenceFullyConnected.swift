@@ -14,60 +14,74 @@ import TFLiteLinearAlgebra
 
 
 extension Reference {
+  /// FULLY_CONNECTED's rows of `depth` values and output shape for an input and weights of these
+  /// shapes: the input is read as rows of the weights' depth D (any shape whose element count is a
+  /// multiple of D; with the last dimension equal to D, an empty depth too).
+  static func fullyConnectedShapes(input: [Int], weights: [Int], keepNumDims: Bool) throws -> (
+    rows: Int, output: [Int]
+  ) {
+    guard weights.count == 2 else { throw Error("FULLY_CONNECTED weights must have rank 2, got \(weights)") }
+    let (units, depth) = (weights[0], weights[1])
+    let rows: Int
+    if input.last == depth {
+      rows = try elementCount(Array(input.dropLast()))
+    } else {
+      let count = try elementCount(input)
+      guard depth > 0, count % depth == 0 else {
+        throw Error("FULLY_CONNECTED input \(input) cannot be read as rows of \(depth) values")
+      }
+      rows = count / depth
+    }
+    guard !keepNumDims else {
+      guard input.last == depth else {
+        throw Error("FULLY_CONNECTED with keep_num_dims needs the input's last dimension to be \(depth), got \(input)")
+      }
+      return (rows, input.dropLast() + [units])
+    }
+    return (rows, [rows, units])
+  }
+
+  /// FULLY_CONNECTED's output shape: [rows, U], or with `keepNumDims` the input's shape with its last dimension U.
+  public static func fullyConnectedOutputShape(input: [Int], weights: [Int], keepNumDims: Bool) throws -> [Int] {
+    try fullyConnectedShapes(input: input, weights: weights, keepNumDims: keepNumDims).output
+  }
+
   /// Float FULLY_CONNECTED (see the file header).
   public static func fullyConnected(
-    input: Tensor<Float>, weights: Tensor<Float>, bias: [Float]?, keepNumDims: Bool, activation: FusedActivation
+    input: Tensor<Float>, weights: Tensor<Float>, bias: [Float]?, keepNumDims: Bool, activation: FusedActivation,
+    into destination: Destination<Float> = .newTensor
   ) throws -> Tensor<Float> {
     try fullyConnected(
       input: input, weights: weights, keepNumDims: keepNumDims,
-      arithmetic: FloatArithmetic(bias: bias, activation: activation))
+      arithmetic: FloatArithmetic(bias: bias.map(Tensor.init(vector:)), activation: activation), into: destination)
   }
 
   /// Integer FULLY_CONNECTED: int8 input with int8 (per-tensor or per-channel) weights, uint8 with
   /// uint8, int16 with int8.
-  public static func fullyConnected<Raw: FixedWidthInteger & Sendable, Weight: FixedWidthInteger & Sendable>(
-    input: Tensor<Raw>, weights: Tensor<Weight>, bias: [Int64]?, keepNumDims: Bool, quantization: WeightedQuantization
+  public static func fullyConnected<
+    Raw: FixedWidthInteger & Sendable & BitwiseCopyable, Weight: FixedWidthInteger & Sendable
+  >(
+    input: Tensor<Raw>, weights: Tensor<Weight>, bias: [Int64]?, keepNumDims: Bool, quantization: WeightedQuantization,
+    into destination: Destination<Raw> = .newTensor
   ) throws -> Tensor<Raw> {
     guard weights.shape.count == 2 else {
       throw Error("FULLY_CONNECTED weights must have rank 2, got \(weights.shape)")
     }
     let arithmetic = try QuantizedArithmetic<Raw, Weight>(quantization, bias: bias, outputChannels: weights.shape[0])
-    return try fullyConnected(input: input, weights: weights, keepNumDims: keepNumDims, arithmetic: arithmetic)
+    return try fullyConnected(
+      input: input, weights: weights, keepNumDims: keepNumDims, arithmetic: arithmetic, into: destination)
   }
 
   /// FULLY_CONNECTED with any arithmetic: one dot product per row and unit.
   public static func fullyConnected<Arithmetic: WeightedArithmetic>(
-    input: Tensor<Arithmetic.Input>, weights: Tensor<Arithmetic.Weight>, keepNumDims: Bool, arithmetic: Arithmetic
+    input: Tensor<Arithmetic.Input>, weights: Tensor<Arithmetic.Weight>, keepNumDims: Bool, arithmetic: Arithmetic,
+    into destination: Destination<Arithmetic.Output> = .newTensor
   ) throws -> Tensor<Arithmetic.Output> {
-    guard weights.shape.count == 2 else {
-      throw Error("FULLY_CONNECTED weights must have rank 2, got \(weights.shape)")
-    }
-    let units = weights.shape[0]
-    let depth = weights.shape[1]
+    let (rows, outputShape) = try fullyConnectedShapes(
+      input: input.shape, weights: weights.shape, keepNumDims: keepNumDims)
+    let (units, depth) = (weights.shape[0], weights.shape[1])
     try arithmetic.check(outputChannels: units)
-    // Rows of `depth` values: the leading dimensions when the last one is the depth (this also
-    // reads an empty depth), otherwise the element count divided by the depth.
-    let rows: Int
-    if input.shape.last == depth {
-      rows = try elementCount(Array(input.shape.dropLast()))
-    } else {
-      guard depth > 0, input.values.count % depth == 0 else {
-        throw Error("FULLY_CONNECTED input \(input.shape) cannot be read as rows of \(depth) values")
-      }
-      rows = input.values.count / depth
-    }
-    let outputShape: [Int]
-    if keepNumDims {
-      guard input.shape.last == depth else {
-        throw Error(
-          "FULLY_CONNECTED with keep_num_dims needs the input's last dimension to be \(depth), got \(input.shape)")
-      }
-      outputShape = input.shape.dropLast() + [units]
-    } else {
-      outputShape = [rows, units]
-    }
-    var output: [Arithmetic.Output] = []
-    output.reserveCapacity(try elementCount(outputShape))
+    let output = try destination.tensor(shape: outputShape)
     for row in 0..<rows {
       for unit in 0..<units {
         var sum = arithmetic.zero
@@ -75,9 +89,9 @@ extension Reference {
           sum = arithmetic.accumulate(
             sum, input.values[row * depth + d], weights.values[unit * depth + d], channel: unit)
         }
-        output.append(arithmetic.finish(sum, channel: unit))
+        output[row * units + unit] = arithmetic.finish(sum, channel: unit)
       }
     }
-    return try Tensor(shape: outputShape, values: output)
+    return output.finished
   }
 }

@@ -32,10 +32,11 @@ extension Reference {
 
   /// Float AVERAGE_POOL_2D: the mean of the window's values inside the input.
   public static func averagePool2D(
-    input: Tensor<Float>, parameters: PoolParameters, activation: FusedActivation
+    input: Tensor<Float>, parameters: PoolParameters, activation: FusedActivation,
+    into destination: Destination<Float> = .newTensor
   ) throws -> Tensor<Float> {
     let range = floatRange(activation)
-    return try pool2D(input: input, parameters: parameters) { values in
+    return try pool2D(input: input, parameters: parameters, into: destination) { values in
       var sum: Float = 0
       for value in values { sum += value }
       return clamp(sum / Float(values.count), range)
@@ -44,10 +45,11 @@ extension Reference {
 
   /// Float MAX_POOL_2D: the largest of the window's values inside the input.
   public static func maxPool2D(
-    input: Tensor<Float>, parameters: PoolParameters, activation: FusedActivation
+    input: Tensor<Float>, parameters: PoolParameters, activation: FusedActivation,
+    into destination: Destination<Float> = .newTensor
   ) throws -> Tensor<Float> {
     let range = floatRange(activation)
-    return try pool2D(input: input, parameters: parameters) { values in
+    return try pool2D(input: input, parameters: parameters, into: destination) { values in
       var largest = -Float.greatestFiniteMagnitude
       for value in values { largest = max(largest, value) }
       return clamp(largest, range)
@@ -56,10 +58,11 @@ extension Reference {
 
   /// Float L2_POOL_2D: the square root of the mean of the squares of the window's values.
   public static func l2Pool2D(
-    input: Tensor<Float>, parameters: PoolParameters, activation: FusedActivation
+    input: Tensor<Float>, parameters: PoolParameters, activation: FusedActivation,
+    into destination: Destination<Float> = .newTensor
   ) throws -> Tensor<Float> {
     let range = floatRange(activation)
-    return try pool2D(input: input, parameters: parameters) { values in
+    return try pool2D(input: input, parameters: parameters, into: destination) { values in
       var sumOfSquares: Float = 0
       for value in values { sumOfSquares += value * value }
       return clamp((sumOfSquares / Float(values.count)).squareRoot(), range)
@@ -68,11 +71,12 @@ extension Reference {
 
   /// Integer AVERAGE_POOL_2D (int8, uint8, int16; input and output share their quantization):
   /// the int32 sum divided by the count, rounding half away from zero, clamped.
-  public static func averagePool2D<Raw: FixedWidthInteger & Sendable>(
-    input: Tensor<Raw>, parameters: PoolParameters, activation: FusedActivation, output: QuantizationParameters
+  public static func averagePool2D<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    input: Tensor<Raw>, parameters: PoolParameters, activation: FusedActivation, output: QuantizationParameters,
+    into destination: Destination<Raw> = .newTensor
   ) throws -> Tensor<Raw> {
     let clamp = quantizedClamp(activation, output: output, type: Raw.self)
-    return try pool2D(input: input, parameters: parameters) { values in
+    return try pool2D(input: input, parameters: parameters, into: destination) { values in
       var sum: Int32 = 0
       for value in values { sum &+= Int32(value) }
       let count = Int32(values.count)
@@ -84,11 +88,12 @@ extension Reference {
 
   /// Integer MAX_POOL_2D (int8, uint8, int16; input and output share their quantization): the
   /// largest raw value, clamped.
-  public static func maxPool2D<Raw: FixedWidthInteger & Sendable>(
-    input: Tensor<Raw>, parameters: PoolParameters, activation: FusedActivation, output: QuantizationParameters
+  public static func maxPool2D<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    input: Tensor<Raw>, parameters: PoolParameters, activation: FusedActivation, output: QuantizationParameters,
+    into destination: Destination<Raw> = .newTensor
   ) throws -> Tensor<Raw> {
     let clamp = quantizedClamp(activation, output: output, type: Raw.self)
-    return try pool2D(input: input, parameters: parameters) { values in
+    return try pool2D(input: input, parameters: parameters, into: destination) { values in
       var largest = Int32(Raw.min)
       for value in values { largest = max(largest, Int32(value)) }
       return Raw(truncatingIfNeeded: min(max(largest, clamp.lowerBound), clamp.upperBound))
@@ -103,12 +108,11 @@ extension Reference {
       activation, scale: output.scale, zeroPoint: Int(output.zeroPoint), typeRange: rawRange(of: Raw.self))
   }
 
-  /// The pooling loops: for each output element, the window's values inside the input (in row
-  /// order), summarized by `reduce`. A window with no value inside the input is an error.
-  static func pool2D<Element>(
-    input: Tensor<Element>, parameters: PoolParameters, reduce: ([Element]) -> Element
-  ) throws -> Tensor<Element> {
-    let inputShape = try input.imageShape("pooling input")
+  /// The input's axes under the pooling window, checked, and the output shape.
+  static func poolShapes(input: [Int], parameters: PoolParameters) throws -> (
+    input: ImageShape, rows: Axis, columns: Axis, output: ImageShape
+  ) {
+    let inputShape = try imageShape(input, "pooling input")
     guard parameters.window.dilationHeight == 1, parameters.window.dilationWidth == 1 else {
       throw Error("pooling windows have no dilation")
     }
@@ -117,8 +121,22 @@ extension Reference {
       filterWidth: parameters.filterWidth)
     let outputShape = ImageShape(
       batch: inputShape.batch, height: rows.outputSize, width: columns.outputSize, channels: inputShape.channels)
-    var output: [Element] = []
-    output.reserveCapacity(try elementCount(outputShape.dimensions))
+    return (inputShape, rows, columns, outputShape)
+  }
+
+  /// The output shape of AVERAGE_POOL_2D, MAX_POOL_2D or L2_POOL_2D on an input of shape `input`.
+  public static func pool2DOutputShape(input: [Int], parameters: PoolParameters) throws -> [Int] {
+    try poolShapes(input: input, parameters: parameters).output.dimensions
+  }
+
+  /// The pooling loops: for each output element, the window's values inside the input (in row
+  /// order), summarized by `reduce`. A window with no value inside the input is an error.
+  static func pool2D<Element: BitwiseCopyable>(
+    input: Tensor<Element>, parameters: PoolParameters, into destination: Destination<Element>,
+    reduce: ([Element]) -> Element
+  ) throws -> Tensor<Element> {
+    let (inputShape, rows, columns, outputShape) = try poolShapes(input: input.shape, parameters: parameters)
+    let output = try destination.tensor(shape: outputShape.dimensions)
     var window: [Element] = []
     for n in 0..<outputShape.batch {
       for y in 0..<outputShape.height {
@@ -137,11 +155,11 @@ extension Reference {
             guard !window.isEmpty else {
               throw Error("pooling window at output (\(y), \(x)) covers no input value (input \(input.shape))")
             }
-            output.append(reduce(window))
+            output[outputShape.index(n, y, x, c)] = reduce(window)
           }
         }
       }
     }
-    return try Tensor(shape: outputShape.dimensions, values: output)
+    return output.finished
   }
 }

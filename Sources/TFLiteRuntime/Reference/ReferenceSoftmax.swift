@@ -22,9 +22,11 @@ import TFLiteLinearAlgebra
 
 extension Reference {
   /// Float SOFTMAX over the last axis with inverse temperature `beta`.
-  public static func softmax(input: Tensor<Float>, beta: Float) throws -> Tensor<Float> {
+  public static func softmax(
+    input: Tensor<Float>, beta: Float, into destination: Destination<Float> = .newTensor
+  ) throws -> Tensor<Float> {
     let depth = try lastAxisDepth(input, op: "SOFTMAX")
-    var output = [Float](repeating: 0, count: input.values.count)
+    let output = try destination.tensor(shape: input.shape)
     for rowStart in stride(from: 0, to: input.values.count, by: max(depth, 1)) {
       let row = rowStart..<rowStart + depth
       var maximum = -Float.greatestFiniteMagnitude
@@ -36,14 +38,16 @@ extension Reference {
       }
       for index in row { output[index] /= sum }
     }
-    return try Tensor(shape: input.shape, values: output)
+    return output.finished
   }
 
   /// SOFTMAX of an int8 or uint8 input into int8, uint8 or int16 (see the file header for the
   /// output quantization TFLite fixes).
-  public static func softmax<Input: FixedWidthInteger & Sendable, Output: FixedWidthInteger & Sendable>(
+  public static func softmax<
+    Input: FixedWidthInteger & Sendable, Output: FixedWidthInteger & Sendable & BitwiseCopyable
+  >(
     input: Tensor<Input>, inputScale: Float, beta: Float, outputType: Output.Type,
-    rounding: RoundingPolicy = .doubleRounding
+    rounding: RoundingPolicy = .doubleRounding, into destination: Destination<Output> = .newTensor
   ) throws -> Tensor<Output> {
     guard Input.bitWidth == 8, Output.bitWidth == 8 || Output.bitWidth == 16 else {
       throw Error("8-bit SOFTMAX takes 8-bit inputs into 8- or 16-bit outputs")
@@ -59,7 +63,7 @@ extension Reference {
     func exponential(_ difference: Int32) -> Int32 {
       FixedPoint.expOnNegativeValues(multiplier.apply(difference, rounding: rounding), integerBits: differenceBits)
     }
-    var output = [Output](repeating: 0, count: input.values.count)
+    let output = try destination.tensor(shape: input.shape)
     for rowStart in stride(from: 0, to: input.values.count, by: max(depth, 1)) {
       let row = rowStart..<rowStart + depth
       var maximum = Int32(Input.min)
@@ -88,12 +92,13 @@ extension Reference {
         output[index] = Output(clamping: shifted &+ Int32(Output.min))
       }
     }
-    return try Tensor(shape: input.shape, values: output)
+    return output.finished
   }
 
   /// SOFTMAX of an int16 input (zero point 0) into int16 (scale 1/32768, zero point 0).
   public static func softmax(
-    input: Tensor<Int16>, inputScale: Float, beta: Float, rounding: RoundingPolicy = .doubleRounding
+    input: Tensor<Int16>, inputScale: Float, beta: Float, rounding: RoundingPolicy = .doubleRounding,
+    into destination: Destination<Int16> = .newTensor
   ) throws -> Tensor<Int16> {
     let depth = try lastAxisDepth(input, op: "SOFTMAX")
     let range = Double(Int32(Int16.max) - Int32(Int16.min))
@@ -107,7 +112,7 @@ extension Reference {
     // Maps a raw difference onto the exponential table's input scale (10 / 65535); β · scale is
     // formed in float, then divided in double, as TFLite does.
     let multiplier = QuantizedMultiplier(Double(inputScale * beta) / (10.0 / 65535.0), rounding: rounding)
-    var output = [Int16](repeating: 0, count: input.values.count)
+    let output = try destination.tensor(shape: input.shape)
     // Each row's sum of exponentials must fit in an Int32 (every exponential is at most 32767).
     guard depth <= Int(Int32.max / 32767) else { throw Error("int16 SOFTMAX rows of \(depth) values are too long") }
     exponentials.withUnsafeBufferPointer { exponentialTable in
@@ -140,12 +145,23 @@ extension Reference {
         }
       }
     }
-    return try Tensor(shape: input.shape, values: output)
+    return output.finished
   }
 
   /// The size of the last axis (rows are the rest); throws for a scalar.
   static func lastAxisDepth<Element>(_ input: Tensor<Element>, op: String) throws -> Int {
-    guard let depth = input.shape.last else { throw Error("\(op) needs a tensor of rank at least 1, got a scalar") }
+    try lastAxisDepth(input.shape, op: op)
+  }
+
+  /// The size of the last axis of `shape`; throws for a scalar.
+  static func lastAxisDepth(_ shape: [Int], op: String) throws -> Int {
+    guard let depth = shape.last else { throw Error("\(op) needs a tensor of rank at least 1, got a scalar") }
     return depth
+  }
+
+  /// SOFTMAX's output shape: the input's, which must have rank 1 or more.
+  public static func softmaxOutputShape(input: [Int]) throws -> [Int] {
+    _ = try lastAxisDepth(input, op: "SOFTMAX")
+    return input
   }
 }

@@ -17,42 +17,51 @@ import TFLiteLinearAlgebra
 
 
 extension Reference {
+  /// Throws unless TRANSPOSE_CONV's `input` and `filter` fit the `outputShape` the model gives (its
+  /// `output_shape` operand), which is then the output's shape.
+  public static func checkTransposeConv2DShapes(input: [Int], filter: [Int], outputShape: ImageShape) throws {
+    let inputShape = try imageShape(input, "TRANSPOSE_CONV input")
+    let filterShape = try imageShape(filter, "TRANSPOSE_CONV filter")
+    guard filterShape.channels == inputShape.channels, filterShape.batch == outputShape.channels,
+      outputShape.batch == inputShape.batch, outputShape.height >= 0, outputShape.width >= 0
+    else {
+      throw Error(
+        "TRANSPOSE_CONV input \(input), filter \(filter) and output shape \(outputShape.dimensions) do not fit")
+    }
+  }
+
   /// Float TRANSPOSE_CONV (see the file header).
   public static func transposeConv2D(
     input: Tensor<Float>, filter: Tensor<Float>, bias: [Float]?, outputShape: ImageShape, window: WindowParameters,
-    activation: FusedActivation
+    activation: FusedActivation, into destination: Destination<Float> = .newTensor
   ) throws -> Tensor<Float> {
     try transposeConv2D(
       input: input, filter: filter, outputShape: outputShape, window: window,
-      arithmetic: FloatArithmetic(bias: bias, activation: activation))
+      arithmetic: FloatArithmetic(bias: bias.map(Tensor.init(vector:)), activation: activation), into: destination)
   }
 
   /// Integer TRANSPOSE_CONV: int8 input with int8 (per-channel) weights, uint8 with uint8, int16 with int8.
-  public static func transposeConv2D<Raw: FixedWidthInteger & Sendable, Weight: FixedWidthInteger & Sendable>(
+  public static func transposeConv2D<
+    Raw: FixedWidthInteger & Sendable & BitwiseCopyable, Weight: FixedWidthInteger & Sendable
+  >(
     input: Tensor<Raw>, filter: Tensor<Weight>, bias: [Int64]?, outputShape: ImageShape, window: WindowParameters,
-    quantization: WeightedQuantization
+    quantization: WeightedQuantization, into destination: Destination<Raw> = .newTensor
   ) throws -> Tensor<Raw> {
     let arithmetic = try QuantizedArithmetic<Raw, Weight>(
       quantization, bias: bias, outputChannels: outputShape.channels)
     return try transposeConv2D(
-      input: input, filter: filter, outputShape: outputShape, window: window, arithmetic: arithmetic)
+      input: input, filter: filter, outputShape: outputShape, window: window, arithmetic: arithmetic,
+      into: destination)
   }
 
   /// TRANSPOSE_CONV with any arithmetic: scatter every input through the filter, then finish each sum.
   public static func transposeConv2D<Arithmetic: WeightedArithmetic>(
     input: Tensor<Arithmetic.Input>, filter: Tensor<Arithmetic.Weight>, outputShape: ImageShape,
-    window: WindowParameters, arithmetic: Arithmetic
+    window: WindowParameters, arithmetic: Arithmetic, into destination: Destination<Arithmetic.Output> = .newTensor
   ) throws -> Tensor<Arithmetic.Output> {
+    try checkTransposeConv2DShapes(input: input.shape, filter: filter.shape, outputShape: outputShape)
     let inputShape = try input.imageShape("TRANSPOSE_CONV input")
     let filterShape = try filter.imageShape("TRANSPOSE_CONV filter")
-    guard filterShape.channels == inputShape.channels, filterShape.batch == outputShape.channels,
-      outputShape.batch == inputShape.batch, outputShape.height >= 0, outputShape.width >= 0
-    else {
-      throw Error(
-        "TRANSPOSE_CONV input \(input.shape), filter \(filter.shape) and output shape "
-          + "\(outputShape.dimensions) do not fit"
-      )
-    }
     guard window.dilationHeight == 1, window.dilationWidth == 1 else {
       throw Error("TRANSPOSE_CONV has no dilation")
     }
@@ -61,8 +70,9 @@ extension Reference {
     let (rows, columns) = try window.axes(
       height: outputShape.height, width: outputShape.width, filterHeight: filterShape.height,
       filterWidth: filterShape.width)
-    var sums = [Arithmetic.Accumulator](
-      repeating: arithmetic.zero, count: try elementCount(outputShape.dimensions))
+    let output = try destination.tensor(shape: outputShape.dimensions)
+    // Every output element gathers contributions from several inputs: sum them first.
+    var sums = [Arithmetic.Accumulator](repeating: arithmetic.zero, count: output.values.count)
     for n in 0..<inputShape.batch {
       for y in 0..<inputShape.height {
         for x in 0..<inputShape.width {
@@ -86,7 +96,9 @@ extension Reference {
         }
       }
     }
-    let output = sums.indices.map { index in arithmetic.finish(sums[index], channel: index % outputShape.channels) }
-    return try Tensor(shape: outputShape.dimensions, values: output)
+    for index in sums.indices {
+      output[index] = arithmetic.finish(sums[index], channel: index % outputShape.channels)
+    }
+    return output.finished
   }
 }

@@ -1,18 +1,21 @@
 // The reference kernel set as runtime kernels (`RunnerOptions(kernels: .reference)`).
 //
-// `ReferenceAdapterKernel` runs one node with the plain functions of `Reference/`: in `eval` it
-// copies the node's activations into `Reference.Tensor`s, reads the options and quantization of the
-// node, calls the reference function and copies the result into the output. Constant operands
-// (weights, biases, TRANSPOSE_CONV's output shape) are copied once, on the first `eval` after each
-// `prepare`, and reused. Checking the node and
-// setting the output's shape stay with the operator's optimized kernel (built alongside, prepared,
-// never evaluated), so both sets refuse the same models and give outputs of the same shape.
+// `ReferenceAdapterKernel` runs one node with the plain functions of `Reference/`, in TFLite's two
+// steps:
+// - `prepare` checks the operand types, computes the output's shape with the operator's
+//   reference output-shape function (`Reference.conv2DOutputShape`, ...) and reads the integer
+//   bias. It builds no optimized kernel and packs no weights: the weights are read where they
+//   lie, in the model's bytes.
+// - `eval` hands the reference function views of the node's tensors (`Reference.Tensor` over
+//   each input's memory, `.existing(Reference.MutableTensor)` over the output's), so the kernel
+//   reads its inputs and writes its output in place: nothing is copied.
 //
-// Covered: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV, AVERAGE_POOL_2D,
-// MAX_POOL_2D, SOFTMAX, ADD, SUB, MUL, RELU, RELU6, RELU_N1_TO_1, LOGISTIC and TANH on float32
-// tensors and on quantized int8, uint8 and int16 tensors (ADD, SUB and MUL also on plain int32).
-// Every other operator, hybrid nodes (float activations with integer weights) and INT4 weights keep their
-// optimized kernel under `.reference`.
+// Covered: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV, BATCH_MATMUL,
+// AVERAGE_POOL_2D, MAX_POOL_2D, SOFTMAX, ADD, SUB, MUL, RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1,
+// LOGISTIC and TANH on float32 tensors and on quantized int8, uint8 and int16 tensors (ADD, SUB
+// and MUL also on plain int32), and L2_POOL_2D on float32. Every other operator, hybrid nodes
+// (float activations with integer weights) and INT4 weights keep their optimized kernel under
+// `.reference`.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -21,251 +24,366 @@ import TFLiteLinearAlgebra
 final class ReferenceAdapterKernel: Kernel {
   /// The operators the reference kernel set runs.
   static let operators: Set<BuiltinOperator> = [
-    .conv2d, .depthwiseConv2d, .fullyConnected, .transposeConv, .averagePool2d, .maxPool2d, .softmax, .add, .sub,
-    .mul, .relu, .relu6, .reluN1To1, .logistic, .tanh,
+    .conv2d, .depthwiseConv2d, .fullyConnected, .transposeConv, .batchMatmul, .averagePool2d, .maxPool2d, .l2Pool2d,
+    .softmax, .add, .sub, .mul, .relu, .relu6, .reluN1To1, .relu0To1, .logistic, .tanh,
   ]
 
   /// The node.
   private let node: Node
   /// The operator.
   private let code: BuiltinOperator
-  /// The optimized kernel of the node: it checks the node and sets the output's shape.
-  private let shapeKernel: any Kernel
   /// The rounding of the integer rescaling, from `prepare`.
   private var rounding = RoundingPolicy.doubleRounding
-  /// The constant operands already read as reference tensors, by input position (emptied by `prepare`).
-  private var constantOperands: [Int: any Sendable] = [:]
+  /// The integer bias of a quantized weighted operator, read by `prepare` (nil: none).
+  private var integerBias: [Int64]?
 
   /// True when the reference set runs `node`: a covered operator on float32 or quantized operands
-  /// (or ADD, SUB, MUL on int32); hybrid nodes and INT4 weights are not covered.
+  /// (or ADD, SUB, MUL on int32; L2_POOL_2D on float32 only) whose types fit together; hybrid nodes
+  /// and INT4 weights are not covered, nor are nodes whose types do not fit (their optimized kernel
+  /// explains what is wrong).
   static func covers(_ node: Node) -> Bool {
     guard case .builtin(let code) = node.op, operators.contains(code), node.optionalInput(1)?.type != .int4 else {
       return false
     }
-    let activation = node.optionalInput(code == .transposeConv ? 2 : 0)
-    return switch OperandArithmetic(activation: activation, output: node.outputs.first, weights: node.optionalInput(1)) {
-    case .quantized: true
-    case .hybrid: false
-    case .plain: activation?.type == .float32 || activation?.type == .int32 && [.add, .sub, .mul].contains(code)
-    }
+    let activation = node.optionalInput(activationPosition(code))
+    let arithmetic = OperandArithmetic(activation: activation, output: node.outputs.first, weights: node.optionalInput(1))
+    let runs =
+      switch arithmetic {
+      case .quantized: code != .l2Pool2d
+      case .hybrid: false
+      case .plain: activation?.type == .float32 || activation?.type == .int32 && [.add, .sub, .mul].contains(code)
+      }
+    return runs && operandTypesFit(node, code)
   }
+
+  /// True when the operand types fit together: the output has the activations' type (SOFTMAX: a
+  /// quantized type of 8 or 16 bits), the second operand of ADD, SUB, MUL and BATCH_MATMUL has it
+  /// too, quantized weights are int8 (uint8 with uint8 activations) with an int32 or int64 bias,
+  /// float weights and bias are float32, and TRANSPOSE_CONV's output shape is int32.
+  private static func operandTypesFit(_ node: Node, _ code: BuiltinOperator) -> Bool {
+    guard let activation = node.optionalInput(activationPosition(code))?.type, let output = node.outputs.first?.type
+    else { return false }
+    let outputs: [ElementType] =
+      code == .softmax && activation != .float32
+      ? (activation == .int16 ? [.int16] : [.int8, .uint8, .int16]) : [activation]
+    var operands: [(position: Int, types: [ElementType])] = []
+    switch code {
+    case .add, .sub, .mul, .batchMatmul: operands = [(1, [activation])]
+    case .conv2d, .depthwiseConv2d, .fullyConnected:
+      operands = weightTypes(activation, biasPosition: 2)
+    case .transposeConv:
+      operands = weightTypes(activation, biasPosition: 3) + [(0, [.int32])]
+    default: break
+    }
+    return outputs.contains(output)
+      && operands.allSatisfy { position, types in node.optionalInput(position).map { types.contains($0.type) } ?? true }
+  }
+
+  /// The types a weighted operator's weights (input 1) and bias may have with `activation` activations.
+  private static func weightTypes(_ activation: ElementType, biasPosition: Int) -> [(position: Int, types: [ElementType])] {
+    activation == .float32
+      ? [(1, [.float32]), (biasPosition, [.float32])]
+      : [(1, activation == .uint8 ? [.uint8] : [.int8]), (biasPosition, [.int32, .int64])]
+  }
+
+  /// The input holding the activations: TRANSPOSE_CONV's is input 2 (after the output shape and the filter).
+  private static func activationPosition(_ code: BuiltinOperator) -> Int { code == .transposeConv ? 2 : 0 }
 
   init(node: Node) throws {
-    guard Self.covers(node), case .builtin(let code) = node.op, let optimized = KernelDispatch.factory(for: node.op)
-    else { throw KernelError.unsupported("no reference kernel for \(node.opName) on these operands") }
+    guard Self.covers(node), case .builtin(let code) = node.op else {
+      throw KernelError.unsupported("no reference kernel for \(node.opName) on these operands")
+    }
     self.node = node
     self.code = code
-    shapeKernel = try optimized(node)
   }
 
+  /// Sets the output's shape and reads the integer bias (the types were checked by ``covers(_:)``).
   func prepare(_ context: inout PrepareContext) throws {
-    rounding = context.roundingPolicy
-    constantOperands = [:]
-    try shapeKernel.prepare(&context)
+    try describingReferenceErrors {
+      try node.expect(inputs: 1, maxInputs: 4, outputs: 1)
+      rounding = context.roundingPolicy
+      let output = try node.output(0)
+      output.shape = try outputShape()
+      integerBias = try readIntegerBias()
+    }
   }
 
   func eval(_ context: EvalContext) throws {
-    do {
+    try describingReferenceErrors {
       let output = try node.output(0)
       switch output.type {
-      case .float32: try write(computeFloat(), to: output)
-      case .int32: try write(computeInt32(), to: output)
-      case .int8: try write(computeInteger(Int8.self), to: output)
-      case .uint8: try write(computeInteger(UInt8.self), to: output)
-      case .int16: try write(computeInteger(Int16.self), to: output)
+      case .float32: _ = try computeFloat(into: destination(Float.self))
+      case .int32: _ = try computeInt32(into: destination(Int32.self))
+      case .int8: _ = try computeInteger(into: destination(Int8.self))
+      case .uint8: _ = try computeInteger(into: destination(UInt8.self))
+      case .int16: _ = try computeInteger(into: destination(Int16.self))
       default: throw KernelError.unsupported("\(node.opName) into \(output.type.name) in the reference kernels")
       }
-    } catch let error as Reference.Error {
+    }
+  }
+
+  /// Runs `body`, turning a ``Reference/Error`` into a ``KernelError`` naming the operator.
+  private func describingReferenceErrors(_ body: () throws -> Void) throws {
+    do { try body() } catch let error as Reference.Error {
       throw KernelError.invalid("\(node.opName): \(error.description)")
     }
+  }
+
+  // MARK: Prepare
+
+  /// The output's shape, from the inputs' shapes and the options (TRANSPOSE_CONV: from the values
+  /// of its `output_shape` operand).
+  private func outputShape() throws -> [Int] {
+    let input = try node.input(Self.activationPosition(code)).shape
+    switch (code, node.options) {
+    case (.conv2d, .conv2DOptions(let o)):
+      return try Reference.conv2DOutputShape(input: input, filter: node.input(1).shape, window: .init(o))
+    case (.depthwiseConv2d, .depthwiseConv2DOptions(let o)):
+      return try Reference.depthwiseConv2DOutputShape(input: input, filter: node.input(1).shape, window: .init(o))
+    case (.fullyConnected, .fullyConnectedOptions(let o)):
+      return try Reference.fullyConnectedOutputShape(
+        input: input, weights: node.input(1).shape, keepNumDims: o.keepNumDims)
+    case (.transposeConv, .transposeConvOptions):
+      guard try node.input(0).hasValuesForPrepare else {
+        throw KernelError.needsInputValues("TRANSPOSE_CONV output_shape is not constant")
+      }
+      let shape = try transposeOutputShape()
+      try Reference.checkTransposeConv2DShapes(input: input, filter: node.input(1).shape, outputShape: shape)
+      return shape.dimensions
+    case (.batchMatmul, .batchMatMulOptions(let o)):
+      return try Reference.batchMatMulOutputShape(lhs: input, rhs: node.input(1).shape, adjX: o.adjX, adjY: o.adjY)
+    case (.averagePool2d, .pool2DOptions(let o)), (.maxPool2d, .pool2DOptions(let o)), (.l2Pool2d, .pool2DOptions(let o)):
+      return try Reference.pool2DOutputShape(input: input, parameters: .init(o))
+    case (.add, _), (.sub, _), (.mul, _):
+      return try Reference.Broadcast(input, node.input(1).shape).shape
+    case (.softmax, .softmaxOptions):
+      return try Reference.softmaxOutputShape(input: input)
+    case (.relu, _), (.relu6, _), (.reluN1To1, _), (.relu0To1, _), (.logistic, _), (.tanh, _):
+      return input
+    default: throw KernelError.invalid("\(node.opName) with options \(node.options)")
+    }
+  }
+
+  /// The bias of a quantized CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED or TRANSPOSE_CONV as
+  /// 64-bit values (nil for other nodes and when absent); it must be constant, as in LiteRT.
+  private func readIntegerBias() throws -> [Int64]? {
+    guard [.conv2d, .depthwiseConv2d, .fullyConnected, .transposeConv].contains(code),
+      let bias = node.optionalInput(code == .transposeConv ? 3 : 2), bias.type != .float32
+    else { return nil }
+    guard bias.hasValuesForPrepare else { throw KernelError.unsupported("\(node.opName) with a bias that is not constant") }
+    return bias.type == .int64
+      ? try Array(view(bias, as: Int64.self).values) : try view(bias, as: Int32.self).values.map(Int64.init)
   }
 
   // MARK: Float
 
   /// The operator on float tensors.
-  private func computeFloat() throws -> Reference.Tensor<Float> {
+  private func computeFloat(into output: Reference.Destination<Float>) throws -> Reference.Tensor<Float> {
     switch (code, node.options) {
     case (.conv2d, .conv2DOptions(let o)):
       return try Reference.conv2D(
-        input: values(0), filter: values(1), bias: optionalValues(2),
-        window: Reference.WindowParameters(o),
-        activation: activation(o.fusedActivationFunction))
+        input: input(0), filter: input(1), window: .init(o),
+        arithmetic: floatArithmetic(biasPosition: 2, o.fusedActivationFunction), into: output)
     case (.depthwiseConv2d, .depthwiseConv2DOptions(let o)):
       return try Reference.depthwiseConv2D(
-        input: values(0), filter: values(1), bias: optionalValues(2),
-        window: Reference.WindowParameters(o),
-        activation: activation(o.fusedActivationFunction))
+        input: input(0), filter: input(1), window: .init(o),
+        arithmetic: floatArithmetic(biasPosition: 2, o.fusedActivationFunction), into: output)
     case (.fullyConnected, .fullyConnectedOptions(let o)):
       return try Reference.fullyConnected(
-        input: values(0), weights: values(1), bias: optionalValues(2), keepNumDims: o.keepNumDims,
-        activation: activation(o.fusedActivationFunction))
+        input: input(0), weights: input(1), keepNumDims: o.keepNumDims,
+        arithmetic: floatArithmetic(biasPosition: 2, o.fusedActivationFunction), into: output)
     case (.transposeConv, .transposeConvOptions(let o)):
       return try Reference.transposeConv2D(
-        input: values(2), filter: values(1), bias: optionalValues(3), outputShape: outputShape(),
-        window: Reference.WindowParameters(o), activation: activation(o.fusedActivationFunction))
+        input: input(2), filter: input(1), outputShape: transposeOutputShape(), window: .init(o),
+        arithmetic: floatArithmetic(biasPosition: 3, o.fusedActivationFunction), into: output)
+    case (.batchMatmul, .batchMatMulOptions(let o)):
+      return try Reference.batchMatMul(lhs: input(0), rhs: input(1), adjX: o.adjX, adjY: o.adjY, into: output)
     case (.averagePool2d, .pool2DOptions(let o)):
       return try Reference.averagePool2D(
-        input: values(0), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction))
+        input: input(0), parameters: .init(o), activation: activation(o.fusedActivationFunction), into: output)
     case (.maxPool2d, .pool2DOptions(let o)):
       return try Reference.maxPool2D(
-        input: values(0), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction))
+        input: input(0), parameters: .init(o), activation: activation(o.fusedActivationFunction), into: output)
+    case (.l2Pool2d, .pool2DOptions(let o)):
+      return try Reference.l2Pool2D(
+        input: input(0), parameters: .init(o), activation: activation(o.fusedActivationFunction), into: output)
     case (.softmax, .softmaxOptions(let o)):
-      return try Reference.softmax(input: values(0), beta: o.beta)
+      return try Reference.softmax(input: input(0), beta: o.beta, into: output)
     case (.add, _):
-      return try Reference.add(values(0), values(1), activation: activation(binaryActivationFunction()))
+      return try Reference.add(input(0), input(1), activation: activation(binaryActivationFunction()), into: output)
     case (.sub, _):
-      return try Reference.subtract(values(0), values(1), activation: activation(binaryActivationFunction()))
+      return try Reference.subtract(input(0), input(1), activation: activation(binaryActivationFunction()), into: output)
     case (.mul, _):
-      return try Reference.multiply(values(0), values(1), activation: activation(binaryActivationFunction()))
-    case (.logistic, _): return try Reference.logistic(values(0))
-    case (.tanh, _): return try Reference.tanh(values(0))
-    default: return try Reference.relu(values(0), reluBounds())
+      return try Reference.multiply(input(0), input(1), activation: activation(binaryActivationFunction()), into: output)
+    case (.logistic, _): return try Reference.logistic(input(0), into: output)
+    case (.tanh, _): return try Reference.tanh(input(0), into: output)
+    default: return try Reference.relu(input(0), reluBounds(), into: output)
     }
   }
 
   /// ADD, SUB or MUL on plain int32 tensors.
-  private func computeInt32() throws -> Reference.Tensor<Int32> {
+  private func computeInt32(into output: Reference.Destination<Int32>) throws -> Reference.Tensor<Int32> {
     try Reference.arithmetic(
-      arithmeticOperation(), values(0), values(1), activation: activation(binaryActivationFunction()))
+      arithmeticOperation(), input(0), input(1), activation: activation(binaryActivationFunction()), into: output)
   }
 
   // MARK: Integer
 
-  /// The operator on quantized `Raw` tensors (the output's type).
-  private func computeInteger<Raw: FixedWidthInteger & Sendable>(_ raw: Raw.Type) throws -> Reference.Tensor<Raw> {
+  /// The operator on quantized tensors, into an output of raw type `Raw`.
+  private func computeInteger<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    into destination: Reference.Destination<Raw>
+  ) throws -> Reference.Tensor<Raw> {
     let output = try quantization(node.output(0))
     switch (code, node.options) {
     case (.conv2d, _), (.depthwiseConv2d, _), (.fullyConnected, _), (.transposeConv, _):
-      switch try node.input(1).type {
-      case .int8: return try computeWeighted(Raw.self, Int8.self)
-      case .uint8: return try computeWeighted(Raw.self, UInt8.self)
-      case let type: throw KernelError.unsupported("\(node.opName) with \(type.name) weights in the reference kernels")
-      }
+      return try node.input(1).type == .uint8
+        ? computeWeighted(UInt8.self, into: destination) : computeWeighted(Int8.self, into: destination)
+    case (.batchMatmul, .batchMatMulOptions(let o)):
+      return try Reference.batchMatMul(
+        lhs: input(0), rhs: input(1), adjX: o.adjX, adjY: o.adjY, lhsQuantization: quantization(node.input(0)),
+        rhsQuantization: quantization(node.input(1)), output: output, rounding: rounding, into: destination)
     case (.averagePool2d, .pool2DOptions(let o)):
       return try Reference.averagePool2D(
-        input: values(0), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction), output: output)
+        input: input(0), parameters: .init(o), activation: activation(o.fusedActivationFunction), output: output,
+        into: destination)
     case (.maxPool2d, .pool2DOptions(let o)):
       return try Reference.maxPool2D(
-        input: values(0), parameters: Reference.PoolParameters(o), activation: activation(o.fusedActivationFunction), output: output)
+        input: input(0), parameters: .init(o), activation: activation(o.fusedActivationFunction), output: output,
+        into: destination)
     case (.softmax, .softmaxOptions(let o)):
-      return try computeSoftmax(Raw.self, beta: o.beta)
+      return try computeSoftmax(beta: o.beta, into: destination)
     case (.add, .addOptions(let o)):
       return try Reference.add(
-        values(0), values(1), quantization: binary(o.fusedActivationFunction), powerOfTwoInt16Scales: o.potScaleInt16)
+        input(0), input(1), quantization: binary(o.fusedActivationFunction), powerOfTwoInt16Scales: o.potScaleInt16,
+        into: destination)
     case (.sub, .subOptions(let o)):
       return try Reference.subtract(
-        values(0), values(1), quantization: binary(o.fusedActivationFunction), powerOfTwoInt16Scales: o.potScaleInt16)
+        input(0), input(1), quantization: binary(o.fusedActivationFunction), powerOfTwoInt16Scales: o.potScaleInt16,
+        into: destination)
     case (.mul, .mulOptions(let o)):
-      return try Reference.multiply(values(0), values(1), quantization: binary(o.fusedActivationFunction))
+      return try Reference.multiply(input(0), input(1), quantization: binary(o.fusedActivationFunction), into: destination)
     case (.logistic, _), (.tanh, _):
-      let input = try quantization(node.input(0))
-      if Raw.self == Int16.self {
-        let values: Reference.Tensor<Int16> = try values(0)
-        let result =
-          code == .tanh
-          ? try Reference.tanh(values, inputScale: input.scale) : try Reference.logistic(values, inputScale: input.scale)
-        return try cast(result)
+      let inputQuantization = try quantization(node.input(0))
+      if let sixteenBit = destination as? Reference.Destination<Int16> {
+        _ = try code == .tanh
+          ? Reference.tanh(input(0), inputScale: inputQuantization.scale, into: sixteenBit)
+          : Reference.logistic(input(0), inputScale: inputQuantization.scale, into: sixteenBit)
+        return try outputView(Raw.self).finished
       }
-      let values: Reference.Tensor<Raw> = try values(0)
       return code == .tanh
-        ? try Reference.tanh(values, input: input, output: output)
-        : try Reference.logistic(values, input: input, output: output)
+        ? try Reference.tanh(input(0), input: inputQuantization, output: output, into: destination)
+        : try Reference.logistic(input(0), input: inputQuantization, output: output, into: destination)
     default:
-      return try Reference.relu(values(0), reluBounds(), input: quantization(node.input(0)), output: output)
+      return try Reference.relu(
+        input(0), reluBounds(), input: quantization(node.input(0)), output: output, rounding: rounding,
+        into: destination)
     }
   }
 
-  /// A weighted operator on quantized `Raw` activations with `Weight` weights.
-  private func computeWeighted<Raw: FixedWidthInteger & Sendable, Weight: FixedWidthInteger & Sendable>(
-    _ raw: Raw.Type, _ weight: Weight.Type
+  /// A weighted operator on quantized activations with `Weight` weights, into `Raw` outputs.
+  private func computeWeighted<Raw: FixedWidthInteger & Sendable & BitwiseCopyable, Weight: FixedWidthInteger & Sendable>(
+    _ weight: Weight.Type, into destination: Reference.Destination<Raw>
   ) throws -> Reference.Tensor<Raw> {
-    let filter: Reference.Tensor<Weight> = try values(1)
+    let filter: Reference.Tensor<Weight> = try input(1)
     switch node.options {
     case .conv2DOptions(let o):
       return try Reference.conv2D(
-        input: values(0), filter: filter, bias: integerBias(2),
-        window: Reference.WindowParameters(o),
-        quantization: weighted(Raw.self, o.fusedActivationFunction, inputPosition: 0, biasPosition: 2))
+        input: input(0), filter: filter, bias: integerBias, window: .init(o),
+        quantization: weighted(Raw.self, o.fusedActivationFunction, inputPosition: 0, biasPosition: 2),
+        into: destination)
     case .depthwiseConv2DOptions(let o):
       return try Reference.depthwiseConv2D(
-        input: values(0), filter: filter, bias: integerBias(2),
-        window: Reference.WindowParameters(o),
-        quantization: weighted(Raw.self, o.fusedActivationFunction, inputPosition: 0, biasPosition: 2))
+        input: input(0), filter: filter, bias: integerBias, window: .init(o),
+        quantization: weighted(Raw.self, o.fusedActivationFunction, inputPosition: 0, biasPosition: 2),
+        into: destination)
     case .fullyConnectedOptions(let o):
       return try Reference.fullyConnected(
-        input: values(0), weights: filter, bias: integerBias(2), keepNumDims: o.keepNumDims,
-        quantization: weighted(Raw.self, o.fusedActivationFunction, inputPosition: 0, biasPosition: 2))
+        input: input(0), weights: filter, bias: integerBias, keepNumDims: o.keepNumDims,
+        quantization: weighted(Raw.self, o.fusedActivationFunction, inputPosition: 0, biasPosition: 2),
+        into: destination)
     case .transposeConvOptions(let o):
       return try Reference.transposeConv2D(
-        input: values(2), filter: filter, bias: integerBias(3), outputShape: outputShape(),
-        window: Reference.WindowParameters(o),
-        quantization: weighted(Raw.self, o.fusedActivationFunction, inputPosition: 2, biasPosition: 3))
+        input: input(2), filter: filter, bias: integerBias, outputShape: transposeOutputShape(), window: .init(o),
+        quantization: weighted(Raw.self, o.fusedActivationFunction, inputPosition: 2, biasPosition: 3),
+        into: destination)
     default: throw KernelError.invalid("\(node.opName) with options \(node.options)")
     }
   }
 
-  /// SOFTMAX on a quantized input, into the output's type `Raw`.
-  private func computeSoftmax<Raw: FixedWidthInteger & Sendable>(_ raw: Raw.Type, beta: Float) throws
-    -> Reference.Tensor<Raw>
-  {
+  /// SOFTMAX on a quantized input, into an output of raw type `Raw`.
+  private func computeSoftmax<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    beta: Float, into destination: Reference.Destination<Raw>
+  ) throws -> Reference.Tensor<Raw> {
     let input = try node.input(0)
     let scale = try quantization(input).scale
     switch input.type {
     case .int8:
-      return try Reference.softmax(input: values(0, as: Int8.self), inputScale: scale, beta: beta, outputType: Raw.self)
+      return try Reference.softmax(
+        input: view(input, as: Int8.self), inputScale: scale, beta: beta, outputType: Raw.self, rounding: rounding,
+        into: destination)
     case .uint8:
-      return try Reference.softmax(input: values(0, as: UInt8.self), inputScale: scale, beta: beta, outputType: Raw.self)
-    case .int16:
-      return try cast(Reference.softmax(input: values(0, as: Int16.self), inputScale: scale, beta: beta))
-    default: throw KernelError.unsupported("SOFTMAX on \(input.type.name) in the reference kernels")
+      return try Reference.softmax(
+        input: view(input, as: UInt8.self), inputScale: scale, beta: beta, outputType: Raw.self, rounding: rounding,
+        into: destination)
+    default:
+      guard let sixteenBit = destination as? Reference.Destination<Int16> else {
+        throw KernelError.unsupported("SOFTMAX from \(input.type.name) into \(Raw.self) in the reference kernels")
+      }
+      _ = try Reference.softmax(
+        input: view(input, as: Int16.self), inputScale: scale, beta: beta, rounding: rounding, into: sixteenBit)
+      return try outputView(Raw.self).finished
     }
   }
 
-  // MARK: Operands
+  // MARK: Views of the node's tensors
 
-  /// The values of input `position` as a reference tensor of `Element`; a constant input is read once.
-  private func values<Element>(_ position: Int, as type: Element.Type = Element.self) throws -> Reference.Tensor<Element> {
-    if let cached = constantOperands[position] as? Reference.Tensor<Element> { return cached }
-    let tensor = try node.input(position)
-    guard tensor.type.byteCount == MemoryLayout<Element>.size, let data = tensor.data else {
-      throw KernelError.invalid("\(node.opName): input \(position) (\(tensor.type.name)) read as \(Element.self)")
+  /// Input `position` read in place as `Element`s.
+  private func input<Element>(_ position: Int, as type: Element.Type = Element.self) throws -> Reference.Tensor<Element> {
+    try view(node.input(position), as: Element.self)
+  }
+
+  /// The float32 bias at `position` read in place, nil when absent.
+  private func optionalFloatInput(_ position: Int) throws -> Reference.Tensor<Float>? {
+    node.optionalInput(position) == nil ? nil : try input(position)
+  }
+
+  /// `tensor`'s memory as a reference tensor of `Element`s, without copying.
+  private func view<Element>(_ tensor: RuntimeTensor, as type: Element.Type) throws -> Reference.Tensor<Element> {
+    let elements = try memory(of: tensor, as: Element.self)
+    return try Reference.Tensor(shape: tensor.shape, borrowing: UnsafeBufferPointer(elements))
+  }
+
+  /// The output's memory as a reference tensor the kernel writes in place.
+  private func outputView<Element>(_ type: Element.Type) throws -> Reference.MutableTensor<Element> {
+    let output = try node.output(0)
+    return try Reference.MutableTensor(shape: output.shape, borrowing: memory(of: output, as: Element.self))
+  }
+
+  /// The output's memory as the destination of a reference kernel.
+  private func destination<Element: BitwiseCopyable>(_ type: Element.Type) throws -> Reference.Destination<Element> {
+    .existing(try outputView(Element.self))
+  }
+
+  /// `tensor`'s elements, after checking that the tensor holds `Element`s and has memory.
+  private func memory<Element>(of tensor: RuntimeTensor, as type: Element.Type) throws
+    -> UnsafeMutableBufferPointer<Element>
+  {
+    guard Self.elementType(of: Element.self) == tensor.type, let data = tensor.data else {
+      throw KernelError.invalid("\(node.opName): tensor \(tensor.index) (\(tensor.type.name)) read as \(Element.self)")
     }
-    let elements = UnsafeBufferPointer(start: data.assumingMemoryBound(to: Element.self), count: tensor.elementCount)
-    let result = try Reference.Tensor(shape: tensor.shape, values: Array(elements))
-    if tensor.isConstant { constantOperands[position] = result }
-    return result
+    return UnsafeMutableBufferPointer(start: data.assumingMemoryBound(to: Element.self), count: tensor.elementCount)
   }
 
-  /// The values of input `position`, nil when it is absent.
-  private func optionalValues(_ position: Int) throws -> [Float]? {
-    node.optionalInput(position) == nil ? nil : try values(position, as: Float.self).values
-  }
-
-  /// The integer bias of input `position` (int32 or int64), nil when absent.
-  private func integerBias(_ position: Int) throws -> [Int64]? {
-    guard let bias = node.optionalInput(position) else { return nil }
-    return bias.type == .int64
-      ? try values(position, as: Int64.self).values : try values(position, as: Int32.self).values.map(Int64.init)
-  }
-
-  /// A reference tensor of `Source` values as `Target` when both are the same type.
-  private func cast<Source, Target>(_ tensor: Reference.Tensor<Source>) throws -> Reference.Tensor<Target> {
-    guard let values = tensor.values as? [Target] else {
-      throw KernelError.invalid("\(node.opName): \(Source.self) result for a \(Target.self) output")
-    }
-    return try Reference.Tensor(shape: tensor.shape, values: values)
-  }
-
-  /// Copies `result` into `output`, whose shape `prepare` set.
-  private func write<Element>(_ result: Reference.Tensor<Element>, to output: RuntimeTensor) throws {
-    guard result.values.count == output.elementCount, output.type.byteCount == MemoryLayout<Element>.size,
-      let data = output.data
-    else {
-      throw KernelError.invalid(
-        "\(node.opName): the reference kernel gave shape \(result.shape), the output has shape \(output.shape)")
-    }
-    result.values.withUnsafeBufferPointer {
-      data.copyMemory(from: $0.baseAddress!, byteCount: $0.count * MemoryLayout<Element>.size)
+  /// The runtime's element type of the Swift type `Element`, nil for types the reference kernels do not read.
+  private static func elementType<Element>(of type: Element.Type) -> ElementType? {
+    switch type {
+    case is Float.Type: .float32
+    case is Int8.Type: .int8
+    case is UInt8.Type: .uint8
+    case is Int16.Type: .int16
+    case is Int32.Type: .int32
+    case is Int64.Type: .int64
+    default: nil
     }
   }
 
@@ -284,9 +402,16 @@ final class ReferenceAdapterKernel: Kernel {
     try FusedActivation(function, op: node.opName)
   }
 
-  /// TRANSPOSE_CONV's output shape, from its first input.
-  private func outputShape() throws -> Reference.ImageShape {
-    try Reference.ImageShape(outputShapeOperand: values(0, as: Int32.self).values)
+  /// The float arithmetic of a weighted operator: its bias (read in place) and fused activation.
+  private func floatArithmetic(biasPosition: Int, _ function: ActivationFunctionType) throws
+    -> Reference.FloatArithmetic
+  {
+    Reference.FloatArithmetic(bias: try optionalFloatInput(biasPosition), activation: try activation(function))
+  }
+
+  /// TRANSPOSE_CONV's output shape, from the values of its first input.
+  private func transposeOutputShape() throws -> Reference.ImageShape {
+    try Reference.ImageShape(outputShapeOperand: Array(input(0, as: Int32.self).values))
   }
 
   /// ADD, SUB or MUL.
@@ -308,11 +433,12 @@ final class ReferenceAdapterKernel: Kernel {
     }
   }
 
-  /// The clamp of RELU, RELU6 or RELU_N1_TO_1.
+  /// The clamp of RELU, RELU6, RELU_N1_TO_1 or RELU_0_TO_1.
   private func reluBounds() -> Reference.ReluBounds {
     switch code {
     case .relu6: .relu6
     case .reluN1To1: .reluMinusOneToOne
+    case .relu0To1: .reluZeroToOne
     default: .relu
     }
   }
@@ -341,14 +467,13 @@ final class ReferenceAdapterKernel: Kernel {
   private func binary(_ function: ActivationFunctionType) throws -> Reference.BinaryQuantization {
     Reference.BinaryQuantization(
       lhs: try quantization(node.input(0)), rhs: try quantization(node.input(1)),
-      output: try quantization(node.output(0)), activation: try activation(function))
+      output: try quantization(node.output(0)), activation: try activation(function), rounding: rounding)
   }
 }
 
 // MARK: Schema options as reference parameters
 
-// The one mapping from the schema's options to the reference kernels' parameters, used by the
-// adapter above and by the tests that drive the reference kernels straight from TestModels.
+// The one mapping from the schema's options to the reference kernels' parameters.
 
 extension Reference.WindowParameters {
   /// The window of a pool or of a convolution without dilation (TRANSPOSE_CONV).
