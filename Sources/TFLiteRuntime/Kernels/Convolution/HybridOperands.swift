@@ -47,13 +47,7 @@ enum HybridInputQuantization {
     _ source: UnsafePointer<Float>, count: Int, into destination: UnsafeMutablePointer<Int8>, unsigned: Bool = false
   ) -> Parameters {
     guard count > 0 else { return Parameters(scale: 1, zeroPoint: 0) }
-    var low = source[0]
-    var high = source[0]
-    for index in 1..<count {
-      let value = source[index]
-      if value < low { low = value }
-      if value > high { high = value }
-    }
+    let (low, high) = Self.range(source, count: count)
     let parameters: Parameters
     let inverseScale: Float
     let lowest: Float
@@ -102,7 +96,12 @@ enum HybridInputQuantization {
       shifted.replace(with: highVector, where: shifted .> highVector)
       let quantized = Self.truncated(shifted) &+ offsetVector
       UnsafeMutableRawPointer(destination + index).storeBytes(
-        of: SIMD8<Int8>(truncatingIfNeeded: quantized), as: SIMD8<Int8>.self)
+        of: SIMD8<Int8>(
+          Int8(truncatingIfNeeded: quantized[0]), Int8(truncatingIfNeeded: quantized[1]),
+          Int8(truncatingIfNeeded: quantized[2]), Int8(truncatingIfNeeded: quantized[3]),
+          Int8(truncatingIfNeeded: quantized[4]), Int8(truncatingIfNeeded: quantized[5]),
+          Int8(truncatingIfNeeded: quantized[6]), Int8(truncatingIfNeeded: quantized[7])),
+        as: SIMD8<Int8>.self)
       index += Self.blockSize
     }
     while index < count {
@@ -122,6 +121,35 @@ enum HybridInputQuantization {
     var result = SIMD8<Int32>()
     for lane in 0..<8 { result[lane] = Int32(values[lane]) }
     return result
+  }
+
+  /// The smallest and largest of `count` (at least 1) values as a scan from the first value with
+  /// `<` and `>` finds them (a NaN first value stays; later NaNs are passed over), eight lanes at a
+  /// time in the `a < b ? a : b` form LLVM emits as `minps`/`maxps`.
+  private static func range(_ source: UnsafePointer<Float>, count: Int) -> (low: Float, high: Float) {
+    var lows = SIMD8<Float>(repeating: source[0])
+    var highs = lows
+    var index = 0
+    while index &+ 8 <= count {
+      let values = UnsafeRawPointer(source + index).loadUnaligned(as: SIMD8<Float>.self)
+      for lane in 0..<8 {
+        lows[lane] = values[lane] < lows[lane] ? values[lane] : lows[lane]
+        highs[lane] = values[lane] > highs[lane] ? values[lane] : highs[lane]
+      }
+      index &+= 8
+    }
+    var low = lows[0]
+    var high = highs[0]
+    for lane in 1..<8 {
+      if lows[lane] < low { low = lows[lane] }
+      if highs[lane] > high { high = highs[lane] }
+    }
+    while index < count {
+      if source[index] < low { low = source[index] }
+      if source[index] > high { high = source[index] }
+      index &+= 1
+    }
+    return (low, high)
   }
 
   /// An all-zero input (an empty range): every value 0, scale 1, zero point 0, as LiteRT sets them.
