@@ -88,7 +88,7 @@ do {
       let result = try ModelBenchmark.measure(
         modelPath: path, threadCount: options.threadCount, runs: options.runs, warmupRuns: options.warmupRuns)
       if options.printsJSON {
-        print("{\"model\":\(jsonString(path)), " + result.json.dropFirst())
+        print("{\"model\":\(jsonString(path)), " + result.json().dropFirst())
       } else {
         let columns = [result.loadMilliseconds, result.median, result.minimum, result.maximum, Double(result.arenaByteCount) / 1024]
         print(path.padding(toLength: width, withPad: " ", startingAt: 0) + columns.map { String(format: " %10.3f", $0) }.joined())
