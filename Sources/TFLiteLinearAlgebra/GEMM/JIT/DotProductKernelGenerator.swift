@@ -73,99 +73,77 @@ private struct DotProductEmitter {
   let isa: DotProductISA
   let rows: Int
   var assembler = X86Assembler()
-  /// Vector registers per row: 16 sums in ymm (2) or zmm (1).
-  let vectorsPerRow: Int
-  /// Row bases: rows 5g ..< 5g + 5 are addressed from `bases[g]`.
-  let bases: [GPRegister] = [.rax, .r10]
+  /// ymm (AVX-VNNI, two per row) or zmm (AVX512-VNNI, one per row).
+  let width: VectorWidth
+  /// Rows 5g ..< 5g + 5 of A or C are addressed from rax (g = 0) and r10 (g = 1).
+  let bases: RowBases
 
   init(isa: DotProductISA, rows: Int) {
     self.isa = isa
     self.rows = rows
-    vectorsPerRow = isa == .avxVNNI ? 2 : 1
+    width = isa == .avxVNNI ? .ymm : .zmm
+    bases = RowBases(registers: [.rax, .r10], rows: rows)
   }
 
   /// Accumulator of row `row`, vector `vector`.
-  func accumulator(_ row: Int, _ vector: Int) -> VectorRegister { VectorRegister(row * vectorsPerRow + vector) }
+  func accumulator(_ row: Int, _ vector: Int) -> VectorRegister { VectorRegister(row * width.vectorsPerRow + vector) }
 
   /// Panel vector `vector` of the current step (after every accumulator).
-  func panelRegister(_ vector: Int) -> VectorRegister { VectorRegister(isa == .avxVNNI ? 12 + vector : 28 + vector) }
+  func panelRegister(_ vector: Int) -> VectorRegister { VectorRegister(width == .ymm ? 12 + vector : 28 + vector) }
 
   /// The broadcast A quad of row `row` (two registers in turn, so consecutive rows do not wait).
-  func broadcastRegister(row: Int) -> VectorRegister { VectorRegister(isa == .avxVNNI ? 14 + row % 2 : 30 + row % 2) }
+  func broadcastRegister(row: Int) -> VectorRegister { VectorRegister(width == .ymm ? 14 + row % 2 : 30 + row % 2) }
 
-  /// A field of the arguments.
-  func argument<Value>(_ field: KeyPath<DotProductKernelArguments, Value>) -> MemoryOperand {
-    MemoryOperand(.rdi, Int32(MemoryLayout<DotProductKernelArguments>.offset(of: field)!))
-  }
-
-  /// Row `row`'s address: its group's base plus 0, 1, 2, 3 or 4 strides (r8 = stride, r9 = 3 × stride).
+  /// Row `row`'s address (r8 = stride, r9 = 3 × stride).
   func rowAddress(_ row: Int, plus displacement: Int32 = 0) -> MemoryOperand {
-    let base = bases[row / 5]
-    switch row % 5 {
-    case 0: return MemoryOperand(base, displacement)
-    case 1: return MemoryOperand(base, index: .r8, scale: 1, displacement)
-    case 2: return MemoryOperand(base, index: .r8, scale: 2, displacement)
-    case 3: return MemoryOperand(base, index: .r9, scale: 1, displacement)
-    default: return MemoryOperand(base, index: .r8, scale: 4, displacement)
-    }
+    bases.address(row, stride: .r8, triple: .r9, plus: displacement)
   }
 
   /// Loads the origin and stride of A or C into rax/r8 and derives r9 and (past five rows) r10.
-  mutating func setBases(origin: MemoryOperand, stride: MemoryOperand) {
-    assembler.mov(.rax, origin)
-    assembler.mov(.r8, stride)
+  mutating func setBases<Origin>(
+    origin: KeyPath<DotProductKernelArguments, Origin>, stride: KeyPath<DotProductKernelArguments, Int>
+  ) {
+    assembler.mov(.rax, argumentOperand(origin))
+    assembler.mov(.r8, argumentOperand(stride))
     assembler.lea(.r9, MemoryOperand(.r8, index: .r8, scale: 2))
-    if rows > 5 {
-      assembler.lea(.r10, MemoryOperand(.rax, index: .r8, scale: 4))
-      assembler.add(.r10, .r8)
-    }
+    bases.point(&assembler, at: .rax, stride: .r8)
   }
 
   mutating func emitKernel() {
-    let vectorBytes: Int32 = isa == .avxVNNI ? 32 : 64
     for row in 0..<rows {
-      for vector in 0..<vectorsPerRow {
-        let sum = accumulator(row, vector)
-        isa == .avxVNNI ? assembler.vxorpsYMM(sum, sum, sum) : assembler.vpxordZMM(sum, sum, sum)
-      }
+      for vector in 0..<width.vectorsPerRow { assembler.zero(width, accumulator(row, vector)) }
     }
-    setBases(origin: argument(\.a), stride: argument(\.aRowBytes))
-    assembler.mov(.rdx, argument(\.b))
-    assembler.mov(.rcx, argument(\.steps))
+    setBases(origin: \.a, stride: \.aRowBytes)
+    assembler.mov(.rdx, argumentOperand(\DotProductKernelArguments.b))
+    assembler.mov(.rcx, argumentOperand(\DotProductKernelArguments.steps))
     let done = assembler.makeLabel()
     let step = assembler.makeLabel()
     assembler.test(.rcx, .rcx)
     assembler.jump(if: .zero, to: done)
     assembler.bind(step)
-    for vector in 0..<vectorsPerRow {
-      let panel = MemoryOperand(.rdx, Int32(vector) * vectorBytes)
-      isa == .avxVNNI
-        ? assembler.vmovupsYMM(panelRegister(vector), panel) : assembler.vmovupsZMM(panelRegister(vector), panel)
+    for vector in 0..<width.vectorsPerRow {
+      assembler.load(width, panelRegister(vector), MemoryOperand(.rdx, Int32(vector) * width.bytes))
     }
     for row in 0..<rows {
       let quad = broadcastRegister(row: row)
-      isa == .avxVNNI ? assembler.vpbroadcastdYMM(quad, rowAddress(row)) : assembler.vpbroadcastdZMM(quad, rowAddress(row))
-      for vector in 0..<vectorsPerRow {
-        isa == .avxVNNI
+      width == .ymm ? assembler.vpbroadcastdYMM(quad, rowAddress(row)) : assembler.vpbroadcastdZMM(quad, rowAddress(row))
+      for vector in 0..<width.vectorsPerRow {
+        width == .ymm
           ? assembler.vpdpbusdYMM(accumulator(row, vector), quad, panelRegister(vector))
           : assembler.vpdpbusdZMM(accumulator(row, vector), quad, panelRegister(vector))
       }
     }
     assembler.add(.rdx, 64)
-    for base in bases.prefix((rows + 4) / 5) { assembler.add(base, 4) }
+    bases.advance(&assembler, by: 4)
     assembler.dec(.rcx)
     assembler.jump(if: .notZero, to: step)
     assembler.bind(done)
-    setBases(origin: argument(\.c), stride: argument(\.cRowBytes))
+    setBases(origin: \.c, stride: \.cRowBytes)
     for row in 0..<rows {
-      for vector in 0..<vectorsPerRow {
-        let destination = rowAddress(row, plus: Int32(vector) * vectorBytes)
-        isa == .avxVNNI
-          ? assembler.vmovupsYMM(destination, accumulator(row, vector))
-          : assembler.vmovupsZMM(destination, accumulator(row, vector))
+      for vector in 0..<width.vectorsPerRow {
+        assembler.store(width, rowAddress(row, plus: Int32(vector) * width.bytes), accumulator(row, vector))
       }
     }
-    assembler.vzeroupper()
-    assembler.ret()
+    assembler.returnFromKernel(restoring: [])
   }
 }

@@ -79,28 +79,32 @@ private struct KernelEmitter {
   let rows: Int
   var assembler = X86Assembler()
 
-  /// Vector registers per row: 16 floats in ymm (2) or zmm (1).
-  let vectorsPerRow: Int
+  /// ymm (AVX2, two per row of 16 floats) or zmm (AVX-512, one per row).
+  let width: VectorWidth
+  /// Vector registers per row.
+  var vectorsPerRow: Int { width.vectorsPerRow }
   /// Accumulator sets the depth is split over (1, 2 or 4).
   let sets: Int
   /// Depth steps per main-loop iteration (a multiple of `sets`).
   let unroll = 4
   /// Bytes of one vector register.
-  let vectorBytes: Int32
+  var vectorBytes: Int32 { width.bytes }
 
-  /// Row bases: rows 5g ..< 5g + 5 are addressed from `bases[g]`.
-  let bases: [GPRegister] = [.rax, .r12, .r13]
+  /// Row bases: rows 5g ..< 5g + 5 are addressed from rax, r12 and r13.
+  let bases: RowBases
   /// Callee-saved registers the kernel uses, in push order.
   let saved: [GPRegister]
 
   @usableFromInline package init(isa: GeneratedKernelISA, rows: Int) {
     self.isa = isa
     self.rows = rows
-    vectorsPerRow = isa == .avx2 ? 2 : 1
-    vectorBytes = isa == .avx2 ? 32 : 64
+    let width: VectorWidth = isa == .avx2 ? .ymm : .zmm
+    let bases = RowBases(registers: [.rax, .r12, .r13], rows: rows)
     let accumulatorBudget = 12
-    sets = [4, 2, 1].first { rows * (isa == .avx2 ? 2 : 1) * $0 <= accumulatorBudget } ?? 1
-    saved = [.rbx, .r14] + Array(bases.dropFirst().prefix((rows - 1) / 5))
+    self.width = width
+    self.bases = bases
+    sets = [4, 2, 1].first { rows * width.vectorsPerRow * $0 <= accumulatorBudget } ?? 1
+    saved = [.rbx, .r14] + Array(bases.registers.dropFirst().prefix(bases.groupCount - 1))
   }
 
   /// Accumulator of set `set`, row `row`, vector `vector`.
@@ -121,48 +125,24 @@ private struct KernelEmitter {
   var upperRegister: VectorRegister { isa == .avx2 ? VectorRegister(13) : VectorRegister(27) }
 
   /// Offset of an argument field.
-  func argument(_ field: PartialKeyPath<FloatKernelArguments>) -> MemoryOperand {
-    MemoryOperand(.rdi, Int32(MemoryLayout<FloatKernelArguments>.offset(of: field)!))
-  }
+  func argument<Value>(_ field: KeyPath<FloatKernelArguments, Value>) -> MemoryOperand { argumentOperand(field) }
 
   /// Row `row` from the bases set by `setBases`, with the row stride in `stride` and its triple in `triple`.
   func rowAddress(_ row: Int, stride: GPRegister, triple: GPRegister, plus displacement: Int32) -> MemoryOperand {
-    let base = bases[row / 5]
-    switch row % 5 {
-    case 0: return MemoryOperand(base, displacement)
-    case 1: return MemoryOperand(base, index: stride, scale: 1, displacement)
-    case 2: return MemoryOperand(base, index: stride, scale: 2, displacement)
-    case 3: return MemoryOperand(base, index: triple, scale: 1, displacement)
-    default: return MemoryOperand(base, index: stride, scale: 4, displacement)
-    }
+    bases.address(row, stride: stride, triple: triple, plus: displacement)
   }
 
   /// Points the row bases at `origin`, `origin + 5·stride`, `origin + 10·stride`.
-  mutating func setBases(origin: GPRegister, stride: GPRegister) {
-    assembler.mov(bases[0], origin)
-    for group in 1..<((rows - 1) / 5 + 1) {
-      assembler.lea(bases[group], MemoryOperand(bases[group - 1], index: stride, scale: 4))
-      assembler.add(bases[group], stride)
-    }
-  }
+  mutating func setBases(origin: GPRegister, stride: GPRegister) { bases.point(&assembler, at: origin, stride: stride) }
 
   /// Advances the A row bases by `bytes`.
-  mutating func advanceBases(by bytes: Int32) {
-    for group in 0..<((rows - 1) / 5 + 1) { assembler.add(bases[group], bytes) }
-  }
+  mutating func advanceBases(by bytes: Int32) { bases.advance(&assembler, by: bytes) }
 
-  mutating func load(_ register: VectorRegister, _ memory: MemoryOperand) {
-    isa == .avx2 ? assembler.vmovupsYMM(register, memory) : assembler.vmovupsZMM(register, memory)
-  }
+  mutating func load(_ register: VectorRegister, _ memory: MemoryOperand) { assembler.load(width, register, memory) }
 
-  mutating func store(_ memory: MemoryOperand, _ register: VectorRegister) {
-    isa == .avx2 ? assembler.vmovupsYMM(memory, register) : assembler.vmovupsZMM(memory, register)
-  }
+  mutating func store(_ memory: MemoryOperand, _ register: VectorRegister) { assembler.store(width, memory, register) }
 
-  mutating func zero(_ register: VectorRegister) {
-    isa == .avx2
-      ? assembler.vxorpsYMM(register, register, register) : assembler.vpxordZMM(register, register, register)
-  }
+  mutating func zero(_ register: VectorRegister) { assembler.zero(width, register) }
 
   /// Every accumulator of set 0 for all rows and vectors, in order.
   var rowVectors: [(row: Int, vector: Int)] {
@@ -193,7 +173,7 @@ private struct KernelEmitter {
     let panelStep = Int32(GEMMTile.columns * MemoryLayout<Float>.stride)
     let floatBytes = Int32(MemoryLayout<Float>.stride)
     let exit = assembler.makeLabel()
-    for register in saved { assembler.push(register) }
+    assembler.saveRegisters(saved)
     assembler.mov(.r14, argument(\.tileCount))
     assembler.test(.r14, .r14)
     assembler.jump(if: .zero, to: exit)
@@ -293,8 +273,6 @@ private struct KernelEmitter {
     assembler.dec(.r14)
     assembler.jump(if: .notZero, to: tile)
     assembler.bind(exit)
-    assembler.vzeroupper()
-    for register in saved.reversed() { assembler.pop(register) }
-    assembler.ret()
+    assembler.returnFromKernel(restoring: saved)
   }
 }

@@ -1,5 +1,5 @@
-// The generated 8-bit dot-product kernels (`DotProductKernelGenerator`), which they read over
-// `QuadPanelMatrices`.
+// The generated 8-bit dot-product kernels (`DotProductKernelGenerator`), kept for the process,
+// and which of them a runner uses. They read weights packed by `QuadPanelMatrices` (PanelPacking.swift).
 //
 // The sums are those of `IntegerGEMM` exactly: A unsigned (uint8 as is, int8 plus 128), B the
 // weights minus their zero points, Σ A·B wrapping in Int32. `vpdpbusd` multiplies unsigned by

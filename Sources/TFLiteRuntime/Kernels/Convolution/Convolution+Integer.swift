@@ -430,8 +430,12 @@ private struct ByteConvolution {
   let readsInPlace: Bool
   /// Where the GEMM's scratch starts.
   let gemmScratchOffset: Int
-  /// `int8 GEMM, generated AVX512-VNNI` and the like.
-  let description: String
+  /// The input's element type (int8 or uint8).
+  let inputType: ElementType
+
+  /// `int8 GEMM, generated AVX512-VNNI` and the like (made when asked: the Swift level is only
+  /// known after the float GEMM's one-time probe, which a model without float GEMMs never runs).
+  var description: String { "\(inputType.name.lowercased()) GEMM, \(weights.level)" }
 
   init(
     _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, input: RuntimeTensor, op: String,
@@ -466,7 +470,7 @@ private struct ByteConvolution {
       threadCount: threadCount)
     gemmScratchOffset = scratch.reserve(
       bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
-    description = "\(input.type.name.lowercased()) GEMM, \(weights.level)"
+    inputType = input.type
   }
 
   /// Computes the output from the input.

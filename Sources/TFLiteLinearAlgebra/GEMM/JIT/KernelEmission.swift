@@ -1,0 +1,92 @@
+// What the generated GEMM micro-kernels (`FloatKernelGenerator`, `DotProductKernelGenerator`)
+// share: the vector width they work in, the System V prologue and return, the operand of an
+// argument field read through rdi, and the addressing of a tile's rows from a few base registers.
+
+/// The vector registers a generated kernel works in: ymm (AVX2, AVX-VNNI) or zmm (AVX-512).
+enum VectorWidth {
+  /// 256-bit registers: two per 16-lane row.
+  case ymm
+  /// 512-bit registers: one per 16-lane row.
+  case zmm
+
+  /// Bytes of one register.
+  var bytes: Int32 { self == .ymm ? 32 : 64 }
+
+  /// Registers per row of 16 four-byte lanes.
+  var vectorsPerRow: Int { self == .ymm ? 2 : 1 }
+}
+
+extension X86Assembler {
+  /// `vmovups register, [memory]` in `width`.
+  mutating func load(_ width: VectorWidth, _ register: VectorRegister, _ memory: MemoryOperand) {
+    width == .ymm ? vmovupsYMM(register, memory) : vmovupsZMM(register, memory)
+  }
+
+  /// `vmovups [memory], register` in `width`.
+  mutating func store(_ width: VectorWidth, _ memory: MemoryOperand, _ register: VectorRegister) {
+    width == .ymm ? vmovupsYMM(memory, register) : vmovupsZMM(memory, register)
+  }
+
+  /// The kernels' System V prologue: pushes the callee-saved registers in `saved`.
+  mutating func saveRegisters(_ saved: [GPRegister]) {
+    for register in saved { push(register) }
+  }
+
+  /// The kernels' return: `vzeroupper` (no AVX-SSE transition penalty in the caller), the
+  /// registers `saveRegisters` pushed popped in reverse, `ret`.
+  mutating func returnFromKernel(restoring saved: [GPRegister]) {
+    vzeroupper()
+    for register in saved.reversed() { pop(register) }
+    ret()
+  }
+
+  /// Sets `register` to zero in `width` (`vxorps` ymm, `vpxord` zmm).
+  mutating func zero(_ width: VectorWidth, _ register: VectorRegister) {
+    width == .ymm ? vxorpsYMM(register, register, register) : vpxordZMM(register, register, register)
+  }
+}
+
+/// The operand of `field` in the arguments structure rdi points to (the kernels' only parameter).
+func argumentOperand<Arguments, Value>(_ field: KeyPath<Arguments, Value>) -> MemoryOperand {
+  MemoryOperand(.rdi, Int32(MemoryLayout<Arguments>.offset(of: field)!))
+}
+
+/// The rows of a tile addressed in groups of five: row `r` is `registers[r / 5]` plus 0, 1, 2, 3 or
+/// 4 row strides, reached through the SIB byte with the stride (scales 1, 2, 4) and a register
+/// holding three strides.
+struct RowBases {
+  /// One base register per group of five rows.
+  let registers: [GPRegister]
+  /// Rows of the tile.
+  let rows: Int
+
+  /// Base registers the tile's rows need.
+  var groupCount: Int { (rows + 4) / 5 }
+
+  /// Row `row`'s address plus `displacement`, with the row stride in `stride` and its triple in `triple`.
+  func address(_ row: Int, stride: GPRegister, triple: GPRegister, plus displacement: Int32 = 0) -> MemoryOperand {
+    let base = registers[row / 5]
+    switch row % 5 {
+    case 0: return MemoryOperand(base, displacement)
+    case 1: return MemoryOperand(base, index: stride, scale: 1, displacement)
+    case 2: return MemoryOperand(base, index: stride, scale: 2, displacement)
+    case 3: return MemoryOperand(base, index: triple, scale: 1, displacement)
+    default: return MemoryOperand(base, index: stride, scale: 4, displacement)
+    }
+  }
+
+  /// Points the bases at `origin`, `origin + 5·stride`, `origin + 10·stride`, … (`origin` may be
+  /// the first base already).
+  func point(_ assembler: inout X86Assembler, at origin: GPRegister, stride: GPRegister) {
+    if origin != registers[0] { assembler.mov(registers[0], origin) }
+    for group in 1..<groupCount {
+      assembler.lea(registers[group], MemoryOperand(registers[group - 1], index: stride, scale: 4))
+      assembler.add(registers[group], stride)
+    }
+  }
+
+  /// Advances every base by `bytes`.
+  func advance(_ assembler: inout X86Assembler, by bytes: Int32) {
+    for group in 0..<groupCount { assembler.add(registers[group], bytes) }
+  }
+}
