@@ -44,7 +44,8 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
         let weights = (0..<weightCount).map { _ in Int16(random.int(-255...255)) }
         let start = (0..<16).map { _ in Int32(random.int(-100_000...100_000)) }
         // (input offset, weight offset in bytes: any int16 position with 16 weights after it).
-        let taps = (0..<tapCount).flatMap { _ in [random.int(0...(64 * 9)), random.int(0...151) * 2] }
+        // One unused pair at the end, so the table has memory even without taps.
+        let taps = (0..<tapCount).flatMap { _ in [random.int(0...(64 * 9)), random.int(0...151) * 2] } + [0, 0]
         let outputStride = 16 + random.int(0...3)
         // One guard pixel after the last output, and the gap lanes between pixels.
         var output = [Int32](repeating: sentinel, count: (pixels + 1) * outputStride)
@@ -55,7 +56,7 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
                 output.withUnsafeMutableBufferPointer { outputBuffer in
                   var arguments = DepthwiseKernelArguments(
                     input: UnsafeRawPointer(inputBuffer.baseAddress!), inputPixelBytes: pixelBytes,
-                    taps: tapBuffer.baseAddress ?? UnsafePointer(bitPattern: 8)!, tapCount: tapCount,
+                    taps: tapBuffer.baseAddress!, tapCount: tapCount,
                     weights: UnsafeRawPointer(weightBuffer.baseAddress!), start: UnsafeRawPointer(startBuffer.baseAddress!),
                     output: UnsafeMutableRawPointer(outputBuffer.baseAddress!), outputPixelBytes: outputStride * 4,
                     pixelCount: pixels)
