@@ -102,14 +102,15 @@
     self.upper = upper
   }
 
-  /// The raw outputs of channels `channel ..< channel + 16` for their sums.
-  @inlinable @inline(__always)
+  /// The raw outputs of channels `channel ..< channel + 16` for their sums (`@inline(always)`:
+  /// with `__always` the specialized micro-kernels in the runtime called it out of line).
+  @inlinable @inline(always)
   package func requantize(_ sums: SIMD16<Int32>, channel: Int) -> SIMD16<Int32> {
     SIMD16(lowHalf: requantize(sums.lowHalf, channel: channel), highHalf: requantize(sums.highHalf, channel: channel &+ 8))
   }
 
   /// The raw outputs of channels `channel ..< channel + 8` for their sums.
-  @inlinable @inline(__always)
+  @inlinable @inline(always)
   package func requantize(_ sums: SIMD8<Int32>, channel: Int) -> SIMD8<Int32> {
     let parts = wide + channel
     let lanes = QuantizedMultiplierLanes(
