@@ -223,7 +223,7 @@ struct ModelProfile {
         + " \(String(format: "%.0f", observedNodeNanoseconds)) ns; "
         + (stride == 1
           ? "every node timed in each of \(runs) profiled invokes"
-          : "every \(stride)th node timed per invoke, in rotation: \(runs * stride) profiled invokes, \(runs) timings per node"),
+          : "1 node in \(stride) timed per invoke, in rotation: \(runs * stride) profiled invokes, \(runs) timings per node"),
       "arena: \(arenaBytes) bytes (scratch included)",
       "",
     ]
