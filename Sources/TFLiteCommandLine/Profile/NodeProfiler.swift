@@ -126,9 +126,6 @@ final class NodeProfiler {
   /// Node runs timed in the last invoke.
   var timedRunCount: Int { state.pointee.timedRuns }
 
-  /// Stride of the invoke in progress (or the last one).
-  var stride: Int { state.pointee.stride }
-
   /// Starts an invoke that times the nodes at positions `phase` modulo `stride` and, with
   /// `recordsEvents`, keeps every timed run as an event (with room for `expectedEvents`).
   func beginInvoke(stride: Int = 1, phase: Int = 0, recordsEvents: Bool = false, expectedEvents: Int = 0) {
