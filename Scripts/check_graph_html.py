@@ -13,7 +13,9 @@ copy with a checking script added (first in <head>, to catch every error, and la
 - the page itself holds no <script> element (the page is script-free, so one would be injected text);
 - for every subgraph (counted by `tflite inspect --json`), one section whose SVG has one box per
   operator, graph input and graph output, each with a non-empty rendered size inside its SVG;
-- every box of a control-flow operator links to a subgraph section that exists.
+- every box of a control-flow operator links to a subgraph section that exists;
+- the layout: no two edge labels overlap, no label lies on a box, and no edge passes through a box
+  other than the two it joins.
 Then it renders the original page to a PNG (`--png`, default graph.png in the current directory).
 Exits 1 with the reasons when a check fails.
 """
@@ -38,7 +40,7 @@ console.error = (...args) => { window.__errors.push(args.join(' ')); __consoleEr
 
 CHECK_BODY = """<script>
 (() => {
-  const report = { errors: window.__errors, scripts: document.scripts.length - 2, subgraphs: {}, badBoxes: [], badLinks: [] };
+  const report = { errors: window.__errors, scripts: document.scripts.length - 2, subgraphs: {}, badBoxes: [], badLinks: [], labelOverlaps: [], labelsOnBoxes: [], edgesThroughBoxes: [] };
   for (const section of document.querySelectorAll('section[id^="subgraph-"]')) {
     const svg = section.querySelector('svg');
     const frame = svg.getBoundingClientRect();
@@ -55,6 +57,30 @@ CHECK_BODY = """<script>
       if (link && !document.getElementById(link.getAttribute('href').slice(1))) report.badLinks.push(box.id);
     }
     report.subgraphs[section.id.slice('subgraph-'.length)] = counts;
+    // Layout: edge labels that overlap each other or a box, and edges that pass through a box
+    // other than their two ends (sampled every 3 px, boxes shrunk by 2 px).
+    const boxRects = [...boxes].map(box => ({ id: box.id, r: box.querySelector('rect').getBBox() }));
+    const labels = [...section.querySelectorAll('g.edge text')].map(text => text.getBBox());
+    const overlaps = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+    for (let i = 0; i < labels.length; i++) {
+      for (let j = i + 1; j < labels.length; j++) if (overlaps(labels[i], labels[j])) report.labelOverlaps.push(section.id);
+      for (const box of boxRects) if (overlaps(labels[i], box.r)) report.labelsOnBoxes.push(section.id + ' ' + box.id);
+    }
+    for (const edge of section.querySelectorAll('g.edge')) {
+      const path = edge.querySelector('path');
+      const length = path.getTotalLength();
+      const ends = [path.getPointAtLength(0), path.getPointAtLength(length)];
+      const inside = (p, r) => p.x > r.x + 2 && p.x < r.x + r.width - 2 && p.y > r.y + 2 && p.y < r.y + r.height - 2;
+      const touched = new Set();
+      for (let at = 0; at <= length; at += 3) {
+        const point = path.getPointAtLength(at);
+        for (const box of boxRects) {
+          const own = ends.some(end => end.x >= box.r.x - 1 && end.x <= box.r.x + box.r.width + 1 && end.y >= box.r.y - 1 && end.y <= box.r.y + box.r.height + 1);
+          if (!own && inside(point, box.r)) touched.add(box.id);
+        }
+      }
+      for (const id of touched) report.edgesThroughBoxes.push(section.id + ' tensor ' + edge.dataset.tensor + ' through ' + id);
+    }
   }
   const pre = document.createElement('pre');
   pre.id = 'tflite-check';
@@ -124,6 +150,12 @@ def main():
             print(f"ok: subgraph {subgraph['index']}: {expected['op']} operators, {expected['input']} inputs, {expected['output']} outputs drawn")
     problems += [f"box {box} is not drawn inside its SVG" for box in report["badBoxes"]]
     problems += [f"box {box} links to a missing subgraph" for box in report["badLinks"]]
+    print(f"layout: {len(report['labelOverlaps'])} pairs of overlapping edge labels, "
+          f"{len(report['labelsOnBoxes'])} labels over a box, {len(report['edgesThroughBoxes'])} edges through a box")
+    problems += [f"edge {edge}" for edge in report["edgesThroughBoxes"]]
+    problems += [f"edge label over box {box}" for box in report["labelsOnBoxes"]]
+    if report["labelOverlaps"]:
+        problems.append(f"{len(report['labelOverlaps'])} pairs of edge labels overlap")
     subprocess.run([chromium, *flags, "--screenshot=" + os.path.abspath(arguments.png), "--window-size=1400,2400", "file://" + page],
                    check=True, capture_output=True)
     print(f"screenshot: {arguments.png}")

@@ -17,6 +17,14 @@ comparison with LiteRT"), is:
     DIR/manifest.json                    model SHA-256, resolver, inputs, every tensor's facts
     DIR/<subgraph>/<tensor index>.npy    the tensor's values after the run
 
+Every subgraph is written, not only subgraph 0: with `experimental_preserve_all_tensors` LiteRT
+keeps the tensors of the subgraphs control flow calls too (WHILE condition and body, IF branches,
+CALL_ONCE initializers), each as the subgraph's last run left it: a loop body's node outputs hold
+its last iteration, a WHILE condition's its last (false) evaluation. A body's input tensors may
+already hold the next iteration's values (LiteRT copies the body's outputs back), and a subgraph that
+did not run (the IF branch not taken) holds whatever its memory held: readers compare the outputs
+of the nodes that ran, as `tflite compare` does.
+
 A tensor LiteRT cannot read back (a resource or variant, a string, a tensor of a subgraph that did
 not run, an unallocated one) is listed with `"file": null` and the reason, never an error. Only the
 model's own tensors are written (LiteRT's internal temporaries are skipped), and constant tensors
@@ -210,7 +218,8 @@ def main():
         OPERATOR_NAMES.get(max(model.operatorCodes[op.opcodeIndex].builtinCode,
                                model.operatorCodes[op.opcodeIndex].deprecatedBuiltinCode), "CUSTOM")
         for op in (subgraph.operators or [])]
-    subgraphs.append({"index": subgraph_index, "operators": operators, "tensors": entries})
+    subgraphs.append({"index": subgraph_index, "name": (subgraph.name or b"").decode("utf-8", "replace"),
+                      "operators": operators, "tensors": entries})
   manifest = {
       "format": "tflite-reference-dump",
       "version": 1,

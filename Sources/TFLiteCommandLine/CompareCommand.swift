@@ -38,7 +38,9 @@ enum CompareCommand: Subcommand {
       With --reference DIR (a dump of every tensor, written by Scripts/litert_dump.py) the primary
       subgraph runs on the dump's inputs and every operator's outputs are compared with the dump
       in execution order: integer tensors exactly (or within --max-steps), float tensors within
-      atol + rtol * |reference|. The first operator beyond tolerance is named. Exit code 0 when
+      atol + rtol * |reference|. Operators of the subgraphs control flow calls (WHILE, IF,
+      CALL_ONCE) are compared too, each as its last run left its outputs (as the dump holds them),
+      in a table per subgraph. The first operator beyond tolerance is named. Exit code 0 when
       every compared tensor is within tolerance, 1 when any is not, 2 when the dump cannot be used
       (another model, missing or malformed files).
       """)
@@ -108,13 +110,16 @@ extension CompareCommand {
     let threadCount = try arguments.integer("threads", default: 1, in: 1...256)
     let comparison: LayerComparison
     let dump: ReferenceDump
-    let graphID: String
+    let graphIDs: [String]
     do {
       let model = try LoadedModel(
         path: modelPath, signatureKey: nil, threadCount: threadCount,
         kernels: arguments.flag("reference-kernels") ? .reference : .optimized, fusesOperators: false)
-      graphID = ModelExplorerNodeData.graphID(of: model.runner.model.model, subgraph: 0)
-      dump = try ReferenceDump(directory: reference, modelPath: modelPath, modelTensors: model.executor.tensors)
+      let schema = model.runner.model.model
+      graphIDs = schema.subgraphs.indices.map { ModelExplorerNodeData.graphID(of: schema, subgraph: $0) }
+      dump = try ReferenceDump(
+        directory: reference, modelPath: modelPath,
+        subgraphTensors: schema.subgraphs.indices.map { (try? model.runner.subgraph(at: $0))?.tensors })
       comparison = try LayerComparison(model: model, dump: dump, tolerance: tolerance, isolated: arguments.flag("isolate"))
     } catch {
       output.writeError("tflite compare: error: \(error)\n")
@@ -125,7 +130,7 @@ extension CompareCommand {
         ? comparison.json(model: modelPath, dump: dump, tolerance: tolerance).rendered()
         : comparison.table(dump: dump, tolerance: tolerance))
     if let nodeDataPath = arguments.value("node-data") {
-      try writeText(comparison.nodeData(graphID: graphID).json.rendered(), to: nodeDataPath)
+      try writeText(comparison.nodeData(graphIDs: graphIDs).json.rendered(), to: nodeDataPath)
     }
     return comparison.firstDivergent == nil ? ExitCode.success : ExitCode.failure
   }

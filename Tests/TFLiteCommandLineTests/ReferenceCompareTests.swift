@@ -11,6 +11,8 @@ final class ReferenceCompareTests: CommandTestCase {
   private static let floatModel = testModels + "/networks/unet_mini_float.tflite"
   private static let int8Model = testModels + "/networks/unet_mini_int8.tflite"
   private static let faceDetector = testModels + "/mediapipe/mediapipe_face_detection_short_range.tflite"
+  private static let whileModel = testModels + "/graphs/while_f32_iterate_count.tflite"
+  private static let lstmModel = testModels + "/graphs/lstm_f32_keras_while_loop.tflite"
 
   private static func dump(_ name: String) -> String { testModels + "/reference_dumps/" + name }
 
@@ -125,6 +127,100 @@ final class ReferenceCompareTests: CommandTestCase {
     }
     XCTAssertNotNil(graph["thresholds"] as? [[String: Any]])
     XCTAssertEqual(run(["compare", Self.int8Model, "--node-data", file, "--expected", file]).code, ExitCode.usage)
+  }
+
+  // MARK: - Subgraphs called by control flow
+
+  /// The `subgraphs` entries of a report, by subgraph index.
+  private func subgraphOperators(of report: [String: Any]) -> [Int: [[String: Any]]] {
+    let subgraphs = report["subgraphs"] as? [[String: Any]] ?? []
+    return Dictionary(uniqueKeysWithValues: subgraphs.map { ($0["index"] as? Int ?? -1, $0["operators"] as? [[String: Any]] ?? []) })
+  }
+
+  func testWhileConditionAndBodyAreComparedOnTheirLastRun() throws {
+    let (code, report) = try jsonReport(Self.whileModel, "--reference", Self.dump("while_f32_iterate_count"))
+    XCTAssertEqual(code, 0)
+    XCTAssertEqual((report["operators"] as? [[String: Any]])?.map { $0["op"] as? String }, ["WHILE"])
+    let subgraphs = try XCTUnwrap(report["subgraphs"] as? [[String: Any]])
+    XCTAssertEqual(subgraphs.map { $0["name"] as? String }, ["while_cond", "while_body"])
+    XCTAssertEqual(subgraphs.map { $0["compared_run"] as? String }, ["last", "last"])
+    let nested = subgraphOperators(of: report)
+    // The committed inputs make 3 iterations: the condition runs 4 times, the body 3 times.
+    XCTAssertEqual(nested[1]?.map { $0["op"] as? String }, ["STRIDED_SLICE", "LESS"])
+    XCTAssertEqual(nested[1]?.map { $0["runs"] as? Int }, [4, 4])
+    XCTAssertEqual(nested[2]?.map { $0["op"] as? String }, ["ADD", "SIN", "MUL", "ADD"])
+    XCTAssertEqual(nested[2]?.map { $0["runs"] as? Int }, [3, 3, 3, 3])
+    let nestedOutputs = (nested[1] ?? []) + (nested[2] ?? [])
+    for output in nestedOutputs.flatMap({ $0["outputs"] as? [[String: Any]] ?? [] }) {
+      XCTAssertEqual(output["status"] as? String, "compared", "\(output)")
+      XCTAssertEqual(output["within_tolerance"] as? Bool, true, "\(output)")
+    }
+    let table = run(["compare", Self.whileModel, "--reference", Self.dump("while_f32_iterate_count")]).output.standardOutput
+    XCTAssertTrue(table.contains("subgraph 2 'while_body' (called by control flow; ran up to 3 times; each operator's last run compared)"), table)
+    // The WHILE's third output (the loop's copy of the condition's slice) is one LiteRT cannot read back.
+    XCTAssertTrue(table.contains("1 operators and 6 in called subgraphs, 8 output tensors compared, 1 not compared"), table)
+  }
+
+  func testKerasLSTMLoopBodyMatchesLiteRT() throws {
+    let (code, report) = try jsonReport(Self.lstmModel, "--reference", Self.dump("lstm_f32_keras_while_loop"))
+    XCTAssertEqual(code, 0, "\(report["first_divergent"] ?? "")")
+    let body = try XCTUnwrap(subgraphOperators(of: report)[2])
+    XCTAssertEqual(body.count, 26, "every operator of the time-step body ran")
+    let compared = body.flatMap { $0["outputs"] as? [[String: Any]] ?? [] }.filter { $0["status"] as? String == "compared" }
+    XCTAssertGreaterThanOrEqual(compared.count, 25)
+    XCTAssertTrue(compared.allSatisfy { $0["within_tolerance"] as? Bool == true })
+  }
+
+  func testDivergenceInsideALoopBodyIsNamedFirst() throws {
+    // The reference of the body's SIN output (tensor 6 of subgraph 2) moved by 0.5 in one value.
+    let dump = try copiedDump("while_f32_iterate_count")
+    let file = dump + "/2/6.npy"
+    let original = try NumPyArray(contentsOfFile: file)
+    var values = original.bytes
+    let shifted = values.withUnsafeBytes { $0.loadUnaligned(as: Float.self) } + 0.5
+    withUnsafeBytes(of: shifted.bitPattern.littleEndian) { values.replaceSubrange(0..<4, with: $0) }
+    try NumPyArray(elementType: original.elementType, shape: original.shape, bytes: values).write(toFile: file)
+    let (code, report) = try jsonReport(Self.whileModel, "--reference", dump)
+    XCTAssertEqual(code, 1)
+    let first = try XCTUnwrap(report["first_divergent"] as? [String: Any])
+    XCTAssertEqual(first["subgraph"] as? Int, 2)
+    XCTAssertEqual(first["operator_index"] as? Int, 1)
+    XCTAssertEqual(first["op"] as? String, "SIN")
+    XCTAssertEqual(first["output_tensor"] as? Int, 6)
+    XCTAssertEqual(divergentOperators(in: report), [], "the WHILE's own output still matches")
+    let table = run(["compare", Self.whileModel, "--reference", dump])
+    XCTAssertEqual(table.code, 1)
+    XCTAssertTrue(
+      table.output.standardOutput.contains("first divergent operator: 1 SIN of subgraph 2 'while_body', output tensor 6"),
+      table.output.standardOutput)
+  }
+
+  func testJSONKeepsItsSubgraphZeroSchemaAndListsTheOtherSubgraphs() throws {
+    let (_, report) = try jsonReport(Self.int8Model, "--reference", Self.dump("unet_mini_int8"))
+    let documented: Set = [
+      "model", "reference", "reference_producer", "mode", "tolerance", "within_tolerance", "first_divergent", "operators",
+      "subgraphs",
+    ]
+    XCTAssertTrue(documented.isSubset(of: report.keys), "\(report.keys.sorted())")
+    XCTAssertEqual((report["subgraphs"] as? [Any])?.count, 0, "unet_mini_int8 has one subgraph")
+    let operators = try XCTUnwrap(report["operators"] as? [[String: Any]])
+    XCTAssertEqual(operators.map { $0["operator_index"] as? Int }, Array(0..<12))
+    for entry in operators {
+      XCTAssertTrue(Set(["operator_index", "op", "outputs", "inputs_not_from_reference"]).isSubset(of: entry.keys))
+      for output in entry["outputs"] as? [[String: Any]] ?? [] {
+        XCTAssertTrue(
+          Set(["tensor", "max_abs_error", "max_error_steps", "cosine", "snr_db", "within_tolerance"]).isSubset(of: output.keys))
+      }
+    }
+    // A dump that lists only subgraph 0 (an older or another writer): the loop's operators are listed, not compared.
+    let primaryOnly = try copiedDump("while_f32_iterate_count", editingManifest: { manifest in
+      manifest["subgraphs"] = (manifest["subgraphs"] as! [[String: Any]]).filter { $0["index"] as? Int == 0 }
+    })
+    let (code, partial) = try jsonReport(Self.whileModel, "--reference", primaryOnly)
+    XCTAssertEqual(code, 0)
+    let body = try XCTUnwrap(subgraphOperators(of: partial)[2]?.first?["outputs"] as? [[String: Any]])
+    XCTAssertEqual(body.first?["status"] as? String, "absent_in_reference")
+    XCTAssertEqual(body.first?["reason"] as? String, "the reference lists no subgraph 2")
   }
 
   // MARK: - Bad input

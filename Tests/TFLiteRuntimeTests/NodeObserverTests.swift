@@ -65,4 +65,39 @@ final class NodeObserverTests: XCTestCase {
     XCTAssertNotEqual(uniform, before)
     for value in uniform { XCTAssertEqual(value, 1 / Float(uniform.count), accuracy: 1e-7) }
   }
+
+  func testObservedNodesAreBuiltOncePerAllocation() throws {
+    let executor = try runner(fusing: false).primary
+    var seen: [ObservedNode] = []
+    executor.nodeObserver = NodeObserver { seen.append($0) }
+    try executor.invoke()
+    let first = seen
+    XCTAssertEqual(first.map(\.position), Array(executor.operatorNames.indices))
+    for _ in 0..<3 {
+      seen = []
+      try executor.invoke()
+      XCTAssertTrue(zip(seen, first).allSatisfy { $0 === $1 }, "the same objects in every invoke: nothing is built while running")
+    }
+    // `first` keeps the old objects alive, so new ones cannot reuse their addresses.
+    try executor.allocateTensors()
+    seen = []
+    try executor.invoke()
+    XCTAssertEqual(seen.count, first.count)
+    XCTAssertTrue(zip(seen, first).allSatisfy { $0 !== $1 }, "built again for the new allocation")
+  }
+
+  func testStrideObservesEveryKthNodeOnly() throws {
+    let executor = try runner(fusing: false).primary
+    var willRun: [Int] = []
+    var didRun: [Int] = []
+    var observer = NodeObserver(willRun: { willRun.append($0.position) }) { didRun.append($0.position) }
+    observer.stride = 3
+    observer.phase = 1
+    executor.nodeObserver = observer
+    try executor.invoke()
+    let expected = Array(Swift.stride(from: 1, to: executor.operatorNames.count, by: 3))
+    XCTAssertEqual(didRun, expected)
+    XCTAssertFalse(willRun.isEmpty)
+    XCTAssertTrue(Set(willRun).isSubset(of: expected), "willRun only for observed nodes whose kernel runs")
+  }
 }

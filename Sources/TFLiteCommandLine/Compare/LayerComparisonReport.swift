@@ -1,17 +1,36 @@
-// How `tflite compare --reference` prints a `LayerComparison`: a table in execution order, or the
-// stable JSON documented in README ("Per-layer comparison with LiteRT"). JSON keys are never
-// renamed or removed; new keys may be added.
+// How `tflite compare --reference` prints a `LayerComparison`: a table per subgraph in execution
+// order, or the stable JSON documented in README ("Per-layer comparison with LiteRT"). JSON keys
+// are never renamed or removed; new keys may be added. `operators` is subgraph 0; the other
+// subgraphs are under `subgraphs`.
 
 import Foundation
 
+extension OperatorComparison {
+  /// The operator's entry in the JSON report.
+  var json: JSONValue {
+    .object([
+      ("operator_index", .int(operatorIndex)), ("op", .string(op)),
+      ("inputs_not_from_reference", .ints(inputsNotFromReference)), ("runs", .int(runs)),
+      ("outputs", .array(outputs.map(\.json))),
+    ])
+  }
+
+  /// `3 ADD` for subgraph 0, `3 ADD of subgraph 2 'while_body'` for the others.
+  func label(subgraphName: String) -> String {
+    subgraph == 0 ? "\(operatorIndex) \(op)" : "\(operatorIndex) \(op) of subgraph \(subgraph)\(subgraphName.isEmpty ? "" : " '\(subgraphName)'")"
+  }
+}
+
 extension LayerComparison {
-  /// The JSON document: `first_divergent`, `operators` with their `outputs`, and the settings.
+  /// The JSON document: `first_divergent`, `operators` (subgraph 0) with their `outputs`,
+  /// `subgraphs` (the others) and the settings.
   func json(model: String, dump: ReferenceDump, tolerance: LayerTolerance) -> JSONValue {
     let first: JSONValue =
       firstDivergent.map { divergent in
         .object([
           ("operator_index", .int(divergent.operatorIndex)), ("op", .string(divergent.op)),
           ("output_tensor", .int(divergent.outputs.first(where: { $0.isWithinTolerance == false })?.tensorIndex ?? -1)),
+          ("subgraph", .int(divergent.subgraph)),
         ])
       } ?? .null
     return .object([
@@ -25,18 +44,49 @@ extension LayerComparison {
       ])),
       ("within_tolerance", .bool(firstDivergent == nil)),
       ("first_divergent", first),
-      ("operators", .array(operators.map { comparison in
+      ("operators", .array(operators.map(\.json))),
+      ("subgraphs", .array(subgraphs.map { subgraph in
         .object([
-          ("operator_index", .int(comparison.operatorIndex)), ("op", .string(comparison.op)),
-          ("inputs_not_from_reference", .ints(comparison.inputsNotFromReference)),
-          ("outputs", .array(comparison.outputs.map(\.json))),
+          ("index", .int(subgraph.index)), ("name", .string(subgraph.name)), ("compared_run", .string("last")),
+          ("operators", .array(subgraph.operators.map(\.json))),
         ])
       })),
     ])
   }
 
-  /// The table, one line per output tensor, followed by the verdict.
+  /// The tables (subgraph 0, then every other subgraph that ran), followed by the verdict.
   func table(dump: ReferenceDump, tolerance: LayerTolerance) -> String {
+    var text = "reference: \(dump.directory) (\(dump.producer))\n"
+    text += isolated
+      ? "mode: isolated (each operator runs on the reference's values of its inputs)\n"
+      : "mode: chained (each operator runs on this runtime's own earlier outputs)\n"
+    text += "tolerance: integer tensors \(tolerance.integerSteps == 0 ? "exact" : "within \(tolerance.integerSteps) steps"), float tensors |Δ| <= \(formatNumber(tolerance.float.absolute)) + \(formatNumber(tolerance.float.relative))·|reference|\n\n"
+    text += Self.table(of: operators)
+    for subgraph in subgraphs where !subgraph.operators.isEmpty {
+      let maximumRuns = subgraph.operators.map(\.runs).max() ?? 0
+      text += "\nsubgraph \(subgraph.index)\(subgraph.name.isEmpty ? "" : " '\(subgraph.name)'") (called by control flow;"
+        + " ran up to \(maximumRuns) time\(maximumRuns == 1 ? "" : "s"); each operator's last run compared)\n"
+      text += Self.table(of: subgraph.operators)
+    }
+    let everyOperator = allOperators
+    let compared = everyOperator.flatMap(\.outputs).filter { $0.isWithinTolerance != nil }.count
+    let skipped = everyOperator.flatMap(\.outputs).count - compared
+    let nestedCount = everyOperator.count - operators.count
+    text += "\n\(operators.count) operators\(nestedCount > 0 ? " and \(nestedCount) in called subgraphs" : ""), \(compared) output tensors compared\(skipped > 0 ? ", \(skipped) not compared" : "")\n"
+    guard let divergent = firstDivergent else {
+      return text + "all compared tensors within tolerance\n"
+    }
+    let failing = everyOperator.filter(\.diverges)
+    text += "MISMATCH: \(failing.count) operator\(failing.count == 1 ? "" : "s") beyond tolerance\n"
+    if let output = divergent.outputs.first(where: { $0.isWithinTolerance == false }) {
+      let name = subgraphs.first { $0.index == divergent.subgraph }?.name ?? ""
+      text += "first divergent operator: \(divergent.label(subgraphName: name)), output tensor \(output.tensorIndex) '\(output.name)': \(output.mismatchSummary)\n"
+    }
+    return text
+  }
+
+  /// One table, one line per output tensor.
+  private static func table(of operators: [OperatorComparison]) -> String {
     let header = ["#", "op", "output", "max|Δ|", "mean|Δ|", "steps", "rel err", "cosine", "SNR dB", ""]
     var rows: [[String]] = []
     for comparison in operators {
@@ -52,24 +102,7 @@ extension LayerComparison {
         return column < 3 || column == header.count - 1 ? cell.0 + padding : padding + cell.0
       }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
     }
-    var text = "reference: \(dump.directory) (\(dump.producer))\n"
-    text += isolated
-      ? "mode: isolated (each operator runs on the reference's values of its inputs)\n"
-      : "mode: chained (each operator runs on this runtime's own earlier outputs)\n"
-    text += "tolerance: integer tensors \(tolerance.integerSteps == 0 ? "exact" : "within \(tolerance.integerSteps) steps"), float tensors |Δ| <= \(formatNumber(tolerance.float.absolute)) + \(formatNumber(tolerance.float.relative))·|reference|\n\n"
-    text += lines.joined(separator: "\n") + "\n\n"
-    let compared = operators.flatMap(\.outputs).filter { $0.isWithinTolerance != nil }.count
-    let skipped = operators.flatMap(\.outputs).count - compared
-    text += "\(operators.count) operators, \(compared) output tensors compared\(skipped > 0 ? ", \(skipped) not compared" : "")\n"
-    guard let divergent = firstDivergent else {
-      return text + "all compared tensors within tolerance\n"
-    }
-    let failing = operators.filter(\.diverges)
-    text += "MISMATCH: \(failing.count) operator\(failing.count == 1 ? "" : "s") beyond tolerance\n"
-    if let output = divergent.outputs.first(where: { $0.isWithinTolerance == false }) {
-      text += "first divergent operator: \(divergent.operatorIndex) \(divergent.op), output tensor \(output.tensorIndex) '\(output.name)': \(output.mismatchSummary)\n"
-    }
-    return text
+    return lines.joined(separator: "\n") + "\n"
   }
 }
 
@@ -135,22 +168,27 @@ extension TensorComparison {
 }
 
 extension LayerComparison {
-  /// Model Explorer node data (`--node-data`): for each compared operator of subgraph 0, the largest
-  /// fraction of an output's values beyond tolerance (0 within tolerance, 1 for an output whose shape
-  /// differs), green at 0, amber up to 1 %, red above.
-  func nodeData(graphID: String) -> ModelExplorerNodeData {
-    let values = operators.compactMap { comparison -> (nodeID: String, value: Double)? in
-      let fractions = comparison.outputs.compactMap { output -> Double? in
-        switch output.outcome {
-        case .compared(let errors): errors.elementCount == 0 ? 0 : Double(errors.mismatchCount) / Double(errors.elementCount)
-        case .shapeDiffers: 1
-        case .skipped: nil
-        }
-      }
-      return fractions.max().map { ("\(comparison.operatorIndex)", $0) }
-    }
+  /// Model Explorer node data (`--node-data`): for each compared operator of every subgraph (graph
+  /// id `graphIDs[subgraph]`), the largest fraction of an output's values beyond tolerance (0
+  /// within tolerance, 1 for an output whose shape differs), green at 0, amber up to 1 %, red above.
+  func nodeData(graphIDs: [String]) -> ModelExplorerNodeData {
+    let graphs = [(0, operators)] + subgraphs.filter { !$0.operators.isEmpty }.map { ($0.index, $0.operators) }
     return ModelExplorerNodeData(
-      name: "fraction of values beyond tolerance (tflite compare)", graphs: [(graphID, values)],
+      name: "fraction of values beyond tolerance (tflite compare)",
+      graphs: graphs.map { index, operators in (graphIDs[index], operators.compactMap(Self.mismatchFraction)) },
       coloring: .thresholds([(0, "#2e7d32"), (0.01, "#f9a825"), (1, "#c62828")]))
+  }
+
+  /// An operator's node id and the largest fraction of an output's values beyond tolerance; nil
+  /// when no output was compared.
+  private static func mismatchFraction(of comparison: OperatorComparison) -> (nodeID: String, value: Double)? {
+    let fractions = comparison.outputs.compactMap { output -> Double? in
+      switch output.outcome {
+      case .compared(let errors): errors.elementCount == 0 ? 0 : Double(errors.mismatchCount) / Double(errors.elementCount)
+      case .shapeDiffers: 1
+      case .skipped: nil
+      }
+    }
+    return fractions.max().map { ("\(comparison.operatorIndex)", $0) }
   }
 }

@@ -2,13 +2,15 @@
 // `Scripts/litert_dump.py` (the format is public, README "Per-layer comparison with LiteRT"):
 //
 //   DIR/manifest.json                   {"model": {"sha256"}, "resolver", "runtime", "inputs",
-//                                        "subgraphs": [{"index", "tensors": [{"index", "name",
+//                                        "subgraphs": [{"index", "name", "tensors": [{"index", "name",
 //                                        "type", "shape", "quantization", "file"}]}]}
 //   DIR/<subgraph>/<tensor index>.npy   one tensor's values ("file" in the manifest; null when the
 //                                        writer could not read the tensor, with "absent_reason")
 //
-// Reading checks that the dump belongs to the model (SHA-256, tensor count and types) and that
-// every file holds what the manifest says; anything else is a `ReferenceDumpError`.
+// Reading checks that the dump belongs to the model (SHA-256, and for every subgraph it lists the
+// tensor count and types) and that every file holds what the manifest says; anything else is a
+// `ReferenceDumpError`. Subgraph 0 must be listed; a subgraph the manifest leaves out has no values
+// (its tensors are absent). A subgraph that runs several times in one invoke holds its last run.
 
 import FirebaseMLModelDownloader
 import Foundation
@@ -44,6 +46,8 @@ struct ReferenceDump {
     struct Subgraph: Decodable {
       /// Subgraph index.
       var index: Int
+      /// Subgraph name in the model.
+      var name: String?
       /// Every tensor of the subgraph, by index.
       var tensors: [Tensor]
     }
@@ -81,12 +85,12 @@ struct ReferenceDump {
   let directory: String
   /// The manifest.
   let manifest: Manifest
-  /// The manifest's tensors of subgraph 0, by index.
-  let tensors: [Manifest.Tensor]
+  /// The manifest's tensors of every subgraph it lists, by subgraph index, each by tensor index.
+  let tensors: [Int: [Manifest.Tensor]]
 
-  /// Reads `directory/manifest.json` and checks that it describes `modelPath`, whose primary
-  /// subgraph has `modelTensors`.
-  init(directory: String, modelPath: String, modelTensors: [RuntimeTensor]) throws {
+  /// Reads `directory/manifest.json` and checks that it describes `modelPath`, whose subgraph `s`
+  /// has the tensors `subgraphTensors[s]` (nil for a subgraph the runtime does not run: unchecked).
+  init(directory: String, modelPath: String, subgraphTensors: [[RuntimeTensor]?]) throws {
     self.directory = directory
     let manifestPath = (directory as NSString).appendingPathComponent("manifest.json")
     guard let manifestData = FileManager.default.contents(atPath: manifestPath) else {
@@ -106,21 +110,31 @@ struct ReferenceDump {
         "\(directory) was made from another model (manifest sha256 \(manifest.model.sha256)\(manifest.model.file.map { ", \($0)" } ?? ""); \(modelPath) has sha256 \(digest))"
       )
     }
-    guard let primary = manifest.subgraphs.first(where: { $0.index == 0 }) else {
+    guard manifest.subgraphs.contains(where: { $0.index == 0 }) else {
       throw ReferenceDumpError("\(manifestPath) lists no subgraph 0")
     }
-    guard primary.tensors.count == modelTensors.count,
-      primary.tensors.enumerated().allSatisfy({ $0.offset == $0.element.index })
-    else {
-      throw ReferenceDumpError(
-        "\(manifestPath) lists \(primary.tensors.count) tensors of subgraph 0 (indices must be 0, 1, ...); the model has \(modelTensors.count)"
-      )
+    var tensors: [Int: [Manifest.Tensor]] = [:]
+    for subgraph in manifest.subgraphs {
+      guard subgraphTensors.indices.contains(subgraph.index), tensors[subgraph.index] == nil else {
+        throw ReferenceDumpError(
+          "\(manifestPath) lists subgraph \(subgraph.index) twice or beyond the model's \(subgraphTensors.count)")
+      }
+      guard let modelTensors = subgraphTensors[subgraph.index] else { continue }
+      guard subgraph.tensors.count == modelTensors.count,
+        subgraph.tensors.enumerated().allSatisfy({ $0.offset == $0.element.index })
+      else {
+        throw ReferenceDumpError(
+          "\(manifestPath) lists \(subgraph.tensors.count) tensors of subgraph \(subgraph.index) (indices must be 0, 1, ...); the model has \(modelTensors.count)"
+        )
+      }
+      for (entry, tensor) in zip(subgraph.tensors, modelTensors) where entry.type != tensor.type.name {
+        throw ReferenceDumpError(
+          "\(manifestPath): tensor \(entry.index) '\(tensor.name)' of subgraph \(subgraph.index) is \(tensor.type.name) in the model, \(entry.type) in the manifest"
+        )
+      }
+      tensors[subgraph.index] = subgraph.tensors
     }
-    for (entry, tensor) in zip(primary.tensors, modelTensors) where entry.type != tensor.type.name {
-      throw ReferenceDumpError(
-        "\(manifestPath): tensor \(entry.index) '\(tensor.name)' is \(tensor.type.name) in the model, \(entry.type) in the manifest")
-    }
-    tensors = primary.tensors
+    self.tensors = tensors
   }
 
   /// `ai-edge-litert 2.3.0, BUILTIN_REF`.
@@ -129,20 +143,21 @@ struct ReferenceDump {
     return [runtime.isEmpty ? nil : runtime, manifest.resolver].compactMap { $0 }.joined(separator: ", ")
   }
 
-  /// Why tensor `index` has no values in the dump, nil when it has.
-  func absence(of index: Int) -> String? {
-    let entry = tensors[index]
+  /// Why tensor `index` of `subgraph` has no values in the dump, nil when it has.
+  func absence(of index: Int, inSubgraph subgraph: Int = 0) -> String? {
+    guard let entry = tensors[subgraph]?[index] else { return "the reference lists no subgraph \(subgraph)" }
     guard entry.file == nil else { return nil }
     return entry.absentReason ?? "absent from the reference"
   }
 
-  /// The values of tensor `index` (which must be present), checked against the manifest: same
-  /// shape, and the element type the manifest names.
-  func values(of index: Int) throws -> HostArray {
-    let entry = tensors[index]
-    guard let file = entry.file else { throw ReferenceDumpError("tensor \(index) is absent from \(directory)") }
+  /// The values of tensor `index` of `subgraph` (which must be present), checked against the
+  /// manifest: same shape, and the element type the manifest names.
+  func values(of index: Int, inSubgraph subgraph: Int = 0) throws -> HostArray {
+    guard let entry = tensors[subgraph]?[index], let file = entry.file else {
+      throw ReferenceDumpError("tensor \(index) of subgraph \(subgraph) is absent from \(directory)")
+    }
     guard !file.hasPrefix("/"), !file.split(separator: "/").contains("..") else {
-      throw ReferenceDumpError("tensor \(index): file '\(file)' is outside the dump")
+      throw ReferenceDumpError("tensor \(index) of subgraph \(subgraph): file '\(file)' is outside the dump")
     }
     let path = (directory as NSString).appendingPathComponent(file)
     let array: HostArray

@@ -3,7 +3,8 @@
 //   green–yellow–red scale from the fastest to the slowest operator.
 // - `tflite compare --reference --json` (`first_divergent` and `operators[].outputs[]`): an operator is
 //   red when any output has `"within_tolerance": false`, green otherwise; its line shows the largest
-//   `max_abs_error` (and `max_error_steps` when present). Its operators belong to subgraph 0.
+//   `max_abs_error` (and `max_error_steps` when present). `operators` belong to subgraph 0, and
+//   `subgraphs[].operators` to the subgraph `subgraphs[].index`.
 import Foundation
 
 /// Per-operator colours and one line of text each.
@@ -48,7 +49,10 @@ struct GraphOverlay {
         marks[key] = Mark(color: Self.heat(slowest > 0 ? time / slowest : 0), text: String(format: "%.3f ms", time))
       }
     } else {
-      for entry in operators {
+      let nested = (root["subgraphs"] as? [[String: Any]] ?? []).flatMap { subgraph in
+        (subgraph["operators"] as? [[String: Any]] ?? []).map { (integer(subgraph["index"]) ?? -1, $0) }
+      }
+      for (subgraph, entry) in operators.map({ (0, $0) }) + nested {
         guard let node = integer(entry["operator_index"]), let outputs = entry["outputs"] as? [[String: Any]] else {
           throw CommandFailure("overlay \(source): an operator lacks operator_index or outputs")
         }
@@ -57,12 +61,11 @@ struct GraphOverlay {
         let steps = outputs.compactMap { number($0["max_error_steps"]) }.max()
         var text = error.map { String(format: "max |Δ| %.3g", $0) } ?? "compared"
         if let steps { text += String(format: ", %.3g steps", steps) }
-        marks[NodeKey(subgraph: 0, node: node)] = Mark(color: within ? "#a5d6a7" : "#ef9a9a", text: within ? text : "OUT: " + text)
+        marks[NodeKey(subgraph: subgraph, node: node)] = Mark(color: within ? "#a5d6a7" : "#ef9a9a", text: within ? text : "OUT: " + text)
       }
-      if let first = root["first_divergent"] as? [String: Any], let node = integer(first["operator_index"]),
-        let mark = marks[NodeKey(subgraph: 0, node: node)]
-      {
-        marks[NodeKey(subgraph: 0, node: node)] = Mark(color: "#e53935", text: "FIRST " + mark.text)
+      if let first = root["first_divergent"] as? [String: Any], let node = integer(first["operator_index"]) {
+        let key = NodeKey(subgraph: integer(first["subgraph"]) ?? 0, node: node)
+        if let mark = marks[key] { marks[key] = Mark(color: "#e53935", text: "FIRST " + mark.text) }
       }
     }
     self.marks = marks

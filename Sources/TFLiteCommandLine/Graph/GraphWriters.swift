@@ -55,14 +55,12 @@ enum GraphWriter {
     text += " viewBox=\"0 0 \(coordinate(diagram.width)) \(coordinate(diagram.height))\" font-family=\"monospace\" font-size=\"12\">\n"
     text += "<defs><marker id=\"arrow-\(diagram.subgraphIndex)\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker></defs>\n"
     for edge in diagram.edges {
-      let source = diagram.boxes[edge.from], target = diagram.boxes[edge.to]
-      let (x1, y1) = (source.x + source.width / 2, source.y + source.height)
-      let (x2, y2) = (target.x + target.width / 2, target.y)
-      let bend = max((y2 - y1) / 2, 20)
       text += "<g class=\"edge\" data-tensor=\"\(edge.tensor)\"><title>\(escapeMarkup(edge.tensorName))</title>"
-      text += "<path d=\"M\(coordinate(x1)),\(coordinate(y1)) C\(coordinate(x1)),\(coordinate(y1 + bend)) \(coordinate(x2)),\(coordinate(y2 - bend)) \(coordinate(x2)),\(coordinate(y2))\""
-      text += " fill=\"none\" stroke=\"#555\" marker-end=\"url(#arrow-\(diagram.subgraphIndex))\"/>"
-      text += "<text x=\"\(coordinate((x1 + x2) / 2 + 4))\" y=\"\(coordinate((y1 + y2) / 2))\" font-size=\"10\" fill=\"#333\">\(escapeMarkup(edge.label))</text></g>\n"
+      text += "<path d=\"\(path(through: edge.points))\" fill=\"none\" stroke=\"#555\" marker-end=\"url(#arrow-\(diagram.subgraphIndex))\"/>"
+      if let label = edge.labelPosition {
+        text += "<text x=\"\(coordinate(label.x))\" y=\"\(coordinate(label.y))\" font-size=\"10\" fill=\"#333\">\(escapeMarkup(edge.label))</text>"
+      }
+      text += "</g>\n"
     }
     for box in diagram.boxes {
       let fill: String
@@ -86,6 +84,23 @@ enum GraphWriter {
       text += "</g>\n"
     }
     return text + "</svg>\n"
+  }
+
+  /// SVG path data through `points`, alternately straight down through a row (below the producer,
+  /// or beside the boxes of a row the edge crosses) and across the gap between rows (a curve,
+  /// vertical at both ends).
+  private static func path(through points: [(x: Double, y: Double)]) -> String {
+    guard let first = points.first else { return "" }
+    var data = "M\(coordinate(first.x)),\(coordinate(first.y))"
+    for (index, (from, to)) in zip(points, points.dropFirst()).enumerated() {
+      if index % 2 == 0 {
+        data += " L\(coordinate(to.x)),\(coordinate(to.y))"
+      } else {
+        let middle = coordinate((from.y + to.y) / 2)
+        data += " C\(coordinate(from.x)),\(middle) \(coordinate(to.x)),\(middle) \(coordinate(to.x)),\(coordinate(to.y))"
+      }
+    }
+    return data
   }
 
   /// The diagram as Graphviz DOT (record-free: plain boxes with multi-line labels).

@@ -10,16 +10,18 @@ enum ProfileCommand: Subcommand {
     abstract: "Time every operator of a model (median over runs) and write traces or Model Explorer data.",
     positionals: ["MODEL"],
     options: [
-      .option("runs", value: "N", help: "Profiled invocations (default 20); as many unprofiled ones measure the overhead."),
+      .option("runs", value: "N", help: "Timings per operator (default 20); as many unprofiled invokes measure the overhead."),
       .option("threads", value: "N", help: "Threads the kernels may use (default 1)."),
       .option("input", value: "[NAME=]FILE.npy", repeatable: true, help: "Input values (default: seeded random)."),
       .flag("json", help: "Print one JSON object instead of a table."),
-      .option("chrome-trace", value: "FILE", help: "Write the last run as a Chrome trace (Perfetto, chrome://tracing)."),
+      .option("chrome-trace", value: "FILE", help: "Write one run as a Chrome trace (Perfetto, chrome://tracing)."),
       .option("node-data", value: "FILE", help: "Write each operator's median milliseconds as Model Explorer node data."),
     ],
     discussion: """
-      Each run invokes the model once without and once with the per-node timer, so the profiler's
-      overhead is measured, not assumed. A node's time is summed over its runs in one invoke (WHILE
+      Plain invokes alternate with profiled ones, so the profiler's overhead is measured, not
+      assumed. Where observing every node would cost more than 2.5 % of the invoke (networks of
+      many tiny operators), each profiled invoke times every k-th node, in rotation; every node
+      is still timed N times. A node's time is summed over its runs in one invoke (WHILE
       bodies); control-flow nodes include the subgraphs they call, which are listed too. Nodes folded
       at prepare time or fused into a later node do not run and are not listed. Throughput is shown
       for CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, BATCH_MATMUL and TRANSPOSE_CONV (2 operations
@@ -88,12 +90,19 @@ struct ModelProfile {
   /// Fastest invoke with the profiler attached and without it, nanoseconds (other load on the
   /// machine only adds time, so the fastest runs compare the two most fairly on a busy machine).
   var fastestInvokeNanoseconds: (profiled: Int64, plain: Int64)
+  /// The measured cost of one clock read, nanoseconds.
+  var clockReadNanoseconds: Double
+  /// The measured cost of observing one node at stride 1 (two calls and a clock read), nanoseconds.
+  var observedNodeNanoseconds: Double
+  /// Profiled invokes per timed sample of each node (``NodeProfiler``): 1 when every invoke times
+  /// every node, k when each times every k-th node, in rotation.
+  var stride: Int
   /// Activation arena of the primary subgraph, bytes.
   var arenaBytes: Int
   /// Every node run, subgraph by subgraph in operator order.
   var rows: [Row]
-  /// Every node event of the last profiled run.
-  var lastRunEvents: [NodeEvent]
+  /// Every node event of one extra invoke with every node timed.
+  var traceEvents: [NodeEvent]
   /// Model Explorer graph id per subgraph index.
   var graphIDs: [String]
 
@@ -107,38 +116,59 @@ struct ModelProfile {
     base > 0 ? Double(value - base) / Double(base) * 100 : 0
   }
 
-  /// Loads the model, feeds its inputs, warms up twice, then alternates plain and profiled invokes `runs` times.
+  /// The share of the invoke time observing nodes may take when the profiler picks its stride.
+  static let overheadBudget = 0.025
+
+  /// Loads the model, feeds its inputs and warms up; picks the profiler's stride from the measured
+  /// cost of observing a node; alternates plain and profiled invokes until every node is timed
+  /// `runs` times; then times one more invoke with every node for the Chrome trace.
   static func measure(modelPath: String, inputValues: [String], threadCount: Int, runs: Int) throws -> ModelProfile {
     let model = try LoadedModel(path: modelPath, signatureKey: nil, threadCount: threadCount)
     try model.feed(try inputArrays(for: model, inputValues: inputValues, seed: 0))
     let schema = model.runner.model.model
     let executors = schema.subgraphs.indices.compactMap { try? model.runner.subgraph(at: $0) }
-    let profiler = NodeProfiler()
-    let observers = executors.map { profiler.observer(forSubgraph: $0.subgraphIndex) }
-    let clock = ContinuousClock()
+    var nodeCounts = Array(repeating: 0, count: schema.subgraphs.count)
+    for executor in executors { nodeCounts[executor.subgraphIndex] = executor.operatorNames.count }
+    let profiler = NodeProfiler(nodeCounts: nodeCounts)
     func timedInvoke() throws -> Int64 {
-      let start = clock.now
+      let start = monotonicNanoseconds()
       try model.executor.invoke()
-      return nanoseconds(clock.now - start)
+      return monotonicNanoseconds() - start
     }
-    for _ in 0..<2 { _ = try timedInvoke() }
+    func profiledInvoke(stride: Int, phase: Int, recordsEvents: Bool = false, expectedEvents: Int = 0) throws -> Int64 {
+      for executor in executors {
+        executor.nodeObserver = profiler.observer(forSubgraph: executor.subgraphIndex, stride: stride, phase: phase)
+      }
+      defer { for executor in executors { executor.nodeObserver = nil } }
+      profiler.beginInvoke(stride: stride, phase: phase, recordsEvents: recordsEvents, expectedEvents: expectedEvents)
+      return try timedInvoke()
+    }
+    // Calibration: the cost of observing every node, from alternating plain and profiled invokes.
+    var calibration: (plain: [Int64], profiled: [Int64]) = ([], [])
+    for _ in 0..<15 {
+      calibration.plain.append(try timedInvoke())
+      calibration.profiled.append(try profiledInvoke(stride: 1, phase: 0))
+    }
+    let nodeRuns = max(profiler.timedRunCount, 1)
+    let clockRead = NodeProfiler.clockReadNanoseconds()
+    let observedNode = max(
+      Double(median(calibration.profiled) - median(calibration.plain)) / Double(nodeRuns), clockRead)
+    let stride = NodeProfiler.stride(
+      nodeRuns: nodeRuns, nodeNanoseconds: observedNode, clockReadNanoseconds: clockRead,
+      invokeNanoseconds: median(calibration.plain), budget: overheadBudget, maximum: nodeCounts.max() ?? 1)
     var plainTimes: [Int64] = []
     var profiledTimes: [Int64] = []
-    var nodeTimes: [NodeKey: [Int64]] = [:]
-    for run in 0..<runs {
+    for run in 0..<runs * stride {
       plainTimes.append(try timedInvoke())
-      for (executor, observer) in zip(executors, observers) { executor.nodeObserver = observer }
-      profiler.beginInvoke()
-      profiledTimes.append(try timedInvoke())
-      for executor in executors { executor.nodeObserver = nil }
-      for (key, time) in profiler.nodeTotals {
-        // A node absent from earlier runs (an IF branch) counts 0 there.
-        nodeTimes[key, default: Array(repeating: 0, count: run)].append(time)
-      }
-      for key in nodeTimes.keys where nodeTimes[key]?.count == run { nodeTimes[key]?.append(0) }
+      profiledTimes.append(try profiledInvoke(stride: stride, phase: run % stride))
+      profiler.endInvoke()
     }
+    _ = try profiledInvoke(stride: 1, phase: 0, recordsEvents: true, expectedEvents: nodeRuns)
     let bySubgraph = Dictionary(uniqueKeysWithValues: executors.map { ($0.subgraphIndex, $0) })
-    let rows = nodeTimes.keys.sorted().map { key in
+    let keys = profiler.samples.enumerated().flatMap { subgraph, nodes in
+      nodes.indices.filter { nodes[$0] != nil }.map { NodeKey(subgraph: subgraph, node: $0) }
+    }
+    let rows = keys.map { key in
       let executor = bySubgraph[key.subgraph]
       let op = schema.subgraphs[key.subgraph].operators[key.node]
       let code = schema.operatorCodes[Int(op.opcodeIndex)]
@@ -148,7 +178,7 @@ struct ModelProfile {
       return Row(
         key: key,
         op: code.resolvedBuiltinCode == .custom ? (code.customCode ?? "CUSTOM") : code.resolvedBuiltinCode.name,
-        outputTensor: firstOutput, medianNanoseconds: median(nodeTimes[key] ?? []),
+        outputTensor: firstOutput, medianNanoseconds: median(profiler.samples[key.subgraph][key.node] ?? []),
         work: executor.flatMap { OperatorWork(of: op, code: code.resolvedBuiltinCode, in: $0) },
         scratchBytes: executor.map { scratchBytes(of: key.node, in: $0) } ?? 0)
     }
@@ -156,7 +186,8 @@ struct ModelProfile {
       modelPath: modelPath, runs: runs, threadCount: threadCount,
       profiledInvokeNanoseconds: median(profiledTimes), plainInvokeNanoseconds: median(plainTimes),
       fastestInvokeNanoseconds: (profiledTimes.min() ?? 0, plainTimes.min() ?? 0),
-      arenaBytes: model.executor.arenaByteCount, rows: rows, lastRunEvents: profiler.events,
+      clockReadNanoseconds: clockRead, observedNodeNanoseconds: observedNode, stride: stride,
+      arenaBytes: model.executor.arenaByteCount, rows: rows, traceEvents: profiler.events,
       graphIDs: schema.subgraphs.indices.map { ModelExplorerNodeData.graphID(of: schema, subgraph: $0) })
   }
 
@@ -188,6 +219,11 @@ struct ModelProfile {
         + " (profiler overhead \(String(format: "%.1f", overheadPercent)) %;"
         + " fastest runs \(milliseconds(fastestInvokeNanoseconds.profiled)) and \(milliseconds(fastestInvokeNanoseconds.plain)) ms,"
         + " \(String(format: "%.1f", fastestOverheadPercent)) %)",
+      "timer: clock read \(String(format: "%.0f", clockReadNanoseconds)) ns, observing a node"
+        + " \(String(format: "%.0f", observedNodeNanoseconds)) ns; "
+        + (stride == 1
+          ? "every node timed in each of \(runs) profiled invokes"
+          : "1 node in \(stride) timed per invoke, in rotation: \(runs * stride) profiled invokes, \(runs) timings per node"),
       "arena: \(arenaBytes) bytes (scratch included)",
       "",
     ]
@@ -222,6 +258,9 @@ struct ModelProfile {
       ("invoke_median_ms", .number(Double(profiledInvokeNanoseconds) / 1e6)),
       ("unprofiled_invoke_median_ms", .number(Double(plainInvokeNanoseconds) / 1e6)),
       ("overhead_percent", .number(overheadPercent)), ("fastest_overhead_percent", .number(fastestOverheadPercent)),
+      ("clock_read_ns", .number(clockReadNanoseconds)), ("observed_node_ns", .number(observedNodeNanoseconds)),
+      ("stride", .int(stride)),
+      ("profiled_invokes", .int(runs * stride)),
       ("arena_bytes", .int(arenaBytes)),
       (
         "operators",
@@ -241,10 +280,11 @@ struct ModelProfile {
     ])
   }
 
-  /// The last profiled run in the Trace Event Format (complete events, microseconds).
+  /// One invoke with every node timed (after the measured ones) in the Trace Event Format
+  /// (complete events, microseconds).
   var chromeTrace: JSONValue {
     let names = Dictionary(uniqueKeysWithValues: rows.map { ($0.key, $0) })
-    let events = lastRunEvents.map { event -> JSONValue in
+    let events = traceEvents.map { event -> JSONValue in
       let row = names[NodeKey(subgraph: event.subgraph, node: event.node)]
       return .object([
         ("name", .string(row?.op ?? "node")), ("cat", .string("operator")), ("ph", .string("X")),
@@ -276,10 +316,4 @@ struct ModelProfile {
       },
       coloring: ModelExplorerNodeData.coldToHot)
   }
-}
-
-/// Whole nanoseconds of `duration`.
-func nanoseconds(_ duration: Duration) -> Int64 {
-  let (seconds, attoseconds) = duration.components
-  return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
 }

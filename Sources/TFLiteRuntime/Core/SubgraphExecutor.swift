@@ -25,8 +25,9 @@ public final class SubgraphExecutor {
   public private(set) var isAllocated = false
   /// Called around every node while ``invoke()`` runs (nil, the default, costs one check per node).
   package var nodeObserver: NodeObserver?
-  /// Every node's operator name in execution order, formatted once for the ``nodeObserver``.
-  private lazy var observedOpNames: [String] = nodes.map(\.opName)
+  /// Every node as the ``nodeObserver`` sees it, built on the first observed node after an
+  /// allocation, so that observing costs no allocation while running.
+  private var observedNodes: [ObservedNode] = []
 
   private let kernels: [any Kernel]
   /// The type name of every node's kernel, in execution order (which kernel set a node runs on).
@@ -189,6 +190,7 @@ public final class SubgraphExecutor {
   /// Prepares every node, folds constant nodes and plans the arena (``allocateTensors()``).
   private func allocateAndPlan() throws {
     isAllocated = false
+    observedNodes = []
     firstRunTimePreparedNode = nil
     for tensor in tensors where !tensor.isVariable && !tensor.isModelConstant {
       tensor.isConstant = false
@@ -246,38 +248,56 @@ public final class SubgraphExecutor {
     isAllocated = true
   }
 
-  /// Runs the nodes in order (``invoke()``).
+  /// Runs the nodes in order (``invoke()``). The observer and the nodes' views are read once, so
+  /// that observing a node costs two calls and nothing else, and nodes the observer skips
+  /// (``NodeObserver/stride``) cost one comparison (an observer set or cleared while running
+  /// applies from the next invoke).
   private func runNodes() throws {
     guard isAllocated, let arena else { throw RuntimeError.allocationRequired }
+    let observer = nodeObserver
+    let views = observer == nil ? [] : observedNodeViews()
+    var nextObserved = observer.map { max($0.phase, 0) } ?? Int.max
     let preparedCount = firstRunTimePreparedNode ?? nodes.count
     for position in 0..<preparedCount {
+      let observes = position == nextObserved
       let evaluated = !isFolded[position] && !isFusedAway[position]
       if evaluated {
-        if let nodeObserver { try nodeObserver.willRun(observed(position)) }
+        if observes, let observer { try observer.willRun(views[position]) }
         let scratch = scratchOffsets[position].map { arena.bytes.baseAddress.unsafelyUnwrapped + $0 }
         let context = EvalContext(threadCount: threadCount, scratch: scratch)
         try run(position) { try kernels[position].eval(context) }
       }
-      if let nodeObserver { try nodeObserver.didRun(observed(position)) }
+      if observes, let observer {
+        try observer.didRun(views[position])
+        nextObserved += max(observer.stride, 1)
+      }
     }
     for position in preparedCount..<nodes.count { try prepareAndRun(position) }
   }
 
   /// Node `position` as the ``nodeObserver`` sees it.
-  private func observed(_ position: Int) -> ObservedNode {
-    let node = nodes[position]
-    let evaluation: ObservedNode.Evaluation =
-      isFusedAway[position] ? .fusedAway : isFolded[position] ? .foldedAtPrepare : .evaluated
-    return ObservedNode(
-      position: position, opName: observedOpNames[position], inputs: node.inputs, outputs: node.outputs,
-      evaluation: evaluation)
+  private func observed(_ position: Int) -> ObservedNode { observedNodeViews()[position] }
+
+  /// Every node as the ``nodeObserver`` sees it, built once per allocation.
+  private func observedNodeViews() -> [ObservedNode] {
+    if observedNodes.isEmpty {
+      let preparedCount = firstRunTimePreparedNode ?? nodes.count
+      observedNodes = nodes.enumerated().map { position, node in
+        let evaluation: ObservedNode.Evaluation =
+          isFusedAway[position] ? .fusedAway : position < preparedCount && isFolded[position] ? .foldedAtPrepare : .evaluated
+        return ObservedNode(
+          position: position, opName: node.opName, inputs: node.inputs, outputs: node.outputs, evaluation: evaluation)
+      }
+    }
+    return observedNodes
   }
 
   /// Prepares node `position` now that its inputs are computed, gives its outputs memory of their
   /// own (reused while the size stays the same) and runs it.
   private func prepareAndRun(_ position: Int) throws {
     let node = nodes[position]
-    if let nodeObserver, !isFusedAway[position] { try nodeObserver.willRun(observed(position)) }
+    let observer = nodeObserver.flatMap { $0.observes(position) ? $0 : nil }
+    if let observer, !isFusedAway[position] { try observer.willRun(observed(position)) }
     for input in node.inputs.compactMap({ $0 }) { input.isComputedBeforePrepare = true }
     var context = PrepareContext(
       threadCount: threadCount, preparesWhileRunning: true, roundingPolicy: roundingPolicy, memoryLimit: memoryLimit)
@@ -297,7 +317,7 @@ public final class SubgraphExecutor {
       let scratch = context.scratchByteCount > 0 ? runTimeScratch?.baseAddress : nil
       try run(position) { try kernels[position].eval(EvalContext(threadCount: threadCount, scratch: scratch)) }
     }
-    if let nodeObserver { try nodeObserver.didRun(observed(position)) }
+    if let observer { try observer.didRun(observed(position)) }
   }
 
   /// Runs `body` for node `position`, turning a failure into
@@ -428,8 +448,9 @@ public final class SubgraphExecutor {
   }
 }
 
-/// One node of a subgraph as a ``SubgraphExecutor`` shows it to its ``NodeObserver``.
-package struct ObservedNode {
+/// One node of a subgraph as a ``SubgraphExecutor`` shows it to its ``NodeObserver``: one object
+/// per node, built once per allocation, so that passing it costs no copy of its fields.
+package final class ObservedNode {
   /// How a node's outputs got their values in the current invoke.
   package enum Evaluation: Sendable {
     /// The node's kernel ran.
@@ -450,6 +471,15 @@ package struct ObservedNode {
   package let outputs: [RuntimeTensor]
   /// How the outputs got their values.
   package let evaluation: Evaluation
+
+  /// A node's view.
+  init(position: Int, opName: String, inputs: [RuntimeTensor?], outputs: [RuntimeTensor], evaluation: Evaluation) {
+    self.position = position
+    self.opName = opName
+    self.inputs = inputs
+    self.outputs = outputs
+    self.evaluation = evaluation
+  }
 }
 
 /// Callbacks a ``SubgraphExecutor`` makes around every node of an invoke, in execution order: for
@@ -465,6 +495,11 @@ package struct NodeObserver {
   package var willRun: (ObservedNode) throws -> Void
   /// Called after every node, whether its kernel ran or not (``ObservedNode/evaluation``).
   package var didRun: (ObservedNode) throws -> Void
+  /// Only the nodes at positions ``phase`` modulo `stride` are observed (1, the default: every
+  /// node), so that a profiler can time a few nodes per invoke and skip the calls for the rest.
+  package var stride = 1
+  /// See ``stride`` (0 by default).
+  package var phase = 0
 
   /// An observer with both callbacks.
   package init(
@@ -472,5 +507,10 @@ package struct NodeObserver {
   ) {
     self.willRun = willRun
     self.didRun = didRun
+  }
+
+  /// True when the node at `position` is observed (``stride``, ``phase``).
+  func observes(_ position: Int) -> Bool {
+    position >= phase && (position - phase) % max(stride, 1) == 0
   }
 }
