@@ -130,6 +130,9 @@ final class HybridConv2DKernel: Kernel {
   /// Bytes of gathered rows per work item at most (they stay in the core's L2 while every panel
   /// of the filter passes over them).
   private static let blockBytes = 64 * 1024
+  /// Output pixels per work item at most (a multiple of every route's tile height: 4, 6, 10), so
+  /// that thin filters do not make the per-worker rows and sums outgrow the activations.
+  private static let maximumBlockRows = 60
   private let operands: HybridOperands
   private var input: RuntimeTensor { operands.input }
   private var output: RuntimeTensor { operands.output }
@@ -168,7 +171,10 @@ final class HybridConv2DKernel: Kernel {
       runs: shape.batch, runLength: shape.batch > 0 ? input.elementCount / shape.batch : 0, scratch: &scratch)
     let rowBytes = weights.panels.paddedDepth
     let tileRows = DotProductSums.current.tileRows
-    blockRows = max(tileRows, Self.blockBytes / max(rowBytes, 1) / tileRows * tileRows)
+    let pixels = shape.height.outputSize * shape.width.outputSize
+    blockRows = min(
+      max(tileRows, Self.blockBytes / max(rowBytes, 1) / tileRows * tileRows), Self.maximumBlockRows,
+      max(1, pixels))
     if !shape.readsInputInPlace {
       rowsOffset = scratch.reserve(bytes: try FloatOperands.checkedCount(
         [context.threadCount, blockRows, rowBytes], "\(Self.op) gathered rows"))
