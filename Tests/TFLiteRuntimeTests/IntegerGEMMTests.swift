@@ -342,7 +342,8 @@ private struct WeightedProblem {
 
   /// Asserts that the registered kernel for `opName` gives `expected` with one and with two
   /// threads, with generated kernels allowed and turned off. Allowed, an int8 CONV_2D or
-  /// FULLY_CONNECTED must take the generated VNNI route wherever this machine runs it.
+  /// FULLY_CONNECTED must take the generated VNNI route, and a DEPTHWISE_CONV_2D the generated
+  /// depthwise kernels, wherever this machine runs them.
   func assertKernelMatches(
     _ expected: [Int32], _ opName: String, options: BuiltinOptions, _ label: String, file: StaticString = #filePath,
     line: UInt = #line
@@ -355,7 +356,9 @@ private struct WeightedProblem {
         let context = "\(label) threads \(threads) generated \(generated): \(route ?? "")"
         XCTAssertEqual(values, expected, context, file: file, line: line)
         let takesGeneratedRoute =
-          generated && weightsFitSignedBytes && opName != "DEPTHWISE_CONV_2D" && GeneratedDotProductKernels.preferred != nil
+          opName == "DEPTHWISE_CONV_2D"
+          ? generated && GeneratedFloatKernels.$areAllowed.withValue(true) { GeneratedDepthwiseKernels.current != nil }
+          : generated && weightsFitSignedBytes && GeneratedDotProductKernels.preferred != nil
         XCTAssertEqual(route?.contains("generated") ?? false, takesGeneratedRoute, context, file: file, line: line)
       }
     }
