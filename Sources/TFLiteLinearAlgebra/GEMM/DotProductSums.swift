@@ -15,16 +15,10 @@
   /// Rows of the Swift loop's register tile.
   @inlinable package static var swiftTileRows: Int { 4 }
 
-  /// The newest dot-product instruction set this machine runs (AVX512-VNNI before AVX-VNNI), or
-  /// nil; nil too when `SWIFTTFLITE_JIT` turns generated code off. Decided once per process.
-  @usableFromInline package static let preferred: GeneratedDotProductKernels? =
-    GeneratedFloatKernels.isTurnedOffByEnvironment
-    ? nil : GeneratedDotProductKernels.kernels(for: .avx512VNNI) ?? GeneratedDotProductKernels.kernels(for: .avxVNNI)
-
-  /// The route a product started on this thread takes: `preferred`, unless the runner turned
-  /// generated kernels off (``GeneratedFloatKernels/areAllowed``).
+  /// The route a product started on this thread takes: the generated kernels
+  /// (``GeneratedDotProductKernels/current``) where allowed and available, else the Swift loop.
   @inlinable package static var current: DotProductSums {
-    DotProductSums(generated: GeneratedFloatKernels.areAllowed ? preferred : nil)
+    DotProductSums(generated: GeneratedDotProductKernels.current)
   }
 
   /// Rows one call of the route's micro-kernel computes together: row blocks that are multiples
