@@ -20,10 +20,17 @@ extension QuantizedInteger {
 }
 
 extension SIMD8 where Scalar == Int32 {
-  /// `min(max(self, range.lowerBound), range.upperBound)` lane by lane.
+  /// `min(max(self, range.lowerBound), range.upperBound)` lane by lane. (As compare-and-select:
+  /// the standard library's `clamped(lowerBound:upperBound:)` reaches `pointwiseMin`/`pointwiseMax`
+  /// out of line from the runtime's specializations.)
   @inlinable @inline(__always)
   package func clamped(to range: ClosedRange<Int32>) -> Self {
-    clamped(lowerBound: Self(repeating: range.lowerBound), upperBound: Self(repeating: range.upperBound))
+    let lower = Self(repeating: range.lowerBound)
+    let upper = Self(repeating: range.upperBound)
+    var result = self
+    result.replace(with: lower, where: result .< lower)
+    result.replace(with: upper, where: result .> upper)
+    return result
   }
 
   /// Lanes of `ifNegative` where `selector` is negative, of `self` elsewhere (a branch-free select).
