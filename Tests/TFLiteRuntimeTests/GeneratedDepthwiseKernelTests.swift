@@ -143,13 +143,20 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
     }
   }
 
-  /// `tflite bench --verbose` names the route: generated where allowed, Swift when turned off.
+  /// `tflite bench --verbose` names the route: generated where allowed (for whole 16-channel
+  /// blocks, naming the channels past them), Swift when turned off or when there is no whole block.
   func testKernelDescriptionNamesTheRoute() {
-    let expected = GeneratedDepthwiseKernels.current.map { "depthwise, generated \($0.isa)" }
-    if let expected { XCTAssertEqual(KernelDescription.depthwise, expected) }
+    let swift = KernelDescription.swiftLevel
+    if let isa = GeneratedDepthwiseKernels.current?.isa {
+      XCTAssertEqual(KernelDescription.depthwise(), "depthwise, generated \(isa)")
+      XCTAssertEqual(KernelDescription.depthwise(channels: 32), "depthwise, generated \(isa)")
+      XCTAssertEqual(KernelDescription.depthwise(channels: 40), "depthwise, generated \(isa) (last 8 channels: \(swift))")
+      XCTAssertEqual(KernelDescription.depthwise(channels: 15), "depthwise, \(swift)")
+    }
     GeneratedFloatKernels.$areAllowed.withValue(false) {
       XCTAssertNil(GeneratedDepthwiseKernels.current)
-      XCTAssertEqual(KernelDescription.depthwise, "depthwise, \(KernelDescription.swiftLevel)")
+      XCTAssertEqual(KernelDescription.depthwise(), "depthwise, \(swift)")
+      XCTAssertEqual(KernelDescription.depthwise(channels: 32), "depthwise, \(swift)")
     }
   }
 }

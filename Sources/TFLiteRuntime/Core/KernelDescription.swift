@@ -29,11 +29,22 @@ enum KernelDescription {
   /// The description of a kernel whose `eval` is a float GEMM: `GEMM, generated AVX2+FMA`.
   static var floatGEMM: String { "GEMM, \(floatGEMMLevel)" }
 
-  /// The description of an 8-bit or float depthwise convolution: `depthwise, generated AVX-512F`
-  /// when its whole 16-channel blocks run on the generated kernels (`GeneratedDepthwiseKernels`).
-  static var depthwise: String {
-    "depthwise, " + (GeneratedDepthwiseKernels.current.map { "generated \($0.isa)" } ?? swiftLevel)
+  /// Where a depthwise convolution over `channels` output channels runs: `generated AVX-512F` when
+  /// the generated kernels (`GeneratedDepthwiseKernels`) compute its whole 16-channel blocks, with
+  /// the last channels past them named as Swift code; the Swift level when there is no generated
+  /// kernel or no whole block. `channels` nil: the 8-bit kernel, which pads its channels to blocks.
+  static func depthwiseLevel(channels: Int? = nil) -> String {
+    let block = DepthwiseKernelGenerator.blockChannels
+    guard let kernels = GeneratedDepthwiseKernels.current, channels.map({ $0 >= block }) ?? true else {
+      return swiftLevel
+    }
+    let remainder = (channels ?? 0) % block
+    return "generated \(kernels.isa)" + (remainder == 0 ? "" : " (last \(remainder) channels: \(swiftLevel))")
   }
+
+  /// The description of an 8-bit or float depthwise convolution: `depthwise, generated AVX-512F`
+  /// (see `depthwiseLevel(channels:)`).
+  static func depthwise(channels: Int? = nil) -> String { "depthwise, \(depthwiseLevel(channels: channels))" }
 
   /// `hybrid`, `integer`, `reference` from the kernel type's name; otherwise `float` for a float
   /// output and the output's element type (`int32`, `bool`, ...) for a type-generic kernel.

@@ -195,7 +195,8 @@ enum FloatConvolution {
 final class Conv2DKernel: Kernel {
   /// The depthwise route for one input channel per group, else the GEMM.
   var kernelDescription: String? {
-    depthwise == nil ? KernelDescription.floatGEMM : "depthwise route, \(KernelDescription.swiftLevel)"
+    depthwise.map { "depthwise route, \(KernelDescription.depthwiseLevel(channels: $0.outputChannels))" }
+      ?? KernelDescription.floatGEMM
   }
 
   private let operands: WeightedOperands

@@ -63,7 +63,7 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
     self.shape = shape
   }
 
-  var kernelDescription: String? { byteDepthwise == nil ? nil : KernelDescription.depthwise }
+  var kernelDescription: String? { byteDepthwise == nil ? nil : KernelDescription.depthwise() }
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }

@@ -356,7 +356,7 @@ final class DepthwiseConv2DKernel: Kernel {
     self.shape = shape
   }
 
-  var kernelDescription: String? { KernelDescription.depthwise }
+  var kernelDescription: String? { shape.map { KernelDescription.depthwise(channels: $0.outputChannels) } }
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
