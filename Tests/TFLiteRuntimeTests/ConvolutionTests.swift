@@ -107,24 +107,13 @@ final class ConvolutionTests: XCTestCase {
       // Every fourth trial a 3×3 filter, whose interior has its own unrolled path.
       let filterHeight = trial % 4 == 0 ? 3 : random.int(1...3)
       let filterWidth = trial % 4 == 0 ? 3 : random.int(1...5)
-      let strides = (random.int(1...2), random.int(1...2))
-      let dilations = (random.int(1...2), random.int(1...2))
-      let same = random.bool()
       guard
-        let (heightAxis, widthAxis) = windowAxes(
-          height: height, width: width, filter: (filterHeight, filterWidth), strides: strides, dilations: dilations,
-          same: same)
+        let test = RandomDepthwiseCase(
+          random: &random, trial: trial, batch: batch, height: height, width: width, channels: channels,
+          multiplier: multiplier, filterHeight: filterHeight, filterWidth: filterWidth)
       else { continue }
-      let shape = DepthwiseShape(
-        batch: batch, inputChannels: channels, multiplier: multiplier, height: heightAxis, width: widthAxis)
-      let input = random.floats(batch * height * width * channels)
-      let filter = random.floats(filterHeight * filterWidth * shape.outputChannels)
-      let bias = random.bool() ? random.floats(shape.outputChannels) : nil
-      let activation = testActivations[trial % testActivations.count]
-      let expected = referenceDepthwise(
-        input: input, batch: batch, height: height, width: width, channels: channels, multiplier: multiplier,
-        filter: filter, filterHeight: filterHeight, filterWidth: filterWidth, bias: bias, strides: strides,
-        dilations: dilations, same: same, lower: activation.range.lower, upper: activation.range.upper)
+      let (shape, input, filter, bias, activation, expected) =
+        (test.shape, test.input, test.filter, test.bias, test.activation, test.expected)
       for (threads, fused) in [(1, false), (2, false), (1, true)] {
         let memory = TestMemory()
         let output = memory.output(expected.values.count)

@@ -100,24 +100,13 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
       let multiplier = trial % 5 == 4 ? 2 : 1
       let filterHeight = trial % 3 == 0 ? 3 : random.int(1...4)
       let filterWidth = trial % 3 == 0 ? 3 : random.int(1...5)
-      let strides = (random.int(1...2), random.int(1...2))
-      let dilations = (random.int(1...2), random.int(1...2))
-      let same = random.bool()
       guard
-        let (heightAxis, widthAxis) = windowAxes(
-          height: height, width: width, filter: (filterHeight, filterWidth), strides: strides, dilations: dilations,
-          same: same)
+        let test = RandomDepthwiseCase(
+          random: &random, trial: trial, batch: batch, height: height, width: width, channels: channels,
+          multiplier: multiplier, filterHeight: filterHeight, filterWidth: filterWidth)
       else { continue }
-      let shape = DepthwiseShape(
-        batch: batch, inputChannels: channels, multiplier: multiplier, height: heightAxis, width: widthAxis)
-      let input = random.floats(batch * height * width * channels)
-      let filter = random.floats(filterHeight * filterWidth * shape.outputChannels)
-      let bias = random.bool() ? random.floats(shape.outputChannels) : nil
-      let activation = testActivations[trial % testActivations.count]
-      let expected = referenceDepthwise(
-        input: input, batch: batch, height: height, width: width, channels: channels, multiplier: multiplier,
-        filter: filter, filterHeight: filterHeight, filterWidth: filterWidth, bias: bias, strides: strides,
-        dilations: dilations, same: same, lower: activation.range.lower, upper: activation.range.upper)
+      let (shape, input, filter, bias, activation, expected) =
+        (test.shape, test.input, test.filter, test.bias, test.activation, test.expected)
       let count = expected.values.count
       var results: [[Float]] = []
       for (kernels, threads) in [(nil, 1)] + runnableKernels.flatMap({ [($0, 1), ($0, 2)] }) {

@@ -167,6 +167,42 @@ func referenceBatchMatMul(
   }
 }
 
+/// A random float DEPTHWISE_CONV_2D case for the optimized kernels' tests: strides, dilations
+/// and padding drawn from `random`, then random input, filter and bias (or none), the trial's
+/// clamp, and the reference's output; nil (before drawing the tensors) when the window does not fit.
+struct RandomDepthwiseCase {
+  let shape: DepthwiseShape
+  let input: [Float]
+  let filter: [Float]
+  let bias: [Float]?
+  let activation: (name: String, range: FloatClampRange)
+  let expected: (shape: [Int], values: [Expected])
+
+  init?(
+    random: inout SeededGenerator, trial: Int, batch: Int, height: Int, width: Int, channels: Int, multiplier: Int,
+    filterHeight: Int, filterWidth: Int
+  ) {
+    let strides = (random.int(1...2), random.int(1...2))
+    let dilations = (random.int(1...2), random.int(1...2))
+    let same = random.bool()
+    guard
+      let (heightAxis, widthAxis) = windowAxes(
+        height: height, width: width, filter: (filterHeight, filterWidth), strides: strides, dilations: dilations,
+        same: same)
+    else { return nil }
+    shape = DepthwiseShape(
+      batch: batch, inputChannels: channels, multiplier: multiplier, height: heightAxis, width: widthAxis)
+    input = random.floats(batch * height * width * channels)
+    filter = random.floats(filterHeight * filterWidth * shape.outputChannels)
+    bias = random.bool() ? random.floats(shape.outputChannels) : nil
+    activation = testActivations[trial % testActivations.count]
+    expected = referenceDepthwise(
+      input: input, batch: batch, height: height, width: width, channels: channels, multiplier: multiplier,
+      filter: filter, filterHeight: filterHeight, filterWidth: filterWidth, bias: bias, strides: strides,
+      dilations: dilations, same: same, lower: activation.range.lower, upper: activation.range.upper)
+  }
+}
+
 /// Both axes of a windowed op by the optimized code's `WindowAxis`, or nil when the window does not fit.
 func windowAxes(
   height: Int, width: Int, filter: (Int, Int), strides: (Int, Int), dilations: (Int, Int) = (1, 1), same: Bool

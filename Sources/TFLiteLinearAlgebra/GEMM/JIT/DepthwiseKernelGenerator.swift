@@ -220,7 +220,7 @@ private struct DepthwiseEmitter {
 
   mutating func emitKernel() {
     let exit = assembler.makeLabel()
-    for register in saved { assembler.push(register) }
+    assembler.saveRegisters(saved)
     assembler.mov(.r14, argument(\.pixelCount))
     assembler.test(.r14, .r14)
     assembler.jump(if: .zero, to: exit)
@@ -266,9 +266,7 @@ private struct DepthwiseEmitter {
     assembler.jump(if: .notZero, to: single)
 
     assembler.bind(exit)
-    assembler.vzeroupper()
-    for register in saved.reversed() { assembler.pop(register) }
-    assembler.ret()
+    assembler.returnFromKernel(restoring: saved)
   }
 }
 
