@@ -108,8 +108,8 @@ public enum IntegerGEMMBenchmark {
   /// Billions of integer operations (2·M·N·K) per second of this thread's CPU time for an int8
   /// product with pre-packed B and the full requantization to int8 (per-channel multipliers,
   /// LiteRT's double rounding), one thread: the best of `repetitions` runs of at least
-  /// `minimumSeconds`, through `IntegerGEMM` as the convolutions call it (the generated kinds write
-  /// each tile's sums to a small buffer that the Swift epilogue requantizes). Nil when `kind` is not
+  /// `minimumSeconds`, through `IntegerGEMM` as the convolutions call it (the generated kinds
+  /// requantize in the generated code). Nil when `kind` is not
   /// available or `depth` is not a multiple of 4.
   public static func gigaops(
     rows: Int, columns: Int, depth: Int, kind: KernelKind, minimumSeconds: Double = 0.2, repetitions: Int = 5

@@ -1698,4 +1698,1360 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "back: jmp strict near back", expected: [0xE9, 0xFB, 0xFF, 0xFF, 0xFF]) { assembler in
     let back = assembler.makeLabel(); assembler.bind(back); assembler.jump(to: back)
   },
+  X86EncodingCase(source: "vpaddd ymm0, ymm1, yword [rax]", expected: [0xC5, 0xF5, 0xFE, 0x00]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(0), VectorRegister(1), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpaddd zmm5, zmm17, zword [rax]", expected: [0x62, 0xF1, 0x75, 0x40, 0xFE, 0x28]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(5), VectorRegister(17), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpand ymm3, ymm0, yword [rax]", expected: [0xC5, 0xFD, 0xDB, 0x18]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(3), VectorRegister(0), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpandd zmm14, zmm6, zword [rax]", expected: [0x62, 0x71, 0x4D, 0x48, 0xDB, 0x30]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(14), VectorRegister(6), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpsllvd ymm6, ymm15, yword [rax]", expected: [0xC4, 0xE2, 0x05, 0x47, 0x30]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(6), VectorRegister(15), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpsllvd zmm23, zmm27, zword [rax]", expected: [0x62, 0xE2, 0x25, 0x40, 0x47, 0x38]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(23), VectorRegister(27), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm9, ymm14, yword [rax]", expected: [0xC4, 0x62, 0x0D, 0x3D, 0x08]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(9), VectorRegister(14), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm0, zmm16, zword [rax]", expected: [0x62, 0xF2, 0x7D, 0x40, 0x3D, 0x00]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(0), VectorRegister(16), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vmovups oword [rax], xmm4", expected: [0xC5, 0xF8, 0x11, 0x20]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.rax), VectorRegister(4))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rax], zmm9", expected: [0x62, 0x72, 0x7E, 0x48, 0x31, 0x08]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rax), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpaddq ymm9, ymm14, yword [rdi + 8]", expected: [0xC5, 0x0D, 0xD4, 0x4F, 0x08]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(9), VectorRegister(14), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpaddq zmm22, zmm12, zword [rdi + 8]", expected: [0x62, 0xE1, 0x9D, 0x48, 0xD4, 0xB7, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(22), VectorRegister(12), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpmuldq ymm12, ymm13, yword [rdi + 8]", expected: [0xC4, 0x62, 0x15, 0x28, 0x67, 0x08]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(12), VectorRegister(13), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpmuldq zmm31, zmm1, zword [rdi + 8]", expected: [0x62, 0x62, 0xF5, 0x48, 0x28, 0xBF, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(31), VectorRegister(1), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpsravd ymm15, ymm12, yword [rdi + 8]", expected: [0xC4, 0x62, 0x1D, 0x46, 0x7F, 0x08]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(15), VectorRegister(12), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpsravd zmm8, zmm22, zword [rdi + 8]", expected: [0x62, 0x72, 0x4D, 0x40, 0x46, 0x87, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(8), VectorRegister(22), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpackssdw ymm2, ymm11, yword [rdi + 8]", expected: [0xC5, 0xA5, 0x6B, 0x57, 0x08]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(2), VectorRegister(11), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpackssdw zmm17, zmm11, zword [rdi + 8]", expected: [0x62, 0xE1, 0x25, 0x48, 0x6B, 0x8F, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(17), VectorRegister(11), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vmovups oword [rdi + 8], xmm9", expected: [0xC5, 0x78, 0x11, 0x4F, 0x08]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.rdi, 8), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rdi + 8], zmm20", expected: [0x62, 0xE2, 0x7E, 0x48, 0x31, 0xA7, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rdi, 8), VectorRegister(20))
+  },
+  X86EncodingCase(source: "vpsubd ymm15, ymm12, yword [rsp]", expected: [0xC5, 0x1D, 0xFA, 0x3C, 0x24]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(15), VectorRegister(12), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpsubd zmm30, zmm18, zword [rsp]", expected: [0x62, 0x61, 0x6D, 0x40, 0xFA, 0x34, 0x24]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(30), VectorRegister(18), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpor ymm2, ymm11, yword [rsp]", expected: [0xC5, 0xA5, 0xEB, 0x14, 0x24]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(2), VectorRegister(11), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpord zmm7, zmm7, zword [rsp]", expected: [0x62, 0xF1, 0x45, 0x48, 0xEB, 0x3C, 0x24]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(7), VectorRegister(7), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpsllvq ymm5, ymm10, yword [rsp]", expected: [0xC4, 0xE2, 0xAD, 0x47, 0x2C, 0x24]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(5), VectorRegister(10), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpsllvq zmm16, zmm28, zword [rsp]", expected: [0x62, 0xE2, 0x9D, 0x40, 0x47, 0x04, 0x24]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(16), VectorRegister(28), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpminsd ymm8, ymm9, yword [rsp]", expected: [0xC4, 0x62, 0x35, 0x39, 0x04, 0x24]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(8), VectorRegister(9), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpminsd zmm25, zmm17, zword [rsp]", expected: [0x62, 0x62, 0x75, 0x40, 0x39, 0x0C, 0x24]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(25), VectorRegister(17), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vmovups oword [rsp], xmm14", expected: [0xC5, 0x78, 0x11, 0x34, 0x24]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.rsp), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rsp], zmm31", expected: [0x62, 0x62, 0x7E, 0x48, 0x31, 0x3C, 0x24]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rsp), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpaddd ymm5, ymm10, yword [r12 + 4]", expected: [0xC4, 0xC1, 0x2D, 0xFE, 0x6C, 0x24, 0x04]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(5), VectorRegister(10), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpaddd zmm6, zmm24, zword [r12 + 4]", expected: [0x62, 0xD1, 0x3D, 0x40, 0xFE, 0xB4, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(6), VectorRegister(24), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpand ymm8, ymm9, yword [r12 + 4]", expected: [0xC4, 0x41, 0x35, 0xDB, 0x44, 0x24, 0x04]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(8), VectorRegister(9), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpandd zmm15, zmm13, zword [r12 + 4]", expected: [0x62, 0x51, 0x15, 0x48, 0xDB, 0xBC, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(15), VectorRegister(13), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpsllvd ymm11, ymm8, yword [r12 + 4]", expected: [0xC4, 0x42, 0x3D, 0x47, 0x5C, 0x24, 0x04]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(11), VectorRegister(8), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpsllvd zmm24, zmm2, zword [r12 + 4]", expected: [0x62, 0x42, 0x6D, 0x48, 0x47, 0x84, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(24), VectorRegister(2), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm14, ymm7, yword [r12 + 4]", expected: [0xC4, 0x42, 0x45, 0x3D, 0x74, 0x24, 0x04]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(14), VectorRegister(7), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm1, zmm23, zword [r12 + 4]", expected: [0x62, 0xD2, 0x45, 0x40, 0x3D, 0x8C, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(1), VectorRegister(23), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vmovups oword [r12 + 4], xmm3", expected: [0xC4, 0xC1, 0x78, 0x11, 0x5C, 0x24, 0x04]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.r12, 4), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r12 + 4], zmm10", expected: [0x62, 0x52, 0x7E, 0x48, 0x31, 0x94, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r12, 4), VectorRegister(10))
+  },
+  X86EncodingCase(source: "vpaddq ymm14, ymm7, yword [rbp]", expected: [0xC5, 0x45, 0xD4, 0x75, 0x00]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(14), VectorRegister(7), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpaddq zmm23, zmm19, zword [rbp]", expected: [0x62, 0xE1, 0xE5, 0x40, 0xD4, 0x7D, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(23), VectorRegister(19), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpmuldq ymm1, ymm6, yword [rbp]", expected: [0xC4, 0xE2, 0x4D, 0x28, 0x4D, 0x00]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(1), VectorRegister(6), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpmuldq zmm0, zmm8, zword [rbp]", expected: [0x62, 0xF2, 0xBD, 0x48, 0x28, 0x45, 0x00]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(0), VectorRegister(8), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpsravd ymm4, ymm5, yword [rbp]", expected: [0xC4, 0xE2, 0x55, 0x46, 0x65, 0x00]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(4), VectorRegister(5), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpsravd zmm9, zmm29, zword [rbp]", expected: [0x62, 0x72, 0x15, 0x40, 0x46, 0x4D, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(9), VectorRegister(29), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpackssdw ymm7, ymm4, yword [rbp]", expected: [0xC5, 0xDD, 0x6B, 0x7D, 0x00]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(7), VectorRegister(4), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpackssdw zmm18, zmm18, zword [rbp]", expected: [0x62, 0xE1, 0x6D, 0x40, 0x6B, 0x55, 0x00]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(18), VectorRegister(18), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vmovups oword [rbp], xmm8", expected: [0xC5, 0x78, 0x11, 0x45, 0x00]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.rbp), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rbp], zmm21", expected: [0x62, 0xE2, 0x7E, 0x48, 0x31, 0x6D, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rbp), VectorRegister(21))
+  },
+  X86EncodingCase(source: "vpsubd ymm4, ymm5, yword [r13]", expected: [0xC4, 0xC1, 0x55, 0xFA, 0x65, 0x00]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(4), VectorRegister(5), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpsubd zmm31, zmm25, zword [r13]", expected: [0x62, 0x41, 0x35, 0x40, 0xFA, 0x7D, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(31), VectorRegister(25), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpor ymm7, ymm4, yword [r13]", expected: [0xC4, 0xC1, 0x5D, 0xEB, 0x7D, 0x00]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(7), VectorRegister(4), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpord zmm8, zmm14, zword [r13]", expected: [0x62, 0x51, 0x0D, 0x48, 0xEB, 0x45, 0x00]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(8), VectorRegister(14), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpsllvq ymm10, ymm3, yword [r13]", expected: [0xC4, 0x42, 0xE5, 0x47, 0x55, 0x00]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(10), VectorRegister(3), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpsllvq zmm17, zmm3, zword [r13]", expected: [0x62, 0xC2, 0xE5, 0x48, 0x47, 0x4D, 0x00]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(17), VectorRegister(3), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpminsd ymm13, ymm2, yword [r13]", expected: [0xC4, 0x42, 0x6D, 0x39, 0x6D, 0x00]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(13), VectorRegister(2), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpminsd zmm26, zmm24, zword [r13]", expected: [0x62, 0x42, 0x3D, 0x40, 0x39, 0x55, 0x00]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(26), VectorRegister(24), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vmovups oword [r13], xmm13", expected: [0xC4, 0x41, 0x78, 0x11, 0x6D, 0x00]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.r13), VectorRegister(13))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r13], zmm0", expected: [0x62, 0xD2, 0x7E, 0x48, 0x31, 0x45, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r13), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpaddd ymm10, ymm3, yword [r15 - 128]", expected: [0xC4, 0x41, 0x65, 0xFE, 0x57, 0x80]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(10), VectorRegister(3), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpaddd zmm7, zmm31, zword [r15 - 128]", expected: [0x62, 0xD1, 0x05, 0x40, 0xFE, 0x7F, 0xFE]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(7), VectorRegister(31), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpand ymm13, ymm2, yword [r15 - 128]", expected: [0xC4, 0x41, 0x6D, 0xDB, 0x6F, 0x80]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(13), VectorRegister(2), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpandd zmm16, zmm20, zword [r15 - 128]", expected: [0x62, 0xC1, 0x5D, 0x40, 0xDB, 0x47, 0xFE]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(16), VectorRegister(20), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpsllvd ymm0, ymm1, yword [r15 - 128]", expected: [0xC4, 0xC2, 0x75, 0x47, 0x47, 0x80]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(0), VectorRegister(1), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpsllvd zmm25, zmm9, zword [r15 - 128]", expected: [0x62, 0x42, 0x35, 0x48, 0x47, 0x4F, 0xFE]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(25), VectorRegister(9), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm3, ymm0, yword [r15 - 128]", expected: [0xC4, 0xC2, 0x7D, 0x3D, 0x5F, 0x80]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(3), VectorRegister(0), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm2, zmm30, zword [r15 - 128]", expected: [0x62, 0xD2, 0x0D, 0x40, 0x3D, 0x57, 0xFE]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(2), VectorRegister(30), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vmovups oword [r15 - 128], xmm2", expected: [0xC4, 0xC1, 0x78, 0x11, 0x57, 0x80]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.r15, -128), VectorRegister(2))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r15 - 128], zmm11", expected: [0x62, 0x52, 0x7E, 0x48, 0x31, 0x5F, 0xF8]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r15, -128), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpaddq ymm3, ymm0, yword [rsi + 128]", expected: [0xC5, 0xFD, 0xD4, 0x9E, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(3), VectorRegister(0), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpaddq zmm24, zmm26, zword [rsi + 128]", expected: [0x62, 0x61, 0xAD, 0x40, 0xD4, 0x46, 0x02]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(24), VectorRegister(26), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpmuldq ymm6, ymm15, yword [rsi + 128]", expected: [0xC4, 0xE2, 0x05, 0x28, 0xB6, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(6), VectorRegister(15), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpmuldq zmm1, zmm15, zword [rsi + 128]", expected: [0x62, 0xF2, 0x85, 0x48, 0x28, 0x4E, 0x02]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(1), VectorRegister(15), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpsravd ymm9, ymm14, yword [rsi + 128]", expected: [0xC4, 0x62, 0x0D, 0x46, 0x8E, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(9), VectorRegister(14), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpsravd zmm10, zmm4, zword [rsi + 128]", expected: [0x62, 0x72, 0x5D, 0x48, 0x46, 0x56, 0x02]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(10), VectorRegister(4), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpackssdw ymm12, ymm13, yword [rsi + 128]", expected: [0xC5, 0x15, 0x6B, 0xA6, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(12), VectorRegister(13), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpackssdw zmm19, zmm25, zword [rsi + 128]", expected: [0x62, 0xE1, 0x35, 0x40, 0x6B, 0x5E, 0x02]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(19), VectorRegister(25), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vmovups oword [rsi + 128], xmm7", expected: [0xC5, 0xF8, 0x11, 0xBE, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.rsi, 128), VectorRegister(7))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rsi + 128], zmm22", expected: [0x62, 0xE2, 0x7E, 0x48, 0x31, 0x76, 0x08]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rsi, 128), VectorRegister(22))
+  },
+  X86EncodingCase(source: "vpsubd ymm9, ymm14, yword [rdx + 64]", expected: [0xC5, 0x0D, 0xFA, 0x4A, 0x40]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(9), VectorRegister(14), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpsubd zmm0, zmm0, zword [rdx + 64]", expected: [0x62, 0xF1, 0x7D, 0x48, 0xFA, 0x42, 0x01]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(0), VectorRegister(0), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpor ymm12, ymm13, yword [rdx + 64]", expected: [0xC5, 0x15, 0xEB, 0x62, 0x40]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(12), VectorRegister(13), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpord zmm9, zmm21, zword [rdx + 64]", expected: [0x62, 0x71, 0x55, 0x40, 0xEB, 0x4A, 0x01]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(9), VectorRegister(21), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpsllvq ymm15, ymm12, yword [rdx + 64]", expected: [0xC4, 0x62, 0x9D, 0x47, 0x7A, 0x40]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(15), VectorRegister(12), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpsllvq zmm18, zmm10, zword [rdx + 64]", expected: [0x62, 0xE2, 0xAD, 0x48, 0x47, 0x52, 0x01]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(18), VectorRegister(10), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpminsd ymm2, ymm11, yword [rdx + 64]", expected: [0xC4, 0xE2, 0x25, 0x39, 0x52, 0x40]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(2), VectorRegister(11), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpminsd zmm27, zmm31, zword [rdx + 64]", expected: [0x62, 0x62, 0x05, 0x40, 0x39, 0x5A, 0x01]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(27), VectorRegister(31), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vmovups oword [rdx + 64], xmm12", expected: [0xC5, 0x78, 0x11, 0x62, 0x40]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.rdx, 64), VectorRegister(12))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rdx + 64], zmm1", expected: [0x62, 0xF2, 0x7E, 0x48, 0x31, 0x4A, 0x04]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rdx, 64), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpaddd ymm15, ymm12, yword [rcx + 4096]", expected: [0xC5, 0x1D, 0xFE, 0xB9, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(15), VectorRegister(12), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpaddd zmm8, zmm6, zword [rcx + 4096]", expected: [0x62, 0x71, 0x4D, 0x48, 0xFE, 0x41, 0x40]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(8), VectorRegister(6), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpand ymm2, ymm11, yword [rcx + 4096]", expected: [0xC5, 0xA5, 0xDB, 0x91, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(2), VectorRegister(11), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpandd zmm17, zmm27, zword [rcx + 4096]", expected: [0x62, 0xE1, 0x25, 0x40, 0xDB, 0x49, 0x40]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(17), VectorRegister(27), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpsllvd ymm5, ymm10, yword [rcx + 4096]", expected: [0xC4, 0xE2, 0x2D, 0x47, 0xA9, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(5), VectorRegister(10), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpsllvd zmm26, zmm16, zword [rcx + 4096]", expected: [0x62, 0x62, 0x7D, 0x40, 0x47, 0x51, 0x40]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(26), VectorRegister(16), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm8, ymm9, yword [rcx + 4096]", expected: [0xC4, 0x62, 0x35, 0x3D, 0x81, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(8), VectorRegister(9), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm3, zmm5, zword [rcx + 4096]", expected: [0x62, 0xF2, 0x55, 0x48, 0x3D, 0x59, 0x40]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(3), VectorRegister(5), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vmovups oword [rcx + 4096], xmm1", expected: [0xC5, 0xF8, 0x11, 0x89, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.rcx, 4096), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rcx + 4096], zmm12", expected: [0x62, 0x72, 0x7E, 0x48, 0x31, 0xA1, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rcx, 4096), VectorRegister(12))
+  },
+  X86EncodingCase(source: "vpaddq ymm8, ymm9, yword [r9 - 64]", expected: [0xC4, 0x41, 0x35, 0xD4, 0x41, 0xC0]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(8), VectorRegister(9), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpaddq zmm25, zmm1, zword [r9 - 64]", expected: [0x62, 0x41, 0xF5, 0x48, 0xD4, 0x49, 0xFF]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(25), VectorRegister(1), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpmuldq ymm11, ymm8, yword [r9 - 64]", expected: [0xC4, 0x42, 0x3D, 0x28, 0x59, 0xC0]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(11), VectorRegister(8), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpmuldq zmm2, zmm22, zword [r9 - 64]", expected: [0x62, 0xD2, 0xCD, 0x40, 0x28, 0x51, 0xFF]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(2), VectorRegister(22), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpsravd ymm14, ymm7, yword [r9 - 64]", expected: [0xC4, 0x42, 0x45, 0x46, 0x71, 0xC0]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(14), VectorRegister(7), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpsravd zmm11, zmm11, zword [r9 - 64]", expected: [0x62, 0x52, 0x25, 0x48, 0x46, 0x59, 0xFF]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(11), VectorRegister(11), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpackssdw ymm1, ymm6, yword [r9 - 64]", expected: [0xC4, 0xC1, 0x4D, 0x6B, 0x49, 0xC0]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(1), VectorRegister(6), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpackssdw zmm20, zmm0, zword [r9 - 64]", expected: [0x62, 0xC1, 0x7D, 0x48, 0x6B, 0x61, 0xFF]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(20), VectorRegister(0), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vmovups oword [r9 - 64], xmm6", expected: [0xC4, 0xC1, 0x78, 0x11, 0x71, 0xC0]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.r9, -64), VectorRegister(6))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r9 - 64], zmm23", expected: [0x62, 0xC2, 0x7E, 0x48, 0x31, 0x79, 0xFC]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r9, -64), VectorRegister(23))
+  },
+  X86EncodingCase(source: "vpsubd ymm14, ymm7, yword [rax + r8*4]", expected: [0xC4, 0x21, 0x45, 0xFA, 0x34, 0x80]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(14), VectorRegister(7), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpsubd zmm1, zmm7, zword [rax + r8*4]", expected: [0x62, 0xB1, 0x45, 0x48, 0xFA, 0x0C, 0x80]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(1), VectorRegister(7), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpor ymm1, ymm6, yword [rax + r8*4]", expected: [0xC4, 0xA1, 0x4D, 0xEB, 0x0C, 0x80]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(1), VectorRegister(6), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpord zmm10, zmm28, zword [rax + r8*4]", expected: [0x62, 0x31, 0x1D, 0x40, 0xEB, 0x14, 0x80]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(10), VectorRegister(28), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpsllvq ymm4, ymm5, yword [rax + r8*4]", expected: [0xC4, 0xA2, 0xD5, 0x47, 0x24, 0x80]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(4), VectorRegister(5), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpsllvq zmm19, zmm17, zword [rax + r8*4]", expected: [0x62, 0xA2, 0xF5, 0x40, 0x47, 0x1C, 0x80]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(19), VectorRegister(17), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpminsd ymm7, ymm4, yword [rax + r8*4]", expected: [0xC4, 0xA2, 0x5D, 0x39, 0x3C, 0x80]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(7), VectorRegister(4), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpminsd zmm28, zmm6, zword [rax + r8*4]", expected: [0x62, 0x22, 0x4D, 0x48, 0x39, 0x24, 0x80]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(28), VectorRegister(6), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vmovups oword [rax + r8*4], xmm11", expected: [0xC4, 0x21, 0x78, 0x11, 0x1C, 0x80]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.rax, index: .r8, scale: 4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rax + r8*4], zmm2", expected: [0x62, 0xB2, 0x7E, 0x48, 0x31, 0x14, 0x80]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rax, index: .r8, scale: 4), VectorRegister(2))
+  },
+  X86EncodingCase(source: "vpaddd ymm4, ymm5, yword [r11 + r9*2 + 12]", expected: [0xC4, 0x81, 0x55, 0xFE, 0x64, 0x4B, 0x0C]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(4), VectorRegister(5), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpaddd zmm9, zmm13, zword [r11 + r9*2 + 12]", expected: [0x62, 0x11, 0x15, 0x48, 0xFE, 0x8C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(9), VectorRegister(13), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpand ymm7, ymm4, yword [r11 + r9*2 + 12]", expected: [0xC4, 0x81, 0x5D, 0xDB, 0x7C, 0x4B, 0x0C]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(7), VectorRegister(4), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpandd zmm18, zmm2, zword [r11 + r9*2 + 12]", expected: [0x62, 0x81, 0x6D, 0x48, 0xDB, 0x94, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(18), VectorRegister(2), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpsllvd ymm10, ymm3, yword [r11 + r9*2 + 12]", expected: [0xC4, 0x02, 0x65, 0x47, 0x54, 0x4B, 0x0C]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(10), VectorRegister(3), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpsllvd zmm27, zmm23, zword [r11 + r9*2 + 12]", expected: [0x62, 0x02, 0x45, 0x40, 0x47, 0x9C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(27), VectorRegister(23), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm13, ymm2, yword [r11 + r9*2 + 12]", expected: [0xC4, 0x02, 0x6D, 0x3D, 0x6C, 0x4B, 0x0C]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(13), VectorRegister(2), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm4, zmm12, zword [r11 + r9*2 + 12]", expected: [0x62, 0x92, 0x1D, 0x48, 0x3D, 0xA4, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(4), VectorRegister(12), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vmovups oword [r11 + r9*2 + 12], xmm0", expected: [0xC4, 0x81, 0x78, 0x11, 0x44, 0x4B, 0x0C]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.r11, index: .r9, scale: 2, 12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r11 + r9*2 + 12], zmm13", expected: [0x62, 0x12, 0x7E, 0x48, 0x31, 0xAC, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r11, index: .r9, scale: 2, 12), VectorRegister(13))
+  },
+  X86EncodingCase(source: "vpaddq ymm13, ymm2, yword [rbx + rcx*8 - 4]", expected: [0xC5, 0x6D, 0xD4, 0x6C, 0xCB, 0xFC]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(13), VectorRegister(2), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpaddq zmm26, zmm8, zword [rbx + rcx*8 - 4]", expected: [0x62, 0x61, 0xBD, 0x48, 0xD4, 0x94, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(26), VectorRegister(8), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpmuldq ymm0, ymm1, yword [rbx + rcx*8 - 4]", expected: [0xC4, 0xE2, 0x75, 0x28, 0x44, 0xCB, 0xFC]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(0), VectorRegister(1), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpmuldq zmm3, zmm29, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xF2, 0x95, 0x40, 0x28, 0x9C, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(3), VectorRegister(29), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpsravd ymm3, ymm0, yword [rbx + rcx*8 - 4]", expected: [0xC4, 0xE2, 0x7D, 0x46, 0x5C, 0xCB, 0xFC]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(3), VectorRegister(0), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpsravd zmm12, zmm18, zword [rbx + rcx*8 - 4]", expected: [0x62, 0x72, 0x6D, 0x40, 0x46, 0xA4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(12), VectorRegister(18), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpackssdw ymm6, ymm15, yword [rbx + rcx*8 - 4]", expected: [0xC5, 0x85, 0x6B, 0x74, 0xCB, 0xFC]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(6), VectorRegister(15), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpackssdw zmm21, zmm7, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xE1, 0x45, 0x48, 0x6B, 0xAC, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(21), VectorRegister(7), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vmovups oword [rbx + rcx*8 - 4], xmm5", expected: [0xC5, 0xF8, 0x11, 0x6C, 0xCB, 0xFC]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.rbx, index: .rcx, scale: 8, -4), VectorRegister(5))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rbx + rcx*8 - 4], zmm24", expected: [0x62, 0x62, 0x7E, 0x48, 0x31, 0x84, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rbx, index: .rcx, scale: 8, -4), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpsubd ymm3, ymm0, yword [r13 + r14*1]", expected: [0xC4, 0x81, 0x7D, 0xFA, 0x5C, 0x35, 0x00]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(3), VectorRegister(0), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpsubd zmm2, zmm14, zword [r13 + r14*1]", expected: [0x62, 0x91, 0x0D, 0x48, 0xFA, 0x54, 0x35, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(2), VectorRegister(14), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpor ymm6, ymm15, yword [r13 + r14*1]", expected: [0xC4, 0x81, 0x05, 0xEB, 0x74, 0x35, 0x00]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(6), VectorRegister(15), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpord zmm11, zmm3, zword [r13 + r14*1]", expected: [0x62, 0x11, 0x65, 0x48, 0xEB, 0x5C, 0x35, 0x00]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(11), VectorRegister(3), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpsllvq ymm9, ymm14, yword [r13 + r14*1]", expected: [0xC4, 0x02, 0x8D, 0x47, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(9), VectorRegister(14), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpsllvq zmm20, zmm24, zword [r13 + r14*1]", expected: [0x62, 0x82, 0xBD, 0x40, 0x47, 0x64, 0x35, 0x00]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(20), VectorRegister(24), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpminsd ymm12, ymm13, yword [r13 + r14*1]", expected: [0xC4, 0x02, 0x15, 0x39, 0x64, 0x35, 0x00]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(12), VectorRegister(13), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpminsd zmm29, zmm13, zword [r13 + r14*1]", expected: [0x62, 0x02, 0x15, 0x48, 0x39, 0x6C, 0x35, 0x00]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(29), VectorRegister(13), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vmovups oword [r13 + r14*1], xmm10", expected: [0xC4, 0x01, 0x78, 0x11, 0x54, 0x35, 0x00]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.r13, index: .r14, scale: 1), VectorRegister(10))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r13 + r14*1], zmm3", expected: [0x62, 0x92, 0x7E, 0x48, 0x31, 0x5C, 0x35, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r13, index: .r14, scale: 1), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpaddd ymm9, ymm14, yword [rsp + rax*1 + 256]", expected: [0xC5, 0x0D, 0xFE, 0x8C, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(9), VectorRegister(14), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpaddd zmm10, zmm20, zword [rsp + rax*1 + 256]", expected: [0x62, 0x71, 0x5D, 0x40, 0xFE, 0x54, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(10), VectorRegister(20), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpand ymm12, ymm13, yword [rsp + rax*1 + 256]", expected: [0xC5, 0x15, 0xDB, 0xA4, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(12), VectorRegister(13), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpandd zmm19, zmm9, zword [rsp + rax*1 + 256]", expected: [0x62, 0xE1, 0x35, 0x48, 0xDB, 0x5C, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(19), VectorRegister(9), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpsllvd ymm15, ymm12, yword [rsp + rax*1 + 256]", expected: [0xC4, 0x62, 0x1D, 0x47, 0xBC, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(15), VectorRegister(12), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpsllvd zmm28, zmm30, zword [rsp + rax*1 + 256]", expected: [0x62, 0x62, 0x0D, 0x40, 0x47, 0x64, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(28), VectorRegister(30), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm2, ymm11, yword [rsp + rax*1 + 256]", expected: [0xC4, 0xE2, 0x25, 0x3D, 0x94, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(2), VectorRegister(11), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm5, zmm19, zword [rsp + rax*1 + 256]", expected: [0x62, 0xF2, 0x65, 0x40, 0x3D, 0x6C, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(5), VectorRegister(19), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vmovups oword [rsp + rax*1 + 256], xmm15", expected: [0xC5, 0x78, 0x11, 0xBC, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.rsp, index: .rax, scale: 1, 256), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rsp + rax*1 + 256], zmm14", expected: [0x62, 0x72, 0x7E, 0x48, 0x31, 0x74, 0x04, 0x10]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rsp, index: .rax, scale: 1, 256), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpaddq ymm2, ymm11, yword [r10 + r15*2 + 192]", expected: [0xC4, 0x81, 0x25, 0xD4, 0x94, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(2), VectorRegister(11), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpaddq zmm27, zmm15, zword [r10 + r15*2 + 192]", expected: [0x62, 0x01, 0x85, 0x48, 0xD4, 0x5C, 0x7A, 0x03]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(27), VectorRegister(15), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpmuldq ymm5, ymm10, yword [r10 + r15*2 + 192]", expected: [0xC4, 0x82, 0x2D, 0x28, 0xAC, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(5), VectorRegister(10), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpmuldq zmm4, zmm4, zword [r10 + r15*2 + 192]", expected: [0x62, 0x92, 0xDD, 0x48, 0x28, 0x64, 0x7A, 0x03]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(4), VectorRegister(4), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpsravd ymm8, ymm9, yword [r10 + r15*2 + 192]", expected: [0xC4, 0x02, 0x35, 0x46, 0x84, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(8), VectorRegister(9), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpsravd zmm13, zmm25, zword [r10 + r15*2 + 192]", expected: [0x62, 0x12, 0x35, 0x40, 0x46, 0x6C, 0x7A, 0x03]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(13), VectorRegister(25), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpackssdw ymm11, ymm8, yword [r10 + r15*2 + 192]", expected: [0xC4, 0x01, 0x3D, 0x6B, 0x9C, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(11), VectorRegister(8), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpackssdw zmm22, zmm14, zword [r10 + r15*2 + 192]", expected: [0x62, 0x81, 0x0D, 0x48, 0x6B, 0x74, 0x7A, 0x03]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(22), VectorRegister(14), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vmovups oword [r10 + r15*2 + 192], xmm4", expected: [0xC4, 0x81, 0x78, 0x11, 0xA4, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.r10, index: .r15, scale: 2, 192), VectorRegister(4))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r10 + r15*2 + 192], zmm25", expected: [0x62, 0x02, 0x7E, 0x48, 0x31, 0x4C, 0x7A, 0x0C]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r10, index: .r15, scale: 2, 192), VectorRegister(25))
+  },
+  X86EncodingCase(source: "vpsubd ymm8, ymm9, yword [rdi + rdx*1 + 1024]", expected: [0xC5, 0x35, 0xFA, 0x84, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(8), VectorRegister(9), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpsubd zmm3, zmm21, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF1, 0x55, 0x40, 0xFA, 0x5C, 0x17, 0x10]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(3), VectorRegister(21), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpor ymm11, ymm8, yword [rdi + rdx*1 + 1024]", expected: [0xC5, 0x3D, 0xEB, 0x9C, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(11), VectorRegister(8), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpord zmm12, zmm10, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0x71, 0x2D, 0x48, 0xEB, 0x64, 0x17, 0x10]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(12), VectorRegister(10), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpsllvq ymm14, ymm7, yword [rdi + rdx*1 + 1024]", expected: [0xC4, 0x62, 0xC5, 0x47, 0xB4, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(14), VectorRegister(7), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpsllvq zmm21, zmm31, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xE2, 0x85, 0x40, 0x47, 0x6C, 0x17, 0x10]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(21), VectorRegister(31), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpminsd ymm1, ymm6, yword [rdi + rdx*1 + 1024]", expected: [0xC4, 0xE2, 0x4D, 0x39, 0x8C, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(1), VectorRegister(6), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpminsd zmm30, zmm20, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0x62, 0x5D, 0x40, 0x39, 0x74, 0x17, 0x10]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(30), VectorRegister(20), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vmovups oword [rdi + rdx*1 + 1024], xmm9", expected: [0xC5, 0x78, 0x11, 0x8C, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.vmovupsXMM(MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rdi + rdx*1 + 1024], zmm4", expected: [0x62, 0xF2, 0x7E, 0x48, 0x31, 0x64, 0x17, 0x40]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), VectorRegister(4))
+  },
+  X86EncodingCase(source: "vpaddd ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0xFE, 0xD1]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsubd ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0xFA, 0xD1]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpaddq ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0xD4, 0xD1]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpand ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0xDB, 0xD1]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpor ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0xEB, 0xD1]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpmuldq ymm2, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0x28, 0xD1]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsllvd ymm2, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0x47, 0xD1]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsllvq ymm2, ymm0, ymm1", expected: [0xC4, 0xE2, 0xFD, 0x47, 0xD1]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsravd ymm2, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0x46, 0xD1]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm2, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0x3D, 0xD1]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpminsd ymm2, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0x39, 0xD1]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpackssdw ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0x6B, 0xD1]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsrlq ymm2, ymm0, 32", expected: [0xC5, 0xED, 0x73, 0xD0, 0x20]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(2), VectorRegister(0), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad ymm2, ymm0, 31", expected: [0xC5, 0xED, 0x72, 0xE0, 0x1F]) { assembler in
+    assembler.shiftYMM(.vpsrad, VectorRegister(2), VectorRegister(0), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq ymm2, ymm0, 1", expected: [0xC5, 0xED, 0x73, 0xD0, 0x01]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(2), VectorRegister(0), by: 1)
+  },
+  X86EncodingCase(source: "vpermq ymm2, ymm0, 0xD8", expected: [0xC4, 0xE3, 0xFD, 0x00, 0xD0, 0xD8]) { assembler in
+    assembler.vpermqYMM(VectorRegister(2), VectorRegister(0), 0xD8)
+  },
+  X86EncodingCase(source: "vextracti128 xmm2, ymm0, 1", expected: [0xC4, 0xE3, 0x7D, 0x39, 0xC2, 0x01]) { assembler in
+    assembler.vextracti128(VectorRegister(2), VectorRegister(0), half: 1)
+  },
+  X86EncodingCase(source: "vpacksswb xmm2, xmm0, xmm1", expected: [0xC5, 0xF9, 0x63, 0xD1]) { assembler in
+    assembler.vpacksswbXMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpackuswb xmm2, xmm0, xmm1", expected: [0xC5, 0xF9, 0x67, 0xD1]) { assembler in
+    assembler.vpackuswbXMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpaddd ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x65, 0xFE, 0xF8]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsubd ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x65, 0xFA, 0xF8]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpaddq ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x65, 0xD4, 0xF8]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpand ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x65, 0xDB, 0xF8]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpor ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x65, 0xEB, 0xF8]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpmuldq ymm7, ymm3, ymm8", expected: [0xC4, 0xC2, 0x65, 0x28, 0xF8]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsllvd ymm7, ymm3, ymm8", expected: [0xC4, 0xC2, 0x65, 0x47, 0xF8]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsllvq ymm7, ymm3, ymm8", expected: [0xC4, 0xC2, 0xE5, 0x47, 0xF8]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsravd ymm7, ymm3, ymm8", expected: [0xC4, 0xC2, 0x65, 0x46, 0xF8]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm7, ymm3, ymm8", expected: [0xC4, 0xC2, 0x65, 0x3D, 0xF8]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpminsd ymm7, ymm3, ymm8", expected: [0xC4, 0xC2, 0x65, 0x39, 0xF8]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpackssdw ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x65, 0x6B, 0xF8]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsrlq ymm7, ymm3, 32", expected: [0xC5, 0xC5, 0x73, 0xD3, 0x20]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(7), VectorRegister(3), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad ymm7, ymm3, 31", expected: [0xC5, 0xC5, 0x72, 0xE3, 0x1F]) { assembler in
+    assembler.shiftYMM(.vpsrad, VectorRegister(7), VectorRegister(3), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq ymm7, ymm3, 1", expected: [0xC5, 0xC5, 0x73, 0xD3, 0x01]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(7), VectorRegister(3), by: 1)
+  },
+  X86EncodingCase(source: "vpermq ymm7, ymm3, 0xD8", expected: [0xC4, 0xE3, 0xFD, 0x00, 0xFB, 0xD8]) { assembler in
+    assembler.vpermqYMM(VectorRegister(7), VectorRegister(3), 0xD8)
+  },
+  X86EncodingCase(source: "vextracti128 xmm7, ymm3, 1", expected: [0xC4, 0xE3, 0x7D, 0x39, 0xDF, 0x01]) { assembler in
+    assembler.vextracti128(VectorRegister(7), VectorRegister(3), half: 1)
+  },
+  X86EncodingCase(source: "vpacksswb xmm7, xmm3, xmm8", expected: [0xC4, 0xC1, 0x61, 0x63, 0xF8]) { assembler in
+    assembler.vpacksswbXMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpackuswb xmm7, xmm3, xmm8", expected: [0xC4, 0xC1, 0x61, 0x67, 0xF8]) { assembler in
+    assembler.vpackuswbXMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpaddd ymm12, ymm8, ymm3", expected: [0xC5, 0x3D, 0xFE, 0xE3]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsubd ymm12, ymm8, ymm3", expected: [0xC5, 0x3D, 0xFA, 0xE3]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpaddq ymm12, ymm8, ymm3", expected: [0xC5, 0x3D, 0xD4, 0xE3]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpand ymm12, ymm8, ymm3", expected: [0xC5, 0x3D, 0xDB, 0xE3]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpor ymm12, ymm8, ymm3", expected: [0xC5, 0x3D, 0xEB, 0xE3]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpmuldq ymm12, ymm8, ymm3", expected: [0xC4, 0x62, 0x3D, 0x28, 0xE3]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsllvd ymm12, ymm8, ymm3", expected: [0xC4, 0x62, 0x3D, 0x47, 0xE3]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsllvq ymm12, ymm8, ymm3", expected: [0xC4, 0x62, 0xBD, 0x47, 0xE3]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsravd ymm12, ymm8, ymm3", expected: [0xC4, 0x62, 0x3D, 0x46, 0xE3]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm12, ymm8, ymm3", expected: [0xC4, 0x62, 0x3D, 0x3D, 0xE3]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpminsd ymm12, ymm8, ymm3", expected: [0xC4, 0x62, 0x3D, 0x39, 0xE3]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpackssdw ymm12, ymm8, ymm3", expected: [0xC5, 0x3D, 0x6B, 0xE3]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsrlq ymm12, ymm8, 32", expected: [0xC4, 0xC1, 0x1D, 0x73, 0xD0, 0x20]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(12), VectorRegister(8), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad ymm12, ymm8, 31", expected: [0xC4, 0xC1, 0x1D, 0x72, 0xE0, 0x1F]) { assembler in
+    assembler.shiftYMM(.vpsrad, VectorRegister(12), VectorRegister(8), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq ymm12, ymm8, 1", expected: [0xC4, 0xC1, 0x1D, 0x73, 0xD0, 0x01]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(12), VectorRegister(8), by: 1)
+  },
+  X86EncodingCase(source: "vpermq ymm12, ymm8, 0xD8", expected: [0xC4, 0x43, 0xFD, 0x00, 0xE0, 0xD8]) { assembler in
+    assembler.vpermqYMM(VectorRegister(12), VectorRegister(8), 0xD8)
+  },
+  X86EncodingCase(source: "vextracti128 xmm12, ymm8, 1", expected: [0xC4, 0x43, 0x7D, 0x39, 0xC4, 0x01]) { assembler in
+    assembler.vextracti128(VectorRegister(12), VectorRegister(8), half: 1)
+  },
+  X86EncodingCase(source: "vpacksswb xmm12, xmm8, xmm3", expected: [0xC5, 0x39, 0x63, 0xE3]) { assembler in
+    assembler.vpacksswbXMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpackuswb xmm12, xmm8, xmm3", expected: [0xC5, 0x39, 0x67, 0xE3]) { assembler in
+    assembler.vpackuswbXMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpaddd ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x05, 0xFE, 0xCF]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpsubd ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x05, 0xFA, 0xCF]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpaddq ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x05, 0xD4, 0xCF]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpand ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x05, 0xDB, 0xCF]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpor ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x05, 0xEB, 0xCF]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpmuldq ymm1, ymm15, ymm15", expected: [0xC4, 0xC2, 0x05, 0x28, 0xCF]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpsllvd ymm1, ymm15, ymm15", expected: [0xC4, 0xC2, 0x05, 0x47, 0xCF]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpsllvq ymm1, ymm15, ymm15", expected: [0xC4, 0xC2, 0x85, 0x47, 0xCF]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpsravd ymm1, ymm15, ymm15", expected: [0xC4, 0xC2, 0x05, 0x46, 0xCF]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm1, ymm15, ymm15", expected: [0xC4, 0xC2, 0x05, 0x3D, 0xCF]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpminsd ymm1, ymm15, ymm15", expected: [0xC4, 0xC2, 0x05, 0x39, 0xCF]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpackssdw ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x05, 0x6B, 0xCF]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpsrlq ymm1, ymm15, 32", expected: [0xC4, 0xC1, 0x75, 0x73, 0xD7, 0x20]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(1), VectorRegister(15), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad ymm1, ymm15, 31", expected: [0xC4, 0xC1, 0x75, 0x72, 0xE7, 0x1F]) { assembler in
+    assembler.shiftYMM(.vpsrad, VectorRegister(1), VectorRegister(15), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq ymm1, ymm15, 1", expected: [0xC4, 0xC1, 0x75, 0x73, 0xD7, 0x01]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(1), VectorRegister(15), by: 1)
+  },
+  X86EncodingCase(source: "vpermq ymm1, ymm15, 0xD8", expected: [0xC4, 0xC3, 0xFD, 0x00, 0xCF, 0xD8]) { assembler in
+    assembler.vpermqYMM(VectorRegister(1), VectorRegister(15), 0xD8)
+  },
+  X86EncodingCase(source: "vextracti128 xmm1, ymm15, 1", expected: [0xC4, 0x63, 0x7D, 0x39, 0xF9, 0x01]) { assembler in
+    assembler.vextracti128(VectorRegister(1), VectorRegister(15), half: 1)
+  },
+  X86EncodingCase(source: "vpacksswb xmm1, xmm15, xmm15", expected: [0xC4, 0xC1, 0x01, 0x63, 0xCF]) { assembler in
+    assembler.vpacksswbXMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpackuswb xmm1, xmm15, xmm15", expected: [0xC4, 0xC1, 0x01, 0x67, 0xCF]) { assembler in
+    assembler.vpackuswbXMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpaddd ymm6, ymm12, ymm0", expected: [0xC5, 0x9D, 0xFE, 0xF0]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpsubd ymm6, ymm12, ymm0", expected: [0xC5, 0x9D, 0xFA, 0xF0]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpaddq ymm6, ymm12, ymm0", expected: [0xC5, 0x9D, 0xD4, 0xF0]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpand ymm6, ymm12, ymm0", expected: [0xC5, 0x9D, 0xDB, 0xF0]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpor ymm6, ymm12, ymm0", expected: [0xC5, 0x9D, 0xEB, 0xF0]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpmuldq ymm6, ymm12, ymm0", expected: [0xC4, 0xE2, 0x1D, 0x28, 0xF0]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpsllvd ymm6, ymm12, ymm0", expected: [0xC4, 0xE2, 0x1D, 0x47, 0xF0]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpsllvq ymm6, ymm12, ymm0", expected: [0xC4, 0xE2, 0x9D, 0x47, 0xF0]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpsravd ymm6, ymm12, ymm0", expected: [0xC4, 0xE2, 0x1D, 0x46, 0xF0]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm6, ymm12, ymm0", expected: [0xC4, 0xE2, 0x1D, 0x3D, 0xF0]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpminsd ymm6, ymm12, ymm0", expected: [0xC4, 0xE2, 0x1D, 0x39, 0xF0]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpackssdw ymm6, ymm12, ymm0", expected: [0xC5, 0x9D, 0x6B, 0xF0]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpsrlq ymm6, ymm12, 32", expected: [0xC4, 0xC1, 0x4D, 0x73, 0xD4, 0x20]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(6), VectorRegister(12), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad ymm6, ymm12, 31", expected: [0xC4, 0xC1, 0x4D, 0x72, 0xE4, 0x1F]) { assembler in
+    assembler.shiftYMM(.vpsrad, VectorRegister(6), VectorRegister(12), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq ymm6, ymm12, 1", expected: [0xC4, 0xC1, 0x4D, 0x73, 0xD4, 0x01]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(6), VectorRegister(12), by: 1)
+  },
+  X86EncodingCase(source: "vpermq ymm6, ymm12, 0xD8", expected: [0xC4, 0xC3, 0xFD, 0x00, 0xF4, 0xD8]) { assembler in
+    assembler.vpermqYMM(VectorRegister(6), VectorRegister(12), 0xD8)
+  },
+  X86EncodingCase(source: "vextracti128 xmm6, ymm12, 1", expected: [0xC4, 0x63, 0x7D, 0x39, 0xE6, 0x01]) { assembler in
+    assembler.vextracti128(VectorRegister(6), VectorRegister(12), half: 1)
+  },
+  X86EncodingCase(source: "vpacksswb xmm6, xmm12, xmm0", expected: [0xC5, 0x99, 0x63, 0xF0]) { assembler in
+    assembler.vpacksswbXMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpackuswb xmm6, xmm12, xmm0", expected: [0xC5, 0x99, 0x67, 0xF0]) { assembler in
+    assembler.vpackuswbXMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpaddd ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x75, 0xFE, 0xD9]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsubd ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x75, 0xFA, 0xD9]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpaddq ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x75, 0xD4, 0xD9]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpand ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x75, 0xDB, 0xD9]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpor ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x75, 0xEB, 0xD9]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpmuldq ymm11, ymm1, ymm9", expected: [0xC4, 0x42, 0x75, 0x28, 0xD9]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsllvd ymm11, ymm1, ymm9", expected: [0xC4, 0x42, 0x75, 0x47, 0xD9]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsllvq ymm11, ymm1, ymm9", expected: [0xC4, 0x42, 0xF5, 0x47, 0xD9]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsravd ymm11, ymm1, ymm9", expected: [0xC4, 0x42, 0x75, 0x46, 0xD9]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm11, ymm1, ymm9", expected: [0xC4, 0x42, 0x75, 0x3D, 0xD9]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpminsd ymm11, ymm1, ymm9", expected: [0xC4, 0x42, 0x75, 0x39, 0xD9]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpackssdw ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x75, 0x6B, 0xD9]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsrlq ymm11, ymm1, 32", expected: [0xC5, 0xA5, 0x73, 0xD1, 0x20]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(11), VectorRegister(1), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad ymm11, ymm1, 31", expected: [0xC5, 0xA5, 0x72, 0xE1, 0x1F]) { assembler in
+    assembler.shiftYMM(.vpsrad, VectorRegister(11), VectorRegister(1), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq ymm11, ymm1, 1", expected: [0xC5, 0xA5, 0x73, 0xD1, 0x01]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(11), VectorRegister(1), by: 1)
+  },
+  X86EncodingCase(source: "vpermq ymm11, ymm1, 0xD8", expected: [0xC4, 0x63, 0xFD, 0x00, 0xD9, 0xD8]) { assembler in
+    assembler.vpermqYMM(VectorRegister(11), VectorRegister(1), 0xD8)
+  },
+  X86EncodingCase(source: "vextracti128 xmm11, ymm1, 1", expected: [0xC4, 0xC3, 0x7D, 0x39, 0xCB, 0x01]) { assembler in
+    assembler.vextracti128(VectorRegister(11), VectorRegister(1), half: 1)
+  },
+  X86EncodingCase(source: "vpacksswb xmm11, xmm1, xmm9", expected: [0xC4, 0x41, 0x71, 0x63, 0xD9]) { assembler in
+    assembler.vpacksswbXMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpackuswb xmm11, xmm1, xmm9", expected: [0xC4, 0x41, 0x71, 0x67, 0xD9]) { assembler in
+    assembler.vpackuswbXMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpaddd ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x35, 0xFE, 0xC6]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpsubd ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x35, 0xFA, 0xC6]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpaddq ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x35, 0xD4, 0xC6]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpand ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x35, 0xDB, 0xC6]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpor ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x35, 0xEB, 0xC6]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpmuldq ymm0, ymm9, ymm14", expected: [0xC4, 0xC2, 0x35, 0x28, 0xC6]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpsllvd ymm0, ymm9, ymm14", expected: [0xC4, 0xC2, 0x35, 0x47, 0xC6]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpsllvq ymm0, ymm9, ymm14", expected: [0xC4, 0xC2, 0xB5, 0x47, 0xC6]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpsravd ymm0, ymm9, ymm14", expected: [0xC4, 0xC2, 0x35, 0x46, 0xC6]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm0, ymm9, ymm14", expected: [0xC4, 0xC2, 0x35, 0x3D, 0xC6]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpminsd ymm0, ymm9, ymm14", expected: [0xC4, 0xC2, 0x35, 0x39, 0xC6]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpackssdw ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x35, 0x6B, 0xC6]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpsrlq ymm0, ymm9, 32", expected: [0xC4, 0xC1, 0x7D, 0x73, 0xD1, 0x20]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(0), VectorRegister(9), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad ymm0, ymm9, 31", expected: [0xC4, 0xC1, 0x7D, 0x72, 0xE1, 0x1F]) { assembler in
+    assembler.shiftYMM(.vpsrad, VectorRegister(0), VectorRegister(9), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq ymm0, ymm9, 1", expected: [0xC4, 0xC1, 0x7D, 0x73, 0xD1, 0x01]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(0), VectorRegister(9), by: 1)
+  },
+  X86EncodingCase(source: "vpermq ymm0, ymm9, 0xD8", expected: [0xC4, 0xC3, 0xFD, 0x00, 0xC1, 0xD8]) { assembler in
+    assembler.vpermqYMM(VectorRegister(0), VectorRegister(9), 0xD8)
+  },
+  X86EncodingCase(source: "vextracti128 xmm0, ymm9, 1", expected: [0xC4, 0x63, 0x7D, 0x39, 0xC8, 0x01]) { assembler in
+    assembler.vextracti128(VectorRegister(0), VectorRegister(9), half: 1)
+  },
+  X86EncodingCase(source: "vpacksswb xmm0, xmm9, xmm14", expected: [0xC4, 0xC1, 0x31, 0x63, 0xC6]) { assembler in
+    assembler.vpacksswbXMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpackuswb xmm0, xmm9, xmm14", expected: [0xC4, 0xC1, 0x31, 0x67, 0xC6]) { assembler in
+    assembler.vpackuswbXMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpaddd ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5D, 0xFE, 0xEB]) { assembler in
+    assembler.packedYMM(.vpaddd, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsubd ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5D, 0xFA, 0xEB]) { assembler in
+    assembler.packedYMM(.vpsubd, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpaddq ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5D, 0xD4, 0xEB]) { assembler in
+    assembler.packedYMM(.vpaddq, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpand ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5D, 0xDB, 0xEB]) { assembler in
+    assembler.packedYMM(.vpand, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpor ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5D, 0xEB, 0xEB]) { assembler in
+    assembler.packedYMM(.vpor, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpmuldq ymm5, ymm4, ymm11", expected: [0xC4, 0xC2, 0x5D, 0x28, 0xEB]) { assembler in
+    assembler.packedYMM(.vpmuldq, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsllvd ymm5, ymm4, ymm11", expected: [0xC4, 0xC2, 0x5D, 0x47, 0xEB]) { assembler in
+    assembler.packedYMM(.vpsllvd, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsllvq ymm5, ymm4, ymm11", expected: [0xC4, 0xC2, 0xDD, 0x47, 0xEB]) { assembler in
+    assembler.packedYMM(.vpsllvq, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsravd ymm5, ymm4, ymm11", expected: [0xC4, 0xC2, 0x5D, 0x46, 0xEB]) { assembler in
+    assembler.packedYMM(.vpsravd, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpmaxsd ymm5, ymm4, ymm11", expected: [0xC4, 0xC2, 0x5D, 0x3D, 0xEB]) { assembler in
+    assembler.packedYMM(.vpmaxsd, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpminsd ymm5, ymm4, ymm11", expected: [0xC4, 0xC2, 0x5D, 0x39, 0xEB]) { assembler in
+    assembler.packedYMM(.vpminsd, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpackssdw ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5D, 0x6B, 0xEB]) { assembler in
+    assembler.packedYMM(.vpackssdw, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsrlq ymm5, ymm4, 32", expected: [0xC5, 0xD5, 0x73, 0xD4, 0x20]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(5), VectorRegister(4), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad ymm5, ymm4, 31", expected: [0xC5, 0xD5, 0x72, 0xE4, 0x1F]) { assembler in
+    assembler.shiftYMM(.vpsrad, VectorRegister(5), VectorRegister(4), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq ymm5, ymm4, 1", expected: [0xC5, 0xD5, 0x73, 0xD4, 0x01]) { assembler in
+    assembler.shiftYMM(.vpsrlq, VectorRegister(5), VectorRegister(4), by: 1)
+  },
+  X86EncodingCase(source: "vpermq ymm5, ymm4, 0xD8", expected: [0xC4, 0xE3, 0xFD, 0x00, 0xEC, 0xD8]) { assembler in
+    assembler.vpermqYMM(VectorRegister(5), VectorRegister(4), 0xD8)
+  },
+  X86EncodingCase(source: "vextracti128 xmm5, ymm4, 1", expected: [0xC4, 0xE3, 0x7D, 0x39, 0xE5, 0x01]) { assembler in
+    assembler.vextracti128(VectorRegister(5), VectorRegister(4), half: 1)
+  },
+  X86EncodingCase(source: "vpacksswb xmm5, xmm4, xmm11", expected: [0xC4, 0xC1, 0x59, 0x63, 0xEB]) { assembler in
+    assembler.vpacksswbXMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpackuswb xmm5, xmm4, xmm11", expected: [0xC4, 0xC1, 0x59, 0x67, 0xEB]) { assembler in
+    assembler.vpackuswbXMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpaddd zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7D, 0x48, 0xFE, 0xE9]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsubd zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7D, 0x48, 0xFA, 0xE9]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpaddq zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0xFD, 0x48, 0xD4, 0xE9]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpandd zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7D, 0x48, 0xDB, 0xE9]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpord zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7D, 0x48, 0xEB, 0xE9]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpmuldq zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0xFD, 0x48, 0x28, 0xE9]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsllvd zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x47, 0xE9]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsllvq zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0xFD, 0x48, 0x47, 0xE9]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsravd zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x46, 0xE9]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x3D, 0xE9]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpminsd zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x39, 0xE9]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpackssdw zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7D, 0x48, 0x6B, 0xE9]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsrlq zmm5, zmm0, 32", expected: [0x62, 0xF1, 0xD5, 0x48, 0x73, 0xD0, 0x20]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(5), VectorRegister(0), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad zmm5, zmm0, 31", expected: [0x62, 0xF1, 0x55, 0x48, 0x72, 0xE0, 0x1F]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(5), VectorRegister(0), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq zmm5, zmm0, 1", expected: [0x62, 0xF1, 0xD5, 0x48, 0x73, 0xD0, 0x01]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(5), VectorRegister(0), by: 1)
+  },
+  X86EncodingCase(source: "vpaddd zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x65, 0x48, 0xFE, 0xE0]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsubd zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x65, 0x48, 0xFA, 0xE0]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpaddq zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0xE5, 0x48, 0xD4, 0xE0]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpandd zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x65, 0x48, 0xDB, 0xE0]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpord zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x65, 0x48, 0xEB, 0xE0]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpmuldq zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0xE5, 0x48, 0x28, 0xE0]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsllvd zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x47, 0xE0]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsllvq zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0xE5, 0x48, 0x47, 0xE0]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsravd zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x46, 0xE0]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x3D, 0xE0]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpminsd zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x39, 0xE0]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpackssdw zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x65, 0x48, 0x6B, 0xE0]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsrlq zmm12, zmm3, 32", expected: [0x62, 0xF1, 0x9D, 0x48, 0x73, 0xD3, 0x20]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(12), VectorRegister(3), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad zmm12, zmm3, 31", expected: [0x62, 0xF1, 0x1D, 0x48, 0x72, 0xE3, 0x1F]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(12), VectorRegister(3), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq zmm12, zmm3, 1", expected: [0x62, 0xF1, 0x9D, 0x48, 0x73, 0xD3, 0x01]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(12), VectorRegister(3), by: 1)
+  },
+  X86EncodingCase(source: "vpaddd zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7D, 0x40, 0xFE, 0xDB]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsubd zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7D, 0x40, 0xFA, 0xDB]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpaddq zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0xFD, 0x40, 0xD4, 0xDB]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpandd zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7D, 0x40, 0xDB, 0xDB]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpord zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7D, 0x40, 0xEB, 0xDB]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpmuldq zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0xFD, 0x40, 0x28, 0xDB]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsllvd zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x47, 0xDB]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsllvq zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0xFD, 0x40, 0x47, 0xDB]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsravd zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x46, 0xDB]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x3D, 0xDB]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpminsd zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x39, 0xDB]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpackssdw zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7D, 0x40, 0x6B, 0xDB]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsrlq zmm19, zmm16, 32", expected: [0x62, 0xB1, 0xE5, 0x40, 0x73, 0xD0, 0x20]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(19), VectorRegister(16), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad zmm19, zmm16, 31", expected: [0x62, 0xB1, 0x65, 0x40, 0x72, 0xE0, 0x1F]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(19), VectorRegister(16), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq zmm19, zmm16, 1", expected: [0x62, 0xB1, 0xE5, 0x40, 0x73, 0xD0, 0x01]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(19), VectorRegister(16), by: 1)
+  },
+  X86EncodingCase(source: "vpaddd zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x05, 0x40, 0xFE, 0xD7]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpsubd zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x05, 0x40, 0xFA, 0xD7]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpaddq zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x85, 0x40, 0xD4, 0xD7]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpandd zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x05, 0x40, 0xDB, 0xD7]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpord zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x05, 0x40, 0xEB, 0xD7]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpmuldq zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x85, 0x40, 0x28, 0xD7]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpsllvd zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x47, 0xD7]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpsllvq zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x85, 0x40, 0x47, 0xD7]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpsravd zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x46, 0xD7]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x3D, 0xD7]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpminsd zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x39, 0xD7]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpackssdw zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x05, 0x40, 0x6B, 0xD7]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpsrlq zmm26, zmm31, 32", expected: [0x62, 0x91, 0xAD, 0x40, 0x73, 0xD7, 0x20]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(26), VectorRegister(31), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad zmm26, zmm31, 31", expected: [0x62, 0x91, 0x2D, 0x40, 0x72, 0xE7, 0x1F]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(26), VectorRegister(31), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq zmm26, zmm31, 1", expected: [0x62, 0x91, 0xAD, 0x40, 0x73, 0xD7, 0x01]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(26), VectorRegister(31), by: 1)
+  },
+  X86EncodingCase(source: "vpaddd zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1D, 0x48, 0xFE, 0xC8]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpsubd zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1D, 0x48, 0xFA, 0xC8]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpaddq zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x9D, 0x48, 0xD4, 0xC8]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpandd zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1D, 0x48, 0xDB, 0xC8]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpord zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1D, 0x48, 0xEB, 0xC8]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpmuldq zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x9D, 0x48, 0x28, 0xC8]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpsllvd zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x47, 0xC8]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpsllvq zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x9D, 0x48, 0x47, 0xC8]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpsravd zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x46, 0xC8]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x3D, 0xC8]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpminsd zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x39, 0xC8]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpackssdw zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1D, 0x48, 0x6B, 0xC8]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpsrlq zmm1, zmm12, 32", expected: [0x62, 0xD1, 0xF5, 0x48, 0x73, 0xD4, 0x20]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(1), VectorRegister(12), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad zmm1, zmm12, 31", expected: [0x62, 0xD1, 0x75, 0x48, 0x72, 0xE4, 0x1F]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(1), VectorRegister(12), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq zmm1, zmm12, 1", expected: [0x62, 0xD1, 0xF5, 0x48, 0x73, 0xD4, 0x01]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(1), VectorRegister(12), by: 1)
+  },
+  X86EncodingCase(source: "vpaddd zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x75, 0x40, 0xFE, 0xC1]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsubd zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x75, 0x40, 0xFA, 0xC1]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpaddq zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0xF5, 0x40, 0xD4, 0xC1]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpandd zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x75, 0x40, 0xDB, 0xC1]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpord zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x75, 0x40, 0xEB, 0xC1]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpmuldq zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0xF5, 0x40, 0x28, 0xC1]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsllvd zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x47, 0xC1]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsllvq zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0xF5, 0x40, 0x47, 0xC1]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsravd zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x46, 0xC1]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x3D, 0xC1]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpminsd zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x39, 0xC1]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpackssdw zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x75, 0x40, 0x6B, 0xC1]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsrlq zmm8, zmm17, 32", expected: [0x62, 0xB1, 0xBD, 0x48, 0x73, 0xD1, 0x20]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(8), VectorRegister(17), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad zmm8, zmm17, 31", expected: [0x62, 0xB1, 0x3D, 0x48, 0x72, 0xE1, 0x1F]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(8), VectorRegister(17), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq zmm8, zmm17, 1", expected: [0x62, 0xB1, 0xBD, 0x48, 0x73, 0xD1, 0x01]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(8), VectorRegister(17), by: 1)
+  },
+  X86EncodingCase(source: "vpaddd zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x35, 0x48, 0xFE, 0xFE]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpsubd zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x35, 0x48, 0xFA, 0xFE]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpaddq zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0xB5, 0x48, 0xD4, 0xFE]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpandd zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x35, 0x48, 0xDB, 0xFE]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpord zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x35, 0x48, 0xEB, 0xFE]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpmuldq zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0xB5, 0x48, 0x28, 0xFE]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpsllvd zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x47, 0xFE]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpsllvq zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0xB5, 0x48, 0x47, 0xFE]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpsravd zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x46, 0xFE]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x3D, 0xFE]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpminsd zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x39, 0xFE]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpackssdw zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x35, 0x48, 0x6B, 0xFE]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpsrlq zmm15, zmm9, 32", expected: [0x62, 0xD1, 0x85, 0x48, 0x73, 0xD1, 0x20]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(15), VectorRegister(9), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad zmm15, zmm9, 31", expected: [0x62, 0xD1, 0x05, 0x48, 0x72, 0xE1, 0x1F]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(15), VectorRegister(9), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq zmm15, zmm9, 1", expected: [0x62, 0xD1, 0x85, 0x48, 0x73, 0xD1, 0x01]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(15), VectorRegister(9), by: 1)
+  },
+  X86EncodingCase(source: "vpaddd zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5D, 0x40, 0xFE, 0xF3]) { assembler in
+    assembler.packedZMM(.vpaddd, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsubd zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5D, 0x40, 0xFA, 0xF3]) { assembler in
+    assembler.packedZMM(.vpsubd, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpaddq zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0xDD, 0x40, 0xD4, 0xF3]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpandd zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5D, 0x40, 0xDB, 0xF3]) { assembler in
+    assembler.packedZMM(.vpand, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpord zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5D, 0x40, 0xEB, 0xF3]) { assembler in
+    assembler.packedZMM(.vpor, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpmuldq zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0xDD, 0x40, 0x28, 0xF3]) { assembler in
+    assembler.packedZMM(.vpmuldq, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsllvd zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x47, 0xF3]) { assembler in
+    assembler.packedZMM(.vpsllvd, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsllvq zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0xDD, 0x40, 0x47, 0xF3]) { assembler in
+    assembler.packedZMM(.vpsllvq, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsravd zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x46, 0xF3]) { assembler in
+    assembler.packedZMM(.vpsravd, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpmaxsd zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x3D, 0xF3]) { assembler in
+    assembler.packedZMM(.vpmaxsd, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpminsd zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x39, 0xF3]) { assembler in
+    assembler.packedZMM(.vpminsd, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpackssdw zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5D, 0x40, 0x6B, 0xF3]) { assembler in
+    assembler.packedZMM(.vpackssdw, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsrlq zmm22, zmm20, 32", expected: [0x62, 0xB1, 0xCD, 0x40, 0x73, 0xD4, 0x20]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(22), VectorRegister(20), by: 32)
+  },
+  X86EncodingCase(source: "vpsrad zmm22, zmm20, 31", expected: [0x62, 0xB1, 0x4D, 0x40, 0x72, 0xE4, 0x1F]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(22), VectorRegister(20), by: 31)
+  },
+  X86EncodingCase(source: "vpsrlq zmm22, zmm20, 1", expected: [0x62, 0xB1, 0xCD, 0x40, 0x73, 0xD4, 0x01]) { assembler in
+    assembler.shiftZMM(.vpsrlq, VectorRegister(22), VectorRegister(20), by: 1)
+  },
 ]

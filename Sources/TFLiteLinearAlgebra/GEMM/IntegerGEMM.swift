@@ -13,6 +13,10 @@
 // - the run-time generated `vpdpbusd` kernels over `QuadPanelMatrices` (signed bytes, four depths
 //   per lane, the depth padded to a multiple of four), when the CPU has AVX512-VNNI or AVX-VNNI
 //   and the weights fit a signed byte (int8 weights always do, their zero point being 0).
+//
+// The Swift route requantizes with `IntegerEpilogue.requantize`; the generated route requantizes in
+// the generated code (RequantizationEmission.swift), bit for bit the same, from the same constants
+// laid out as `RequantizationTable` records.
 
 /// The per-output-channel constants of an integer kernel's requantization, padded with zeros to
 /// whole 16-channel blocks per group so every block loads full vectors.
@@ -25,6 +29,8 @@
   @usableFromInline internal let words: UnsafeMutablePointer<Int32>
   /// The `QuantizedMultiplierLanes` parts first, second, negative and shift, `count` of each.
   @usableFromInline internal let wideWords: UnsafeMutablePointer<Int64>
+  /// The same constants as one `RequantizationTable` record per 16-channel block, for generated code.
+  @usableFromInline internal let table: UnsafeMutableRawPointer
 
   /// Collects the constants of `groups × groupChannels` channels; channel `c` of the whole op has
   /// bias `bias(c)` (already an Int32 sum term) and multiplier `multipliers[c]`, applied with `rounding`.
@@ -38,6 +44,17 @@
     words.initialize(repeating: 0, count: 3 * count)
     wideWords = UnsafeMutablePointer<Int64>.allocate(capacity: 4 * count)
     wideWords.initialize(repeating: 0, count: 4 * count)
+    let blocks = (count + GEMMTile.columns - 1) / GEMMTile.columns
+    table = UnsafeMutableRawPointer.allocate(byteCount: blocks * RequantizationTable.blockBytes, alignment: 64)
+    table.initializeMemory(as: UInt8.self, repeating: 0, count: blocks * RequantizationTable.blockBytes)
+    for block in 0..<blocks {
+      for lane in 0..<GEMMTile.columns {
+        // Padding channels get the zero multiplier's constants, so every lane's arithmetic is defined.
+        RequantizationTable.write(
+          lane: lane, of: table + block * RequantizationTable.blockBytes, bias: 0,
+          multiplier: QuantizedMultiplier(multiplier: 0, shift: 0), rounding: rounding)
+      }
+    }
     for group in 0..<groups {
       for channel in 0..<groupChannels {
         let source = group * groupChannels + channel
@@ -50,6 +67,9 @@
         wideWords[count + index] = lane.second
         wideWords[2 * count + index] = lane.negative
         wideWords[3 * count + index] = lane.shift
+        RequantizationTable.write(
+          lane: index % GEMMTile.columns, of: table + index / GEMMTile.columns * RequantizationTable.blockBytes,
+          bias: words[index], multiplier: multipliers[source], rounding: rounding)
       }
     }
   }
@@ -57,6 +77,7 @@
   deinit {
     words.deallocate()
     wideWords.deallocate()
+    table.deallocate()
   }
 
   /// The requantization of group `group`'s channels (column 0 = the group's first channel).
@@ -66,7 +87,9 @@
       bias: words + first, multipliers: words + count + first, leftShifts: words + 2 * count + first,
       wide: wideWords + first, wideStride: count,
       outputZeroPoint: SIMD8(repeating: outputZeroPoint), lower: SIMD8(repeating: clamp.lowerBound),
-      upper: SIMD8(repeating: clamp.upperBound))
+      upper: SIMD8(repeating: clamp.upperBound),
+      table: UnsafeRawPointer(table + first / GEMMTile.columns * RequantizationTable.blockBytes),
+      lanes: RequantizationLanes(outputZeroPoint: outputZeroPoint, lower: clamp.lowerBound, upper: clamp.upperBound))
   }
 }
 
@@ -89,9 +112,17 @@
   @usableFromInline package let lower: SIMD8<Int32>
   /// The clamp's upper bound in every lane.
   @usableFromInline package let upper: SIMD8<Int32>
+  /// The `RequantizationTable` record of channels 0–15 (channel `c`'s block is `c / 16` records on).
+  @usableFromInline package let table: UnsafeRawPointer
+  /// Zero point and clamp as the generated requantization reads them.
+  @usableFromInline package let lanes: RequantizationLanes
 
   /// Creates the value from its parts.
-  @inlinable package init(bias: UnsafePointer<Int32>, multipliers: UnsafePointer<Int32>, leftShifts: UnsafePointer<Int32>, wide: UnsafePointer<Int64>, wideStride: Int, outputZeroPoint: SIMD8<Int32>, lower: SIMD8<Int32>, upper: SIMD8<Int32>) {
+  @inlinable package init(
+    bias: UnsafePointer<Int32>, multipliers: UnsafePointer<Int32>, leftShifts: UnsafePointer<Int32>,
+    wide: UnsafePointer<Int64>, wideStride: Int, outputZeroPoint: SIMD8<Int32>, lower: SIMD8<Int32>,
+    upper: SIMD8<Int32>, table: UnsafeRawPointer, lanes: RequantizationLanes
+  ) {
     self.bias = bias
     self.multipliers = multipliers
     self.leftShifts = leftShifts
@@ -100,6 +131,13 @@
     self.outputZeroPoint = outputZeroPoint
     self.lower = lower
     self.upper = upper
+    self.table = table
+    self.lanes = lanes
+  }
+
+  /// The `RequantizationTable` record of channels `channel ..< channel + 16` (`channel` a multiple of 16).
+  @inlinable package func table(channel: Int) -> UnsafeRawPointer {
+    table + channel / GEMMTile.columns * RequantizationTable.blockBytes
   }
 
   /// The raw outputs of channels `channel ..< channel + 16` for their sums (`@inline(always)`:
@@ -176,9 +214,9 @@
 }
 
 /// The generated `vpdpbusd` kernels as a `GEMMDriver` micro-kernel: each panel's rows are cut into
-/// tiles of at most `kernels.maximumRows` rows (heights within one row of each other), whose Int32
-/// sums the generated code writes to a small buffer on the stack and the shared epilogue
-/// requantizes and stores. The plan never splits the depth, so every call is the first and last block.
+/// tiles of at most `kernels.maximumRows` rows (heights within one row of each other), which the
+/// generated code sums, requantizes with the epilogue's `RequantizationTable` record and stores as
+/// bytes. The plan never splits the depth, so every call is the first and last block.
 @usableFromInline package struct DotProductMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
   /// Bias, rescale and clamp of the product.
   @usableFromInline package let epilogue: IntegerEpilogue
@@ -200,18 +238,14 @@
     let tiles = (rowCount + maximumRows - 1) / maximumRows
     let height = rowCount / tiles
     let tallerTiles = rowCount % tiles
-    withUnsafeTemporaryAllocation(of: SIMD16<Int32>.self, capacity: maximumRows) { buffer in
-      let sums = buffer.baseAddress!
+    let table = epilogue.table(channel: column)
+    withUnsafePointer(to: epilogue.lanes) { lanes in
       var first = 0
       for tile in 0..<tiles {
         let rows = tile < tallerTiles ? height + 1 : height
-        kernels.tileSums(
-          a: a + first * lda, lda: lda, rows: rows, b: b, steps: depth / 4,
-          c: UnsafeMutableRawPointer(sums).assumingMemoryBound(to: Int32.self), ldc: GEMMTile.columns)
-        for row in 0..<rows {
-          IntegerMicroKernel<Output>.store(
-            epilogue.requantize(sums[row], channel: column), to: output + (first + row) * ldc)
-        }
+        kernels.requantizedTile(
+          a: a + first * lda, lda: lda, rows: rows, b: b, steps: depth / 4, table: table,
+          lanes: UnsafeRawPointer(lanes), c: output + first * ldc, ldc: ldc)
         first += rows
       }
     }

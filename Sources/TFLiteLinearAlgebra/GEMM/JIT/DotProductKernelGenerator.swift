@@ -9,7 +9,8 @@
 /// 1. the 64 panel bytes are loaded (one zmm or two ymm);
 /// 2. for every row, its four A bytes are broadcast and `acc[r] += dot(A quad, B quad)` per lane.
 /// The sums wrap in Int32 as `vpdpbusd` does (and LiteRT's int32 accumulators); afterwards the 16
-/// sums of each row are stored to C. No requantization: the caller's epilogue does that.
+/// sums of each row are stored to C, or, in the requantizing variants, requantized in registers
+/// (`RequantizationEmission`, with the arguments' table and lanes) and stored as 16 bytes per row.
 ///
 /// Registers: rdi arguments, rax and r10 the bases of rows 0–4 and 5–9 (row r is
 /// `base + {0, 1, 2, 3, 4} × stride` through the SIB byte), r8/r9 the row stride ×1/×3, rdx the
@@ -29,10 +30,13 @@
     }
   }
 
-  /// The machine code of the `rows`-row kernel for `isa`.
-  @usableFromInline package static func code(isa: DotProductISA, rows: Int) throws(Failure) -> [UInt8] {
+  /// The machine code of the `rows`-row kernel for `isa`: storing Int32 sums, or requantized
+  /// `output` bytes when `output` is given.
+  @usableFromInline package static func code(
+    isa: DotProductISA, rows: Int, output: RequantizedOutput? = nil
+  ) throws(Failure) -> [UInt8] {
     guard (1...maximumRows(isa)).contains(rows) else { throw .unsupportedRows(rows, isa) }
-    var emitter = DotProductEmitter(isa: isa, rows: rows)
+    var emitter = DotProductEmitter(isa: isa, rows: rows, output: output)
     emitter.emitKernel()
     return emitter.assembler.finishedCode()
   }
@@ -49,15 +53,19 @@
   @usableFromInline package var b: UnsafePointer<Int8>
   /// Steps of four depths (0 or more).
   @usableFromInline package var steps: Int
-  /// Row 0 of C (16 sums written per row).
-  @usableFromInline package var c: UnsafeMutablePointer<Int32>
+  /// Row 0 of C (16 sums, or 16 requantized bytes, written per row).
+  @usableFromInline package var c: UnsafeMutableRawPointer
   /// Bytes between rows of C.
   @usableFromInline package var cRowBytes: Int
+  /// The requantizing variants' `RequantizationTable` record of the 16 columns.
+  @usableFromInline package var table: UnsafeRawPointer?
+  /// The requantizing variants' `RequantizationLanes`.
+  @usableFromInline package var lanes: UnsafeRawPointer?
 
   /// The arguments from their parts.
   @usableFromInline package init(
-    a: UnsafePointer<UInt8>, aRowBytes: Int, b: UnsafePointer<Int8>, steps: Int, c: UnsafeMutablePointer<Int32>,
-    cRowBytes: Int
+    a: UnsafePointer<UInt8>, aRowBytes: Int, b: UnsafePointer<Int8>, steps: Int, c: UnsafeMutableRawPointer,
+    cRowBytes: Int, table: UnsafeRawPointer? = nil, lanes: UnsafeRawPointer? = nil
   ) {
     self.a = a
     self.aRowBytes = aRowBytes
@@ -65,6 +73,8 @@
     self.steps = steps
     self.c = c
     self.cRowBytes = cRowBytes
+    self.table = table
+    self.lanes = lanes
   }
 }
 
@@ -72,15 +82,18 @@
 private struct DotProductEmitter {
   let isa: DotProductISA
   let rows: Int
+  /// The requantized output type, or nil to store the Int32 sums.
+  let output: RequantizedOutput?
   var assembler = X86Assembler()
   /// ymm (AVX-VNNI, two per row) or zmm (AVX512-VNNI, one per row).
   let width: VectorWidth
   /// Rows 5g ..< 5g + 5 of A or C are addressed from rax (g = 0) and r10 (g = 1).
   let bases: RowBases
 
-  init(isa: DotProductISA, rows: Int) {
+  init(isa: DotProductISA, rows: Int, output: RequantizedOutput?) {
     self.isa = isa
     self.rows = rows
+    self.output = output
     width = isa == .avxVNNI ? .ymm : .zmm
     bases = RowBases(registers: [.rax, .r10], rows: rows)
   }
@@ -139,9 +152,22 @@ private struct DotProductEmitter {
     assembler.jump(if: .notZero, to: step)
     assembler.bind(done)
     setBases(origin: \.c, stride: \.cRowBytes)
-    for row in 0..<rows {
-      for vector in 0..<width.vectorsPerRow {
-        assembler.store(width, rowAddress(row, plus: Int32(vector) * width.bytes), accumulator(row, vector))
+    if let output {
+      // The panel registers are free now: they are the emission's scratch.
+      assembler.mov(.rsi, argumentOperand(\DotProductKernelArguments.table))
+      assembler.mov(.r11, argumentOperand(\DotProductKernelArguments.lanes))
+      let emission = RequantizationEmission(
+        width: width, output: output, table: .rsi, lanes: .r11,
+        scratch: (panelRegister(0), panelRegister(1)))
+      for row in 0..<rows {
+        emission.emit(
+          &assembler, sums: (0..<width.vectorsPerRow).map { accumulator(row, $0) }, to: rowAddress(row))
+      }
+    } else {
+      for row in 0..<rows {
+        for vector in 0..<width.vectorsPerRow {
+          assembler.store(width, rowAddress(row, plus: Int32(vector) * width.bytes), accumulator(row, vector))
+        }
       }
     }
     assembler.returnFromKernel(restoring: [])

@@ -8,8 +8,9 @@
 // input offset (128 for int8) is folded into the bias through the column sums, as FBGEMM does.
 
 /// The generated dot-product kernels of one instruction set: one per tile height
-/// `1...maximumRows`, made together on first use and kept for the life of the process (a bounded
-/// cache: 6 or 10 kernels of a few hundred bytes).
+/// `1...maximumRows` storing Int32 sums, and as many per output type requantizing in registers,
+/// made together on first use and kept for the life of the process (a bounded cache: 18 or 30
+/// kernels of at most a few kilobytes).
 ///
 /// The 8-bit CONV_2D and FULLY_CONNECTED kernels use them (`IntegerGEMM` with
 /// `DotProductMicroKernel`) wherever the CPU and OS allow and the weights fit signed bytes; the
@@ -25,21 +26,35 @@
   @usableFromInline package let maximumRows: Int
   /// The kernel for `rows` rows at index `rows - 1`.
   private let kernels: [ExecutableCode]
+  /// The requantizing kernels: for each `RequantizedOutput` (by raw value), one per tile height.
+  private let requantizingKernels: [[ExecutableCode]]
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
   /// Generates every kernel of `isa`; nil when the OS refuses executable memory.
   private init?(isa: DotProductISA) {
     let maximumRows = DotProductKernelGenerator.maximumRows(isa)
-    var kernels: [ExecutableCode] = []
-    for rows in 1...maximumRows {
-      guard let code = try? DotProductKernelGenerator.code(isa: isa, rows: rows), let executable = ExecutableCode(code)
-      else { return nil }
-      kernels.append(executable)
+    /// Every tile height's kernel storing `output` (Int32 sums when nil).
+    func heights(_ output: RequantizedOutput?) -> [ExecutableCode]? {
+      var kernels: [ExecutableCode] = []
+      for rows in 1...maximumRows {
+        guard let code = try? DotProductKernelGenerator.code(isa: isa, rows: rows, output: output),
+          let executable = ExecutableCode(code)
+        else { return nil }
+        kernels.append(executable)
+      }
+      return kernels
+    }
+    guard let kernels = heights(nil) else { return nil }
+    var requantizing: [[ExecutableCode]] = []
+    for output in RequantizedOutput.allCases {
+      guard let outputKernels = heights(output) else { return nil }
+      requantizing.append(outputKernels)
     }
     self.isa = isa
     self.maximumRows = maximumRows
     self.kernels = kernels
+    requantizingKernels = requantizing
   }
 
   private static let avxVNNI = GeneratedDotProductKernels(isa: .avxVNNI)
@@ -90,8 +105,27 @@
       (1...maximumRows).contains(rows) && steps >= 0 && lda >= 0 && ldc >= GEMMTile.columns,
       "invalid dot-product extent")
     var arguments = DotProductKernelArguments(
-      a: a, aRowBytes: lda, b: b, steps: steps, c: c, cRowBytes: ldc * MemoryLayout<Int32>.stride)
+      a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c),
+      cRowBytes: ldc * MemoryLayout<Int32>.stride)
     let entry = unsafeBitCast(kernels[rows - 1].entry, to: Entry.self)
+    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+  }
+
+  /// One tile as `tileSums`, requantized in the generated code: the 16 columns' `RequantizationTable`
+  /// record `table` and `lanes` give bias, rescale, zero point and clamp, and each row's 16 outputs
+  /// go to C (rows `ldc` apart) as `Output` bytes, bit for bit as `IntegerEpilogue.requantize` and
+  /// a narrowing store.
+  @usableFromInline package func requantizedTile<Output: QuantizedInteger>(
+    a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
+    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int
+  ) {
+    precondition(
+      (1...maximumRows).contains(rows) && steps >= 0 && lda >= 0 && ldc >= GEMMTile.columns,
+      "invalid dot-product extent")
+    var arguments = DotProductKernelArguments(
+      a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c), cRowBytes: ldc, table: table, lanes: lanes)
+    let output: RequantizedOutput = Output.isSigned ? .int8 : .uint8
+    let entry = unsafeBitCast(requantizingKernels[output.rawValue][rows - 1].entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }
 }

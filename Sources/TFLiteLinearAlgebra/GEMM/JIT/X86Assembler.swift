@@ -67,6 +67,83 @@
   case notZero = 0x5
 }
 
+/// The lane-wise integer operations of the generated requantization, with one register or memory
+/// source besides the first: `packedYMM` (VEX, AVX2) and `packedZMM` (EVEX, AVX-512F).
+@usableFromInline package enum PackedIntegerOperation: CaseIterable, Sendable {
+  /// `vpaddd`: 32-bit sums, wrapping.
+  case vpaddd
+  /// `vpsubd`: 32-bit differences, wrapping.
+  case vpsubd
+  /// `vpaddq`: 64-bit sums, wrapping.
+  case vpaddq
+  /// `vpand` (ymm) / `vpandd` (zmm): bitwise and.
+  case vpand
+  /// `vpor` (ymm) / `vpord` (zmm): bitwise or.
+  case vpor
+  /// `vpmuldq`: the exact 64-bit product of the low signed 32 bits of each 64-bit lane.
+  case vpmuldq
+  /// `vpsllvd`: each 32-bit lane shifted left by the count in the same lane (0 past 31).
+  case vpsllvd
+  /// `vpsllvq`: each 64-bit lane shifted left by the count in the same lane (0 past 63).
+  case vpsllvq
+  /// `vpsravd`: each 32-bit lane shifted right arithmetically by the count in the same lane.
+  case vpsravd
+  /// `vpmaxsd`: signed 32-bit maxima.
+  case vpmaxsd
+  /// `vpminsd`: signed 32-bit minima.
+  case vpminsd
+  /// `vpackssdw`: the 32-bit lanes of both sources as saturated words, per 128-bit half.
+  case vpackssdw
+
+  /// The opcode map (0F or 0F38).
+  fileprivate var map: X86Assembler.OpcodeMap {
+    switch self {
+    case .vpaddd, .vpsubd, .vpaddq, .vpand, .vpor, .vpackssdw: .x0F
+    case .vpmuldq, .vpsllvd, .vpsllvq, .vpsravd, .vpmaxsd, .vpminsd: .x0F38
+    }
+  }
+
+  /// The opcode byte.
+  fileprivate var opcode: UInt8 {
+    switch self {
+    case .vpaddd: 0xFE
+    case .vpsubd: 0xFA
+    case .vpaddq: 0xD4
+    case .vpand: 0xDB
+    case .vpor: 0xEB
+    case .vpmuldq: 0x28
+    case .vpsllvd, .vpsllvq: 0x47
+    case .vpsravd: 0x46
+    case .vpmaxsd: 0x3D
+    case .vpminsd: 0x39
+    case .vpackssdw: 0x6B
+    }
+  }
+
+  /// VEX.W: only the 64-bit variable shift needs W1 there.
+  fileprivate var isWideInVEX: Bool { self == .vpsllvq }
+
+  /// EVEX.W: W1 for the 64-bit element operations.
+  fileprivate var isWideInEVEX: Bool { self == .vpaddq || self == .vpmuldq || self == .vpsllvq }
+}
+
+/// Shifts of every lane by an immediate count (`shiftYMM`, `shiftZMM`).
+@usableFromInline package enum PackedShift: CaseIterable, Sendable {
+  /// `vpsrlq`: 64-bit lanes, logical right shift.
+  case vpsrlq
+  /// `vpsrad`: 32-bit lanes, arithmetic right shift.
+  case vpsrad
+
+  /// The opcode byte (group 12 or 13).
+  fileprivate var opcode: UInt8 { self == .vpsrlq ? 0x73 : 0x72 }
+
+  /// The ModRM.reg opcode extension.
+  fileprivate var extensionField: UInt8 { self == .vpsrlq ? 2 : 4 }
+
+  /// EVEX.W: W1 for the 64-bit lanes.
+  fileprivate var isWideInEVEX: Bool { self == .vpsrlq }
+}
+
 /// A position in the code that jumps refer to.
 @usableFromInline package struct AssemblerLabel {
   fileprivate let id: Int
@@ -309,6 +386,63 @@
     vex(map: .x0F, prefix: .x66, opcode: 0xFE, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
+  /// `op ymm1, ymm2, ymm3` for a lane-wise integer operation (AVX2).
+  @usableFromInline package mutating func packedYMM(
+    _ operation: PackedIntegerOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
+  ) {
+    vex(
+      map: operation.map, prefix: .x66, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
+      operand: .register(right.number), wide: operation.isWideInVEX)
+  }
+
+  /// `op ymm1, ymm2, [m256]` for a lane-wise integer operation (AVX2).
+  @usableFromInline package mutating func packedYMM(
+    _ operation: PackedIntegerOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: MemoryOperand
+  ) {
+    vex(
+      map: operation.map, prefix: .x66, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
+      operand: .memory(right), wide: operation.isWideInVEX)
+  }
+
+  /// `op ymm1, ymm2, imm8` for a shift of every lane by a constant (AVX2).
+  @usableFromInline package mutating func shiftYMM(
+    _ shift: PackedShift, _ destination: VectorRegister, _ source: VectorRegister, by count: UInt8
+  ) {
+    vex(map: .x0F, prefix: .x66, opcode: shift.opcode, reg: shift.extensionField, vvvv: destination.number, operand: .register(source.number))
+    emit(count)
+  }
+
+  /// `vpermq ymm1, ymm2, imm8`: qword `i` of ymm1 is qword `(imm8 >> 2i) & 3` of ymm2 (AVX2).
+  @usableFromInline package mutating func vpermqYMM(_ destination: VectorRegister, _ source: VectorRegister, _ order: UInt8) {
+    vex(map: .x0F3A, prefix: .x66, opcode: 0x00, reg: destination.number, vvvv: 0, operand: .register(source.number), wide: true)
+    emit(order)
+  }
+
+  /// `vextracti128 xmm1, ymm2, imm8`: the low (0) or high (1) 128 bits of ymm2 (AVX2).
+  @usableFromInline package mutating func vextracti128(_ destination: VectorRegister, _ source: VectorRegister, half: UInt8) {
+    vex(map: .x0F3A, prefix: .x66, opcode: 0x39, reg: source.number, vvvv: 0, operand: .register(destination.number))
+    emit(half)
+  }
+
+  /// `vpacksswb xmm1, xmm2, xmm3`: the 16 words of xmm2 then xmm3 as signed bytes, saturating (AVX).
+  @usableFromInline package mutating func vpacksswbXMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    vex(
+      map: .x0F, prefix: .x66, opcode: 0x63, reg: destination.number, vvvv: left.number, operand: .register(right.number),
+      length256: false)
+  }
+
+  /// `vpackuswb xmm1, xmm2, xmm3`: the 16 words of xmm2 then xmm3 as unsigned bytes, saturating (AVX).
+  @usableFromInline package mutating func vpackuswbXMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    vex(
+      map: .x0F, prefix: .x66, opcode: 0x67, reg: destination.number, vvvv: left.number, operand: .register(right.number),
+      length256: false)
+  }
+
+  /// `vmovups [m128], xmm`.
+  @usableFromInline package mutating func vmovupsXMM(_ destination: MemoryOperand, _ source: VectorRegister) {
+    vex(map: .x0F, prefix: .none, opcode: 0x11, reg: source.number, vvvv: 0, operand: .memory(destination), length256: false)
+  }
+
   // MARK: - AVX-512F (EVEX, 512-bit)
 
   /// `vmovups zmm, [m512]`.
@@ -389,16 +523,51 @@
     evex(map: .x0F, prefix: .x66, opcode: 0xFE, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
+  /// `op zmm1, zmm2, zmm3` for a lane-wise integer operation (AVX-512F).
+  @usableFromInline package mutating func packedZMM(
+    _ operation: PackedIntegerOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
+  ) {
+    evex(
+      map: operation.map, prefix: .x66, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
+      operand: .register(right.number), elementBytes: 64, broadcast: false, wide: operation.isWideInEVEX)
+  }
+
+  /// `op zmm1, zmm2, [m512]` for a lane-wise integer operation (AVX-512F).
+  @usableFromInline package mutating func packedZMM(
+    _ operation: PackedIntegerOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: MemoryOperand
+  ) {
+    evex(
+      map: operation.map, prefix: .x66, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
+      operand: .memory(right), elementBytes: 64, broadcast: false, wide: operation.isWideInEVEX)
+  }
+
+  /// `op zmm1, zmm2, imm8` for a shift of every lane by a constant (AVX-512F).
+  @usableFromInline package mutating func shiftZMM(
+    _ shift: PackedShift, _ destination: VectorRegister, _ source: VectorRegister, by count: UInt8
+  ) {
+    evex(
+      map: .x0F, prefix: .x66, opcode: shift.opcode, reg: shift.extensionField, vvvv: destination.number,
+      operand: .register(source.number), elementBytes: 64, broadcast: false, wide: shift.isWideInEVEX)
+    emit(count)
+  }
+
+  /// `vpmovdb [m128], zmm`: the low byte of each of the 16 lanes (AVX-512F).
+  @usableFromInline package mutating func vpmovdbZMM(_ destination: MemoryOperand, _ source: VectorRegister) {
+    evex(
+      map: .x0F38, prefix: .xF3, opcode: 0x31, reg: source.number, vvvv: 0, operand: .memory(destination),
+      elementBytes: 16, broadcast: false)
+  }
+
   // MARK: - Encoding
 
   /// The opcode map of a VEX/EVEX instruction (its `mmmmm`/`mm` field).
-  private enum OpcodeMap: UInt8 {
-    case x0F = 1, x0F38 = 2
+  fileprivate enum OpcodeMap: UInt8 {
+    case x0F = 1, x0F38 = 2, x0F3A = 3
   }
 
   /// The implied legacy prefix of a VEX/EVEX instruction (its `pp` field).
   private enum ImpliedPrefix: UInt8 {
-    case none = 0, x66 = 1
+    case none = 0, x66 = 1, xF3 = 2
   }
 
   /// The r/m operand of an instruction: a register number or memory.
@@ -452,9 +621,11 @@
     vex(map: map, prefix: prefix, opcode: opcode, reg: reg, vvvv: vvvv, operand: .memory(memory))
   }
 
-  /// A 256-bit VEX instruction (W0), two-byte form when X, B and the map allow it.
+  /// A VEX instruction, 256-bit unless `length256` is false, W1 when `wide`; two-byte form when
+  /// W, X, B and the map allow it.
   private mutating func vex(
-    map: OpcodeMap, prefix: ImpliedPrefix, opcode: UInt8, reg: UInt8, vvvv: UInt8, operand: RMOperand
+    map: OpcodeMap, prefix: ImpliedPrefix, opcode: UInt8, reg: UInt8, vvvv: UInt8, operand: RMOperand,
+    wide: Bool = false, length256: Bool = true
   ) {
     precondition(reg < 16 && vvvv < 16, "VEX reaches only ymm0...ymm15")
     if case .register(let number) = operand { precondition(number < 16, "VEX reaches only ymm0...ymm15") }
@@ -464,11 +635,11 @@
       return 1
     }()
     let invertedB = ~operand.baseHigh & 1
-    let lengthAndPrefix = ((~vvvv & 0xF) << 3) | 0b100 | prefix.rawValue
-    if invertedX == 1 && invertedB == 1 && map == .x0F {
+    let lengthAndPrefix = ((~vvvv & 0xF) << 3) | (length256 ? 0b100 : 0) | prefix.rawValue
+    if invertedX == 1 && invertedB == 1 && map == .x0F && !wide {
       emit(0xC5, invertedR << 7 | lengthAndPrefix)
     } else {
-      emit(0xC4, invertedR << 7 | invertedX << 6 | invertedB << 5 | map.rawValue, lengthAndPrefix)
+      emit(0xC4, invertedR << 7 | invertedX << 6 | invertedB << 5 | map.rawValue, (wide ? 0x80 : 0) | lengthAndPrefix)
     }
     emit(opcode)
     modRM(reg: reg, operand, compression: 1)
@@ -491,18 +662,18 @@
       elementBytes: elementBytes, broadcast: broadcast)
   }
 
-  /// A 512-bit EVEX instruction (W0, no masking). `elementBytes` is the N of disp8×N compression:
-  /// the whole vector for full loads, the element for a broadcast or scalar operand.
+  /// A 512-bit EVEX instruction (W0 unless `wide`, no masking). `elementBytes` is the N of disp8×N
+  /// compression: the whole vector for full loads, the element for a broadcast or scalar operand.
   private mutating func evex(
     map: OpcodeMap, prefix: ImpliedPrefix, opcode: UInt8, reg: UInt8, vvvv: UInt8, operand: RMOperand,
-    elementBytes: Int32, broadcast: Bool
+    elementBytes: Int32, broadcast: Bool, wide: Bool = false
   ) {
     let invertedR = (~reg >> 3) & 1
     let invertedX = ~operand.indexHigh & 1
     let invertedB = ~operand.baseHigh & 1
     let invertedRPrime = (~reg >> 4) & 1
     emit(0x62, invertedR << 7 | invertedX << 6 | invertedB << 5 | invertedRPrime << 4 | map.rawValue)
-    emit(((~vvvv & 0xF) << 3) | 0b100 | prefix.rawValue)
+    emit((wide ? 0x80 : 0) | ((~vvvv & 0xF) << 3) | 0b100 | prefix.rawValue)
     let invertedVPrime = (~vvvv >> 4) & 1
     emit(0b10 << 5 | (broadcast ? 1 : 0) << 4 | invertedVPrime << 3)
     emit(opcode)

@@ -313,7 +313,8 @@ private struct ByteDepthwiseConvolution {
 extension ByteDepthwiseConvolution {
   /// The convolution on the generated kernels: for each output row, the window as in the Swift
   /// loop, then per 16-channel block the kernel's Int32 sums of every pixel of the row (every tap
-  /// of the window, in the table built once per call), requantized in Swift as there.
+  /// of the window, in the table built once per call), requantized by the generated
+  /// requantization kernel (a last partial block in Swift, as there).
   fileprivate func convolveGenerated<Output: QuantizedInteger>(
     _ input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int,
     kernels: GeneratedDepthwiseKernels
@@ -321,6 +322,8 @@ extension ByteDepthwiseConvolution {
     let channels = shape.outputChannels
     let block = DepthwiseKernelGenerator.blockChannels
     let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
+    // Whole 16-channel blocks are requantized by generated code too; a last partial block in Swift.
+    let requantizer = GeneratedRequantizationKernels.kernels(for: kernels.isa)
     let height = shape.height
     let width = shape.width
     let paddedRow = paddedWidth &* paddedChannels
@@ -354,6 +357,12 @@ extension ByteDepthwiseConvolution {
                   pixelCount: width.outputSize)
                 kernels.run(.unsignedBytes, &arguments)
                 let lanes = min(block, channels &- channel)
+                if lanes == block, let requantizer {
+                  requantizer.requantize(
+                    sums: sums, sumsStride: block, rows: width.outputSize, table: epilogue.table(channel: channel),
+                    lanes: epilogue.lanes, output: outputRow + channel, outputStride: channels)
+                  continue
+                }
                 for x in 0..<width.outputSize {
                   let requantized = epilogue.requantize(loadVector(sums + x &* block), channel: channel)
                   storeVector(requantized.narrowed(to: Output.self), outputRow + (x &* channels &+ channel), lanes: lanes)

@@ -1,0 +1,354 @@
+// The requantization of 8-bit kernels' Int32 sums in generated code, bit for bit as
+// `IntegerEpilogue.requantize` (and so LiteRT's reference kernels) computes it, then narrowed and
+// stored as 16 bytes per row. The dot-product GEMM kernels emit it as their fused epilogue (the sums
+// never leave registers); `GeneratedRequantizationKernels` wraps it in a standalone loop over rows
+// of Int32 sums (the 8-bit depthwise route's per-row sums buffer).
+//
+// Per lane (channel c), with x the Int32 sum:
+// 1. x = (x + bias) << left (wrapping; left is the Swift epilogue's shift count, taken mod 32 as
+//    its `&<<` does);
+// 2. p = x · multiplier, exact in 64 bits (`vpmuldq` on the even lanes, and on the odd lanes
+//    moved down by 32 bits);
+// 3. h = bits 32…63 of ((p + rounding) << align): the low 32 bits of (p + rounding) >> (32 − align).
+//    Two roundings (LiteRT's default): rounding 2^30 and align 1, i.e. the saturating rounding
+//    doubling high multiply (its nudge toward zero for negative products included: truncating
+//    (p + 1 − 2^30) / 2^31 equals flooring (p + 2^30) / 2^31; it cannot saturate since the
+//    multiplier is never negative). One rounding by 2^t: rounding 2^(t−1), align max(32 − t, 0);
+// 4. the rounding division by 2^r with halves away from zero: (h >> r) + 1 + s, where
+//    s = ((h & mask) − (h < 0) − threshold) >> 31 is −1 exactly when the remainder does not exceed
+//    (mask >> 1) + (h < 0), mask = 2^r − 1 and threshold = (mask >> 1) + 1. One rounding uses it as
+//    a plain arithmetic shift by max(t − 32, 0) with mask 0 (s is then always −1);
+// 5. plus the output zero point (the "+ 1" of step 4 is folded into it), clamped, narrowed.
+// Every intermediate of steps 3–5 fits 32 bits (|h| < 2^31, remainder terms within ±2^31), and the
+// Swift epilogue wraps the same way wherever it can wrap, so the two agree on every input.
+
+/// The per-channel constants of the generated requantization: one record of `blockBytes` per
+/// 16-channel block, each field 16 lanes (64 bytes) in channel order, or for 64-bit fields 8 lanes
+/// of the block's even channels then 8 of its odd ones (for AVX2, vector v of the block reads
+/// 32 bytes at `field + 32v` in either layout).
+@usableFromInline package enum RequantizationTable {
+  /// A field of a block's record, by index.
+  @usableFromInline package enum Field: Int32, CaseIterable {
+    /// Bias added to the sum (Int32).
+    case bias
+    /// Left shift of the biased sum (Int32, 0…31).
+    case leftShift
+    /// The multiplier mantissa (Int32).
+    case multiplier
+    /// At lane 2j the multiplier of channel 2j + 1 (what `vpmuldq` reads for the odd lanes).
+    case oddMultiplier
+    /// Rounding term of the even channels' products (Int64).
+    case evenRounding
+    /// Rounding term of the odd channels' products (Int64).
+    case oddRounding
+    /// Left shift aligning the even channels' rounded products (Int64).
+    case evenAlignment
+    /// Left shift aligning the odd channels' rounded products (Int64).
+    case oddAlignment
+    /// 2^r − 1 (Int32).
+    case remainderMask
+    /// (mask >> 1) + 1 (Int32).
+    case threshold
+    /// r (Int32).
+    case rightShift
+
+    /// The field's byte offset in a record.
+    @usableFromInline package var offset: Int32 { rawValue * RequantizationTable.fieldBytes }
+  }
+
+  /// Bytes of one field: 16 channels of 4 bytes, or 8 of 8.
+  @usableFromInline package static let fieldBytes: Int32 = 64
+  /// Bytes of one 16-channel block's record.
+  @usableFromInline package static let blockBytes = Field.allCases.count * Int(fieldBytes)
+
+  /// Writes channel `lane` (0…15) of the record at `block`: `bias`, then `multiplier` applied as
+  /// `rounding` says.
+  @usableFromInline package static func write(
+    lane: Int, of block: UnsafeMutableRawPointer, bias: Int32, multiplier: QuantizedMultiplier, rounding: RoundingPolicy
+  ) {
+    let left: Int32
+    let roundingTerm: Int64
+    let alignment: Int64
+    let right: Int32
+    let mask: Int32
+    switch rounding {
+    case .doubleRounding:
+      left = Int32(truncatingIfNeeded: max(multiplier.shift, 0)) & 31
+      roundingTerm = 1 << 30
+      alignment = 1
+      right = Int32(min(max(-multiplier.shift, 0), 31))
+      mask = Int32(truncatingIfNeeded: (Int64(1) << right) - 1)
+    case .singleRounding:
+      let total = Int64(min(max(31 - multiplier.shift, 1), 62))
+      left = 0
+      roundingTerm = 1 << (total - 1)
+      alignment = max(32 - total, 0)
+      right = Int32(max(total - 32, 0))
+      mask = 0
+    }
+    func store<Value>(_ value: Value, _ field: Field, index: Int) {
+      block.storeBytes(of: value, toByteOffset: Int(field.offset) + index * MemoryLayout<Value>.stride, as: Value.self)
+    }
+    let isOdd = lane % 2 == 1
+    store(bias, .bias, index: lane)
+    store(left, .leftShift, index: lane)
+    store(multiplier.multiplier, .multiplier, index: lane)
+    if isOdd { store(multiplier.multiplier, .oddMultiplier, index: lane - 1) }
+    store(roundingTerm, isOdd ? .oddRounding : .evenRounding, index: lane / 2)
+    store(alignment, isOdd ? .oddAlignment : .evenAlignment, index: lane / 2)
+    store(mask, .remainderMask, index: lane)
+    store((mask >> 1) + 1, .threshold, index: lane)
+    store(right, .rightShift, index: lane)
+  }
+}
+
+/// The per-call values of the generated requantization, 16 lanes each: output zero point plus one,
+/// the clamp's bounds, and the mask of every 64-bit lane's high half.
+@usableFromInline package struct RequantizationLanes {
+  /// The lanes, `Field` by `Field`.
+  @usableFromInline package var storage: (SIMD16<Int32>, SIMD16<Int32>, SIMD16<Int32>, SIMD16<Int32>)
+
+  /// The four fields, in storage order.
+  enum Field: Int32 {
+    case zeroPointPlusOne, lower, upper, highHalves
+
+    /// Byte offset in the storage.
+    var offset: Int32 { rawValue * 64 }
+  }
+
+  /// The lanes for `outputZeroPoint` and the clamp `lower...upper`.
+  @inlinable package init(outputZeroPoint: Int32, lower: Int32, upper: Int32) {
+    var highHalves = SIMD16<Int32>(repeating: 0)
+    for lane in stride(from: 1, to: 16, by: 2) { highHalves[lane] = -1 }
+    storage = (
+      SIMD16(repeating: outputZeroPoint &+ 1), SIMD16(repeating: lower), SIMD16(repeating: upper), highHalves
+    )
+  }
+}
+
+/// What the generated code stores: the clamped lanes as signed or unsigned bytes.
+@usableFromInline package enum RequantizedOutput: Int, CaseIterable, Sendable {
+  /// int8 outputs.
+  case int8
+  /// uint8 outputs.
+  case uint8
+}
+
+/// Emits the requantization of one row of 16 sums and the store of its 16 bytes.
+struct RequantizationEmission {
+  /// ymm (two registers per row) or zmm (one).
+  let width: VectorWidth
+  /// The output type.
+  let output: RequantizedOutput
+  /// Holds the address of the 16-channel block's `RequantizationTable` record.
+  let table: GPRegister
+  /// Holds the address of the `RequantizationLanes`.
+  let lanes: GPRegister
+  /// Two vector registers the emission may overwrite.
+  let scratch: (VectorRegister, VectorRegister)
+
+  /// `operation destination, left, right` in the emission's width.
+  private func packed(
+    _ assembler: inout X86Assembler, _ operation: PackedIntegerOperation, _ destination: VectorRegister,
+    _ left: VectorRegister, _ right: MemoryOperand
+  ) {
+    width == .ymm
+      ? assembler.packedYMM(operation, destination, left, right) : assembler.packedZMM(operation, destination, left, right)
+  }
+
+  /// `operation destination, left, right` with a register source.
+  private func packed(
+    _ assembler: inout X86Assembler, _ operation: PackedIntegerOperation, _ destination: VectorRegister,
+    _ left: VectorRegister, _ right: VectorRegister
+  ) {
+    width == .ymm
+      ? assembler.packedYMM(operation, destination, left, right) : assembler.packedZMM(operation, destination, left, right)
+  }
+
+  /// `shift destination, source, count`.
+  private func shift(
+    _ assembler: inout X86Assembler, _ shift: PackedShift, _ destination: VectorRegister, _ source: VectorRegister,
+    _ count: UInt8
+  ) {
+    width == .ymm
+      ? assembler.shiftYMM(shift, destination, source, by: count) : assembler.shiftZMM(shift, destination, source, by: count)
+  }
+
+  /// Requantizes the sums in `sums` (overwritten: one register per `width.vectorsPerRow`) and stores
+  /// the 16 output bytes at `destination`.
+  func emit(_ assembler: inout X86Assembler, sums: [VectorRegister], to destination: MemoryOperand) {
+    for (vector, value) in sums.enumerated() { requantize(&assembler, value, vector: vector) }
+    let (first, second) = scratch
+    if width == .zmm {
+      assembler.vpmovdbZMM(destination, sums[0])
+      return
+    }
+    // Words [A0–3 B0–3 | A4–7 B4–7] → [A0–3 A4–7 | B0–3 B4–7] → 16 bytes in channel order.
+    assembler.packedYMM(.vpackssdw, first, sums[0], sums[1])
+    assembler.vpermqYMM(first, first, 0b11_01_10_00)
+    assembler.vextracti128(second, first, half: 1)
+    output == .int8
+      ? assembler.vpacksswbXMM(first, first, second) : assembler.vpackuswbXMM(first, first, second)
+    assembler.vmovupsXMM(destination, first)
+  }
+
+  /// Steps 1–5 of the file's description on vector `vector` of a row, in place.
+  private func requantize(_ assembler: inout X86Assembler, _ value: VectorRegister, vector: Int) {
+    let (odd, even) = scratch
+    let step = Int32(vector) * width.bytes
+    func field(_ field: RequantizationTable.Field) -> MemoryOperand { MemoryOperand(table, field.offset + step) }
+    func lane(_ field: RequantizationLanes.Field) -> MemoryOperand { MemoryOperand(lanes, field.offset) }
+    packed(&assembler, .vpaddd, value, value, field(.bias))
+    packed(&assembler, .vpsllvd, value, value, field(.leftShift))
+    shift(&assembler, .vpsrlq, odd, value, 32)
+    packed(&assembler, .vpmuldq, even, value, field(.multiplier))
+    packed(&assembler, .vpmuldq, odd, odd, field(.oddMultiplier))
+    packed(&assembler, .vpaddq, even, even, field(.evenRounding))
+    packed(&assembler, .vpaddq, odd, odd, field(.oddRounding))
+    packed(&assembler, .vpsllvq, even, even, field(.evenAlignment))
+    packed(&assembler, .vpsllvq, odd, odd, field(.oddAlignment))
+    shift(&assembler, .vpsrlq, even, even, 32)
+    packed(&assembler, .vpand, odd, odd, lane(.highHalves))
+    packed(&assembler, .vpor, value, even, odd)
+    // value = h; now the rounding division: odd = remainder − (h < 0) − threshold, sign only.
+    packed(&assembler, .vpand, odd, value, field(.remainderMask))
+    shift(&assembler, .vpsrad, even, value, 31)
+    packed(&assembler, .vpaddd, odd, odd, even)
+    packed(&assembler, .vpsubd, odd, odd, field(.threshold))
+    shift(&assembler, .vpsrad, odd, odd, 31)
+    packed(&assembler, .vpsravd, value, value, field(.rightShift))
+    packed(&assembler, .vpaddd, value, value, odd)
+    packed(&assembler, .vpaddd, value, value, lane(.zeroPointPlusOne))
+    packed(&assembler, .vpmaxsd, value, value, lane(.lower))
+    packed(&assembler, .vpminsd, value, value, lane(.upper))
+  }
+}
+
+/// The arguments of a standalone requantization kernel, passed by pointer (the kernel reads each
+/// field at its `MemoryLayout` offset). Strides are in bytes.
+@usableFromInline package struct RequantizationKernelArguments {
+  /// Row 0's 16 Int32 sums.
+  @usableFromInline package var sums: UnsafePointer<Int32>
+  /// Bytes between rows of sums.
+  @usableFromInline package var sumsRowBytes: Int
+  /// Row 0's 16 output bytes.
+  @usableFromInline package var output: UnsafeMutableRawPointer
+  /// Bytes between output rows.
+  @usableFromInline package var outputRowBytes: Int
+  /// Rows (0 or more).
+  @usableFromInline package var rows: Int
+  /// The 16-channel block's `RequantizationTable` record.
+  @usableFromInline package var table: UnsafeRawPointer
+  /// The `RequantizationLanes`.
+  @usableFromInline package var lanes: UnsafeRawPointer
+
+  /// The arguments from their parts.
+  @inlinable package init(
+    sums: UnsafePointer<Int32>, sumsRowBytes: Int, output: UnsafeMutableRawPointer, outputRowBytes: Int, rows: Int,
+    table: UnsafeRawPointer, lanes: UnsafeRawPointer
+  ) {
+    self.sums = sums
+    self.sumsRowBytes = sumsRowBytes
+    self.output = output
+    self.outputRowBytes = outputRowBytes
+    self.rows = rows
+    self.table = table
+    self.lanes = lanes
+  }
+}
+
+/// Generates the standalone requantization kernel `void kernel(const RequantizationKernelArguments *)`:
+/// for each row, load 16 sums, requantize them (`RequantizationEmission`) and store 16 bytes.
+/// Registers: rdi arguments, rax the sums, rdx the output, rcx the row counter, rsi the table, r11
+/// the lanes; vector registers 0–3; `vzeroupper` before returning.
+@usableFromInline package enum RequantizationKernelGenerator {
+  /// The machine code for `isa` and `output`.
+  @usableFromInline package static func code(isa: GeneratedKernelISA, output: RequantizedOutput) -> [UInt8] {
+    var assembler = X86Assembler()
+    let width: VectorWidth = isa == .avx2 ? .ymm : .zmm
+    let emission = RequantizationEmission(
+      width: width, output: output, table: .rsi, lanes: .r11, scratch: (VectorRegister(2), VectorRegister(3)))
+    let sums = (0..<width.vectorsPerRow).map { VectorRegister($0) }
+    assembler.mov(.rax, argumentOperand(\RequantizationKernelArguments.sums))
+    assembler.mov(.rdx, argumentOperand(\RequantizationKernelArguments.output))
+    assembler.mov(.rcx, argumentOperand(\RequantizationKernelArguments.rows))
+    assembler.mov(.rsi, argumentOperand(\RequantizationKernelArguments.table))
+    assembler.mov(.r11, argumentOperand(\RequantizationKernelArguments.lanes))
+    let done = assembler.makeLabel()
+    let row = assembler.makeLabel()
+    assembler.test(.rcx, .rcx)
+    assembler.jump(if: .zero, to: done)
+    assembler.bind(row)
+    for (vector, register) in sums.enumerated() {
+      assembler.load(width, register, MemoryOperand(.rax, Int32(vector) * width.bytes))
+    }
+    emission.emit(&assembler, sums: sums, to: MemoryOperand(.rdx))
+    assembler.add(.rax, argumentOperand(\RequantizationKernelArguments.sumsRowBytes))
+    assembler.add(.rdx, argumentOperand(\RequantizationKernelArguments.outputRowBytes))
+    assembler.dec(.rcx)
+    assembler.jump(if: .notZero, to: row)
+    assembler.bind(done)
+    assembler.returnFromKernel(restoring: [])
+    return assembler.finishedCode()
+  }
+}
+
+/// The standalone requantization kernels of one instruction set, one per output type, made on
+/// first use and kept for the process. The 8-bit depthwise route runs them on its Int32 row sums.
+@usableFromInline package final class GeneratedRequantizationKernels: @unchecked Sendable {
+  // @unchecked Sendable: everything is immutable after `init`.
+
+  /// The instruction set.
+  @usableFromInline package let isa: GeneratedKernelISA
+  /// The kernel for each `RequantizedOutput`, by raw value.
+  private let kernels: [ExecutableCode]
+
+  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
+
+  /// Generates both kernels of `isa`; nil when the OS refuses executable memory.
+  private init?(isa: GeneratedKernelISA) {
+    var kernels: [ExecutableCode] = []
+    for output in RequantizedOutput.allCases {
+      guard let executable = ExecutableCode(RequantizationKernelGenerator.code(isa: isa, output: output)) else {
+        return nil
+      }
+      kernels.append(executable)
+    }
+    self.isa = isa
+    self.kernels = kernels
+  }
+
+  private static let avx2 = GeneratedRequantizationKernels(isa: .avx2)
+  private static let avx512 = GeneratedRequantizationKernels(isa: .avx512)
+
+  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
+  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedRequantizationKernels? {
+    guard let supported = GeneratedKernelISA.supported, isa <= supported else { return nil }
+    switch isa {
+    case .avx2: return avx2
+    case .avx512: return avx512
+    }
+  }
+
+  /// Requantizes `rows` rows of 16 sums (`sumsStride` Int32 apart) of the channel block whose
+  /// record is `table` and stores 16 `Output` bytes per row (`outputStride` apart).
+  @inlinable package func requantize<Output: QuantizedInteger>(
+    sums: UnsafePointer<Int32>, sumsStride: Int, rows: Int, table: UnsafeRawPointer, lanes: RequantizationLanes,
+    output: UnsafeMutablePointer<Output>, outputStride: Int
+  ) {
+    withUnsafePointer(to: lanes) { lanePointer in
+      var arguments = RequantizationKernelArguments(
+        sums: sums, sumsRowBytes: sumsStride * 4, output: UnsafeMutableRawPointer(output),
+        outputRowBytes: outputStride * MemoryLayout<Output>.stride, rows: rows, table: table,
+        lanes: UnsafeRawPointer(lanePointer))
+      run(output: Output.isSigned ? .int8 : .uint8, &arguments)
+    }
+  }
+
+  /// Runs the kernel for `output` on `arguments`.
+  @usableFromInline package func run(output: RequantizedOutput, _ arguments: inout RequantizationKernelArguments) {
+    precondition(arguments.rows >= 0, "negative row count")
+    let entry = unsafeBitCast(kernels[output.rawValue].entry, to: Entry.self)
+    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+  }
+}

@@ -1,0 +1,188 @@
+import XCTest
+
+import TFLiteLinearAlgebra
+
+/// The generated requantization (RequantizationEmission.swift): the standalone row kernel of every
+/// instruction set and the dot-product kernels' fused epilogue of every VNNI level this machine
+/// runs, bit for bit against the scalar rescale (`QuantizedMultiplier.apply`, itself pinned to
+/// LiteRT's reference) and the Swift epilogue, over extreme sums, multipliers 0 and 2^31 − 1, every
+/// legal shift, both roundings, int8 and uint8 outputs, every clamp, odd row counts and strides.
+final class GeneratedRequantizationTests: XCTestCase {
+  /// A random requantization problem of `blocks` 16-channel blocks.
+  private struct Problem {
+    let multipliers: [QuantizedMultiplier]
+    let bias: [Int32]
+    let rounding: RoundingPolicy
+    let zeroPoint: Int32
+    let clamp: ClosedRange<Int32>
+    let constants: IntegerChannelConstants
+    let epilogue: IntegerEpilogue
+
+    init(random: inout SeededGenerator, channels: Int, signed: Bool, trial: Int) {
+      rounding = trial % 2 == 0 ? .doubleRounding : .singleRounding
+      let perTensor = trial % 5 == 0
+      let shared = Self.multiplier(&random, index: trial)
+      multipliers = (0..<channels).map { perTensor ? shared : Self.multiplier(&random, index: $0 &+ trial) }
+      bias = (0..<channels).map { _ in
+        random.int(0...3) == 0 ? [Int32.min, Int32.max, 0, -1][random.int(0...3)] : Int32.random(in: .min ... .max, using: &random)
+      }
+      let range: ClosedRange<Int32> = signed ? -128...127 : 0...255
+      zeroPoint = Int32.random(in: range, using: &random)
+      // No activation, ReLU (from the zero point), ReLU6-like (zero point to a few steps above).
+      switch trial % 3 {
+      case 0: clamp = range
+      case 1: clamp = zeroPoint...range.upperBound
+      default: clamp = zeroPoint...min(range.upperBound, zeroPoint + Int32(random.int(0...60)))
+      }
+      let bias = bias
+      constants = IntegerChannelConstants(groups: 1, groupChannels: channels, multipliers: multipliers, rounding: rounding) {
+        bias[$0]
+      }
+      epilogue = constants.epilogue(group: 0, outputZeroPoint: zeroPoint, clamp: clamp)
+    }
+
+    /// Multipliers 0, 2^31 − 1 and 2^30, and random mantissas, with shifts over −31…30.
+    static func multiplier(_ random: inout SeededGenerator, index: Int) -> QuantizedMultiplier {
+      let shift = index % 7 == 0 ? [-31, 30, 0, -1, 1][random.int(0...4)] : random.int(-31...30)
+      switch index % 6 {
+      case 0: return QuantizedMultiplier(multiplier: 0, shift: shift)
+      case 1: return QuantizedMultiplier(multiplier: .max, shift: shift)
+      case 2: return QuantizedMultiplier(multiplier: 1 << 30, shift: shift)
+      default: return QuantizedMultiplier(multiplier: Int32.random(in: (1 << 30)...(.max), using: &random), shift: shift)
+      }
+    }
+
+    /// The raw output of `channel` for `sum`, from the scalar rescale.
+    func expected(_ sum: Int32, channel: Int) -> Int32 {
+      let scaled = multipliers[channel].apply(sum &+ bias[channel], rounding: rounding) &+ zeroPoint
+      return min(max(scaled, clamp.lowerBound), clamp.upperBound)
+    }
+  }
+
+  /// A random sum: extremes a quarter of the time.
+  private func sum(_ random: inout SeededGenerator) -> Int32 {
+    random.int(0...3) == 0
+      ? [Int32.min, Int32.max, 0, -1, 1, Int32.min + 1][random.int(0...5)] : Int32.random(in: .min ... .max, using: &random)
+  }
+
+  /// The standalone kernel of each instruction set on random rows of sums: every output byte as
+  /// the scalar rescale and the Swift epilogue give it, and nothing written past 16 bytes a row.
+  func testStandaloneKernelMatchesScalarRescaleAndSwiftEpilogue() throws {
+    let isas = GeneratedKernelISA.allCases.filter { GeneratedRequantizationKernels.kernels(for: $0) != nil }
+    #if arch(x86_64)
+      XCTAssertFalse(isas.isEmpty, "an x86-64 test machine runs at least AVX2")
+    #endif
+    var random = SeededGenerator(seed: 1203)
+    for isa in isas {
+      let kernels = try XCTUnwrap(GeneratedRequantizationKernels.kernels(for: isa))
+      for trial in 0..<60 {
+        let signed = trial % 4 < 2
+        let blocks = random.int(1...3)
+        let channels = 16 * blocks
+        let problem = Problem(random: &random, channels: channels, signed: signed, trial: trial)
+        let rows = [1, 3, 7, 13, 0][trial % 5]
+        let sumsStride = channels + 16 * random.int(0...1)
+        let outputStride = channels + random.int(0...9)
+        let sums = (0..<max(rows, 1) * sumsStride).map { _ in sum(&random) }
+        let label = "\(isa) trial \(trial) \(problem.rounding) \(signed ? "int8" : "uint8") rows \(rows)"
+        func run<Output: QuantizedInteger>(_ type: Output.Type) {
+          let guardValue = Output(truncatingIfNeeded: 0x5A)
+          var output = [Output](repeating: guardValue, count: max(rows, 1) * outputStride)
+          sums.withUnsafeBufferPointer { sumBuffer in
+            output.withUnsafeMutableBufferPointer { outputBuffer in
+              for block in 0..<blocks {
+                kernels.requantize(
+                  sums: sumBuffer.baseAddress! + 16 * block, sumsStride: sumsStride, rows: rows,
+                  table: problem.epilogue.table(channel: 16 * block), lanes: problem.epilogue.lanes,
+                  output: outputBuffer.baseAddress! + 16 * block, outputStride: outputStride)
+              }
+            }
+          }
+          for row in 0..<max(rows, 1) {
+            for channel in 0..<outputStride {
+              let actual = output[row * outputStride + channel]
+              guard row < rows, channel < channels else {
+                XCTAssertEqual(actual, guardValue, "\(label): wrote past the rows at \(row), \(channel)")
+                continue
+              }
+              let value = sums[row * sumsStride + channel]
+              XCTAssertEqual(Int32(actual), problem.expected(value, channel: channel), "\(label) row \(row) channel \(channel) sum \(value)")
+            }
+            guard row < rows else { continue }
+            for block in 0..<blocks {
+              let vector = SIMD16<Int32>((0..<16).map { sums[row * sumsStride + 16 * block + $0] })
+              let swift = problem.epilogue.requantize(vector, channel: 16 * block)
+              for lane in 0..<16 {
+                XCTAssertEqual(Int32(output[row * outputStride + 16 * block + lane]), swift[lane], "\(label): Swift epilogue")
+              }
+            }
+          }
+        }
+        signed ? run(Int8.self) : run(UInt8.self)
+      }
+    }
+  }
+
+  /// The fused epilogue of every dot-product kernel height: random A and B (and, for some tiles, a
+  /// depth long enough to wrap the sums past Int32), requantized bytes equal to the scalar rescale
+  /// of the kernel's own Int32 sums (which the dot-product tests pin to first principles), and the
+  /// output rows' bytes past 16 untouched.
+  func testFusedEpilogueMatchesScalarRescaleOfSums() throws {
+    let isas = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
+    var random = SeededGenerator(seed: 1204)
+    for isa in isas {
+      let kernels = try XCTUnwrap(GeneratedDotProductKernels.kernels(for: isa))
+      for trial in 0..<(2 * kernels.maximumRows + 8) {
+        let rows = trial % kernels.maximumRows + 1
+        let signed = trial % 4 < 2
+        let steps = trial % 9 == 8 ? 20_000 : random.int(0...40)
+        let extreme = steps > 1000
+        let lda = 4 * steps + random.int(0...5)
+        let a = (0..<rows * lda).map { _ in extreme ? 255 : UInt8.random(in: 0...255, using: &random) }
+        let b = (0..<steps * 64).map { _ in extreme ? 127 : Int8.random(in: -128...127, using: &random) }
+        let problem = Problem(random: &random, channels: 16, signed: signed, trial: trial)
+        let ldc = 16 + random.int(0...7)
+        var sums = [Int32](repeating: 0, count: rows * 16)
+        a.withUnsafeBufferPointer { aBuffer in
+          b.withUnsafeBufferPointer { bBuffer in
+            sums.withUnsafeMutableBufferPointer {
+              kernels.tileSums(
+                a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
+                c: $0.baseAddress!, ldc: 16)
+            }
+          }
+        }
+        if extreme { XCTAssertEqual(sums[0], Int32(truncatingIfNeeded: 255 * 127 * 4 * steps), "the long tile wraps") }
+        let label = "\(isa) trial \(trial) rows \(rows) steps \(steps) \(problem.rounding) \(signed ? "int8" : "uint8")"
+        func run<Output: QuantizedInteger>(_ type: Output.Type) {
+          let guardValue = Output(truncatingIfNeeded: 0xA5)
+          var output = [Output](repeating: guardValue, count: rows * ldc)
+          a.withUnsafeBufferPointer { aBuffer in
+            b.withUnsafeBufferPointer { bBuffer in
+              output.withUnsafeMutableBufferPointer { outputBuffer in
+                withUnsafePointer(to: problem.epilogue.lanes) { lanes in
+                  kernels.requantizedTile(
+                    a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
+                    table: problem.epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes),
+                    c: outputBuffer.baseAddress!, ldc: ldc)
+                }
+              }
+            }
+          }
+          for row in 0..<rows {
+            for column in 0..<ldc {
+              let actual = output[row * ldc + column]
+              if column < 16 {
+                XCTAssertEqual(
+                  Int32(actual), problem.expected(sums[row * 16 + column], channel: column), "\(label) row \(row) column \(column)")
+              } else {
+                XCTAssertEqual(actual, guardValue, "\(label): wrote past 16 columns")
+              }
+            }
+          }
+        }
+        signed ? run(Int8.self) : run(UInt8.self)
+      }
+    }
+  }
+}
