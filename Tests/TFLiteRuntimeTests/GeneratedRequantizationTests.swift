@@ -126,7 +126,8 @@ final class GeneratedRequantizationTests: XCTestCase {
   /// The fused epilogue of every dot-product kernel height: random A and B (and, for some tiles, a
   /// depth long enough to wrap the sums past Int32), requantized bytes equal to the scalar rescale
   /// of the kernel's own Int32 sums (which the dot-product tests pin to first principles), and the
-  /// output rows' bytes past 16 untouched.
+  /// output rows' bytes past 16 untouched; on AVX512-VNNI also the variant reading int8 A (A − 128
+  /// as signed bytes), which must give the same bytes.
   func testFusedEpilogueMatchesScalarRescaleOfSums() throws {
     let isas = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
     var random = SeededGenerator(seed: 1204)
@@ -154,17 +155,19 @@ final class GeneratedRequantizationTests: XCTestCase {
         }
         if extreme { XCTAssertEqual(sums[0], Int32(truncatingIfNeeded: 255 * 127 * 4 * steps), "the long tile wraps") }
         let label = "\(isa) trial \(trial) rows \(rows) steps \(steps) \(problem.rounding) \(signed ? "int8" : "uint8")"
-        func run<Output: QuantizedInteger>(_ type: Output.Type) {
+        // Where the kernels read int8 A in place, the same tile from A − 128 as int8 bytes.
+        let flippedA = a.map { $0 ^ 0x80 }
+        func run<Output: QuantizedInteger>(_ type: Output.Type, flipsSign: Bool) {
           let guardValue = Output(truncatingIfNeeded: 0xA5)
           var output = [Output](repeating: guardValue, count: rows * ldc)
-          a.withUnsafeBufferPointer { aBuffer in
+          (flipsSign ? flippedA : a).withUnsafeBufferPointer { aBuffer in
             b.withUnsafeBufferPointer { bBuffer in
               output.withUnsafeMutableBufferPointer { outputBuffer in
                 withUnsafePointer(to: problem.epilogue.lanes) { lanes in
                   kernels.requantizedTile(
                     a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
                     table: problem.epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes),
-                    c: outputBuffer.baseAddress!, ldc: ldc)
+                    c: outputBuffer.baseAddress!, ldc: ldc, flipsSign: flipsSign)
                 }
               }
             }
@@ -174,15 +177,19 @@ final class GeneratedRequantizationTests: XCTestCase {
               let actual = output[row * ldc + column]
               if column < 16 {
                 XCTAssertEqual(
-                  Int32(actual), problem.expected(sums[row * 16 + column], channel: column), "\(label) row \(row) column \(column)")
+                  Int32(actual), problem.expected(sums[row * 16 + column], channel: column),
+                  "\(label) flips \(flipsSign) row \(row) column \(column)")
               } else {
                 XCTAssertEqual(actual, guardValue, "\(label): wrote past 16 columns")
               }
             }
           }
         }
-        signed ? run(Int8.self) : run(UInt8.self)
+        for flipsSign in kernels.flipsSigns ? [false, true] : [false] {
+          signed ? run(Int8.self, flipsSign: flipsSign) : run(UInt8.self, flipsSign: flipsSign)
+        }
       }
+      XCTAssertEqual(kernels.flipsSigns, isa == .avx512VNNI, "AVX512-VNNI reads int8 A in place")
     }
   }
 }

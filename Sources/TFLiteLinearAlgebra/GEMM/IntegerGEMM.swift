@@ -201,15 +201,17 @@
   }
 
   /// Computes `output = requantize(A · B)` with the generated dot-product kernels `kernels`; the
-  /// parameters are those of the Swift route, with `rhs` one matrix of a `QuadPanelMatrices`.
+  /// parameters are those of the Swift route, with `rhs` one matrix of a `QuadPanelMatrices`. With
+  /// `flipsSign` (only where `kernels.flipsSigns`) A holds int8 bytes, which the kernels read as A + 128.
   @inlinable package static func multiply<LHS: GEMMLeftOperand, Output: QuantizedInteger>(
     plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Int8>, output: UnsafeMutablePointer<Output>, outputStride: Int,
-    epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, threadCount: Int, scratch: UnsafeMutableRawPointer
+    epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, flipsSign: Bool = false, threadCount: Int,
+    scratch: UnsafeMutableRawPointer
   ) where LHS.Element == UInt8 {
     GEMMDriver.multiply(
       plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride,
-      kernel: DotProductMicroKernel<Output>(epilogue: epilogue, kernels: kernels), threadCount: threadCount,
-      scratch: scratch)
+      kernel: DotProductMicroKernel<Output>(epilogue: epilogue, kernels: kernels, flipsSign: flipsSign),
+      threadCount: threadCount, scratch: scratch)
   }
 }
 
@@ -222,11 +224,14 @@
   @usableFromInline package let epilogue: IntegerEpilogue
   /// The generated kernels computing the sums.
   @usableFromInline package let kernels: GeneratedDotProductKernels
+  /// True when A holds int8 bytes the kernels flip to A + 128.
+  @usableFromInline package let flipsSign: Bool
 
-  /// A kernel summing with `kernels` and finishing its tiles with `epilogue`.
-  @inlinable package init(epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels) {
+  /// A kernel summing with `kernels` (flipping A's signs when `flipsSign`) and finishing its tiles with `epilogue`.
+  @inlinable package init(epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, flipsSign: Bool = false) {
     self.epilogue = epilogue
     self.kernels = kernels
+    self.flipsSign = flipsSign
   }
 
   @inlinable package func panelRows(
@@ -245,7 +250,7 @@
         let rows = tile < tallerTiles ? height + 1 : height
         kernels.requantizedTile(
           a: a + first * lda, lda: lda, rows: rows, b: b, steps: depth / 4, table: table,
-          lanes: UnsafeRawPointer(lanes), c: output + first * ldc, ldc: ldc)
+          lanes: UnsafeRawPointer(lanes), c: output + first * ldc, ldc: ldc, flipsSign: flipsSign)
         first += rows
       }
     }

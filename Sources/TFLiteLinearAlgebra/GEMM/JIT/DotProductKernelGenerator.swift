@@ -20,7 +20,13 @@
   @usableFromInline package enum Failure: Error, Equatable {
     /// `rows` is outside `1...maximumRows(isa)`.
     case unsupportedRows(Int, DotProductISA)
+    /// Flipping A's sign bits in the kernel needs AVX-512's broadcast operands.
+    case unsupportedSignFlip(DotProductISA)
   }
+
+  /// True when `isa`'s kernels can read int8 A as it is, flipping its sign bits (A + 128) as they
+  /// broadcast it: one `vpxord` with a broadcast operand in place of `vpbroadcastd`, no extra instruction.
+  @usableFromInline package static func flipsSigns(_ isa: DotProductISA) -> Bool { isa == .avx512VNNI }
 
   /// Most rows of one tile: the accumulators must leave registers for the panel and the broadcast.
   @usableFromInline package static func maximumRows(_ isa: DotProductISA) -> Int {
@@ -31,12 +37,13 @@
   }
 
   /// The machine code of the `rows`-row kernel for `isa`: storing Int32 sums, or requantized
-  /// `output` bytes when `output` is given.
+  /// `output` bytes when `output` is given; reading A as int8 bytes to flip when `flipsSign`.
   @usableFromInline package static func code(
-    isa: DotProductISA, rows: Int, output: RequantizedOutput? = nil
+    isa: DotProductISA, rows: Int, output: RequantizedOutput? = nil, flipsSign: Bool = false
   ) throws(Failure) -> [UInt8] {
     guard (1...maximumRows(isa)).contains(rows) else { throw .unsupportedRows(rows, isa) }
-    var emitter = DotProductEmitter(isa: isa, rows: rows, output: output)
+    guard !flipsSign || flipsSigns(isa) else { throw .unsupportedSignFlip(isa) }
+    var emitter = DotProductEmitter(isa: isa, rows: rows, output: output, flipsSign: flipsSign)
     emitter.emitKernel()
     return emitter.assembler.finishedCode()
   }
@@ -61,6 +68,8 @@
   @usableFromInline package var table: UnsafeRawPointer?
   /// The requantizing variants' `RequantizationLanes`.
   @usableFromInline package var lanes: UnsafeRawPointer?
+  /// What the sign-flipping variants XOR each A quad with: 0x80 in every byte.
+  @usableFromInline package var signFlip: UInt32 = 0x8080_8080
 
   /// The arguments from their parts.
   @usableFromInline package init(
@@ -84,16 +93,19 @@ private struct DotProductEmitter {
   let rows: Int
   /// The requantized output type, or nil to store the Int32 sums.
   let output: RequantizedOutput?
+  /// A holds int8 bytes whose sign bits the kernel flips (zmm only).
+  let flipsSign: Bool
   var assembler = X86Assembler()
   /// ymm (AVX-VNNI, two per row) or zmm (AVX512-VNNI, one per row).
   let width: VectorWidth
   /// Rows 5g ..< 5g + 5 of A or C are addressed from rax (g = 0) and r10 (g = 1).
   let bases: RowBases
 
-  init(isa: DotProductISA, rows: Int, output: RequantizedOutput?) {
+  init(isa: DotProductISA, rows: Int, output: RequantizedOutput?, flipsSign: Bool) {
     self.isa = isa
     self.rows = rows
     self.output = output
+    self.flipsSign = flipsSign
     width = isa == .avxVNNI ? .ymm : .zmm
     bases = RowBases(registers: [.rax, .r10], rows: rows)
   }
@@ -126,6 +138,9 @@ private struct DotProductEmitter {
     for row in 0..<rows {
       for vector in 0..<width.vectorsPerRow { assembler.zero(width, accumulator(row, vector)) }
     }
+    // zmm27 (free in the zmm kernels) holds the sign flip of every lane.
+    let flip = VectorRegister(27)
+    if flipsSign { assembler.vpbroadcastdZMM(flip, argumentOperand(\DotProductKernelArguments.signFlip)) }
     setBases(origin: \.a, stride: \.aRowBytes)
     assembler.mov(.rdx, argumentOperand(\DotProductKernelArguments.b))
     assembler.mov(.rcx, argumentOperand(\DotProductKernelArguments.steps))
@@ -139,7 +154,11 @@ private struct DotProductEmitter {
     }
     for row in 0..<rows {
       let quad = broadcastRegister(row: row)
-      width == .ymm ? assembler.vpbroadcastdYMM(quad, rowAddress(row)) : assembler.vpbroadcastdZMM(quad, rowAddress(row))
+      if flipsSign {
+        assembler.vpxordZMM(quad, flip, broadcast: rowAddress(row))
+      } else {
+        width == .ymm ? assembler.vpbroadcastdYMM(quad, rowAddress(row)) : assembler.vpbroadcastdZMM(quad, rowAddress(row))
+      }
       for vector in 0..<width.vectorsPerRow {
         width == .ymm
           ? assembler.vpdpbusdYMM(accumulator(row, vector), quad, panelRegister(vector))

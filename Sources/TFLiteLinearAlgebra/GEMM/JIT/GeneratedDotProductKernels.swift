@@ -8,9 +8,9 @@
 // input offset (128 for int8) is folded into the bias through the column sums, as FBGEMM does.
 
 /// The generated dot-product kernels of one instruction set: one per tile height
-/// `1...maximumRows` storing Int32 sums, and as many per output type requantizing in registers,
-/// made together on first use and kept for the life of the process (a bounded cache: 18 or 30
-/// kernels of at most a few kilobytes).
+/// `1...maximumRows` storing Int32 sums, and as many per output type requantizing in registers
+/// (AVX512-VNNI: also per output type reading int8 A), made together on first use and kept for the
+/// life of the process (a bounded cache: 18 or 50 kernels of at most a few kilobytes).
 ///
 /// The 8-bit CONV_2D and FULLY_CONNECTED kernels use them (`IntegerGEMM` with
 /// `DotProductMicroKernel`) wherever the CPU and OS allow and the weights fit signed bytes; the
@@ -28,6 +28,11 @@
   private let kernels: [ExecutableCode]
   /// The requantizing kernels: for each `RequantizedOutput` (by raw value), one per tile height.
   private let requantizingKernels: [[ExecutableCode]]
+  /// The requantizing kernels reading int8 A and flipping its signs, as `requantizingKernels`;
+  /// empty unless `DotProductKernelGenerator.flipsSigns(isa)`.
+  private let signFlippingKernels: [[ExecutableCode]]
+  /// True when `requantizedTile` can read int8 A as it is (`flipsSign`).
+  @usableFromInline package let flipsSigns: Bool
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
@@ -35,26 +40,34 @@
   private init?(isa: DotProductISA) {
     let maximumRows = DotProductKernelGenerator.maximumRows(isa)
     /// Every tile height's kernel storing `output` (Int32 sums when nil).
-    func heights(_ output: RequantizedOutput?) -> [ExecutableCode]? {
+    func heights(_ output: RequantizedOutput?, flipsSign: Bool = false) -> [ExecutableCode]? {
       var kernels: [ExecutableCode] = []
       for rows in 1...maximumRows {
-        guard let code = try? DotProductKernelGenerator.code(isa: isa, rows: rows, output: output),
+        guard let code = try? DotProductKernelGenerator.code(isa: isa, rows: rows, output: output, flipsSign: flipsSign),
           let executable = ExecutableCode(code)
         else { return nil }
         kernels.append(executable)
       }
       return kernels
     }
+    let flipsSigns = DotProductKernelGenerator.flipsSigns(isa)
     guard let kernels = heights(nil) else { return nil }
     var requantizing: [[ExecutableCode]] = []
+    var signFlipping: [[ExecutableCode]] = []
     for output in RequantizedOutput.allCases {
       guard let outputKernels = heights(output) else { return nil }
       requantizing.append(outputKernels)
+      if flipsSigns {
+        guard let flippingKernels = heights(output, flipsSign: true) else { return nil }
+        signFlipping.append(flippingKernels)
+      }
     }
     self.isa = isa
     self.maximumRows = maximumRows
     self.kernels = kernels
     requantizingKernels = requantizing
+    signFlippingKernels = signFlipping
+    self.flipsSigns = flipsSigns
   }
 
   private static let avxVNNI = GeneratedDotProductKernels(isa: .avxVNNI)
@@ -114,18 +127,20 @@
   /// One tile as `tileSums`, requantized in the generated code: the 16 columns' `RequantizationTable`
   /// record `table` and `lanes` give bias, rescale, zero point and clamp, and each row's 16 outputs
   /// go to C (rows `ldc` apart) as `Output` bytes, bit for bit as `IntegerEpilogue.requantize` and
-  /// a narrowing store.
+  /// a narrowing store. With `flipsSign` (only where `flipsSigns`), A holds int8 bytes, read as A + 128.
   @usableFromInline package func requantizedTile<Output: QuantizedInteger>(
     a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
-    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int
+    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, flipsSign: Bool = false
   ) {
     precondition(
-      (1...maximumRows).contains(rows) && steps >= 0 && lda >= 0 && ldc >= GEMMTile.columns,
+      (1...maximumRows).contains(rows) && steps >= 0 && lda >= 0 && ldc >= GEMMTile.columns
+        && (!flipsSign || flipsSigns),
       "invalid dot-product extent")
     var arguments = DotProductKernelArguments(
       a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c), cRowBytes: ldc, table: table, lanes: lanes)
     let output: RequantizedOutput = Output.isSigned ? .int8 : .uint8
-    let entry = unsafeBitCast(requantizingKernels[output.rawValue][rows - 1].entry, to: Entry.self)
+    let variants = flipsSign ? signFlippingKernels : requantizingKernels
+    let entry = unsafeBitCast(variants[output.rawValue][rows - 1].entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }
 }

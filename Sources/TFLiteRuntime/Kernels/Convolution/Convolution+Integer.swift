@@ -395,6 +395,14 @@ private enum ByteConvolutionWeights {
     }
   }
 
+  /// True when the generated kernels can read int8 activations in place, flipping their signs.
+  var kernelsFlipSigns: Bool {
+    switch self {
+    case .swift: false
+    case .generated(_, let kernels): kernels.flipsSigns
+    }
+  }
+
   /// The code computing the sums, for `tflite bench --verbose`.
   var level: String {
     switch self {
@@ -423,11 +431,14 @@ private struct ByteConvolution {
   let signFlip: UInt64
   /// The unsigned value that stands for the input zero point: what padding taps hold.
   let paddingValue: UInt8
-  /// True when the GEMM reads the input rows in place: a uint8 1×1 stride-1 convolution without
-  /// padding whose depth needs no padding for the packed panels. An int8 input is flipped to the
-  /// unsigned form while its rows are packed instead of through a copy of the whole input, which
-  /// would cost scratch as large as the input (LiteRT's int8 1×1 convolution needs none).
+  /// True when the GEMM reads the input rows in place: a 1×1 stride-1 convolution without padding
+  /// whose depth needs no padding for the packed panels, on uint8 input, or on int8 input when the
+  /// generated kernels flip its signs as they read it (`flipsSign`). Otherwise an int8 input is
+  /// flipped to the unsigned form while its rows are packed instead of through a copy of the whole
+  /// input, which would cost scratch as large as the input (LiteRT's int8 1×1 convolution needs none).
   let readsInPlace: Bool
+  /// True when the generated kernels read the int8 input in place and flip its signs.
+  let flipsSign: Bool
   /// Where the GEMM's scratch starts.
   let gemmScratchOffset: Int
   /// The input's element type (int8 or uint8).
@@ -464,7 +475,8 @@ private struct ByteConvolution {
     clamp = arithmetic.clamp
     signFlip = isSigned ? 0x8080_8080_8080_8080 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
-    readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && !isSigned
+    flipsSign = isSigned && weights.kernelsFlipSigns
+    readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
     plan = IntegerGEMM.plan(
       rows: shape.gemmRows, columns: shape.groupOutputChannels, paddedDepth: weights.paddedDepth,
       threadCount: threadCount)
@@ -520,7 +532,8 @@ private struct ByteConvolution {
     case .generated(let packed, let kernels):
       IntegerGEMM.multiply(
         plan: plan, lhs: lhs, rhs: packed.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
-        epilogue: epilogue, kernels: kernels, threadCount: threadCount, scratch: groupScratch)
+        epilogue: epilogue, kernels: kernels, flipsSign: flipsSign && readsInPlace, threadCount: threadCount,
+        scratch: groupScratch)
     }
   }
 }
