@@ -120,6 +120,28 @@ def cases():
         yield f"add {register}, {immediate}", f"assembler.add(.{register}, {immediate})"
         yield f"sub {register}, {immediate}", f"assembler.sub(.{register}, {immediate})"
         yield f"cmp {register}, {immediate}", f"assembler.cmp(.{register}, {immediate})"
+    # The depthwise kernels' word-pair multiply-adds and FMAs from memory.
+    for i, (mem_text, mem_swift) in enumerate(MEMORIES):
+        ymm, other_ymm = (7 * i + 3) % 16, (5 * i + 1) % 16
+        zmm, other_zmm = (11 * i + 5) % 32, (13 * i + 17) % 32
+        yield (f"vfmadd231ps ymm{ymm}, ymm{other_ymm}, yword {mem_text}",
+               f"assembler.vfmadd231psYMM(VectorRegister({ymm}), VectorRegister({other_ymm}), {mem_swift})")
+        yield (f"vfmadd231ps zmm{zmm}, zmm{other_zmm}, zword {mem_text}",
+               f"assembler.vfmadd231psZMM(VectorRegister({zmm}), VectorRegister({other_zmm}), {mem_swift})")
+    for i, (left, right) in enumerate([(0, 1), (3, 8), (8, 3), (15, 15), (12, 0), (1, 9), (9, 14), (4, 11)]):
+        destination = (5 * i + 2) % 16
+        for name in ["vpmaddwd", "vpor"]:
+            yield (f"{name} ymm{destination}, ymm{left}, ymm{right}",
+                   f"assembler.{name}YMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+        yield (f"vpslld ymm{destination}, ymm{left}, {8 * i + 1}",
+               f"assembler.vpslldYMM(VectorRegister({destination}), VectorRegister({left}), {8 * i + 1})")
+    for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
+        destination = (7 * i + 5) % 32
+        for name in ["vpord", "vpdpwssd"]:
+            yield (f"{name} zmm{destination}, zmm{left}, zmm{right}",
+                   f"assembler.{name}ZMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+        yield (f"vpslld zmm{destination}, zmm{left}, {8 * i + 1}",
+               f"assembler.vpslldZMM(VectorRegister({destination}), VectorRegister({left}), {8 * i + 1})")
 
 
 # Jumps need labels: each case is the NASM source and the Swift statements, run in order.

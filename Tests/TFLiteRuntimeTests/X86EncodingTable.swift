@@ -1680,6 +1680,258 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "cmp r11, 64", expected: [0x49, 0x83, 0xFB, 0x40]) { assembler in
     assembler.cmp(.r11, 64)
   },
+  X86EncodingCase(source: "vfmadd231ps ymm3, ymm1, yword [rax]", expected: [0xC4, 0xE2, 0x75, 0xB8, 0x18]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(3), VectorRegister(1), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm5, zmm17, zword [rax]", expected: [0x62, 0xF2, 0x75, 0x40, 0xB8, 0x28]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(5), VectorRegister(17), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm10, ymm6, yword [rdi + 8]", expected: [0xC4, 0x62, 0x4D, 0xB8, 0x57, 0x08]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(10), VectorRegister(6), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm16, zmm30, zword [rdi + 8]", expected: [0x62, 0xE2, 0x0D, 0x40, 0xB8, 0x87, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(16), VectorRegister(30), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm1, ymm11, yword [rsp]", expected: [0xC4, 0xE2, 0x25, 0xB8, 0x0C, 0x24]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(1), VectorRegister(11), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm27, zmm11, zword [rsp]", expected: [0x62, 0x62, 0x25, 0x48, 0xB8, 0x1C, 0x24]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(27), VectorRegister(11), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm8, ymm0, yword [r12 + 4]", expected: [0xC4, 0x42, 0x7D, 0xB8, 0x44, 0x24, 0x04]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(8), VectorRegister(0), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm6, zmm24, zword [r12 + 4]", expected: [0x62, 0xD2, 0x3D, 0x40, 0xB8, 0xB4, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(6), VectorRegister(24), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm15, ymm5, yword [rbp]", expected: [0xC4, 0x62, 0x55, 0xB8, 0x7D, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(15), VectorRegister(5), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm17, zmm5, zword [rbp]", expected: [0x62, 0xE2, 0x55, 0x48, 0xB8, 0x4D, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(17), VectorRegister(5), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm6, ymm10, yword [r13]", expected: [0xC4, 0xC2, 0x2D, 0xB8, 0x75, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(6), VectorRegister(10), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm28, zmm18, zword [r13]", expected: [0x62, 0x42, 0x6D, 0x40, 0xB8, 0x65, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(28), VectorRegister(18), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm13, ymm15, yword [r15 - 128]", expected: [0xC4, 0x42, 0x05, 0xB8, 0x6F, 0x80]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(13), VectorRegister(15), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm7, zmm31, zword [r15 - 128]", expected: [0x62, 0xD2, 0x05, 0x40, 0xB8, 0x7F, 0xFE]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(7), VectorRegister(31), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm4, ymm4, yword [rsi + 128]", expected: [0xC4, 0xE2, 0x5D, 0xB8, 0xA6, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(4), VectorRegister(4), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm18, zmm12, zword [rsi + 128]", expected: [0x62, 0xE2, 0x1D, 0x48, 0xB8, 0x56, 0x02]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(18), VectorRegister(12), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm11, ymm9, yword [rdx + 64]", expected: [0xC4, 0x62, 0x35, 0xB8, 0x5A, 0x40]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(11), VectorRegister(9), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm29, zmm25, zword [rdx + 64]", expected: [0x62, 0x62, 0x35, 0x40, 0xB8, 0x6A, 0x01]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(29), VectorRegister(25), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm2, ymm14, yword [rcx + 4096]", expected: [0xC4, 0xE2, 0x0D, 0xB8, 0x91, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(2), VectorRegister(14), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm8, zmm6, zword [rcx + 4096]", expected: [0x62, 0x72, 0x4D, 0x48, 0xB8, 0x41, 0x40]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(8), VectorRegister(6), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm9, ymm3, yword [r9 - 64]", expected: [0xC4, 0x42, 0x65, 0xB8, 0x49, 0xC0]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(9), VectorRegister(3), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm19, zmm19, zword [r9 - 64]", expected: [0x62, 0xC2, 0x65, 0x40, 0xB8, 0x59, 0xFF]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(19), VectorRegister(19), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm0, ymm8, yword [rax + r8*4]", expected: [0xC4, 0xA2, 0x3D, 0xB8, 0x04, 0x80]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(0), VectorRegister(8), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm30, zmm0, zword [rax + r8*4]", expected: [0x62, 0x22, 0x7D, 0x48, 0xB8, 0x34, 0x80]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(30), VectorRegister(0), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm7, ymm13, yword [r11 + r9*2 + 12]", expected: [0xC4, 0x82, 0x15, 0xB8, 0x7C, 0x4B, 0x0C]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(7), VectorRegister(13), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm9, zmm13, zword [r11 + r9*2 + 12]", expected: [0x62, 0x12, 0x15, 0x48, 0xB8, 0x8C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(9), VectorRegister(13), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm14, ymm2, yword [rbx + rcx*8 - 4]", expected: [0xC4, 0x62, 0x6D, 0xB8, 0x74, 0xCB, 0xFC]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(14), VectorRegister(2), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm20, zmm26, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xE2, 0x2D, 0x40, 0xB8, 0xA4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(20), VectorRegister(26), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm5, ymm7, yword [r13 + r14*1]", expected: [0xC4, 0x82, 0x45, 0xB8, 0x6C, 0x35, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(5), VectorRegister(7), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm31, zmm7, zword [r13 + r14*1]", expected: [0x62, 0x02, 0x45, 0x48, 0xB8, 0x7C, 0x35, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(31), VectorRegister(7), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm12, ymm12, yword [rsp + rax*1 + 256]", expected: [0xC4, 0x62, 0x1D, 0xB8, 0xA4, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(12), VectorRegister(12), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm10, zmm20, zword [rsp + rax*1 + 256]", expected: [0x62, 0x72, 0x5D, 0x40, 0xB8, 0x54, 0x04, 0x04]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(10), VectorRegister(20), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm3, ymm1, yword [r10 + r15*2 + 192]", expected: [0xC4, 0x82, 0x75, 0xB8, 0x9C, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(3), VectorRegister(1), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm21, zmm1, zword [r10 + r15*2 + 192]", expected: [0x62, 0x82, 0x75, 0x48, 0xB8, 0x6C, 0x7A, 0x03]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(21), VectorRegister(1), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm10, ymm6, yword [rdi + rdx*1 + 1024]", expected: [0xC4, 0x62, 0x4D, 0xB8, 0x94, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(10), VectorRegister(6), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm0, zmm14, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF2, 0x0D, 0x48, 0xB8, 0x44, 0x17, 0x10]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(0), VectorRegister(14), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpmaddwd ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0xF5, 0xD1]) { assembler in
+    assembler.vpmaddwdYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpor ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0xEB, 0xD1]) { assembler in
+    assembler.vporYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpslld ymm2, ymm0, 1", expected: [0xC5, 0xED, 0x72, 0xF0, 0x01]) { assembler in
+    assembler.vpslldYMM(VectorRegister(2), VectorRegister(0), 1)
+  },
+  X86EncodingCase(source: "vpmaddwd ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x65, 0xF5, 0xF8]) { assembler in
+    assembler.vpmaddwdYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpor ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x65, 0xEB, 0xF8]) { assembler in
+    assembler.vporYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpslld ymm7, ymm3, 9", expected: [0xC5, 0xC5, 0x72, 0xF3, 0x09]) { assembler in
+    assembler.vpslldYMM(VectorRegister(7), VectorRegister(3), 9)
+  },
+  X86EncodingCase(source: "vpmaddwd ymm12, ymm8, ymm3", expected: [0xC5, 0x3D, 0xF5, 0xE3]) { assembler in
+    assembler.vpmaddwdYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpor ymm12, ymm8, ymm3", expected: [0xC5, 0x3D, 0xEB, 0xE3]) { assembler in
+    assembler.vporYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpslld ymm12, ymm8, 17", expected: [0xC4, 0xC1, 0x1D, 0x72, 0xF0, 0x11]) { assembler in
+    assembler.vpslldYMM(VectorRegister(12), VectorRegister(8), 17)
+  },
+  X86EncodingCase(source: "vpmaddwd ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x05, 0xF5, 0xCF]) { assembler in
+    assembler.vpmaddwdYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpor ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x05, 0xEB, 0xCF]) { assembler in
+    assembler.vporYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vpslld ymm1, ymm15, 25", expected: [0xC4, 0xC1, 0x75, 0x72, 0xF7, 0x19]) { assembler in
+    assembler.vpslldYMM(VectorRegister(1), VectorRegister(15), 25)
+  },
+  X86EncodingCase(source: "vpmaddwd ymm6, ymm12, ymm0", expected: [0xC5, 0x9D, 0xF5, 0xF0]) { assembler in
+    assembler.vpmaddwdYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpor ymm6, ymm12, ymm0", expected: [0xC5, 0x9D, 0xEB, 0xF0]) { assembler in
+    assembler.vporYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpslld ymm6, ymm12, 33", expected: [0xC4, 0xC1, 0x4D, 0x72, 0xF4, 0x21]) { assembler in
+    assembler.vpslldYMM(VectorRegister(6), VectorRegister(12), 33)
+  },
+  X86EncodingCase(source: "vpmaddwd ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x75, 0xF5, 0xD9]) { assembler in
+    assembler.vpmaddwdYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpor ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x75, 0xEB, 0xD9]) { assembler in
+    assembler.vporYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpslld ymm11, ymm1, 41", expected: [0xC5, 0xA5, 0x72, 0xF1, 0x29]) { assembler in
+    assembler.vpslldYMM(VectorRegister(11), VectorRegister(1), 41)
+  },
+  X86EncodingCase(source: "vpmaddwd ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x35, 0xF5, 0xC6]) { assembler in
+    assembler.vpmaddwdYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpor ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x35, 0xEB, 0xC6]) { assembler in
+    assembler.vporYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vpslld ymm0, ymm9, 49", expected: [0xC4, 0xC1, 0x7D, 0x72, 0xF1, 0x31]) { assembler in
+    assembler.vpslldYMM(VectorRegister(0), VectorRegister(9), 49)
+  },
+  X86EncodingCase(source: "vpmaddwd ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5D, 0xF5, 0xEB]) { assembler in
+    assembler.vpmaddwdYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpor ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5D, 0xEB, 0xEB]) { assembler in
+    assembler.vporYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpslld ymm5, ymm4, 57", expected: [0xC5, 0xD5, 0x72, 0xF4, 0x39]) { assembler in
+    assembler.vpslldYMM(VectorRegister(5), VectorRegister(4), 57)
+  },
+  X86EncodingCase(source: "vpord zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7D, 0x48, 0xEB, 0xE9]) { assembler in
+    assembler.vpordZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x52, 0xE9]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpslld zmm5, zmm0, 1", expected: [0x62, 0xF1, 0x55, 0x48, 0x72, 0xF0, 0x01]) { assembler in
+    assembler.vpslldZMM(VectorRegister(5), VectorRegister(0), 1)
+  },
+  X86EncodingCase(source: "vpord zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x65, 0x48, 0xEB, 0xE0]) { assembler in
+    assembler.vpordZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x52, 0xE0]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpslld zmm12, zmm3, 9", expected: [0x62, 0xF1, 0x1D, 0x48, 0x72, 0xF3, 0x09]) { assembler in
+    assembler.vpslldZMM(VectorRegister(12), VectorRegister(3), 9)
+  },
+  X86EncodingCase(source: "vpord zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7D, 0x40, 0xEB, 0xDB]) { assembler in
+    assembler.vpordZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x52, 0xDB]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpslld zmm19, zmm16, 17", expected: [0x62, 0xB1, 0x65, 0x40, 0x72, 0xF0, 0x11]) { assembler in
+    assembler.vpslldZMM(VectorRegister(19), VectorRegister(16), 17)
+  },
+  X86EncodingCase(source: "vpord zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x05, 0x40, 0xEB, 0xD7]) { assembler in
+    assembler.vpordZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x52, 0xD7]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpslld zmm26, zmm31, 25", expected: [0x62, 0x91, 0x2D, 0x40, 0x72, 0xF7, 0x19]) { assembler in
+    assembler.vpslldZMM(VectorRegister(26), VectorRegister(31), 25)
+  },
+  X86EncodingCase(source: "vpord zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1D, 0x48, 0xEB, 0xC8]) { assembler in
+    assembler.vpordZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x52, 0xC8]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpslld zmm1, zmm12, 33", expected: [0x62, 0xD1, 0x75, 0x48, 0x72, 0xF4, 0x21]) { assembler in
+    assembler.vpslldZMM(VectorRegister(1), VectorRegister(12), 33)
+  },
+  X86EncodingCase(source: "vpord zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x75, 0x40, 0xEB, 0xC1]) { assembler in
+    assembler.vpordZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x52, 0xC1]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpslld zmm8, zmm17, 41", expected: [0x62, 0xB1, 0x3D, 0x48, 0x72, 0xF1, 0x29]) { assembler in
+    assembler.vpslldZMM(VectorRegister(8), VectorRegister(17), 41)
+  },
+  X86EncodingCase(source: "vpord zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x35, 0x48, 0xEB, 0xFE]) { assembler in
+    assembler.vpordZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x52, 0xFE]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpslld zmm15, zmm9, 49", expected: [0x62, 0xD1, 0x05, 0x48, 0x72, 0xF1, 0x31]) { assembler in
+    assembler.vpslldZMM(VectorRegister(15), VectorRegister(9), 49)
+  },
+  X86EncodingCase(source: "vpord zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5D, 0x40, 0xEB, 0xF3]) { assembler in
+    assembler.vpordZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x52, 0xF3]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpslld zmm22, zmm20, 57", expected: [0x62, 0xB1, 0x4D, 0x40, 0x72, 0xF4, 0x39]) { assembler in
+    assembler.vpslldZMM(VectorRegister(22), VectorRegister(20), 57)
+  },
   X86EncodingCase(source: "back: jnz strict near back", expected: [0x0F, 0x85, 0xFA, 0xFF, 0xFF, 0xFF]) { assembler in
     let back = assembler.makeLabel(); assembler.bind(back); assembler.jump(if: .notZero, to: back)
   },

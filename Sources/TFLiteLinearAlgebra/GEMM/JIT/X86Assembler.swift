@@ -309,6 +309,28 @@
     vex(map: .x0F, prefix: .x66, opcode: 0xFE, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
+  /// `vpmaddwd ymm1, ymm2, ymm3`: each 32-bit lane the sum of the products of its two signed
+  /// 16-bit word pairs (AVX2).
+  @usableFromInline package mutating func vpmaddwdYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    vex(map: .x0F, prefix: .x66, opcode: 0xF5, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vpor ymm1, ymm2, ymm3`: bitwise or (AVX2).
+  @usableFromInline package mutating func vporYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    vex(map: .x0F, prefix: .x66, opcode: 0xEB, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vpslld ymm1, ymm2, imm8`: each 32-bit lane shifted left by `count` bits (AVX2).
+  @usableFromInline package mutating func vpslldYMM(_ destination: VectorRegister, _ source: VectorRegister, _ count: UInt8) {
+    vex(map: .x0F, prefix: .x66, opcode: 0x72, reg: 6, vvvv: destination.number, rm: source.number)
+    emit(count)
+  }
+
+  /// `vfmadd231ps ymm1, ymm2, [m256]`: ymm1 += ymm2 · memory, fused.
+  @usableFromInline package mutating func vfmadd231psYMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ source: MemoryOperand) {
+    vex(map: .x0F38, prefix: .x66, opcode: 0xB8, reg: accumulator.number, vvvv: left.number, memory: source)
+  }
+
   // MARK: - AVX-512F (EVEX, 512-bit)
 
   /// `vmovups zmm, [m512]`.
@@ -387,6 +409,28 @@
   /// `vpaddd zmm1, zmm2, zmm3`: 32-bit lane sums, wrapping.
   @usableFromInline package mutating func vpadddZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F, prefix: .x66, opcode: 0xFE, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vpord zmm1, zmm2, zmm3`: bitwise or.
+  @usableFromInline package mutating func vpordZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F, prefix: .x66, opcode: 0xEB, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vpslld zmm1, zmm2, imm8`: each 32-bit lane shifted left by `count` bits.
+  @usableFromInline package mutating func vpslldZMM(_ destination: VectorRegister, _ source: VectorRegister, _ count: UInt8) {
+    evex(map: .x0F, prefix: .x66, opcode: 0x72, reg: 6, vvvv: destination.number, rm: source.number)
+    emit(count)
+  }
+
+  /// `vpdpwssd zmm1, zmm2, zmm3` (AVX512-VNNI): each 32-bit lane of zmm1 += the sum of the two
+  /// products of zmm2's and zmm3's signed 16-bit words in that lane (wrapping).
+  @usableFromInline package mutating func vpdpwssdZMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x52, reg: accumulator.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vfmadd231ps zmm1, zmm2, [m512]`: zmm1 += zmm2 · memory, fused.
+  @usableFromInline package mutating func vfmadd231psZMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ source: MemoryOperand) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0xB8, reg: accumulator.number, vvvv: left.number, memory: source, elementBytes: 64)
   }
 
   // MARK: - Encoding
