@@ -20,7 +20,8 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
   private let activation: FusedActivation
   private var shape: DepthwiseShape?
   private var arithmetic: IntegerWeightedArithmetic?
-  private var byteDepthwise: ByteDepthwiseConvolution?
+  /// The 8-bit convolution once prepared (nil for 16-bit activations).
+  private(set) var byteDepthwise: ByteDepthwiseConvolution?
   /// The weights in OHWI order for the 16-bit path.
   private var wideFilter: [Int32] = []
 
@@ -102,7 +103,7 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
 /// where the input offset's share (offset · Σ w over all taps, padding included) is folded into
 /// the bias at prepare time. The taps go in pairs (the generated kernels' word-pair multiply-adds,
 /// see `DepthwiseKernelGenerator`); an odd last tap is paired with itself at weight zero.
-private struct ByteDepthwiseConvolution {
+struct ByteDepthwiseConvolution {
   /// The convolution.
   let shape: DepthwiseShape
   /// The weights minus their zero points as tap pairs, `[pair][channel][tap of the pair]` with

@@ -327,7 +327,8 @@ final class DepthwiseConv2DKernel: Kernel {
   private var output: RuntimeTensor { operands.output }
   private let options: DepthwiseConv2DOptions
   private let activation: FloatClampRange
-  private var shape: DepthwiseShape?
+  /// The geometry once prepared.
+  private(set) var shape: DepthwiseShape?
 
   init(node: Node) throws {
     operands = try WeightedOperands(node, op: "DEPTHWISE_CONV_2D")
