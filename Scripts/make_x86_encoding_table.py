@@ -120,7 +120,18 @@ def cases():
         yield f"add {register}, {immediate}", f"assembler.add(.{register}, {immediate})"
         yield f"sub {register}, {immediate}", f"assembler.sub(.{register}, {immediate})"
         yield f"cmp {register}, {immediate}", f"assembler.cmp(.{register}, {immediate})"
-
+    # The depthwise kernels' word-pair multiply-adds and FMAs from memory.
+    for i, (mem_text, mem_swift) in enumerate(MEMORIES):
+        ymm, other_ymm = (7 * i + 3) % 16, (5 * i + 1) % 16
+        zmm, other_zmm = (11 * i + 5) % 32, (13 * i + 17) % 32
+        yield (f"vfmadd231ps ymm{ymm}, ymm{other_ymm}, yword {mem_text}",
+               f"assembler.vfmadd231psYMM(VectorRegister({ymm}), VectorRegister({other_ymm}), {mem_swift})")
+        yield (f"vfmadd231ps zmm{zmm}, zmm{other_zmm}, zword {mem_text}",
+               f"assembler.vfmadd231psZMM(VectorRegister({zmm}), VectorRegister({other_zmm}), {mem_swift})")
+    for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
+        destination = (7 * i + 5) % 32
+        yield (f"vpdpwssd zmm{destination}, zmm{left}, zmm{right}",
+               f"assembler.vpdpwssdZMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
 
 # Jumps need labels: each case is the NASM source and the Swift statements, run in order.
 JUMP_CASES = [
@@ -144,7 +155,7 @@ JUMP_CASES = [
 # The requantization's instructions (RequantizationEmission.swift): lane-wise integer operations
 # with a register or memory source, immediate shifts, and the narrowing and 128-bit forms.
 PACKED_OPERATIONS = ["vpaddd", "vpsubd", "vpaddq", "vpand", "vpor", "vpmuldq", "vpsllvd", "vpsllvq",
-                     "vpsravd", "vpmaxsd", "vpminsd", "vpackssdw"]
+                     "vpsravd", "vpmaxsd", "vpminsd", "vpackssdw", "vpmaddwd"]
 
 
 def requantization_cases():
@@ -175,7 +186,7 @@ def requantization_cases():
             yield (f"{name} ymm{destination}, ymm{left}, ymm{right}",
                    f"assembler.packedYMM(.{name}, VectorRegister({destination}), VectorRegister({left}), "
                    f"VectorRegister({right}))")
-        for name, count in [("vpsrlq", 32), ("vpsrad", 31), ("vpsrlq", 1)]:
+        for name, count in [("vpsrlq", 32), ("vpsrad", 31), ("vpsrlq", 1), ("vpslld", 16)]:
             yield (f"{name} ymm{destination}, ymm{left}, {count}",
                    f"assembler.shiftYMM(.{name}, VectorRegister({destination}), VectorRegister({left}), by: {count})")
         yield (f"vpermq ymm{destination}, ymm{left}, 0xD8",
@@ -193,7 +204,7 @@ def requantization_cases():
             yield (f"{zmm_name} zmm{destination}, zmm{left}, zmm{right}",
                    f"assembler.packedZMM(.{name}, VectorRegister({destination}), VectorRegister({left}), "
                    f"VectorRegister({right}))")
-        for name, count in [("vpsrlq", 32), ("vpsrad", 31), ("vpsrlq", 1)]:
+        for name, count in [("vpsrlq", 32), ("vpsrad", 31), ("vpsrlq", 1), ("vpslld", 16)]:
             yield (f"{name} zmm{destination}, zmm{left}, {count}",
                    f"assembler.shiftZMM(.{name}, VectorRegister({destination}), VectorRegister({left}), by: {count})")
 

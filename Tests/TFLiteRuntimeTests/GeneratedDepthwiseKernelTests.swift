@@ -14,22 +14,27 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
     GeneratedKernelISA.allCases.compactMap { GeneratedDepthwiseKernels.kernels(for: $0) }
   }
 
-  /// Both kinds and instruction sets generate, also those this machine cannot run (their
-  /// instructions are pinned by the NASM encoding table), and end with `vzeroupper; ret`.
+  /// Every kind and instruction set generates, also those this machine cannot run (their
+  /// instructions are pinned by the NASM encoding table), and ends with `vzeroupper; ret`; the
+  /// 5×5 weights-in-registers kernel exists only for AVX-512 (25 weight vectors).
   func testEveryKernelGenerates() {
     for isa in GeneratedKernelISA.allCases {
       for kind in DepthwiseKernelGenerator.ElementKind.allCases {
+        XCTAssertEqual(DepthwiseKernelGenerator.generates(kind, isa: isa), kind != .float5x5 || isa == .avx512)
+        guard DepthwiseKernelGenerator.generates(kind, isa: isa) else { continue }
         let code = DepthwiseKernelGenerator.code(isa: isa, kind: kind)
-        // vzeroupper, pop r14, r13, r12, rbp, rbx, ret.
+        // vzeroupper, pop r15, r14, r13, r12, rbp, rbx, ret.
         XCTAssertEqual(
-          Array(code.suffix(12)), [0xC5, 0xF8, 0x77, 0x41, 0x5E, 0x41, 0x5D, 0x41, 0x5C, 0x5D, 0x5B, 0xC3], "\(isa) \(kind)")
+          Array(code.suffix(14)), [0xC5, 0xF8, 0x77, 0x41, 0x5F, 0x41, 0x5E, 0x41, 0x5D, 0x41, 0x5C, 0x5D, 0x5B, 0xC3],
+          "\(isa) \(kind)")
       }
     }
   }
 
-  /// Unsigned bytes × int16 weights: random pixel counts (groups of four and single pixels), pixel
-  /// strides, tap tables (including none), start values; every Int32 sum exact, and the sentinels
-  /// around and between the pixels' outputs untouched.
+  /// Unsigned bytes × interleaved int16 weight pairs: random pixel counts (groups of four and single
+  /// pixels), pixel strides, tables of tap pairs (including none, and pairs reading one input
+  /// twice), start values, weights over the whole ±255 range; every Int32 sum exact (Σ uA·wA + uB·wB
+  /// by first principles), and the sentinels around and between the pixels' outputs untouched.
   func testByteKernelSumsAreExactAndStayInBounds() {
     var random = SeededGenerator(seed: 41)
     let sentinel: Int32 = 0x5A5A_5A5A
@@ -40,12 +45,16 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
         let tapCount = trial % 10 == 0 ? 0 : random.int(1...9)
         let inputBytes = max(1, pixels) * pixelBytes + 64 * 9 + 16
         let input = (0..<inputBytes).map { _ in UInt8(random.int(0...255)) }
-        let weightCount = 151 + 16
+        let weightCount = 151 + 32
         let weights = (0..<weightCount).map { _ in Int16(random.int(-255...255)) }
         let start = (0..<16).map { _ in Int32(random.int(-100_000...100_000)) }
-        // (input offset, weight offset in bytes: any int16 position with 16 weights after it).
-        // One unused pair at the end, so the table has memory even without taps.
-        let taps = (0..<tapCount).flatMap { _ in [random.int(0...(64 * 9)), random.int(0...151) * 2] } + [0, 0]
+        // (input offsets A and B, weight offset in bytes: any int16 position with 32 weights after
+        // it). One unused entry at the end, so the table has memory even without taps.
+        let taps =
+          (0..<tapCount).flatMap { _ in
+            let first = random.int(0...(64 * 9))
+            return [first, random.int(0...3) == 0 ? first : random.int(0...(64 * 9)), random.int(0...151) * 2]
+          } + [0, 0, 0]
         let outputStride = 16 + random.int(0...3)
         // One guard pixel after the last output, and the gap lanes between pixels.
         var output = [Int32](repeating: sentinel, count: (pixels + 1) * outputStride)
@@ -72,13 +81,87 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
             if pixel < pixels && lane < 16 {
               expected = start[lane]
               for tap in 0..<tapCount {
-                let value = Int32(input[pixel * pixelBytes + taps[2 * tap] + lane])
-                expected &+= value &* Int32(weights[taps[2 * tap + 1] / 2 + lane])
+                let first = Int32(input[pixel * pixelBytes + taps[3 * tap] + lane])
+                let second = Int32(input[pixel * pixelBytes + taps[3 * tap + 1] + lane])
+                let pair = taps[3 * tap + 2] / 2 + 2 * lane
+                expected &+= first &* Int32(weights[pair]) &+ second &* Int32(weights[pair + 1])
               }
             }
             let got = output[pixel * outputStride + lane]
             guard got == expected else {
               return XCTFail("\(kernels.isa) trial \(trial) pixel \(pixel) lane \(lane): \(got), expected \(expected)")
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /// The weights-in-registers kernels (3×3, and 5×5 on AVX-512) on random grids: row and column
+  /// offsets (dilations), pixel strides, pixel counts (none, one, many), weight offsets, start values
+  /// and clamps; the same bits as the tap-table kernel on the same table (they sum in its order),
+  /// within float rounding of a double-precision sum, and the sentinels around and between the
+  /// pixels' outputs untouched.
+  func testSquareFilterKernelsMatchTableKernelBitForBit() {
+    var random = SeededGenerator(seed: 43)
+    let sentinel: Float = 1234.5
+    for kernels in runnableKernels {
+      for kind in DepthwiseKernelGenerator.ElementKind.allCases where kernels.has(kind) {
+        guard let size = kind.squareFilterSize else { continue }
+        for trial in 0..<30 {
+          let pixels = [0, 1, random.int(2...9)][trial % 3]
+          let channelStride = 16 + random.int(0...2) * 16 + random.int(0...3)
+          let columnOffset = channelStride * random.int(1...3) * 4
+          let rowOffset = (size * 3 + random.int(0...4)) * channelStride * 4
+          let pixelBytes = channelStride * random.int(1...2) * 4
+          let inputCount = (max(1, pixels) * pixelBytes + (size - 1) * (rowOffset + columnOffset)) / 4 + 16
+          let input = random.floats(inputCount, in: -4...4)
+          let weights = random.floats(size * size * 16 + 64)
+          let start = random.floats(16)
+          let (lower, upper): (Float, Float) = trial % 2 == 0 ? (-.infinity, .infinity) : (-2, 3)
+          let taps = (0..<size * size).flatMap { tap in
+            [(tap / size) * rowOffset + (tap % size) * columnOffset, random.int(0...(size * size * 16 + 48)) * 4]
+          }
+          let outputStride = 16 + random.int(0...3)
+          var results: [[Float]] = []
+          for runKind in [kind, .float] {
+            var output = [Float](repeating: sentinel, count: (pixels + 1) * outputStride)
+            input.withUnsafeBufferPointer { inputBuffer in
+              weights.withUnsafeBufferPointer { weightBuffer in
+                start.withUnsafeBufferPointer { startBuffer in
+                  taps.withUnsafeBufferPointer { tapBuffer in
+                    output.withUnsafeMutableBufferPointer { outputBuffer in
+                      var arguments = DepthwiseKernelArguments(
+                        input: UnsafeRawPointer(inputBuffer.baseAddress!), inputPixelBytes: pixelBytes,
+                        taps: tapBuffer.baseAddress!, tapCount: size * size,
+                        weights: UnsafeRawPointer(weightBuffer.baseAddress!),
+                        start: UnsafeRawPointer(startBuffer.baseAddress!),
+                        output: UnsafeMutableRawPointer(outputBuffer.baseAddress!), outputPixelBytes: outputStride * 4,
+                        pixelCount: pixels, lower: lower, upper: upper)
+                      kernels.run(runKind, &arguments)
+                    }
+                  }
+                }
+              }
+            }
+            results.append(output)
+          }
+          let label = "\(kernels.isa) \(kind) trial \(trial)"
+          XCTAssertEqual(results[0].map(\.bitPattern), results[1].map(\.bitPattern), label)
+          for pixel in 0...pixels {
+            for lane in 0..<outputStride {
+              let got = results[0][pixel * outputStride + lane]
+              guard pixel < pixels && lane < 16 else {
+                XCTAssertEqual(got, sentinel, "\(label): written at pixel \(pixel) lane \(lane)")
+                continue
+              }
+              var sum = Double(start[lane])
+              for tap in 0..<size * size {
+                let value = input[(pixel * pixelBytes + taps[2 * tap]) / 4 + lane]
+                sum += Double(value) * Double(weights[taps[2 * tap + 1] / 4 + lane])
+              }
+              let expected = Float(min(max(sum, Double(lower)), Double(upper)))
+              XCTAssertEqual(got, expected, accuracy: 1e-4 * max(1, abs(expected)), "\(label) pixel \(pixel) lane \(lane)")
             }
           }
         }

@@ -1680,6 +1680,138 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "cmp r11, 64", expected: [0x49, 0x83, 0xFB, 0x40]) { assembler in
     assembler.cmp(.r11, 64)
   },
+  X86EncodingCase(source: "vfmadd231ps ymm3, ymm1, yword [rax]", expected: [0xC4, 0xE2, 0x75, 0xB8, 0x18]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(3), VectorRegister(1), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm5, zmm17, zword [rax]", expected: [0x62, 0xF2, 0x75, 0x40, 0xB8, 0x28]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(5), VectorRegister(17), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm10, ymm6, yword [rdi + 8]", expected: [0xC4, 0x62, 0x4D, 0xB8, 0x57, 0x08]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(10), VectorRegister(6), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm16, zmm30, zword [rdi + 8]", expected: [0x62, 0xE2, 0x0D, 0x40, 0xB8, 0x87, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(16), VectorRegister(30), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm1, ymm11, yword [rsp]", expected: [0xC4, 0xE2, 0x25, 0xB8, 0x0C, 0x24]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(1), VectorRegister(11), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm27, zmm11, zword [rsp]", expected: [0x62, 0x62, 0x25, 0x48, 0xB8, 0x1C, 0x24]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(27), VectorRegister(11), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm8, ymm0, yword [r12 + 4]", expected: [0xC4, 0x42, 0x7D, 0xB8, 0x44, 0x24, 0x04]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(8), VectorRegister(0), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm6, zmm24, zword [r12 + 4]", expected: [0x62, 0xD2, 0x3D, 0x40, 0xB8, 0xB4, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(6), VectorRegister(24), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm15, ymm5, yword [rbp]", expected: [0xC4, 0x62, 0x55, 0xB8, 0x7D, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(15), VectorRegister(5), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm17, zmm5, zword [rbp]", expected: [0x62, 0xE2, 0x55, 0x48, 0xB8, 0x4D, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(17), VectorRegister(5), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm6, ymm10, yword [r13]", expected: [0xC4, 0xC2, 0x2D, 0xB8, 0x75, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(6), VectorRegister(10), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm28, zmm18, zword [r13]", expected: [0x62, 0x42, 0x6D, 0x40, 0xB8, 0x65, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(28), VectorRegister(18), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm13, ymm15, yword [r15 - 128]", expected: [0xC4, 0x42, 0x05, 0xB8, 0x6F, 0x80]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(13), VectorRegister(15), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm7, zmm31, zword [r15 - 128]", expected: [0x62, 0xD2, 0x05, 0x40, 0xB8, 0x7F, 0xFE]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(7), VectorRegister(31), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm4, ymm4, yword [rsi + 128]", expected: [0xC4, 0xE2, 0x5D, 0xB8, 0xA6, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(4), VectorRegister(4), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm18, zmm12, zword [rsi + 128]", expected: [0x62, 0xE2, 0x1D, 0x48, 0xB8, 0x56, 0x02]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(18), VectorRegister(12), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm11, ymm9, yword [rdx + 64]", expected: [0xC4, 0x62, 0x35, 0xB8, 0x5A, 0x40]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(11), VectorRegister(9), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm29, zmm25, zword [rdx + 64]", expected: [0x62, 0x62, 0x35, 0x40, 0xB8, 0x6A, 0x01]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(29), VectorRegister(25), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm2, ymm14, yword [rcx + 4096]", expected: [0xC4, 0xE2, 0x0D, 0xB8, 0x91, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(2), VectorRegister(14), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm8, zmm6, zword [rcx + 4096]", expected: [0x62, 0x72, 0x4D, 0x48, 0xB8, 0x41, 0x40]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(8), VectorRegister(6), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm9, ymm3, yword [r9 - 64]", expected: [0xC4, 0x42, 0x65, 0xB8, 0x49, 0xC0]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(9), VectorRegister(3), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm19, zmm19, zword [r9 - 64]", expected: [0x62, 0xC2, 0x65, 0x40, 0xB8, 0x59, 0xFF]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(19), VectorRegister(19), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm0, ymm8, yword [rax + r8*4]", expected: [0xC4, 0xA2, 0x3D, 0xB8, 0x04, 0x80]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(0), VectorRegister(8), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm30, zmm0, zword [rax + r8*4]", expected: [0x62, 0x22, 0x7D, 0x48, 0xB8, 0x34, 0x80]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(30), VectorRegister(0), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm7, ymm13, yword [r11 + r9*2 + 12]", expected: [0xC4, 0x82, 0x15, 0xB8, 0x7C, 0x4B, 0x0C]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(7), VectorRegister(13), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm9, zmm13, zword [r11 + r9*2 + 12]", expected: [0x62, 0x12, 0x15, 0x48, 0xB8, 0x8C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(9), VectorRegister(13), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm14, ymm2, yword [rbx + rcx*8 - 4]", expected: [0xC4, 0x62, 0x6D, 0xB8, 0x74, 0xCB, 0xFC]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(14), VectorRegister(2), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm20, zmm26, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xE2, 0x2D, 0x40, 0xB8, 0xA4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(20), VectorRegister(26), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm5, ymm7, yword [r13 + r14*1]", expected: [0xC4, 0x82, 0x45, 0xB8, 0x6C, 0x35, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(5), VectorRegister(7), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm31, zmm7, zword [r13 + r14*1]", expected: [0x62, 0x02, 0x45, 0x48, 0xB8, 0x7C, 0x35, 0x00]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(31), VectorRegister(7), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm12, ymm12, yword [rsp + rax*1 + 256]", expected: [0xC4, 0x62, 0x1D, 0xB8, 0xA4, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(12), VectorRegister(12), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm10, zmm20, zword [rsp + rax*1 + 256]", expected: [0x62, 0x72, 0x5D, 0x40, 0xB8, 0x54, 0x04, 0x04]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(10), VectorRegister(20), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm3, ymm1, yword [r10 + r15*2 + 192]", expected: [0xC4, 0x82, 0x75, 0xB8, 0x9C, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(3), VectorRegister(1), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm21, zmm1, zword [r10 + r15*2 + 192]", expected: [0x62, 0x82, 0x75, 0x48, 0xB8, 0x6C, 0x7A, 0x03]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(21), VectorRegister(1), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vfmadd231ps ymm10, ymm6, yword [rdi + rdx*1 + 1024]", expected: [0xC4, 0x62, 0x4D, 0xB8, 0x94, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.vfmadd231psYMM(VectorRegister(10), VectorRegister(6), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vfmadd231ps zmm0, zmm14, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF2, 0x0D, 0x48, 0xB8, 0x44, 0x17, 0x10]) { assembler in
+    assembler.vfmadd231psZMM(VectorRegister(0), VectorRegister(14), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x52, 0xE9]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x52, 0xE0]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x52, 0xDB]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x52, 0xD7]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x52, 0xC8]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x52, 0xC1]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x52, 0xFE]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpdpwssd zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x52, 0xF3]) { assembler in
+    assembler.vpdpwssdZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
   X86EncodingCase(source: "back: jnz strict near back", expected: [0x0F, 0x85, 0xFA, 0xFF, 0xFF, 0xFF]) { assembler in
     let back = assembler.makeLabel(); assembler.bind(back); assembler.jump(if: .notZero, to: back)
   },
@@ -1721,6 +1853,12 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpmaxsd zmm0, zmm16, zword [rax]", expected: [0x62, 0xF2, 0x7D, 0x40, 0x3D, 0x00]) { assembler in
     assembler.packedZMM(.vpmaxsd, VectorRegister(0), VectorRegister(16), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpmaddwd ymm12, ymm13, yword [rax]", expected: [0xC5, 0x15, 0xF5, 0x20]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(12), VectorRegister(13), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpmaddwd zmm9, zmm5, zword [rax]", expected: [0x62, 0x71, 0x55, 0x48, 0xF5, 0x08]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(9), VectorRegister(5), MemoryOperand(.rax))
   },
   X86EncodingCase(source: "vmovups oword [rax], xmm4", expected: [0xC5, 0xF8, 0x11, 0x20]) { assembler in
     assembler.vmovupsXMM(MemoryOperand(.rax), VectorRegister(4))
@@ -1821,6 +1959,12 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmaxsd zmm1, zmm23, zword [r12 + 4]", expected: [0x62, 0xD2, 0x45, 0x40, 0x3D, 0x8C, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
     assembler.packedZMM(.vpmaxsd, VectorRegister(1), VectorRegister(23), MemoryOperand(.r12, 4))
   },
+  X86EncodingCase(source: "vpmaddwd ymm1, ymm6, yword [r12 + 4]", expected: [0xC4, 0xC1, 0x4D, 0xF5, 0x4C, 0x24, 0x04]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(1), VectorRegister(6), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpmaddwd zmm10, zmm12, zword [r12 + 4]", expected: [0x62, 0x51, 0x1D, 0x48, 0xF5, 0x94, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(10), VectorRegister(12), MemoryOperand(.r12, 4))
+  },
   X86EncodingCase(source: "vmovups oword [r12 + 4], xmm3", expected: [0xC4, 0xC1, 0x78, 0x11, 0x5C, 0x24, 0x04]) { assembler in
     assembler.vmovupsXMM(MemoryOperand(.r12, 4), VectorRegister(3))
   },
@@ -1919,6 +2063,12 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpmaxsd zmm2, zmm30, zword [r15 - 128]", expected: [0x62, 0xD2, 0x0D, 0x40, 0x3D, 0x57, 0xFE]) { assembler in
     assembler.packedZMM(.vpmaxsd, VectorRegister(2), VectorRegister(30), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpmaddwd ymm6, ymm15, yword [r15 - 128]", expected: [0xC4, 0xC1, 0x05, 0xF5, 0x77, 0x80]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(6), VectorRegister(15), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpmaddwd zmm11, zmm19, zword [r15 - 128]", expected: [0x62, 0x51, 0x65, 0x40, 0xF5, 0x5F, 0xFE]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(11), VectorRegister(19), MemoryOperand(.r15, -128))
   },
   X86EncodingCase(source: "vmovups oword [r15 - 128], xmm2", expected: [0xC4, 0xC1, 0x78, 0x11, 0x57, 0x80]) { assembler in
     assembler.vmovupsXMM(MemoryOperand(.r15, -128), VectorRegister(2))
@@ -2019,6 +2169,12 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmaxsd zmm3, zmm5, zword [rcx + 4096]", expected: [0x62, 0xF2, 0x55, 0x48, 0x3D, 0x59, 0x40]) { assembler in
     assembler.packedZMM(.vpmaxsd, VectorRegister(3), VectorRegister(5), MemoryOperand(.rcx, 4096))
   },
+  X86EncodingCase(source: "vpmaddwd ymm11, ymm8, yword [rcx + 4096]", expected: [0xC5, 0x3D, 0xF5, 0x99, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(11), VectorRegister(8), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpmaddwd zmm12, zmm26, zword [rcx + 4096]", expected: [0x62, 0x71, 0x2D, 0x40, 0xF5, 0x61, 0x40]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(12), VectorRegister(26), MemoryOperand(.rcx, 4096))
+  },
   X86EncodingCase(source: "vmovups oword [rcx + 4096], xmm1", expected: [0xC5, 0xF8, 0x11, 0x89, 0x00, 0x10, 0x00, 0x00]) { assembler in
     assembler.vmovupsXMM(MemoryOperand(.rcx, 4096), VectorRegister(1))
   },
@@ -2118,6 +2274,12 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmaxsd zmm4, zmm12, zword [r11 + r9*2 + 12]", expected: [0x62, 0x92, 0x1D, 0x48, 0x3D, 0xA4, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
     assembler.packedZMM(.vpmaxsd, VectorRegister(4), VectorRegister(12), MemoryOperand(.r11, index: .r9, scale: 2, 12))
   },
+  X86EncodingCase(source: "vpmaddwd ymm0, ymm1, yword [r11 + r9*2 + 12]", expected: [0xC4, 0x81, 0x75, 0xF5, 0x44, 0x4B, 0x0C]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(0), VectorRegister(1), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpmaddwd zmm13, zmm1, zword [r11 + r9*2 + 12]", expected: [0x62, 0x11, 0x75, 0x48, 0xF5, 0xAC, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(13), VectorRegister(1), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
   X86EncodingCase(source: "vmovups oword [r11 + r9*2 + 12], xmm0", expected: [0xC4, 0x81, 0x78, 0x11, 0x44, 0x4B, 0x0C]) { assembler in
     assembler.vmovupsXMM(MemoryOperand(.r11, index: .r9, scale: 2, 12), VectorRegister(0))
   },
@@ -2216,6 +2378,12 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpmaxsd zmm5, zmm19, zword [rsp + rax*1 + 256]", expected: [0x62, 0xF2, 0x65, 0x40, 0x3D, 0x6C, 0x04, 0x04]) { assembler in
     assembler.packedZMM(.vpmaxsd, VectorRegister(5), VectorRegister(19), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpmaddwd ymm5, ymm10, yword [rsp + rax*1 + 256]", expected: [0xC5, 0xAD, 0xF5, 0xAC, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(5), VectorRegister(10), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpmaddwd zmm14, zmm8, zword [rsp + rax*1 + 256]", expected: [0x62, 0x71, 0x3D, 0x48, 0xF5, 0x74, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(14), VectorRegister(8), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
   },
   X86EncodingCase(source: "vmovups oword [rsp + rax*1 + 256], xmm15", expected: [0xC5, 0x78, 0x11, 0xBC, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
     assembler.vmovupsXMM(MemoryOperand(.rsp, index: .rax, scale: 1, 256), VectorRegister(15))
@@ -2328,6 +2496,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0x6B, 0xD1]) { assembler in
     assembler.packedYMM(.vpackssdw, VectorRegister(2), VectorRegister(0), VectorRegister(1))
   },
+  X86EncodingCase(source: "vpmaddwd ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0xF5, 0xD1]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(2), VectorRegister(0), VectorRegister(1))
+  },
   X86EncodingCase(source: "vpsrlq ymm2, ymm0, 32", expected: [0xC5, 0xED, 0x73, 0xD0, 0x20]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(2), VectorRegister(0), by: 32)
   },
@@ -2336,6 +2507,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq ymm2, ymm0, 1", expected: [0xC5, 0xED, 0x73, 0xD0, 0x01]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(2), VectorRegister(0), by: 1)
+  },
+  X86EncodingCase(source: "vpslld ymm2, ymm0, 16", expected: [0xC5, 0xED, 0x72, 0xF0, 0x10]) { assembler in
+    assembler.shiftYMM(.vpslld, VectorRegister(2), VectorRegister(0), by: 16)
   },
   X86EncodingCase(source: "vpermq ymm2, ymm0, 0xD8", expected: [0xC4, 0xE3, 0xFD, 0x00, 0xD0, 0xD8]) { assembler in
     assembler.vpermqYMM(VectorRegister(2), VectorRegister(0), 0xD8)
@@ -2385,6 +2559,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x65, 0x6B, 0xF8]) { assembler in
     assembler.packedYMM(.vpackssdw, VectorRegister(7), VectorRegister(3), VectorRegister(8))
   },
+  X86EncodingCase(source: "vpmaddwd ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x65, 0xF5, 0xF8]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(7), VectorRegister(3), VectorRegister(8))
+  },
   X86EncodingCase(source: "vpsrlq ymm7, ymm3, 32", expected: [0xC5, 0xC5, 0x73, 0xD3, 0x20]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(7), VectorRegister(3), by: 32)
   },
@@ -2393,6 +2570,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq ymm7, ymm3, 1", expected: [0xC5, 0xC5, 0x73, 0xD3, 0x01]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(7), VectorRegister(3), by: 1)
+  },
+  X86EncodingCase(source: "vpslld ymm7, ymm3, 16", expected: [0xC5, 0xC5, 0x72, 0xF3, 0x10]) { assembler in
+    assembler.shiftYMM(.vpslld, VectorRegister(7), VectorRegister(3), by: 16)
   },
   X86EncodingCase(source: "vpermq ymm7, ymm3, 0xD8", expected: [0xC4, 0xE3, 0xFD, 0x00, 0xFB, 0xD8]) { assembler in
     assembler.vpermqYMM(VectorRegister(7), VectorRegister(3), 0xD8)
@@ -2442,6 +2622,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw ymm12, ymm8, ymm3", expected: [0xC5, 0x3D, 0x6B, 0xE3]) { assembler in
     assembler.packedYMM(.vpackssdw, VectorRegister(12), VectorRegister(8), VectorRegister(3))
   },
+  X86EncodingCase(source: "vpmaddwd ymm12, ymm8, ymm3", expected: [0xC5, 0x3D, 0xF5, 0xE3]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(12), VectorRegister(8), VectorRegister(3))
+  },
   X86EncodingCase(source: "vpsrlq ymm12, ymm8, 32", expected: [0xC4, 0xC1, 0x1D, 0x73, 0xD0, 0x20]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(12), VectorRegister(8), by: 32)
   },
@@ -2450,6 +2633,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq ymm12, ymm8, 1", expected: [0xC4, 0xC1, 0x1D, 0x73, 0xD0, 0x01]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(12), VectorRegister(8), by: 1)
+  },
+  X86EncodingCase(source: "vpslld ymm12, ymm8, 16", expected: [0xC4, 0xC1, 0x1D, 0x72, 0xF0, 0x10]) { assembler in
+    assembler.shiftYMM(.vpslld, VectorRegister(12), VectorRegister(8), by: 16)
   },
   X86EncodingCase(source: "vpermq ymm12, ymm8, 0xD8", expected: [0xC4, 0x43, 0xFD, 0x00, 0xE0, 0xD8]) { assembler in
     assembler.vpermqYMM(VectorRegister(12), VectorRegister(8), 0xD8)
@@ -2499,6 +2685,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x05, 0x6B, 0xCF]) { assembler in
     assembler.packedYMM(.vpackssdw, VectorRegister(1), VectorRegister(15), VectorRegister(15))
   },
+  X86EncodingCase(source: "vpmaddwd ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x05, 0xF5, 0xCF]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(1), VectorRegister(15), VectorRegister(15))
+  },
   X86EncodingCase(source: "vpsrlq ymm1, ymm15, 32", expected: [0xC4, 0xC1, 0x75, 0x73, 0xD7, 0x20]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(1), VectorRegister(15), by: 32)
   },
@@ -2507,6 +2696,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq ymm1, ymm15, 1", expected: [0xC4, 0xC1, 0x75, 0x73, 0xD7, 0x01]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(1), VectorRegister(15), by: 1)
+  },
+  X86EncodingCase(source: "vpslld ymm1, ymm15, 16", expected: [0xC4, 0xC1, 0x75, 0x72, 0xF7, 0x10]) { assembler in
+    assembler.shiftYMM(.vpslld, VectorRegister(1), VectorRegister(15), by: 16)
   },
   X86EncodingCase(source: "vpermq ymm1, ymm15, 0xD8", expected: [0xC4, 0xC3, 0xFD, 0x00, 0xCF, 0xD8]) { assembler in
     assembler.vpermqYMM(VectorRegister(1), VectorRegister(15), 0xD8)
@@ -2556,6 +2748,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw ymm6, ymm12, ymm0", expected: [0xC5, 0x9D, 0x6B, 0xF0]) { assembler in
     assembler.packedYMM(.vpackssdw, VectorRegister(6), VectorRegister(12), VectorRegister(0))
   },
+  X86EncodingCase(source: "vpmaddwd ymm6, ymm12, ymm0", expected: [0xC5, 0x9D, 0xF5, 0xF0]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(6), VectorRegister(12), VectorRegister(0))
+  },
   X86EncodingCase(source: "vpsrlq ymm6, ymm12, 32", expected: [0xC4, 0xC1, 0x4D, 0x73, 0xD4, 0x20]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(6), VectorRegister(12), by: 32)
   },
@@ -2564,6 +2759,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq ymm6, ymm12, 1", expected: [0xC4, 0xC1, 0x4D, 0x73, 0xD4, 0x01]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(6), VectorRegister(12), by: 1)
+  },
+  X86EncodingCase(source: "vpslld ymm6, ymm12, 16", expected: [0xC4, 0xC1, 0x4D, 0x72, 0xF4, 0x10]) { assembler in
+    assembler.shiftYMM(.vpslld, VectorRegister(6), VectorRegister(12), by: 16)
   },
   X86EncodingCase(source: "vpermq ymm6, ymm12, 0xD8", expected: [0xC4, 0xC3, 0xFD, 0x00, 0xF4, 0xD8]) { assembler in
     assembler.vpermqYMM(VectorRegister(6), VectorRegister(12), 0xD8)
@@ -2613,6 +2811,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x75, 0x6B, 0xD9]) { assembler in
     assembler.packedYMM(.vpackssdw, VectorRegister(11), VectorRegister(1), VectorRegister(9))
   },
+  X86EncodingCase(source: "vpmaddwd ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x75, 0xF5, 0xD9]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(11), VectorRegister(1), VectorRegister(9))
+  },
   X86EncodingCase(source: "vpsrlq ymm11, ymm1, 32", expected: [0xC5, 0xA5, 0x73, 0xD1, 0x20]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(11), VectorRegister(1), by: 32)
   },
@@ -2621,6 +2822,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq ymm11, ymm1, 1", expected: [0xC5, 0xA5, 0x73, 0xD1, 0x01]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(11), VectorRegister(1), by: 1)
+  },
+  X86EncodingCase(source: "vpslld ymm11, ymm1, 16", expected: [0xC5, 0xA5, 0x72, 0xF1, 0x10]) { assembler in
+    assembler.shiftYMM(.vpslld, VectorRegister(11), VectorRegister(1), by: 16)
   },
   X86EncodingCase(source: "vpermq ymm11, ymm1, 0xD8", expected: [0xC4, 0x63, 0xFD, 0x00, 0xD9, 0xD8]) { assembler in
     assembler.vpermqYMM(VectorRegister(11), VectorRegister(1), 0xD8)
@@ -2670,6 +2874,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x35, 0x6B, 0xC6]) { assembler in
     assembler.packedYMM(.vpackssdw, VectorRegister(0), VectorRegister(9), VectorRegister(14))
   },
+  X86EncodingCase(source: "vpmaddwd ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x35, 0xF5, 0xC6]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(0), VectorRegister(9), VectorRegister(14))
+  },
   X86EncodingCase(source: "vpsrlq ymm0, ymm9, 32", expected: [0xC4, 0xC1, 0x7D, 0x73, 0xD1, 0x20]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(0), VectorRegister(9), by: 32)
   },
@@ -2678,6 +2885,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq ymm0, ymm9, 1", expected: [0xC4, 0xC1, 0x7D, 0x73, 0xD1, 0x01]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(0), VectorRegister(9), by: 1)
+  },
+  X86EncodingCase(source: "vpslld ymm0, ymm9, 16", expected: [0xC4, 0xC1, 0x7D, 0x72, 0xF1, 0x10]) { assembler in
+    assembler.shiftYMM(.vpslld, VectorRegister(0), VectorRegister(9), by: 16)
   },
   X86EncodingCase(source: "vpermq ymm0, ymm9, 0xD8", expected: [0xC4, 0xC3, 0xFD, 0x00, 0xC1, 0xD8]) { assembler in
     assembler.vpermqYMM(VectorRegister(0), VectorRegister(9), 0xD8)
@@ -2727,6 +2937,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5D, 0x6B, 0xEB]) { assembler in
     assembler.packedYMM(.vpackssdw, VectorRegister(5), VectorRegister(4), VectorRegister(11))
   },
+  X86EncodingCase(source: "vpmaddwd ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5D, 0xF5, 0xEB]) { assembler in
+    assembler.packedYMM(.vpmaddwd, VectorRegister(5), VectorRegister(4), VectorRegister(11))
+  },
   X86EncodingCase(source: "vpsrlq ymm5, ymm4, 32", expected: [0xC5, 0xD5, 0x73, 0xD4, 0x20]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(5), VectorRegister(4), by: 32)
   },
@@ -2735,6 +2948,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq ymm5, ymm4, 1", expected: [0xC5, 0xD5, 0x73, 0xD4, 0x01]) { assembler in
     assembler.shiftYMM(.vpsrlq, VectorRegister(5), VectorRegister(4), by: 1)
+  },
+  X86EncodingCase(source: "vpslld ymm5, ymm4, 16", expected: [0xC5, 0xD5, 0x72, 0xF4, 0x10]) { assembler in
+    assembler.shiftYMM(.vpslld, VectorRegister(5), VectorRegister(4), by: 16)
   },
   X86EncodingCase(source: "vpermq ymm5, ymm4, 0xD8", expected: [0xC4, 0xE3, 0xFD, 0x00, 0xEC, 0xD8]) { assembler in
     assembler.vpermqYMM(VectorRegister(5), VectorRegister(4), 0xD8)
@@ -2784,6 +3000,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7D, 0x48, 0x6B, 0xE9]) { assembler in
     assembler.packedZMM(.vpackssdw, VectorRegister(5), VectorRegister(0), VectorRegister(1))
   },
+  X86EncodingCase(source: "vpmaddwd zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7D, 0x48, 0xF5, 0xE9]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
   X86EncodingCase(source: "vpsrlq zmm5, zmm0, 32", expected: [0x62, 0xF1, 0xD5, 0x48, 0x73, 0xD0, 0x20]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(5), VectorRegister(0), by: 32)
   },
@@ -2792,6 +3011,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq zmm5, zmm0, 1", expected: [0x62, 0xF1, 0xD5, 0x48, 0x73, 0xD0, 0x01]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(5), VectorRegister(0), by: 1)
+  },
+  X86EncodingCase(source: "vpslld zmm5, zmm0, 16", expected: [0x62, 0xF1, 0x55, 0x48, 0x72, 0xF0, 0x10]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(5), VectorRegister(0), by: 16)
   },
   X86EncodingCase(source: "vpaddd zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x65, 0x48, 0xFE, 0xE0]) { assembler in
     assembler.packedZMM(.vpaddd, VectorRegister(12), VectorRegister(3), VectorRegister(8))
@@ -2829,6 +3051,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x65, 0x48, 0x6B, 0xE0]) { assembler in
     assembler.packedZMM(.vpackssdw, VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
+  X86EncodingCase(source: "vpmaddwd zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x65, 0x48, 0xF5, 0xE0]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
   X86EncodingCase(source: "vpsrlq zmm12, zmm3, 32", expected: [0x62, 0xF1, 0x9D, 0x48, 0x73, 0xD3, 0x20]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(12), VectorRegister(3), by: 32)
   },
@@ -2837,6 +3062,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq zmm12, zmm3, 1", expected: [0x62, 0xF1, 0x9D, 0x48, 0x73, 0xD3, 0x01]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(12), VectorRegister(3), by: 1)
+  },
+  X86EncodingCase(source: "vpslld zmm12, zmm3, 16", expected: [0x62, 0xF1, 0x1D, 0x48, 0x72, 0xF3, 0x10]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(12), VectorRegister(3), by: 16)
   },
   X86EncodingCase(source: "vpaddd zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7D, 0x40, 0xFE, 0xDB]) { assembler in
     assembler.packedZMM(.vpaddd, VectorRegister(19), VectorRegister(16), VectorRegister(3))
@@ -2874,6 +3102,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7D, 0x40, 0x6B, 0xDB]) { assembler in
     assembler.packedZMM(.vpackssdw, VectorRegister(19), VectorRegister(16), VectorRegister(3))
   },
+  X86EncodingCase(source: "vpmaddwd zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7D, 0x40, 0xF5, 0xDB]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
   X86EncodingCase(source: "vpsrlq zmm19, zmm16, 32", expected: [0x62, 0xB1, 0xE5, 0x40, 0x73, 0xD0, 0x20]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(19), VectorRegister(16), by: 32)
   },
@@ -2882,6 +3113,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq zmm19, zmm16, 1", expected: [0x62, 0xB1, 0xE5, 0x40, 0x73, 0xD0, 0x01]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(19), VectorRegister(16), by: 1)
+  },
+  X86EncodingCase(source: "vpslld zmm19, zmm16, 16", expected: [0x62, 0xB1, 0x65, 0x40, 0x72, 0xF0, 0x10]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(19), VectorRegister(16), by: 16)
   },
   X86EncodingCase(source: "vpaddd zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x05, 0x40, 0xFE, 0xD7]) { assembler in
     assembler.packedZMM(.vpaddd, VectorRegister(26), VectorRegister(31), VectorRegister(31))
@@ -2919,6 +3153,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x05, 0x40, 0x6B, 0xD7]) { assembler in
     assembler.packedZMM(.vpackssdw, VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
+  X86EncodingCase(source: "vpmaddwd zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x05, 0x40, 0xF5, 0xD7]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
   X86EncodingCase(source: "vpsrlq zmm26, zmm31, 32", expected: [0x62, 0x91, 0xAD, 0x40, 0x73, 0xD7, 0x20]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(26), VectorRegister(31), by: 32)
   },
@@ -2927,6 +3164,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq zmm26, zmm31, 1", expected: [0x62, 0x91, 0xAD, 0x40, 0x73, 0xD7, 0x01]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(26), VectorRegister(31), by: 1)
+  },
+  X86EncodingCase(source: "vpslld zmm26, zmm31, 16", expected: [0x62, 0x91, 0x2D, 0x40, 0x72, 0xF7, 0x10]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(26), VectorRegister(31), by: 16)
   },
   X86EncodingCase(source: "vpaddd zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1D, 0x48, 0xFE, 0xC8]) { assembler in
     assembler.packedZMM(.vpaddd, VectorRegister(1), VectorRegister(12), VectorRegister(24))
@@ -2964,6 +3204,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1D, 0x48, 0x6B, 0xC8]) { assembler in
     assembler.packedZMM(.vpackssdw, VectorRegister(1), VectorRegister(12), VectorRegister(24))
   },
+  X86EncodingCase(source: "vpmaddwd zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1D, 0x48, 0xF5, 0xC8]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
   X86EncodingCase(source: "vpsrlq zmm1, zmm12, 32", expected: [0x62, 0xD1, 0xF5, 0x48, 0x73, 0xD4, 0x20]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(1), VectorRegister(12), by: 32)
   },
@@ -2972,6 +3215,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq zmm1, zmm12, 1", expected: [0x62, 0xD1, 0xF5, 0x48, 0x73, 0xD4, 0x01]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(1), VectorRegister(12), by: 1)
+  },
+  X86EncodingCase(source: "vpslld zmm1, zmm12, 16", expected: [0x62, 0xD1, 0x75, 0x48, 0x72, 0xF4, 0x10]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(1), VectorRegister(12), by: 16)
   },
   X86EncodingCase(source: "vpaddd zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x75, 0x40, 0xFE, 0xC1]) { assembler in
     assembler.packedZMM(.vpaddd, VectorRegister(8), VectorRegister(17), VectorRegister(9))
@@ -3009,6 +3255,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x75, 0x40, 0x6B, 0xC1]) { assembler in
     assembler.packedZMM(.vpackssdw, VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
+  X86EncodingCase(source: "vpmaddwd zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x75, 0x40, 0xF5, 0xC1]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
   X86EncodingCase(source: "vpsrlq zmm8, zmm17, 32", expected: [0x62, 0xB1, 0xBD, 0x48, 0x73, 0xD1, 0x20]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(8), VectorRegister(17), by: 32)
   },
@@ -3017,6 +3266,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq zmm8, zmm17, 1", expected: [0x62, 0xB1, 0xBD, 0x48, 0x73, 0xD1, 0x01]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(8), VectorRegister(17), by: 1)
+  },
+  X86EncodingCase(source: "vpslld zmm8, zmm17, 16", expected: [0x62, 0xB1, 0x3D, 0x48, 0x72, 0xF1, 0x10]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(8), VectorRegister(17), by: 16)
   },
   X86EncodingCase(source: "vpaddd zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x35, 0x48, 0xFE, 0xFE]) { assembler in
     assembler.packedZMM(.vpaddd, VectorRegister(15), VectorRegister(9), VectorRegister(30))
@@ -3054,6 +3306,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x35, 0x48, 0x6B, 0xFE]) { assembler in
     assembler.packedZMM(.vpackssdw, VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
+  X86EncodingCase(source: "vpmaddwd zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x35, 0x48, 0xF5, 0xFE]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
   X86EncodingCase(source: "vpsrlq zmm15, zmm9, 32", expected: [0x62, 0xD1, 0x85, 0x48, 0x73, 0xD1, 0x20]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(15), VectorRegister(9), by: 32)
   },
@@ -3062,6 +3317,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq zmm15, zmm9, 1", expected: [0x62, 0xD1, 0x85, 0x48, 0x73, 0xD1, 0x01]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(15), VectorRegister(9), by: 1)
+  },
+  X86EncodingCase(source: "vpslld zmm15, zmm9, 16", expected: [0x62, 0xD1, 0x05, 0x48, 0x72, 0xF1, 0x10]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(15), VectorRegister(9), by: 16)
   },
   X86EncodingCase(source: "vpaddd zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5D, 0x40, 0xFE, 0xF3]) { assembler in
     assembler.packedZMM(.vpaddd, VectorRegister(22), VectorRegister(20), VectorRegister(11))
@@ -3099,6 +3357,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpackssdw zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5D, 0x40, 0x6B, 0xF3]) { assembler in
     assembler.packedZMM(.vpackssdw, VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
+  X86EncodingCase(source: "vpmaddwd zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5D, 0x40, 0xF5, 0xF3]) { assembler in
+    assembler.packedZMM(.vpmaddwd, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
   X86EncodingCase(source: "vpsrlq zmm22, zmm20, 32", expected: [0x62, 0xB1, 0xCD, 0x40, 0x73, 0xD4, 0x20]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(22), VectorRegister(20), by: 32)
   },
@@ -3107,5 +3368,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpsrlq zmm22, zmm20, 1", expected: [0x62, 0xB1, 0xCD, 0x40, 0x73, 0xD4, 0x01]) { assembler in
     assembler.shiftZMM(.vpsrlq, VectorRegister(22), VectorRegister(20), by: 1)
+  },
+  X86EncodingCase(source: "vpslld zmm22, zmm20, 16", expected: [0x62, 0xB1, 0x4D, 0x40, 0x72, 0xF4, 0x10]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(22), VectorRegister(20), by: 16)
   },
 ]

@@ -3,37 +3,77 @@
 /// AVX2 uses two ymm per 16 channels, AVX-512 one zmm. The function is
 /// `void kernel(const DepthwiseKernelArguments *)` in the System V ABI.
 ///
-/// Two element kinds:
-/// - `float`: float32 inputs and weights, `acc += input · weight` fused (FMA), then TFLite's clamp
+/// Three element kinds:
+/// - `float`: float32 inputs and weights over a table of (input offset, weight offset) taps,
+///   `acc += input · weight` fused (FMA) in table order, then TFLite's clamp
 ///   `min(max(acc, lower), upper)`, stored as float32;
-/// - `unsignedBytes`: unsigned 8-bit inputs zero-extended and int16 weights sign-extended to
-///   32-bit lanes, `acc += input · weight` wrapping in Int32 (exact: |u8 · s16| < 2²³), stored as
-///   Int32 sums for the caller to requantize.
+/// - `float3x3`, `float5x5`: the same sums for a whole square filter whose nine (25) weight vectors
+///   are loaded into registers once per call and kept there for every pixel (`float5x5` only on
+///   AVX-512: 25 zmm). The table must be the filter's row-major grid: the input offset of tap
+///   (row r, column c) is r · (input offset of tap (1, 0)) + c · (input offset of tap (0, 1)). The
+///   taps are summed in the same order as `float`, so the results are the same bits;
+/// - `unsignedBytes`: unsigned 8-bit inputs over a table of tap *pairs* (input offset A, input offset
+///   B, weight offset); each pair's weights are 16 interleaved int16 pairs (wA, wB), one per
+///   channel. Each 32-bit lane gets uA | uB << 16 (zero-extended bytes) and the multiply-add of
+///   word pairs adds uA·wA + uB·wB to it exactly (`vpmaddwd` + `vpaddd` on AVX2, `vpdpwssd` on
+///   AVX-512, which needs AVX512-VNNI): |u · w| ≤ 255 · 255, so no pair sum overflows. The Int32
+///   sums wrap like Σ u · w in any order, and are stored for the caller to requantize.
 ///
 /// For each output pixel p of `pixelCount` (inputs `inputPixelBytes` apart, outputs
-/// `outputPixelBytes` apart), the accumulators start from the 16 values at `start`; for each tap t
-/// of the table, the input vector at `input + p · inputPixelBytes + taps[2t]` is multiplied by the
-/// weight vector at `weights + taps[2t + 1]`. Pixels go four at a time (the four share each weight
-/// load), then one at a time.
+/// `outputPixelBytes` apart), the accumulators start from the 16 values at `start`, and each tap
+/// reads its input at `input + p · inputPixelBytes + offset`. The table kinds go four pixels at a
+/// time (the four share each weight load), then one at a time; the square-filter kinds one pixel
+/// at a time (their loads are all inputs).
 ///
-/// Registers: rdi arguments, rsi/r10 the input/output of the current pixels, r8/r9 the input pixel
-/// stride ×1/×3, r11/rbp the output pixel stride ×1/×3, r13 the weights, r14 the pixel counter, rdx
-/// the tap cursor, rcx the tap counter, rax/rbx the tap's input/weight offset, r12 the tap's input
-/// address. rbx, rbp, r12, r13 and r14 are callee-saved and pushed; `vzeroupper` before returning.
+/// Registers of the table kinds: rdi arguments, rsi/r10 the input/output of the current pixels,
+/// r8/r9 the input pixel stride ×1/×3, r11/rbp the output pixel stride ×1/×3, r13 the weights, r14
+/// the pixel counter, rdx the tap cursor, rcx the tap counter, rax/r15/rbx the tap's input
+/// offset(s) and weight offset, r12/r15 the tap's input address(es). rbx, rbp, r12 to r15 are
+/// callee-saved and pushed; `vzeroupper` before returning.
 @usableFromInline package enum DepthwiseKernelGenerator {
   /// What the kernel multiplies.
   @usableFromInline package enum ElementKind: Int, Sendable, CaseIterable {
-    /// float32 inputs and weights, clamped float32 results.
+    /// float32 inputs and weights over a tap table, clamped float32 results.
     case float
-    /// Unsigned-byte inputs and int16 weights, Int32 sums.
+    /// Unsigned-byte inputs and interleaved int16 weight pairs over a table of tap pairs, Int32 sums.
     case unsignedBytes
+    /// float32 over a whole 3×3 filter with its weights in registers.
+    case float3x3
+    /// float32 over a whole 5×5 filter with its weights in registers (AVX-512 only).
+    case float5x5
+
+    /// The side of the square filter whose weights stay in registers, or nil for a tap table.
+    @usableFromInline package var squareFilterSize: Int? {
+      switch self {
+      case .float, .unsignedBytes: nil
+      case .float3x3: 3
+      case .float5x5: 5
+      }
+    }
+
+    /// The square-filter kind of side `size`, if there is one.
+    @usableFromInline package static func squareFilter(_ size: Int) -> ElementKind? {
+      allCases.first { $0.squareFilterSize == size }
+    }
   }
 
   /// Channels of one block: one zmm or two ymm of 32-bit lanes.
   @usableFromInline package static let blockChannels = 16
 
-  /// The machine code of the `kind` kernel for `isa`.
+  /// Tap pairs of the `unsignedBytes` kernel for `taps` taps (the last pair of an odd count repeats
+  /// its input with zero weights).
+  @inlinable package static func bytePairCount(taps: Int) -> Int { (taps + 1) / 2 }
+
+  /// True when `kind` is generated for `isa`: every kind on AVX-512, all but `float5x5` on AVX2
+  /// (its 25 weight vectors per half block do not fit 16 ymm registers).
+  @usableFromInline package static func generates(_ kind: ElementKind, isa: GeneratedKernelISA) -> Bool {
+    guard let size = kind.squareFilterSize else { return true }
+    return size * size + 3 <= (isa == .avx2 ? 16 : 32)
+  }
+
+  /// The machine code of the `kind` kernel for `isa` (one that `generates`).
   @usableFromInline package static func code(isa: GeneratedKernelISA, kind: ElementKind) -> [UInt8] {
+    precondition(generates(kind, isa: isa), "no \(kind) depthwise kernel for \(isa)")
     var emitter = DepthwiseEmitter(isa: isa, kind: kind)
     emitter.emitKernel()
     return emitter.assembler.finishedCode()
@@ -47,9 +87,10 @@
   @usableFromInline package var input: UnsafeRawPointer
   /// Bytes between the inputs of consecutive pixels.
   @usableFromInline package var inputPixelBytes: Int
-  /// `tapCount` pairs (input offset, weight offset).
+  /// `tapCount` entries: (input offset, weight offset) for the float kinds, (input offset A, input
+  /// offset B, weight offset) for `unsignedBytes`.
   @usableFromInline package var taps: UnsafePointer<Int>
-  /// Taps of every pixel (0 leaves the start values).
+  /// Entries of the table (0 leaves the start values; the square-filter kinds need the whole filter).
   @usableFromInline package var tapCount: Int
   /// The weights at the block's first channel.
   @usableFromInline package var weights: UnsafeRawPointer
@@ -99,18 +140,26 @@ private struct DepthwiseEmitter {
   /// Pixels of the unrolled group.
   let groupPixels = 4
 
-  let saved: [GPRegister] = [.rbx, .rbp, .r12, .r13, .r14]
+  let saved: [GPRegister] = [.rbx, .rbp, .r12, .r13, .r14, .r15]
 
   /// Accumulator of pixel `pixel`, vector `vector`: registers 0 ..< 8 (ymm) or 0 ..< 4 (zmm).
   func accumulator(_ pixel: Int, _ vector: Int) -> VectorRegister { VectorRegister(pixel * vectorsPerBlock + vector) }
   /// The weight vector `vector` of the current tap.
   func weight(_ vector: Int) -> VectorRegister { VectorRegister(groupPixels * vectorsPerBlock + vector) }
-  /// The input vector `vector` of pixel `pixel`: one pair reused (ymm), one per pixel (zmm).
+  /// The input vector `vector` of pixel `pixel` (of tap A for bytes): one pair reused (ymm), one per
+  /// pixel (zmm).
   func inputRegister(_ pixel: Int, _ vector: Int) -> VectorRegister {
     isa == .avx2 ? VectorRegister(10 + vector) : VectorRegister(5 + pixel)
   }
-  var lowerRegister: VectorRegister { VectorRegister(isa == .avx2 ? 12 : 9) }
-  var upperRegister: VectorRegister { VectorRegister(isa == .avx2 ? 13 : 10) }
+  /// The tap-B input vector of the byte kernel (the clamp registers' numbers, unused there).
+  func secondInputRegister(_ pixel: Int, _ vector: Int) -> VectorRegister {
+    isa == .avx2 ? VectorRegister(12 + vector) : VectorRegister(11 + pixel)
+  }
+  /// The clamp bounds: after the table kinds' inputs, or the last two registers of the square-filter kinds.
+  var lowerRegister: VectorRegister {
+    VectorRegister(kind.squareFilterSize == nil ? (isa == .avx2 ? 12 : 9) : (isa == .avx2 ? 14 : 30))
+  }
+  var upperRegister: VectorRegister { VectorRegister(lowerRegister.number == 9 ? 10 : Int(lowerRegister.number) + 1) }
 
   /// Offset of an argument field.
   func argument(_ field: PartialKeyPath<DepthwiseKernelArguments>) -> MemoryOperand {
@@ -129,43 +178,57 @@ private struct DepthwiseEmitter {
     }
   }
 
-  /// Bytes of one vector's worth of inputs, weights and outputs.
-  var inputVectorBytes: Int32 { Int32(kind == .float ? lanes * 4 : lanes) }
-  var weightVectorBytes: Int32 { Int32(kind == .float ? lanes * 4 : lanes * 2) }
-  var outputVectorBytes: Int32 { Int32(lanes * 4) }
+  /// Bytes of one vector's worth of inputs, weights (float, or int16 pairs) and outputs.
+  var inputVectorBytes: Int32 { Int32(kind == .unsignedBytes ? lanes : lanes * 4) }
+  var vectorBytes: Int32 { Int32(lanes * 4) }
+  /// Bytes of one entry of the tap table.
+  var tapEntryBytes: Int32 { kind == .unsignedBytes ? 24 : 16 }
 
   mutating func loadVector(_ register: VectorRegister, _ memory: MemoryOperand) {
     isa == .avx2 ? assembler.vmovupsYMM(register, memory) : assembler.vmovupsZMM(register, memory)
   }
 
-  /// Loads (and widens) input or weight elements into 32-bit lanes.
-  mutating func loadElements(_ register: VectorRegister, _ memory: MemoryOperand, weights: Bool) {
-    switch (kind, isa, weights) {
-    case (.float, _, _): loadVector(register, memory)
-    case (.unsignedBytes, .avx2, false): assembler.vpmovzxbdYMM(register, memory)
-    case (.unsignedBytes, .avx512, false): assembler.vpmovzxbdZMM(register, memory)
-    case (.unsignedBytes, .avx2, true): assembler.vpmovsxwdYMM(register, memory)
-    case (.unsignedBytes, .avx512, true): assembler.vpmovsxwdZMM(register, memory)
-    }
+  mutating func storeVector(_ memory: MemoryOperand, _ register: VectorRegister) {
+    isa == .avx2 ? assembler.vmovupsYMM(memory, register) : assembler.vmovupsZMM(memory, register)
   }
 
-  /// `accumulator += input · weight`; the input register may be overwritten.
-  mutating func multiplyAdd(_ accumulator: VectorRegister, _ input: VectorRegister, _ weight: VectorRegister) {
+  /// `register` = sixteen (eight) bytes zero-extended to 32-bit lanes.
+  mutating func loadBytes(_ register: VectorRegister, _ memory: MemoryOperand) {
+    isa == .avx2 ? assembler.vpmovzxbdYMM(register, memory) : assembler.vpmovzxbdZMM(register, memory)
+  }
+
+  /// One tap (float) or tap pair (bytes) of pixel `pixel`, vector `vector`: the float input at
+  /// `first`, or the byte inputs at `first` and `second`, multiplied by the weight vector and added.
+  mutating func accumulateTap(
+    _ pixel: Int, _ vector: Int, first: MemoryOperand, second: MemoryOperand
+  ) {
+    let sum = accumulator(pixel, vector)
+    let input = inputRegister(pixel, vector)
     switch (kind, isa) {
-    case (.float, .avx2): assembler.vfmadd231psYMM(accumulator, input, weight)
-    case (.float, .avx512): assembler.vfmadd231psZMM(accumulator, input, weight)
-    case (.unsignedBytes, .avx2):
-      assembler.vpmulldYMM(input, input, weight)
-      assembler.vpadddYMM(accumulator, accumulator, input)
-    case (.unsignedBytes, .avx512):
-      assembler.vpmulldZMM(input, input, weight)
-      assembler.vpadddZMM(accumulator, accumulator, input)
+    case (.unsignedBytes, _):
+      let other = secondInputRegister(pixel, vector)
+      loadBytes(input, first)
+      loadBytes(other, second)
+      if isa == .avx2 {
+        assembler.shiftYMM(.vpslld, other, other, by: 16)
+        assembler.packedYMM(.vpor, input, input, other)
+        assembler.packedYMM(.vpmaddwd, input, input, weight(vector))
+        assembler.vpadddYMM(sum, sum, input)
+      } else {
+        assembler.shiftZMM(.vpslld, other, other, by: 16)
+        assembler.packedZMM(.vpor, input, input, other)
+        assembler.vpdpwssdZMM(sum, input, weight(vector))
+      }
+    case (_, .avx2):
+      assembler.vfmadd231psYMM(sum, weight(vector), first)
+    case (_, .avx512):
+      assembler.vfmadd231psZMM(sum, weight(vector), first)
     }
   }
 
-  /// The clamp of the float kernel: the accumulator is the second operand, so a NaN passes through.
+  /// The clamp of the float kernels: the accumulator is the second operand, so a NaN passes through.
   mutating func clamp(_ value: VectorRegister) {
-    guard kind == .float else { return }
+    guard kind != .unsignedBytes else { return }
     if isa == .avx2 {
       assembler.vmaxpsYMM(value, lowerRegister, value)
       assembler.vminpsYMM(value, upperRegister, value)
@@ -175,12 +238,12 @@ private struct DepthwiseEmitter {
     }
   }
 
-  /// Computes and stores `pixels` (1 or 4) pixels at rsi/r10.
-  mutating func emitPixels(_ pixels: Int) {
+  /// Computes and stores `pixels` (1 or 4) pixels at rsi/r10 over the tap table.
+  mutating func emitTablePixels(_ pixels: Int) {
     assembler.mov(.rax, argument(\.start))
     for pixel in 0..<pixels {
       for vector in 0..<vectorsPerBlock {
-        loadVector(accumulator(pixel, vector), MemoryOperand(.rax, Int32(vector) * outputVectorBytes))
+        loadVector(accumulator(pixel, vector), MemoryOperand(.rax, Int32(vector) * vectorBytes))
       }
     }
     let tapsDone = assembler.makeLabel()
@@ -191,20 +254,24 @@ private struct DepthwiseEmitter {
     let tapLoop = assembler.makeLabel()
     assembler.bind(tapLoop)
     assembler.mov(.rax, MemoryOperand(.rdx, 0))
-    assembler.mov(.rbx, MemoryOperand(.rdx, 8))
+    assembler.mov(.rbx, MemoryOperand(.rdx, tapEntryBytes - 8))
     for vector in 0..<vectorsPerBlock {
-      loadElements(weight(vector), MemoryOperand(.r13, index: .rbx, scale: 1, Int32(vector) * weightVectorBytes), weights: true)
+      loadVector(weight(vector), MemoryOperand(.r13, index: .rbx, scale: 1, Int32(vector) * vectorBytes))
     }
     assembler.lea(.r12, MemoryOperand(.rsi, index: .rax, scale: 1))
+    if kind == .unsignedBytes {
+      assembler.mov(.r15, MemoryOperand(.rdx, 8))
+      assembler.add(.r15, .rsi)
+    }
     for pixel in 0..<pixels {
       for vector in 0..<vectorsPerBlock {
-        let input = inputRegister(pixel, vector)
-        loadElements(
-          input, pixelAddress(.r12, pixel, stride: .r8, triple: .r9, plus: Int32(vector) * inputVectorBytes), weights: false)
-        multiplyAdd(accumulator(pixel, vector), input, weight(vector))
+        let displacement = Int32(vector) * inputVectorBytes
+        accumulateTap(
+          pixel, vector, first: pixelAddress(.r12, pixel, stride: .r8, triple: .r9, plus: displacement),
+          second: pixelAddress(.r15, pixel, stride: .r8, triple: .r9, plus: displacement))
       }
     }
-    assembler.add(.rdx, 16)
+    assembler.add(.rdx, tapEntryBytes)
     assembler.dec(.rcx)
     assembler.jump(if: .notZero, to: tapLoop)
     assembler.bind(tapsDone)
@@ -212,18 +279,13 @@ private struct DepthwiseEmitter {
       for vector in 0..<vectorsPerBlock {
         let value = accumulator(pixel, vector)
         clamp(value)
-        let address = pixelAddress(.r10, pixel, stride: .r11, triple: .rbp, plus: Int32(vector) * outputVectorBytes)
-        isa == .avx2 ? assembler.vmovupsYMM(address, value) : assembler.vmovupsZMM(address, value)
+        storeVector(pixelAddress(.r10, pixel, stride: .r11, triple: .rbp, plus: Int32(vector) * vectorBytes), value)
       }
     }
   }
 
-  mutating func emitKernel() {
-    let exit = assembler.makeLabel()
-    assembler.saveRegisters(saved)
-    assembler.mov(.r14, argument(\.pixelCount))
-    assembler.test(.r14, .r14)
-    assembler.jump(if: .zero, to: exit)
+  /// The table kinds: groups of four pixels, then single pixels.
+  mutating func emitTableKernel(exit: AssemblerLabel) {
     assembler.mov(.rsi, argument(\.input))
     assembler.mov(.r8, argument(\.inputPixelBytes))
     assembler.lea(.r9, MemoryOperand(.r8, index: .r8, scale: 2))
@@ -231,14 +293,6 @@ private struct DepthwiseEmitter {
     assembler.mov(.r11, argument(\.outputPixelBytes))
     assembler.lea(.rbp, MemoryOperand(.r11, index: .r11, scale: 2))
     assembler.mov(.r13, argument(\.weights))
-    if kind == .float {
-      isa == .avx2
-        ? assembler.vbroadcastssYMM(lowerRegister, argument(\.lower))
-        : assembler.vbroadcastssZMM(lowerRegister, argument(\.lower))
-      isa == .avx2
-        ? assembler.vbroadcastssYMM(upperRegister, argument(\.upper))
-        : assembler.vbroadcastssZMM(upperRegister, argument(\.upper))
-    }
 
     // Groups of four pixels.
     let singles = assembler.makeLabel()
@@ -246,7 +300,7 @@ private struct DepthwiseEmitter {
     assembler.jump(if: .below, to: singles)
     let group = assembler.makeLabel()
     assembler.bind(group)
-    emitPixels(groupPixels)
+    emitTablePixels(groupPixels)
     assembler.lea(.rsi, MemoryOperand(.rsi, index: .r8, scale: 4))
     assembler.lea(.r10, MemoryOperand(.r10, index: .r11, scale: 4))
     assembler.sub(.r14, Int32(groupPixels))
@@ -259,44 +313,129 @@ private struct DepthwiseEmitter {
     assembler.jump(if: .zero, to: exit)
     let single = assembler.makeLabel()
     assembler.bind(single)
-    emitPixels(1)
+    emitTablePixels(1)
     assembler.add(.rsi, .r8)
     assembler.add(.r10, .r11)
     assembler.dec(.r14)
     assembler.jump(if: .notZero, to: single)
+  }
 
+  /// The square-filter kinds, `size` × `size` taps: per vector of the block (two halves on AVX2),
+  /// the weights into registers 0 ..< size², then every pixel as one accumulator (register size²)
+  /// over its taps in row-major order.
+  ///
+  /// Registers: rdx the column offset D, rbx the row offset R (then 3·D for 5×5), rax the start
+  /// values, rcx the table, r8/r11 the input/output pixel strides, r9 the pixel counter, r10 the
+  /// output, r13 the weights, r14 the pixel count; the rows' input bases are rsi, r12, r15, rbp and
+  /// (5×5, after the last argument is read) rdi. Column c of a row is [base + D·c] (c = 3: + 3·D).
+  mutating func emitSquareFilterKernel(size: Int) {
+    let rowBases: [GPRegister] = Array([.rsi, .r12, .r15, .rbp, .rdi].prefix(size))
+    precondition(size < 5 || vectorsPerBlock == 1, "the 5×5 kernel reads its arguments once (AVX-512)")
+    let sum = VectorRegister(size * size)
+    assembler.mov(.r8, argument(\.inputPixelBytes))
+    assembler.mov(.r11, argument(\.outputPixelBytes))
+    assembler.mov(.r13, argument(\.weights))
+    assembler.mov(.rax, argument(\.start))
+    assembler.mov(.rcx, argument(\.taps))
+    assembler.mov(.rdx, MemoryOperand(.rcx, 16))
+    assembler.mov(.rbx, MemoryOperand(.rcx, 16 * Int32(size)))
+    for vector in 0..<vectorsPerBlock {
+      let displacement = Int32(vector) * vectorBytes
+      for tap in 0..<size * size {
+        assembler.mov(.r9, MemoryOperand(.rcx, 16 * Int32(tap) + 8))
+        loadVector(VectorRegister(tap), MemoryOperand(.r13, index: .r9, scale: 1, displacement))
+      }
+      assembler.mov(.r9, .r14)
+      assembler.mov(.r10, argument(\.output))
+      assembler.mov(.rsi, argument(\.input))
+      for row in 1..<size { assembler.lea(rowBases[row], MemoryOperand(rowBases[row - 1], index: .rbx, scale: 1)) }
+      if size > 3 { assembler.lea(.rbx, MemoryOperand(.rdx, index: .rdx, scale: 2)) }
+      let pixel = assembler.makeLabel()
+      assembler.bind(pixel)
+      loadVector(sum, MemoryOperand(.rax, displacement))
+      for row in 0..<size {
+        for column in 0..<size {
+          let base = rowBases[row]
+          let address =
+            switch column {
+            case 0: MemoryOperand(base, displacement)
+            case 3: MemoryOperand(base, index: .rbx, scale: 1, displacement)
+            default: MemoryOperand(base, index: .rdx, scale: UInt8(column == 1 ? 1 : column == 2 ? 2 : 4), displacement)
+            }
+          isa == .avx2
+            ? assembler.vfmadd231psYMM(sum, VectorRegister(row * size + column), address)
+            : assembler.vfmadd231psZMM(sum, VectorRegister(row * size + column), address)
+        }
+      }
+      clamp(sum)
+      storeVector(MemoryOperand(.r10, displacement), sum)
+      for base in rowBases { assembler.add(base, .r8) }
+      assembler.add(.r10, .r11)
+      assembler.dec(.r9)
+      assembler.jump(if: .notZero, to: pixel)
+    }
+  }
+
+  mutating func emitKernel() {
+    let exit = assembler.makeLabel()
+    assembler.saveRegisters(saved)
+    assembler.mov(.r14, argument(\.pixelCount))
+    assembler.test(.r14, .r14)
+    assembler.jump(if: .zero, to: exit)
+    if kind != .unsignedBytes {
+      isa == .avx2
+        ? assembler.vbroadcastssYMM(lowerRegister, argument(\.lower))
+        : assembler.vbroadcastssZMM(lowerRegister, argument(\.lower))
+      isa == .avx2
+        ? assembler.vbroadcastssYMM(upperRegister, argument(\.upper))
+        : assembler.vbroadcastssZMM(upperRegister, argument(\.upper))
+    }
+    if let size = kind.squareFilterSize {
+      emitSquareFilterKernel(size: size)
+    } else {
+      emitTableKernel(exit: exit)
+    }
     assembler.bind(exit)
     assembler.returnFromKernel(restoring: saved)
   }
 }
 
-/// The generated depthwise kernels (`DepthwiseKernelGenerator`) of one instruction set, both
-/// element kinds, made together on first use and kept for the life of the process (a bounded
-/// cache: two kernels of a few hundred bytes per instruction set).
+/// The generated depthwise kernels (`DepthwiseKernelGenerator`) of one instruction set, every
+/// element kind it has, made together on first use and kept for the life of the process (a bounded
+/// cache: four kernels of at most a few hundred bytes per instruction set).
 ///
 /// They follow the float GEMM's switches (``GeneratedFloatKernels/current``): off with
 /// `SWIFTTFLITE_JIT=0`, for a runner with ``RunnerOptions/usesGeneratedKernels`` false, when the OS
-/// refuses executable memory, on CPUs without AVX2+FMA and off x86-64.
+/// refuses executable memory, on CPUs without AVX2+FMA and off x86-64. The AVX-512 byte kernel
+/// needs AVX512-VNNI (`vpdpwssd`); without it the AVX-512 set carries the AVX2 byte kernel.
 @usableFromInline package final class GeneratedDepthwiseKernels: @unchecked Sendable {
   // @unchecked Sendable: everything is immutable after `init` (the zero vector is never written).
 
   /// The instruction set of the kernels.
   @usableFromInline package let isa: GeneratedKernelISA
-  /// The kernel of each element kind, by raw value.
-  private let kernels: [ExecutableCode]
+  /// The instruction set of the `unsignedBytes` kernel: `isa`, or AVX2 on AVX-512 without VNNI.
+  @usableFromInline package let byteKernelISA: GeneratedKernelISA
+  /// The kernel of each element kind, by raw value (nil where `isa` has none).
+  private let kernels: [ExecutableCode?]
   /// Sixteen zeros (as floats and as Int32): the start of sums without bias.
   @usableFromInline package let zeros: UnsafeRawPointer
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  /// Generates both kernels of `isa`; nil when the OS refuses executable memory.
-  private init?(isa: GeneratedKernelISA) {
-    var kernels: [ExecutableCode] = []
+  /// Generates the kernels of `isa`; nil when the OS refuses executable memory.
+  private init?(isa: GeneratedKernelISA, byteKernelISA: GeneratedKernelISA) {
+    var kernels: [ExecutableCode?] = []
     for kind in DepthwiseKernelGenerator.ElementKind.allCases {
-      guard let executable = ExecutableCode(DepthwiseKernelGenerator.code(isa: isa, kind: kind)) else { return nil }
+      let kernelISA = kind == .unsignedBytes ? byteKernelISA : isa
+      guard DepthwiseKernelGenerator.generates(kind, isa: kernelISA) else {
+        kernels.append(nil)
+        continue
+      }
+      guard let executable = ExecutableCode(DepthwiseKernelGenerator.code(isa: kernelISA, kind: kind)) else { return nil }
       kernels.append(executable)
     }
     self.isa = isa
+    self.byteKernelISA = byteKernelISA
     self.kernels = kernels
     let zeros = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
     zeros.initializeMemory(as: UInt8.self, repeating: 0, count: 64)
@@ -305,8 +444,9 @@ private struct DepthwiseEmitter {
 
   deinit { zeros.deallocate() }
 
-  private static let avx2 = GeneratedDepthwiseKernels(isa: .avx2)
-  private static let avx512 = GeneratedDepthwiseKernels(isa: .avx512)
+  private static let avx2 = GeneratedDepthwiseKernels(isa: .avx2, byteKernelISA: .avx2)
+  private static let avx512 = GeneratedDepthwiseKernels(
+    isa: .avx512, byteKernelISA: DotProductISA.supported.contains(.avx512VNNI) ? .avx512 : .avx2)
 
   /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
   @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedDepthwiseKernels? {
@@ -323,9 +463,15 @@ private struct DepthwiseEmitter {
     GeneratedFloatKernels.current.flatMap { kernels(for: $0.isa) }
   }
 
-  /// Runs the `kind` kernel on `arguments`.
+  /// True when this set has a `kind` kernel.
+  @usableFromInline package func has(_ kind: DepthwiseKernelGenerator.ElementKind) -> Bool {
+    kernels[kind.rawValue] != nil
+  }
+
+  /// Runs the `kind` kernel (one the set `has`) on `arguments`.
   @usableFromInline package func run(_ kind: DepthwiseKernelGenerator.ElementKind, _ arguments: inout DepthwiseKernelArguments) {
-    let entry = unsafeBitCast(kernels[kind.rawValue].entry, to: Entry.self)
+    guard let code = kernels[kind.rawValue] else { preconditionFailure("no \(kind) depthwise kernel for \(isa)") }
+    let entry = unsafeBitCast(code.entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }
 }

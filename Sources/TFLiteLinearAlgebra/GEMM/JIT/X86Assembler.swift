@@ -94,11 +94,14 @@
   case vpminsd
   /// `vpackssdw`: the 32-bit lanes of both sources as saturated words, per 128-bit half.
   case vpackssdw
+  /// `vpmaddwd`: each 32-bit lane the sum of the products of its two signed 16-bit word pairs
+  /// (the 512-bit form needs AVX512BW).
+  case vpmaddwd
 
   /// The opcode map (0F or 0F38).
   fileprivate var map: X86Assembler.OpcodeMap {
     switch self {
-    case .vpaddd, .vpsubd, .vpaddq, .vpand, .vpor, .vpackssdw: .x0F
+    case .vpaddd, .vpsubd, .vpaddq, .vpand, .vpor, .vpackssdw, .vpmaddwd: .x0F
     case .vpmuldq, .vpsllvd, .vpsllvq, .vpsravd, .vpmaxsd, .vpminsd: .x0F38
     }
   }
@@ -117,6 +120,7 @@
     case .vpmaxsd: 0x3D
     case .vpminsd: 0x39
     case .vpackssdw: 0x6B
+    case .vpmaddwd: 0xF5
     }
   }
 
@@ -133,12 +137,20 @@
   case vpsrlq
   /// `vpsrad`: 32-bit lanes, arithmetic right shift.
   case vpsrad
+  /// `vpslld`: 32-bit lanes, left shift.
+  case vpslld
 
   /// The opcode byte (group 12 or 13).
   fileprivate var opcode: UInt8 { self == .vpsrlq ? 0x73 : 0x72 }
 
   /// The ModRM.reg opcode extension.
-  fileprivate var extensionField: UInt8 { self == .vpsrlq ? 2 : 4 }
+  fileprivate var extensionField: UInt8 {
+    switch self {
+    case .vpsrlq: 2
+    case .vpsrad: 4
+    case .vpslld: 6
+    }
+  }
 
   /// EVEX.W: W1 for the 64-bit lanes.
   fileprivate var isWideInEVEX: Bool { self == .vpsrlq }
@@ -443,6 +455,11 @@
     vex(map: .x0F, prefix: .none, opcode: 0x11, reg: source.number, vvvv: 0, operand: .memory(destination), length256: false)
   }
 
+  /// `vfmadd231ps ymm1, ymm2, [m256]`: ymm1 += ymm2 · memory, fused.
+  @usableFromInline package mutating func vfmadd231psYMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ source: MemoryOperand) {
+    vex(map: .x0F38, prefix: .x66, opcode: 0xB8, reg: accumulator.number, vvvv: left.number, memory: source)
+  }
+
   // MARK: - AVX-512F (EVEX, 512-bit)
 
   /// `vmovups zmm, [m512]`.
@@ -563,6 +580,12 @@
     evex(
       map: .x0F38, prefix: .xF3, opcode: 0x31, reg: source.number, vvvv: 0, operand: .memory(destination),
       elementBytes: 16, broadcast: false)
+  }
+
+  /// `vpdpwssd zmm1, zmm2, zmm3` (AVX512-VNNI): each 32-bit lane of zmm1 += the sum of the two
+  /// products of zmm2's and zmm3's signed 16-bit words in that lane (wrapping).
+  @usableFromInline package mutating func vpdpwssdZMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x52, reg: accumulator.number, vvvv: left.number, rm: right.number)
   }
 
   // MARK: - Encoding

@@ -20,7 +20,8 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
   private let activation: FusedActivation
   private var shape: DepthwiseShape?
   private var arithmetic: IntegerWeightedArithmetic?
-  private var byteDepthwise: ByteDepthwiseConvolution?
+  /// The 8-bit convolution once prepared (nil for 16-bit activations).
+  private(set) var byteDepthwise: ByteDepthwiseConvolution?
   /// The weights in OHWI order for the 16-bit path.
   private var wideFilter: [Int32] = []
 
@@ -100,11 +101,13 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
 /// tap falls outside the input, every channel repeated `multiplier` times and the channels padded
 /// to whole 16-lane blocks. Every output then sums all its taps without bounds checks: Σ u · w,
 /// where the input offset's share (offset · Σ w over all taps, padding included) is folded into
-/// the bias at prepare time.
-private struct ByteDepthwiseConvolution {
+/// the bias at prepare time. The taps go in pairs (the generated kernels' word-pair multiply-adds,
+/// see `DepthwiseKernelGenerator`); an odd last tap is paired with itself at weight zero.
+struct ByteDepthwiseConvolution {
   /// The convolution.
   let shape: DepthwiseShape
-  /// The weights minus their zero points, `[tap][channel]` with `paddedChannels` channels per tap.
+  /// The weights minus their zero points as tap pairs, `[pair][channel][tap of the pair]` with
+  /// `paddedChannels` channels per pair (zero past the channels and for the missing tap of an odd count).
   let filter: [Int16]
   /// Channels per tap in `filter` and per pixel of the window: a multiple of 16.
   let paddedChannels: Int
@@ -125,12 +128,12 @@ private struct ByteDepthwiseConvolution {
     let channels = shape.outputChannels
     let padded = PanelPacking.panelCount(columns: channels) * GEMMTile.columns
     let taps = shape.height.filterSize * shape.width.filterSize
-    var filter = [Int16](repeating: 0, count: taps * padded)
+    var filter = [Int16](repeating: 0, count: DepthwiseKernelGenerator.bytePairCount(taps: taps) * padded * 2)
     var tapSums = [Int32](repeating: 0, count: channels)
     for tap in 0..<taps {
       for channel in 0..<channels {
         let weight = arithmetic.weights[tap * channels + channel]
-        filter[tap * padded + channel] = Int16(truncatingIfNeeded: weight)
+        filter[((tap / 2) * padded + channel) * 2 + tap % 2] = Int16(truncatingIfNeeded: weight)
         tapSums[channel] &+= weight
       }
     }
@@ -225,120 +228,45 @@ private struct ByteDepthwiseConvolution {
     }
   }
 
-  /// The convolution, one output row at a time over its input window, for one output type.
+  /// The tap pairs of the window: (input offset A, input offset B, weight byte offset) per pair,
+  /// into `table` (3 × `bytePairCount` entries). Tap (ky, kx) reads window row ky at column
+  /// kx · dilation; an odd last tap is paired with itself (its weights there are zero).
+  private func fillPairTable(_ table: UnsafeMutablePointer<Int>) {
+    let width = shape.width
+    let tapCount = shape.height.filterSize &* width.filterSize
+    func inputOffset(_ tap: Int) -> Int {
+      let (ky, kx) = tap.quotientAndRemainder(dividingBy: width.filterSize)
+      return ky &* paddedWidth &* paddedChannels &+ kx &* width.dilation &* paddedChannels
+    }
+    for pair in 0..<DepthwiseKernelGenerator.bytePairCount(taps: tapCount) {
+      table[3 &* pair] = inputOffset(2 &* pair)
+      table[3 &* pair &+ 1] = inputOffset(min(2 &* pair &+ 1, tapCount &- 1))
+      table[3 &* pair &+ 2] = pair &* paddedChannels &* 2 &* MemoryLayout<Int16>.stride
+    }
+  }
+
+  /// The convolution, one output row at a time over its input window, for one output type: for
+  /// each output row the window, then per 16-channel block the Int32 sums of every pixel of the
+  /// row, from the generated kernel when given and from Swift SIMD code otherwise, requantized by
+  /// the generated requantization kernel with the generated route (a last partial block, and the
+  /// Swift route, in Swift).
   private func convolve<Output: QuantizedInteger>(
     _ input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int,
     generatedKernels: GeneratedDepthwiseKernels?
   ) {
     let channels = shape.outputChannels
-    let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
-    let height = shape.height
-    let width = shape.width
-    let stride = paddedChannels
-    let paddedRow = paddedWidth &* stride
-    let pixelStep = width.stride &* stride
-    let tapStep = width.dilation &* stride
-    let windowBytes = height.filterSize &* paddedRow
-    if let generatedKernels {
-      convolveGenerated(input, output: output, threadCount: threadCount, kernels: generatedKernels)
-      return
-    }
-    filter.withUnsafeBufferPointer { filterBuffer in
-      guard let filter = filterBuffer.baseAddress else { return }
-      ChannelWindowRows.forEachRow(
-        rows: shape.batch * height.outputSize,
-        workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
-        threadCount: threadCount
-      ) { row in
-        // Wrapping index arithmetic: every offset stays inside the window built for this shape.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: windowBytes) { windowBuffer in
-          guard let window = windowBuffer.baseAddress else { return }
-          fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
-          let firstRow = UnsafePointer(window)
-          let outputRow = output + row &* width.outputSize &* channels
-          var channel = 0
-          while channel < channels {
-            let lanes = min(GEMMTile.columns, channels &- channel)
-            var x = 0
-            while x < width.outputSize {
-              // Four pixels at a time: four independent sums share each widened weight vector. A
-              // group past the row's end repeats its last pixel and stores only the real ones.
-              let count = min(4, width.outputSize &- x)
-              let p0 = firstRow + (x &* pixelStep &+ channel)
-              let p1 = p0 + min(1, count &- 1) &* pixelStep
-              let p2 = p0 + min(2, count &- 1) &* pixelStep
-              let p3 = p0 + min(3, count &- 1) &* pixelStep
-              var s0 = SIMD16<Int32>()
-              var s1 = SIMD16<Int32>()
-              var s2 = SIMD16<Int32>()
-              var s3 = SIMD16<Int32>()
-              var weights = filter + channel
-              var tapRow = 0
-              for _ in 0..<height.filterSize {
-                var tap = tapRow
-                for _ in 0..<width.filterSize {
-                  let w = widenedWeights(weights)
-                  s0 &+= widenedBytes(p0 + tap) &* w
-                  s1 &+= widenedBytes(p1 + tap) &* w
-                  s2 &+= widenedBytes(p2 + tap) &* w
-                  s3 &+= widenedBytes(p3 + tap) &* w
-                  tap &+= tapStep
-                  weights += stride
-                }
-                tapRow &+= paddedRow
-              }
-              let out = outputRow + (x &* channels &+ channel)
-              storeVector(epilogue.requantize(s0, channel: channel).narrowed(to: Output.self), out, lanes: lanes)
-              if count > 1 {
-                storeVector(epilogue.requantize(s1, channel: channel).narrowed(to: Output.self), out + channels, lanes: lanes)
-              }
-              if count > 2 {
-                storeVector(
-                  epilogue.requantize(s2, channel: channel).narrowed(to: Output.self), out + 2 &* channels, lanes: lanes)
-              }
-              if count > 3 {
-                storeVector(
-                  epilogue.requantize(s3, channel: channel).narrowed(to: Output.self), out + 3 &* channels, lanes: lanes)
-              }
-              x &+= 4
-            }
-            channel &+= GEMMTile.columns
-          }
-        }
-      }
-    }
-  }
-}
-
-extension ByteDepthwiseConvolution {
-  /// The convolution on the generated kernels: for each output row, the window as in the Swift
-  /// loop, then per 16-channel block the kernel's Int32 sums of every pixel of the row (every tap
-  /// of the window, in the table built once per call), requantized by the generated
-  /// requantization kernel (a last partial block in Swift, as there).
-  fileprivate func convolveGenerated<Output: QuantizedInteger>(
-    _ input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int,
-    kernels: GeneratedDepthwiseKernels
-  ) {
-    let channels = shape.outputChannels
     let block = DepthwiseKernelGenerator.blockChannels
     let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
-    // Whole 16-channel blocks are requantized by generated code too; a last partial block in Swift.
-    let requantizer = GeneratedRequantizationKernels.kernels(for: kernels.isa)
+    let requantizer = generatedKernels.flatMap { GeneratedRequantizationKernels.kernels(for: $0.isa) }
     let height = shape.height
     let width = shape.width
-    let paddedRow = paddedWidth &* paddedChannels
-    let windowBytes = height.filterSize &* paddedRow
-    let tapCount = height.filterSize &* width.filterSize
+    let windowBytes = height.filterSize &* paddedWidth &* paddedChannels
+    let pairCount = DepthwiseKernelGenerator.bytePairCount(taps: height.filterSize &* width.filterSize)
     filter.withUnsafeBufferPointer { filterBuffer in
       guard let filter = filterBuffer.baseAddress else { return }
-      withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 &* tapCount) { tapBuffer in
-        guard let taps = tapBuffer.baseAddress else { return }
-        // Tap (ky, kx) reads window row ky at column kx · dilation; its weights are row ky·KW + kx.
-        for tap in 0..<tapCount {
-          let (ky, kx) = tap.quotientAndRemainder(dividingBy: width.filterSize)
-          taps[2 &* tap] = ky &* paddedRow &+ kx &* width.dilation &* paddedChannels
-          taps[2 &* tap &+ 1] = tap &* paddedChannels &* MemoryLayout<Int16>.stride
-        }
+      withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 &* pairCount) { tableBuffer in
+        guard let table = tableBuffer.baseAddress else { return }
+        fillPairTable(table)
         ChannelWindowRows.forEachRow(
           rows: shape.batch * height.outputSize,
           workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
@@ -350,12 +278,16 @@ extension ByteDepthwiseConvolution {
               fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
               let outputRow = output + row &* width.outputSize &* channels
               for channel in stride(from: 0, to: channels, by: block) {
-                var arguments = DepthwiseKernelArguments(
-                  input: UnsafeRawPointer(window + channel), inputPixelBytes: width.stride &* paddedChannels, taps: taps,
-                  tapCount: tapCount, weights: UnsafeRawPointer(filter + channel), start: kernels.zeros,
-                  output: UnsafeMutableRawPointer(sums), outputPixelBytes: block &* MemoryLayout<Int32>.stride,
-                  pixelCount: width.outputSize)
-                kernels.run(.unsignedBytes, &arguments)
+                if let generatedKernels {
+                  var arguments = DepthwiseKernelArguments(
+                    input: UnsafeRawPointer(window + channel), inputPixelBytes: width.stride &* paddedChannels,
+                    taps: UnsafePointer(table), tapCount: pairCount, weights: UnsafeRawPointer(filter + 2 &* channel),
+                    start: generatedKernels.zeros, output: UnsafeMutableRawPointer(sums),
+                    outputPixelBytes: block &* MemoryLayout<Int32>.stride, pixelCount: width.outputSize)
+                  generatedKernels.run(.unsignedBytes, &arguments)
+                } else {
+                  sumRow(window: UnsafePointer(window), channel: channel, filter: filter, table: table, sums: sums)
+                }
                 let lanes = min(block, channels &- channel)
                 if lanes == block, let requantizer {
                   requantizer.requantize(
@@ -374,6 +306,51 @@ extension ByteDepthwiseConvolution {
       }
     }
   }
+
+  /// The Swift route of one 16-channel block of one output row: the Int32 sums of every pixel over
+  /// the tap pairs of `table`, 16 per pixel into `sums`, as the generated kernel stores them. Four
+  /// pixels at a time share each pair's widened weights; a group past the row's end repeats its
+  /// last pixel and stores only the real ones.
+  private func sumRow(
+    window: UnsafePointer<UInt8>, channel: Int, filter: UnsafePointer<Int16>, table: UnsafePointer<Int>,
+    sums: UnsafeMutablePointer<Int32>
+  ) {
+    // Wrapping index arithmetic: every offset stays inside the window built for this shape.
+    let width = shape.width
+    let block = DepthwiseKernelGenerator.blockChannels
+    let pixelStep = width.stride &* paddedChannels
+    let pairCount = DepthwiseKernelGenerator.bytePairCount(taps: shape.height.filterSize &* width.filterSize)
+    var x = 0
+    while x < width.outputSize {
+      let count = min(4, width.outputSize &- x)
+      let p0 = window + (x &* pixelStep &+ channel)
+      let p1 = p0 + min(1, count &- 1) &* pixelStep
+      let p2 = p0 + min(2, count &- 1) &* pixelStep
+      let p3 = p0 + min(3, count &- 1) &* pixelStep
+      var s0 = SIMD16<Int32>()
+      var s1 = SIMD16<Int32>()
+      var s2 = SIMD16<Int32>()
+      var s3 = SIMD16<Int32>()
+      for pair in 0..<pairCount {
+        let a = table[3 &* pair]
+        let b = table[3 &* pair &+ 1]
+        let weights = filter + (table[3 &* pair &+ 2] / MemoryLayout<Int16>.stride &+ 2 &* channel)
+        let interleaved = UnsafeRawPointer(weights).loadUnaligned(as: SIMD32<Int16>.self)
+        let wa = SIMD16<Int32>(truncatingIfNeeded: interleaved.evenHalf)
+        let wb = SIMD16<Int32>(truncatingIfNeeded: interleaved.oddHalf)
+        s0 &+= widenedBytes(p0 + a) &* wa &+ widenedBytes(p0 + b) &* wb
+        s1 &+= widenedBytes(p1 + a) &* wa &+ widenedBytes(p1 + b) &* wb
+        s2 &+= widenedBytes(p2 + a) &* wa &+ widenedBytes(p2 + b) &* wb
+        s3 &+= widenedBytes(p3 + a) &* wa &+ widenedBytes(p3 + b) &* wb
+      }
+      let out = sums + x &* block
+      storeVector(s0, out)
+      if count > 1 { storeVector(s1, out + block) }
+      if count > 2 { storeVector(s2, out + 2 &* block) }
+      if count > 3 { storeVector(s3, out + 3 &* block) }
+      x &+= 4
+    }
+  }
 }
 
 /// Sixteen unsigned bytes zero-extended to Int32 lanes.
@@ -382,9 +359,3 @@ private func widenedBytes(_ pointer: UnsafePointer<UInt8>) -> SIMD16<Int32> {
   SIMD16<Int32>(widening: loadVector(pointer))
 }
 
-/// Sixteen Int16 weights sign-extended to Int32 lanes; their known 16-bit range lets the product
-/// with unsigned bytes compile to pmaddwd.
-@inline(__always)
-private func widenedWeights(_ pointer: UnsafePointer<Int16>) -> SIMD16<Int32> {
-  SIMD16<Int32>(widening: loadVector(pointer))
-}

@@ -69,7 +69,9 @@ enum FloatDepthwiseConvolution {
 /// One output row of a float depthwise convolution on the generated kernels, for every whole
 /// block of 16 channels: the interior pixels (every filter column inside the input) in one call per
 /// block, each edge pixel in a call of its own with only its valid filter columns. Filter rows
-/// outside the input are left out of the tap table, so no tap reads outside the input.
+/// outside the input are left out of the tap table, so no tap reads outside the input. An interior
+/// covering a whole 3×3 (or, on AVX-512, 5×5) filter runs on the kernel that keeps the filter's
+/// weights in registers; it sums in the same order, so the results are the same bits.
 private struct GeneratedDepthwiseRow {
   let shape: DepthwiseShape
   let filter: UnsafePointer<Float>
@@ -113,13 +115,17 @@ private struct GeneratedDepthwiseRow {
       let interior = width.interior
       if !interior.isEmpty {
         let tapCount = fillTaps(taps, firstX: 0, endX: width.filterSize)
-        convolve(x: interior.lowerBound, count: interior.count, firstX: 0, taps: taps, tapCount: tapCount)
+        let wholeSquare =
+          width.filterSize == shape.height.filterSize && endTapY - firstTapY == width.filterSize
+          ? DepthwiseKernelGenerator.ElementKind.squareFilter(width.filterSize) : nil
+        let kind = wholeSquare.flatMap { kernels.has($0) ? $0 : nil } ?? .float
+        convolve(x: interior.lowerBound, count: interior.count, firstX: 0, taps: taps, tapCount: tapCount, kind: kind)
       }
       for edge in [0..<interior.lowerBound, interior.upperBound..<width.outputSize] {
         for x in edge {
           let (firstX, endX) = width.validTaps(x)
           let tapCount = fillTaps(taps, firstX: firstX, endX: endX)
-          convolve(x: x, count: 1, firstX: firstX, taps: taps, tapCount: tapCount)
+          convolve(x: x, count: 1, firstX: firstX, taps: taps, tapCount: tapCount, kind: .float)
         }
       }
     }
@@ -142,8 +148,11 @@ private struct GeneratedDepthwiseRow {
     return count
   }
 
-  /// Output pixels `x ..< x + count`, whose first tap column is `firstX`, block by block.
-  private func convolve(x: Int, count: Int, firstX: Int, taps: UnsafePointer<Int>, tapCount: Int) {
+  /// Output pixels `x ..< x + count`, whose first tap column is `firstX`, block by block, on the
+  /// `kind` kernel.
+  private func convolve(
+    x: Int, count: Int, firstX: Int, taps: UnsafePointer<Int>, tapCount: Int, kind: DepthwiseKernelGenerator.ElementKind
+  ) {
     let channels = shape.outputChannels
     let width = shape.width
     let floatBytes = MemoryLayout<Float>.stride
@@ -156,7 +165,7 @@ private struct GeneratedDepthwiseRow {
         start: bias.map { UnsafeRawPointer($0 + channel) } ?? kernels.zeros,
         output: UnsafeMutableRawPointer(outputRow + x * channels + channel), outputPixelBytes: channels * floatBytes,
         pixelCount: count, lower: activation.lower, upper: activation.upper)
-      kernels.run(.float, &arguments)
+      kernels.run(kind, &arguments)
     }
   }
 }
@@ -318,7 +327,8 @@ final class DepthwiseConv2DKernel: Kernel {
   private var output: RuntimeTensor { operands.output }
   private let options: DepthwiseConv2DOptions
   private let activation: FloatClampRange
-  private var shape: DepthwiseShape?
+  /// The geometry once prepared.
+  private(set) var shape: DepthwiseShape?
 
   init(node: Node) throws {
     operands = try WeightedOperands(node, op: "DEPTHWISE_CONV_2D")
