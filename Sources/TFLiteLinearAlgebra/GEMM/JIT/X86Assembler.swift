@@ -389,6 +389,48 @@
     evex(map: .x0F, prefix: .x66, opcode: 0xFE, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
+  /// `vmulps zmm1, zmm2, zmm3`.
+  @usableFromInline package mutating func vmulpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F, prefix: .none, opcode: 0x59, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vsubps zmm1, zmm2, zmm3`: zmm2 − zmm3.
+  @usableFromInline package mutating func vsubpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F, prefix: .none, opcode: 0x5C, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vdivps zmm1, zmm2, zmm3`: zmm2 / zmm3, correctly rounded.
+  @usableFromInline package mutating func vdivpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F, prefix: .none, opcode: 0x5E, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vpandd zmm1, zmm2, zmm3`: bitwise and.
+  @usableFromInline package mutating func vpanddZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F, prefix: .x66, opcode: 0xDB, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vpord zmm1, zmm2, zmm3`: bitwise or.
+  @usableFromInline package mutating func vpordZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F, prefix: .x66, opcode: 0xEB, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vpsubd zmm1, zmm2, zmm3`: 32-bit lane differences zmm2 − zmm3, wrapping.
+  @usableFromInline package mutating func vpsubdZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F, prefix: .x66, opcode: 0xFA, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vpslld zmm1, zmm2, imm8`: each 32-bit lane shifted left by `count` bits.
+  @usableFromInline package mutating func vpslldZMM(_ destination: VectorRegister, _ source: VectorRegister, _ count: UInt8) {
+    evex(map: .x0F, prefix: .x66, opcode: 0x72, reg: 6, vvvv: destination.number, rm: source.number)
+    emit(count)
+  }
+
+  /// `vpsrad zmm1, zmm2, imm8`: each 32-bit lane shifted right by `count` bits, copying the sign bit.
+  @usableFromInline package mutating func vpsradZMM(_ destination: VectorRegister, _ source: VectorRegister, _ count: UInt8) {
+    evex(map: .x0F, prefix: .x66, opcode: 0x72, reg: 4, vvvv: destination.number, rm: source.number)
+    emit(count)
+  }
+
   // MARK: - Encoding
 
   /// The opcode map of a VEX/EVEX instruction (its `mmmmm`/`mm` field).
