@@ -30,7 +30,7 @@ struct OperatorFusion {
 
   /// The fusions found in `nodes` (execution order). `keptTensors` are tensor indices whose values
   /// must stay observable (the subgraph's outputs): a producer writing one is never fused away.
-  /// Activation folds build their kernels from `kernelSet`, and only for the optimized kernels.
+  /// Activation folds happen only for the optimized kernels (`kernelSet`), SiLU fusions for both.
   static func find(in nodes: [Node], keptTensors: Set<Int>, kernelSet: KernelSet = .optimized) -> [OperatorFusion] {
     var readers: [Int: Int] = [:]
     for node in nodes {
