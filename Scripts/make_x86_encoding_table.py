@@ -111,10 +111,16 @@ def cases():
                f"assembler.vpdpbusdYMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
     for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
         destination = (7 * i + 5) % 32
-        for name in ["vfmadd231ps", "vpxord", "vaddps", "vmaxps", "vminps", "vpdpbusd", "vpmulld", "vpaddd"]:
+        for name in ["vfmadd231ps", "vpxord", "vaddps", "vmaxps", "vminps", "vpdpbusd", "vpmulld", "vpaddd",
+                     "vmulps", "vsubps", "vdivps"]:
             swift_name = name + "ZMM"
             yield (f"{name} zmm{destination}, zmm{left}, zmm{right}",
                    f"assembler.{swift_name}(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+    for i, (source, count) in enumerate([(0, 1), (3, 23), (16, 31), (31, 0), (12, 8), (25, 30)]):
+        destination = (11 * i + 7) % 32
+        for name in ["vpslld", "vpsrad"]:
+            yield (f"{name} zmm{destination}, zmm{source}, {count}",
+                   f"assembler.shiftZMM(.{name}, VectorRegister({destination}), VectorRegister({source}), by: {count})")
     for register, immediate in [("rax", 1), ("rcx", -1), ("rdx", 127), ("r8", -128), ("rax", 128),
                                 ("r15", 4096), ("rsi", -129), ("rax", -100000), ("r11", 64)]:
         yield f"add {register}, {immediate}", f"assembler.add(.{register}, {immediate})"

@@ -52,4 +52,81 @@ final class FusionTests: XCTestCase {
     let reader = KernelHarness.node("ABS", [gate], KernelHarness.outputTensor(3), .none)
     XCTAssertTrue(OperatorFusion.find(in: nodes + [reader], keptTensors: []).isEmpty)
   }
+
+  /// ADD(a, b) followed by `activation` (a RELU-family operator), with values around its bounds,
+  /// extremes and infinities; `fusedActivation` is the ADD's own.
+  private func reluAfterAddGraph(
+    _ activation: String, fusedActivation: ActivationFunctionType = .none
+  ) -> (nodes: [Node], sum: RuntimeTensor) {
+    var random = SeededGenerator(seed: 12)
+    let extremes: [Float] = [.greatestFiniteMagnitude, -.greatestFiniteMagnitude, .infinity, -.infinity, 0, -0.0, 6, -1, 1]
+    let lhs = KernelHarness.floatTensor(0, [1, 4, 5, 16], random.floats(311, in: -8...8) + extremes)
+    let rhs = KernelHarness.floatTensor(1, [16], random.floats(16, in: -2...2))
+    let sum = KernelHarness.outputTensor(2)
+    var options = AddOptions()
+    options.fusedActivationFunction = fusedActivation
+    let add = KernelHarness.node("ADD", [lhs, rhs], sum, .addOptions(options))
+    let relu = KernelHarness.node(activation, [sum], KernelHarness.outputTensor(3), .none)
+    return ([add, relu], sum)
+  }
+
+  /// A RELU, RELU6 or RELU_N1_TO_1 reading only an ADD's output becomes the ADD's fused
+  /// activation: the folded kernel gives exactly what the two kernels give one after the other,
+  /// the ADD's own kernel is not prepared, and its inputs are read at the RELU's position.
+  func testReluAfterAddIsFoldedWithIdenticalResults() throws {
+    for activation in ["RELU", "RELU6", "RELU_N1_TO_1"] {
+      let (nodes, _) = reluAfterAddGraph(activation)
+      let fusions = OperatorFusion.find(in: nodes, keptTensors: [])
+      XCTAssertEqual(fusions.map(\.producer), [0], activation)
+      XCTAssertEqual(fusions.map(\.consumer), [1], activation)
+      let fusion = try XCTUnwrap(fusions.first)
+      XCTAssertTrue(fusion.producerKernel is FoldedNodeKernel, activation)
+      XCTAssertEqual(fusion.additionalReads.map(\.index), [0, 1], activation)
+      XCTAssertEqual(fusion.kernel.kernelDescription?.hasSuffix("\(activation) folded into ADD"), true, activation)
+      _ = try KernelHarness.run(nodes[0], threads: 1)
+      let expected = try KernelHarness.run(nodes[1], threads: 1)
+      var context = PrepareContext(threadCount: 2)
+      try fusion.kernel.prepare(&context)
+      let output = nodes[1].outputs[0]
+      output.allocateOwnedMemory()
+      try fusion.kernel.eval(EvalContext(threadCount: 2, scratch: nil))
+      XCTAssertEqual(output.shape, expected.shape)
+      let folded = Array(UnsafeBufferPointer(start: output.pointer(as: Float.self), count: output.elementCount))
+      XCTAssertEqual(folded.count, expected.values.count)
+      for (index, (value, reference)) in zip(folded, expected.values).enumerated() where value.bitPattern != reference.bitPattern {
+        XCTFail("\(activation) element \(index): folded \(value), separate \(reference)")
+      }
+    }
+  }
+
+  /// No fold when the ADD's output is read by a second node or is a subgraph output, when the ADD
+  /// already has a fused activation, for RELU_0_TO_1 (no fused equivalent), or for the reference kernels.
+  func testReluIsNotFoldedWhenItsInputMustStayOrTheProducerCannotTakeIt() {
+    let (nodes, sum) = reluAfterAddGraph("RELU")
+    XCTAssertEqual(OperatorFusion.find(in: nodes, keptTensors: []).count, 1)
+    XCTAssertTrue(OperatorFusion.find(in: nodes, keptTensors: [sum.index]).isEmpty)
+    let reader = KernelHarness.node("ABS", [sum], KernelHarness.outputTensor(4), .none)
+    XCTAssertTrue(OperatorFusion.find(in: nodes + [reader], keptTensors: []).isEmpty)
+    XCTAssertTrue(OperatorFusion.find(in: reluAfterAddGraph("RELU6", fusedActivation: .relu).nodes, keptTensors: []).isEmpty)
+    XCTAssertTrue(OperatorFusion.find(in: reluAfterAddGraph("RELU_0_TO_1").nodes, keptTensors: []).isEmpty)
+    XCTAssertTrue(OperatorFusion.find(in: nodes, keptTensors: [], kernelSet: .reference).isEmpty)
+  }
+
+  /// MediaPipe's face detector has a RELU after each of its 16 residual ADDs and after its first
+  /// CONV_2D: lowering folds all 17 (and says so in the kernel descriptions), and the outputs still
+  /// match LiteRT's; with fusion off they run apart.
+  func testFaceDetectorFoldsItsRelusAndMatchesLiteRT() throws {
+    let entry = try XCTUnwrap(TestModelManifest.load().models.first { $0.name == "mediapipe_face_detection_short_range" })
+    let outcome = Conformance.run(entry)
+    XCTAssertTrue(outcome.passed, "\(outcome.failure ?? outcome.firstMismatch ?? "")")
+    let folded = try Conformance.invoke(entry, options: RunnerOptions()).primary.kernelDescriptions
+    XCTAssertEqual(folded.filter { $0.hasSuffix("RELU folded into ADD") }.count, 16)
+    XCTAssertEqual(folded.filter { $0.hasSuffix("RELU folded into CONV_2D") }.count, 1)
+    XCTAssertEqual(folded.filter { $0.hasSuffix("(fused into a later node)") }.count, 17)
+    var separate = RunnerOptions()
+    separate.fusesOperators = false
+    let unfused = try Conformance.invoke(entry, options: separate).primary.kernelDescriptions
+    XCTAssertFalse(unfused.contains { $0.contains("folded") })
+  }
 }
+

@@ -1431,6 +1431,15 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpaddd zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7D, 0x48, 0xFE, 0xE9]) { assembler in
     assembler.vpadddZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
   },
+  X86EncodingCase(source: "vmulps zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7C, 0x48, 0x59, 0xE9]) { assembler in
+    assembler.vmulpsZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vsubps zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7C, 0x48, 0x5C, 0xE9]) { assembler in
+    assembler.vsubpsZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vdivps zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7C, 0x48, 0x5E, 0xE9]) { assembler in
+    assembler.vdivpsZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
   X86EncodingCase(source: "vfmadd231ps zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0xB8, 0xE0]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
@@ -1454,6 +1463,15 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpaddd zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x65, 0x48, 0xFE, 0xE0]) { assembler in
     assembler.vpadddZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vmulps zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x64, 0x48, 0x59, 0xE0]) { assembler in
+    assembler.vmulpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vsubps zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x64, 0x48, 0x5C, 0xE0]) { assembler in
+    assembler.vsubpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vdivps zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x64, 0x48, 0x5E, 0xE0]) { assembler in
+    assembler.vdivpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vfmadd231ps zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0xB8, 0xDB]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
@@ -1479,6 +1497,15 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpaddd zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7D, 0x40, 0xFE, 0xDB]) { assembler in
     assembler.vpadddZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
   },
+  X86EncodingCase(source: "vmulps zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7C, 0x40, 0x59, 0xDB]) { assembler in
+    assembler.vmulpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vsubps zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7C, 0x40, 0x5C, 0xDB]) { assembler in
+    assembler.vsubpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vdivps zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7C, 0x40, 0x5E, 0xDB]) { assembler in
+    assembler.vdivpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
   X86EncodingCase(source: "vfmadd231ps zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0xB8, 0xD7]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
@@ -1502,6 +1529,15 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpaddd zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x05, 0x40, 0xFE, 0xD7]) { assembler in
     assembler.vpadddZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vmulps zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x04, 0x40, 0x59, 0xD7]) { assembler in
+    assembler.vmulpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vsubps zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x04, 0x40, 0x5C, 0xD7]) { assembler in
+    assembler.vsubpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vdivps zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x04, 0x40, 0x5E, 0xD7]) { assembler in
+    assembler.vdivpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
   X86EncodingCase(source: "vfmadd231ps zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0xB8, 0xC8]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
@@ -1527,6 +1563,15 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpaddd zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1D, 0x48, 0xFE, 0xC8]) { assembler in
     assembler.vpadddZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
   },
+  X86EncodingCase(source: "vmulps zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1C, 0x48, 0x59, 0xC8]) { assembler in
+    assembler.vmulpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vsubps zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1C, 0x48, 0x5C, 0xC8]) { assembler in
+    assembler.vsubpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vdivps zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1C, 0x48, 0x5E, 0xC8]) { assembler in
+    assembler.vdivpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
   X86EncodingCase(source: "vfmadd231ps zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0xB8, 0xC1]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
@@ -1550,6 +1595,15 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpaddd zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x75, 0x40, 0xFE, 0xC1]) { assembler in
     assembler.vpadddZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vmulps zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x74, 0x40, 0x59, 0xC1]) { assembler in
+    assembler.vmulpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vsubps zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x74, 0x40, 0x5C, 0xC1]) { assembler in
+    assembler.vsubpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vdivps zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x74, 0x40, 0x5E, 0xC1]) { assembler in
+    assembler.vdivpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
   X86EncodingCase(source: "vfmadd231ps zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0xB8, 0xFE]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
@@ -1575,6 +1629,15 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpaddd zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x35, 0x48, 0xFE, 0xFE]) { assembler in
     assembler.vpadddZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
+  X86EncodingCase(source: "vmulps zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x34, 0x48, 0x59, 0xFE]) { assembler in
+    assembler.vmulpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vsubps zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x34, 0x48, 0x5C, 0xFE]) { assembler in
+    assembler.vsubpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vdivps zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x34, 0x48, 0x5E, 0xFE]) { assembler in
+    assembler.vdivpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
   X86EncodingCase(source: "vfmadd231ps zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0xB8, 0xF3]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
@@ -1598,6 +1661,51 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpaddd zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5D, 0x40, 0xFE, 0xF3]) { assembler in
     assembler.vpadddZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vmulps zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5C, 0x40, 0x59, 0xF3]) { assembler in
+    assembler.vmulpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vsubps zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5C, 0x40, 0x5C, 0xF3]) { assembler in
+    assembler.vsubpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vdivps zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5C, 0x40, 0x5E, 0xF3]) { assembler in
+    assembler.vdivpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpslld zmm7, zmm0, 1", expected: [0x62, 0xF1, 0x45, 0x48, 0x72, 0xF0, 0x01]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(7), VectorRegister(0), by: 1)
+  },
+  X86EncodingCase(source: "vpsrad zmm7, zmm0, 1", expected: [0x62, 0xF1, 0x45, 0x48, 0x72, 0xE0, 0x01]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(7), VectorRegister(0), by: 1)
+  },
+  X86EncodingCase(source: "vpslld zmm18, zmm3, 23", expected: [0x62, 0xF1, 0x6D, 0x40, 0x72, 0xF3, 0x17]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(18), VectorRegister(3), by: 23)
+  },
+  X86EncodingCase(source: "vpsrad zmm18, zmm3, 23", expected: [0x62, 0xF1, 0x6D, 0x40, 0x72, 0xE3, 0x17]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(18), VectorRegister(3), by: 23)
+  },
+  X86EncodingCase(source: "vpslld zmm29, zmm16, 31", expected: [0x62, 0xB1, 0x15, 0x40, 0x72, 0xF0, 0x1F]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(29), VectorRegister(16), by: 31)
+  },
+  X86EncodingCase(source: "vpsrad zmm29, zmm16, 31", expected: [0x62, 0xB1, 0x15, 0x40, 0x72, 0xE0, 0x1F]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(29), VectorRegister(16), by: 31)
+  },
+  X86EncodingCase(source: "vpslld zmm8, zmm31, 0", expected: [0x62, 0x91, 0x3D, 0x48, 0x72, 0xF7, 0x00]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(8), VectorRegister(31), by: 0)
+  },
+  X86EncodingCase(source: "vpsrad zmm8, zmm31, 0", expected: [0x62, 0x91, 0x3D, 0x48, 0x72, 0xE7, 0x00]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(8), VectorRegister(31), by: 0)
+  },
+  X86EncodingCase(source: "vpslld zmm19, zmm12, 8", expected: [0x62, 0xD1, 0x65, 0x40, 0x72, 0xF4, 0x08]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(19), VectorRegister(12), by: 8)
+  },
+  X86EncodingCase(source: "vpsrad zmm19, zmm12, 8", expected: [0x62, 0xD1, 0x65, 0x40, 0x72, 0xE4, 0x08]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(19), VectorRegister(12), by: 8)
+  },
+  X86EncodingCase(source: "vpslld zmm30, zmm25, 30", expected: [0x62, 0x91, 0x0D, 0x40, 0x72, 0xF1, 0x1E]) { assembler in
+    assembler.shiftZMM(.vpslld, VectorRegister(30), VectorRegister(25), by: 30)
+  },
+  X86EncodingCase(source: "vpsrad zmm30, zmm25, 30", expected: [0x62, 0x91, 0x0D, 0x40, 0x72, 0xE1, 0x1E]) { assembler in
+    assembler.shiftZMM(.vpsrad, VectorRegister(30), VectorRegister(25), by: 30)
   },
   X86EncodingCase(source: "add rax, 1", expected: [0x48, 0x83, 0xC0, 0x01]) { assembler in
     assembler.add(.rax, 1)

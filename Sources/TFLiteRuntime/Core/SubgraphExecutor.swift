@@ -45,6 +45,8 @@ public final class SubgraphExecutor {
   private var isFolded: [Bool]
   /// Nodes whose work a later node's fused kernel does (`OperatorFusion`): prepared, never run.
   private let isFusedAway: [Bool]
+  /// Per node, the tensors its fused kernel reads besides the node's inputs (`OperatorFusion`).
+  private let additionalReads: [[RuntimeTensor]]
   /// The first node whose output shape depends on values only known while running: it and every
   /// later node are prepared during `invoke()` and their outputs get memory of their own.
   private var firstRunTimePreparedNode: Int?
@@ -88,6 +90,7 @@ public final class SubgraphExecutor {
     nodes = lowered.nodes
     kernels = lowered.kernels
     isFusedAway = lowered.isFusedAway
+    additionalReads = lowered.additionalReads
     unwrittenTensors = lowered.unwrittenTensors
     scratchOffsets = Array(repeating: nil, count: nodes.count)
     isFolded = Array(repeating: false, count: nodes.count)
@@ -359,7 +362,7 @@ public final class SubgraphExecutor {
       use(input, at: nodes.count)
     }
     for (position, node) in nodes[..<preparedCount].enumerated() where !isFolded[position] {
-      for input in node.inputs.compactMap({ $0 }) { use(input, at: position) }
+      for input in node.inputs.compactMap({ $0 }) + additionalReads[position] { use(input, at: position) }
       for output in node.outputs { use(output, at: position) }
     }
     for node in nodes[preparedCount...] {
@@ -419,7 +422,7 @@ public final class SubgraphExecutor {
       guard node.outputs.count == 1, let output = node.outputs.first, firstUse[output.index] == position,
         !subgraphOutputs.contains(output.index)
       else { continue }
-      let shared = node.inputs.compactMap { $0 }.first { input in
+      let shared = (node.inputs.compactMap { $0 } + additionalReads[position]).first { input in
         firstUse[input.index] != nil && lastUse[input.index] == position && !subgraphInputs.contains(input.index)
           && input.type == output.type && input.byteCount == output.byteCount && input.byteCount > 8
       }

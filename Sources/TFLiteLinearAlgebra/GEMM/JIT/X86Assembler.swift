@@ -586,6 +586,19 @@
   /// products of zmm2's and zmm3's signed 16-bit words in that lane (wrapping).
   @usableFromInline package mutating func vpdpwssdZMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F38, prefix: .x66, opcode: 0x52, reg: accumulator.number, vvvv: left.number, rm: right.number)
+  /// `vmulps zmm1, zmm2, zmm3`.
+  @usableFromInline package mutating func vmulpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F, prefix: .none, opcode: 0x59, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vsubps zmm1, zmm2, zmm3`: zmm2 − zmm3.
+  @usableFromInline package mutating func vsubpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F, prefix: .none, opcode: 0x5C, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vdivps zmm1, zmm2, zmm3`: zmm2 / zmm3, correctly rounded.
+  @usableFromInline package mutating func vdivpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F, prefix: .none, opcode: 0x5E, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   // MARK: - Encoding

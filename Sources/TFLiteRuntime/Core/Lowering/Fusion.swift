@@ -1,8 +1,14 @@
-// Node pairs the executor runs as one kernel. EfficientNet-style networks compute SiLU as
-// LOGISTIC(x) followed by MUL(x, LOGISTIC(x)): run separately, the pair writes the logistic out and
-// reads it and x back; fused, x is read once and the product written once, with the same float
-// operations in the same order (bit-identical results). Lowering finds the pairs once per subgraph;
-// the fused kernel (`SigmoidLinearUnitKernel`) lives with the activations.
+// Node pairs the executor runs as one kernel. Lowering finds the pairs once per subgraph:
+// - SiLU: EfficientNet-style networks compute it as LOGISTIC(x) followed by MUL(x, LOGISTIC(x)):
+//   run separately, the pair writes the logistic out and reads it and x back; fused, x is read once
+//   and the product written once, with the same float operations in the same order (bit-identical
+//   results). The fused kernel (`SigmoidLinearUnitKernel`) lives with the activations.
+// - Activation folds: a float RELU, RELU6 or RELU_N1_TO_1 whose input is the only output of an ADD,
+//   SUB, MUL, DIV, CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED without a fused activation (as
+//   MediaPipe's networks have after their residual ADDs) becomes that node's fused activation: the
+//   producer's kernel, built with the RELU's range, writes the RELU's output in one pass. The fused
+//   clamp and the separate RELU clamp the same float values to the same range (identical results
+//   for every non-NaN value). 8-bit RELUs are left alone: their output may be requantized.
 
 import TFLiteFormat
 
@@ -15,10 +21,17 @@ struct OperatorFusion {
   let consumer: Int
   /// The kernel that computes the consumer's output from the producer's inputs.
   let kernel: any Kernel
+  /// The kernel left at the producer's position in place of its own, which must not be prepared
+  /// (it would pack the weights the fused kernel packs again); nil keeps the producer's kernel.
+  var producerKernel: (any Kernel)? = nil
+  /// Tensors the fused kernel reads that the consumer node does not list (the producer's inputs):
+  /// the memory planner keeps them live up to the consumer.
+  var additionalReads: [RuntimeTensor] = []
 
   /// The fusions found in `nodes` (execution order). `keptTensors` are tensor indices whose values
   /// must stay observable (the subgraph's outputs): a producer writing one is never fused away.
-  static func find(in nodes: [Node], keptTensors: Set<Int>) -> [OperatorFusion] {
+  /// Activation folds happen only for the optimized kernels (`kernelSet`), SiLU fusions for both.
+  static func find(in nodes: [Node], keptTensors: Set<Int>, kernelSet: KernelSet = .optimized) -> [OperatorFusion] {
     var readers: [Int: Int] = [:]
     for node in nodes {
       for case let input? in node.inputs { readers[input.index, default: 0] += 1 }
@@ -27,6 +40,17 @@ struct OperatorFusion {
     for (position, node) in nodes.enumerated() {
       for output in node.outputs { producers[output.index] = position }
     }
+    let sigmoidLinearUnits = sigmoidLinearUnitFusions(in: nodes, keptTensors: keptTensors, readers: readers, producers: producers)
+    guard kernelSet == .optimized else { return sigmoidLinearUnits }
+    let fused = Set(sigmoidLinearUnits.flatMap { [$0.producer, $0.consumer] })
+    return sigmoidLinearUnits
+      + activationFolds(in: nodes, keptTensors: keptTensors, readers: readers, producers: producers, excluding: fused)
+  }
+
+  /// LOGISTIC(x) read only by MUL(x, LOGISTIC(x)): one `SigmoidLinearUnitKernel`.
+  private static func sigmoidLinearUnitFusions(
+    in nodes: [Node], keptTensors: Set<Int>, readers: [Int: Int], producers: [Int: Int]
+  ) -> [OperatorFusion] {
     var fusions: [OperatorFusion] = []
     for (consumer, node) in nodes.enumerated() where node.op == .builtin(.mul) && node.inputs.count == 2 {
       guard let first = node.inputs[0], let second = node.inputs[1], let output = node.outputs.first else { continue }
@@ -47,4 +71,121 @@ struct OperatorFusion {
     }
     return fusions
   }
+
+  /// A float RELU-family node reading the only output of a node that supports the matching fused
+  /// activation and has none: the producer's kernel built with that activation and the RELU's output.
+  private static func activationFolds(
+    in nodes: [Node], keptTensors: Set<Int>, readers: [Int: Int], producers: [Int: Int], excluding fused: Set<Int>
+  ) -> [OperatorFusion] {
+    var fusions: [OperatorFusion] = []
+    for (consumer, node) in nodes.enumerated() where !fused.contains(consumer) {
+      guard let activation = foldableActivation(of: node.op), node.inputs.count == 1, node.outputs.count == 1,
+        let intermediate = node.inputs[0], let output = node.outputs.first,
+        let producer = producers[intermediate.index], producer < consumer, !fused.contains(producer)
+      else { continue }
+      let source = nodes[producer]
+      guard source.outputs.count == 1, source.outputs[0] === intermediate, readers[intermediate.index] == 1,
+        !keptTensors.contains(intermediate.index), !intermediate.isVariable,
+        [intermediate, output].allSatisfy({ $0.type == .float32 && $0.quantization == nil }),
+        let options = options(source.options, withFusedActivation: activation)
+      else { continue }
+      let foldedNode = Node(
+        index: source.index, op: source.op, version: source.version, inputs: source.inputs, outputs: [output],
+        options: options, customOptions: source.customOptions, subgraph: source.subgraph, resources: source.resources)
+      guard let kernel = try? KernelDispatch.makeKernel(for: foldedNode) else { continue }
+      fusions.append(OperatorFusion(
+        producer: producer, consumer: consumer,
+        kernel: folding(kernel, activation: node.opName, into: source.opName),
+        producerKernel: FoldedNodeKernel(consumerIndex: node.index),
+        additionalReads: source.inputs.compactMap { $0 }))
+    }
+    return fusions
+  }
+
+  /// The fused activation a RELU-family operator amounts to (RELU_0_TO_1 has none).
+  private static func foldableActivation(of op: OperatorKind) -> ActivationFunctionType? {
+    switch op {
+    case .builtin(.relu): .relu
+    case .builtin(.relu6): .relu6
+    case .builtin(.reluN1To1): .reluN1To1
+    default: nil
+    }
+  }
+
+  /// `options` with `activation` as fused activation, when they are the options of an operator
+  /// with a fused activation that is NONE now.
+  private static func options(_ options: BuiltinOptions, withFusedActivation activation: ActivationFunctionType) -> BuiltinOptions? {
+    func replaced<Options>(_ options: Options, _ field: WritableKeyPath<Options, ActivationFunctionType>) -> Options? {
+      guard options[keyPath: field] == .none else { return nil }
+      var folded = options
+      folded[keyPath: field] = activation
+      return folded
+    }
+    switch options {
+    case .addOptions(let add): return replaced(add, \.fusedActivationFunction).map { .addOptions($0) }
+    case .subOptions(let sub): return replaced(sub, \.fusedActivationFunction).map { .subOptions($0) }
+    case .mulOptions(let mul): return replaced(mul, \.fusedActivationFunction).map { .mulOptions($0) }
+    case .divOptions(let div): return replaced(div, \.fusedActivationFunction).map { .divOptions($0) }
+    case .conv2DOptions(let conv): return replaced(conv, \.fusedActivationFunction).map { .conv2DOptions($0) }
+    case .depthwiseConv2DOptions(let depthwise):
+      return replaced(depthwise, \.fusedActivationFunction).map { .depthwiseConv2DOptions($0) }
+    case .fullyConnectedOptions(let fullyConnected):
+      return replaced(fullyConnected, \.fusedActivationFunction).map { .fullyConnectedOptions($0) }
+    default: return nil
+    }
+  }
+
+  /// `kernel` wrapped so that its description names the fold (the wrapper keeps its in-place property).
+  private static func folding<Producer: Kernel>(_ kernel: Producer, activation: String, into producer: String) -> any Kernel {
+    FoldedActivationKernel(kernel, note: "\(activation) folded into \(producer)")
+  }
+}
+
+/// The kernel of a node with a RELU-family activation folded in: the producer's own kernel, built
+/// with the activation and the RELU's output, and described as such.
+final class FoldedActivationKernel<Producer: Kernel>: Kernel {
+  /// As the producer's kernel: its output may share an input's memory when the producer's may.
+  static var writesOutputInPlace: Bool { Producer.writesOutputInPlace }
+  private let producer: Producer
+  private let note: String
+
+  /// Wraps `producer`; `note` says what was folded (`RELU folded into ADD`).
+  init(_ producer: Producer, note: String) {
+    self.producer = producer
+    self.note = note
+  }
+
+  /// The producer's kernel for `node`, a node that already carries the folded activation.
+  init(node: Node) throws {
+    producer = try Producer(node: node)
+    note = "\(node.opName) with its fused activation"
+  }
+
+  func prepare(_ context: inout PrepareContext) throws { try producer.prepare(&context) }
+
+  func eval(_ context: EvalContext) throws { try producer.eval(context) }
+
+  var kernelDescription: String? {
+    "\(producer.kernelDescription ?? KernelDescription.swiftLevel), \(note)"
+  }
+}
+
+/// What stands at the position of a node whose whole work a later node's kernel does (the
+/// producer of a folded activation): it prepares and computes nothing, so the weights the later
+/// kernel packs are not packed twice.
+final class FoldedNodeKernel: Kernel {
+  /// Index of the node whose kernel does the work.
+  private let consumerIndex: Int
+
+  /// Stands for a node folded into node `consumerIndex`.
+  init(consumerIndex: Int) { self.consumerIndex = consumerIndex }
+
+  /// Refused: this kernel stands only for nodes the lowering folds.
+  init(node: Node) throws { throw KernelError.invalid("node \(node.index) is not folded into another node") }
+
+  func prepare(_ context: inout PrepareContext) throws {}
+
+  func eval(_ context: EvalContext) throws {}
+
+  var kernelDescription: String? { "computed by node \(consumerIndex)'s kernel" }
 }

@@ -25,6 +25,8 @@ struct LoweredSubgraph {
   let kernels: [any Kernel]
   /// Nodes whose work a later node's fused kernel does: prepared, never run.
   let isFusedAway: [Bool]
+  /// Per node, the tensors its (fused) kernel reads besides the node's inputs.
+  let additionalReads: [[RuntimeTensor]]
   /// Tensors no node writes and the model gives no data (the subgraph inputs, variables, and
   /// tensors read but never computed): their shapes come from the model or the caller.
   let unwrittenTensors: [RuntimeTensor]
@@ -79,9 +81,13 @@ struct LoweredSubgraph {
     guard unsupported.isEmpty else { throw RuntimeError.unsupportedOperators(unsupported) }
     let writers = try Self.checkDataFlow(of: nodes, inputs: inputs, tensorCount: tensors.count, subgraphIndex: subgraphIndex)
     var isFusedAway = Array(repeating: false, count: nodes.count)
-    for fusion in fusesOperators ? OperatorFusion.find(in: nodes, keptTensors: Set(outputs.map(\.index))) : [] {
+    var additionalReads = Array(repeating: [RuntimeTensor](), count: nodes.count)
+    let fusions = fusesOperators ? OperatorFusion.find(in: nodes, keptTensors: Set(outputs.map(\.index)), kernelSet: kernelSet) : []
+    for fusion in fusions {
       kernels[fusion.consumer] = fusion.kernel
+      if let producerKernel = fusion.producerKernel { kernels[fusion.producer] = producerKernel }
       isFusedAway[fusion.producer] = true
+      additionalReads[fusion.consumer] = fusion.additionalReads
     }
     var variableInitialValues: [Int: [UInt8]] = [:]
     for variable in tensors where variable.isVariable {
@@ -95,6 +101,7 @@ struct LoweredSubgraph {
     self.nodes = nodes
     self.kernels = kernels
     self.isFusedAway = isFusedAway
+    self.additionalReads = additionalReads
     unwrittenTensors = tensors.filter { writers[$0.index] == nil && !$0.isModelConstant }
   }
 

@@ -240,8 +240,7 @@ enum KernelDispatch {
     case .logicalOr: kernel(BinaryKernel<LogicalDefinition<LogicalOrOperation>>.self)
     case .logistic:
       byArithmetic(
-        quantized: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedLogistic>>.self,
-        plain: UnaryKernel<FloatFunctionDefinition<Logistic>>.self)
+        quantized: IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedLogistic>>.self, plain: LogisticKernel.self)
     case .logSoftmax:
       byArithmetic(quantized: IntegerLogSoftmaxKernel.self, plain: LastAxisKernel<LogSoftmaxDefinition>.self)
     case .lstm: kernel(LSTMKernel.self)

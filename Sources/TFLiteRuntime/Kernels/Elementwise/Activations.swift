@@ -192,8 +192,36 @@ enum GeluTanhApproximation: FloatFunctionKind {
   }
 }
 
+/// LOGISTIC on float tensors: the generated AVX-512 kernel for whole 16-lane vectors where it
+/// runs (`GeneratedLogisticKernels`), the Swift SIMD code otherwise and for the last lanes (the
+/// same bits either way).
+final class LogisticKernel: Kernel {
+  /// Output element i is computed from input element i.
+  static var writesOutputInPlace: Bool { true }
+  private let input: RuntimeTensor
+  private let output: RuntimeTensor
+
+  init(node: Node) throws {
+    try node.expect(inputs: 1, outputs: 1)
+    input = try node.input(0)
+    output = try node.output(0)
+    _ = try commonElementType([input, output], allowed: [.float32], operatorName: Logistic.operatorName)
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    output.shape = input.shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    try runLogisticFamily(FloatFunction<Logistic>(), .logistic, input: input, output: output, context)
+  }
+
+  var kernelDescription: String? { logisticFamilyLevel }
+}
+
 /// x · logistic(x) (SiLU, swish) with the MUL's fused activation, for a node whose single input
-/// is x: what LOGISTIC followed by MUL computes, in one pass.
+/// is x: what LOGISTIC followed by MUL computes, in one pass (generated AVX-512 code where it runs,
+/// as for `LogisticKernel`).
 final class SigmoidLinearUnitKernel: Kernel {
   /// Output element i is computed from input element i.
   static var writesOutputInPlace: Bool { true }
@@ -214,13 +242,42 @@ final class SigmoidLinearUnitKernel: Kernel {
   }
 
   func eval(_ context: EvalContext) throws {
-    let source = try tensorData(input).assumingMemoryBound(to: Float.self)
-    let destination = try tensorData(output).assumingMemoryBound(to: Float.self)
-    let operation = SigmoidLinearUnit(
-      activation: activation, clamps: activation.lower > -.infinity || activation.upper < .infinity)
-    context.forEachChunk(of: output.elementCount, minimumChunk: costlyElementwiseChunk) { range in
-      UnaryDriver.run(operation, input: source, output: destination, range: range)
+    let clamps = activation.lower > -.infinity || activation.upper < .infinity
+    try runLogisticFamily(
+      SigmoidLinearUnit(activation: activation, clamps: clamps),
+      clamps ? .clampedSigmoidLinearUnit : .sigmoidLinearUnit, input: input, output: output, context,
+      bounds: activation)
+  }
+
+  var kernelDescription: String? { logisticFamilyLevel }
+}
+
+/// Where the logistic and SiLU kernels run now: `generated AVX-512F`, or the Swift level.
+private var logisticFamilyLevel: String {
+  GeneratedLogisticKernels.current.map { "generated \($0.isa)" } ?? KernelDescription.swiftLevel
+}
+
+/// Computes `operation` over the whole of `output` from `input`, split across threads: whole
+/// 16-lane vectors on the generated `form` kernel when generated kernels run, the rest (or all)
+/// with the Swift `operation`, which gives the same bits. `bounds` clamp the clamped SiLU.
+private func runLogisticFamily<Operation: UnaryLanewiseOperation>(
+  _ operation: Operation, _ form: LogisticKernelGenerator.Form, input: RuntimeTensor, output: RuntimeTensor,
+  _ context: EvalContext, bounds: ActivationRange<Float> = ActivationRange(lower: -.infinity, upper: .infinity)
+) throws where Operation.Operand == Float, Operation.Result == Float {
+  let source = try tensorData(input).assumingMemoryBound(to: Float.self)
+  let destination = try tensorData(output).assumingMemoryBound(to: Float.self)
+  // Read here, on the thread that runs the node: the switch is task-local.
+  let generated = GeneratedLogisticKernels.current
+  context.forEachChunk(of: output.elementCount, minimumChunk: costlyElementwiseChunk) { range in
+    var swiftRange = range
+    if let generated {
+      let vectorCount = range.count / vectorLaneCount
+      generated.run(
+        form, input: source + range.lowerBound, output: destination + range.lowerBound, vectorCount: vectorCount,
+        lower: bounds.lower, upper: bounds.upper)
+      swiftRange = range.lowerBound + vectorCount * vectorLaneCount..<range.upperBound
     }
+    UnaryDriver.run(operation, input: source, output: destination, range: swiftRange)
   }
 }
 

@@ -131,7 +131,6 @@ struct FloatFunctionDefinition<Kind: FloatFunctionKind>: UnaryKernelDefinition {
   var minimumChunk: Int { costlyElementwiseChunk }
 
   // Specialized entries, as for the binary arithmetic (see `ArithmeticDefinition.run`).
-  @_specialize(exported: false, where Kind == Logistic)
   @_specialize(exported: false, where Kind == HyperbolicTangent)
   @_specialize(exported: false, where Kind == HardSwish)
   @_specialize(exported: false, where Kind == ExponentialLinearUnit)

@@ -23,8 +23,6 @@ import Darwin
 enum VectorMath {
   /// log2(e), for n = round(x · log2(e)).
   private static let log2OfE: Float = 1.442_695_04
-  /// ln(2) rounded to a float (`logistic`'s small n keep n · ln2 accurate enough).
-  private static let ln2: Float = 0.693_147_18
   /// ln(2) split in a part with few significant bits (so n · high is exact) and the rest.
   private static let ln2High: Float = 0.693_359_375
   private static let ln2Low: Float = -2.121_944_4e-4
@@ -113,32 +111,37 @@ enum VectorMath {
     return unsafeBitCast(unsafeBitCast(positive, to: SIMD16<UInt32>.self) | signBit, to: SIMD16<Float>.self)
   }
 
-  /// 1 / (1 + e^−x) lane-wise, within 1e-7 of the exact value; NaN stays NaN.
+  /// 1 / (1 + e^−x) lane-wise, within 1e-7 of the exact value and 3.2e-7 relative for x ≥ −87
+  /// (below, e^−87 where the exact value is smaller); NaN stays NaN.
   ///
   /// Goes through e = e^−|x| ∈ (0, 1], so nothing overflows: 1/(1+e) for x ≥ 0, e/(1+e) below.
   /// |x| is capped at 87 (e stays a normal float, 2^n with n ≥ −126 is one normal scale; the tiny
   /// results of very negative x keep their size instead of stopping at e^−20 ≈ 2e-9) and e^r
-  /// needs only a degree-5 polynomial (fitted for relative error on |r| ≤ ln2/2: 2.1e-7 with float
-  /// rounding), whose error reaches the result damped by e/(1+e)² ≤ 1/4. About half the
-  /// operations of `exp`.
+  /// needs only a degree-5 polynomial, whose error reaches the result damped by e/(1+e)² ≤ 1/4.
+  /// About half the operations of `exp`. The constants and the order of operations are those of
+  /// the generated AVX-512 kernels (`LogisticApproximation`, `LogisticKernelGenerator`), which give
+  /// the same bits.
   @inline(__always)
   static func logistic(_ x: SIMD16<Float>) -> SIMD16<Float> {
     let bits = unsafeBitCast(x, to: SIMD16<Int32>.self)
     let negativeMagnitude = unsafeBitCast(bits | Int32.min, to: SIMD16<Float>.self)
     // A NaN lane compares false and stays NaN.
-    let t = negativeMagnitude.replacing(with: -87, where: negativeMagnitude .< -87)
-    let shifted = t * log2OfE + roundingShifter
-    let n = shifted - roundingShifter
-    let r = t - n * ln2
-    // e^r by Horner on coefficients fitted by weighted least squares (close to 1/k!).
-    var polynomial = SIMD16<Float>(repeating: 0.008_297_654)
-    polynomial = polynomial * r + 0.041_915_383
-    polynomial = polynomial * r + 0.166_675_75
-    polynomial = polynomial * r + 0.499_988_94
-    polynomial = polynomial * r + 0.999_999_70
-    polynomial = polynomial * r + 1.000_000_1
+    let lowest = LogisticApproximation.lowestExponent
+    let t = negativeMagnitude.replacing(with: lowest, where: negativeMagnitude .< lowest)
+    let shifter = LogisticApproximation.roundingShifter
+    let shifted = t * LogisticApproximation.log2OfE + shifter
+    let n = shifted - shifter
+    let r = (t - n * LogisticApproximation.ln2High) - n * LogisticApproximation.ln2Low
+    // e^r by Horner, highest degree first.
+    let c = LogisticApproximation.coefficients
+    var polynomial = SIMD16<Float>(repeating: c.0)
+    polynomial = polynomial * r + c.1
+    polynomial = polynomial * r + c.2
+    polynomial = polynomial * r + c.3
+    polynomial = polynomial * r + c.4
+    polynomial = polynomial * r + c.5
     // n sits in the low mantissa bits of `shifted`; 2^n for n in -126...0 is built directly.
-    let exponentBias = Int32(bitPattern: roundingShifter.bitPattern) &- 127
+    let exponentBias = LogisticApproximation.exponentBias
     let scale = unsafeBitCast((unsafeBitCast(shifted, to: SIMD16<Int32>.self) &- exponentBias) &<< 23, to: SIMD16<Float>.self)
     let e = polynomial * scale
     let reciprocal = 1 / (1 + e)

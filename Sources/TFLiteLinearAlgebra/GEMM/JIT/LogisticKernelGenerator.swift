@@ -1,0 +1,213 @@
+// The float logistic 1 / (1 + e^−x) and SiLU x · logistic(x) as one approximation, written twice
+// from the same constants (`LogisticApproximation`): as Swift SIMD code in the runtime
+// (`VectorMath.logistic`) and as a generated AVX-512 loop here. The generated loop does the same
+// IEEE operations in the same order (a multiply and an add where Swift writes `a * b + c`, never a
+// fused multiply-add), so both give the same bits for every input; the tests check that, and the
+// accuracy of the approximation against LiteRT and a double-precision reference.
+//
+// The approximation: e = e^−|x| with |x| capped at 87, from −|x| = n·ln2 + r (n = round(−|x|·log2 e)
+// by the 1.5·2^23 shifter, |r| ≤ ln2/2, ln2 in two parts), e^r by a degree-5 polynomial and 2^n
+// built in the exponent bits; then 1/(1 + e) for x ≥ 0 and e/(1 + e) below, selected by the sign
+// bit of x. NaN stays NaN. Accuracy (tests): within 1e-7 of the exact value everywhere, relative
+// error ≤ 3.2e-7 (4 ulp) for x ≥ −87; below −87 the result stays e^−87 (1.6e-38) where the exact
+// value is smaller (LiteRT gives it down to 0).
+
+/// The constants of the logistic approximation, shared by the Swift and the generated code.
+@usableFromInline package enum LogisticApproximation {
+  /// log2(e), for n = round(t · log2(e)).
+  @inlinable package static var log2OfE: Float { 1.442_695_04 }
+  /// ln(2) split in a part with few significant bits (n · ln2High is exact for |n| ≤ 126) and
+  /// the rest, so that r = (t − n · ln2High) − n · ln2Low keeps its relative accuracy for large n.
+  @inlinable package static var ln2High: Float { 0.693_359_375 }
+  /// ln(2) − `ln2High`.
+  @inlinable package static var ln2Low: Float { -2.121_944_4e-4 }
+  /// 1.5 · 2^23: adding it rounds a float of magnitude < 2^22 to an integer, which then sits in
+  /// the low mantissa bits.
+  @inlinable package static var roundingShifter: Float { 12_582_912 }
+  /// −|x| is raised to this, so e^−|x| stays a normal float.
+  @inlinable package static var lowestExponent: Float { -87 }
+  /// The polynomial for e^r on |r| ≤ ln2/2, highest degree first (fitted by weighted least squares
+  /// for relative error: 2.1e-7 with float rounding; close to 1/k!).
+  @inlinable package static var coefficients: (Float, Float, Float, Float, Float, Float) {
+    (0.008_297_654, 0.041_915_383, 0.166_675_75, 0.499_988_94, 0.999_999_70, 1.000_000_1)
+  }
+  /// The bits of `roundingShifter` minus the float exponent bias: subtracted from the shifter's
+  /// sum, it leaves n + 127, the exponent field of 2^n.
+  @inlinable package static var exponentBias: Int32 { Int32(bitPattern: roundingShifter.bitPattern) &- 127 }
+}
+
+/// Generates the AVX-512 logistic and SiLU loops: `void kernel(const LogisticKernelArguments *)`
+/// in the System V ABI, over `vectorCount` vectors of 16 floats.
+///
+/// Registers: rdi arguments, rsi input, rdx output, rcx the vector counter, rax the constants;
+/// zmm0–zmm7 the lanes being computed, zmm16–zmm29 the constants, zmm30/zmm31 the clamp bounds.
+/// No callee-saved register is used; `vzeroupper` before returning.
+@usableFromInline package enum LogisticKernelGenerator {
+  /// What a kernel computes from x.
+  @usableFromInline package enum Form: Int, Sendable, CaseIterable {
+    /// logistic(x).
+    case logistic
+    /// x · logistic(x).
+    case sigmoidLinearUnit
+    /// min(max(x · logistic(x), lower), upper), as `ActivationRange.clamp` does it.
+    case clampedSigmoidLinearUnit
+  }
+
+  /// The constants table the kernels read, as 32-bit patterns, in register order from zmm16.
+  @usableFromInline package static let constantBits: [UInt32] = {
+    let c = LogisticApproximation.coefficients
+    let floats: [Float] = [
+      LogisticApproximation.lowestExponent, LogisticApproximation.log2OfE, LogisticApproximation.roundingShifter,
+      LogisticApproximation.ln2High, LogisticApproximation.ln2Low, c.0, c.1, c.2, c.3, c.4, c.5, 1,
+    ]
+    return [0x8000_0000, UInt32(bitPattern: LogisticApproximation.exponentBias)] + floats.map(\.bitPattern)
+  }()
+
+  /// The machine code of the `form` kernel.
+  @usableFromInline package static func code(_ form: Form) -> [UInt8] {
+    var assembler = X86Assembler()
+    assembler.mov(.rsi, argumentOperand(\LogisticKernelArguments.input))
+    assembler.mov(.rdx, argumentOperand(\LogisticKernelArguments.output))
+    assembler.mov(.rcx, argumentOperand(\LogisticKernelArguments.vectorCount))
+    assembler.mov(.rax, argumentOperand(\LogisticKernelArguments.constants))
+    let signBit = VectorRegister(16), exponentBias = VectorRegister(17), lowestExponent = VectorRegister(18)
+    let log2OfE = VectorRegister(19), shifter = VectorRegister(20), ln2High = VectorRegister(21)
+    let ln2Low = VectorRegister(22), coefficients = (23...28).map { VectorRegister($0) }
+    let one = VectorRegister(29), lower = VectorRegister(30), upper = VectorRegister(31)
+    for index in constantBits.indices {
+      assembler.vbroadcastssZMM(VectorRegister(16 + index), MemoryOperand(.rax, Int32(4 * index)))
+    }
+    if form == .clampedSigmoidLinearUnit {
+      assembler.vbroadcastssZMM(lower, argumentOperand(\LogisticKernelArguments.lower))
+      assembler.vbroadcastssZMM(upper, argumentOperand(\LogisticKernelArguments.upper))
+    }
+    let x = VectorRegister(0), t = VectorRegister(1), shifted = VectorRegister(2), r = VectorRegister(3)
+    let polynomial = VectorRegister(4), reciprocal = VectorRegister(5), sign = VectorRegister(6)
+    let product = VectorRegister(7)
+    let done = assembler.makeLabel()
+    let loop = assembler.makeLabel()
+    assembler.test(.rcx, .rcx)
+    assembler.jump(if: .zero, to: done)
+    assembler.bind(loop)
+    assembler.vmovupsZMM(x, MemoryOperand(.rsi))
+    // t = max(−|x|, −87); NaN stays NaN (vmaxps returns its second operand then).
+    assembler.packedZMM(.vpor, t, x, signBit)
+    assembler.vmaxpsZMM(t, lowestExponent, t)
+    // shifted = t · log2e + shifter; n = shifted − shifter; r = (t − n · ln2High) − n · ln2Low.
+    assembler.vmulpsZMM(shifted, t, log2OfE)
+    assembler.vaddpsZMM(shifted, shifted, shifter)
+    assembler.vsubpsZMM(r, shifted, shifter)
+    assembler.vmulpsZMM(product, r, ln2Low)
+    assembler.vmulpsZMM(r, r, ln2High)
+    assembler.vsubpsZMM(r, t, r)
+    assembler.vsubpsZMM(r, r, product)
+    // e^r by Horner: p = c5; p = p · r + c_k.
+    assembler.vmulpsZMM(polynomial, coefficients[0], r)
+    assembler.vaddpsZMM(polynomial, polynomial, coefficients[1])
+    for coefficient in coefficients[2...] {
+      assembler.vmulpsZMM(polynomial, polynomial, r)
+      assembler.vaddpsZMM(polynomial, polynomial, coefficient)
+    }
+    // e = p · 2^n, 2^n = (bits(shifted) − bias) << 23.
+    assembler.packedZMM(.vpsubd, shifted, shifted, exponentBias)
+    assembler.shiftZMM(.vpslld, shifted, shifted, by: 23)
+    assembler.vmulpsZMM(polynomial, polynomial, shifted)
+    // reciprocal = 1 / (1 + e); for negative x the result is e · reciprocal.
+    assembler.vaddpsZMM(reciprocal, one, polynomial)
+    assembler.vdivpsZMM(reciprocal, one, reciprocal)
+    assembler.vmulpsZMM(polynomial, polynomial, reciprocal)
+    // Select by the sign bit: reciprocal ^ ((reciprocal ^ e·reciprocal) & (x >> 31)).
+    assembler.shiftZMM(.vpsrad, sign, x, by: 31)
+    assembler.vpxordZMM(polynomial, polynomial, reciprocal)
+    assembler.packedZMM(.vpand, polynomial, polynomial, sign)
+    assembler.vpxordZMM(polynomial, polynomial, reciprocal)
+    if form != .logistic { assembler.vmulpsZMM(polynomial, x, polynomial) }
+    if form == .clampedSigmoidLinearUnit {
+      assembler.vmaxpsZMM(polynomial, lower, polynomial)
+      assembler.vminpsZMM(polynomial, upper, polynomial)
+    }
+    assembler.vmovupsZMM(MemoryOperand(.rdx), polynomial)
+    assembler.add(.rsi, 64)
+    assembler.add(.rdx, 64)
+    assembler.dec(.rcx)
+    assembler.jump(if: .notZero, to: loop)
+    assembler.bind(done)
+    assembler.returnFromKernel(restoring: [])
+    return assembler.finishedCode()
+  }
+}
+
+/// The arguments of a generated logistic kernel, passed by pointer (the kernel reads each field at
+/// its `MemoryLayout` offset).
+@usableFromInline package struct LogisticKernelArguments {
+  /// The first of `vectorCount` × 16 inputs.
+  @usableFromInline package var input: UnsafePointer<Float>
+  /// The first of `vectorCount` × 16 outputs (may be `input`: each vector is read before it is written).
+  @usableFromInline package var output: UnsafeMutablePointer<Float>
+  /// Vectors of 16 floats.
+  @usableFromInline package var vectorCount: Int
+  /// `LogisticKernelGenerator.constantBits`.
+  @usableFromInline package var constants: UnsafePointer<UInt32>
+  /// Lowest output of the clamped SiLU.
+  @usableFromInline package var lower: Float
+  /// Highest output of the clamped SiLU.
+  @usableFromInline package var upper: Float
+}
+
+/// The generated logistic and SiLU kernels, made together on first use and kept for the life of
+/// the process (three kernels of about 300 bytes). AVX-512 only: where the CPU lacks it, where the
+/// OS refuses executable memory, or where generated kernels are turned off (`SWIFTTFLITE_JIT=0`,
+/// ``RunnerOptions/usesGeneratedKernels``), the Swift SIMD code runs and gives the same bits.
+@usableFromInline package final class GeneratedLogisticKernels: @unchecked Sendable {
+  // @unchecked Sendable: everything is immutable after `init`.
+
+  /// The instruction set of the kernels.
+  @usableFromInline package let isa = GeneratedKernelISA.avx512
+  /// The kernel of each form, by `Form.rawValue`.
+  private let kernels: [ExecutableCode]
+  /// `LogisticKernelGenerator.constantBits`, where the kernels read them.
+  private let constants: UnsafeMutablePointer<UInt32>
+
+  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
+
+  /// Generates every form; nil when the OS refuses executable memory.
+  private init?() {
+    var kernels: [ExecutableCode] = []
+    for form in LogisticKernelGenerator.Form.allCases {
+      guard let executable = ExecutableCode(LogisticKernelGenerator.code(form)) else { return nil }
+      kernels.append(executable)
+    }
+    self.kernels = kernels
+    let bits = LogisticKernelGenerator.constantBits
+    constants = .allocate(capacity: bits.count)
+    constants.initialize(from: bits, count: bits.count)
+  }
+
+  deinit { constants.deallocate() }
+
+  /// The kernels, or nil when this CPU, OS or platform cannot run them or the environment turns
+  /// generated kernels off.
+  @usableFromInline package static let preferred: GeneratedLogisticKernels? =
+    !GeneratedFloatKernels.isTurnedOffByEnvironment && GeneratedKernelISA.supported == .avx512
+    ? GeneratedLogisticKernels() : nil
+
+  /// The kernels an operator started on this thread uses: `preferred`, unless the runner turned
+  /// generated kernels off (read it on the thread that runs the node, before splitting the work).
+  @usableFromInline package static var current: GeneratedLogisticKernels? {
+    GeneratedFloatKernels.areAllowed ? preferred : nil
+  }
+
+  /// Computes `form` of `vectorCount` × 16 floats from `input` into `output` (which may be `input`);
+  /// `lower`/`upper` bound the clamped SiLU.
+  @usableFromInline package func run(
+    _ form: LogisticKernelGenerator.Form, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>,
+    vectorCount: Int, lower: Float = -.infinity, upper: Float = .infinity
+  ) {
+    precondition(vectorCount >= 0, "negative vector count")
+    var arguments = LogisticKernelArguments(
+      input: input, output: output, vectorCount: vectorCount, constants: UnsafePointer(constants), lower: lower,
+      upper: upper)
+    let entry = unsafeBitCast(kernels[form.rawValue].entry, to: Entry.self)
+    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+  }
+}
