@@ -103,19 +103,13 @@ final class HybridFullyConnectedKernel: Kernel {
         lda: depth, rowCount: rowCount, group: 0, panels: firstPanel..<min(weights.panelCount, firstPanel &+ Self.panelBlock),
         tile: tiles + worker &* Self.tileRows &* GEMMTile.columns
       ) { firstUnit, unitCount, sums in
+        let columns = HybridTileColumns(weights: weights, firstChannel: firstUnit, count: unitCount, bias: biasPointer)
         for index in 0..<rowCount {
           let row = firstRow &+ index
-          let scale = quantized.scales[row]
-          let offset = quantized.zeroPoints[row] &+ 128
-          let outputRow = destination + row &* units
-          let rowSums = sums + index &* GEMMTile.columns
-          for lane in 0..<unitCount {
-            let unit = firstUnit &+ lane
-            let value = HybridRescale.combinedScale(
-              rowSums[lane] &- offset &* weights.channelSums[unit], inputScale: scale,
-              weightScale: weights.channelScales[unit], bias: hybridBias(biasPointer, unit))
-            outputRow[unit] = activation.apply(value)
-          }
+          columns.store(
+            sums + index &* GEMMTile.columns, storedZeroPoint: quantized.zeroPoints[row] &+ 128,
+            inputScale: quantized.scales[row], weightScaleFirst: false, activation: activation,
+            into: destination + (row &* units &+ firstUnit))
         }
       }
     }
@@ -238,23 +232,50 @@ final class HybridConv2DKernel: Kernel {
         route: route, a: UnsafeRawPointer(rows).assumingMemoryBound(to: UInt8.self), lda: lda, rowCount: rowCount,
         group: group, panels: 0..<weights.panelCount, tile: tiles + worker &* blockRows &* GEMMTile.columns
       ) { firstColumn, columnCount, sums in
+        let channel = firstChannel &+ firstColumn
+        let columns = HybridTileColumns(weights: weights, firstChannel: channel, count: columnCount, bias: biasPointer)
         for index in 0..<rowCount {
-          let outputPixel = outputPixels + index &* shape.outputChannels
-          let pixelSums = sums + index &* GEMMTile.columns
-          for lane in 0..<columnCount {
-            let channel = firstChannel &+ firstColumn &+ lane
-            let corrected = pixelSums[lane] &- offset &* weights.channelSums[channel]
-            let bias = hybridBias(biasPointer, channel)
-            let weightScale = weights.channelScales[channel]
-            let value =
-              perChannel
-              ? HybridRescale.weightScaleFirst(corrected, inputScale: scale, weightScale: weightScale, bias: bias)
-              : HybridRescale.combinedScale(corrected, inputScale: scale, weightScale: weightScale, bias: bias)
-            outputPixel[channel] = activation.apply(value)
-          }
+          columns.store(
+            sums + index &* GEMMTile.columns, storedZeroPoint: offset, inputScale: scale, weightScaleFirst: perChannel,
+            activation: activation, into: outputPixels + (index &* shape.outputChannels &+ channel))
         }
       }
     }
+  }
+}
+
+/// The channels of one 16-column tile of a hybrid GEMM (`count` real ones from `firstChannel`), with
+/// their weight sums, weight scales and bias loaded once for all the tile's rows.
+private struct HybridTileColumns {
+  let count: Int
+  let channelSums: SIMD16<Int32>
+  let weightScales: SIMD16<Float>
+  let bias: SIMD16<Float>
+
+  @inline(__always)
+  init(weights: HybridPackedWeights, firstChannel: Int, count: Int, bias: UnsafePointer<Float>?) {
+    self.count = count
+    // The packed weights keep a panel's worth of readable values past the last channel.
+    channelSums = loadVector(weights.channelSums + firstChannel)
+    weightScales = loadVector(weights.channelScales + firstChannel)
+    self.bias =
+      bias.map { count == GEMMTile.columns ? loadVector($0 + firstChannel) : loadPartialVector($0 + firstChannel, count: count) }
+      ?? SIMD16<Float>()
+  }
+
+  /// Writes the float outputs of one row of sums (Σ (q + 128) · w) to `output`: the sum less
+  /// (z + 128) · Σ w, then LiteRT's float order (`HybridRescale`), lane for lane: per-channel
+  /// CONV_2D (`weightScaleFirst`) (sum · weight scale) · input scale + bias, the others
+  /// sum · (input scale · weight scale) + bias; then the activation.
+  @inline(__always)
+  func store(
+    _ sums: UnsafePointer<Int32>, storedZeroPoint: Int32, inputScale: Float, weightScaleFirst: Bool,
+    activation: FloatClampRange, into output: UnsafeMutablePointer<Float>
+  ) {
+    let corrected = SIMD16<Float>(converting: loadVector(sums) &- storedZeroPoint &* channelSums)
+    let scaled =
+      weightScaleFirst ? corrected * weightScales * inputScale : corrected * (inputScale * weightScales)
+    storeVector(activation.apply(scaled + bias), output, lanes: count)
   }
 }
 

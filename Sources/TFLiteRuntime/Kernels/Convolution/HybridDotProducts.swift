@@ -26,9 +26,9 @@ final class HybridPackedWeights {
   let groupChannels: Int
   /// The depth of the products (unpadded).
   let depth: Int
-  /// The sum of each output channel's weights.
+  /// The sum of each output channel's weights (then 16 zeros).
   let channelSums: UnsafeMutablePointer<Int32>
-  /// The scale of every output channel (the per-tensor scale repeated).
+  /// The scale of every output channel (the per-tensor scale repeated; then 16 zeros).
   let channelScales: UnsafeMutablePointer<Float>
   /// True when the channels do not all share one scale.
   let hasDistinctScales: Bool
@@ -74,12 +74,13 @@ final class HybridPackedWeights {
     self.panels = panels
     self.groupChannels = groupChannels
     self.depth = depth
-    channelSums = .allocate(capacity: max(channels, 1))
-    channelSums.initialize(from: panels.columnSums, count: groups * groupChannels)
-    channelScales = .allocate(capacity: max(channels, 1))
-    for channel in 0..<channels {
-      (channelScales + channel).initialize(to: scales.count == 1 ? scales[0] : scales[channel])
-    }
+    // A whole panel's worth of zeros past the last channel, so that tiles load full vectors.
+    channelSums = .allocate(capacity: channels + GEMMTile.columns)
+    channelSums.initialize(repeating: 0, count: channels + GEMMTile.columns)
+    channelSums.update(from: panels.columnSums, count: groups * groupChannels)
+    channelScales = .allocate(capacity: channels + GEMMTile.columns)
+    channelScales.initialize(repeating: 0, count: channels + GEMMTile.columns)
+    for channel in 0..<channels { channelScales[channel] = scales.count == 1 ? scales[0] : scales[channel] }
     hasDistinctScales = scales.contains { $0 != scales[0] }
     source = (tensor.data, layout, groups)
   }
