@@ -187,6 +187,74 @@ final class HybridGEMMTests: XCTestCase {
     }
   }
 
+  /// Hybrid DEPTHWISE_CONV_2D on random shapes (depth multipliers 1–3, channel counts on both sides
+  /// of 16-lane blocks, strides, dilations, SAME and VALID, one and two images with their own
+  /// ranges), exact as above: each image quantizes asymmetrically with scale 1 and zero point −64,
+  /// so every output is Σ value · weight over the taps inside the input times the channel's scale
+  /// plus the bias.
+  func testDepthwiseMatchesIntegerConvolutionOnRandomShapesAndThreadCounts() throws {
+    var random = SeededGenerator(seed: 1234)
+    for trial in 0..<40 {
+      var shape = ConvolutionCase(&random)
+      let multiplier = random.int(1...3)
+      shape.channels = [1, 3, 8, 16, 17, 33][random.int(0...5)]
+      shape.outputChannels = shape.channels * multiplier
+      if trial % 3 == 0 { (shape.filterHeight, shape.filterWidth) = (3, 3) }
+      let (outputHeight, padTop) = shape.outputSize(shape.height, shape.filterHeight, shape.strideH, shape.dilationH)
+      let (outputWidth, padLeft) = shape.outputSize(shape.width, shape.filterWidth, shape.strideW, shape.dilationW)
+      guard outputHeight > 0, outputWidth > 0 else { continue }
+      let imageSize = shape.height * shape.width * shape.channels
+      let input = (0..<shape.batch).flatMap { _ in exactInput(count: imageSize, asymmetric: true, &random) }
+      let taps = shape.filterHeight * shape.filterWidth
+      let filter = (0..<taps * shape.outputChannels).map { _ in Int8.random(in: -127...127, using: &random) }
+      let scales: [Float] =
+        shape.perChannel ? (0..<shape.outputChannels).map { [0.5, 0.25, 1, 2][$0 % 4] } : [0.5]
+      let bias = (0..<shape.outputChannels).map { _ in Float(random.int(-40...40)) / 4 }
+      var expected = [Float]()
+      for image in 0..<shape.batch {
+        for y in 0..<outputHeight {
+          for x in 0..<outputWidth {
+            for channel in 0..<shape.outputChannels {
+              var sum = 0
+              for ky in 0..<shape.filterHeight {
+                for kx in 0..<shape.filterWidth {
+                  let inputY = y * shape.strideH - padTop + ky * shape.dilationH
+                  let inputX = x * shape.strideW - padLeft + kx * shape.dilationW
+                  guard (0..<shape.height).contains(inputY), (0..<shape.width).contains(inputX) else { continue }
+                  let value = input[
+                    ((image * shape.height + inputY) * shape.width + inputX) * shape.channels + channel / multiplier]
+                  sum += Int(value) * Int(filter[(ky * shape.filterWidth + kx) * shape.outputChannels + channel])
+                }
+              }
+              let value = Float(sum) * scales[shape.perChannel ? channel : 0] + bias[channel]
+              expected.append(shape.relu ? max(value, 0) : value)
+            }
+          }
+        }
+      }
+      for threads in [1, 2] {
+        let node = KernelHarness.node(
+          "DEPTHWISE_CONV_2D",
+          [
+            KernelHarness.floatTensor(0, [shape.batch, shape.height, shape.width, shape.channels], input),
+            KernelHarness.quantizedTensor(
+              1, "filter", .int8, [1, shape.filterHeight, shape.filterWidth, shape.outputChannels], filter,
+              scales: scales, zeroPoints: [Int](repeating: 0, count: scales.count), axis: 3, constant: true),
+            KernelHarness.floatTensor(2, [shape.outputChannels], bias, constant: true),
+          ],
+          KernelHarness.outputTensor(3),
+          .depthwiseConv2DOptions(
+            DepthwiseConv2DOptions(
+              padding: shape.same ? .same : .valid, strideW: Int32(shape.strideW), strideH: Int32(shape.strideH),
+              depthMultiplier: Int32(multiplier), fusedActivationFunction: shape.relu ? .relu : .none,
+              dilationWFactor: Int32(shape.dilationW), dilationHFactor: Int32(shape.dilationH))))
+        let result = try KernelHarness.run(node, threads: threads)
+        XCTAssertEqual(result.shape, [shape.batch, outputHeight, outputWidth, shape.outputChannels])
+        XCTAssertEqual(result.values, expected, "trial \(trial): \(shape), multiplier \(multiplier), \(threads) threads")
+      }
+    }
+  }
+
   /// FULLY_CONNECTED over more rows than one work item holds (60) and more channels than one item's
   /// panels (64), symmetric and asymmetric inputs, exact as above; rows quantize one by one.
   func testFullyConnectedMatchesIntegerProductOnEveryRouteAndThreadCount() throws {

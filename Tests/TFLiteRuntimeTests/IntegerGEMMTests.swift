@@ -227,6 +227,65 @@ final class IntegerGEMMTests: XCTestCase {
   }
 }
 
+extension IntegerGEMMTests {
+  /// uint8 weights with zero points 0, 255 and others, whose w − zw leaves a signed byte, against
+  /// plain loops on CONV_2D (gathered 3×3 with padding, and 1×1) and FULLY_CONNECTED (a depth past
+  /// the row sum's 16-bit flush): where this machine runs VNNI they take the generated route with
+  /// the row-sum correction, and both it and the 16-bit route (generated kernels off) give the
+  /// reference's bytes.
+  func testLegacyUint8WeightZeroPointsTakeTheRowSumRouteBitExact() throws {
+    var random = SeededGenerator(seed: 23)
+    for (trial, zeroPoint) in [0, 255, 1, 77, 200, 254, 0, 255, 128].enumerated() {
+      let pointwise = trial % 3 == 1
+      let filterSize = pointwise ? 1 : 3
+      let channels = [5, 16, 3][trial % 3]
+      let outputChannels = random.int(1...37)
+      let options = Conv2DOptions(
+        padding: pointwise ? .valid : .same, strideW: 1, strideH: Int32(1 + trial % 2), fusedActivationFunction: .relu)
+      let problem = WeightedProblem(
+        random: &random, type: .uint8, inputShape: [1, random.int(2...8), random.int(2...8), channels],
+        filterShape: [outputChannels, filterSize, filterSize, channels], channelAxis: 0,
+        uint8WeightZeroPoint: zeroPoint)
+      let geometry = try Geometry(
+        problem.inputShape, filterHeight: filterSize, filterWidth: filterSize, strideH: Int(options.strideH),
+        strideW: 1, dilationH: 1, dilationW: 1, same: options.padding == .same)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: outputChannels, activation: .relu, inputChannelsPerOutput: channels
+      ) { output, ky, kx, i in (i, ((output * filterSize + ky) * filterSize + kx) * channels + i) }
+      let label = "CONV_2D trial \(trial) weight zero point \(zeroPoint)"
+      try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), label)
+      try assertRowSumRoute(problem, "CONV_2D", options: .conv2DOptions(options), label)
+    }
+    for (rows, depth, units, zeroPoint) in [(3, 2100, 5, 0), (1, 33, 20, 255), (7, 300, 17, 13)] {
+      let problem = WeightedProblem(
+        random: &random, type: .uint8, inputShape: [rows, depth], filterShape: [units, depth], channelAxis: 0,
+        rounding: .singleRounding, uint8WeightZeroPoint: zeroPoint)
+      let geometry = try Geometry(
+        [rows, 1, 1, depth], filterHeight: 1, filterWidth: 1, strideH: 1, strideW: 1, dilationH: 1, dilationW: 1,
+        same: false)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: units, activation: .none, inputChannelsPerOutput: depth
+      ) { output, _, _, channel in (channel, output * depth + channel) }
+      let options = BuiltinOptions.fullyConnectedOptions(FullyConnectedOptions())
+      let label = "FULLY_CONNECTED \(rows)x\(depth)x\(units) weight zero point \(zeroPoint)"
+      try problem.assertKernelMatches(expected, "FULLY_CONNECTED", options: options, label)
+      try assertRowSumRoute(problem, "FULLY_CONNECTED", options: options, label)
+    }
+  }
+
+  /// Asserts that `problem` names the row-sum correction exactly when its weights do not fit signed
+  /// bytes and this machine runs the VNNI kernels.
+  private func assertRowSumRoute(
+    _ problem: WeightedProblem, _ opName: String, options: BuiltinOptions, _ label: String
+  ) throws {
+    let route = try GeneratedFloatKernels.$areAllowed.withValue(true) {
+      try problem.run(opName, options: options, threads: 1).route
+    }
+    let expected = GeneratedDotProductKernels.preferred != nil && !problem.weightsFitSignedBytes
+    XCTAssertEqual(route?.contains("row sums") ?? false, expected, "\(label): \(route ?? "")")
+  }
+}
+
 /// Output size and leading padding of both spatial axes, by TFLite's rules.
 private struct Geometry {
   let batch: Int
@@ -267,7 +326,7 @@ private struct WeightedProblem {
 
   init(
     random: inout SeededGenerator, type: ElementType, inputShape: [Int], filterShape: [Int], channelAxis: Int,
-    rounding: RoundingPolicy = .doubleRounding
+    rounding: RoundingPolicy = .doubleRounding, uint8WeightZeroPoint: Int? = nil
   ) {
     let range = type == .int8 ? -128...127 : 0...255
     let outputChannels = filterShape[channelAxis]
@@ -289,7 +348,7 @@ private struct WeightedProblem {
     } else {
       weightQuantization = Quantization(
         scales: [Float(random.int(1...100)) / 3000],
-        zeroPoints: [type == .int8 ? 0 : random.bool() ? 128 : random.int(range)])
+        zeroPoints: [type == .int8 ? 0 : uint8WeightZeroPoint ?? (random.bool() ? 128 : random.int(range))])
     }
     outputQuantization = Quantization(scales: [Float(random.int(1...100)) / 200], zeroPoints: [random.int(range)])
   }
@@ -341,9 +400,10 @@ private struct WeightedProblem {
   }
 
   /// Asserts that the registered kernel for `opName` gives `expected` with one and with two
-  /// threads, with generated kernels allowed and turned off. Allowed, an int8 CONV_2D or
-  /// FULLY_CONNECTED must take the generated VNNI route, and a DEPTHWISE_CONV_2D the generated
-  /// depthwise kernels, wherever this machine runs them.
+  /// threads, with generated kernels allowed and turned off. Allowed, an 8-bit CONV_2D or
+  /// FULLY_CONNECTED must take the generated VNNI route (uint8 weights beyond a signed byte with
+  /// the row-sum correction), and a DEPTHWISE_CONV_2D the generated depthwise kernels, wherever
+  /// this machine runs them.
   func assertKernelMatches(
     _ expected: [Int32], _ opName: String, options: BuiltinOptions, _ label: String, file: StaticString = #filePath,
     line: UInt = #line
@@ -358,7 +418,7 @@ private struct WeightedProblem {
         let takesGeneratedRoute =
           opName == "DEPTHWISE_CONV_2D"
           ? generated && GeneratedFloatKernels.$areAllowed.withValue(true) { GeneratedDepthwiseKernels.current != nil }
-          : generated && weightsFitSignedBytes && GeneratedDotProductKernels.preferred != nil
+          : generated && GeneratedDotProductKernels.preferred != nil
         XCTAssertEqual(route?.contains("generated") ?? false, takesGeneratedRoute, context, file: file, line: line)
       }
     }

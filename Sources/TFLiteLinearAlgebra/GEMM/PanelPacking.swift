@@ -161,10 +161,11 @@ extension PanelPacking {
   @inlinable package static func paddedDepth(_ depth: Int) -> Int { (depth + interleave - 1) / interleave * interleave }
 
   /// Packs `count` matrices of `depth × columns` values; element (k, n) of matrix `i` is
-  /// `source[i * sourceStride + k * layout.depthStride + n * layout.columnStride]`. Nil when a value
-  /// does not fit an `Element` (uint8 weights minus their zero point need 16 bits; int8 ones fit 8).
-  @inlinable package init?(
-    _ source: UnsafePointer<Int32>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int
+  /// `source[i * sourceStride + k * layout.depthStride + n * layout.columnStride]`, of any integer
+  /// type (int8 weights are packed straight from their tensor, without a widened copy). Nil when a
+  /// value does not fit an `Element` (uint8 weights minus their zero point need 16 bits; int8 ones fit 8).
+  @inlinable package init?<Source: FixedWidthInteger>(
+    _ source: UnsafePointer<Source>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int
   ) {
     precondition(count >= 0 && depth >= 0 && columns >= 0, "negative matrix extent")
     let width = GEMMTile.columns
@@ -189,7 +190,7 @@ extension PanelPacking {
             return nil
           }
           lane[(k / interleave) * interleave * width + k % interleave] = element
-          sum &+= value
+          sum &+= Int32(element)
         }
         sums[matrix * columns + column] = sum
       }

@@ -11,7 +11,8 @@
 // Taps outside the input add nothing. The float convolutions clamp to the activation's range;
 // FULLY_CONNECTED without an activation does not clamp at all. FULLY_CONNECTED and CONV_2D run
 // their integer products as a packed 8-bit GEMM (HybridDotProducts.swift: generated VNNI kernels
-// where the CPU has them), DEPTHWISE_CONV_2D channel by channel in Swift SIMD.
+// where the CPU has them), DEPTHWISE_CONV_2D over a padded copy of the quantized image, 16 channels
+// and four pixels at a time in Swift SIMD.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -102,19 +103,13 @@ final class HybridFullyConnectedKernel: Kernel {
         lda: depth, rowCount: rowCount, group: 0, panels: firstPanel..<min(weights.panelCount, firstPanel &+ Self.panelBlock),
         tile: tiles + worker &* Self.tileRows &* GEMMTile.columns
       ) { firstUnit, unitCount, sums in
+        let columns = HybridTileColumns(weights: weights, firstChannel: firstUnit, count: unitCount, bias: biasPointer)
         for index in 0..<rowCount {
           let row = firstRow &+ index
-          let scale = quantized.scales[row]
-          let offset = quantized.zeroPoints[row] &+ 128
-          let outputRow = destination + row &* units
-          let rowSums = sums + index &* GEMMTile.columns
-          for lane in 0..<unitCount {
-            let unit = firstUnit &+ lane
-            let value = HybridRescale.combinedScale(
-              rowSums[lane] &- offset &* weights.channelSums[unit], inputScale: scale,
-              weightScale: weights.channelScales[unit], bias: hybridBias(biasPointer, unit))
-            outputRow[unit] = activation.apply(value)
-          }
+          columns.store(
+            sums + index &* GEMMTile.columns, storedZeroPoint: quantized.zeroPoints[row] &+ 128,
+            inputScale: quantized.scales[row], weightScaleFirst: false, activation: activation,
+            into: destination + (row &* units &+ firstUnit))
         }
       }
     }
@@ -237,23 +232,50 @@ final class HybridConv2DKernel: Kernel {
         route: route, a: UnsafeRawPointer(rows).assumingMemoryBound(to: UInt8.self), lda: lda, rowCount: rowCount,
         group: group, panels: 0..<weights.panelCount, tile: tiles + worker &* blockRows &* GEMMTile.columns
       ) { firstColumn, columnCount, sums in
+        let channel = firstChannel &+ firstColumn
+        let columns = HybridTileColumns(weights: weights, firstChannel: channel, count: columnCount, bias: biasPointer)
         for index in 0..<rowCount {
-          let outputPixel = outputPixels + index &* shape.outputChannels
-          let pixelSums = sums + index &* GEMMTile.columns
-          for lane in 0..<columnCount {
-            let channel = firstChannel &+ firstColumn &+ lane
-            let corrected = pixelSums[lane] &- offset &* weights.channelSums[channel]
-            let bias = hybridBias(biasPointer, channel)
-            let weightScale = weights.channelScales[channel]
-            let value =
-              perChannel
-              ? HybridRescale.weightScaleFirst(corrected, inputScale: scale, weightScale: weightScale, bias: bias)
-              : HybridRescale.combinedScale(corrected, inputScale: scale, weightScale: weightScale, bias: bias)
-            outputPixel[channel] = activation.apply(value)
-          }
+          columns.store(
+            sums + index &* GEMMTile.columns, storedZeroPoint: offset, inputScale: scale, weightScaleFirst: perChannel,
+            activation: activation, into: outputPixels + (index &* shape.outputChannels &+ channel))
         }
       }
     }
+  }
+}
+
+/// The channels of one 16-column tile of a hybrid GEMM (`count` real ones from `firstChannel`), with
+/// their weight sums, weight scales and bias loaded once for all the tile's rows.
+private struct HybridTileColumns {
+  let count: Int
+  let channelSums: SIMD16<Int32>
+  let weightScales: SIMD16<Float>
+  let bias: SIMD16<Float>
+
+  @inline(__always)
+  init(weights: HybridPackedWeights, firstChannel: Int, count: Int, bias: UnsafePointer<Float>?) {
+    self.count = count
+    // The packed weights keep a panel's worth of readable values past the last channel.
+    channelSums = loadVector(weights.channelSums + firstChannel)
+    weightScales = loadVector(weights.channelScales + firstChannel)
+    self.bias =
+      bias.map { count == GEMMTile.columns ? loadVector($0 + firstChannel) : loadPartialVector($0 + firstChannel, count: count) }
+      ?? SIMD16<Float>()
+  }
+
+  /// Writes the float outputs of one row of sums (Σ (q + 128) · w) to `output`: the sum less
+  /// (z + 128) · Σ w, then LiteRT's float order (`HybridRescale`), lane for lane: per-channel
+  /// CONV_2D (`weightScaleFirst`) (sum · weight scale) · input scale + bias, the others
+  /// sum · (input scale · weight scale) + bias; then the activation.
+  @inline(__always)
+  func store(
+    _ sums: UnsafePointer<Int32>, storedZeroPoint: Int32, inputScale: Float, weightScaleFirst: Bool,
+    activation: FloatClampRange, into output: UnsafeMutablePointer<Float>
+  ) {
+    let corrected = SIMD16<Float>(converting: loadVector(sums) &- storedZeroPoint &* channelSums)
+    let scaled =
+      weightScaleFirst ? corrected * weightScales * inputScale : corrected * (inputScale * weightScales)
+    storeVector(activation.apply(scaled + bias), output, lanes: count)
   }
 }
 
@@ -286,6 +308,14 @@ private func gatherPatch(
 }
 
 /// DEPTHWISE_CONV_2D with float input and int8 filter `[1, KH, KW, C · multiplier]`, optional float bias.
+///
+/// Each image is quantized (asymmetric, stored unsigned as q + 128) and copied into a padded image:
+/// the input's padding around it holds the stored zero point z + 128, every channel is repeated
+/// `multiplier` times and the channels are padded to whole 16-lane blocks. Every output then sums
+/// all its taps without bounds checks, four pixels sharing each weight load: S = Σ u · w over all
+/// taps, and S − (z + 128) · Σ w (the filter's sum over all taps) is LiteRT's Σ (q − z) · w over
+/// the taps inside the input, in Int32 as there. It becomes float per channel as
+/// sum · (image scale · weight scale) + bias.
 final class HybridDepthwiseConv2DKernel: Kernel {
   private static let op = "DEPTHWISE_CONV_2D"
   private let operands: HybridOperands
@@ -294,10 +324,12 @@ final class HybridDepthwiseConv2DKernel: Kernel {
   private let options: DepthwiseConv2DOptions
   private let activation: FloatClampRange
   private var shape: DepthwiseShape?
-  private var weights: HybridWeights?
+  private var filter: HybridDepthwiseFilter?
   private var quantizedInput: HybridInputScratch?
-  /// Offset of the input with every channel repeated `multiplier` times (when the multiplier is above 1).
-  private var expandedOffset: Int?
+  /// The padded image's extent: rows, pixels per row (channels per pixel are `filter.paddedChannels`).
+  private var paddedExtent = (height: 0, width: 0)
+  /// Offset of the padded images in the scratch memory.
+  private var paddedOffset = 0
 
   init(node: Node) throws {
     operands = try HybridOperands(node, op: Self.op, weightTypes: [.int8])
@@ -310,112 +342,212 @@ final class HybridDepthwiseConv2DKernel: Kernel {
   func prepare(_ context: inout PrepareContext) throws {
     let shape = try DepthwiseShape(
       depthwiseInput: input, filter: operands.weights, bias: operands.bias, options: options, op: Self.op)
-    // The filter stays in its `[tap][channel]` order: the products run over adjacent channels.
-    weights = try HybridWeights.reusing(
-      weights, operands.weights, op: Self.op,
-      layout: .contiguous(rows: shape.height.filterSize * shape.width.filterSize, columns: shape.outputChannels),
-      channels: shape.outputChannels, channelAxis: 3)
+    let filter = try HybridDepthwiseFilter.reusing(
+      self.filter, operands.weights, op: Self.op, taps: shape.height.filterSize * shape.width.filterSize,
+      channels: shape.outputChannels)
     var scratch = ScratchLayout()
     let imageSize = shape.batch > 0 ? input.elementCount / shape.batch : 0
     quantizedInput = HybridInputScratch(runs: shape.batch, runLength: imageSize, scratch: &scratch)
-    if shape.multiplier > 1 {
-      let expandedCount = try FloatOperands.checkedCount(
-        [shape.batch, shape.height.inputSize, shape.width.inputSize, shape.outputChannels],
-        "\(Self.op) expanded input")
-      expandedOffset = scratch.reserve(bytes: expandedCount)
-    } else {
-      expandedOffset = nil
+    /// Input extent that covers every tap of every output along one axis.
+    func paddedSize(_ axis: WindowAxis) -> Int {
+      let span = axis.outputSize == 0 ? 0 : (axis.outputSize - 1) * axis.stride + (axis.filterSize - 1) * axis.dilation + 1
+      return max(axis.paddingBefore + axis.inputSize, span)
     }
+    paddedExtent = (paddedSize(shape.height), paddedSize(shape.width))
+    paddedOffset = scratch.reserve(
+      bytes: try FloatOperands.checkedCount(
+        [shape.batch, paddedExtent.height, paddedExtent.width, filter.paddedChannels], "\(Self.op) padded input"))
     context.requestScratch(bytes: scratch.byteCount)
+    self.filter = filter
     self.shape = shape
     output.shape = shape.outputShape
   }
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
-    guard let shape, let weights, let quantizedInput, let scratch = context.scratch else {
+    guard let shape, let filter, let quantizedInput, let scratch = context.scratch else {
       throw KernelError.invalid("\(Self.op) was not prepared")
     }
     let quantized = quantizedInput.quantize(
-      input.pointer(as: Float.self), as: .asymmetric, scratch: scratch, context: context)
+      input.pointer(as: Float.self), as: .asymmetric, scratch: scratch, context: context, unsigned: true)
+    let padded = (scratch + paddedOffset).assumingMemoryBound(to: UInt8.self)
+    fillPaddedImages(padded, from: quantized, shape: shape, channelStride: filter.paddedChannels, context: context)
+    let stride = filter.paddedChannels
+    let paddedRow = paddedExtent.width &* stride
+    let imageBytes = paddedExtent.height &* paddedRow
     let channels = shape.outputChannels
-    // With a multiplier above 1, every input channel is first repeated so that output channel c
-    // reads input element c.
-    let source: UnsafePointer<Int8>
-    if let expandedOffset {
-      let expanded = (scratch + expandedOffset).assumingMemoryBound(to: Int8.self)
-      let pixels = quantizedInput.runs * shape.height.inputSize * shape.width.inputSize
-      for pixel in 0..<pixels {
-        var to = expanded + pixel &* channels
-        for channel in 0..<shape.inputChannels {
-          to.update(repeating: quantized.values[pixel &* shape.inputChannels &+ channel], count: shape.multiplier)
-          to += shape.multiplier
-        }
-      }
-      source = UnsafePointer(expanded)
-    } else {
-      source = UnsafePointer(quantized.values)
-    }
-    let imageStride = shape.height.inputSize * shape.width.inputSize * channels
+    let (height, width) = (shape.height, shape.width)
+    let pixelStep = width.stride &* stride
+    let tapStep = width.dilation &* stride
+    let tapRowStep = height.dilation &* paddedRow
     let biasPointer = operands.biasPointer
     let destination = output.pointer(as: Float.self)
     let activation = activation
-    let outputHeight = shape.height.outputSize
-    let outputWidth = shape.width.outputSize
-    context.parallelFor(shape.batch * outputHeight) { row in
-      let image = row / outputHeight
-      let y = row % outputHeight
-      let scale = quantized.scales[image]
-      let zeroPoint = quantized.zeroPoints[image]
-      let imageValues = source + image &* imageStride
-      let (firstTapY, endTapY) = shape.height.validTaps(y)
-      for x in 0..<outputWidth {
-        let (firstTapX, endTapX) = shape.width.validTaps(x)
-        let originY = shape.height.inputOrigin(y)
-        let originX = shape.width.inputOrigin(x)
-        let outputPixel = destination + (row &* outputWidth &+ x) &* channels
-        /// Input and filter values of tap (ky, kx) from `channel` on.
-        func tap(_ ky: Int, _ kx: Int, _ channel: Int) -> (input: UnsafePointer<Int8>, filter: UnsafePointer<Int8>) {
-          let inputY = originY &+ ky &* shape.height.dilation
-          let inputX = originX &+ kx &* shape.width.dilation
-          return (
-            imageValues + ((inputY &* shape.width.inputSize &+ inputX) &* channels &+ channel),
-            UnsafePointer(weights.values + ((ky &* shape.width.filterSize &+ kx) &* channels &+ channel))
-          )
+    ChannelWindowRows.forEachRow(
+      rows: shape.batch * height.outputSize,
+      workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
+      threadCount: context.threadCount
+    ) { row in
+      // Wrapping index arithmetic: every offset stays inside the padded image built for this shape.
+      let image = row / height.outputSize
+      let firstRow = UnsafePointer(
+        padded + (image &* imageBytes &+ (row % height.outputSize) &* height.stride &* paddedRow))
+      let outputRow = destination + row &* width.outputSize &* channels
+      let inputScale = SIMD16<Float>(repeating: quantized.scales[image])
+      let storedZeroPoint = SIMD16<Int32>(repeating: quantized.zeroPoints[image] &+ 128)
+      var channel = 0
+      while channel < channels {
+        let lanes = min(GEMMTile.columns, channels &- channel)
+        let scale = inputScale * loadVector(filter.channelScales + channel)
+        let correction = storedZeroPoint &* loadVector(filter.tapSums + channel)
+        let bias =
+          biasPointer.map { lanes == GEMMTile.columns ? loadVector($0 + channel) : loadPartialVector($0 + channel, count: lanes) }
+          ?? SIMD16<Float>()
+        @inline(__always) func store(_ sums: SIMD16<Int32>, pixel: Int) {
+          let value = SIMD16<Float>(converting: sums &- correction) * scale + bias
+          storeVector(activation.apply(value), outputRow + (pixel &* channels &+ channel), lanes: lanes)
         }
-        var channel = 0
-        let zeroPoints = SIMD16<Int16>(repeating: Int16(truncatingIfNeeded: zeroPoint))
-        while channel &+ 16 <= channels {
-          var sums = SIMD16<Int32>()
-          for ky in firstTapY..<endTapY {
-            for kx in firstTapX..<endTapX {
-              let (values, filter) = tap(ky, kx, channel)
-              HybridProducts.accumulateChannels(&sums, input: values, zeroPoint: zeroPoints, weights: filter)
+        var x = 0
+        while x < width.outputSize {
+          // A group past the row's end repeats its last pixel and stores only the real ones.
+          let count = min(4, width.outputSize &- x)
+          let p0 = firstRow + (x &* pixelStep &+ channel)
+          let p1 = p0 + min(1, count &- 1) &* pixelStep
+          let p2 = p0 + min(2, count &- 1) &* pixelStep
+          let p3 = p0 + min(3, count &- 1) &* pixelStep
+          var sums = (SIMD16<Int32>(), SIMD16<Int32>(), SIMD16<Int32>(), SIMD16<Int32>())
+          var weights = filter.weights + channel
+          var tapRow = 0
+          for _ in 0..<height.filterSize {
+            var tap = tapRow
+            for _ in 0..<width.filterSize {
+              let w = SIMD16<Int32>(widening: loadVector(weights))
+              sums.0 &+= SIMD16<Int32>(widening: loadVector(p0 + tap)) &* w
+              sums.1 &+= SIMD16<Int32>(widening: loadVector(p1 + tap)) &* w
+              sums.2 &+= SIMD16<Int32>(widening: loadVector(p2 + tap)) &* w
+              sums.3 &+= SIMD16<Int32>(widening: loadVector(p3 + tap)) &* w
+              tap &+= tapStep
+              weights += stride
             }
+            tapRow &+= tapRowStep
           }
-          for lane in 0..<16 {
-            let index = channel &+ lane
-            let value = HybridRescale.combinedScale(
-              sums[lane], inputScale: scale, weightScale: weights.channelScales[index],
-              bias: hybridBias(biasPointer, index))
-            outputPixel[index] = activation.apply(value)
-          }
-          channel &+= 16
+          store(sums.0, pixel: x)
+          if count > 1 { store(sums.1, pixel: x &+ 1) }
+          if count > 2 { store(sums.2, pixel: x &+ 2) }
+          if count > 3 { store(sums.3, pixel: x &+ 3) }
+          x &+= 4
         }
-        while channel < channels {
-          var sum: Int32 = 0
-          for ky in firstTapY..<endTapY {
-            for kx in firstTapX..<endTapX {
-              let (values, filter) = tap(ky, kx, channel)
-              sum &+= Int32(filter.pointee) &* (Int32(values.pointee) &- zeroPoint)
-            }
-          }
-          let value = HybridRescale.combinedScale(
-            sum, inputScale: scale, weightScale: weights.channelScales[channel], bias: hybridBias(biasPointer, channel))
-          outputPixel[channel] = activation.apply(value)
-          channel &+= 1
+        channel &+= GEMMTile.columns
+      }
+    }
+  }
+
+  /// Copies every quantized image into its padded image (`channelStride` bytes per pixel): the
+  /// stored zero point outside the input, each channel repeated `multiplier` times inside it.
+  private func fillPaddedImages(
+    _ padded: UnsafeMutablePointer<UInt8>, from quantized: HybridQuantizedInput, shape: DepthwiseShape,
+    channelStride: Int, context: EvalContext
+  ) {
+    let (height, width) = (shape.height, shape.width)
+    let paddedRow = paddedExtent.width &* channelStride
+    let imageBytes = paddedExtent.height &* paddedRow
+    let pixelBytes = shape.inputChannels
+    let values = UnsafeRawPointer(quantized.values).assumingMemoryBound(to: UInt8.self)
+    context.parallelFor(shape.batch * paddedExtent.height) { paddedY in
+      let image = paddedY / paddedExtent.height
+      let padding = UInt8(truncatingIfNeeded: quantized.zeroPoints[image] &+ 128)
+      let row = padded + (image &* imageBytes &+ (paddedY % paddedExtent.height) &* paddedRow)
+      let inputY = paddedY % paddedExtent.height &- height.paddingBefore
+      guard inputY >= 0, inputY < height.inputSize else {
+        row.update(repeating: padding, count: paddedRow)
+        return
+      }
+      let inside = row + width.paddingBefore &* channelStride
+      row.update(repeating: padding, count: width.paddingBefore &* channelStride)
+      let afterInput = inside + width.inputSize &* channelStride
+      afterInput.update(repeating: padding, count: (row + paddedRow) - afterInput)
+      let source = values + (image &* height.inputSize &+ inputY) &* width.inputSize &* pixelBytes
+      if shape.multiplier == 1 && channelStride == pixelBytes {
+        inside.update(from: source, count: width.inputSize &* pixelBytes)
+        return
+      }
+      for x in 0..<width.inputSize {
+        let from = source + x &* pixelBytes
+        let to = inside + x &* channelStride
+        if shape.multiplier == 1 {
+          to.update(from: from, count: pixelBytes)
+        } else {
+          for channel in 0..<shape.outputChannels { to[channel] = from[channel / shape.multiplier] }
         }
       }
     }
+  }
+}
+
+/// The constant filter of a hybrid DEPTHWISE_CONV_2D, read once: its int8 weights widened to 16
+/// bits in `[tap][channel]` order with the channels padded with zero weights to whole 16-lane
+/// blocks, and per (padded) channel the sum of its weights over all taps and its scale.
+final class HybridDepthwiseFilter {
+  /// Channels per tap: a multiple of 16.
+  let paddedChannels: Int
+  /// `taps × paddedChannels` weights.
+  let weights: UnsafeMutablePointer<Int16>
+  /// Σ w over all taps of every padded channel.
+  let tapSums: UnsafeMutablePointer<Int32>
+  /// The weight scale of every padded channel (0 past the real channels).
+  let channelScales: UnsafeMutablePointer<Float>
+  /// The tensor memory and extent the filter was read from.
+  private let source: (data: UnsafeMutableRawPointer, taps: Int, channels: Int)
+
+  /// `existing` when it was read from the same memory of `tensor` with the same extent, else the
+  /// filter read anew.
+  static func reusing(
+    _ existing: HybridDepthwiseFilter?, _ tensor: RuntimeTensor, op: String, taps: Int, channels: Int
+  ) throws -> HybridDepthwiseFilter {
+    if let existing, tensor.isConstant, existing.source.data == tensor.data, existing.source.taps == taps,
+      existing.source.channels == channels
+    {
+      return existing
+    }
+    return try HybridDepthwiseFilter(tensor, op: op, taps: taps, channels: channels)
+  }
+
+  /// Reads and checks `tensor` (`[1, KH, KW, channels]` int8, one scale or one per channel on axis 3).
+  init(_ tensor: RuntimeTensor, op: String, taps: Int, channels: Int) throws {
+    let (data, scales) = try HybridWeights.validated(tensor, op: op, channels: channels, channelAxis: 3)
+    let padded = PanelPacking.panelCount(columns: channels) * GEMMTile.columns
+    paddedChannels = padded
+    weights = .allocate(capacity: max(taps * padded, 1))
+    weights.initialize(repeating: 0, count: max(taps * padded, 1))
+    tapSums = .allocate(capacity: max(padded, 1))
+    tapSums.initialize(repeating: 0, count: max(padded, 1))
+    channelScales = .allocate(capacity: max(padded, 1))
+    channelScales.initialize(repeating: 0, count: max(padded, 1))
+    let values = data.assumingMemoryBound(to: Int8.self)
+    for tap in 0..<taps {
+      for channel in 0..<channels {
+        let weight = values[tap * channels + channel]
+        weights[tap * padded + channel] = Int16(weight)
+        tapSums[channel] &+= Int32(weight)
+      }
+    }
+    for channel in 0..<channels { channelScales[channel] = scales.count == 1 ? scales[0] : scales[channel] }
+    source = (data, taps, channels)
+  }
+
+  deinit {
+    weights.deallocate()
+    tapSums.deallocate()
+    channelScales.deallocate()
+  }
+}
+
+extension SIMD16 where Scalar == Float {
+  /// The lanes of `values` as floats (rounded to nearest), lane by lane: LLVM emits `cvtdq2ps`,
+  /// where the generic `init(_:)` between SIMD types is an out-of-line call.
+  @inline(__always)
+  init(converting values: SIMD16<Int32>) {
+    self.init()
+    for lane in 0..<16 { self[lane] = Float(values[lane]) }
   }
 }

@@ -12,8 +12,10 @@
 // with the full 31-bit multiplier, for 8- and 16-bit activations alike, so it always rescales so.
 //
 // 8-bit activations run on the packed integer GEMM (`IntegerGEMM`, CONV_2D and FULLY_CONNECTED:
-// the generated VNNI kernels where the CPU has them and the weights fit signed bytes, else the
-// Swift kernel on 16-bit panels, chosen at prepare) and on a channel-vectorised depthwise loop;
+// the generated VNNI kernels where the CPU has them and the weights fit signed bytes, or, for
+// per-tensor uint8 weights that do not, on w − 128 with each row's byte sum correcting the sums
+// (`RowCorrectedDotProductMicroKernel`); else the Swift kernel on 16-bit panels, chosen at prepare)
+// and on a channel-vectorised depthwise loop;
 // 16-bit activations keep the scalar loops over widened inputs.
 
 import TFLiteFormat
@@ -37,6 +39,8 @@ struct IntegerWeightedArithmetic {
   let wideAccumulator: Bool
   /// How the 32-bit rescale rounds.
   let rounding: RoundingPolicy
+  /// The zero point of per-tensor uint8 weights (nil for other weights).
+  let uint8WeightZeroPoint: Int32?
 
   /// Reads and validates the operands; `channelAxis` is the weights' output-channel axis. With
   /// `roundsOnce` every activation type rescales a 32-bit sum with one rounding, whatever `rounding`.
@@ -100,6 +104,7 @@ struct IntegerWeightedArithmetic {
     // LiteRT's 16-bit convolutions accumulate in the bias type: int64 unless the bias is int32.
     wideAccumulator = input.type == .int16 && biasTensor?.type != .int32 && !roundsOnce
     self.rounding = roundsOnce ? .singleRounding : rounding
+    uint8WeightZeroPoint = weightTensor.type == .uint8 && zeroPoints.count == 1 ? zeroPoint(0) : nil
   }
 
   /// The raw output of `channel` for the accumulated `sum` of products (bias not yet added).
@@ -357,19 +362,32 @@ private enum ByteConvolutionWeights {
   case swift(PairedPanelMatrices)
   /// Signed-byte panels for the generated `vpdpbusd` kernels.
   case generated(QuadPanelMatrices, GeneratedDotProductKernels)
+  /// Signed-byte panels of w − 128 (uint8 weights with zero point `weightZeroPoint`, whose w − zw
+  /// does not fit a signed byte), one zero step deeper for the rows' byte sums, for the generated
+  /// kernels through `RowCorrectedDotProductMicroKernel`; `depth` is the real depth.
+  case rowCorrected(QuadPanelMatrices, DotProductSums, weightZeroPoint: Int32, depth: Int)
 
-  /// Packs `count` matrices (layout and sizes as `InterleavedPanelMatrices`) for the generated
-  /// kernels when the runner allows them, this machine runs them and every weight fits a signed
-  /// byte; otherwise for the Swift kernel. Only one packed copy is ever made.
+  /// Packs `count` matrices of weights minus their zero points (layout and sizes as
+  /// `InterleavedPanelMatrices`) for the generated kernels when the runner allows them and this
+  /// machine runs them: as they are when every value fits a signed byte, else as w − 128 when they
+  /// are per-tensor uint8 weights with zero point `uint8ZeroPoint`; otherwise for the Swift kernel.
+  /// Only one packed copy is kept.
   init(
     _ source: UnsafePointer<Int32>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int,
-    op: String
+    uint8ZeroPoint: Int32?, op: String
   ) throws {
-    if let kernels = GeneratedDotProductKernels.current,
+    let kernels = GeneratedDotProductKernels.current
+    if let kernels,
       let packed = QuadPanelMatrices(
         source, sourceStride: sourceStride, count: count, layout: layout, depth: depth, columns: columns)
     {
       self = .generated(packed, kernels)
+    } else if let kernels, let zeroPoint = uint8ZeroPoint,
+      let packed = Self.centredWithRowSumStep(
+        source, sourceStride: sourceStride, count: count, layout: layout, depth: depth, columns: columns,
+        zeroPoint: zeroPoint)
+    {
+      self = .rowCorrected(packed, DotProductSums(generated: kernels), weightZeroPoint: zeroPoint, depth: depth)
     } else if let packed = PairedPanelMatrices(
       source, sourceStride: sourceStride, count: count, layout: layout, depth: depth, columns: columns)
     {
@@ -379,11 +397,40 @@ private enum ByteConvolutionWeights {
     }
   }
 
-  /// Σ_k B[k, n] of every column, group after group.
+  /// The weights w − zw (as `source` gives them) plus zw − 128, packed with the depth rounded up
+  /// to a multiple of four and then one step of four zero weights more, which the left-hand rows'
+  /// byte sums meet; nil when a value is not a uint8 weight minus `zeroPoint`. The widened copy
+  /// lives only while it is packed.
+  private static func centredWithRowSumStep(
+    _ source: UnsafePointer<Int32>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int,
+    zeroPoint: Int32
+  ) -> QuadPanelMatrices? {
+    let stepDepth = QuadPanelMatrices.paddedDepth(depth) + RowCorrectedDotProductMicroKernel<UInt8>.rowSumBytes
+    var centred = [Int8](repeating: 0, count: count * columns * stepDepth)
+    for matrix in 0..<count {
+      for column in 0..<columns {
+        for k in 0..<depth {
+          let value = source[matrix * sourceStride + k * layout.depthStride + column * layout.columnStride]
+          guard let byte = Int8(exactly: value &+ zeroPoint &- 128) else { return nil }
+          centred[(matrix * columns + column) * stepDepth + k] = byte
+        }
+      }
+    }
+    return centred.withUnsafeBufferPointer { buffer in
+      QuadPanelMatrices(
+        buffer.baseAddress!, sourceStride: columns * stepDepth, count: count, layout: .columnMajor(depth: stepDepth),
+        depth: stepDepth, columns: columns)
+    }
+  }
+
+  /// Σ_k B[k, n] of every column (the weights minus their zero point), group after group.
   var columnSums: [Int32] {
     switch self {
     case .swift(let packed): packed.columnSums
     case .generated(let packed, _): packed.columnSums
+    // Σ (w − zw) = Σ (w − 128) + depth · (128 − zw).
+    case .rowCorrected(let packed, _, let zeroPoint, let depth):
+      packed.columnSums.map { $0 &+ Int32(truncatingIfNeeded: depth) &* (128 &- zeroPoint) }
     }
   }
 
@@ -392,15 +439,21 @@ private enum ByteConvolutionWeights {
     switch self {
     case .swift(let packed): packed.paddedDepth
     case .generated(let packed, _): packed.paddedDepth
+    case .rowCorrected(let packed, _, _, _): packed.paddedDepth
     }
   }
 
   /// True when the generated kernels can read int8 activations in place, flipping their signs.
   var kernelsFlipSigns: Bool {
     switch self {
-    case .swift: false
+    case .swift, .rowCorrected: false
     case .generated(_, let kernels): kernels.flipsSigns
     }
+  }
+
+  /// The real depth whose byte sum each left-hand row must carry, or nil.
+  var rowSumDepth: Int? {
+    if case .rowCorrected(_, _, _, let depth) = self { depth } else { nil }
   }
 
   /// The code computing the sums, for `tflite bench --verbose`.
@@ -408,6 +461,8 @@ private enum ByteConvolutionWeights {
     switch self {
     case .swift: "16-bit weight panels, \(KernelDescription.swiftLevel)"
     case .generated(_, let kernels): "generated \(kernels.isa)"
+    case .rowCorrected(_, let sums, _, _):
+      "\(sums.generatedLevel ?? KernelDescription.swiftLevel), weights − 128 with the zero point through row sums"
     }
   }
 }
@@ -457,7 +512,8 @@ private struct ByteConvolution {
       guard let base = buffer.baseAddress else { throw KernelError.invalid("\(op) has no weights") }
       return try ByteConvolutionWeights(
         base, sourceStride: shape.groupOutputChannels * depth, count: shape.groups,
-        layout: .columnMajor(depth: depth), depth: depth, columns: shape.groupOutputChannels, op: op)
+        layout: .columnMajor(depth: depth), depth: depth, columns: shape.groupOutputChannels,
+        uint8ZeroPoint: arithmetic.uint8WeightZeroPoint, op: op)
     }
     // (raw + inputOffset) = (unsigned − 128 + inputOffset) for int8, (unsigned + inputOffset) for uint8.
     let isSigned = input.type == .int8
@@ -510,7 +566,7 @@ private struct ByteConvolution {
       } else {
         let lhs = UnsignedIm2colLeftOperand(
           input: source, shape: shape, channelOffset: channelOffset, signFlip: signFlip,
-          padding: UInt64(paddingValue) &* 0x0101_0101_0101_0101)
+          padding: UInt64(paddingValue) &* 0x0101_0101_0101_0101, rowSumDepth: weights.rowSumDepth)
         multiply(lhs: lhs, group: group, output: output, threadCount: threadCount, scratch: scratch)
       }
     }
@@ -534,6 +590,11 @@ private struct ByteConvolution {
         plan: plan, lhs: lhs, rhs: packed.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
         epilogue: epilogue, kernels: kernels, flipsSign: flipsSign && readsInPlace, threadCount: threadCount,
         scratch: groupScratch)
+    case .rowCorrected(let packed, let sums, let zeroPoint, _):
+      GEMMDriver.multiply(
+        plan: plan, lhs: lhs, rhs: packed.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
+        kernel: RowCorrectedDotProductMicroKernel<Output>(epilogue: epilogue, sums: sums, rowSumFactor: 128 &- zeroPoint),
+        threadCount: threadCount, scratch: groupScratch)
     }
   }
 }
@@ -553,6 +614,9 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
   let signFlip: UInt64
   /// The unsigned input zero point in all eight bytes.
   let padding: UInt64
+  /// When set, each row's last four bytes hold the sum of its first `rowSumDepth` bytes (the real
+  /// depth), little-endian, for `RowCorrectedDotProductMicroKernel`.
+  let rowSumDepth: Int?
 
   var packsIntoScratch: Bool { true }
 
@@ -601,6 +665,12 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
         destination += (width.filterSize &- endX) &* channels
       }
       fillBytes(destination, count: depthCount &- (destination - rowBegin), with: padding)
+      if let rowSumDepth {
+        let sum = byteSum(UnsafePointer(rowBegin.assumingMemoryBound(to: UInt8.self)), count: rowSumDepth)
+        rowBegin.storeBytes(
+          of: sum.littleEndian, toByteOffset: depthCount &- RowCorrectedDotProductMicroKernel<UInt8>.rowSumBytes,
+          as: Int32.self)
+      }
       x &+= 1
       if x == width.outputSize {
         x = 0

@@ -26,9 +26,9 @@ final class HybridPackedWeights {
   let groupChannels: Int
   /// The depth of the products (unpadded).
   let depth: Int
-  /// The sum of each output channel's weights.
+  /// The sum of each output channel's weights (then 16 zeros).
   let channelSums: UnsafeMutablePointer<Int32>
-  /// The scale of every output channel (the per-tensor scale repeated).
+  /// The scale of every output channel (the per-tensor scale repeated; then 16 zeros).
   let channelScales: UnsafeMutablePointer<Float>
   /// True when the channels do not all share one scale.
   let hasDistinctScales: Bool
@@ -53,19 +53,20 @@ final class HybridPackedWeights {
   }
 
   /// Reads and checks `tensor` as `HybridWeights` does (rows = output channels, columns = depth)
-  /// and packs it; the row-major copy is freed before this returns.
+  /// and packs it. INT8 weights in the contiguous layout are packed straight from the tensor; others
+  /// (packed INT4) go through a row-major int8 copy that is freed before this returns.
   init(_ tensor: RuntimeTensor, op: String, layout: HybridWeightLayout, groups: Int, channelAxis: Int) throws {
     let channels = layout.rows
-    let rows = try HybridWeights(tensor, op: op, layout: layout, channels: channels, channelAxis: channelAxis)
     let depth = layout.columns
     let groupChannels = groups > 0 ? channels / groups : 0
-    let count = channels * depth
-    let widened = UnsafeMutablePointer<Int32>.allocate(capacity: max(count, 1))
-    defer { widened.deallocate() }
-    for index in 0..<count { widened[index] = Int32(rows.values[index]) }
+    let (data, scales) = try HybridWeights.validated(tensor, op: op, channels: channels, channelAxis: channelAxis)
+    let unpacked =
+      tensor.type == .int8 && layout == .contiguous(rows: channels, columns: depth)
+      ? nil : try HybridWeights(tensor, op: op, layout: layout, channels: channels, channelAxis: channelAxis)
+    let values = unpacked.map { UnsafePointer($0.values) } ?? UnsafePointer(data.assumingMemoryBound(to: Int8.self))
     guard
       let panels = QuadPanelMatrices(
-        widened, sourceStride: groupChannels * depth, count: groups, layout: .columnMajor(depth: depth), depth: depth,
+        values, sourceStride: groupChannels * depth, count: groups, layout: .columnMajor(depth: depth), depth: depth,
         columns: groupChannels)
     else {
       throw KernelError.invalid("\(op): weights \(QuantizationValidation.describe(tensor)) do not fit in 8 bits")
@@ -73,11 +74,14 @@ final class HybridPackedWeights {
     self.panels = panels
     self.groupChannels = groupChannels
     self.depth = depth
-    channelSums = .allocate(capacity: max(channels, 1))
-    channelSums.initialize(from: rows.rowSums, count: channels)
-    channelScales = .allocate(capacity: max(channels, 1))
-    channelScales.initialize(from: rows.channelScales, count: channels)
-    hasDistinctScales = rows.hasDistinctScales
+    // A whole panel's worth of zeros past the last channel, so that tiles load full vectors.
+    channelSums = .allocate(capacity: channels + GEMMTile.columns)
+    channelSums.initialize(repeating: 0, count: channels + GEMMTile.columns)
+    channelSums.update(from: panels.columnSums, count: groups * groupChannels)
+    channelScales = .allocate(capacity: channels + GEMMTile.columns)
+    channelScales.initialize(repeating: 0, count: channels + GEMMTile.columns)
+    for channel in 0..<channels { channelScales[channel] = scales.count == 1 ? scales[0] : scales[channel] }
+    hasDistinctScales = scales.contains { $0 != scales[0] }
     source = (tensor.data, layout, groups)
   }
 

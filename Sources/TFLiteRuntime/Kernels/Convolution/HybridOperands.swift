@@ -9,7 +9,8 @@
 //   `asymmetric_quantize_inputs` option, and always for per-channel convolutions) uses
 //   scale = (max(x, 0) − min(x, 0)) / 255 with a nudged zero point and values in −128...127.
 // - Weights times quantized inputs accumulate in int32, wrapping; the input zero point comes out
-//   through each weight row's sum (or, in DEPTHWISE_CONV_2D, by subtracting it from every input).
+//   through each weight row's sum (in DEPTHWISE_CONV_2D, the filter's sum over all taps, the padding
+//   holding the zero point).
 // - The sum becomes float through the input scale and the weight scale of its output channel; the
 //   float bias is added and the fused activation clamps. Each op multiplies in its own order,
 //   kept here because float products round differently.
@@ -76,51 +77,78 @@ enum HybridInputQuantization {
       inverseScale = floatScale == 0 ? 0 : Float(1 / Double(floatScale))
       lowest = -128
     }
-    // The rounded value r gives zeroPoint + r clamped to the type; clamping r first (to integer
-    // bounds) before truncating gives the same value and keeps NaN and huge values convertible.
     let zeroPoint = Float(parameters.zeroPoint)
-    let rangeLow = lowest - zeroPoint
-    let rangeHigh = 127 - zeroPoint
+    let rounding = BlockRounding(
+      inverseScale: inverseScale, lowest: lowest - zeroPoint, highest: 127 - zeroPoint,
+      storedOffset: parameters.zeroPoint &+ (unsigned ? 128 : 0))
     let blockEnd = count & ~(Self.blockSize - 1)
-    let scaleVector = SIMD8<Float>(repeating: inverseScale)
-    let lowVector = SIMD8<Float>(repeating: rangeLow)
-    let highVector = SIMD8<Float>(repeating: rangeHigh)
-    let storedOffset = parameters.zeroPoint &+ (unsigned ? 128 : 0)
-    let offsetVector = SIMD8<Int32>(repeating: storedOffset)
     var index = 0
-    while index < blockEnd {
-      let scaled = UnsafeRawPointer(source + index).loadUnaligned(as: SIMD8<Float>.self) * scaleVector
-      var shifted = scaled + SIMD8<Float>(repeating: 0.5).replacing(with: -0.5, where: scaled .< 0)
-      shifted.replace(with: 0, where: shifted .!= shifted)
-      shifted.replace(with: lowVector, where: shifted .< lowVector)
-      shifted.replace(with: highVector, where: shifted .> highVector)
-      let quantized = Self.truncated(shifted) &+ offsetVector
-      UnsafeMutableRawPointer(destination + index).storeBytes(
-        of: SIMD8<Int8>(
-          Int8(truncatingIfNeeded: quantized[0]), Int8(truncatingIfNeeded: quantized[1]),
-          Int8(truncatingIfNeeded: quantized[2]), Int8(truncatingIfNeeded: quantized[3]),
-          Int8(truncatingIfNeeded: quantized[4]), Int8(truncatingIfNeeded: quantized[5]),
-          Int8(truncatingIfNeeded: quantized[6]), Int8(truncatingIfNeeded: quantized[7])),
-        as: SIMD8<Int8>.self)
-      index += Self.blockSize
+    while index &+ 16 <= blockEnd {
+      let values = UnsafeRawPointer(source + index).loadUnaligned(as: SIMD16<Float>.self)
+      UnsafeMutableRawPointer(destination + index).storeBytes(of: rounding.quantized(values), as: SIMD16<Int8>.self)
+      index &+= 16
+    }
+    if index < blockEnd {
+      // One block of eight left: quantized in the low half of a vector.
+      let values = SIMD16(lowHalf: UnsafeRawPointer(source + index).loadUnaligned(as: SIMD8<Float>.self), highHalf: .zero)
+      UnsafeMutableRawPointer(destination + index).storeBytes(of: rounding.quantized(values).lowHalf, as: SIMD8<Int8>.self)
+      index &+= Self.blockSize
     }
     while index < count {
-      let rounded = (source[index] * inverseScale).rounded(.toNearestOrAwayFromZero)
-      let clamped = rounded.isNaN ? 0 : min(max(rounded, rangeLow), rangeHigh)
-      destination[index] = Int8(truncatingIfNeeded: Int32(clamped) &+ storedOffset)
-      index += 1
+      destination[index] = rounding.quantizedTail(source[index])
+      index &+= 1
     }
     return parameters
   }
 
-  /// `values` rounded toward zero, lane by lane; every lane must be a number within Int32's range.
-  /// (The generic `SIMD8<Int32>(_:rounding:)` converts each lane through an unspecialized
-  /// out-of-line path, several times slower than the whole quantization loop around it.)
-  @inline(__always)
-  private static func truncated(_ values: SIMD8<Float>) -> SIMD8<Int32> {
-    var result = SIMD8<Int32>()
-    for lane in 0..<8 { result[lane] = Int32(values[lane]) }
-    return result
+  /// LiteRT's rounding of scaled values to stored int8 values: `x · inverseScale ± 0.5` (with the
+  /// sign of the product) truncated toward zero and clamped to `lowest ... highest` (the type's
+  /// bounds minus the zero point, whole numbers, so clamping before truncating gives the same value),
+  /// NaN giving 0, plus the stored offset (the zero point, plus 128 for the unsigned form), whose low
+  /// byte is stored.
+  private struct BlockRounding {
+    /// 127 / range (symmetric) or 1 / scale (asymmetric).
+    let inverseScale: Float
+    /// The smallest rounded value kept (−127 or −128, minus the zero point): at most 0.
+    let lowest: Float
+    /// The largest rounded value kept (127 minus the zero point): at least 0.
+    let highest: Float
+    /// Added to the rounded value before it is stored.
+    let storedOffset: Int32
+
+    /// 1.5 · 2^23: a value in 0 ..< 2^22 plus this keeps its nearest integer (ties to even) in the low
+    /// mantissa bits of the sum.
+    private static let magic: Float = 12_582_912
+
+    /// Sixteen values, LiteRT's SIMD rule (the values of whole blocks of eight), in SSE2 instructions
+    /// only: the standard library's float-to-integer conversions check every lane (or go through an
+    /// out-of-line generic), so the truncation works on the float's bits. The product's magnitude
+    /// plus 0.5 (the magnitude of product ± 0.5, rounding being symmetric) is clamped to the bound of
+    /// its sign, rounded to an integer by the `magic` addition, stepped down by one where that
+    /// rounded up (which truncates it), and negated back for negative products. A −0 product ends
+    /// as 0, as on the +0.5 side.
+    @inline(__always)
+    func quantized(_ values: SIMD16<Float>) -> SIMD16<Int8> {
+      let bits = unsafeBitCast(values * inverseScale, to: SIMD16<UInt32>.self)
+      let negative = unsafeBitCast(bits, to: SIMD16<Int32>.self) &>> 31
+      let bound = SIMD16<Float>(repeating: highest).replacing(with: -lowest, where: negative .!= 0)
+      var magnitude = unsafeBitCast(bits & 0x7FFF_FFFF, to: SIMD16<Float>.self) + 0.5
+      // A NaN fails the comparison, keeps its value and becomes 0 next.
+      magnitude.replace(with: bound, where: magnitude .> bound)
+      magnitude.replace(with: 0, where: magnitude .!= magnitude)
+      let biased = magnitude + Self.magic
+      var truncated = unsafeBitCast(biased, to: SIMD16<Int32>.self) &- Int32(bitPattern: Self.magic.bitPattern)
+      truncated.replace(with: truncated &- 1, where: biased - Self.magic .> magnitude)
+      let signed = (truncated ^ negative) &- negative
+      return (signed &+ storedOffset).narrowed(to: Int8.self)
+    }
+
+    /// One of the last `count % 8` values, which LiteRT rounds half away from zero.
+    func quantizedTail(_ value: Float) -> Int8 {
+      let rounded = (value * inverseScale).rounded(.toNearestOrAwayFromZero)
+      let clamped = rounded.isNaN ? 0 : min(max(rounded, lowest), highest)
+      return Int8(truncatingIfNeeded: Int32(clamped) &+ storedOffset)
+    }
   }
 
   /// The smallest and largest of `count` (at least 1) values as a scan from the first value with
@@ -212,23 +240,7 @@ final class HybridWeights {
   /// Reads `tensor` (INT8 or INT4, constant, zero points 0, one scale or one per output channel
   /// along `channelAxis`) in `layout`; `channels` is the number of output channels.
   init(_ tensor: RuntimeTensor, op: String, layout: HybridWeightLayout, channels: Int, channelAxis: Int) throws {
-    let name = QuantizationValidation.describe(tensor)
-    try QuantizationValidation.validate(tensor, op: op)
-    guard let quantization = tensor.quantization else {
-      throw KernelError.invalid("\(op): weights \(name) have no quantization scale")
-    }
-    guard quantization.zeroPoints.allSatisfy({ $0 == 0 }) else {
-      throw KernelError.unsupported("\(op): hybrid weights \(name) have a nonzero zero point")
-    }
-    let scales = quantization.scales
-    guard scales.count == 1 || (scales.count == channels && quantization.axis == channelAxis) else {
-      throw KernelError.invalid(
-        "\(op): weights \(name) have \(scales.count) scales along axis \(quantization.axis) for \(channels)"
-          + " output channels along axis \(channelAxis)")
-    }
-    guard tensor.isConstant, let data = tensor.data else {
-      throw KernelError.unsupported("\(op): weights \(name) are not constant; hybrid kernels need constant weights")
-    }
+    let (data, scales) = try Self.validated(tensor, op: op, channels: channels, channelAxis: channelAxis)
     source = (data, layout)
     let rowCount = layout.matrices * layout.rows
     // Zero rows past the end let the dot products read whole row blocks.
@@ -255,6 +267,31 @@ final class HybridWeights {
       (channelScales + channel).initialize(to: scales.count == 1 ? scales[0] : scales[channel])
     }
     hasDistinctScales = scales.contains { $0 != scales[0] }
+  }
+
+  /// Checks that `tensor` can be a hybrid kernel's weights (INT8 or INT4, constant, zero points 0,
+  /// one scale or one per output channel along `channelAxis`) and returns its memory and scales.
+  static func validated(_ tensor: RuntimeTensor, op: String, channels: Int, channelAxis: Int) throws -> (
+    data: UnsafeMutableRawPointer, scales: [Float]
+  ) {
+    let name = QuantizationValidation.describe(tensor)
+    try QuantizationValidation.validate(tensor, op: op)
+    guard let quantization = tensor.quantization else {
+      throw KernelError.invalid("\(op): weights \(name) have no quantization scale")
+    }
+    guard quantization.zeroPoints.allSatisfy({ $0 == 0 }) else {
+      throw KernelError.unsupported("\(op): hybrid weights \(name) have a nonzero zero point")
+    }
+    let scales = quantization.scales
+    guard scales.count == 1 || (scales.count == channels && quantization.axis == channelAxis) else {
+      throw KernelError.invalid(
+        "\(op): weights \(name) have \(scales.count) scales along axis \(quantization.axis) for \(channels)"
+          + " output channels along axis \(channelAxis)")
+    }
+    guard tensor.isConstant, let data = tensor.data else {
+      throw KernelError.unsupported("\(op): weights \(name) are not constant; hybrid kernels need constant weights")
+    }
+    return (data, scales)
   }
 
   deinit {
@@ -307,22 +344,6 @@ enum HybridProducts {
       if remaining > 3 { body(row &+ 3, totals.3) }
       row &+= rowBlock
     }
-  }
-
-  /// Adds `weights[c] · (input[c] − zeroPoint)` to `sums[c]` for 16 adjacent channels (DEPTHWISE_CONV_2D's
-  /// per-channel products). Both factors fit int16 and so does their product (|w · (q − z)| ≤ 128 · 255).
-  @inline(__always)
-  static func accumulateChannels(
-    _ sums: inout SIMD16<Int32>, input: UnsafePointer<Int8>, zeroPoint: SIMD16<Int16>, weights: UnsafePointer<Int8>
-  ) {
-    let products = (widened(input) &- zeroPoint) &* widened(weights)
-    sums &+= SIMD16<Int32>(truncatingIfNeeded: products)
-  }
-
-  /// 16 int8 values widened to int16.
-  @inline(__always)
-  private static func widened(_ pointer: UnsafePointer<Int8>) -> SIMD16<Int16> {
-    SIMD16<Int16>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Int8>.self))
   }
 
   /// 16 int8 values widened to int32 (the one widening that stays inline and vectorized in hot

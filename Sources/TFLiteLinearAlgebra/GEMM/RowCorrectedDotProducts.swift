@@ -1,0 +1,87 @@
+// The 8-bit GEMM on the dot-product sums (generated `vpdpbusd` kernels) for weights whose
+// difference from their zero point zw does not fit a signed byte: legacy uint8 weights, whose
+// w − zw spans −255 ... 255. B holds w − 128 instead (a signed byte for every uint8 w), and
+//
+//   Σ_k u_k · (w_k − zw) = Σ_k u_k · (w_k − 128) + (128 − zw) · Σ_k u_k
+//
+// for the unsigned input bytes u of one row, over the product's real depth. The left operand
+// computes each row's Σ u once, while it gathers the row, and stores it as a little-endian Int32
+// in the row's last four bytes, which meet a step of zero weights in B (the packed depth has one
+// step more than the real depth needs). This kernel adds (128 − zw) · Σ u to every sum of the row
+// and hands the sums to the same `IntegerEpilogue` as every 8-bit GEMM: all in wrapping Int32, so
+// they equal the 16-bit route's sums to the bit.
+
+/// A `GEMMMicroKernel` over `DotProductSums` whose rows carry their byte sums in their last four
+/// bytes (see the file comment); the plan never splits the depth, so every call is the first and
+/// last block.
+@usableFromInline package struct RowCorrectedDotProductMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
+  /// Bias, rescale and clamp of the product.
+  @usableFromInline package let epilogue: IntegerEpilogue
+  /// The route computing the sums.
+  @usableFromInline package let sums: DotProductSums
+  /// What each row's byte sum is multiplied by before it is added: 128 − the weight zero point.
+  @usableFromInline package let rowSumFactor: Int32
+
+  /// A kernel summing on `sums`, correcting by `rowSumFactor` times each row's byte sum and
+  /// finishing with `epilogue`.
+  @inlinable package init(epilogue: IntegerEpilogue, sums: DotProductSums, rowSumFactor: Int32) {
+    self.epilogue = epilogue
+    self.sums = sums
+    self.rowSumFactor = rowSumFactor
+  }
+
+  /// Bytes at the end of every left-hand row that hold its byte sum.
+  @inlinable package static var rowSumBytes: Int { MemoryLayout<Int32>.size }
+
+  @inlinable package func panelRows(
+    a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, b: UnsafePointer<Int8>, depth: Int,
+    output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
+  ) {
+    guard rowCount > 0 else { return }
+    withUnsafeTemporaryAllocation(of: SIMD16<Int32>.self, capacity: rowCount) { buffer in
+      let tile = buffer.baseAddress!
+      sums.sums(
+        a: a, lda: lda, rowCount: rowCount, b: b, steps: depth / 4,
+        c: UnsafeMutableRawPointer(tile).assumingMemoryBound(to: Int32.self), ldc: GEMMTile.columns)
+      for row in 0..<rowCount {
+        let rowSum = UnsafeRawPointer(a + row &* lda).loadUnaligned(
+          fromByteOffset: depth &- Self.rowSumBytes, as: Int32.self)
+        let corrected = tile[row] &+ SIMD16(repeating: rowSumFactor &* Int32(littleEndian: rowSum))
+        IntegerMicroKernel<Output>.store(epilogue.requantize(corrected, channel: column), to: output + row &* ldc)
+      }
+    }
+  }
+
+  @inlinable package func tile(
+    a: UnsafePointer<UInt8>, lda: Int, validRows: Int, b: UnsafePointer<Int8>, depth: Int,
+    output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
+  ) {
+    panelRows(
+      a: a, lda: lda, rowCount: validRows, b: b, depth: depth, output: output, ldc: ldc, column: column,
+      isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+  }
+}
+
+/// The sum of `count` bytes (at most 2^23 of them, so the sum fits an Int32), eight lanes of
+/// 16-bit partial sums per 16 bytes, flushed into 32 bits before they can overflow.
+@inlinable package func byteSum(_ bytes: UnsafePointer<UInt8>, count: Int) -> Int32 {
+  let raw = UnsafeRawPointer(bytes)
+  var total: UInt32 = 0
+  var offset = 0
+  while offset &+ 16 <= count {
+    // At most 128 steps of two bytes (510 each) per 16-bit lane before a flush.
+    let end = min(count & ~15, offset &+ 128 &* 16)
+    var partial = SIMD8<UInt16>()
+    while offset < end {
+      let pairs = raw.loadUnaligned(fromByteOffset: offset, as: SIMD8<UInt16>.self)
+      partial &+= (pairs & 0x00FF) &+ (pairs &>> 8)
+      offset &+= 16
+    }
+    for lane in 0..<8 { total &+= UInt32(partial[lane]) }
+  }
+  while offset < count {
+    total &+= UInt32(bytes[offset])
+    offset &+= 1
+  }
+  return Int32(bitPattern: total)
+}
