@@ -582,10 +582,17 @@
       elementBytes: 16, broadcast: false)
   }
 
+  /// `vfmadd231ps zmm1, zmm2, [m512]`: zmm1 += zmm2 · memory, fused.
+  @usableFromInline package mutating func vfmadd231psZMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ source: MemoryOperand) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0xB8, reg: accumulator.number, vvvv: left.number, memory: source, elementBytes: 64)
+  }
+
   /// `vpdpwssd zmm1, zmm2, zmm3` (AVX512-VNNI): each 32-bit lane of zmm1 += the sum of the two
   /// products of zmm2's and zmm3's signed 16-bit words in that lane (wrapping).
   @usableFromInline package mutating func vpdpwssdZMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F38, prefix: .x66, opcode: 0x52, reg: accumulator.number, vvvv: left.number, rm: right.number)
+  }
+
   /// `vmulps zmm1, zmm2, zmm3`.
   @usableFromInline package mutating func vmulpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F, prefix: .none, opcode: 0x59, reg: destination.number, vvvv: left.number, rm: right.number)
