@@ -14,7 +14,9 @@
 ///
 /// Registers: rdi arguments, rax and r10 the bases of rows 0–4 and 5–9 (row r is
 /// `base + {0, 1, 2, 3, 4} × stride` through the SIB byte), r8/r9 the row stride ×1/×3, rdx the
-/// panel, rcx the step counter; only caller-saved registers, `vzeroupper` before returning.
+/// panel, rcx the step counter; in the requantizing variants rsi the table and r11 the lanes, the
+/// panel registers the emission's scratch, and zmm27 the sign flip of the variants reading int8 A;
+/// only caller-saved registers, `vzeroupper` before returning.
 @usableFromInline package enum DotProductKernelGenerator {
   /// Why a kernel cannot be generated.
   @usableFromInline package enum Failure: Error, Equatable {

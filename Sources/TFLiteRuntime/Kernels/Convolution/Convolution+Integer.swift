@@ -686,7 +686,7 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
 }
 
 /// Copies `count` bytes, XOR-ing each with the matching byte of `flip` (all equal): 16 bytes at a
-/// time, then single bytes. Runs are short in im2col (a few channels per tap), where a `memmove`
+/// time, then 8, then single bytes. Runs are short in im2col (a few channels per tap), where a `memmove`
 /// call costs more than the copy.
 @inline(__always)
 private func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int, flip: UInt64) {
@@ -696,6 +696,11 @@ private func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMuta
     let bytes = source.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self) ^ flipVector
     destination.storeBytes(of: bytes, toByteOffset: offset, as: SIMD16<UInt8>.self)
     offset &+= 16
+  }
+  if offset &+ 8 <= count {
+    let bytes = source.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ flip
+    destination.storeBytes(of: bytes, toByteOffset: offset, as: UInt64.self)
+    offset &+= 8
   }
   while offset < count {
     let byte = source.load(fromByteOffset: offset, as: UInt8.self) ^ UInt8(truncatingIfNeeded: flip)
