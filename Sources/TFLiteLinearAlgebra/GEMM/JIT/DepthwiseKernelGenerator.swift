@@ -400,8 +400,6 @@ private struct DepthwiseEmitter {
 
   /// The instruction set of the kernels.
   @usableFromInline package let isa: GeneratedKernelISA
-  /// The instruction set of the `unsignedBytes` kernel: `isa`, or AVX2 on AVX-512 without VNNI.
-  @usableFromInline package let byteKernelISA: GeneratedKernelISA
   /// The kernel of each element kind, by raw value (nil where `isa` has none).
   private let kernels: [ExecutableCode?]
   /// Sixteen zeros (as floats and as Int32): the start of sums without bias.
@@ -409,7 +407,8 @@ private struct DepthwiseEmitter {
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  /// Generates the kernels of `isa`; nil when the OS refuses executable memory.
+  /// Generates the kernels of `isa` (the byte kernel of `byteKernelISA`); nil when the OS refuses
+  /// executable memory.
   private init?(isa: GeneratedKernelISA, byteKernelISA: GeneratedKernelISA) {
     var kernels: [ExecutableCode?] = []
     for kind in DepthwiseKernelGenerator.ElementKind.allCases {
@@ -422,7 +421,6 @@ private struct DepthwiseEmitter {
       kernels.append(executable)
     }
     self.isa = isa
-    self.byteKernelISA = byteKernelISA
     self.kernels = kernels
     let zeros = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
     zeros.initializeMemory(as: UInt8.self, repeating: 0, count: 64)
