@@ -7,11 +7,10 @@
 /// - `float`: float32 inputs and weights over a table of (input offset, weight offset) taps,
 ///   `acc += input · weight` fused (FMA) in table order, then TFLite's clamp
 ///   `min(max(acc, lower), upper)`, stored as float32;
-/// - `float3x3`, `float5x5`: the same sums for a whole square filter whose nine (25) weight vectors
-///   are loaded into registers once per call and kept there for every pixel (`float5x5` only on
-///   AVX-512: 25 zmm). The table must be the filter's row-major grid: the input offset of tap
-///   (row r, column c) is r · (input offset of tap (1, 0)) + c · (input offset of tap (0, 1)). The
-///   taps are summed in the same order as `float`, so the results are the same bits;
+/// - `float3x3`, `float5x5`: the same sums over a table of exactly 9 (25) taps, a whole square
+///   filter, whose weight vectors are loaded into registers once per call and kept there for every
+///   pixel, the taps unrolled (`float5x5` only on AVX-512: 25 zmm). The taps are summed in the same
+///   order as `float`, so the results are the same bits;
 /// - `unsignedBytes`: unsigned 8-bit inputs over a table of tap *pairs* (input offset A, input offset
 ///   B, weight offset); each pair's weights are 16 interleaved int16 pairs (wA, wB), one per
 ///   channel. Each 32-bit lane gets uA | uB << 16 (zero-extended bytes) and the multiply-add of
@@ -21,9 +20,8 @@
 ///
 /// For each output pixel p of `pixelCount` (inputs `inputPixelBytes` apart, outputs
 /// `outputPixelBytes` apart), the accumulators start from the 16 values at `start`, and each tap
-/// reads its input at `input + p · inputPixelBytes + offset`. The table kinds go four pixels at a
-/// time (the four share each weight load), then one at a time; the square-filter kinds one pixel
-/// at a time (their loads are all inputs).
+/// reads its input at `input + p · inputPixelBytes + offset`. Pixels go four at a time (the four
+/// share each weight vector), then one at a time.
 ///
 /// Registers of the table kinds: rdi arguments, rsi/r10 the input/output of the current pixels,
 /// r8/r9 the input pixel stride ×1/×3, r11/rbp the output pixel stride ×1/×3, r13 the weights, r14
@@ -65,10 +63,11 @@
   @inlinable package static func bytePairCount(taps: Int) -> Int { (taps + 1) / 2 }
 
   /// True when `kind` is generated for `isa`: every kind on AVX-512, all but `float5x5` on AVX2
-  /// (its 25 weight vectors per half block do not fit 16 ymm registers).
+  /// (a square kind needs its size² weight vectors, four accumulators and the two clamp bounds in
+  /// registers: 31 of 32 zmm for 5×5, more than 16 ymm).
   @usableFromInline package static func generates(_ kind: ElementKind, isa: GeneratedKernelISA) -> Bool {
     guard let size = kind.squareFilterSize else { return true }
-    return size * size + 3 <= (isa == .avx2 ? 16 : 32)
+    return size * size + 4 + 2 <= (isa == .avx2 ? 16 : 32)
   }
 
   /// The machine code of the `kind` kernel for `isa` (one that `generates`).
@@ -284,95 +283,81 @@ private struct DepthwiseEmitter {
     }
   }
 
-  /// The table kinds: groups of four pixels, then single pixels.
-  mutating func emitTableKernel(exit: AssemblerLabel) {
+  /// The pixel loops over `counter` pixels from rsi/r10: groups of four pixels (`body(4)`), then
+  /// single pixels (`body(1)`), advancing rsi and r10 by the pixel strides in r8 and r11.
+  mutating func emitPixelLoops(counter: GPRegister, _ body: (inout Self, Int) -> Void) {
+    let done = assembler.makeLabel()
+    let singles = assembler.makeLabel()
+    assembler.cmp(counter, Int32(groupPixels))
+    assembler.jump(if: .below, to: singles)
+    let group = assembler.makeLabel()
+    assembler.bind(group)
+    body(&self, groupPixels)
+    assembler.lea(.rsi, MemoryOperand(.rsi, index: .r8, scale: 4))
+    assembler.lea(.r10, MemoryOperand(.r10, index: .r11, scale: 4))
+    assembler.sub(counter, Int32(groupPixels))
+    assembler.cmp(counter, Int32(groupPixels))
+    assembler.jump(if: .aboveOrEqual, to: group)
+
+    assembler.bind(singles)
+    assembler.test(counter, counter)
+    assembler.jump(if: .zero, to: done)
+    let single = assembler.makeLabel()
+    assembler.bind(single)
+    body(&self, 1)
+    assembler.add(.rsi, .r8)
+    assembler.add(.r10, .r11)
+    assembler.dec(counter)
+    assembler.jump(if: .notZero, to: single)
+    assembler.bind(done)
+  }
+
+  /// Loads the input and output pointers and strides: rsi/r10, r8/r9 (×1/×3), r11/rbp (×1/×3).
+  mutating func loadPixelPointers() {
     assembler.mov(.rsi, argument(\.input))
     assembler.mov(.r8, argument(\.inputPixelBytes))
     assembler.lea(.r9, MemoryOperand(.r8, index: .r8, scale: 2))
     assembler.mov(.r10, argument(\.output))
     assembler.mov(.r11, argument(\.outputPixelBytes))
     assembler.lea(.rbp, MemoryOperand(.r11, index: .r11, scale: 2))
-    assembler.mov(.r13, argument(\.weights))
-
-    // Groups of four pixels.
-    let singles = assembler.makeLabel()
-    assembler.cmp(.r14, Int32(groupPixels))
-    assembler.jump(if: .below, to: singles)
-    let group = assembler.makeLabel()
-    assembler.bind(group)
-    emitTablePixels(groupPixels)
-    assembler.lea(.rsi, MemoryOperand(.rsi, index: .r8, scale: 4))
-    assembler.lea(.r10, MemoryOperand(.r10, index: .r11, scale: 4))
-    assembler.sub(.r14, Int32(groupPixels))
-    assembler.cmp(.r14, Int32(groupPixels))
-    assembler.jump(if: .aboveOrEqual, to: group)
-
-    // The last pixels one at a time.
-    assembler.bind(singles)
-    assembler.test(.r14, .r14)
-    assembler.jump(if: .zero, to: exit)
-    let single = assembler.makeLabel()
-    assembler.bind(single)
-    emitTablePixels(1)
-    assembler.add(.rsi, .r8)
-    assembler.add(.r10, .r11)
-    assembler.dec(.r14)
-    assembler.jump(if: .notZero, to: single)
   }
 
-  /// The square-filter kinds, `size` × `size` taps: per vector of the block (two halves on AVX2),
-  /// the weights into registers 0 ..< size², then every pixel as one accumulator (register size²)
-  /// over its taps in row-major order.
-  ///
-  /// Registers: rdx the column offset D, rbx the row offset R (then 3·D for 5×5), rax the start
-  /// values, rcx the table, r8/r11 the input/output pixel strides, r9 the pixel counter, r10 the
-  /// output, r13 the weights, r14 the pixel count; the rows' input bases are rsi, r12, r15, rbp and
-  /// (5×5, after the last argument is read) rdi. Column c of a row is [base + D·c] (c = 3: + 3·D).
+  /// The square-filter kinds (`size`² taps): per vector of the block (two halves on AVX2), the
+  /// taps' weight vectors into registers 0 ..< size² once, then the pixel loops with the taps
+  /// unrolled: each tap's input offset is read from the table (rcx) into r12, and the pixels'
+  /// accumulators (registers size² ..< size² + 4) add input · weight in table order. r15 counts the
+  /// pixels of the half, rax points at the start values, r13 at the weights.
   mutating func emitSquareFilterKernel(size: Int) {
-    let rowBases: [GPRegister] = Array([.rsi, .r12, .r15, .rbp, .rdi].prefix(size))
-    precondition(size < 5 || vectorsPerBlock == 1, "the 5×5 kernel reads its arguments once (AVX-512)")
-    let sum = VectorRegister(size * size)
-    assembler.mov(.r8, argument(\.inputPixelBytes))
-    assembler.mov(.r11, argument(\.outputPixelBytes))
-    assembler.mov(.r13, argument(\.weights))
-    assembler.mov(.rax, argument(\.start))
+    let taps = size * size
     assembler.mov(.rcx, argument(\.taps))
-    assembler.mov(.rdx, MemoryOperand(.rcx, 16))
-    assembler.mov(.rbx, MemoryOperand(.rcx, 16 * Int32(size)))
+    assembler.mov(.rax, argument(\.start))
+    assembler.mov(.r13, argument(\.weights))
     for vector in 0..<vectorsPerBlock {
       let displacement = Int32(vector) * vectorBytes
-      for tap in 0..<size * size {
-        assembler.mov(.r9, MemoryOperand(.rcx, 16 * Int32(tap) + 8))
-        loadVector(VectorRegister(tap), MemoryOperand(.r13, index: .r9, scale: 1, displacement))
+      for tap in 0..<taps {
+        assembler.mov(.r12, MemoryOperand(.rcx, 16 * Int32(tap) + 8))
+        loadVector(VectorRegister(tap), MemoryOperand(.r13, index: .r12, scale: 1, displacement))
       }
-      assembler.mov(.r9, .r14)
-      assembler.mov(.r10, argument(\.output))
-      assembler.mov(.rsi, argument(\.input))
-      for row in 1..<size { assembler.lea(rowBases[row], MemoryOperand(rowBases[row - 1], index: .rbx, scale: 1)) }
-      if size > 3 { assembler.lea(.rbx, MemoryOperand(.rdx, index: .rdx, scale: 2)) }
-      let pixel = assembler.makeLabel()
-      assembler.bind(pixel)
-      loadVector(sum, MemoryOperand(.rax, displacement))
-      for row in 0..<size {
-        for column in 0..<size {
-          let base = rowBases[row]
-          let address =
-            switch column {
-            case 0: MemoryOperand(base, displacement)
-            case 3: MemoryOperand(base, index: .rbx, scale: 1, displacement)
-            default: MemoryOperand(base, index: .rdx, scale: UInt8(column == 1 ? 1 : column == 2 ? 2 : 4), displacement)
-            }
-          isa == .avx2
-            ? assembler.vfmadd231psYMM(sum, VectorRegister(row * size + column), address)
-            : assembler.vfmadd231psZMM(sum, VectorRegister(row * size + column), address)
+      loadPixelPointers()
+      assembler.mov(.r15, .r14)
+      emitPixelLoops(counter: .r15) { emitter, pixels in
+        let sum = { (pixel: Int) in VectorRegister(taps + pixel) }
+        for pixel in 0..<pixels { emitter.loadVector(sum(pixel), MemoryOperand(.rax, displacement)) }
+        for tap in 0..<taps {
+          emitter.assembler.mov(.r12, MemoryOperand(.rcx, 16 * Int32(tap)))
+          emitter.assembler.add(.r12, .rsi)
+          for pixel in 0..<pixels {
+            let input = emitter.pixelAddress(.r12, pixel, stride: .r8, triple: .r9, plus: displacement)
+            emitter.isa == .avx2
+              ? emitter.assembler.vfmadd231psYMM(sum(pixel), VectorRegister(tap), input)
+              : emitter.assembler.vfmadd231psZMM(sum(pixel), VectorRegister(tap), input)
+          }
+        }
+        for pixel in 0..<pixels {
+          emitter.clamp(sum(pixel))
+          emitter.storeVector(emitter.pixelAddress(.r10, pixel, stride: .r11, triple: .rbp, plus: displacement), sum(pixel))
         }
       }
-      clamp(sum)
-      storeVector(MemoryOperand(.r10, displacement), sum)
-      for base in rowBases { assembler.add(base, .r8) }
-      assembler.add(.r10, .r11)
-      assembler.dec(.r9)
-      assembler.jump(if: .notZero, to: pixel)
     }
   }
 
@@ -393,7 +378,9 @@ private struct DepthwiseEmitter {
     if let size = kind.squareFilterSize {
       emitSquareFilterKernel(size: size)
     } else {
-      emitTableKernel(exit: exit)
+      loadPixelPointers()
+      assembler.mov(.r13, argument(\.weights))
+      emitPixelLoops(counter: .r14) { emitter, pixels in emitter.emitTablePixels(pixels) }
     }
     assembler.bind(exit)
     assembler.returnFromKernel(restoring: saved)
@@ -413,8 +400,6 @@ private struct DepthwiseEmitter {
 
   /// The instruction set of the kernels.
   @usableFromInline package let isa: GeneratedKernelISA
-  /// The instruction set of the `unsignedBytes` kernel: `isa`, or AVX2 on AVX-512 without VNNI.
-  @usableFromInline package let byteKernelISA: GeneratedKernelISA
   /// The kernel of each element kind, by raw value (nil where `isa` has none).
   private let kernels: [ExecutableCode?]
   /// Sixteen zeros (as floats and as Int32): the start of sums without bias.
@@ -422,7 +407,8 @@ private struct DepthwiseEmitter {
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  /// Generates the kernels of `isa`; nil when the OS refuses executable memory.
+  /// Generates the kernels of `isa` (the byte kernel of `byteKernelISA`); nil when the OS refuses
+  /// executable memory.
   private init?(isa: GeneratedKernelISA, byteKernelISA: GeneratedKernelISA) {
     var kernels: [ExecutableCode?] = []
     for kind in DepthwiseKernelGenerator.ElementKind.allCases {
@@ -435,7 +421,6 @@ private struct DepthwiseEmitter {
       kernels.append(executable)
     }
     self.isa = isa
-    self.byteKernelISA = byteKernelISA
     self.kernels = kernels
     let zeros = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
     zeros.initializeMemory(as: UInt8.self, repeating: 0, count: 64)
