@@ -129,9 +129,13 @@ enum HybridInputQuantization {
     /// as 0, as on the +0.5 side.
     @inline(__always)
     func quantized(_ values: SIMD16<Float>) -> SIMD16<Int8> {
-      let bits = unsafeBitCast(values * inverseScale, to: SIMD16<UInt32>.self)
-      let negative = unsafeBitCast(bits, to: SIMD16<Int32>.self) &>> 31
-      let bound = SIMD16<Float>(repeating: highest).replacing(with: -lowest, where: negative .!= 0)
+      let bits = unsafeBitCast(values * inverseScale, to: SIMD16<Int32>.self)
+      let negative = bits &>> 31
+      // The bound of each lane's sign chosen by bits: an integer comparison's mask here was built
+      // lane by lane through memory.
+      let positiveBound = unsafeBitCast(SIMD16<Float>(repeating: highest), to: SIMD16<Int32>.self)
+      let negativeBound = unsafeBitCast(SIMD16<Float>(repeating: -lowest), to: SIMD16<Int32>.self)
+      let bound = unsafeBitCast(positiveBound ^ ((positiveBound ^ negativeBound) & negative), to: SIMD16<Float>.self)
       var magnitude = unsafeBitCast(bits & 0x7FFF_FFFF, to: SIMD16<Float>.self) + 0.5
       // A NaN fails the comparison, keeps its value and becomes 0 next.
       magnitude.replace(with: bound, where: magnitude .> bound)
