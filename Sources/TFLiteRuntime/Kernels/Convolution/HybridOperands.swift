@@ -423,16 +423,11 @@ func hybridBias(_ bias: UnsafePointer<Float>?, _ channel: Int) -> Float { bias?[
 /// How LiteRT turns an int32 sum of a hybrid kernel into float. The orders differ between ops and
 /// the float products round differently, so each is kept.
 enum HybridRescale {
-  /// FULLY_CONNECTED, DEPTHWISE_CONV_2D and per-tensor CONV_2D: `sum · (inputScale · weightScale) + bias`.
+  /// TRANSPOSE_CONV: `sum · (inputScale · weightScale) + bias`. (CONV_2D, FULLY_CONNECTED and
+  /// DEPTHWISE_CONV_2D apply their orders 16 lanes at a time in Convolution+Hybrid.swift.)
   @inline(__always)
   static func combinedScale(_ sum: Int32, inputScale: Float, weightScale: Float, bias: Float) -> Float {
     Float(sum) * (inputScale * weightScale) + bias
-  }
-
-  /// Per-channel CONV_2D: `(sum · weightScale) · inputScale + bias`.
-  @inline(__always)
-  static func weightScaleFirst(_ sum: Int32, inputScale: Float, weightScale: Float, bias: Float) -> Float {
-    Float(sum) * weightScale * inputScale + bias
   }
 
   /// BATCH_MATMUL: `(inputScale · weightScale) · (sum − rowSum · zeroPoint)`, the zero point taken
