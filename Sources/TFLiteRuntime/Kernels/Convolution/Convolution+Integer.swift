@@ -533,9 +533,11 @@ private struct ByteConvolution {
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
     flipsSign = isSigned && weights.kernelsFlipSigns
     readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
-    plan = IntegerGEMM.plan(
-      rows: shape.gemmRows, columns: shape.groupOutputChannels, paddedDepth: weights.paddedDepth,
-      threadCount: threadCount)
+    // Rows that carry their byte sums are always gathered, also the 1×1 inputs the 16-bit route
+    // reads in place: half-size blocks keep that scratch (and the arena) small.
+    plan = GEMMPlan(
+      rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: weights.paddedDepth, threadCount: threadCount,
+      splitsDepth: false, rowBlockElements: IntegerGEMM.packedBlockBytes / (weights.rowSumDepth == nil ? 1 : 2))
     gemmScratchOffset = scratch.reserve(
       bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
     inputType = input.type

@@ -129,9 +129,13 @@ enum HybridInputQuantization {
     /// as 0, as on the +0.5 side.
     @inline(__always)
     func quantized(_ values: SIMD16<Float>) -> SIMD16<Int8> {
-      let bits = unsafeBitCast(values * inverseScale, to: SIMD16<UInt32>.self)
-      let negative = unsafeBitCast(bits, to: SIMD16<Int32>.self) &>> 31
-      let bound = SIMD16<Float>(repeating: highest).replacing(with: -lowest, where: negative .!= 0)
+      let bits = unsafeBitCast(values * inverseScale, to: SIMD16<Int32>.self)
+      let negative = bits &>> 31
+      // The bound of each lane's sign chosen by bits: an integer comparison's mask here was built
+      // lane by lane through memory.
+      let positiveBound = unsafeBitCast(SIMD16<Float>(repeating: highest), to: SIMD16<Int32>.self)
+      let negativeBound = unsafeBitCast(SIMD16<Float>(repeating: -lowest), to: SIMD16<Int32>.self)
+      let bound = unsafeBitCast(positiveBound ^ ((positiveBound ^ negativeBound) & negative), to: SIMD16<Float>.self)
       var magnitude = unsafeBitCast(bits & 0x7FFF_FFFF, to: SIMD16<Float>.self) + 0.5
       // A NaN fails the comparison, keeps its value and becomes 0 next.
       magnitude.replace(with: bound, where: magnitude .> bound)
@@ -419,16 +423,11 @@ func hybridBias(_ bias: UnsafePointer<Float>?, _ channel: Int) -> Float { bias?[
 /// How LiteRT turns an int32 sum of a hybrid kernel into float. The orders differ between ops and
 /// the float products round differently, so each is kept.
 enum HybridRescale {
-  /// FULLY_CONNECTED, DEPTHWISE_CONV_2D and per-tensor CONV_2D: `sum · (inputScale · weightScale) + bias`.
+  /// TRANSPOSE_CONV: `sum · (inputScale · weightScale) + bias`. (CONV_2D, FULLY_CONNECTED and
+  /// DEPTHWISE_CONV_2D apply their orders 16 lanes at a time in Convolution+Hybrid.swift.)
   @inline(__always)
   static func combinedScale(_ sum: Int32, inputScale: Float, weightScale: Float, bias: Float) -> Float {
     Float(sum) * (inputScale * weightScale) + bias
-  }
-
-  /// Per-channel CONV_2D: `(sum · weightScale) · inputScale + bias`.
-  @inline(__always)
-  static func weightScaleFirst(_ sum: Int32, inputScale: Float, weightScale: Float, bias: Float) -> Float {
-    Float(sum) * weightScale * inputScale + bias
   }
 
   /// BATCH_MATMUL: `(inputScale · weightScale) · (sum − rowSum · zeroPoint)`, the zero point taken
