@@ -231,4 +231,18 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
       XCTAssertEqual(KernelDescription.depthwise(channels: 32), "depthwise, \(swift)")
     }
   }
+
+  /// The depthwise kernels take the float GEMM's instruction set from `currentISA`, which names it
+  /// without generating the float kernels: the newest level this machine runs, none when a runner
+  /// turns generated code off, and the same level as the float kernels where those exist.
+  func testDepthwiseKernelsFollowTheFloatInstructionSet() {
+    let expected = GeneratedFloatKernels.isTurnedOffByEnvironment ? nil : GeneratedKernelISA.supported
+    XCTAssertEqual(GeneratedFloatKernels.currentISA, expected)
+    XCTAssertEqual(GeneratedDepthwiseKernels.current?.isa, expected)
+    if let floatKernels = GeneratedFloatKernels.current { XCTAssertEqual(floatKernels.isa, expected) }
+    GeneratedFloatKernels.$areAllowed.withValue(false) {
+      XCTAssertNil(GeneratedFloatKernels.currentISA)
+      XCTAssertNil(GeneratedDepthwiseKernels.current)
+    }
+  }
 }

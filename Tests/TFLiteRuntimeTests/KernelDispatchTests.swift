@@ -154,4 +154,31 @@ final class KernelDispatchTests: XCTestCase {
       try descriptions("quant/conv2d_int8_1x1.tflite", usesGeneratedKernels: false),
       ["integer IntegerConv2DKernel: int8 GEMM, \(integerSwift)"])
   }
+
+  /// The generic kernel classes are built through factories generic over their innermost type
+  /// (which keeps the runtime's conformance scans out of loading): each operator still gets the
+  /// class its operand types call for. EfficientNet mini runs LOGISTIC, MUL, ADD, HARD_SWISH, MEAN
+  /// and SOFTMAX through them as float and as int8.
+  func testGenericKernelFactoriesBuildTheOperatorsKernelClasses() throws {
+    func kernelTypes(_ file: String) throws -> Set<String> {
+      let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(file).path)
+      return Set(try ModelRunner(model: model, options: RunnerOptions()).primary.kernelTypeNames)
+    }
+    let float = try kernelTypes("networks/efficientnet_mini_float.tflite")
+    for expected in [
+      "UnaryKernel<FloatFunctionDefinition<Logistic>>", "UnaryKernel<FloatFunctionDefinition<HardSwish>>",
+      "BinaryKernel<ArithmeticDefinition<Multiplication>>", "BinaryKernel<ArithmeticDefinition<Addition>>",
+      "ReductionKernel<MeanDefinition>", "LastAxisKernel<SoftmaxDefinition>",
+    ] {
+      XCTAssertTrue(float.contains(expected), "\(expected) missing from \(float.sorted())")
+    }
+    let integer = try kernelTypes("networks/efficientnet_mini_int8.tflite")
+    for expected in [
+      "IntegerUnaryKernel<IntegerSigmoidDefinition<QuantizedLogistic>>", "IntegerUnaryKernel<IntegerHardSwishDefinition>",
+      "IntegerBinaryKernel<IntegerMultiplyDefinition>", "IntegerBinaryKernel<IntegerAddSubtractDefinition<QuantizedAddition>>",
+      "IntegerReductionKernel<QuantizedMean>", "IntegerSoftmaxKernel",
+    ] {
+      XCTAssertTrue(integer.contains(expected), "\(expected) missing from \(integer.sorted())")
+    }
+  }
 }

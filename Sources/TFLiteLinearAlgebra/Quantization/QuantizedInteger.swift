@@ -6,16 +6,27 @@
 @usableFromInline package protocol QuantizedInteger: FixedWidthInteger, SIMDScalar, Codable {}
 
 extension QuantizedInteger {
-  /// Eight consecutive elements at `pointer`, widened to Int32 lanes.
+  /// Eight consecutive elements at `pointer`, widened to Int32 lanes. (Spelled out lane by lane:
+  /// the standard library's generic `SIMD8(truncatingIfNeeded:)` stays an out-of-line call in the
+  /// elementwise loops; this form becomes one widening instruction sequence.)
   @inlinable @inline(__always)
   package static func loadWidened(_ pointer: UnsafePointer<Self>) -> SIMD8<Int32> {
-    SIMD8<Int32>(truncatingIfNeeded: UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Self>.self))
+    let x = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Self>.self)
+    return SIMD8<Int32>(
+      Int32(truncatingIfNeeded: x[0]), Int32(truncatingIfNeeded: x[1]), Int32(truncatingIfNeeded: x[2]),
+      Int32(truncatingIfNeeded: x[3]), Int32(truncatingIfNeeded: x[4]), Int32(truncatingIfNeeded: x[5]),
+      Int32(truncatingIfNeeded: x[6]), Int32(truncatingIfNeeded: x[7]))
   }
 
-  /// Stores eight Int32 lanes (already inside this type's range) as elements at `pointer`.
+  /// Stores eight Int32 lanes (already inside this type's range) as elements at `pointer` (lane by
+  /// lane, as ``loadWidened(_:)``).
   @inlinable @inline(__always)
   package static func storeNarrowed(_ lanes: SIMD8<Int32>, to pointer: UnsafeMutablePointer<Self>) {
-    UnsafeMutableRawPointer(pointer).storeBytes(of: SIMD8<Self>(truncatingIfNeeded: lanes), as: SIMD8<Self>.self)
+    let narrowed = SIMD8<Self>(
+      Self(truncatingIfNeeded: lanes[0]), Self(truncatingIfNeeded: lanes[1]), Self(truncatingIfNeeded: lanes[2]),
+      Self(truncatingIfNeeded: lanes[3]), Self(truncatingIfNeeded: lanes[4]), Self(truncatingIfNeeded: lanes[5]),
+      Self(truncatingIfNeeded: lanes[6]), Self(truncatingIfNeeded: lanes[7]))
+    UnsafeMutableRawPointer(pointer).storeBytes(of: narrowed, as: SIMD8<Self>.self)
   }
 }
 

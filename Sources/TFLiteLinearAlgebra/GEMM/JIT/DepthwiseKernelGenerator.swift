@@ -443,9 +443,9 @@ private struct DepthwiseEmitter {
   }
 
   /// The kernels a depthwise convolution started on this thread uses: those of the float GEMM's
-  /// instruction set (``GeneratedFloatKernels/current``), or nil when generated kernels are off.
+  /// instruction set (``GeneratedFloatKernels/currentISA``), or nil when generated kernels are off.
   @usableFromInline package static var current: GeneratedDepthwiseKernels? {
-    GeneratedFloatKernels.current.flatMap { kernels(for: $0.isa) }
+    GeneratedFloatKernels.currentISA.flatMap { kernels(for: $0) }
   }
 
   /// True when this set has a `kind` kernel.

@@ -75,6 +75,13 @@
   /// The kernels a GEMM started on this thread uses: `preferred`, unless the runner turned them off.
   @usableFromInline package static var current: GeneratedFloatKernels? { areAllowed ? preferred : nil }
 
+  /// The instruction set of ``current``, found without generating the float kernels: for the other
+  /// generators, which only need the level (an int8 model's depthwise kernels would otherwise make
+  /// the first invoke generate float GEMM kernels it never runs).
+  @usableFromInline package static var currentISA: GeneratedKernelISA? {
+    areAllowed && !isTurnedOffByEnvironment ? GeneratedKernelISA.supported : nil
+  }
+
   /// Computes rows `0 ..< rowCount` × 16 columns of C over one depth block, in as few tiles as
   /// `maximumRows` allows, of heights that differ by at most one row (128 rows with AVX-512 are
   /// 8 × 13 + 2 × 12 rather than 9 × 14 + 2, whose 2-row tile would run far below peak).

@@ -468,8 +468,10 @@ private enum ByteConvolutionWeights {
 }
 
 /// A CONV_2D or FULLY_CONNECTED on 8-bit activations as one integer GEMM per group: the weights
-/// packed once, the input offset folded into the bias.
-private struct ByteConvolution {
+/// packed once, the input offset folded into the bias. A class, so that `eval` reads it through
+/// one reference (as a struct in the kernel's optional property, every invoke copied it and
+/// retained and released each of its arrays and packed weights).
+private final class ByteConvolution {
   /// The convolution.
   let shape: ConvolutionShape
   /// The GEMM plan shared by every group.
@@ -627,10 +629,13 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
   func block(
     rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
   ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
+    if shape.readsInputInPlace {
+      return pointBlock(rowStart: rowStart, rowCount: rowCount, depthCount: depthCount, scratch: scratch)
+    }
     let channels = shape.groupInputChannels
+    let pixelStride = shape.inputChannels
     let height = shape.height
     let width = shape.width
-    let pixelStride = shape.inputChannels
     let rowStride = width.inputSize &* pixelStride
     let filterRowBytes = width.filterSize &* channels
     // Adjacent taps of a filter row are contiguous input bytes without dilation or groups.
@@ -681,6 +686,30 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
           y = 0
           image += height.inputSize &* rowStride
         }
+      }
+    }
+    return (UnsafePointer(scratch), depthCount)
+  }
+}
+
+extension UnsignedIm2colLeftOperand {
+  /// ``block(rowStart:rowCount:depthStart:depthCount:scratch:)`` of a 1×1 stride-1 filter without
+  /// padding: row r is input pixel r, so each row is the group's channels of one pixel (plus the
+  /// depth padding), and without groups or padding the whole block is one contiguous run.
+  private func pointBlock(
+    rowStart: Int, rowCount: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
+  ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
+    let channels = shape.groupInputChannels
+    let pixelStride = shape.inputChannels
+    let first = input + (rowStart &* pixelStride &+ channelOffset)
+    let destination = UnsafeMutableRawPointer(scratch)
+    if channels == pixelStride && depthCount == channels {
+      copyBytes(from: first, to: destination, count: rowCount &* channels, flip: signFlip)
+    } else {
+      for r in 0..<rowCount {
+        let row = destination + r &* depthCount
+        copyBytes(from: first + r &* pixelStride, to: row, count: channels, flip: signFlip)
+        fillBytes(row + channels, count: depthCount &- channels, with: padding)
       }
     }
     return (UnsafePointer(scratch), depthCount)

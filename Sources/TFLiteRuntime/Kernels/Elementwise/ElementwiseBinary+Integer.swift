@@ -103,14 +103,15 @@ private func fusedActivation(of node: Node, op: String) throws -> FusedActivatio
 // MARK: - Per-element functions
 
 /// ADD and SUB (and the input stage of SQUARED_DIFFERENCE): both inputs shifted left by
-/// `leftShift` bits and rescaled to twice the larger input scale, then combined.
+/// `leftShift` bits and rescaled to twice the larger input scale, then combined. The multipliers
+/// are kept as ready vector lanes (``QuantizedMultiplierLanes``), built once at prepare rather
+/// than for every eight elements.
 struct CommonScaleInputs {
   let lhsZeroPoint: Int32
   let rhsZeroPoint: Int32
   let leftShift: Int32
-  let lhsMultiplier: QuantizedMultiplier
-  let rhsMultiplier: QuantizedMultiplier
-  let rounding: RoundingPolicy
+  let lhsMultiplier: QuantizedMultiplierLanes
+  let rhsMultiplier: QuantizedMultiplierLanes
   /// The real value of one unit of the common scale, times 2^leftShift.
   let commonScale: Double
 
@@ -120,17 +121,21 @@ struct CommonScaleInputs {
     lhsZeroPoint = lhs.zeroPoint
     rhsZeroPoint = rhs.zeroPoint
     self.leftShift = leftShift
-    lhsMultiplier = QuantizedMultiplier(Double(lhs.scale) / commonScale, rounding: rounding)
-    rhsMultiplier = QuantizedMultiplier(Double(rhs.scale) / commonScale, rounding: rounding)
-    self.rounding = rounding
+    lhsMultiplier = Self.lanes(Double(lhs.scale) / commonScale, rounding: rounding)
+    rhsMultiplier = Self.lanes(Double(rhs.scale) / commonScale, rounding: rounding)
+  }
+
+  /// The vector lanes of the quantized multiplier nearest to `real`.
+  static func lanes(_ real: Double, rounding: RoundingPolicy) -> QuantizedMultiplierLanes {
+    QuantizedMultiplierLanes(repeating: QuantizedMultiplier(real, rounding: rounding), rounding: rounding)
   }
 
   /// Both inputs on the common scale, eight lanes at once.
   @inline(__always)
   func scaled(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> (SIMD8<Int32>, SIMD8<Int32>) {
     (
-      lhsMultiplier.apply((a &- lhsZeroPoint) &<< leftShift, rounding: rounding),
-      rhsMultiplier.apply((b &- rhsZeroPoint) &<< leftShift, rounding: rounding)
+      lhsMultiplier.apply((a &- lhsZeroPoint) &<< leftShift),
+      rhsMultiplier.apply((b &- rhsZeroPoint) &<< leftShift)
     )
   }
 }
@@ -139,14 +144,14 @@ struct CommonScaleInputs {
 struct AddSubtractFunction: QuantizedBinaryFunction {
   let inputs: CommonScaleInputs
   let subtracts: Bool
-  let outputMultiplier: QuantizedMultiplier
+  let outputMultiplier: QuantizedMultiplierLanes
   let outputZeroPoint: Int32
   let clamp: ClosedRange<Int32>
   @inline(__always)
   func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
     let (left, right) = inputs.scaled(a, b)
     let sum = subtracts ? left &- right : left &+ right
-    return (outputMultiplier.apply(sum, rounding: inputs.rounding) &+ outputZeroPoint).clamped(to: clamp)
+    return (outputMultiplier.apply(sum) &+ outputZeroPoint).clamped(to: clamp)
   }
 }
 
@@ -169,14 +174,13 @@ struct PowerOfTwoAddSubtractFunction: QuantizedBinaryFunction {
 struct MultiplyFunction: QuantizedBinaryFunction {
   let lhsZeroPoint: Int32
   let rhsZeroPoint: Int32
-  let multiplier: QuantizedMultiplier
+  let multiplier: QuantizedMultiplierLanes
   let outputZeroPoint: Int32
-  let rounding: RoundingPolicy
   let clamp: ClosedRange<Int32>
   @inline(__always)
   func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
     let product = (a &- lhsZeroPoint) &* (b &- rhsZeroPoint)
-    return (multiplier.apply(product, rounding: rounding) &+ outputZeroPoint).clamped(to: clamp)
+    return (multiplier.apply(product) &+ outputZeroPoint).clamped(to: clamp)
   }
 }
 
@@ -221,14 +225,14 @@ struct DivideFunction: QuantizedBinaryFunction {
 /// SQUARED_DIFFERENCE (int8): the difference on the common scale (7 extra bits), squared.
 struct SquaredDifferenceFunction: QuantizedBinaryFunction {
   let inputs: CommonScaleInputs
-  let outputMultiplier: QuantizedMultiplier
+  let outputMultiplier: QuantizedMultiplierLanes
   let outputZeroPoint: Int32
   let range: ClosedRange<Int32>
   @inline(__always)
   func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
     let (left, right) = inputs.scaled(a, b)
     let difference = left &- right
-    return (outputMultiplier.apply(difference &* difference, rounding: inputs.rounding) &+ outputZeroPoint)
+    return (outputMultiplier.apply(difference &* difference) &+ outputZeroPoint)
       .clamped(to: range)
   }
 }
@@ -329,7 +333,7 @@ struct IntegerAddSubtractDefinition<Kind: AddSubtractKind>: IntegerBinaryDefinit
     let inputs = CommonScaleInputs(lhs: left, rhs: right, leftShift: leftShift, rounding: rounding)
     let outputReal = inputs.commonScale / Double(Float(Int32(1) << leftShift) * result.scale)
     let function = AddSubtractFunction(
-      inputs: inputs, subtracts: Kind.subtracts, outputMultiplier: QuantizedMultiplier(outputReal, rounding: rounding),
+      inputs: inputs, subtracts: Kind.subtracts, outputMultiplier: CommonScaleInputs.lanes(outputReal, rounding: rounding),
       outputZeroPoint: result.zeroPoint, clamp: clamp)
     return try QuantizedBinaryMap(function, lhs: type, rhs: type, elementCount: elementCount)
   }
@@ -356,8 +360,8 @@ struct IntegerMultiplyDefinition: IntegerBinaryDefinition {
     // The ratio is formed in float, as TFLite does.
     let real = Double(left.scale * right.scale / result.scale)
     let function = MultiplyFunction(
-      lhsZeroPoint: left.zeroPoint, rhsZeroPoint: right.zeroPoint, multiplier: QuantizedMultiplier(real, rounding: rounding),
-      outputZeroPoint: result.zeroPoint, rounding: rounding, clamp: result.activationRange(activation))
+      lhsZeroPoint: left.zeroPoint, rhsZeroPoint: right.zeroPoint, multiplier: CommonScaleInputs.lanes(real, rounding: rounding),
+      outputZeroPoint: result.zeroPoint, clamp: result.activationRange(activation))
     return try QuantizedBinaryMap(function, lhs: type, rhs: type, elementCount: elementCount)
   }
 }
@@ -413,7 +417,7 @@ struct IntegerSquaredDifferenceDefinition: IntegerBinaryDefinition {
     let inputs = CommonScaleInputs(lhs: left, rhs: right, leftShift: leftShift, rounding: rounding)
     let outputReal = inputs.commonScale * inputs.commonScale / Double(Float(Int32(1) << (2 * leftShift)) * result.scale)
     let function = SquaredDifferenceFunction(
-      inputs: inputs, outputMultiplier: QuantizedMultiplier(outputReal, rounding: rounding),
+      inputs: inputs, outputMultiplier: CommonScaleInputs.lanes(outputReal, rounding: rounding),
       outputZeroPoint: result.zeroPoint, range: result.range)
     return try QuantizedBinaryMap(function, lhs: .int8, rhs: .int8, elementCount: elementCount)
   }
