@@ -58,15 +58,18 @@ final class ProfileGraphCommandTests: CommandTestCase {
   }
 
   func testProfileTableSharesAndMemory() throws {
-    let (code, output) = run("profile", model("networks/mobilenet_mini_float.tflite"), "--runs", "2", "--json")
+    let (code, output) = run("profile", model("networks/mobilenet_mini_float.tflite"), "--runs", "5", "--json")
     XCTAssertEqual(code, 0, output.standardError)
     let report = try object(output.standardOutput)
     XCTAssertEqual(report["format"] as? String, "tflite-profile")
     let operators = try XCTUnwrap(report["operators"] as? [[String: Any]])
     let shares = operators.compactMap { $0["share_percent"] as? Double }
     XCTAssertEqual(shares.count, operators.count)
-    // Node times are measured inside the invoke they belong to, so together they cannot exceed it.
-    XCTAssertLessThanOrEqual(shares.reduce(0, +), 100.5)
+    // Node times are measured inside the invokes they belong to. On this network of tiny operators
+    // each profiled invoke times every k-th node in rotation, so the nodes' medians come from
+    // different invokes and their sum may pass the invoke's median by timing noise (on a loaded
+    // machine a few percent), never by a whole node time counted twice.
+    XCTAssertLessThanOrEqual(shares.reduce(0, +), 105)
     XCTAssertGreaterThan(shares.reduce(0, +), 50, "the nodes account for most of the invoke")
     XCTAssertEqual(report["arena_bytes"] as? Int, 86_528, "the arena `tflite inspect --plan` reports (README table)")
     XCTAssertEqual(operators.first?["scratch_bytes"] as? Int ?? 0 > 0, true, "the first CONV_2D's im2col scratch")
