@@ -629,7 +629,7 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
   func block(
     rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
   ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
-    if shape.readsInputInPlace {
+    if shape.readsInputInPlace && rowSumDepth == nil {
       return pointBlock(rowStart: rowStart, rowCount: rowCount, depthCount: depthCount, scratch: scratch)
     }
     let channels = shape.groupInputChannels
