@@ -2,7 +2,7 @@
 """Writes Tests/TFLiteRuntimeTests/X86EncodingTable.swift.
 
 Each entry pairs one instruction in NASM syntax with the call of the Swift encoder
-(`X86Assembler` in Sources/TFLiteRuntime/GEMM/JIT/) that should produce it, and the
+(`X86Assembler` in Sources/TFLiteLinearAlgebra/GEMM/JIT/) that should produce it, and the
 bytes NASM assembles it to. The test compares the encoder's bytes with NASM's, so the
 generated kernels are checked against a real assembler, also for instruction forms
 (AVX-512, high registers) the test machine may not be able to run. NASM runs only
@@ -91,19 +91,15 @@ def cases():
                f"assembler.vfmadd231psZMM(VectorRegister({zmm}), VectorRegister({other}), broadcast: {mem_swift})")
         yield (f"vpmovzxbd ymm{ymm}, qword {mem_text}",
                f"assembler.vpmovzxbdYMM(VectorRegister({ymm}), {mem_swift})")
-        yield (f"vpmovsxwd ymm{ymm}, oword {mem_text}",
-               f"assembler.vpmovsxwdYMM(VectorRegister({ymm}), {mem_swift})")
         yield (f"vpmovzxbd zmm{zmm}, oword {mem_text}",
                f"assembler.vpmovzxbdZMM(VectorRegister({zmm}), {mem_swift})")
-        yield (f"vpmovsxwd zmm{zmm}, yword {mem_text}",
-               f"assembler.vpmovsxwdZMM(VectorRegister({zmm}), {mem_swift})")
     for i, (left, right) in enumerate([(0, 1), (3, 8), (8, 3), (15, 15), (12, 0), (1, 9), (9, 14), (4, 11)]):
         destination = (5 * i + 2) % 16
         yield (f"mov {GPRS[destination]}, {GPRS[left]}",
                f"assembler.mov(.{GPRS[destination]}, .{GPRS[left]})")
         yield f"add {GPRS[left]}, {GPRS[right]}", f"assembler.add(.{GPRS[left]}, .{GPRS[right]})"
         yield f"test {GPRS[left]}, {GPRS[right]}", f"assembler.test(.{GPRS[left]}, .{GPRS[right]})"
-        for name in ["vfmadd231ps", "vxorps", "vaddps", "vmaxps", "vminps", "vpmulld", "vpaddd"]:
+        for name in ["vfmadd231ps", "vxorps", "vaddps", "vmaxps", "vminps"]:
             swift_name = name + "YMM"
             yield (f"{name} ymm{destination}, ymm{left}, ymm{right}",
                    f"assembler.{swift_name}(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
@@ -111,8 +107,8 @@ def cases():
                f"assembler.vpdpbusdYMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
     for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
         destination = (7 * i + 5) % 32
-        for name in ["vfmadd231ps", "vpxord", "vaddps", "vmaxps", "vminps", "vpdpbusd", "vpmulld", "vpaddd",
-                     "vmulps", "vsubps", "vdivps"]:
+        for name in ["vfmadd231ps", "vpxord", "vaddps", "vmaxps", "vminps", "vpdpbusd", "vmulps", "vsubps",
+                     "vdivps"]:
             swift_name = name + "ZMM"
             yield (f"{name} zmm{destination}, zmm{left}, zmm{right}",
                    f"assembler.{swift_name}(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")

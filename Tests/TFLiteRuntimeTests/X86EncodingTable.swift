@@ -216,14 +216,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm3, qword [rax]", expected: [0xC4, 0xE2, 0x7D, 0x31, 0x18]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(3), MemoryOperand(.rax))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm3, oword [rax]", expected: [0xC4, 0xE2, 0x7D, 0x23, 0x18]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(3), MemoryOperand(.rax))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm5, oword [rax]", expected: [0x62, 0xF2, 0x7D, 0x48, 0x31, 0x28]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(5), MemoryOperand(.rax))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm5, yword [rax]", expected: [0x62, 0xF2, 0x7D, 0x48, 0x23, 0x28]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(5), MemoryOperand(.rax))
   },
   X86EncodingCase(source: "mov rsp, qword [rdi + 8]", expected: [0x48, 0x8B, 0x67, 0x08]) { assembler in
     assembler.mov(.rsp, MemoryOperand(.rdi, 8))
@@ -270,14 +264,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm10, qword [rdi + 8]", expected: [0xC4, 0x62, 0x7D, 0x31, 0x57, 0x08]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(10), MemoryOperand(.rdi, 8))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm10, oword [rdi + 8]", expected: [0xC4, 0x62, 0x7D, 0x23, 0x57, 0x08]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(10), MemoryOperand(.rdi, 8))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm16, oword [rdi + 8]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x31, 0x87, 0x08, 0x00, 0x00, 0x00]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(16), MemoryOperand(.rdi, 8))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm16, yword [rdi + 8]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x23, 0x87, 0x08, 0x00, 0x00, 0x00]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(16), MemoryOperand(.rdi, 8))
   },
   X86EncodingCase(source: "mov rdi, qword [rsp]", expected: [0x48, 0x8B, 0x3C, 0x24]) { assembler in
     assembler.mov(.rdi, MemoryOperand(.rsp))
@@ -324,14 +312,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm1, qword [rsp]", expected: [0xC4, 0xE2, 0x7D, 0x31, 0x0C, 0x24]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(1), MemoryOperand(.rsp))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm1, oword [rsp]", expected: [0xC4, 0xE2, 0x7D, 0x23, 0x0C, 0x24]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(1), MemoryOperand(.rsp))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm27, oword [rsp]", expected: [0x62, 0x62, 0x7D, 0x48, 0x31, 0x1C, 0x24]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(27), MemoryOperand(.rsp))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm27, yword [rsp]", expected: [0x62, 0x62, 0x7D, 0x48, 0x23, 0x1C, 0x24]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(27), MemoryOperand(.rsp))
   },
   X86EncodingCase(source: "mov r10, qword [r12 + 4]", expected: [0x4D, 0x8B, 0x54, 0x24, 0x04]) { assembler in
     assembler.mov(.r10, MemoryOperand(.r12, 4))
@@ -378,14 +360,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm8, qword [r12 + 4]", expected: [0xC4, 0x42, 0x7D, 0x31, 0x44, 0x24, 0x04]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(8), MemoryOperand(.r12, 4))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm8, oword [r12 + 4]", expected: [0xC4, 0x42, 0x7D, 0x23, 0x44, 0x24, 0x04]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(8), MemoryOperand(.r12, 4))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm6, oword [r12 + 4]", expected: [0x62, 0xD2, 0x7D, 0x48, 0x31, 0xB4, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(6), MemoryOperand(.r12, 4))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm6, yword [r12 + 4]", expected: [0x62, 0xD2, 0x7D, 0x48, 0x23, 0xB4, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(6), MemoryOperand(.r12, 4))
   },
   X86EncodingCase(source: "mov r13, qword [rbp]", expected: [0x4C, 0x8B, 0x6D, 0x00]) { assembler in
     assembler.mov(.r13, MemoryOperand(.rbp))
@@ -432,14 +408,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm15, qword [rbp]", expected: [0xC4, 0x62, 0x7D, 0x31, 0x7D, 0x00]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(15), MemoryOperand(.rbp))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm15, oword [rbp]", expected: [0xC4, 0x62, 0x7D, 0x23, 0x7D, 0x00]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(15), MemoryOperand(.rbp))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm17, oword [rbp]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x31, 0x4D, 0x00]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(17), MemoryOperand(.rbp))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm17, yword [rbp]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x23, 0x4D, 0x00]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(17), MemoryOperand(.rbp))
   },
   X86EncodingCase(source: "mov rax, qword [r13]", expected: [0x49, 0x8B, 0x45, 0x00]) { assembler in
     assembler.mov(.rax, MemoryOperand(.r13))
@@ -486,14 +456,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm6, qword [r13]", expected: [0xC4, 0xC2, 0x7D, 0x31, 0x75, 0x00]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(6), MemoryOperand(.r13))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm6, oword [r13]", expected: [0xC4, 0xC2, 0x7D, 0x23, 0x75, 0x00]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(6), MemoryOperand(.r13))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm28, oword [r13]", expected: [0x62, 0x42, 0x7D, 0x48, 0x31, 0x65, 0x00]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(28), MemoryOperand(.r13))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm28, yword [r13]", expected: [0x62, 0x42, 0x7D, 0x48, 0x23, 0x65, 0x00]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(28), MemoryOperand(.r13))
   },
   X86EncodingCase(source: "mov rbx, qword [r15 - 128]", expected: [0x49, 0x8B, 0x5F, 0x80]) { assembler in
     assembler.mov(.rbx, MemoryOperand(.r15, -128))
@@ -540,14 +504,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm13, qword [r15 - 128]", expected: [0xC4, 0x42, 0x7D, 0x31, 0x6F, 0x80]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(13), MemoryOperand(.r15, -128))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm13, oword [r15 - 128]", expected: [0xC4, 0x42, 0x7D, 0x23, 0x6F, 0x80]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(13), MemoryOperand(.r15, -128))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm7, oword [r15 - 128]", expected: [0x62, 0xD2, 0x7D, 0x48, 0x31, 0x7F, 0xF8]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(7), MemoryOperand(.r15, -128))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm7, yword [r15 - 128]", expected: [0x62, 0xD2, 0x7D, 0x48, 0x23, 0x7F, 0xFC]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(7), MemoryOperand(.r15, -128))
   },
   X86EncodingCase(source: "mov rsi, qword [rsi + 128]", expected: [0x48, 0x8B, 0xB6, 0x80, 0x00, 0x00, 0x00]) { assembler in
     assembler.mov(.rsi, MemoryOperand(.rsi, 128))
@@ -594,14 +552,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm4, qword [rsi + 128]", expected: [0xC4, 0xE2, 0x7D, 0x31, 0xA6, 0x80, 0x00, 0x00, 0x00]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(4), MemoryOperand(.rsi, 128))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm4, oword [rsi + 128]", expected: [0xC4, 0xE2, 0x7D, 0x23, 0xA6, 0x80, 0x00, 0x00, 0x00]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(4), MemoryOperand(.rsi, 128))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm18, oword [rsi + 128]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x31, 0x56, 0x08]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(18), MemoryOperand(.rsi, 128))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm18, yword [rsi + 128]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x23, 0x56, 0x04]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(18), MemoryOperand(.rsi, 128))
   },
   X86EncodingCase(source: "mov r9, qword [rdx + 64]", expected: [0x4C, 0x8B, 0x4A, 0x40]) { assembler in
     assembler.mov(.r9, MemoryOperand(.rdx, 64))
@@ -648,14 +600,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm11, qword [rdx + 64]", expected: [0xC4, 0x62, 0x7D, 0x31, 0x5A, 0x40]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(11), MemoryOperand(.rdx, 64))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm11, oword [rdx + 64]", expected: [0xC4, 0x62, 0x7D, 0x23, 0x5A, 0x40]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(11), MemoryOperand(.rdx, 64))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm29, oword [rdx + 64]", expected: [0x62, 0x62, 0x7D, 0x48, 0x31, 0x6A, 0x04]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(29), MemoryOperand(.rdx, 64))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm29, yword [rdx + 64]", expected: [0x62, 0x62, 0x7D, 0x48, 0x23, 0x6A, 0x02]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(29), MemoryOperand(.rdx, 64))
   },
   X86EncodingCase(source: "mov r12, qword [rcx + 4096]", expected: [0x4C, 0x8B, 0xA1, 0x00, 0x10, 0x00, 0x00]) { assembler in
     assembler.mov(.r12, MemoryOperand(.rcx, 4096))
@@ -702,14 +648,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm2, qword [rcx + 4096]", expected: [0xC4, 0xE2, 0x7D, 0x31, 0x91, 0x00, 0x10, 0x00, 0x00]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(2), MemoryOperand(.rcx, 4096))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm2, oword [rcx + 4096]", expected: [0xC4, 0xE2, 0x7D, 0x23, 0x91, 0x00, 0x10, 0x00, 0x00]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(2), MemoryOperand(.rcx, 4096))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm8, oword [rcx + 4096]", expected: [0x62, 0x72, 0x7D, 0x48, 0x31, 0x81, 0x00, 0x10, 0x00, 0x00]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(8), MemoryOperand(.rcx, 4096))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm8, yword [rcx + 4096]", expected: [0x62, 0x72, 0x7D, 0x48, 0x23, 0x81, 0x00, 0x10, 0x00, 0x00]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(8), MemoryOperand(.rcx, 4096))
   },
   X86EncodingCase(source: "mov r15, qword [r9 - 64]", expected: [0x4D, 0x8B, 0x79, 0xC0]) { assembler in
     assembler.mov(.r15, MemoryOperand(.r9, -64))
@@ -756,14 +696,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm9, qword [r9 - 64]", expected: [0xC4, 0x42, 0x7D, 0x31, 0x49, 0xC0]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(9), MemoryOperand(.r9, -64))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm9, oword [r9 - 64]", expected: [0xC4, 0x42, 0x7D, 0x23, 0x49, 0xC0]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(9), MemoryOperand(.r9, -64))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm19, oword [r9 - 64]", expected: [0x62, 0xC2, 0x7D, 0x48, 0x31, 0x59, 0xFC]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(19), MemoryOperand(.r9, -64))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm19, yword [r9 - 64]", expected: [0x62, 0xC2, 0x7D, 0x48, 0x23, 0x59, 0xFE]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(19), MemoryOperand(.r9, -64))
   },
   X86EncodingCase(source: "mov rdx, qword [rax + r8*4]", expected: [0x4A, 0x8B, 0x14, 0x80]) { assembler in
     assembler.mov(.rdx, MemoryOperand(.rax, index: .r8, scale: 4))
@@ -810,14 +744,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm0, qword [rax + r8*4]", expected: [0xC4, 0xA2, 0x7D, 0x31, 0x04, 0x80]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(0), MemoryOperand(.rax, index: .r8, scale: 4))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm0, oword [rax + r8*4]", expected: [0xC4, 0xA2, 0x7D, 0x23, 0x04, 0x80]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(0), MemoryOperand(.rax, index: .r8, scale: 4))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm30, oword [rax + r8*4]", expected: [0x62, 0x22, 0x7D, 0x48, 0x31, 0x34, 0x80]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(30), MemoryOperand(.rax, index: .r8, scale: 4))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm30, yword [rax + r8*4]", expected: [0x62, 0x22, 0x7D, 0x48, 0x23, 0x34, 0x80]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(30), MemoryOperand(.rax, index: .r8, scale: 4))
   },
   X86EncodingCase(source: "mov rbp, qword [r11 + r9*2 + 12]", expected: [0x4B, 0x8B, 0x6C, 0x4B, 0x0C]) { assembler in
     assembler.mov(.rbp, MemoryOperand(.r11, index: .r9, scale: 2, 12))
@@ -864,14 +792,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm7, qword [r11 + r9*2 + 12]", expected: [0xC4, 0x82, 0x7D, 0x31, 0x7C, 0x4B, 0x0C]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(7), MemoryOperand(.r11, index: .r9, scale: 2, 12))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm7, oword [r11 + r9*2 + 12]", expected: [0xC4, 0x82, 0x7D, 0x23, 0x7C, 0x4B, 0x0C]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(7), MemoryOperand(.r11, index: .r9, scale: 2, 12))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm9, oword [r11 + r9*2 + 12]", expected: [0x62, 0x12, 0x7D, 0x48, 0x31, 0x8C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(9), MemoryOperand(.r11, index: .r9, scale: 2, 12))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm9, yword [r11 + r9*2 + 12]", expected: [0x62, 0x12, 0x7D, 0x48, 0x23, 0x8C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(9), MemoryOperand(.r11, index: .r9, scale: 2, 12))
   },
   X86EncodingCase(source: "mov r8, qword [rbx + rcx*8 - 4]", expected: [0x4C, 0x8B, 0x44, 0xCB, 0xFC]) { assembler in
     assembler.mov(.r8, MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
@@ -918,14 +840,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm14, qword [rbx + rcx*8 - 4]", expected: [0xC4, 0x62, 0x7D, 0x31, 0x74, 0xCB, 0xFC]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(14), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm14, oword [rbx + rcx*8 - 4]", expected: [0xC4, 0x62, 0x7D, 0x23, 0x74, 0xCB, 0xFC]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(14), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm20, oword [rbx + rcx*8 - 4]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x31, 0xA4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(20), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm20, yword [rbx + rcx*8 - 4]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x23, 0xA4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(20), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
   },
   X86EncodingCase(source: "mov r11, qword [r13 + r14*1]", expected: [0x4F, 0x8B, 0x5C, 0x35, 0x00]) { assembler in
     assembler.mov(.r11, MemoryOperand(.r13, index: .r14, scale: 1))
@@ -972,14 +888,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm5, qword [r13 + r14*1]", expected: [0xC4, 0x82, 0x7D, 0x31, 0x6C, 0x35, 0x00]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(5), MemoryOperand(.r13, index: .r14, scale: 1))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm5, oword [r13 + r14*1]", expected: [0xC4, 0x82, 0x7D, 0x23, 0x6C, 0x35, 0x00]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(5), MemoryOperand(.r13, index: .r14, scale: 1))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm31, oword [r13 + r14*1]", expected: [0x62, 0x02, 0x7D, 0x48, 0x31, 0x7C, 0x35, 0x00]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(31), MemoryOperand(.r13, index: .r14, scale: 1))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm31, yword [r13 + r14*1]", expected: [0x62, 0x02, 0x7D, 0x48, 0x23, 0x7C, 0x35, 0x00]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(31), MemoryOperand(.r13, index: .r14, scale: 1))
   },
   X86EncodingCase(source: "mov r14, qword [rsp + rax*1 + 256]", expected: [0x4C, 0x8B, 0xB4, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
     assembler.mov(.r14, MemoryOperand(.rsp, index: .rax, scale: 1, 256))
@@ -1026,14 +936,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm12, qword [rsp + rax*1 + 256]", expected: [0xC4, 0x62, 0x7D, 0x31, 0xA4, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(12), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm12, oword [rsp + rax*1 + 256]", expected: [0xC4, 0x62, 0x7D, 0x23, 0xA4, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(12), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm10, oword [rsp + rax*1 + 256]", expected: [0x62, 0x72, 0x7D, 0x48, 0x31, 0x54, 0x04, 0x10]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(10), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm10, yword [rsp + rax*1 + 256]", expected: [0x62, 0x72, 0x7D, 0x48, 0x23, 0x54, 0x04, 0x08]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(10), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
   },
   X86EncodingCase(source: "mov rcx, qword [r10 + r15*2 + 192]", expected: [0x4B, 0x8B, 0x8C, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
     assembler.mov(.rcx, MemoryOperand(.r10, index: .r15, scale: 2, 192))
@@ -1080,14 +984,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm3, qword [r10 + r15*2 + 192]", expected: [0xC4, 0x82, 0x7D, 0x31, 0x9C, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(3), MemoryOperand(.r10, index: .r15, scale: 2, 192))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm3, oword [r10 + r15*2 + 192]", expected: [0xC4, 0x82, 0x7D, 0x23, 0x9C, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(3), MemoryOperand(.r10, index: .r15, scale: 2, 192))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm21, oword [r10 + r15*2 + 192]", expected: [0x62, 0x82, 0x7D, 0x48, 0x31, 0x6C, 0x7A, 0x0C]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(21), MemoryOperand(.r10, index: .r15, scale: 2, 192))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm21, yword [r10 + r15*2 + 192]", expected: [0x62, 0x82, 0x7D, 0x48, 0x23, 0x6C, 0x7A, 0x06]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(21), MemoryOperand(.r10, index: .r15, scale: 2, 192))
   },
   X86EncodingCase(source: "mov rsp, qword [rdi + rdx*1 + 1024]", expected: [0x48, 0x8B, 0xA4, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
     assembler.mov(.rsp, MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
@@ -1134,14 +1032,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovzxbd ymm10, qword [rdi + rdx*1 + 1024]", expected: [0xC4, 0x62, 0x7D, 0x31, 0x94, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
     assembler.vpmovzxbdYMM(VectorRegister(10), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
   },
-  X86EncodingCase(source: "vpmovsxwd ymm10, oword [rdi + rdx*1 + 1024]", expected: [0xC4, 0x62, 0x7D, 0x23, 0x94, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
-    assembler.vpmovsxwdYMM(VectorRegister(10), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
-  },
   X86EncodingCase(source: "vpmovzxbd zmm0, oword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF2, 0x7D, 0x48, 0x31, 0x44, 0x17, 0x40]) { assembler in
     assembler.vpmovzxbdZMM(VectorRegister(0), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
-  },
-  X86EncodingCase(source: "vpmovsxwd zmm0, yword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF2, 0x7D, 0x48, 0x23, 0x44, 0x17, 0x20]) { assembler in
-    assembler.vpmovsxwdZMM(VectorRegister(0), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
   },
   X86EncodingCase(source: "mov rdx, rax", expected: [0x48, 0x89, 0xC2]) { assembler in
     assembler.mov(.rdx, .rax)
@@ -1166,12 +1058,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vminps ymm2, ymm0, ymm1", expected: [0xC5, 0xFC, 0x5D, 0xD1]) { assembler in
     assembler.vminpsYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
-  },
-  X86EncodingCase(source: "vpmulld ymm2, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0x40, 0xD1]) { assembler in
-    assembler.vpmulldYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
-  },
-  X86EncodingCase(source: "vpaddd ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0xFE, 0xD1]) { assembler in
-    assembler.vpadddYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm2, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0x50, 0xD1]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
@@ -1200,12 +1086,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vminps ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x64, 0x5D, 0xF8]) { assembler in
     assembler.vminpsYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
   },
-  X86EncodingCase(source: "vpmulld ymm7, ymm3, ymm8", expected: [0xC4, 0xC2, 0x65, 0x40, 0xF8]) { assembler in
-    assembler.vpmulldYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
-  },
-  X86EncodingCase(source: "vpaddd ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x65, 0xFE, 0xF8]) { assembler in
-    assembler.vpadddYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
-  },
   X86EncodingCase(source: "{vex} vpdpbusd ymm7, ymm3, ymm8", expected: [0xC4, 0xC2, 0x65, 0x50, 0xF8]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
   },
@@ -1232,12 +1112,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vminps ymm12, ymm8, ymm3", expected: [0xC5, 0x3C, 0x5D, 0xE3]) { assembler in
     assembler.vminpsYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
-  },
-  X86EncodingCase(source: "vpmulld ymm12, ymm8, ymm3", expected: [0xC4, 0x62, 0x3D, 0x40, 0xE3]) { assembler in
-    assembler.vpmulldYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
-  },
-  X86EncodingCase(source: "vpaddd ymm12, ymm8, ymm3", expected: [0xC5, 0x3D, 0xFE, 0xE3]) { assembler in
-    assembler.vpadddYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm12, ymm8, ymm3", expected: [0xC4, 0x62, 0x3D, 0x50, 0xE3]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
@@ -1266,12 +1140,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vminps ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x04, 0x5D, 0xCF]) { assembler in
     assembler.vminpsYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
   },
-  X86EncodingCase(source: "vpmulld ymm1, ymm15, ymm15", expected: [0xC4, 0xC2, 0x05, 0x40, 0xCF]) { assembler in
-    assembler.vpmulldYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
-  },
-  X86EncodingCase(source: "vpaddd ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x05, 0xFE, 0xCF]) { assembler in
-    assembler.vpadddYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
-  },
   X86EncodingCase(source: "{vex} vpdpbusd ymm1, ymm15, ymm15", expected: [0xC4, 0xC2, 0x05, 0x50, 0xCF]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
   },
@@ -1298,12 +1166,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vminps ymm6, ymm12, ymm0", expected: [0xC5, 0x9C, 0x5D, 0xF0]) { assembler in
     assembler.vminpsYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
-  },
-  X86EncodingCase(source: "vpmulld ymm6, ymm12, ymm0", expected: [0xC4, 0xE2, 0x1D, 0x40, 0xF0]) { assembler in
-    assembler.vpmulldYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
-  },
-  X86EncodingCase(source: "vpaddd ymm6, ymm12, ymm0", expected: [0xC5, 0x9D, 0xFE, 0xF0]) { assembler in
-    assembler.vpadddYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm6, ymm12, ymm0", expected: [0xC4, 0xE2, 0x1D, 0x50, 0xF0]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
@@ -1332,12 +1194,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vminps ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x74, 0x5D, 0xD9]) { assembler in
     assembler.vminpsYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
   },
-  X86EncodingCase(source: "vpmulld ymm11, ymm1, ymm9", expected: [0xC4, 0x42, 0x75, 0x40, 0xD9]) { assembler in
-    assembler.vpmulldYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
-  },
-  X86EncodingCase(source: "vpaddd ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x75, 0xFE, 0xD9]) { assembler in
-    assembler.vpadddYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
-  },
   X86EncodingCase(source: "{vex} vpdpbusd ymm11, ymm1, ymm9", expected: [0xC4, 0x42, 0x75, 0x50, 0xD9]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
   },
@@ -1364,12 +1220,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vminps ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x34, 0x5D, 0xC6]) { assembler in
     assembler.vminpsYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
-  },
-  X86EncodingCase(source: "vpmulld ymm0, ymm9, ymm14", expected: [0xC4, 0xC2, 0x35, 0x40, 0xC6]) { assembler in
-    assembler.vpmulldYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
-  },
-  X86EncodingCase(source: "vpaddd ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x35, 0xFE, 0xC6]) { assembler in
-    assembler.vpadddYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm0, ymm9, ymm14", expected: [0xC4, 0xC2, 0x35, 0x50, 0xC6]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
@@ -1398,12 +1248,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vminps ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5C, 0x5D, 0xEB]) { assembler in
     assembler.vminpsYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
   },
-  X86EncodingCase(source: "vpmulld ymm5, ymm4, ymm11", expected: [0xC4, 0xC2, 0x5D, 0x40, 0xEB]) { assembler in
-    assembler.vpmulldYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
-  },
-  X86EncodingCase(source: "vpaddd ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5D, 0xFE, 0xEB]) { assembler in
-    assembler.vpadddYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
-  },
   X86EncodingCase(source: "{vex} vpdpbusd ymm5, ymm4, ymm11", expected: [0xC4, 0xC2, 0x5D, 0x50, 0xEB]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
   },
@@ -1424,12 +1268,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpdpbusd zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x50, 0xE9]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
-  },
-  X86EncodingCase(source: "vpmulld zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x40, 0xE9]) { assembler in
-    assembler.vpmulldZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
-  },
-  X86EncodingCase(source: "vpaddd zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7D, 0x48, 0xFE, 0xE9]) { assembler in
-    assembler.vpadddZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vmulps zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7C, 0x48, 0x59, 0xE9]) { assembler in
     assembler.vmulpsZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
@@ -1458,12 +1296,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpdpbusd zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x50, 0xE0]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
-  X86EncodingCase(source: "vpmulld zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x40, 0xE0]) { assembler in
-    assembler.vpmulldZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
-  },
-  X86EncodingCase(source: "vpaddd zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x65, 0x48, 0xFE, 0xE0]) { assembler in
-    assembler.vpadddZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
-  },
   X86EncodingCase(source: "vmulps zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x64, 0x48, 0x59, 0xE0]) { assembler in
     assembler.vmulpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
@@ -1490,12 +1322,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpdpbusd zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x50, 0xDB]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
-  },
-  X86EncodingCase(source: "vpmulld zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x40, 0xDB]) { assembler in
-    assembler.vpmulldZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
-  },
-  X86EncodingCase(source: "vpaddd zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7D, 0x40, 0xFE, 0xDB]) { assembler in
-    assembler.vpadddZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
   },
   X86EncodingCase(source: "vmulps zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7C, 0x40, 0x59, 0xDB]) { assembler in
     assembler.vmulpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
@@ -1524,12 +1350,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpdpbusd zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x50, 0xD7]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
-  X86EncodingCase(source: "vpmulld zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x40, 0xD7]) { assembler in
-    assembler.vpmulldZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
-  },
-  X86EncodingCase(source: "vpaddd zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x05, 0x40, 0xFE, 0xD7]) { assembler in
-    assembler.vpadddZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
-  },
   X86EncodingCase(source: "vmulps zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x04, 0x40, 0x59, 0xD7]) { assembler in
     assembler.vmulpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
@@ -1556,12 +1376,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpdpbusd zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x50, 0xC8]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
-  },
-  X86EncodingCase(source: "vpmulld zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x40, 0xC8]) { assembler in
-    assembler.vpmulldZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
-  },
-  X86EncodingCase(source: "vpaddd zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1D, 0x48, 0xFE, 0xC8]) { assembler in
-    assembler.vpadddZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
   },
   X86EncodingCase(source: "vmulps zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1C, 0x48, 0x59, 0xC8]) { assembler in
     assembler.vmulpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
@@ -1590,12 +1404,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpdpbusd zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x50, 0xC1]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
-  X86EncodingCase(source: "vpmulld zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x40, 0xC1]) { assembler in
-    assembler.vpmulldZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
-  },
-  X86EncodingCase(source: "vpaddd zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x75, 0x40, 0xFE, 0xC1]) { assembler in
-    assembler.vpadddZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
-  },
   X86EncodingCase(source: "vmulps zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x74, 0x40, 0x59, 0xC1]) { assembler in
     assembler.vmulpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
@@ -1623,12 +1431,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpdpbusd zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x50, 0xFE]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
-  X86EncodingCase(source: "vpmulld zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x40, 0xFE]) { assembler in
-    assembler.vpmulldZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
-  },
-  X86EncodingCase(source: "vpaddd zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x35, 0x48, 0xFE, 0xFE]) { assembler in
-    assembler.vpadddZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
-  },
   X86EncodingCase(source: "vmulps zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x34, 0x48, 0x59, 0xFE]) { assembler in
     assembler.vmulpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
@@ -1655,12 +1457,6 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpdpbusd zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x50, 0xF3]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
-  },
-  X86EncodingCase(source: "vpmulld zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x40, 0xF3]) { assembler in
-    assembler.vpmulldZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
-  },
-  X86EncodingCase(source: "vpaddd zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5D, 0x40, 0xFE, 0xF3]) { assembler in
-    assembler.vpadddZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
   X86EncodingCase(source: "vmulps zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5C, 0x40, 0x59, 0xF3]) { assembler in
     assembler.vmulpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))

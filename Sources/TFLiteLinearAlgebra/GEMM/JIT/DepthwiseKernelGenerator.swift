@@ -212,7 +212,7 @@ private struct DepthwiseEmitter {
         assembler.shiftYMM(.vpslld, other, other, by: 16)
         assembler.packedYMM(.vpor, input, input, other)
         assembler.packedYMM(.vpmaddwd, input, input, weight(vector))
-        assembler.vpadddYMM(sum, sum, input)
+        assembler.packedYMM(.vpaddd, sum, sum, input)
       } else {
         assembler.shiftZMM(.vpslld, other, other, by: 16)
         assembler.packedZMM(.vpor, input, input, other)

@@ -383,21 +383,6 @@
     vex(map: .x0F38, prefix: .x66, opcode: 0x31, reg: destination.number, vvvv: 0, memory: source)
   }
 
-  /// `vpmovsxwd ymm, [m128]`: eight signed 16-bit words sign-extended to 32-bit lanes (AVX2).
-  @usableFromInline package mutating func vpmovsxwdYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
-    vex(map: .x0F38, prefix: .x66, opcode: 0x23, reg: destination.number, vvvv: 0, memory: source)
-  }
-
-  /// `vpmulld ymm1, ymm2, ymm3`: the low 32 bits of each lane's product (AVX2).
-  @usableFromInline package mutating func vpmulldYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    vex(map: .x0F38, prefix: .x66, opcode: 0x40, reg: destination.number, vvvv: left.number, rm: right.number)
-  }
-
-  /// `vpaddd ymm1, ymm2, ymm3`: 32-bit lane sums, wrapping (AVX2).
-  @usableFromInline package mutating func vpadddYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    vex(map: .x0F, prefix: .x66, opcode: 0xFE, reg: destination.number, vvvv: left.number, rm: right.number)
-  }
-
   /// `op ymm1, ymm2, ymm3` for a lane-wise integer operation (AVX2).
   @usableFromInline package mutating func packedYMM(
     _ operation: PackedIntegerOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
@@ -523,21 +508,6 @@
   /// `vpmovzxbd zmm, [m128]`: sixteen unsigned bytes zero-extended to 32-bit lanes.
   @usableFromInline package mutating func vpmovzxbdZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     evex(map: .x0F38, prefix: .x66, opcode: 0x31, reg: destination.number, vvvv: 0, memory: source, elementBytes: 16)
-  }
-
-  /// `vpmovsxwd zmm, [m256]`: sixteen signed 16-bit words sign-extended to 32-bit lanes.
-  @usableFromInline package mutating func vpmovsxwdZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
-    evex(map: .x0F38, prefix: .x66, opcode: 0x23, reg: destination.number, vvvv: 0, memory: source, elementBytes: 32)
-  }
-
-  /// `vpmulld zmm1, zmm2, zmm3`: the low 32 bits of each lane's product.
-  @usableFromInline package mutating func vpmulldZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    evex(map: .x0F38, prefix: .x66, opcode: 0x40, reg: destination.number, vvvv: left.number, rm: right.number)
-  }
-
-  /// `vpaddd zmm1, zmm2, zmm3`: 32-bit lane sums, wrapping.
-  @usableFromInline package mutating func vpadddZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    evex(map: .x0F, prefix: .x66, opcode: 0xFE, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   /// `op zmm1, zmm2, zmm3` for a lane-wise integer operation (AVX-512F).
