@@ -52,6 +52,10 @@ MEMORIES = [
 ]
 
 
+# `PackedFloatOperation`: encoded through `packedYMM`/`packedZMM`.
+FLOAT_OPERATIONS = {"vaddps", "vsubps", "vmulps", "vdivps", "vmaxps", "vminps"}
+
+
 def cases():
     """Yields (nasm text, swift statement) pairs; the statement runs on `assembler`."""
     for register in GPRS:
@@ -100,18 +104,18 @@ def cases():
         yield f"add {GPRS[left]}, {GPRS[right]}", f"assembler.add(.{GPRS[left]}, .{GPRS[right]})"
         yield f"test {GPRS[left]}, {GPRS[right]}", f"assembler.test(.{GPRS[left]}, .{GPRS[right]})"
         for name in ["vfmadd231ps", "vxorps", "vaddps", "vmaxps", "vminps"]:
-            swift_name = name + "YMM"
+            call = f"packedYMM(.{name}, " if name in FLOAT_OPERATIONS else f"{name}YMM("
             yield (f"{name} ymm{destination}, ymm{left}, ymm{right}",
-                   f"assembler.{swift_name}(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+                   f"assembler.{call}VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
         yield (f"{{vex}} vpdpbusd ymm{destination}, ymm{left}, ymm{right}",
                f"assembler.vpdpbusdYMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
     for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
         destination = (7 * i + 5) % 32
         for name in ["vfmadd231ps", "vpxord", "vaddps", "vmaxps", "vminps", "vpdpbusd", "vmulps", "vsubps",
                      "vdivps"]:
-            swift_name = name + "ZMM"
+            call = f"packedZMM(.{name}, " if name in FLOAT_OPERATIONS else f"{name}ZMM("
             yield (f"{name} zmm{destination}, zmm{left}, zmm{right}",
-                   f"assembler.{swift_name}(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+                   f"assembler.{call}VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
     for i, (source, count) in enumerate([(0, 1), (3, 23), (16, 31), (31, 0), (12, 8), (25, 30)]):
         destination = (11 * i + 7) % 32
         for name in ["vpslld", "vpsrad"]:

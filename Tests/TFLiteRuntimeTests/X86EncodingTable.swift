@@ -1051,13 +1051,13 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vxorpsYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vaddps ymm2, ymm0, ymm1", expected: [0xC5, 0xFC, 0x58, 0xD1]) { assembler in
-    assembler.vaddpsYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
+    assembler.packedYMM(.vaddps, VectorRegister(2), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vmaxps ymm2, ymm0, ymm1", expected: [0xC5, 0xFC, 0x5F, 0xD1]) { assembler in
-    assembler.vmaxpsYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
+    assembler.packedYMM(.vmaxps, VectorRegister(2), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vminps ymm2, ymm0, ymm1", expected: [0xC5, 0xFC, 0x5D, 0xD1]) { assembler in
-    assembler.vminpsYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
+    assembler.packedYMM(.vminps, VectorRegister(2), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm2, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0x50, 0xD1]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1))
@@ -1078,13 +1078,13 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vxorpsYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vaddps ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x64, 0x58, 0xF8]) { assembler in
-    assembler.vaddpsYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
+    assembler.packedYMM(.vaddps, VectorRegister(7), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vmaxps ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x64, 0x5F, 0xF8]) { assembler in
-    assembler.vmaxpsYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
+    assembler.packedYMM(.vmaxps, VectorRegister(7), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vminps ymm7, ymm3, ymm8", expected: [0xC4, 0xC1, 0x64, 0x5D, 0xF8]) { assembler in
-    assembler.vminpsYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
+    assembler.packedYMM(.vminps, VectorRegister(7), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm7, ymm3, ymm8", expected: [0xC4, 0xC2, 0x65, 0x50, 0xF8]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8))
@@ -1105,13 +1105,13 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vxorpsYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
   },
   X86EncodingCase(source: "vaddps ymm12, ymm8, ymm3", expected: [0xC5, 0x3C, 0x58, 0xE3]) { assembler in
-    assembler.vaddpsYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
+    assembler.packedYMM(.vaddps, VectorRegister(12), VectorRegister(8), VectorRegister(3))
   },
   X86EncodingCase(source: "vmaxps ymm12, ymm8, ymm3", expected: [0xC5, 0x3C, 0x5F, 0xE3]) { assembler in
-    assembler.vmaxpsYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
+    assembler.packedYMM(.vmaxps, VectorRegister(12), VectorRegister(8), VectorRegister(3))
   },
   X86EncodingCase(source: "vminps ymm12, ymm8, ymm3", expected: [0xC5, 0x3C, 0x5D, 0xE3]) { assembler in
-    assembler.vminpsYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
+    assembler.packedYMM(.vminps, VectorRegister(12), VectorRegister(8), VectorRegister(3))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm12, ymm8, ymm3", expected: [0xC4, 0x62, 0x3D, 0x50, 0xE3]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3))
@@ -1132,13 +1132,13 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vxorpsYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
   },
   X86EncodingCase(source: "vaddps ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x04, 0x58, 0xCF]) { assembler in
-    assembler.vaddpsYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
+    assembler.packedYMM(.vaddps, VectorRegister(1), VectorRegister(15), VectorRegister(15))
   },
   X86EncodingCase(source: "vmaxps ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x04, 0x5F, 0xCF]) { assembler in
-    assembler.vmaxpsYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
+    assembler.packedYMM(.vmaxps, VectorRegister(1), VectorRegister(15), VectorRegister(15))
   },
   X86EncodingCase(source: "vminps ymm1, ymm15, ymm15", expected: [0xC4, 0xC1, 0x04, 0x5D, 0xCF]) { assembler in
-    assembler.vminpsYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
+    assembler.packedYMM(.vminps, VectorRegister(1), VectorRegister(15), VectorRegister(15))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm1, ymm15, ymm15", expected: [0xC4, 0xC2, 0x05, 0x50, 0xCF]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15))
@@ -1159,13 +1159,13 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vxorpsYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
   },
   X86EncodingCase(source: "vaddps ymm6, ymm12, ymm0", expected: [0xC5, 0x9C, 0x58, 0xF0]) { assembler in
-    assembler.vaddpsYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
+    assembler.packedYMM(.vaddps, VectorRegister(6), VectorRegister(12), VectorRegister(0))
   },
   X86EncodingCase(source: "vmaxps ymm6, ymm12, ymm0", expected: [0xC5, 0x9C, 0x5F, 0xF0]) { assembler in
-    assembler.vmaxpsYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
+    assembler.packedYMM(.vmaxps, VectorRegister(6), VectorRegister(12), VectorRegister(0))
   },
   X86EncodingCase(source: "vminps ymm6, ymm12, ymm0", expected: [0xC5, 0x9C, 0x5D, 0xF0]) { assembler in
-    assembler.vminpsYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
+    assembler.packedYMM(.vminps, VectorRegister(6), VectorRegister(12), VectorRegister(0))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm6, ymm12, ymm0", expected: [0xC4, 0xE2, 0x1D, 0x50, 0xF0]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0))
@@ -1186,13 +1186,13 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vxorpsYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
   },
   X86EncodingCase(source: "vaddps ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x74, 0x58, 0xD9]) { assembler in
-    assembler.vaddpsYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
+    assembler.packedYMM(.vaddps, VectorRegister(11), VectorRegister(1), VectorRegister(9))
   },
   X86EncodingCase(source: "vmaxps ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x74, 0x5F, 0xD9]) { assembler in
-    assembler.vmaxpsYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
+    assembler.packedYMM(.vmaxps, VectorRegister(11), VectorRegister(1), VectorRegister(9))
   },
   X86EncodingCase(source: "vminps ymm11, ymm1, ymm9", expected: [0xC4, 0x41, 0x74, 0x5D, 0xD9]) { assembler in
-    assembler.vminpsYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
+    assembler.packedYMM(.vminps, VectorRegister(11), VectorRegister(1), VectorRegister(9))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm11, ymm1, ymm9", expected: [0xC4, 0x42, 0x75, 0x50, 0xD9]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9))
@@ -1213,13 +1213,13 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vxorpsYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
   },
   X86EncodingCase(source: "vaddps ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x34, 0x58, 0xC6]) { assembler in
-    assembler.vaddpsYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
+    assembler.packedYMM(.vaddps, VectorRegister(0), VectorRegister(9), VectorRegister(14))
   },
   X86EncodingCase(source: "vmaxps ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x34, 0x5F, 0xC6]) { assembler in
-    assembler.vmaxpsYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
+    assembler.packedYMM(.vmaxps, VectorRegister(0), VectorRegister(9), VectorRegister(14))
   },
   X86EncodingCase(source: "vminps ymm0, ymm9, ymm14", expected: [0xC4, 0xC1, 0x34, 0x5D, 0xC6]) { assembler in
-    assembler.vminpsYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
+    assembler.packedYMM(.vminps, VectorRegister(0), VectorRegister(9), VectorRegister(14))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm0, ymm9, ymm14", expected: [0xC4, 0xC2, 0x35, 0x50, 0xC6]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14))
@@ -1240,13 +1240,13 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vxorpsYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
   },
   X86EncodingCase(source: "vaddps ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5C, 0x58, 0xEB]) { assembler in
-    assembler.vaddpsYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
+    assembler.packedYMM(.vaddps, VectorRegister(5), VectorRegister(4), VectorRegister(11))
   },
   X86EncodingCase(source: "vmaxps ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5C, 0x5F, 0xEB]) { assembler in
-    assembler.vmaxpsYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
+    assembler.packedYMM(.vmaxps, VectorRegister(5), VectorRegister(4), VectorRegister(11))
   },
   X86EncodingCase(source: "vminps ymm5, ymm4, ymm11", expected: [0xC4, 0xC1, 0x5C, 0x5D, 0xEB]) { assembler in
-    assembler.vminpsYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
+    assembler.packedYMM(.vminps, VectorRegister(5), VectorRegister(4), VectorRegister(11))
   },
   X86EncodingCase(source: "{vex} vpdpbusd ymm5, ymm4, ymm11", expected: [0xC4, 0xC2, 0x5D, 0x50, 0xEB]) { assembler in
     assembler.vpdpbusdYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11))
@@ -1258,25 +1258,25 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vpxordZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vaddps zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7C, 0x48, 0x58, 0xE9]) { assembler in
-    assembler.vaddpsZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+    assembler.packedZMM(.vaddps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vmaxps zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7C, 0x48, 0x5F, 0xE9]) { assembler in
-    assembler.vmaxpsZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+    assembler.packedZMM(.vmaxps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vminps zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7C, 0x48, 0x5D, 0xE9]) { assembler in
-    assembler.vminpsZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+    assembler.packedZMM(.vminps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vpdpbusd zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x50, 0xE9]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vmulps zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7C, 0x48, 0x59, 0xE9]) { assembler in
-    assembler.vmulpsZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+    assembler.packedZMM(.vmulps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vsubps zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7C, 0x48, 0x5C, 0xE9]) { assembler in
-    assembler.vsubpsZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+    assembler.packedZMM(.vsubps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vdivps zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0x7C, 0x48, 0x5E, 0xE9]) { assembler in
-    assembler.vdivpsZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+    assembler.packedZMM(.vdivps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
   },
   X86EncodingCase(source: "vfmadd231ps zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0xB8, 0xE0]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
@@ -1285,25 +1285,25 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vpxordZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vaddps zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x64, 0x48, 0x58, 0xE0]) { assembler in
-    assembler.vaddpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+    assembler.packedZMM(.vaddps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vmaxps zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x64, 0x48, 0x5F, 0xE0]) { assembler in
-    assembler.vmaxpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+    assembler.packedZMM(.vmaxps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vminps zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x64, 0x48, 0x5D, 0xE0]) { assembler in
-    assembler.vminpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+    assembler.packedZMM(.vminps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vpdpbusd zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x50, 0xE0]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vmulps zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x64, 0x48, 0x59, 0xE0]) { assembler in
-    assembler.vmulpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+    assembler.packedZMM(.vmulps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vsubps zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x64, 0x48, 0x5C, 0xE0]) { assembler in
-    assembler.vsubpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+    assembler.packedZMM(.vsubps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vdivps zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0x64, 0x48, 0x5E, 0xE0]) { assembler in
-    assembler.vdivpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+    assembler.packedZMM(.vdivps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
   X86EncodingCase(source: "vfmadd231ps zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0xB8, 0xDB]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
@@ -1312,25 +1312,25 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vpxordZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
   },
   X86EncodingCase(source: "vaddps zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7C, 0x40, 0x58, 0xDB]) { assembler in
-    assembler.vaddpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+    assembler.packedZMM(.vaddps, VectorRegister(19), VectorRegister(16), VectorRegister(3))
   },
   X86EncodingCase(source: "vmaxps zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7C, 0x40, 0x5F, 0xDB]) { assembler in
-    assembler.vmaxpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+    assembler.packedZMM(.vmaxps, VectorRegister(19), VectorRegister(16), VectorRegister(3))
   },
   X86EncodingCase(source: "vminps zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7C, 0x40, 0x5D, 0xDB]) { assembler in
-    assembler.vminpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+    assembler.packedZMM(.vminps, VectorRegister(19), VectorRegister(16), VectorRegister(3))
   },
   X86EncodingCase(source: "vpdpbusd zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x50, 0xDB]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
   },
   X86EncodingCase(source: "vmulps zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7C, 0x40, 0x59, 0xDB]) { assembler in
-    assembler.vmulpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+    assembler.packedZMM(.vmulps, VectorRegister(19), VectorRegister(16), VectorRegister(3))
   },
   X86EncodingCase(source: "vsubps zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7C, 0x40, 0x5C, 0xDB]) { assembler in
-    assembler.vsubpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+    assembler.packedZMM(.vsubps, VectorRegister(19), VectorRegister(16), VectorRegister(3))
   },
   X86EncodingCase(source: "vdivps zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0x7C, 0x40, 0x5E, 0xDB]) { assembler in
-    assembler.vdivpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+    assembler.packedZMM(.vdivps, VectorRegister(19), VectorRegister(16), VectorRegister(3))
   },
   X86EncodingCase(source: "vfmadd231ps zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0xB8, 0xD7]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
@@ -1339,25 +1339,25 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vpxordZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
   X86EncodingCase(source: "vaddps zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x04, 0x40, 0x58, 0xD7]) { assembler in
-    assembler.vaddpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+    assembler.packedZMM(.vaddps, VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
   X86EncodingCase(source: "vmaxps zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x04, 0x40, 0x5F, 0xD7]) { assembler in
-    assembler.vmaxpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+    assembler.packedZMM(.vmaxps, VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
   X86EncodingCase(source: "vminps zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x04, 0x40, 0x5D, 0xD7]) { assembler in
-    assembler.vminpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+    assembler.packedZMM(.vminps, VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
   X86EncodingCase(source: "vpdpbusd zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x50, 0xD7]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
   X86EncodingCase(source: "vmulps zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x04, 0x40, 0x59, 0xD7]) { assembler in
-    assembler.vmulpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+    assembler.packedZMM(.vmulps, VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
   X86EncodingCase(source: "vsubps zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x04, 0x40, 0x5C, 0xD7]) { assembler in
-    assembler.vsubpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+    assembler.packedZMM(.vsubps, VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
   X86EncodingCase(source: "vdivps zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x04, 0x40, 0x5E, 0xD7]) { assembler in
-    assembler.vdivpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+    assembler.packedZMM(.vdivps, VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
   X86EncodingCase(source: "vfmadd231ps zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0xB8, 0xC8]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
@@ -1366,25 +1366,25 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vpxordZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
   },
   X86EncodingCase(source: "vaddps zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1C, 0x48, 0x58, 0xC8]) { assembler in
-    assembler.vaddpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+    assembler.packedZMM(.vaddps, VectorRegister(1), VectorRegister(12), VectorRegister(24))
   },
   X86EncodingCase(source: "vmaxps zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1C, 0x48, 0x5F, 0xC8]) { assembler in
-    assembler.vmaxpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+    assembler.packedZMM(.vmaxps, VectorRegister(1), VectorRegister(12), VectorRegister(24))
   },
   X86EncodingCase(source: "vminps zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1C, 0x48, 0x5D, 0xC8]) { assembler in
-    assembler.vminpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+    assembler.packedZMM(.vminps, VectorRegister(1), VectorRegister(12), VectorRegister(24))
   },
   X86EncodingCase(source: "vpdpbusd zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x50, 0xC8]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
   },
   X86EncodingCase(source: "vmulps zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1C, 0x48, 0x59, 0xC8]) { assembler in
-    assembler.vmulpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+    assembler.packedZMM(.vmulps, VectorRegister(1), VectorRegister(12), VectorRegister(24))
   },
   X86EncodingCase(source: "vsubps zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1C, 0x48, 0x5C, 0xC8]) { assembler in
-    assembler.vsubpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+    assembler.packedZMM(.vsubps, VectorRegister(1), VectorRegister(12), VectorRegister(24))
   },
   X86EncodingCase(source: "vdivps zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x1C, 0x48, 0x5E, 0xC8]) { assembler in
-    assembler.vdivpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+    assembler.packedZMM(.vdivps, VectorRegister(1), VectorRegister(12), VectorRegister(24))
   },
   X86EncodingCase(source: "vfmadd231ps zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0xB8, 0xC1]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
@@ -1393,25 +1393,25 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vpxordZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
   X86EncodingCase(source: "vaddps zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x74, 0x40, 0x58, 0xC1]) { assembler in
-    assembler.vaddpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+    assembler.packedZMM(.vaddps, VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
   X86EncodingCase(source: "vmaxps zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x74, 0x40, 0x5F, 0xC1]) { assembler in
-    assembler.vmaxpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+    assembler.packedZMM(.vmaxps, VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
   X86EncodingCase(source: "vminps zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x74, 0x40, 0x5D, 0xC1]) { assembler in
-    assembler.vminpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+    assembler.packedZMM(.vminps, VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
   X86EncodingCase(source: "vpdpbusd zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x50, 0xC1]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
   X86EncodingCase(source: "vmulps zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x74, 0x40, 0x59, 0xC1]) { assembler in
-    assembler.vmulpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+    assembler.packedZMM(.vmulps, VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
   X86EncodingCase(source: "vsubps zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x74, 0x40, 0x5C, 0xC1]) { assembler in
-    assembler.vsubpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+    assembler.packedZMM(.vsubps, VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
   X86EncodingCase(source: "vdivps zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0x74, 0x40, 0x5E, 0xC1]) { assembler in
-    assembler.vdivpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+    assembler.packedZMM(.vdivps, VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
   X86EncodingCase(source: "vfmadd231ps zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0xB8, 0xFE]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
@@ -1420,25 +1420,25 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vpxordZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
   X86EncodingCase(source: "vaddps zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x34, 0x48, 0x58, 0xFE]) { assembler in
-    assembler.vaddpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+    assembler.packedZMM(.vaddps, VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
   X86EncodingCase(source: "vmaxps zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x34, 0x48, 0x5F, 0xFE]) { assembler in
-    assembler.vmaxpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+    assembler.packedZMM(.vmaxps, VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
   X86EncodingCase(source: "vminps zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x34, 0x48, 0x5D, 0xFE]) { assembler in
-    assembler.vminpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+    assembler.packedZMM(.vminps, VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
   X86EncodingCase(source: "vpdpbusd zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x50, 0xFE]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
   X86EncodingCase(source: "vmulps zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x34, 0x48, 0x59, 0xFE]) { assembler in
-    assembler.vmulpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+    assembler.packedZMM(.vmulps, VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
   X86EncodingCase(source: "vsubps zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x34, 0x48, 0x5C, 0xFE]) { assembler in
-    assembler.vsubpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+    assembler.packedZMM(.vsubps, VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
   X86EncodingCase(source: "vdivps zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0x34, 0x48, 0x5E, 0xFE]) { assembler in
-    assembler.vdivpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+    assembler.packedZMM(.vdivps, VectorRegister(15), VectorRegister(9), VectorRegister(30))
   },
   X86EncodingCase(source: "vfmadd231ps zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0xB8, 0xF3]) { assembler in
     assembler.vfmadd231psZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
@@ -1447,25 +1447,25 @@ let x86EncodingCases: [X86EncodingCase] = [
     assembler.vpxordZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
   X86EncodingCase(source: "vaddps zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5C, 0x40, 0x58, 0xF3]) { assembler in
-    assembler.vaddpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+    assembler.packedZMM(.vaddps, VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
   X86EncodingCase(source: "vmaxps zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5C, 0x40, 0x5F, 0xF3]) { assembler in
-    assembler.vmaxpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+    assembler.packedZMM(.vmaxps, VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
   X86EncodingCase(source: "vminps zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5C, 0x40, 0x5D, 0xF3]) { assembler in
-    assembler.vminpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+    assembler.packedZMM(.vminps, VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
   X86EncodingCase(source: "vpdpbusd zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x50, 0xF3]) { assembler in
     assembler.vpdpbusdZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
   X86EncodingCase(source: "vmulps zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5C, 0x40, 0x59, 0xF3]) { assembler in
-    assembler.vmulpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+    assembler.packedZMM(.vmulps, VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
   X86EncodingCase(source: "vsubps zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5C, 0x40, 0x5C, 0xF3]) { assembler in
-    assembler.vsubpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+    assembler.packedZMM(.vsubps, VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
   X86EncodingCase(source: "vdivps zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0x5C, 0x40, 0x5E, 0xF3]) { assembler in
-    assembler.vdivpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+    assembler.packedZMM(.vdivps, VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
   X86EncodingCase(source: "vpslld zmm7, zmm0, 1", expected: [0x62, 0xF1, 0x45, 0x48, 0x72, 0xF0, 0x01]) { assembler in
     assembler.shiftZMM(.vpslld, VectorRegister(7), VectorRegister(0), by: 1)

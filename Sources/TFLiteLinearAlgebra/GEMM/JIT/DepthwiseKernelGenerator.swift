@@ -228,13 +228,7 @@ private struct DepthwiseEmitter {
   /// The clamp of the float kernels: the accumulator is the second operand, so a NaN passes through.
   mutating func clamp(_ value: VectorRegister) {
     guard kind != .unsignedBytes else { return }
-    if isa == .avx2 {
-      assembler.vmaxpsYMM(value, lowerRegister, value)
-      assembler.vminpsYMM(value, upperRegister, value)
-    } else {
-      assembler.vmaxpsZMM(value, lowerRegister, value)
-      assembler.vminpsZMM(value, upperRegister, value)
-    }
+    assembler.clamp(isa == .avx2 ? .ymm : .zmm, value, lower: lowerRegister, upper: upperRegister)
   }
 
   /// Computes and stores `pixels` (1 or 4) pixels at rsi/r10 over the tap table.

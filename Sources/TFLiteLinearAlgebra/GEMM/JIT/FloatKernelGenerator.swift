@@ -241,7 +241,7 @@ private struct KernelEmitter {
       for (row, vector) in rowVectors {
         let sum = accumulator(0, row, vector)
         let part = accumulator(set, row, vector)
-        isa == .avx2 ? assembler.vaddpsYMM(sum, sum, part) : assembler.vaddpsZMM(sum, sum, part)
+        isa == .avx2 ? assembler.packedYMM(.vaddps, sum, sum, part) : assembler.packedZMM(.vaddps, sum, sum, part)
       }
     }
 
@@ -253,14 +253,7 @@ private struct KernelEmitter {
       ? assembler.vbroadcastssYMM(upperRegister, argument(\.upper))
       : assembler.vbroadcastssZMM(upperRegister, argument(\.upper))
     for (row, vector) in rowVectors {
-      let value = accumulator(0, row, vector)
-      if isa == .avx2 {
-        assembler.vmaxpsYMM(value, lowerRegister, value)
-        assembler.vminpsYMM(value, upperRegister, value)
-      } else {
-        assembler.vmaxpsZMM(value, lowerRegister, value)
-        assembler.vminpsZMM(value, upperRegister, value)
-      }
+      assembler.clamp(width, accumulator(0, row, vector), lower: lowerRegister, upper: upperRegister)
     }
 
     // 4. Store, then the next tile.

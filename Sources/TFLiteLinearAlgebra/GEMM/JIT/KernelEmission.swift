@@ -1,6 +1,7 @@
-// What the generated GEMM micro-kernels (`FloatKernelGenerator`, `DotProductKernelGenerator`)
-// share: the vector width they work in, the System V prologue and return, the operand of an
-// argument field read through rdi, and the addressing of a tile's rows from a few base registers.
+// What the generated kernels (`FloatKernelGenerator`, `DotProductKernelGenerator`,
+// `DepthwiseKernelGenerator`) share: the vector width they work in, the System V prologue and
+// return, the float clamp, the operand of an argument field read through rdi, and the addressing
+// of a tile's rows from a few base registers.
 
 /// The vector registers a generated kernel works in: ymm (AVX2, AVX-VNNI) or zmm (AVX-512).
 enum VectorWidth {
@@ -38,6 +39,18 @@ extension X86Assembler {
     vzeroupper()
     for register in saved.reversed() { pop(register) }
     ret()
+  }
+
+  /// `value = min(max(lower, value), upper)` in `width`, lane by lane: `value` is the second
+  /// operand of both, so a NaN passes through as the Swift clamps let it.
+  mutating func clamp(_ width: VectorWidth, _ value: VectorRegister, lower: VectorRegister, upper: VectorRegister) {
+    if width == .ymm {
+      packedYMM(.vmaxps, value, lower, value)
+      packedYMM(.vminps, value, upper, value)
+    } else {
+      packedZMM(.vmaxps, value, lower, value)
+      packedZMM(.vminps, value, upper, value)
+    }
   }
 
   /// Sets `register` to zero in `width` (`vxorps` ymm, `vpxord` zmm).

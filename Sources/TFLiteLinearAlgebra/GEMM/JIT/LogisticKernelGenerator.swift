@@ -92,39 +92,39 @@
     assembler.vmovupsZMM(x, MemoryOperand(.rsi))
     // t = max(−|x|, −87); NaN stays NaN (vmaxps returns its second operand then).
     assembler.packedZMM(.vpor, t, x, signBit)
-    assembler.vmaxpsZMM(t, lowestExponent, t)
+    assembler.packedZMM(.vmaxps, t, lowestExponent, t)
     // shifted = t · log2e + shifter; n = shifted − shifter; r = (t − n · ln2High) − n · ln2Low.
-    assembler.vmulpsZMM(shifted, t, log2OfE)
-    assembler.vaddpsZMM(shifted, shifted, shifter)
-    assembler.vsubpsZMM(r, shifted, shifter)
-    assembler.vmulpsZMM(product, r, ln2Low)
-    assembler.vmulpsZMM(r, r, ln2High)
-    assembler.vsubpsZMM(r, t, r)
-    assembler.vsubpsZMM(r, r, product)
+    assembler.packedZMM(.vmulps, shifted, t, log2OfE)
+    assembler.packedZMM(.vaddps, shifted, shifted, shifter)
+    assembler.packedZMM(.vsubps, r, shifted, shifter)
+    assembler.packedZMM(.vmulps, product, r, ln2Low)
+    assembler.packedZMM(.vmulps, r, r, ln2High)
+    assembler.packedZMM(.vsubps, r, t, r)
+    assembler.packedZMM(.vsubps, r, r, product)
     // e^r by Horner: p = c5; p = p · r + c_k.
-    assembler.vmulpsZMM(polynomial, coefficients[0], r)
-    assembler.vaddpsZMM(polynomial, polynomial, coefficients[1])
+    assembler.packedZMM(.vmulps, polynomial, coefficients[0], r)
+    assembler.packedZMM(.vaddps, polynomial, polynomial, coefficients[1])
     for coefficient in coefficients[2...] {
-      assembler.vmulpsZMM(polynomial, polynomial, r)
-      assembler.vaddpsZMM(polynomial, polynomial, coefficient)
+      assembler.packedZMM(.vmulps, polynomial, polynomial, r)
+      assembler.packedZMM(.vaddps, polynomial, polynomial, coefficient)
     }
     // e = p · 2^n, 2^n = (bits(shifted) − bias) << 23.
     assembler.packedZMM(.vpsubd, shifted, shifted, exponentBias)
     assembler.shiftZMM(.vpslld, shifted, shifted, by: 23)
-    assembler.vmulpsZMM(polynomial, polynomial, shifted)
+    assembler.packedZMM(.vmulps, polynomial, polynomial, shifted)
     // reciprocal = 1 / (1 + e); for negative x the result is e · reciprocal.
-    assembler.vaddpsZMM(reciprocal, one, polynomial)
-    assembler.vdivpsZMM(reciprocal, one, reciprocal)
-    assembler.vmulpsZMM(polynomial, polynomial, reciprocal)
+    assembler.packedZMM(.vaddps, reciprocal, one, polynomial)
+    assembler.packedZMM(.vdivps, reciprocal, one, reciprocal)
+    assembler.packedZMM(.vmulps, polynomial, polynomial, reciprocal)
     // Select by the sign bit: reciprocal ^ ((reciprocal ^ e·reciprocal) & (x >> 31)).
     assembler.shiftZMM(.vpsrad, sign, x, by: 31)
     assembler.vpxordZMM(polynomial, polynomial, reciprocal)
     assembler.packedZMM(.vpand, polynomial, polynomial, sign)
     assembler.vpxordZMM(polynomial, polynomial, reciprocal)
-    if form != .logistic { assembler.vmulpsZMM(polynomial, x, polynomial) }
+    if form != .logistic { assembler.packedZMM(.vmulps, polynomial, x, polynomial) }
     if form == .clampedSigmoidLinearUnit {
-      assembler.vmaxpsZMM(polynomial, lower, polynomial)
-      assembler.vminpsZMM(polynomial, upper, polynomial)
+      assembler.packedZMM(.vmaxps, polynomial, lower, polynomial)
+      assembler.packedZMM(.vminps, polynomial, upper, polynomial)
     }
     assembler.vmovupsZMM(MemoryOperand(.rdx), polynomial)
     assembler.add(.rsi, 64)

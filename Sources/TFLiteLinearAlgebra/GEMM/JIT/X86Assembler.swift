@@ -156,6 +156,35 @@
   fileprivate var isWideInEVEX: Bool { self == .vpsrlq }
 }
 
+/// The lane-wise single-precision operations with two register sources: `packedYMM` (VEX, AVX)
+/// and `packedZMM` (EVEX, AVX-512F).
+@usableFromInline package enum PackedFloatOperation: CaseIterable, Sendable {
+  /// `vaddps`: sums.
+  case vaddps
+  /// `vsubps`: the first source minus the second.
+  case vsubps
+  /// `vmulps`: products.
+  case vmulps
+  /// `vdivps`: the first source divided by the second, correctly rounded.
+  case vdivps
+  /// `vmaxps`: `left > right ? left : right` lane by lane (the second source when either is NaN).
+  case vmaxps
+  /// `vminps`: `left < right ? left : right` lane by lane (the second source when either is NaN).
+  case vminps
+
+  /// The opcode byte (map 0F, no implied prefix).
+  fileprivate var opcode: UInt8 {
+    switch self {
+    case .vaddps: 0x58
+    case .vsubps: 0x5C
+    case .vmulps: 0x59
+    case .vdivps: 0x5E
+    case .vmaxps: 0x5F
+    case .vminps: 0x5D
+    }
+  }
+}
+
 /// A position in the code that jumps refer to.
 @usableFromInline package struct AssemblerLabel {
   fileprivate let id: Int
@@ -352,21 +381,6 @@
     vex(map: .x0F, prefix: .none, opcode: 0x57, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
-  /// `vaddps ymm1, ymm2, ymm3`.
-  @usableFromInline package mutating func vaddpsYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    vex(map: .x0F, prefix: .none, opcode: 0x58, reg: destination.number, vvvv: left.number, rm: right.number)
-  }
-
-  /// `vmaxps ymm1, ymm2, ymm3`: `ymm2 > ymm3 ? ymm2 : ymm3` lane by lane (ymm3 when either is NaN).
-  @usableFromInline package mutating func vmaxpsYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    vex(map: .x0F, prefix: .none, opcode: 0x5F, reg: destination.number, vvvv: left.number, rm: right.number)
-  }
-
-  /// `vminps ymm1, ymm2, ymm3`: `ymm2 < ymm3 ? ymm2 : ymm3` lane by lane (ymm3 when either is NaN).
-  @usableFromInline package mutating func vminpsYMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    vex(map: .x0F, prefix: .none, opcode: 0x5D, reg: destination.number, vvvv: left.number, rm: right.number)
-  }
-
   /// `vpbroadcastd ymm, [m32]` (AVX2).
   @usableFromInline package mutating func vpbroadcastdYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     vex(map: .x0F38, prefix: .x66, opcode: 0x58, reg: destination.number, vvvv: 0, memory: source)
@@ -390,6 +404,13 @@
     vex(
       map: operation.map, prefix: .x66, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
       operand: .register(right.number), wide: operation.isWideInVEX)
+  }
+
+  /// `op ymm1, ymm2, ymm3` for a lane-wise single-precision operation (AVX).
+  @usableFromInline package mutating func packedYMM(
+    _ operation: PackedFloatOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
+  ) {
+    vex(map: .x0F, prefix: .none, opcode: operation.opcode, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   /// `op ymm1, ymm2, [m256]` for a lane-wise integer operation (AVX2).
@@ -479,21 +500,6 @@
     evex(map: .x0F, prefix: .x66, opcode: 0xEF, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
-  /// `vaddps zmm1, zmm2, zmm3`.
-  @usableFromInline package mutating func vaddpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    evex(map: .x0F, prefix: .none, opcode: 0x58, reg: destination.number, vvvv: left.number, rm: right.number)
-  }
-
-  /// `vmaxps zmm1, zmm2, zmm3` (zmm3 when either is NaN).
-  @usableFromInline package mutating func vmaxpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    evex(map: .x0F, prefix: .none, opcode: 0x5F, reg: destination.number, vvvv: left.number, rm: right.number)
-  }
-
-  /// `vminps zmm1, zmm2, zmm3` (zmm3 when either is NaN).
-  @usableFromInline package mutating func vminpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    evex(map: .x0F, prefix: .none, opcode: 0x5D, reg: destination.number, vvvv: left.number, rm: right.number)
-  }
-
   /// `vpbroadcastd zmm, [m32]`.
   @usableFromInline package mutating func vpbroadcastdZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     evex(map: .x0F38, prefix: .x66, opcode: 0x58, reg: destination.number, vvvv: 0, memory: source, elementBytes: 4)
@@ -517,6 +523,13 @@
     evex(
       map: operation.map, prefix: .x66, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
       operand: .register(right.number), elementBytes: 64, broadcast: false, wide: operation.isWideInEVEX)
+  }
+
+  /// `op zmm1, zmm2, zmm3` for a lane-wise single-precision operation (AVX-512F).
+  @usableFromInline package mutating func packedZMM(
+    _ operation: PackedFloatOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
+  ) {
+    evex(map: .x0F, prefix: .none, opcode: operation.opcode, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   /// `op zmm1, zmm2, [m512]` for a lane-wise integer operation (AVX-512F).
@@ -561,21 +574,6 @@
   /// products of zmm2's and zmm3's signed 16-bit words in that lane (wrapping).
   @usableFromInline package mutating func vpdpwssdZMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F38, prefix: .x66, opcode: 0x52, reg: accumulator.number, vvvv: left.number, rm: right.number)
-  }
-
-  /// `vmulps zmm1, zmm2, zmm3`.
-  @usableFromInline package mutating func vmulpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    evex(map: .x0F, prefix: .none, opcode: 0x59, reg: destination.number, vvvv: left.number, rm: right.number)
-  }
-
-  /// `vsubps zmm1, zmm2, zmm3`: zmm2 − zmm3.
-  @usableFromInline package mutating func vsubpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    evex(map: .x0F, prefix: .none, opcode: 0x5C, reg: destination.number, vvvv: left.number, rm: right.number)
-  }
-
-  /// `vdivps zmm1, zmm2, zmm3`: zmm2 / zmm3, correctly rounded.
-  @usableFromInline package mutating func vdivpsZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
-    evex(map: .x0F, prefix: .none, opcode: 0x5E, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
   // MARK: - Encoding
