@@ -113,6 +113,9 @@ struct ByteDepthwiseConvolution {
   let paddedChannels: Int
   /// Pixels per window row: the input row with its padding on both sides.
   let paddedWidth: Int
+  /// The tap pairs of the window, built at prepare: (input offset A, input offset B, weight byte
+  /// offset) per pair, 3 × `bytePairCount` entries (see `pairTable(shape:paddedWidth:paddedChannels:)`).
+  let pairTable: [Int]
   /// Bias (with the input offset's share) and multiplier per output channel.
   let constants: IntegerChannelConstants
   /// The output zero point.
@@ -148,6 +151,7 @@ struct ByteDepthwiseConvolution {
     self.filter = filter
     paddedChannels = padded
     paddedWidth = paddedExtent(shape.width)
+    pairTable = Self.pairTable(shape: shape, paddedWidth: paddedWidth, paddedChannels: padded)
     constants = IntegerChannelConstants(
       groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding
     ) {
@@ -228,20 +232,21 @@ struct ByteDepthwiseConvolution {
     }
   }
 
-  /// The tap pairs of the window: (input offset A, input offset B, weight byte offset) per pair,
-  /// into `table` (3 × `bytePairCount` entries). Tap (ky, kx) reads window row ky at column
-  /// kx · dilation; an odd last tap is paired with itself (its weights there are zero).
-  private func fillPairTable(_ table: UnsafeMutablePointer<Int>) {
+  /// The tap pairs of the window: (input offset A, input offset B, weight byte offset) per pair.
+  /// Tap (ky, kx) reads window row ky at column kx · dilation; an odd last tap is paired with
+  /// itself (its weights there are zero).
+  private static func pairTable(shape: DepthwiseShape, paddedWidth: Int, paddedChannels: Int) -> [Int] {
     let width = shape.width
-    let tapCount = shape.height.filterSize &* width.filterSize
+    let tapCount = shape.height.filterSize * width.filterSize
     func inputOffset(_ tap: Int) -> Int {
       let (ky, kx) = tap.quotientAndRemainder(dividingBy: width.filterSize)
-      return ky &* paddedWidth &* paddedChannels &+ kx &* width.dilation &* paddedChannels
+      return ky * paddedWidth * paddedChannels + kx * width.dilation * paddedChannels
     }
-    for pair in 0..<DepthwiseKernelGenerator.bytePairCount(taps: tapCount) {
-      table[3 &* pair] = inputOffset(2 &* pair)
-      table[3 &* pair &+ 1] = inputOffset(min(2 &* pair &+ 1, tapCount &- 1))
-      table[3 &* pair &+ 2] = pair &* paddedChannels &* 2 &* MemoryLayout<Int16>.stride
+    return (0..<DepthwiseKernelGenerator.bytePairCount(taps: tapCount)).flatMap { pair in
+      [
+        inputOffset(2 * pair), inputOffset(min(2 * pair + 1, tapCount - 1)),
+        pair * paddedChannels * 2 * MemoryLayout<Int16>.stride,
+      ]
     }
   }
 
@@ -264,9 +269,8 @@ struct ByteDepthwiseConvolution {
     let pairCount = DepthwiseKernelGenerator.bytePairCount(taps: height.filterSize &* width.filterSize)
     filter.withUnsafeBufferPointer { filterBuffer in
       guard let filter = filterBuffer.baseAddress else { return }
-      withUnsafeTemporaryAllocation(of: Int.self, capacity: 3 &* pairCount) { tableBuffer in
+      pairTable.withUnsafeBufferPointer { tableBuffer in
         guard let table = tableBuffer.baseAddress else { return }
-        fillPairTable(table)
         ChannelWindowRows.forEachRow(
           rows: shape.batch * height.outputSize,
           workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
