@@ -157,6 +157,103 @@ final class GeneratedKernelFuzzTests: XCTestCase {
     }
   }
 
+  /// int8/uint8 TRANSPOSE_CONV: the GEMM-and-scatter route gives the Int64 loop's bytes with
+  /// every sum route (Swift and each dot-product instruction set this machine runs) and every
+  /// requantization (Swift and each generated level), over random shapes, strides, paddings, channel
+  /// counts around the 16-lane blocks and quantizations; nothing writes past a buffer, and a second
+  /// run on the same prepared kernel gives the same bytes.
+  func testRandomEightBitTransposeConvShapesAreBitExactOnEveryRoute() throws {
+    var random = SeededGenerator(seed: 74)
+    let sumRoutes = [DotProductSums(generated: nil)]
+      + DotProductISA.allCases.compactMap { GeneratedDotProductKernels.kernels(for: $0) }.map { DotProductSums(generated: $0) }
+    let requantizers: [GeneratedRequantizationKernels?] =
+      [nil] + GeneratedKernelISA.allCases.compactMap { GeneratedRequantizationKernels.kernels(for: $0) }
+    var byteRouteTrials = 0
+    for trial in 0..<40 {
+      let signed = trial % 2 == 0
+      let (inputHeight, inputWidth) = (random.int(1...6), random.int(1...6))
+      let (depth, outputChannels) = (random.int(1...40), [1, 3, 12, 16, 17, 33][random.int(0...5)])
+      let filter = (random.int(1...5), random.int(1...5))
+      let strides = (random.int(1...3), random.int(1...3))
+      let same = random.bool()
+      // An output extent that CONV_2D with this filter and stride maps back onto the input.
+      func outputExtent(_ input: Int, _ filter: Int, _ stride: Int) -> Int {
+        same ? input * stride - random.int(0...(stride - 1)) : (input - 1) * stride + filter + random.int(0...(stride - 1))
+      }
+      let outputShape = [
+        random.int(1...2), outputExtent(inputHeight, filter.0, strides.0), outputExtent(inputWidth, filter.1, strides.1),
+        outputChannels,
+      ]
+      let memory = GuardedMemory()
+      let quantized = FuzzedQuantization(random: &random, signed: signed, perChannel: trial % 4 == 0, channels: outputChannels)
+      let inputShape = [outputShape[0], inputHeight, inputWidth, depth]
+      let input = memory.tensor(
+        0, quantized.type, inputShape, bytes: quantized.randomBytes(inputShape.reduce(1, *), &random),
+        quantization: quantized.input)
+      let weightCount = outputChannels * filter.0 * filter.1 * depth
+      let weightQuantization = quantized.weights(axis: 0)
+      // Every other uint8 trial keeps w − zw within a signed byte, as trained uint8 weights mostly do.
+      let weightZeroPoint = weightQuantization.zeroPoints[0]
+      let weightBytes =
+        trial % 4 == 1
+        ? (0..<weightCount).map { _ in UInt8(clamping: weightZeroPoint + random.int(-100...100)) }
+        : quantized.randomWeights(weightCount, &random)
+      let weights = memory.tensor(
+        1, quantized.type, [outputChannels, filter.0, filter.1, depth], bytes: weightBytes,
+        quantization: weightQuantization)
+      let bias = memory.tensor(
+        2, .int32, [outputChannels], bytes: bytesOf((0..<outputChannels).map { _ in Int32(random.int(-5000...5000)) }),
+        quantization: quantized.bias)
+      let shapeTensor = memory.tensor(3, .int32, [4], bytes: bytesOf(outputShape.map { Int32($0) }))
+      let output = RuntimeTensor(
+        index: 4, name: "output", type: quantized.type, shape: [], shapeSignature: [], quantization: quantized.output,
+        isVariable: false, constantData: nil)
+      let options = TransposeConvOptions(
+        padding: same ? .same : .valid, strideW: Int32(strides.1), strideH: Int32(strides.0),
+        fusedActivationFunction: [.none, .relu][trial % 2])
+      let node = KernelHarness.node(
+        "TRANSPOSE_CONV", [shapeTensor, weights, input, bias], output, .transposeConvOptions(options))
+      let label = "TRANSPOSE_CONV trial \(trial) \(quantized.type.name) input \(inputShape) output \(outputShape) "
+        + "filter \(filter) strides \(strides) \(same ? "SAME" : "VALID")"
+      guard let kernel = try memory.prepareAndRun(node, output: output, generated: true, label: label)
+        as? IntegerTransposeConvKernel, let shape = kernel.shape, let arithmetic = kernel.arithmetic
+      else { return XCTFail("\(label): not the integer TRANSPOSE_CONV kernel") }
+      // int8 weights always fit signed bytes; uint8 ones minus a random zero point may not.
+      if signed || trial % 4 == 1 { XCTAssertNotNil(kernel.byteTransposeConvolution, label) }
+      guard let prepared = kernel.byteTransposeConvolution else { continue }
+      byteRouteTrials += 1
+      var results = [memory.bytes(output)]
+      try kernel.eval(EvalContext(threadCount: 2, scratch: memory.block("scratch again", bytes: prepared.scratchBytes)))
+      results.append(memory.bytes(output))
+      for route in sumRoutes {
+        for requantizer in requantizers {
+          guard
+            let convolution = ByteTransposeConvolution(
+              shape: shape, arithmetic: arithmetic, inputType: quantized.type, route: route, requantizer: requantizer)
+          else { return XCTFail("\(label): no byte route") }
+          memory.place(output, "output \(route.generatedLevel ?? "Swift") \(requantizer?.isa.description ?? "Swift")")
+          let scratch = memory.block("scratch", bytes: convolution.scratchBytes)
+          let context = EvalContext(threadCount: 1 + trial % 2, scratch: scratch)
+          if signed {
+            convolution.run(input: input.data!, output: output.pointer(as: Int8.self), context: context, scratch: scratch)
+          } else {
+            convolution.run(input: input.data!, output: output.pointer(as: UInt8.self), context: context, scratch: scratch)
+          }
+          results.append(memory.bytes(output))
+        }
+      }
+      // The Int64 loop: the kernel without its byte route, over the widened input.
+      kernel.byteTransposeConvolution = nil
+      memory.place(output, "output Int64 loop")
+      try kernel.eval(
+        EvalContext(threadCount: 1, scratch: memory.block("widened", bytes: input.elementCount * MemoryLayout<Int32>.stride)))
+      let expected = memory.bytes(output)
+      for (route, values) in results.enumerated() { XCTAssertEqual(values, expected, "\(label) route \(route)") }
+      XCTAssertEqual(memory.damagedGuards(), [], label)
+    }
+    XCTAssertGreaterThanOrEqual(byteRouteTrials, 30, "every int8 trial and the near-zero-point uint8 ones take the byte route")
+  }
+
   /// Shapes and options `prepare` must reject, for the float and 8-bit depthwise kernels and the
   /// 8-bit convolution: each throws a `KernelError` that names the op, and the kernel then refuses
   /// to evaluate (so no generated kernel ever sees them).

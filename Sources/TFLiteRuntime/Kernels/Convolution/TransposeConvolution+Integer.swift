@@ -11,6 +11,14 @@
 // with the same arithmetic as the integer CONV_2D: 8-bit sums wrap in 32 bits and rescale with two
 // roundings (the run's rounding policy); 16-bit ones with an int64 (or no) bias accumulate in 64
 // bits and use the 64-bit rescale.
+//
+// Two routes compute it. 8-bit activations whose weights minus their zero point fit signed bytes
+// (every int8 model; uint8 ones whose weights stay within ±127 of their zero point) run as a GEMM
+// of the input pixels with all (tap, output channel) columns on the dot-product kernels, a scatter
+// of each tap's Int32 sums onto the output pixel it lands on, and a vector requantization
+// (`ByteTransposeConvolution`); since every sum wraps in 32 bits, the order of the additions does
+// not change a bit. 16-bit activations and the other uint8 weights run the Int64 loop over the
+// widened input, one output value at a time.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -18,6 +26,9 @@ import TFLiteLinearAlgebra
 /// TRANSPOSE_CONV on quantized tensors: inputs `output_shape` (constant INT32 `[4]`), weights
 /// `[O,KH,KW,I]`, input `[N,H,W,I]` and an optional bias `[O]`.
 final class IntegerTransposeConvKernel: Kernel {
+  /// The 8-bit GEMM route when prepared with it, else the Int64 loop.
+  var kernelDescription: String? { byteTransposeConvolution?.description }
+
   private let outputShapeTensor: RuntimeTensor
   private let weights: RuntimeTensor
   private let input: RuntimeTensor
@@ -25,8 +36,11 @@ final class IntegerTransposeConvKernel: Kernel {
   private let output: RuntimeTensor
   private let options: TransposeConvOptions
   private let activation: FusedActivation
-  private var shape: TransposeConvolutionShape?
-  private var arithmetic: IntegerWeightedArithmetic?
+  private(set) var shape: TransposeConvolutionShape?
+  private(set) var arithmetic: IntegerWeightedArithmetic?
+  /// The GEMM route of 8-bit activations whose weights fit signed bytes, chosen at prepare; nil
+  /// runs the Int64 loop (tests set it to nil to compare the two).
+  var byteTransposeConvolution: ByteTransposeConvolution?
 
   init(node: Node) throws {
     let op = "TRANSPOSE_CONV"
@@ -85,7 +99,11 @@ final class IntegerTransposeConvKernel: Kernel {
       channelAxis: 0, activation: activation, rounding: context.roundingPolicy)
     self.shape = shape
     output.shape = shape.outputShape
-    context.requestScratch(bytes: input.elementCount * MemoryLayout<Int32>.stride)
+    byteTransposeConvolution =
+      input.type == .int16
+      ? nil : arithmetic.flatMap { ByteTransposeConvolution(shape: shape, arithmetic: $0, inputType: input.type) }
+    context.requestScratch(
+      bytes: byteTransposeConvolution?.scratchBytes ?? input.elementCount * MemoryLayout<Int32>.stride)
   }
 
   /// LiteRT's signed kernels ignore the weights' zero points and require a zero bias zero point,
@@ -107,6 +125,18 @@ final class IntegerTransposeConvKernel: Kernel {
     guard output.elementCount > 0 else { return }
     guard let shape, let arithmetic, let scratch = context.scratch else {
       throw KernelError.invalid("TRANSPOSE_CONV was not prepared")
+    }
+    if let byteTransposeConvolution {
+      let source = try tensorData(input)
+      let destination = try tensorData(output)
+      if output.type == .int8 {
+        byteTransposeConvolution.run(
+          input: source, output: destination.assumingMemoryBound(to: Int8.self), context: context, scratch: scratch)
+      } else {
+        byteTransposeConvolution.run(
+          input: source, output: destination.assumingMemoryBound(to: UInt8.self), context: context, scratch: scratch)
+      }
+      return
     }
     let pass = IntegerTransposeConvolution(
       shape: shape, arithmetic: arithmetic, input: scratch.assumingMemoryBound(to: Int32.self),
@@ -155,6 +185,200 @@ private struct IntegerTransposeConvolution: QuantizedTypeVisitor {
             }
             outputBase[channel] = Output(truncatingIfNeeded: arithmetic.requantize(sum, channel: channel))
           }
+        }
+      }
+    }
+  }
+}
+
+/// The 8-bit TRANSPOSE_CONV as a GEMM and a scatter, when the weights minus their zero point fit
+/// signed bytes (int8 weights always do): every input pixel's unsigned bytes (uint8 as they are,
+/// int8 plus 128) times the weights packed as one `depth × (taps · outputChannels)` matrix gives
+/// each (tap, output channel) its Int32 sum (`DotProductSums`: generated `vpdpbusd` kernels where
+/// the CPU has them, Swift code elsewhere); each tap's sums, minus (128 or 0 + input zero point) ·
+/// Σ weights of its column, are added to the Int32 accumulator of the output pixel the tap lands
+/// on; the accumulators are then requantized per 16-channel block (generated requantization where
+/// available, `IntegerEpilogue` in Swift otherwise). Every addition wraps in Int32, as LiteRT's
+/// 8-bit accumulators do, so the result is bit-exact whatever the order of the additions.
+final class ByteTransposeConvolution {
+  private let shape: TransposeConvolutionShape
+  private let panels: QuadPanelMatrices
+  private let route: DotProductSums
+  private let requantizer: GeneratedRequantizationKernels?
+  private let constants: IntegerChannelConstants
+  private let epilogue: IntegerEpilogue
+  /// (input offset of the unsigned form) · Σ weights, per GEMM column (tap · outputChannels + channel).
+  private let corrections: [Int32]
+  /// XOR that turns an input byte into its unsigned form: 0x80 for int8, 0 for uint8.
+  private let signMask: UInt8
+  /// Output channels rounded up to whole 16-channel blocks: the accumulators' row length.
+  private let paddedChannels: Int
+  /// GEMM columns rounded up to whole panels: the sums' row length.
+  private let paddedColumns: Int
+  /// Input pixels (over all images) per GEMM chunk.
+  private let chunkPixels: Int
+  /// Scratch offsets of the unsigned input, the sums of one chunk, the accumulators and the
+  /// requantized block staging.
+  private let inputOffset: Int, sumsOffset: Int, accumulatorOffset: Int, stagingOffset: Int
+  /// Scratch bytes `run` needs.
+  let scratchBytes: Int
+
+  /// Budget of one chunk's sums, in Int32 values.
+  private static let sumsBudget = 1 << 16
+
+  /// The route for `shape` with `arithmetic`'s weights (`[O, KH, KW, I]` minus their zero points)
+  /// on `inputType` (int8 or uint8) activations, summing with `route` and requantizing with
+  /// `requantizer` (nil: Swift); by default the kernels the runner allows on this thread. Nil when
+  /// a weight minus its zero point does not fit a signed byte.
+  init?(
+    shape: TransposeConvolutionShape, arithmetic: IntegerWeightedArithmetic, inputType: ElementType,
+    route: DotProductSums = .current,
+    requantizer: GeneratedRequantizationKernels? = GeneratedFloatKernels.currentISA.flatMap {
+      GeneratedRequantizationKernels.kernels(for: $0)
+    }
+  ) {
+    let taps = shape.height.filterSize * shape.width.filterSize
+    let (outputChannels, depth) = (shape.outputChannels, shape.inputChannels)
+    // Column tap · O + o of the GEMM is output channel o at tap `tap`: OHWI reordered to HWOI.
+    var reordered = [Int32](repeating: 0, count: arithmetic.weights.count)
+    for channel in 0..<outputChannels {
+      for tap in 0..<taps {
+        let source = (channel * taps + tap) * depth
+        let destination = (tap * outputChannels + channel) * depth
+        for d in 0..<depth { reordered[destination + d] = arithmetic.weights[source + d] }
+      }
+    }
+    guard
+      let panels = reordered.withUnsafeBufferPointer({ buffer in
+        buffer.baseAddress.flatMap {
+          QuadPanelMatrices(
+            $0, sourceStride: 0, count: 1, layout: .columnMajor(depth: depth), depth: depth,
+            columns: shape.gemmColumns)
+        }
+      })
+    else { return nil }
+    self.shape = shape
+    self.panels = panels
+    self.route = route
+    self.requantizer = requantizer
+    constants = IntegerChannelConstants(
+      groups: 1, groupChannels: outputChannels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding,
+      bias: { Int32(truncatingIfNeeded: arithmetic.bias[$0]) })
+    epilogue = constants.epilogue(group: 0, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp)
+    signMask = inputType == .int8 ? 0x80 : 0
+    let unsignedOffset = Int32(signMask) &- arithmetic.inputOffset
+    corrections = panels.columnSums.map { unsignedOffset &* $0 }
+    paddedChannels = constants.paddedGroupChannels
+    paddedColumns = PanelPacking.panelCount(columns: shape.gemmColumns) * GEMMTile.columns
+    let inputPixels = shape.batch * shape.inputHeight * shape.inputWidth
+    chunkPixels = max(1, min(inputPixels, Self.sumsBudget / paddedColumns))
+    let outputPixels = shape.batch * shape.height.inputSize * shape.width.inputSize
+    var scratch = ScratchLayout()
+    inputOffset = scratch.reserve(bytes: inputPixels * panels.paddedDepth)
+    sumsOffset = scratch.reserve(bytes: chunkPixels * paddedColumns * MemoryLayout<Int32>.stride)
+    accumulatorOffset = scratch.reserve(bytes: outputPixels * paddedChannels * MemoryLayout<Int32>.stride)
+    stagingOffset = scratch.reserve(bytes: outputPixels * GEMMTile.columns)
+    scratchBytes = scratch.byteCount
+  }
+
+  /// How the sums run, for `tflite bench --verbose`.
+  var description: String { "int8 dot-product GEMM + scatter, \(route.generatedLevel ?? KernelDescription.swiftLevel)" }
+
+  /// Computes `output` (int8 or uint8 as `Output`) from the 8-bit `input`, in `scratch`.
+  func run<Output: QuantizedInteger>(
+    input: UnsafeRawPointer, output: UnsafeMutablePointer<Output>, context: EvalContext,
+    scratch: UnsafeMutableRawPointer
+  ) {
+    let depth = shape.inputChannels
+    let paddedDepth = panels.paddedDepth
+    let inputPixels = shape.batch * shape.inputHeight * shape.inputWidth
+    let unsignedInput = (scratch + inputOffset).assumingMemoryBound(to: UInt8.self)
+    let source = input.assumingMemoryBound(to: UInt8.self)
+    for pixel in 0..<inputPixels {
+      let row = unsignedInput + pixel * paddedDepth
+      for d in 0..<depth { row[d] = source[pixel * depth + d] ^ signMask }
+      for d in depth..<paddedDepth { row[d] = 0 }
+    }
+    let accumulators = (scratch + accumulatorOffset).assumingMemoryBound(to: Int32.self)
+    let outputPixels = shape.batch * shape.height.inputSize * shape.width.inputSize
+    accumulators.update(repeating: 0, count: outputPixels * paddedChannels)
+    let sums = (scratch + sumsOffset).assumingMemoryBound(to: Int32.self)
+    var firstPixel = 0
+    while firstPixel < inputPixels {
+      let pixelCount = min(chunkPixels, inputPixels - firstPixel)
+      multiply(unsignedInput + firstPixel * paddedDepth, pixelCount: pixelCount, into: sums, context: context)
+      scatter(sums, firstPixel: firstPixel, pixelCount: pixelCount, into: accumulators)
+      firstPixel += pixelCount
+    }
+    requantize(accumulators, pixelCount: outputPixels, into: output, scratch: scratch)
+  }
+
+  /// The Int32 sums of `pixelCount` unsigned input rows with every panel, `paddedColumns` per row.
+  private func multiply(
+    _ rows: UnsafePointer<UInt8>, pixelCount: Int, into sums: UnsafeMutablePointer<Int32>, context: EvalContext
+  ) {
+    let panelBytes = panels.paddedDepth * GEMMTile.columns
+    let matrix = panels.matrix(0)
+    let (route, paddedDepth, paddedColumns) = (self.route, panels.paddedDepth, self.paddedColumns)
+    context.parallelFor(paddedColumns / GEMMTile.columns) { panel in
+      route.sums(
+        a: rows, lda: paddedDepth, rowCount: pixelCount, b: matrix + panel * panelBytes, steps: paddedDepth / 4,
+        c: sums + panel * GEMMTile.columns, ldc: paddedColumns)
+    }
+  }
+
+  /// Adds each tap's corrected sums of input pixels `firstPixel ..< firstPixel + pixelCount` to
+  /// the accumulators of the output pixel it lands on.
+  private func scatter(
+    _ sums: UnsafePointer<Int32>, firstPixel: Int, pixelCount: Int, into accumulators: UnsafeMutablePointer<Int32>
+  ) {
+    let outputChannels = shape.outputChannels
+    let imagePixels = shape.inputHeight * shape.inputWidth
+    corrections.withUnsafeBufferPointer { correctionBuffer in
+      guard let corrections = correctionBuffer.baseAddress else { return }
+      for pixel in firstPixel..<firstPixel + pixelCount {
+        let (image, imagePixel) = pixel.quotientAndRemainder(dividingBy: imagePixels)
+        let (y, x) = imagePixel.quotientAndRemainder(dividingBy: shape.inputWidth)
+        let pixelSums = sums + (pixel - firstPixel) * paddedColumns
+        shape.forEachLanding(image: image, y: y, x: x) { tap, outputPixel in
+          let column = tap &* outputChannels
+          let (tapSums, tapCorrections) = (pixelSums + column, corrections + column)
+          let accumulator = accumulators + outputPixel &* paddedChannels
+          for channel in 0..<outputChannels {
+            accumulator[channel] &+= tapSums[channel] &- tapCorrections[channel]
+          }
+        }
+      }
+    }
+  }
+
+  /// Requantizes the accumulators of every output pixel into `output`, one 16-channel block at a
+  /// time: whole blocks straight to the output and a partial last block through a staging row per
+  /// pixel with the generated kernel; in Swift without it.
+  private func requantize<Output: QuantizedInteger>(
+    _ accumulators: UnsafePointer<Int32>, pixelCount: Int, into output: UnsafeMutablePointer<Output>,
+    scratch: UnsafeMutableRawPointer
+  ) {
+    let outputChannels = shape.outputChannels
+    let block = GEMMTile.columns
+    let staging = (scratch + stagingOffset).assumingMemoryBound(to: Output.self)
+    for channel in stride(from: 0, to: outputChannels, by: block) {
+      let lanes = min(block, outputChannels - channel)
+      let blockSums = accumulators + channel
+      guard let requantizer else {
+        for pixel in 0..<pixelCount {
+          let values = epilogue.requantize(loadVector(blockSums + pixel &* paddedChannels), channel: channel)
+          storeVector(values.narrowed(to: Output.self), output + (pixel &* outputChannels &+ channel), lanes: lanes)
+        }
+        continue
+      }
+      let whole = lanes == block
+      requantizer.requantize(
+        sums: blockSums, sumsStride: paddedChannels, rows: pixelCount, table: epilogue.table(channel: channel),
+        lanes: epilogue.lanes, output: whole ? output + channel : staging, outputStride: whole ? outputChannels : block)
+      if !whole {
+        for pixel in 0..<pixelCount {
+          (output + (pixel &* outputChannels &+ channel)).update(from: staging + pixel &* block, count: lanes)
         }
       }
     }

@@ -107,6 +107,26 @@ extension TransposeConvolutionShape {
   }
 }
 
+extension TransposeConvolutionShape {
+  /// Calls `body(tap, outputPixel)` for every filter tap of input pixel (`y`, `x`) of image `image`
+  /// that lands inside the output: `tap` = ky · filterWidth + kx, `outputPixel` the flat index of
+  /// output pixel (y · stride − top padding + ky, x · stride − left padding + kx) over all images.
+  @inline(__always)
+  func forEachLanding(image: Int, y: Int, x: Int, _ body: (_ tap: Int, _ outputPixel: Int) -> Void) {
+    let outputHeight = height.inputSize
+    let outputWidth = width.inputSize
+    for ky in 0..<height.filterSize {
+      let outputY = y * height.stride - height.paddingBefore + ky
+      guard outputY >= 0 && outputY < outputHeight else { continue }
+      for kx in 0..<width.filterSize {
+        let outputX = x * width.stride - width.paddingBefore + kx
+        guard outputX >= 0 && outputX < outputWidth else { continue }
+        body(ky * width.filterSize + kx, (image * outputHeight + outputY) * outputWidth + outputX)
+      }
+    }
+  }
+}
+
 /// TRANSPOSE_CONV in float32: one GEMM (`input pixels × in` · `in × (kh·kw·out)`) into a column
 /// buffer, then each column is added to the output pixel it lands on (col2im), in chunks of input
 /// rows so the column buffer stays small.
@@ -198,23 +218,13 @@ enum FloatTransposeConvolution {
     output: UnsafeMutablePointer<Float>
   ) {
     let outputChannels = shape.outputChannels
-    let outputHeight = shape.height.inputSize
-    let outputWidth = shape.width.inputSize
     for row in firstRow..<firstRow + rowCount {
-      let image = row / shape.inputHeight
-      let y = row % shape.inputHeight
       for x in 0..<shape.inputWidth {
-        var slice = columns + ((row - firstRow) * shape.rowPixels + x) * shape.gemmColumns
-        for ky in 0..<shape.height.filterSize {
-          let outputY = y * shape.height.stride - shape.height.paddingBefore + ky
-          for kx in 0..<shape.width.filterSize {
-            let outputX = x * shape.width.stride - shape.width.paddingBefore + kx
-            if outputY >= 0 && outputY < outputHeight && outputX >= 0 && outputX < outputWidth {
-              let out = output + ((image * outputHeight + outputY) * outputWidth + outputX) * outputChannels
-              for channel in 0..<outputChannels { out[channel] += slice[channel] }
-            }
-            slice += outputChannels
-          }
+        let pixelColumns = columns + ((row - firstRow) * shape.rowPixels + x) * shape.gemmColumns
+        shape.forEachLanding(image: row / shape.inputHeight, y: row % shape.inputHeight, x: x) { tap, outputPixel in
+          let slice = pixelColumns + tap * outputChannels
+          let out = output + outputPixel * outputChannels
+          for channel in 0..<outputChannels { out[channel] += slice[channel] }
         }
       }
     }
