@@ -123,6 +123,78 @@ final class GeneratedRequantizationTests: XCTestCase {
     }
   }
 
+  /// The legacy-uint8 row-corrected tiles (RowCorrectedDotProducts.swift): with every sum route
+  /// (Swift and each VNNI level) and every requantization (Swift and each generated level), each
+  /// output byte is the scalar rescale of Σ u · (w − zw) computed here from first principles, and
+  /// the output rows' bytes past 16 stay untouched.
+  func testRowCorrectedTilesMatchScalarRescaleOnEveryRoute() throws {
+    var random = SeededGenerator(seed: 1205)
+    let sumRoutes =
+      [DotProductSums(generated: nil)]
+      + DotProductISA.allCases.compactMap { GeneratedDotProductKernels.kernels(for: $0) }.map { DotProductSums(generated: $0) }
+    let requantizers: [GeneratedRequantizationKernels?] =
+      [nil] + GeneratedKernelISA.allCases.compactMap { GeneratedRequantizationKernels.kernels(for: $0) }
+    for trial in 0..<24 {
+      let rows = random.int(1...13)
+      let depth = random.int(1...40)
+      let zeroPoint = Int32(random.int(0...255))
+      let rowBytes = QuadPanelMatrices.paddedDepth(depth) + RowCorrectedDotProductMicroKernel<UInt8>.rowSumBytes
+      // A: unsigned bytes, each row's byte sum little-endian in its last four bytes.
+      var a = [UInt8](repeating: 0, count: rows * rowBytes)
+      for row in 0..<rows {
+        var rowSum: Int32 = 0
+        for k in 0..<depth {
+          a[row * rowBytes + k] = UInt8.random(in: 0...255, using: &random)
+          rowSum += Int32(a[row * rowBytes + k])
+        }
+        withUnsafeBytes(of: rowSum.littleEndian) { a.replaceSubrange((row + 1) * rowBytes - 4..<(row + 1) * rowBytes, with: $0) }
+      }
+      // Column n's uint8 weights at n · depth; B holds w − 128 with a zero step for the row sums.
+      let weights = (0..<16 * depth).map { _ in UInt8.random(in: 0...255, using: &random) }
+      var centred = [Int8](repeating: 0, count: 16 * rowBytes)
+      for column in 0..<16 {
+        for k in 0..<depth { centred[column * rowBytes + k] = Int8(Int(weights[column * depth + k]) - 128) }
+      }
+      let packed = try XCTUnwrap(
+        centred.withUnsafeBufferPointer {
+          QuadPanelMatrices(
+            $0.baseAddress!, sourceStride: 0, count: 1, layout: .columnMajor(depth: rowBytes), depth: rowBytes, columns: 16)
+        })
+      let problem = Problem(random: &random, channels: 16, signed: false, trial: trial)
+      let ldc = 16 + random.int(0...7)
+      for route in sumRoutes {
+        for requantizer in requantizers {
+          let label =
+            "trial \(trial) rows \(rows) depth \(depth) zw \(zeroPoint) sums \(route.generatedLevel ?? "Swift") "
+            + "requantization \(requantizer.map { "\($0.isa)" } ?? "Swift")"
+          let kernel = RowCorrectedDotProductMicroKernel<UInt8>(
+            epilogue: problem.epilogue, sums: route, rowSumFactor: 128 &- zeroPoint, requantizer: .some(requantizer))
+          var output = [UInt8](repeating: 0xA5, count: rows * ldc)
+          a.withUnsafeBufferPointer { aBuffer in
+            output.withUnsafeMutableBufferPointer { outputBuffer in
+              kernel.panelRows(
+                a: aBuffer.baseAddress!, lda: rowBytes, rowCount: rows, b: packed.matrix(0), depth: packed.paddedDepth,
+                output: outputBuffer.baseAddress!, ldc: ldc, column: 0, isFirstBlock: true, isLastBlock: true)
+            }
+          }
+          for row in 0..<rows {
+            for column in 0..<ldc {
+              let actual = output[row * ldc + column]
+              guard column < 16 else {
+                XCTAssertEqual(actual, 0xA5, "\(label): wrote past 16 columns in row \(row)")
+                continue
+              }
+              let sum = (0..<depth).reduce(Int32(0)) {
+                $0 + Int32(a[row * rowBytes + $1]) * (Int32(weights[column * depth + $1]) - zeroPoint)
+              }
+              XCTAssertEqual(Int32(actual), problem.expected(sum, channel: column), "\(label) row \(row) column \(column)")
+            }
+          }
+        }
+      }
+    }
+  }
+
   /// The fused epilogue of every dot-product kernel height: random A and B (and, for some tiles, a
   /// depth long enough to wrap the sums past Int32), requantized bytes equal to the scalar rescale
   /// of the kernel's own Int32 sums (which the dot-product tests pin to first principles), and the

@@ -9,7 +9,9 @@
 // in the row's last four bytes, which meet a step of zero weights in B (the packed depth has one
 // step more than the real depth needs). This kernel adds (128 − zw) · Σ u to every sum of the row
 // and hands the sums to the same `IntegerEpilogue` as every 8-bit GEMM: all in wrapping Int32, so
-// they equal the 16-bit route's sums to the bit.
+// they equal the 16-bit route's sums to the bit. With generated sums, the corrected tile is
+// requantized by the generated requantization kernel of the same vector width (one call per
+// tile, bit for bit `IntegerEpilogue.requantize`); the Swift route requantizes in Swift.
 
 /// A `GEMMMicroKernel` over `DotProductSums` whose rows carry their byte sums in their last four
 /// bytes (see the file comment); the plan never splits the depth, so every call is the first and
@@ -21,13 +23,24 @@
   @usableFromInline package let sums: DotProductSums
   /// What each row's byte sum is multiplied by before it is added: 128 − the weight zero point.
   @usableFromInline package let rowSumFactor: Int32
+  /// The generated requantization of the corrected tiles, or nil for `IntegerEpilogue.requantize`.
+  @usableFromInline package let requantizer: GeneratedRequantizationKernels?
 
   /// A kernel summing on `sums`, correcting by `rowSumFactor` times each row's byte sum and
-  /// finishing with `epilogue`.
-  @inlinable package init(epilogue: IntegerEpilogue, sums: DotProductSums, rowSumFactor: Int32) {
+  /// finishing with `epilogue`: in the generated requantization kernel of the sums' vector width
+  /// when the sums are generated, unless `requantizer` names another (nil for Swift).
+  @inlinable package init(
+    epilogue: IntegerEpilogue, sums: DotProductSums, rowSumFactor: Int32,
+    requantizer: GeneratedRequantizationKernels?? = nil
+  ) {
     self.epilogue = epilogue
     self.sums = sums
     self.rowSumFactor = rowSumFactor
+    self.requantizer =
+      requantizer
+      ?? sums.generated.flatMap {
+        GeneratedRequantizationKernels.kernels(for: $0.isa == .avx512VNNI ? .avx512 : .avx2)
+      }
   }
 
   /// Bytes at the end of every left-hand row that hold its byte sum.
@@ -46,8 +59,16 @@
       for row in 0..<rowCount {
         let rowSum = UnsafeRawPointer(a + row &* lda).loadUnaligned(
           fromByteOffset: depth &- Self.rowSumBytes, as: Int32.self)
-        let corrected = tile[row] &+ SIMD16(repeating: rowSumFactor &* Int32(littleEndian: rowSum))
-        IntegerMicroKernel<Output>.store(epilogue.requantize(corrected, channel: column), to: output + row &* ldc)
+        tile[row] &+= SIMD16(repeating: rowSumFactor &* Int32(littleEndian: rowSum))
+      }
+      if let requantizer {
+        requantizer.requantize(
+          sums: UnsafeRawPointer(tile).assumingMemoryBound(to: Int32.self), sumsStride: GEMMTile.columns, rows: rowCount,
+          table: epilogue.table(channel: column), lanes: epilogue.lanes, output: output, outputStride: ldc)
+        return
+      }
+      for row in 0..<rowCount {
+        IntegerMicroKernel<Output>.store(epilogue.requantize(tile[row], channel: column), to: output + row &* ldc)
       }
     }
   }

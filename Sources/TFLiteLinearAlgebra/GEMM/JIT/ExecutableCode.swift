@@ -1,3 +1,10 @@
+// Executable memory for the run-time generated kernels, under W^X: code is written into a fresh
+// read-write mapping, which is then switched to read+execute with `mprotect`, so no page is ever
+// writable and executable at once and the code cannot change afterwards. A family of kernels made
+// together (every tile height of a GEMM, every output type of a requantization) shares one
+// mapping: one `mmap` and one `mprotect` for all of them, each kernel starting on a 64-byte
+// boundary, instead of a mapping (and at least a page) per kernel.
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -6,27 +13,65 @@
   import Darwin
 #endif
 
-/// Machine code made executable under W^X: the bytes are written to a fresh read-write mapping,
-/// which is then switched to read+execute with `mprotect`. No page is ever writable and
-/// executable at once, and the code cannot be changed afterwards.
+/// Machine code made executable under W^X (see the file comment), alone or in a shared mapping.
 ///
 /// Only where run-time code generation is allowed: x86-64 Linux, macOS and other Unix systems.
 /// iOS, tvOS, watchOS and visionOS forbid it for ordinary apps, and there, as on every other
-/// architecture, `init` returns nil and the Swift kernels run.
+/// architecture, nothing is mapped and the Swift kernels run.
 @usableFromInline package final class ExecutableCode: @unchecked Sendable {
-  // @unchecked Sendable: the mapping is immutable (read+execute) from the end of `init` on.
+  // @unchecked Sendable: the mapping is immutable (read+execute) once made.
 
   /// The first instruction.
   @usableFromInline package let entry: UnsafeRawPointer
+  /// The mapping holding the code, shared with the kernels mapped beside it.
+  private let mapping: ExecutableMapping
+
+  /// Copies `code` into a mapping of its own; nil when the platform or the OS refuses.
+  @usableFromInline package convenience init?(_ code: [UInt8]) {
+    guard let mapping = ExecutableMapping([code]) else { return nil }
+    self.init(entry: mapping.entries[0], mapping: mapping)
+  }
+
+  private init(entry: UnsafeRawPointer, mapping: ExecutableMapping) {
+    self.entry = entry
+    self.mapping = mapping
+  }
+
+  /// Copies every code of `codes` into one shared mapping, in order; nil when one is empty or the
+  /// platform or the OS refuses.
+  @usableFromInline package static func mapped(_ codes: [[UInt8]]) -> [ExecutableCode]? {
+    guard let mapping = ExecutableMapping(codes) else { return nil }
+    return mapping.entries.map { ExecutableCode(entry: $0, mapping: mapping) }
+  }
+}
+
+/// Whole pages holding one or more kernels, read+execute from the end of `init` until the last
+/// `ExecutableCode` in them is released.
+private final class ExecutableMapping {
+  /// Where each kernel starts (64-byte aligned), in the order given.
+  let entries: [UnsafeRawPointer]
+  /// The first page.
+  private let base: UnsafeMutableRawPointer
   /// Size of the mapping in bytes (whole pages).
   private let mappedBytes: Int
 
-  /// Copies `code` into executable memory; nil when the platform or the OS refuses.
-  @usableFromInline package init?(_ code: [UInt8]) {
+  /// Bytes between consecutive kernels' starts are rounded up to this (a cache line).
+  private static let kernelAlignment = 64
+
+  /// Maps `codes` one after the other; nil when a code is empty, their total exceeds 16 MiB, or
+  /// the platform or the OS refuses.
+  init?(_ codes: [[UInt8]]) {
     #if arch(x86_64) && !(os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
       let pageSize = max(Int(sysconf(Int32(_SC_PAGESIZE))), 4096)
-      guard !code.isEmpty, code.count <= 1 << 24 else { return nil }
-      let bytes = (code.count + pageSize - 1) / pageSize * pageSize
+      guard !codes.isEmpty, codes.allSatisfy({ !$0.isEmpty && $0.count <= 1 << 24 }) else { return nil }
+      var offsets: [Int] = []
+      var end = 0
+      for code in codes {
+        offsets.append(end)
+        end += (code.count + Self.kernelAlignment - 1) / Self.kernelAlignment * Self.kernelAlignment
+      }
+      guard end <= 1 << 24 else { return nil }
+      let bytes = (end + pageSize - 1) / pageSize * pageSize
       #if canImport(Darwin)
         let flags = MAP_PRIVATE | MAP_ANON
       #else
@@ -35,13 +80,16 @@
       guard let mapping = mmap(nil, bytes, PROT_READ | PROT_WRITE, flags, -1, 0), mapping != MAP_FAILED else {
         return nil
       }
-      code.withUnsafeBytes { mapping.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+      for (code, offset) in zip(codes, offsets) {
+        code.withUnsafeBytes { (mapping + offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+      }
       guard mprotect(mapping, bytes, PROT_READ | PROT_EXEC) == 0 else {
         munmap(mapping, bytes)
         return nil
       }
-      entry = UnsafeRawPointer(mapping)
+      base = mapping
       mappedBytes = bytes
+      entries = offsets.map { UnsafeRawPointer(mapping + $0) }
     #else
       return nil
     #endif
@@ -49,7 +97,7 @@
 
   deinit {
     #if arch(x86_64) && !(os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
-      munmap(UnsafeMutableRawPointer(mutating: entry), mappedBytes)
+      munmap(base, mappedBytes)
     #endif
   }
 }

@@ -39,29 +39,28 @@
   /// Generates every kernel of `isa`; nil when the OS refuses executable memory.
   private init?(isa: DotProductISA) {
     let maximumRows = DotProductKernelGenerator.maximumRows(isa)
-    /// Every tile height's kernel storing `output` (Int32 sums when nil).
-    func heights(_ output: RequantizedOutput?, flipsSign: Bool = false) -> [ExecutableCode]? {
-      var kernels: [ExecutableCode] = []
-      for rows in 1...maximumRows {
-        guard let code = try? DotProductKernelGenerator.code(isa: isa, rows: rows, output: output, flipsSign: flipsSign),
-          let executable = ExecutableCode(code)
-        else { return nil }
-        kernels.append(executable)
-      }
-      return kernels
-    }
     let flipsSigns = DotProductKernelGenerator.flipsSigns(isa)
-    guard let kernels = heights(nil) else { return nil }
-    var requantizing: [[ExecutableCode]] = []
-    var signFlipping: [[ExecutableCode]] = []
+    // Every family (tile heights 1...maximumRows storing one output), all in one mapping.
+    var families: [(output: RequantizedOutput?, flipsSign: Bool)] = [(nil, false)]
     for output in RequantizedOutput.allCases {
-      guard let outputKernels = heights(output) else { return nil }
-      requantizing.append(outputKernels)
-      if flipsSigns {
-        guard let flippingKernels = heights(output, flipsSign: true) else { return nil }
-        signFlipping.append(flippingKernels)
+      families.append((output, false))
+      if flipsSigns { families.append((output, true)) }
+    }
+    var codes: [[UInt8]] = []
+    for family in families {
+      for rows in 1...maximumRows {
+        guard
+          let code = try? DotProductKernelGenerator.code(
+            isa: isa, rows: rows, output: family.output, flipsSign: family.flipsSign)
+        else { return nil }
+        codes.append(code)
       }
     }
+    guard let mapped = ExecutableCode.mapped(codes) else { return nil }
+    let byFamily = (0..<families.count).map { Array(mapped[$0 * maximumRows..<($0 + 1) * maximumRows]) }
+    let kernels = byFamily[0]
+    let requantizing = families.indices.filter { families[$0].output != nil && !families[$0].flipsSign }.map { byFamily[$0] }
+    let signFlipping = families.indices.filter { families[$0].flipsSign }.map { byFamily[$0] }
     self.isa = isa
     self.maximumRows = maximumRows
     self.kernels = kernels

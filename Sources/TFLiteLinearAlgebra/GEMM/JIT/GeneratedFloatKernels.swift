@@ -31,13 +31,12 @@
   /// Generates every kernel of `isa`; nil when the OS refuses executable memory.
   private init?(isa: GeneratedKernelISA) {
     let maximumRows = FloatKernelGenerator.maximumRows(isa)
-    var kernels: [ExecutableCode] = []
+    var codes: [[UInt8]] = []
     for rows in 1...maximumRows {
-      guard let code = try? FloatKernelGenerator.code(isa: isa, rows: rows), let executable = ExecutableCode(code) else {
-        return nil
-      }
-      kernels.append(executable)
+      guard let code = try? FloatKernelGenerator.code(isa: isa, rows: rows) else { return nil }
+      codes.append(code)
     }
+    guard let kernels = ExecutableCode.mapped(codes) else { return nil }
     self.isa = isa
     self.maximumRows = maximumRows
     self.kernels = kernels

@@ -172,11 +172,8 @@
 
   /// Generates every form; nil when the OS refuses executable memory.
   private init?() {
-    var kernels: [ExecutableCode] = []
-    for form in LogisticKernelGenerator.Form.allCases {
-      guard let executable = ExecutableCode(LogisticKernelGenerator.code(form)) else { return nil }
-      kernels.append(executable)
-    }
+    guard let kernels = ExecutableCode.mapped(LogisticKernelGenerator.Form.allCases.map { LogisticKernelGenerator.code($0) })
+    else { return nil }
     self.kernels = kernels
     let bits = LogisticKernelGenerator.constantBits
     constants = .allocate(capacity: bits.count)

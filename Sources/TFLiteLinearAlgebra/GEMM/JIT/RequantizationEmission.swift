@@ -307,13 +307,10 @@ struct RequantizationEmission {
 
   /// Generates both kernels of `isa`; nil when the OS refuses executable memory.
   private init?(isa: GeneratedKernelISA) {
-    var kernels: [ExecutableCode] = []
-    for output in RequantizedOutput.allCases {
-      guard let executable = ExecutableCode(RequantizationKernelGenerator.code(isa: isa, output: output)) else {
-        return nil
-      }
-      kernels.append(executable)
-    }
+    guard
+      let kernels = ExecutableCode.mapped(
+        RequantizedOutput.allCases.map { RequantizationKernelGenerator.code(isa: isa, output: $0) })
+    else { return nil }
     self.isa = isa
     self.kernels = kernels
   }
