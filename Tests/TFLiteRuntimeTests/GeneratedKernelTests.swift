@@ -205,6 +205,26 @@ final class GeneratedKernelTests: XCTestCase {
     XCTAssertEqual(ProcessorFeatures.xgetbvStub().last, 0xC3)
   }
 
+  /// Kernels mapped together share one mapping: each starts on a 64-byte boundary after the one
+  /// before it, holds exactly its bytes, and runs (each is a `ret` after some `nop`s, so calling it
+  /// returns); a batch with an empty code is refused as a whole.
+  func testKernelsOfOneFamilyShareOneExecutableMapping() throws {
+    #if arch(x86_64) && os(Linux)
+      let codes: [[UInt8]] = [[0xC3], [UInt8](repeating: 0x90, count: 100) + [0xC3], [0x90, 0xC3]]
+      let mapped = try XCTUnwrap(ExecutableCode.mapped(codes), "x86-64 Linux maps generated code")
+      XCTAssertEqual(mapped.count, 3)
+      XCTAssertEqual(mapped.map { Int(bitPattern: $0.entry) % 64 }, [0, 0, 0])
+      XCTAssertEqual(mapped[1].entry - mapped[0].entry, 64)
+      XCTAssertEqual(mapped[2].entry - mapped[1].entry, 128)
+      for (code, kernel) in zip(codes, mapped) {
+        XCTAssertEqual(Array(UnsafeRawBufferPointer(start: kernel.entry, count: code.count)), code)
+        unsafeBitCast(kernel.entry, to: (@convention(c) () -> Void).self)()
+      }
+    #endif
+    XCTAssertNil(ExecutableCode.mapped([[0xC3], []]), "a batch with empty code must not be mapped")
+    XCTAssertNil(ExecutableCode.mapped([]), "an empty batch must not be mapped")
+  }
+
   /// `RunnerOptions.usesGeneratedKernels` false (and only that) makes a runner's GEMMs use the
   /// Swift kernels.
   func testRunnerOptionTurnsGeneratedKernelsOff() throws {
