@@ -146,6 +146,8 @@ struct RequantizationEmission {
   let lanes: GPRegister
   /// Two vector registers the emission may overwrite.
   let scratch: (VectorRegister, VectorRegister)
+  /// zmm only: the mask register whose set bits choose the bytes stored (all 16 when nil).
+  var storeMask: MaskRegister? = nil
 
   /// `operation destination, left, right` in the emission's width.
   private func packed(
@@ -180,7 +182,11 @@ struct RequantizationEmission {
     for (vector, value) in sums.enumerated() { requantize(&assembler, value, vector: vector) }
     let (first, second) = scratch
     if width == .zmm {
-      assembler.vpmovdbZMM(destination, sums[0])
+      if let storeMask {
+        assembler.vpmovdbZMM(destination, sums[0], mask: storeMask)
+      } else {
+        assembler.vpmovdbZMM(destination, sums[0])
+      }
       return
     }
     // Words [A0–3 B0–3 | A4–7 B4–7] → [A0–3 A4–7 | B0–3 B4–7] → 16 bytes in channel order.
