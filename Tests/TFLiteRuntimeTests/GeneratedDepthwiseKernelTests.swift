@@ -235,12 +235,14 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
     }
   }
 
-  /// `tflite bench --verbose` names the route: generated where allowed (for whole 16-channel
-  /// blocks, naming the channels past them), Swift when turned off or when there is no whole block.
+  /// `tflite bench --verbose` names the route: generated where allowed (float: for whole 16-channel
+  /// blocks, naming the channels past them; 8-bit: the byte kernels' instruction set), Swift when
+  /// turned off or when there is no whole block.
   func testKernelDescriptionNamesTheRoute() {
     let swift = KernelDescription.swiftLevel
-    if let isa = GeneratedDepthwiseKernels.current?.isa {
-      XCTAssertEqual(KernelDescription.depthwise(), "depthwise, generated \(isa)")
+    if let kernels = GeneratedDepthwiseKernels.current {
+      let isa = kernels.isa
+      XCTAssertEqual(KernelDescription.depthwise(), "depthwise, generated \(kernels.byteKernelISA)")
       XCTAssertEqual(KernelDescription.depthwise(channels: 32), "depthwise, generated \(isa)")
       XCTAssertEqual(KernelDescription.depthwise(channels: 40), "depthwise, generated \(isa) (last 8 channels: \(swift))")
       XCTAssertEqual(KernelDescription.depthwise(channels: 15), "depthwise, \(swift)")

@@ -198,14 +198,24 @@ struct ByteDepthwiseConvolution {
     let pixelBytes = shape.inputChannels
     let contiguous = shape.multiplier == 1 && paddedChannels == pixelBytes
     let paddedRow = paddedWidth &* paddedChannels
-    window.update(repeating: paddingValue, count: height.filterSize &* paddedRow)
+    // Contiguous rows are overwritten inside the input, so only their padding columns need the
+    // padding value; otherwise the channel padding between pixels needs it too.
+    let inside = width.inputSize &* pixelBytes
+    let before = width.paddingBefore &* paddedChannels
+    if !contiguous { window.update(repeating: paddingValue, count: height.filterSize &* paddedRow) }
     for tapRow in 0..<height.filterSize {
       let inputY = y &* height.stride &- height.paddingBefore &+ tapRow &* height.dilation
-      guard inputY >= 0, inputY < height.inputSize else { continue }
+      let windowRow = window + tapRow &* paddedRow
+      guard inputY >= 0, inputY < height.inputSize else {
+        if contiguous { windowRow.update(repeating: paddingValue, count: paddedRow) }
+        continue
+      }
       let source = input + (image &* height.inputSize &+ inputY) &* width.inputSize &* pixelBytes
-      let row = window + (tapRow &* paddedRow &+ width.paddingBefore &* paddedChannels)
+      let row = windowRow + before
       if contiguous {
-        flipBytes(from: source, to: row, count: width.inputSize &* pixelBytes)
+        windowRow.update(repeating: paddingValue, count: before)
+        (row + inside).update(repeating: paddingValue, count: paddedRow &- before &- inside)
+        flipBytes(from: source, to: row, count: inside)
         continue
       }
       for x in 0..<width.inputSize {
