@@ -36,7 +36,7 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
   /// call, tables of tap pairs (including none, and pairs reading one input twice), weights over
   /// the whole ±255 range, per-channel biases and multipliers, both roundings, int8 and uint8
   /// outputs, clamps. Every byte is the scalar rescale (`QuantizedMultiplier.apply`) of the
-  /// first-principles sum Σ uA·wA + uB·wB; the sentinels around and between the pixels' outputs
+  /// first-principles sum Σ uA·wA + uB·wB (biases up to the Int32 extremes); the sentinels around and between the pixels' outputs
   /// stay untouched, and on AVX-512 so do the lanes past a last partial block (its k-mask).
   func testByteKernelsRequantizeExactSumsAndStayInBounds() {
     var random = SeededGenerator(seed: 41)
@@ -63,7 +63,11 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
         let multipliers = (0..<channels).map { _ in
           QuantizedMultiplier(multiplier: Int32(random.int((1 << 30)...Int(Int32.max))), shift: random.int(-24...2))
         }
-        let bias = (0..<channels).map { _ in Int32(random.int(-300_000...300_000)) }
+        // Biases at the Int32 extremes a quarter of the time: the biased sums wrap as the Swift ones do.
+        let bias = (0..<channels).map { _ in
+          random.int(0...3) == 0
+            ? [Int32.min, Int32.max, Int32.min + 1, Int32.max - 1][random.int(0...3)] : Int32(random.int(-300_000...300_000))
+        }
         let output = trial % 4 < 2 ? RequantizedOutput.int8 : .uint8
         let range: ClosedRange<Int32> = output == .int8 ? -128...127 : 0...255
         let zeroPoint = Int32(random.int(Int(range.lowerBound)...Int(range.upperBound)))

@@ -2,9 +2,9 @@ import XCTest
 
 import TFLiteLinearAlgebra
 
-/// The generated requantization (RequantizationEmission.swift): the standalone row kernel of every
-/// instruction set and the dot-product kernels' fused epilogue of every VNNI level this machine
-/// runs, bit for bit against the scalar rescale (`QuantizedMultiplier.apply`, itself pinned to
+/// The generated requantization (RequantizationEmission.swift): the dot-product kernels' fused
+/// epilogue of every VNNI level this machine runs (the depthwise byte kernels' epilogue, also on
+/// AVX2, is in `GeneratedDepthwiseKernelTests`), bit for bit against the scalar rescale (`QuantizedMultiplier.apply`, itself pinned to
 /// LiteRT's reference) and the Swift epilogue, over extreme sums, multipliers 0 and 2^31 − 1, every
 /// legal shift, both roundings, int8 and uint8 outputs, every clamp, odd row counts and strides.
 final class GeneratedRequantizationTests: XCTestCase {
@@ -56,70 +56,6 @@ final class GeneratedRequantizationTests: XCTestCase {
     func expected(_ sum: Int32, channel: Int) -> Int32 {
       let scaled = multipliers[channel].apply(sum &+ bias[channel], rounding: rounding) &+ zeroPoint
       return min(max(scaled, clamp.lowerBound), clamp.upperBound)
-    }
-  }
-
-  /// A random sum: extremes a quarter of the time.
-  private func sum(_ random: inout SeededGenerator) -> Int32 {
-    random.int(0...3) == 0
-      ? [Int32.min, Int32.max, 0, -1, 1, Int32.min + 1][random.int(0...5)] : Int32.random(in: .min ... .max, using: &random)
-  }
-
-  /// The standalone kernel of each instruction set on random rows of sums: every output byte as
-  /// the scalar rescale and the Swift epilogue give it, and nothing written past 16 bytes a row.
-  func testStandaloneKernelMatchesScalarRescaleAndSwiftEpilogue() throws {
-    let isas = GeneratedKernelISA.allCases.filter { GeneratedRequantizationKernels.kernels(for: $0) != nil }
-    #if arch(x86_64)
-      XCTAssertFalse(isas.isEmpty, "an x86-64 test machine runs at least AVX2")
-    #endif
-    var random = SeededGenerator(seed: 1203)
-    for isa in isas {
-      let kernels = try XCTUnwrap(GeneratedRequantizationKernels.kernels(for: isa))
-      for trial in 0..<60 {
-        let signed = trial % 4 < 2
-        let blocks = random.int(1...3)
-        let channels = 16 * blocks
-        let problem = Problem(random: &random, channels: channels, signed: signed, trial: trial)
-        let rows = [1, 3, 7, 13, 0][trial % 5]
-        let sumsStride = channels + 16 * random.int(0...1)
-        let outputStride = channels + random.int(0...9)
-        let sums = (0..<max(rows, 1) * sumsStride).map { _ in sum(&random) }
-        let label = "\(isa) trial \(trial) \(problem.rounding) \(signed ? "int8" : "uint8") rows \(rows)"
-        func run<Output: QuantizedInteger>(_ type: Output.Type) {
-          let guardValue = Output(truncatingIfNeeded: 0x5A)
-          var output = [Output](repeating: guardValue, count: max(rows, 1) * outputStride)
-          sums.withUnsafeBufferPointer { sumBuffer in
-            output.withUnsafeMutableBufferPointer { outputBuffer in
-              for block in 0..<blocks {
-                kernels.requantize(
-                  sums: sumBuffer.baseAddress! + 16 * block, sumsStride: sumsStride, rows: rows,
-                  table: problem.epilogue.table(channel: 16 * block), lanes: problem.epilogue.lanes,
-                  output: outputBuffer.baseAddress! + 16 * block, outputStride: outputStride)
-              }
-            }
-          }
-          for row in 0..<max(rows, 1) {
-            for channel in 0..<outputStride {
-              let actual = output[row * outputStride + channel]
-              guard row < rows, channel < channels else {
-                XCTAssertEqual(actual, guardValue, "\(label): wrote past the rows at \(row), \(channel)")
-                continue
-              }
-              let value = sums[row * sumsStride + channel]
-              XCTAssertEqual(Int32(actual), problem.expected(value, channel: channel), "\(label) row \(row) channel \(channel) sum \(value)")
-            }
-            guard row < rows else { continue }
-            for block in 0..<blocks {
-              let vector = SIMD16<Int32>((0..<16).map { sums[row * sumsStride + 16 * block + $0] })
-              let swift = problem.epilogue.requantize(vector, channel: 16 * block)
-              for lane in 0..<16 {
-                XCTAssertEqual(Int32(output[row * outputStride + 16 * block + lane]), swift[lane], "\(label): Swift epilogue")
-              }
-            }
-          }
-        }
-        signed ? run(Int8.self) : run(UInt8.self)
-      }
     }
   }
 
