@@ -580,9 +580,13 @@ private struct DepthwiseEmitter {
     kernels[kind.rawValue] != nil
   }
 
-  /// Runs the `kind` kernel (one the set `has`) on `arguments`.
+  /// Runs the `kind` kernel (one the set `has`) on `arguments` (a byte kind's with its
+  /// requantization record and lanes).
   @usableFromInline package func run(_ kind: DepthwiseKernelGenerator.ElementKind, _ arguments: inout DepthwiseKernelArguments) {
     guard let code = kernels[kind.rawValue] else { preconditionFailure("no \(kind) depthwise kernel for \(isa)") }
+    precondition(
+      kind.requantizedOutput == nil || (arguments.requantization != nil && arguments.requantizationLanes != nil),
+      "the \(kind) depthwise kernel needs its requantization constants")
     let entry = unsafeBitCast(code.entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }
