@@ -31,66 +31,90 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
     }
   }
 
-  /// Unsigned bytes × interleaved int16 weight pairs: random pixel counts (groups of four and single
-  /// pixels), pixel strides, tables of tap pairs (including none, and pairs reading one input
-  /// twice), start values, weights over the whole ±255 range; every Int32 sum exact (Σ uA·wA + uB·wB
-  /// by first principles), and the sentinels around and between the pixels' outputs untouched.
-  func testByteKernelSumsAreExactAndStayInBounds() {
+  /// The requantizing byte kernels, unsigned bytes × interleaved int16 weight pairs: random pixel
+  /// counts (groups of four and single pixels), pixel strides, one to three 16-channel blocks per
+  /// call, tables of tap pairs (including none, and pairs reading one input twice), weights over
+  /// the whole ±255 range, per-channel biases and multipliers, both roundings, int8 and uint8
+  /// outputs, clamps. Every byte is the scalar rescale (`QuantizedMultiplier.apply`) of the
+  /// first-principles sum Σ uA·wA + uB·wB (biases up to the Int32 extremes); the sentinels around and between the pixels' outputs
+  /// stay untouched, and on AVX-512 so do the lanes past a last partial block (its k-mask).
+  func testByteKernelsRequantizeExactSumsAndStayInBounds() {
     var random = SeededGenerator(seed: 41)
-    let sentinel: Int32 = 0x5A5A_5A5A
+    let sentinel: UInt8 = 0x5A
     for kernels in runnableKernels {
-      for trial in 0..<60 {
+      for trial in 0..<80 {
         let pixels = random.int(0...11)
-        let pixelBytes = 16 + random.int(0...3) * 16 + random.int(0...5)
+        let blocks = random.int(1...3)
+        let lastLanes = kernels.masksLastBlock && trial % 2 == 1 ? random.int(1...16) : 16
+        let channels = 16 * (blocks - 1) + lastLanes
+        let pixelBytes = 16 * blocks + random.int(0...3) * 16 + random.int(0...5)
         let tapCount = trial % 10 == 0 ? 0 : random.int(1...9)
         let inputBytes = max(1, pixels) * pixelBytes + 64 * 9 + 16
         let input = (0..<inputBytes).map { _ in UInt8(random.int(0...255)) }
-        let weightCount = 151 + 32
-        let weights = (0..<weightCount).map { _ in Int16(random.int(-255...255)) }
-        let start = (0..<16).map { _ in Int32(random.int(-100_000...100_000)) }
-        // (input offsets A and B, weight offset in bytes: any int16 position with 32 weights after
-        // it). One unused entry at the end, so the table has memory even without taps.
+        let weights = (0..<(151 + 32 * blocks)).map { _ in Int16(random.int(-255...255)) }
+        // (input offsets A and B, weight offset in bytes: any int16 position with the blocks' 32
+        // weights each after it). One unused entry at the end, so the table has memory without taps.
         let taps =
           (0..<tapCount).flatMap { _ in
             let first = random.int(0...(64 * 9))
             return [first, random.int(0...3) == 0 ? first : random.int(0...(64 * 9)), random.int(0...151) * 2]
           } + [0, 0, 0]
-        let outputStride = 16 + random.int(0...3)
-        // One guard pixel after the last output, and the gap lanes between pixels.
-        var output = [Int32](repeating: sentinel, count: (pixels + 1) * outputStride)
+        let rounding: RoundingPolicy = trial % 3 == 0 ? .singleRounding : .doubleRounding
+        let multipliers = (0..<channels).map { _ in
+          QuantizedMultiplier(multiplier: Int32(random.int((1 << 30)...Int(Int32.max))), shift: random.int(-24...2))
+        }
+        // Biases at the Int32 extremes a quarter of the time: the biased sums wrap as the Swift ones do.
+        let bias = (0..<channels).map { _ in
+          random.int(0...3) == 0
+            ? [Int32.min, Int32.max, Int32.min + 1, Int32.max - 1][random.int(0...3)] : Int32(random.int(-300_000...300_000))
+        }
+        let output = trial % 4 < 2 ? RequantizedOutput.int8 : .uint8
+        let range: ClosedRange<Int32> = output == .int8 ? -128...127 : 0...255
+        let zeroPoint = Int32(random.int(Int(range.lowerBound)...Int(range.upperBound)))
+        let clamp = trial % 5 == 0 ? zeroPoint...range.upperBound : range
+        let constants = IntegerChannelConstants(groups: 1, groupChannels: channels, multipliers: multipliers, rounding: rounding) {
+          bias[$0]
+        }
+        let epilogue = constants.epilogue(group: 0, outputZeroPoint: zeroPoint, clamp: clamp)
+        let outputStride = 16 * blocks + random.int(0...3)
+        // One guard pixel after the last output, and the gap bytes between pixels.
+        var stored = [UInt8](repeating: sentinel, count: (pixels + 1) * outputStride)
         input.withUnsafeBufferPointer { inputBuffer in
           weights.withUnsafeBufferPointer { weightBuffer in
-            start.withUnsafeBufferPointer { startBuffer in
-              taps.withUnsafeBufferPointer { tapBuffer in
-                output.withUnsafeMutableBufferPointer { outputBuffer in
+            taps.withUnsafeBufferPointer { tapBuffer in
+              stored.withUnsafeMutableBufferPointer { outputBuffer in
+                withUnsafePointer(to: epilogue.lanes) { lanes in
                   var arguments = DepthwiseKernelArguments(
                     input: UnsafeRawPointer(inputBuffer.baseAddress!), inputPixelBytes: pixelBytes,
                     taps: tapBuffer.baseAddress!, tapCount: tapCount,
-                    weights: UnsafeRawPointer(weightBuffer.baseAddress!), start: UnsafeRawPointer(startBuffer.baseAddress!),
-                    output: UnsafeMutableRawPointer(outputBuffer.baseAddress!), outputPixelBytes: outputStride * 4,
-                    pixelCount: pixels)
-                  kernels.run(.unsignedBytes, &arguments)
+                    weights: UnsafeRawPointer(weightBuffer.baseAddress!), start: kernels.zeros,
+                    output: UnsafeMutableRawPointer(outputBuffer.baseAddress!), outputPixelBytes: outputStride,
+                    pixelCount: pixels, blockCount: blocks, requantization: epilogue.table(channel: 0),
+                    requantizationLanes: UnsafeRawPointer(lanes), lastBlockLanes: lastLanes)
+                  kernels.run(.requantized(output), &arguments)
                 }
               }
             }
           }
         }
+        let label = "\(kernels.byteKernelISA) trial \(trial) \(output) blocks \(blocks) last \(lastLanes) pixels \(pixels)"
         for pixel in 0...pixels {
           for lane in 0..<outputStride {
             var expected = sentinel
-            if pixel < pixels && lane < 16 {
-              expected = start[lane]
+            if pixel < pixels && lane < channels {
+              let (block, blockLane) = lane.quotientAndRemainder(dividingBy: 16)
+              var sum: Int32 = 0
               for tap in 0..<tapCount {
-                let first = Int32(input[pixel * pixelBytes + taps[3 * tap] + lane])
-                let second = Int32(input[pixel * pixelBytes + taps[3 * tap + 1] + lane])
-                let pair = taps[3 * tap + 2] / 2 + 2 * lane
-                expected &+= first &* Int32(weights[pair]) &+ second &* Int32(weights[pair + 1])
+                let first = Int32(input[pixel * pixelBytes + 16 * block + taps[3 * tap] + blockLane])
+                let second = Int32(input[pixel * pixelBytes + 16 * block + taps[3 * tap + 1] + blockLane])
+                let pair = taps[3 * tap + 2] / 2 + 32 * block + 2 * blockLane
+                sum &+= first &* Int32(weights[pair]) &+ second &* Int32(weights[pair + 1])
               }
+              let scaled = multipliers[lane].apply(sum &+ bias[lane], rounding: rounding) &+ zeroPoint
+              expected = UInt8(truncatingIfNeeded: min(max(scaled, clamp.lowerBound), clamp.upperBound))
             }
-            let got = output[pixel * outputStride + lane]
-            guard got == expected else {
-              return XCTFail("\(kernels.isa) trial \(trial) pixel \(pixel) lane \(lane): \(got), expected \(expected)")
-            }
+            let got = stored[pixel * outputStride + lane]
+            guard got == expected else { return XCTFail("\(label) pixel \(pixel) lane \(lane): \(got), expected \(expected)") }
           }
         }
       }
@@ -215,12 +239,14 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
     }
   }
 
-  /// `tflite bench --verbose` names the route: generated where allowed (for whole 16-channel
-  /// blocks, naming the channels past them), Swift when turned off or when there is no whole block.
+  /// `tflite bench --verbose` names the route: generated where allowed (float: for whole 16-channel
+  /// blocks, naming the channels past them; 8-bit: the byte kernels' instruction set), Swift when
+  /// turned off or when there is no whole block.
   func testKernelDescriptionNamesTheRoute() {
     let swift = KernelDescription.swiftLevel
-    if let isa = GeneratedDepthwiseKernels.current?.isa {
-      XCTAssertEqual(KernelDescription.depthwise(), "depthwise, generated \(isa)")
+    if let kernels = GeneratedDepthwiseKernels.current {
+      let isa = kernels.isa
+      XCTAssertEqual(KernelDescription.depthwise(), "depthwise, generated \(kernels.byteKernelISA)")
       XCTAssertEqual(KernelDescription.depthwise(channels: 32), "depthwise, generated \(isa)")
       XCTAssertEqual(KernelDescription.depthwise(channels: 40), "depthwise, generated \(isa) (last 8 channels: \(swift))")
       XCTAssertEqual(KernelDescription.depthwise(channels: 15), "depthwise, \(swift)")

@@ -75,46 +75,62 @@ final class GeneratedKernelFuzzTests: XCTestCase {
   func testRandomEightBitDepthwiseShapesAreBitExactOnEveryRoute() throws {
     var random = SeededGenerator(seed: 72)
     for trial in 0..<60 {
-      let fuzz = FuzzedWindow(random: &random, trial: trial)
-      let memory = GuardedMemory()
-      let quantized = FuzzedQuantization(random: &random, signed: trial % 2 == 0, perChannel: trial % 4 == 0, channels: fuzz.outputChannels)
-      let input = memory.tensor(
-        0, quantized.type, fuzz.inputShape, bytes: quantized.randomBytes(fuzz.inputCount, &random),
-        quantization: quantized.input)
-      let filter = memory.tensor(
-        1, quantized.type, fuzz.filterShape, bytes: quantized.randomWeights(fuzz.filterCount, &random),
-        quantization: quantized.weights(axis: 3))
-      let bias = memory.tensor(
-        2, .int32, [fuzz.outputChannels], bytes: bytesOf((0..<fuzz.outputChannels).map { _ in Int32(random.int(-5000...5000)) }),
-        quantization: quantized.bias)
-      let options = fuzz.depthwiseOptions([.none, .relu, .relu6][trial % 3])
-      let label = "8-bit trial \(trial) \(quantized.type.name) \(fuzz)"
-      var results: [[UInt8]] = []
-      var convolution: ByteDepthwiseConvolution?
-      for generated in [false, true] {
-        let output = RuntimeTensor(
-          index: 3, name: "output", type: quantized.type, shape: [], shapeSignature: [], quantization: quantized.output,
-          isVariable: false, constantData: nil)
-        let node = KernelHarness.node("DEPTHWISE_CONV_2D", [input, filter, bias], output, .depthwiseConv2DOptions(options))
-        guard
-          let kernel = try memory.prepareAndRun(node, output: output, generated: generated, label: label)
-            as? IntegerDepthwiseConv2DKernel
-        else { return XCTFail("\(label): not the 8-bit depthwise kernel") }
-        convolution = kernel.byteDepthwise
-        results.append(memory.bytes(output))
-        // Every instruction set on the prepared convolution, into a fresh guarded output.
-        if generated, let convolution {
-          for kernels in runnableDepthwiseKernels {
-            memory.place(output, "output \(kernels.isa)")
-            try convolution.run(input: input, output: output, threadCount: 1 + trial % 2, generatedKernels: kernels)
-            results.append(memory.bytes(output))
-          }
+      try assertEightBitDepthwiseRoutesAgree(FuzzedWindow(random: &random, trial: trial), trial: trial, random: &random)
+    }
+  }
+
+  /// The same for every input channel count from 1 to 70 (the generated kernels' last partial
+  /// 16-channel block: a k-masked store on AVX-512, a buffer copy on AVX2), with multipliers,
+  /// strides, dilations, SAME/VALID, 3×3, 5×5 and other filters, clamps, int8 and uint8.
+  func testEightBitDepthwiseChannelCountsOneToSeventyAreBitExactOnEveryRoute() throws {
+    var random = SeededGenerator(seed: 74)
+    for channels in 1...70 {
+      let fuzz = FuzzedWindow(random: &random, trial: channels, channels: channels)
+      try assertEightBitDepthwiseRoutesAgree(fuzz, trial: channels, random: &random)
+    }
+  }
+
+  /// Runs one fuzzed 8-bit depthwise convolution on the Swift route, the registered generated route
+  /// and every instruction set's kernels, each into guarded memory, and asserts equal bytes.
+  private func assertEightBitDepthwiseRoutesAgree(_ fuzz: FuzzedWindow, trial: Int, random: inout SeededGenerator) throws {
+    let memory = GuardedMemory()
+    let quantized = FuzzedQuantization(random: &random, signed: trial % 2 == 0, perChannel: trial % 4 == 0, channels: fuzz.outputChannels)
+    let input = memory.tensor(
+      0, quantized.type, fuzz.inputShape, bytes: quantized.randomBytes(fuzz.inputCount, &random),
+      quantization: quantized.input)
+    let filter = memory.tensor(
+      1, quantized.type, fuzz.filterShape, bytes: quantized.randomWeights(fuzz.filterCount, &random),
+      quantization: quantized.weights(axis: 3))
+    let bias = memory.tensor(
+      2, .int32, [fuzz.outputChannels], bytes: bytesOf((0..<fuzz.outputChannels).map { _ in Int32(random.int(-5000...5000)) }),
+      quantization: quantized.bias)
+    let options = fuzz.depthwiseOptions([.none, .relu, .relu6][trial % 3])
+    let label = "8-bit trial \(trial) \(quantized.type.name) \(fuzz)"
+    var results: [[UInt8]] = []
+    var convolution: ByteDepthwiseConvolution?
+    for generated in [false, true] {
+      let output = RuntimeTensor(
+        index: 3, name: "output", type: quantized.type, shape: [], shapeSignature: [], quantization: quantized.output,
+        isVariable: false, constantData: nil)
+      let node = KernelHarness.node("DEPTHWISE_CONV_2D", [input, filter, bias], output, .depthwiseConv2DOptions(options))
+      guard
+        let kernel = try memory.prepareAndRun(node, output: output, generated: generated, label: label)
+          as? IntegerDepthwiseConv2DKernel
+      else { return XCTFail("\(label): not the 8-bit depthwise kernel") }
+      convolution = kernel.byteDepthwise
+      results.append(memory.bytes(output))
+      // Every instruction set on the prepared convolution, into a fresh guarded output.
+      if generated, let convolution {
+        for kernels in runnableDepthwiseKernels {
+          memory.place(output, "output \(kernels.isa)")
+          try convolution.run(input: input, output: output, threadCount: 1 + trial % 2, generatedKernels: kernels)
+          results.append(memory.bytes(output))
         }
       }
-      XCTAssertNotNil(convolution, label)
-      for (route, values) in results.enumerated() { XCTAssertEqual(values, results[0], "\(label) route \(route)") }
-      XCTAssertEqual(memory.damagedGuards(), [], label)
     }
+    XCTAssertNotNil(convolution, label)
+    for (route, values) in results.enumerated() { XCTAssertEqual(values, results[0], "\(label) route \(route)") }
+    XCTAssertEqual(memory.damagedGuards(), [], label)
   }
 
   /// int8/uint8 CONV_2D: the generated dot-product route (taken for int8 wherever this machine
@@ -340,10 +356,12 @@ private struct FuzzedWindow: CustomStringConvertible {
   /// CONV_2D's output channels.
   let convolutionOutputs: Int
 
-  init(random: inout SeededGenerator, trial: Int, convolution: Bool = false) {
+  /// A random geometry; `channels` replaces the drawn channel count when given.
+  init(random: inout SeededGenerator, trial: Int, convolution: Bool = false, channels: Int? = nil) {
     let hostile = trial % 7 == 6
     batch = random.int(1...2)
-    channels = convolution ? random.int(1...40) : [1, 3, 8, 15, 16, 17, 31, 32, 33, 48, 64, 72][random.int(0...11)]
+    let drawn = convolution ? random.int(1...40) : [1, 3, 8, 15, 16, 17, 31, 32, 33, 48, 64, 72][random.int(0...11)]
+    self.channels = channels ?? drawn
     multiplier = convolution || random.int(0...3) > 0 ? 1 : random.int(2...3)
     let square = [3, 5][random.int(0...1)]
     filter = random.bool() ? (square, square) : (random.int(1...6), random.int(1...6))

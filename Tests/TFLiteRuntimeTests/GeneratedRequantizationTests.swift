@@ -2,9 +2,9 @@ import XCTest
 
 import TFLiteLinearAlgebra
 
-/// The generated requantization (RequantizationEmission.swift): the standalone row kernel of every
-/// instruction set and the dot-product kernels' fused epilogue of every VNNI level this machine
-/// runs, bit for bit against the scalar rescale (`QuantizedMultiplier.apply`, itself pinned to
+/// The generated requantization (RequantizationEmission.swift): the dot-product kernels' fused
+/// epilogue of every VNNI level this machine runs (the depthwise byte kernels' epilogue, also on
+/// AVX2, is in `GeneratedDepthwiseKernelTests`), bit for bit against the scalar rescale (`QuantizedMultiplier.apply`, itself pinned to
 /// LiteRT's reference) and the Swift epilogue, over extreme sums, multipliers 0 and 2^31 − 1, every
 /// legal shift, both roundings, int8 and uint8 outputs, every clamp, odd row counts and strides.
 final class GeneratedRequantizationTests: XCTestCase {

@@ -3276,4 +3276,166 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpslld zmm22, zmm20, 16", expected: [0x62, 0xB1, 0x4D, 0x40, 0x72, 0xF4, 0x10]) { assembler in
     assembler.shiftZMM(.vpslld, VectorRegister(22), VectorRegister(20), by: 16)
   },
+  X86EncodingCase(source: "mov qword [rax], rbx", expected: [0x48, 0x89, 0x18]) { assembler in
+    assembler.mov(MemoryOperand(.rax), .rbx)
+  },
+  X86EncodingCase(source: "kmovw k1, word [rax]", expected: [0xC5, 0xF8, 0x90, 0x08]) { assembler in
+    assembler.kmovw(MaskRegister(1), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rax]{k1}, zmm3", expected: [0x62, 0xF2, 0x7E, 0x49, 0x31, 0x18]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rax), VectorRegister(3), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "mov qword [rdi + 8], r10", expected: [0x4C, 0x89, 0x57, 0x08]) { assembler in
+    assembler.mov(MemoryOperand(.rdi, 8), .r10)
+  },
+  X86EncodingCase(source: "kmovw k2, word [rdi + 8]", expected: [0xC5, 0xF8, 0x90, 0x57, 0x08]) { assembler in
+    assembler.kmovw(MaskRegister(2), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rdi + 8]{k2}, zmm8", expected: [0x62, 0x72, 0x7E, 0x4A, 0x31, 0x87, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rdi, 8), VectorRegister(8), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "mov qword [rsp], rcx", expected: [0x48, 0x89, 0x0C, 0x24]) { assembler in
+    assembler.mov(MemoryOperand(.rsp), .rcx)
+  },
+  X86EncodingCase(source: "kmovw k3, word [rsp]", expected: [0xC5, 0xF8, 0x90, 0x1C, 0x24]) { assembler in
+    assembler.kmovw(MaskRegister(3), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rsp]{k3}, zmm13", expected: [0x62, 0x72, 0x7E, 0x4B, 0x31, 0x2C, 0x24]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rsp), VectorRegister(13), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "mov qword [r12 + 4], r8", expected: [0x4D, 0x89, 0x44, 0x24, 0x04]) { assembler in
+    assembler.mov(MemoryOperand(.r12, 4), .r8)
+  },
+  X86EncodingCase(source: "kmovw k4, word [r12 + 4]", expected: [0xC4, 0xC1, 0x78, 0x90, 0x64, 0x24, 0x04]) { assembler in
+    assembler.kmovw(MaskRegister(4), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r12 + 4]{k4}, zmm18", expected: [0x62, 0xC2, 0x7E, 0x4C, 0x31, 0x94, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r12, 4), VectorRegister(18), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "mov qword [rbp], r15", expected: [0x4C, 0x89, 0x7D, 0x00]) { assembler in
+    assembler.mov(MemoryOperand(.rbp), .r15)
+  },
+  X86EncodingCase(source: "kmovw k5, word [rbp]", expected: [0xC5, 0xF8, 0x90, 0x6D, 0x00]) { assembler in
+    assembler.kmovw(MaskRegister(5), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rbp]{k5}, zmm23", expected: [0x62, 0xE2, 0x7E, 0x4D, 0x31, 0x7D, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rbp), VectorRegister(23), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "mov qword [r13], rsi", expected: [0x49, 0x89, 0x75, 0x00]) { assembler in
+    assembler.mov(MemoryOperand(.r13), .rsi)
+  },
+  X86EncodingCase(source: "kmovw k6, word [r13]", expected: [0xC4, 0xC1, 0x78, 0x90, 0x75, 0x00]) { assembler in
+    assembler.kmovw(MaskRegister(6), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r13]{k6}, zmm28", expected: [0x62, 0x42, 0x7E, 0x4E, 0x31, 0x65, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r13), VectorRegister(28), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "mov qword [r15 - 128], r13", expected: [0x4D, 0x89, 0x6F, 0x80]) { assembler in
+    assembler.mov(MemoryOperand(.r15, -128), .r13)
+  },
+  X86EncodingCase(source: "kmovw k7, word [r15 - 128]", expected: [0xC4, 0xC1, 0x78, 0x90, 0x7F, 0x80]) { assembler in
+    assembler.kmovw(MaskRegister(7), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r15 - 128]{k7}, zmm1", expected: [0x62, 0xD2, 0x7E, 0x4F, 0x31, 0x4F, 0xF8]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r15, -128), VectorRegister(1), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "mov qword [rsi + 128], rsp", expected: [0x48, 0x89, 0xA6, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.mov(MemoryOperand(.rsi, 128), .rsp)
+  },
+  X86EncodingCase(source: "kmovw k1, word [rsi + 128]", expected: [0xC5, 0xF8, 0x90, 0x8E, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.kmovw(MaskRegister(1), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rsi + 128]{k1}, zmm6", expected: [0x62, 0xF2, 0x7E, 0x49, 0x31, 0x76, 0x08]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rsi, 128), VectorRegister(6), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "mov qword [rdx + 64], r11", expected: [0x4C, 0x89, 0x5A, 0x40]) { assembler in
+    assembler.mov(MemoryOperand(.rdx, 64), .r11)
+  },
+  X86EncodingCase(source: "kmovw k2, word [rdx + 64]", expected: [0xC5, 0xF8, 0x90, 0x52, 0x40]) { assembler in
+    assembler.kmovw(MaskRegister(2), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rdx + 64]{k2}, zmm11", expected: [0x62, 0x72, 0x7E, 0x4A, 0x31, 0x5A, 0x04]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rdx, 64), VectorRegister(11), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "mov qword [rcx + 4096], rdx", expected: [0x48, 0x89, 0x91, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.mov(MemoryOperand(.rcx, 4096), .rdx)
+  },
+  X86EncodingCase(source: "kmovw k3, word [rcx + 4096]", expected: [0xC5, 0xF8, 0x90, 0x99, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.kmovw(MaskRegister(3), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rcx + 4096]{k3}, zmm16", expected: [0x62, 0xE2, 0x7E, 0x4B, 0x31, 0x81, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rcx, 4096), VectorRegister(16), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "mov qword [r9 - 64], r9", expected: [0x4D, 0x89, 0x49, 0xC0]) { assembler in
+    assembler.mov(MemoryOperand(.r9, -64), .r9)
+  },
+  X86EncodingCase(source: "kmovw k4, word [r9 - 64]", expected: [0xC4, 0xC1, 0x78, 0x90, 0x61, 0xC0]) { assembler in
+    assembler.kmovw(MaskRegister(4), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r9 - 64]{k4}, zmm21", expected: [0x62, 0xC2, 0x7E, 0x4C, 0x31, 0x69, 0xFC]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r9, -64), VectorRegister(21), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "mov qword [rax + r8*4], rax", expected: [0x4A, 0x89, 0x04, 0x80]) { assembler in
+    assembler.mov(MemoryOperand(.rax, index: .r8, scale: 4), .rax)
+  },
+  X86EncodingCase(source: "kmovw k5, word [rax + r8*4]", expected: [0xC4, 0xA1, 0x78, 0x90, 0x2C, 0x80]) { assembler in
+    assembler.kmovw(MaskRegister(5), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rax + r8*4]{k5}, zmm26", expected: [0x62, 0x22, 0x7E, 0x4D, 0x31, 0x14, 0x80]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rax, index: .r8, scale: 4), VectorRegister(26), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "mov qword [r11 + r9*2 + 12], rdi", expected: [0x4B, 0x89, 0x7C, 0x4B, 0x0C]) { assembler in
+    assembler.mov(MemoryOperand(.r11, index: .r9, scale: 2, 12), .rdi)
+  },
+  X86EncodingCase(source: "kmovw k6, word [r11 + r9*2 + 12]", expected: [0xC4, 0x81, 0x78, 0x90, 0x74, 0x4B, 0x0C]) { assembler in
+    assembler.kmovw(MaskRegister(6), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r11 + r9*2 + 12]{k6}, zmm31", expected: [0x62, 0x02, 0x7E, 0x4E, 0x31, 0xBC, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r11, index: .r9, scale: 2, 12), VectorRegister(31), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "mov qword [rbx + rcx*8 - 4], r14", expected: [0x4C, 0x89, 0x74, 0xCB, 0xFC]) { assembler in
+    assembler.mov(MemoryOperand(.rbx, index: .rcx, scale: 8, -4), .r14)
+  },
+  X86EncodingCase(source: "kmovw k7, word [rbx + rcx*8 - 4]", expected: [0xC5, 0xF8, 0x90, 0x7C, 0xCB, 0xFC]) { assembler in
+    assembler.kmovw(MaskRegister(7), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rbx + rcx*8 - 4]{k7}, zmm4", expected: [0x62, 0xF2, 0x7E, 0x4F, 0x31, 0xA4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rbx, index: .rcx, scale: 8, -4), VectorRegister(4), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "mov qword [r13 + r14*1], rbp", expected: [0x4B, 0x89, 0x6C, 0x35, 0x00]) { assembler in
+    assembler.mov(MemoryOperand(.r13, index: .r14, scale: 1), .rbp)
+  },
+  X86EncodingCase(source: "kmovw k1, word [r13 + r14*1]", expected: [0xC4, 0x81, 0x78, 0x90, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.kmovw(MaskRegister(1), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r13 + r14*1]{k1}, zmm9", expected: [0x62, 0x12, 0x7E, 0x49, 0x31, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r13, index: .r14, scale: 1), VectorRegister(9), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "mov qword [rsp + rax*1 + 256], r12", expected: [0x4C, 0x89, 0xA4, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.mov(MemoryOperand(.rsp, index: .rax, scale: 1, 256), .r12)
+  },
+  X86EncodingCase(source: "kmovw k2, word [rsp + rax*1 + 256]", expected: [0xC5, 0xF8, 0x90, 0x94, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.kmovw(MaskRegister(2), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rsp + rax*1 + 256]{k2}, zmm14", expected: [0x62, 0x72, 0x7E, 0x4A, 0x31, 0x74, 0x04, 0x10]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rsp, index: .rax, scale: 1, 256), VectorRegister(14), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "mov qword [r10 + r15*2 + 192], rbx", expected: [0x4B, 0x89, 0x9C, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.mov(MemoryOperand(.r10, index: .r15, scale: 2, 192), .rbx)
+  },
+  X86EncodingCase(source: "kmovw k3, word [r10 + r15*2 + 192]", expected: [0xC4, 0x81, 0x78, 0x90, 0x9C, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.kmovw(MaskRegister(3), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpmovdb oword [r10 + r15*2 + 192]{k3}, zmm19", expected: [0x62, 0x82, 0x7E, 0x4B, 0x31, 0x5C, 0x7A, 0x0C]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.r10, index: .r15, scale: 2, 192), VectorRegister(19), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "mov qword [rdi + rdx*1 + 1024], r10", expected: [0x4C, 0x89, 0x94, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.mov(MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), .r10)
+  },
+  X86EncodingCase(source: "kmovw k4, word [rdi + rdx*1 + 1024]", expected: [0xC5, 0xF8, 0x90, 0xA4, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.kmovw(MaskRegister(4), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpmovdb oword [rdi + rdx*1 + 1024]{k4}, zmm24", expected: [0x62, 0x62, 0x7E, 0x4C, 0x31, 0x44, 0x17, 0x40]) { assembler in
+    assembler.vpmovdbZMM(MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), VectorRegister(24), mask: MaskRegister(4))
+  },
 ]

@@ -32,14 +32,15 @@ enum KernelDescription {
   /// Where a depthwise convolution over `channels` output channels runs: `generated AVX-512F` when
   /// the generated kernels (`GeneratedDepthwiseKernels`) compute its whole 16-channel blocks, with
   /// the last channels past them named as Swift code; the Swift level when there is no generated
-  /// kernel or no whole block. `channels` nil: the 8-bit kernel, which pads its channels to blocks.
+  /// kernel or no whole block. `channels` nil: the 8-bit kernel, which pads its channels to blocks
+  /// and runs on the byte kernels' instruction set (AVX2 on AVX-512 CPUs without VNNI).
   static func depthwiseLevel(channels: Int? = nil) -> String {
     let block = DepthwiseKernelGenerator.blockChannels
     guard let kernels = GeneratedDepthwiseKernels.current, channels.map({ $0 >= block }) ?? true else {
       return swiftLevel
     }
     let remainder = (channels ?? 0) % block
-    return "generated \(kernels.isa)" + (remainder == 0 ? "" : " (last \(remainder) channels: \(swiftLevel))")
+    return "generated \(channels == nil ? kernels.byteKernelISA : kernels.isa)" + (remainder == 0 ? "" : " (last \(remainder) channels: \(swiftLevel))")
   }
 
   /// The description of an 8-bit or float depthwise convolution: `depthwise, generated AVX-512F`

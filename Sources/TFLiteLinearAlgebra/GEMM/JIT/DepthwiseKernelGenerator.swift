@@ -11,30 +11,39 @@
 ///   filter, whose weight vectors are loaded into registers once per call and kept there for every
 ///   pixel, the taps unrolled (`float5x5` only on AVX-512: 25 zmm). The taps are summed in the same
 ///   order as `float`, so the results are the same bits;
-/// - `unsignedBytes`: unsigned 8-bit inputs over a table of tap *pairs* (input offset A, input offset
-///   B, weight offset); each pair's weights are 16 interleaved int16 pairs (wA, wB), one per
-///   channel. Each 32-bit lane gets uA | uB << 16 (zero-extended bytes) and the multiply-add of
-///   word pairs adds uA·wA + uB·wB to it exactly (`vpmaddwd` + `vpaddd` on AVX2, `vpdpwssd` on
-///   AVX-512, which needs AVX512-VNNI): |u · w| ≤ 255 · 255, so no pair sum overflows. The Int32
-///   sums wrap like Σ u · w in any order, and are stored for the caller to requantize.
+/// - `requantizedInt8`, `requantizedUInt8`: unsigned 8-bit inputs over a table of tap *pairs*
+///   (input offset A, input offset B, weight offset); each pair's weights are 16 interleaved int16
+///   pairs (wA, wB), one per channel. Each 32-bit lane gets uA | uB << 16 (zero-extended bytes) and
+///   the multiply-add of word pairs adds uA·wA + uB·wB to it exactly (`vpmaddwd` + `vpaddd` on
+///   AVX2, `vpdpwssd` on AVX-512, which needs AVX512-VNNI): |u · w| ≤ 255 · 255, so no pair sum
+///   overflows. The Int32 sums start at zero and wrap like Σ u · w in any order; the kernel's
+///   epilogue requantizes them in registers (`RequantizationEmission`, with the block's
+///   `RequantizationTable` record) and stores 16 int8 or uint8 bytes per pixel. One call covers
+///   `blockCount` 16-channel blocks of a row (block b reads inputs 16·b bytes on, weights 64·b
+///   bytes on, record b, and writes outputs 16·b bytes on); on AVX-512 the last block stores only
+///   the lanes of `lastBlockMask` (a k-mask), so channel counts need not be multiples of 16.
 ///
 /// For each output pixel p of `pixelCount` (inputs `inputPixelBytes` apart, outputs
-/// `outputPixelBytes` apart), the accumulators start from the 16 values at `start`, and each tap
-/// reads its input at `input + p · inputPixelBytes + offset`. Pixels go four at a time (the four
-/// share each weight vector), then one at a time.
+/// `outputPixelBytes` apart), the float accumulators start from the 16 values at `start`, and each
+/// tap reads its input at `input + p · inputPixelBytes + offset`. Pixels go four at a time (the
+/// four share each weight vector), then one at a time.
 ///
 /// Registers of the table kinds: rdi arguments, rsi/r10 the input/output of the current pixels,
 /// r8/r9 the input pixel stride ×1/×3, r11/rbp the output pixel stride ×1/×3, r13 the weights, r14
 /// the pixel counter, rdx the tap cursor, rcx the tap counter, rax/r15/rbx the tap's input
-/// offset(s) and weight offset, r12/r15 the tap's input address(es). rbx, rbp, r12 to r15 are
-/// callee-saved and pushed; `vzeroupper` before returning.
+/// offset(s) and weight offset, r12/r15 the tap's input address(es); after the taps the byte
+/// kinds' epilogue holds the record in rax and the lanes in rbx, and their block loop keeps the
+/// block's input, output, record and remaining count on the stack (32 bytes below the pushed
+/// registers). rbx, rbp, r12 to r15 are callee-saved and pushed; `vzeroupper` before returning.
 @usableFromInline package enum DepthwiseKernelGenerator {
   /// What the kernel multiplies.
   @usableFromInline package enum ElementKind: Int, Sendable, CaseIterable {
     /// float32 inputs and weights over a tap table, clamped float32 results.
     case float
-    /// Unsigned-byte inputs and interleaved int16 weight pairs over a table of tap pairs, Int32 sums.
-    case unsignedBytes
+    /// Unsigned-byte inputs and interleaved int16 weight pairs over a table of tap pairs, requantized to int8.
+    case requantizedInt8
+    /// The same sums requantized to uint8.
+    case requantizedUInt8
     /// float32 over a whole 3×3 filter with its weights in registers.
     case float3x3
     /// float32 over a whole 5×5 filter with its weights in registers (AVX-512 only).
@@ -43,10 +52,24 @@
     /// The side of the square filter whose weights stay in registers, or nil for a tap table.
     @usableFromInline package var squareFilterSize: Int? {
       switch self {
-      case .float, .unsignedBytes: nil
+      case .float, .requantizedInt8, .requantizedUInt8: nil
       case .float3x3: 3
       case .float5x5: 5
       }
+    }
+
+    /// What the byte kinds store (nil for the float kinds).
+    @usableFromInline package var requantizedOutput: RequantizedOutput? {
+      switch self {
+      case .requantizedInt8: .int8
+      case .requantizedUInt8: .uint8
+      case .float, .float3x3, .float5x5: nil
+      }
+    }
+
+    /// The byte kind storing `output`.
+    @usableFromInline package static func requantized(_ output: RequantizedOutput) -> ElementKind {
+      output == .int8 ? .requantizedInt8 : .requantizedUInt8
     }
 
     /// The square-filter kind of side `size`, if there is one.
@@ -58,7 +81,7 @@
   /// Channels of one block: one zmm or two ymm of 32-bit lanes.
   @usableFromInline package static let blockChannels = 16
 
-  /// Tap pairs of the `unsignedBytes` kernel for `taps` taps (the last pair of an odd count repeats
+  /// Tap pairs of the byte kernels for `taps` taps (the last pair of an odd count repeats
   /// its input with zero weights).
   @inlinable package static func bytePairCount(taps: Int) -> Int { (taps + 1) / 2 }
 
@@ -87,13 +110,13 @@
   /// Bytes between the inputs of consecutive pixels.
   @usableFromInline package var inputPixelBytes: Int
   /// `tapCount` entries: (input offset, weight offset) for the float kinds, (input offset A, input
-  /// offset B, weight offset) for `unsignedBytes`.
+  /// offset B, weight offset) for the byte kinds.
   @usableFromInline package var taps: UnsafePointer<Int>
   /// Entries of the table (0 leaves the start values; the square-filter kinds need the whole filter).
   @usableFromInline package var tapCount: Int
   /// The weights at the block's first channel.
   @usableFromInline package var weights: UnsafeRawPointer
-  /// Sixteen starting values: the float bias of the block, or Int32 zeros.
+  /// Sixteen starting values of the float kinds: the float bias of the block (unread by the byte kinds).
   @usableFromInline package var start: UnsafeRawPointer
   /// The output of pixel 0 at the block's first channel (16 values written per pixel).
   @usableFromInline package var output: UnsafeMutableRawPointer
@@ -105,13 +128,25 @@
   @usableFromInline package var lower: Float
   /// Upper clamp bound of the float kernel (`infinity` for none).
   @usableFromInline package var upper: Float
+  /// The byte kinds: 16-channel blocks of the call (1 or more; the float kinds do one).
+  @usableFromInline package var blockCount: Int
+  /// The byte kinds: the first block's `RequantizationTable` record (the next blocks' follow it).
+  @usableFromInline package var requantization: UnsafeRawPointer?
+  /// The byte kinds: the `RequantizationLanes` (output zero point and clamp).
+  @usableFromInline package var requantizationLanes: UnsafeRawPointer?
+  /// The AVX-512 byte kinds: the lanes stored by every block but the last, as bits (all 16).
+  @usableFromInline package var fullBlockMask: Int
+  /// The AVX-512 byte kinds: the lanes stored by the last block, as bits.
+  @usableFromInline package var lastBlockMask: Int
 
   /// The arguments from their parts.
   @inlinable package init(
     input: UnsafeRawPointer, inputPixelBytes: Int, taps: UnsafePointer<Int>, tapCount: Int, weights: UnsafeRawPointer,
     start: UnsafeRawPointer, output: UnsafeMutableRawPointer, outputPixelBytes: Int, pixelCount: Int,
-    lower: Float = -.infinity, upper: Float = .infinity
+    lower: Float = -.infinity, upper: Float = .infinity, blockCount: Int = 1, requantization: UnsafeRawPointer? = nil,
+    requantizationLanes: UnsafeRawPointer? = nil, lastBlockLanes: Int = 16
   ) {
+    precondition(blockCount >= 1 && (1...16).contains(lastBlockLanes), "invalid depthwise blocks")
     self.input = input
     self.inputPixelBytes = inputPixelBytes
     self.taps = taps
@@ -123,6 +158,11 @@
     self.pixelCount = pixelCount
     self.lower = lower
     self.upper = upper
+    self.blockCount = blockCount
+    self.requantization = requantization
+    self.requantizationLanes = requantizationLanes
+    fullBlockMask = 0xFFFF
+    lastBlockMask = (1 << lastBlockLanes) - 1
   }
 }
 
@@ -138,6 +178,19 @@ private struct DepthwiseEmitter {
   var lanes: Int { isa == .avx2 ? 8 : 16 }
   /// Pixels of the unrolled group.
   let groupPixels = 4
+  /// True for the requantizing byte kinds.
+  var isBytes: Bool { kind.requantizedOutput != nil }
+  /// The AVX-512 byte kinds' store mask.
+  let storeMask = MaskRegister(1)
+  /// Stack slots of the byte kinds' block loop: the block's input, output, requantization record,
+  /// and the blocks left (this one included).
+  enum BlockSlot: Int32 {
+    case input = 0, output = 8, record = 16, remaining = 24
+    /// Bytes of all slots.
+    static let frameBytes: Int32 = 32
+    /// The slot's stack operand.
+    var operand: MemoryOperand { MemoryOperand(.rsp, rawValue) }
+  }
 
   let saved: [GPRegister] = [.rbx, .rbp, .r12, .r13, .r14, .r15]
 
@@ -153,6 +206,18 @@ private struct DepthwiseEmitter {
   /// The tap-B input vector of the byte kernel (the clamp registers' numbers, unused there).
   func secondInputRegister(_ pixel: Int, _ vector: Int) -> VectorRegister {
     isa == .avx2 ? VectorRegister(12 + vector) : VectorRegister(11 + pixel)
+  }
+  /// The byte kinds' requantization of one pixel, after the taps (its scratch registers are free
+  /// then: the tap-B inputs on AVX2, the clamp registers on AVX-512).
+  var requantization: RequantizationEmission? {
+    kind.requantizedOutput.map { output in
+      isa == .avx2
+        ? RequantizationEmission(
+          width: .ymm, output: output, table: .rax, lanes: .rbx, scratch: (VectorRegister(14), VectorRegister(15)))
+        : RequantizationEmission(
+          width: .zmm, output: output, table: .rax, lanes: .rbx, scratch: (VectorRegister(9), VectorRegister(10)),
+          storeMask: storeMask)
+    }
   }
   /// The clamp bounds: after the table kinds' inputs, or the last two registers of the square-filter kinds.
   var lowerRegister: VectorRegister {
@@ -178,10 +243,10 @@ private struct DepthwiseEmitter {
   }
 
   /// Bytes of one vector's worth of inputs, weights (float, or int16 pairs) and outputs.
-  var inputVectorBytes: Int32 { Int32(kind == .unsignedBytes ? lanes : lanes * 4) }
+  var inputVectorBytes: Int32 { Int32(isBytes ? lanes : lanes * 4) }
   var vectorBytes: Int32 { Int32(lanes * 4) }
   /// Bytes of one entry of the tap table.
-  var tapEntryBytes: Int32 { kind == .unsignedBytes ? 24 : 16 }
+  var tapEntryBytes: Int32 { isBytes ? 24 : 16 }
 
   mutating func loadVector(_ register: VectorRegister, _ memory: MemoryOperand) {
     isa == .avx2 ? assembler.vmovupsYMM(register, memory) : assembler.vmovupsZMM(register, memory)
@@ -203,8 +268,8 @@ private struct DepthwiseEmitter {
   ) {
     let sum = accumulator(pixel, vector)
     let input = inputRegister(pixel, vector)
-    switch (kind, isa) {
-    case (.unsignedBytes, _):
+    switch (isBytes, isa) {
+    case (true, _):
       let other = secondInputRegister(pixel, vector)
       loadBytes(input, first)
       loadBytes(other, second)
@@ -227,16 +292,17 @@ private struct DepthwiseEmitter {
 
   /// The clamp of the float kernels: the accumulator is the second operand, so a NaN passes through.
   mutating func clamp(_ value: VectorRegister) {
-    guard kind != .unsignedBytes else { return }
     assembler.clamp(isa == .avx2 ? .ymm : .zmm, value, lower: lowerRegister, upper: upperRegister)
   }
 
   /// Computes and stores `pixels` (1 or 4) pixels at rsi/r10 over the tap table.
   mutating func emitTablePixels(_ pixels: Int) {
-    assembler.mov(.rax, argument(\.start))
+    if !isBytes { assembler.mov(.rax, argument(\.start)) }
     for pixel in 0..<pixels {
       for vector in 0..<vectorsPerBlock {
-        loadVector(accumulator(pixel, vector), MemoryOperand(.rax, Int32(vector) * vectorBytes))
+        isBytes
+          ? assembler.zero(isa == .avx2 ? .ymm : .zmm, accumulator(pixel, vector))
+          : loadVector(accumulator(pixel, vector), MemoryOperand(.rax, Int32(vector) * vectorBytes))
       }
     }
     let tapsDone = assembler.makeLabel()
@@ -252,7 +318,7 @@ private struct DepthwiseEmitter {
       loadVector(weight(vector), MemoryOperand(.r13, index: .rbx, scale: 1, Int32(vector) * vectorBytes))
     }
     assembler.lea(.r12, MemoryOperand(.rsi, index: .rax, scale: 1))
-    if kind == .unsignedBytes {
+    if isBytes {
       assembler.mov(.r15, MemoryOperand(.rdx, 8))
       assembler.add(.r15, .rsi)
     }
@@ -268,6 +334,16 @@ private struct DepthwiseEmitter {
     assembler.dec(.rcx)
     assembler.jump(if: .notZero, to: tapLoop)
     assembler.bind(tapsDone)
+    if let requantization {
+      assembler.mov(.rax, BlockSlot.record.operand)
+      assembler.mov(.rbx, argument(\.requantizationLanes))
+      for pixel in 0..<pixels {
+        requantization.emit(
+          &assembler, sums: (0..<vectorsPerBlock).map { accumulator(pixel, $0) },
+          to: pixelAddress(.r10, pixel, stride: .r11, triple: .rbp, plus: 0))
+      }
+      return
+    }
     for pixel in 0..<pixels {
       for vector in 0..<vectorsPerBlock {
         let value = accumulator(pixel, vector)
@@ -355,13 +431,61 @@ private struct DepthwiseEmitter {
     }
   }
 
+  /// The byte kinds' loop over the call's blocks: per block the pixel loops from the block's
+  /// slots, then the slots, the weights (r13) and, before the last block, the AVX-512 store mask
+  /// moved on. Exits through `exit` when no pixel or block is left.
+  mutating func emitBlockLoop(exit: AssemblerLabel) {
+    assembler.mov(.rax, argument(\.blockCount))
+    assembler.mov(BlockSlot.remaining.operand, .rax)
+    for (slot, field) in [
+      (BlockSlot.input, \DepthwiseKernelArguments.input), (.output, \.output), (.record, \.requantization),
+    ] as [(BlockSlot, PartialKeyPath<DepthwiseKernelArguments>)] {
+      assembler.mov(.rcx, argument(field))
+      assembler.mov(slot.operand, .rcx)
+    }
+    assembler.mov(.r13, argument(\.weights))
+    loadPixelPointers()
+    let block = assembler.makeLabel()
+    if isa == .avx512 {
+      assembler.kmovw(storeMask, argument(\.fullBlockMask))
+      assembler.cmp(.rax, 1)
+      assembler.jump(if: .notZero, to: block)
+      assembler.kmovw(storeMask, argument(\.lastBlockMask))
+    }
+    assembler.bind(block)
+    assembler.mov(.rsi, BlockSlot.input.operand)
+    assembler.mov(.r10, BlockSlot.output.operand)
+    assembler.mov(.r14, argument(\.pixelCount))
+    emitPixelLoops(counter: .r14) { emitter, pixels in emitter.emitTablePixels(pixels) }
+    let blockChannels = Int32(DepthwiseKernelGenerator.blockChannels)
+    for (slot, step) in [
+      (BlockSlot.input, blockChannels), (.output, blockChannels), (.record, Int32(RequantizationTable.blockBytes)),
+    ] {
+      assembler.mov(.rax, slot.operand)
+      assembler.add(.rax, step)
+      assembler.mov(slot.operand, .rax)
+    }
+    assembler.add(.r13, 4 * blockChannels)
+    assembler.mov(.rax, BlockSlot.remaining.operand)
+    assembler.dec(.rax)
+    assembler.mov(BlockSlot.remaining.operand, .rax)
+    assembler.jump(if: .zero, to: exit)
+    if isa == .avx512 {
+      assembler.cmp(.rax, 1)
+      assembler.jump(if: .notZero, to: block)
+      assembler.kmovw(storeMask, argument(\.lastBlockMask))
+    }
+    assembler.jump(to: block)
+  }
+
   mutating func emitKernel() {
     let exit = assembler.makeLabel()
     assembler.saveRegisters(saved)
+    if isBytes { assembler.sub(.rsp, BlockSlot.frameBytes) }
     assembler.mov(.r14, argument(\.pixelCount))
     assembler.test(.r14, .r14)
     assembler.jump(if: .zero, to: exit)
-    if kind != .unsignedBytes {
+    if !isBytes {
       isa == .avx2
         ? assembler.vbroadcastssYMM(lowerRegister, argument(\.lower))
         : assembler.vbroadcastssZMM(lowerRegister, argument(\.lower))
@@ -371,12 +495,15 @@ private struct DepthwiseEmitter {
     }
     if let size = kind.squareFilterSize {
       emitSquareFilterKernel(size: size)
+    } else if isBytes {
+      emitBlockLoop(exit: exit)
     } else {
       loadPixelPointers()
       assembler.mov(.r13, argument(\.weights))
       emitPixelLoops(counter: .r14) { emitter, pixels in emitter.emitTablePixels(pixels) }
     }
     assembler.bind(exit)
+    if isBytes { assembler.add(.rsp, BlockSlot.frameBytes) }
     assembler.returnFromKernel(restoring: saved)
   }
 }
@@ -394,6 +521,11 @@ private struct DepthwiseEmitter {
 
   /// The instruction set of the kernels.
   @usableFromInline package let isa: GeneratedKernelISA
+  /// The instruction set of the byte kinds: `isa`, or AVX2 on AVX-512 CPUs without VNNI.
+  @usableFromInline package let byteKernelISA: GeneratedKernelISA
+  /// True when the byte kinds store a last partial block through a k-mask (AVX-512); the AVX2 ones
+  /// always store 16 lanes.
+  @usableFromInline package var masksLastBlock: Bool { byteKernelISA == .avx512 }
   /// The kernel of each element kind, by raw value (nil where `isa` has none).
   private let kernels: [ExecutableCode?]
   /// Sixteen zeros (as floats and as Int32): the start of sums without bias.
@@ -406,7 +538,7 @@ private struct DepthwiseEmitter {
   private init?(isa: GeneratedKernelISA, byteKernelISA: GeneratedKernelISA) {
     var kernels: [ExecutableCode?] = []
     for kind in DepthwiseKernelGenerator.ElementKind.allCases {
-      let kernelISA = kind == .unsignedBytes ? byteKernelISA : isa
+      let kernelISA = kind.requantizedOutput != nil ? byteKernelISA : isa
       guard DepthwiseKernelGenerator.generates(kind, isa: kernelISA) else {
         kernels.append(nil)
         continue
@@ -415,6 +547,7 @@ private struct DepthwiseEmitter {
       kernels.append(executable)
     }
     self.isa = isa
+    self.byteKernelISA = byteKernelISA
     self.kernels = kernels
     let zeros = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
     zeros.initializeMemory(as: UInt8.self, repeating: 0, count: 64)
@@ -447,9 +580,13 @@ private struct DepthwiseEmitter {
     kernels[kind.rawValue] != nil
   }
 
-  /// Runs the `kind` kernel (one the set `has`) on `arguments`.
+  /// Runs the `kind` kernel (one the set `has`) on `arguments` (a byte kind's with its
+  /// requantization record and lanes).
   @usableFromInline package func run(_ kind: DepthwiseKernelGenerator.ElementKind, _ arguments: inout DepthwiseKernelArguments) {
     guard let code = kernels[kind.rawValue] else { preconditionFailure("no \(kind) depthwise kernel for \(isa)") }
+    precondition(
+      kind.requantizedOutput == nil || (arguments.requantization != nil && arguments.requantizationLanes != nil),
+      "the \(kind) depthwise kernel needs its requantization constants")
     let entry = unsafeBitCast(code.entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }

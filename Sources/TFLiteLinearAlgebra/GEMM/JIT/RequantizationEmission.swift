@@ -1,8 +1,7 @@
 // The requantization of 8-bit kernels' Int32 sums in generated code, bit for bit as
 // `IntegerEpilogue.requantize` (and so LiteRT's reference kernels) computes it, then narrowed and
-// stored as 16 bytes per row. The dot-product GEMM kernels emit it as their fused epilogue (the sums
-// never leave registers); `GeneratedRequantizationKernels` wraps it in a standalone loop over rows
-// of Int32 sums (the 8-bit depthwise route's per-row sums buffer).
+// stored as 16 bytes per row. The dot-product GEMM kernels and the 8-bit depthwise kernels emit it
+// as their fused epilogue (the sums never leave registers).
 //
 // Per lane (channel c), with x the Int32 sum:
 // 1. x = (x + bias) << left (wrapping; left is the Swift epilogue's shift count, taken mod 32 as
@@ -146,6 +145,8 @@ struct RequantizationEmission {
   let lanes: GPRegister
   /// Two vector registers the emission may overwrite.
   let scratch: (VectorRegister, VectorRegister)
+  /// zmm only: the mask register whose set bits choose the bytes stored (all 16 when nil).
+  var storeMask: MaskRegister? = nil
 
   /// `operation destination, left, right` in the emission's width.
   private func packed(
@@ -180,7 +181,11 @@ struct RequantizationEmission {
     for (vector, value) in sums.enumerated() { requantize(&assembler, value, vector: vector) }
     let (first, second) = scratch
     if width == .zmm {
-      assembler.vpmovdbZMM(destination, sums[0])
+      if let storeMask {
+        assembler.vpmovdbZMM(destination, sums[0], mask: storeMask)
+      } else {
+        assembler.vpmovdbZMM(destination, sums[0])
+      }
       return
     }
     // Words [A0–3 B0–3 | A4–7 B4–7] → [A0–3 A4–7 | B0–3 B4–7] → 16 bytes in channel order.
@@ -294,7 +299,8 @@ struct RequantizationEmission {
 }
 
 /// The standalone requantization kernels of one instruction set, one per output type, made on
-/// first use and kept for the process. The 8-bit depthwise route runs them on its Int32 row sums.
+/// first use and kept for the process. The legacy uint8 row-corrected tiles and the 8-bit
+/// TRANSPOSE_CONV run them on their Int32 sums.
 @usableFromInline package final class GeneratedRequantizationKernels: @unchecked Sendable {
   // @unchecked Sendable: everything is immutable after `init`.
 

@@ -31,6 +31,18 @@
   }
 }
 
+/// An AVX-512 mask register `k1...k7` (k0 in a masked instruction's field means "no mask").
+@usableFromInline package struct MaskRegister: Equatable {
+  /// The register number, 1 to 7.
+  @usableFromInline package let number: UInt8
+
+  /// Register `number` (1 to 7).
+  @usableFromInline package init(_ number: Int) {
+    precondition((1..<8).contains(number), "mask register k\(number) cannot mask")
+    self.number = UInt8(number)
+  }
+}
+
 /// A memory operand `[base + index * scale + displacement]`.
 @usableFromInline package struct MemoryOperand {
   /// The base register.
@@ -287,6 +299,11 @@
   /// `mov r64, r64`.
   @usableFromInline package mutating func mov(_ destination: GPRegister, _ source: GPRegister) {
     legacy(opcode: 0x89, wide: true, reg: source.rawValue, register: destination)
+  }
+
+  /// `mov [m64], r64`.
+  @usableFromInline package mutating func mov(_ destination: MemoryOperand, _ source: GPRegister) {
+    legacy(opcode: 0x89, wide: true, reg: source.rawValue, memory: destination)
   }
 
   /// `mov r32, [m32]` (the upper half of the register is cleared).
@@ -565,6 +582,19 @@
       elementBytes: 16, broadcast: false)
   }
 
+  /// `vpmovdb [m128]{k}, zmm`: the low byte of each lane whose bit is set in `mask` (AVX-512F);
+  /// the other bytes of memory are neither written nor touched.
+  @usableFromInline package mutating func vpmovdbZMM(_ destination: MemoryOperand, _ source: VectorRegister, mask: MaskRegister) {
+    evex(
+      map: .x0F38, prefix: .xF3, opcode: 0x31, reg: source.number, vvvv: 0, operand: .memory(destination),
+      elementBytes: 16, broadcast: false, mask: mask.number)
+  }
+
+  /// `kmovw k, [m16]` (AVX-512F): the mask register from 16 bits of memory.
+  @usableFromInline package mutating func kmovw(_ destination: MaskRegister, _ source: MemoryOperand) {
+    vex(map: .x0F, prefix: .none, opcode: 0x90, reg: destination.number, vvvv: 0, operand: .memory(source), length256: false)
+  }
+
   /// `vfmadd231ps zmm1, zmm2, [m512]`: zmm1 += zmm2 · memory, fused.
   @usableFromInline package mutating func vfmadd231psZMM(_ accumulator: VectorRegister, _ left: VectorRegister, _ source: MemoryOperand) {
     evex(map: .x0F38, prefix: .x66, opcode: 0xB8, reg: accumulator.number, vvvv: left.number, memory: source, elementBytes: 64)
@@ -680,11 +710,12 @@
       elementBytes: elementBytes, broadcast: broadcast)
   }
 
-  /// A 512-bit EVEX instruction (W0 unless `wide`, no masking). `elementBytes` is the N of disp8×N
-  /// compression: the whole vector for full loads, the element for a broadcast or scalar operand.
+  /// A 512-bit EVEX instruction (W0 unless `wide`, merge-masked by register `mask` unless it is 0).
+  /// `elementBytes` is the N of disp8×N compression: the whole vector for full loads, the element
+  /// for a broadcast or scalar operand.
   private mutating func evex(
     map: OpcodeMap, prefix: ImpliedPrefix, opcode: UInt8, reg: UInt8, vvvv: UInt8, operand: RMOperand,
-    elementBytes: Int32, broadcast: Bool, wide: Bool = false
+    elementBytes: Int32, broadcast: Bool, wide: Bool = false, mask: UInt8 = 0
   ) {
     let invertedR = (~reg >> 3) & 1
     let invertedX = ~operand.indexHigh & 1
@@ -693,7 +724,7 @@
     emit(0x62, invertedR << 7 | invertedX << 6 | invertedB << 5 | invertedRPrime << 4 | map.rawValue)
     emit((wide ? 0x80 : 0) | ((~vvvv & 0xF) << 3) | 0b100 | prefix.rawValue)
     let invertedVPrime = (~vvvv >> 4) & 1
-    emit(0b10 << 5 | (broadcast ? 1 : 0) << 4 | invertedVPrime << 3)
+    emit(0b10 << 5 | (broadcast ? 1 : 0) << 4 | invertedVPrime << 3 | mask)
     emit(opcode)
     modRM(reg: reg, operand, compression: elementBytes)
   }

@@ -3,9 +3,10 @@
 // every output channel c = input channel c / multiplier sums (input − input zero point) ·
 // (weight − weight zero point) over its taps inside the input, adds the bias, rescales per channel
 // and clamps. 8-bit activations run on a channel-vectorised loop over per-row input windows (no
-// arena scratch), whose sums come from the run-time generated kernels (`GeneratedDepthwiseKernels`,
-// AVX2 or AVX-512) where allowed and from Swift SIMD code otherwise; 16-bit activations run the
-// scalar grouped convolution over widened inputs.
+// arena scratch): where allowed, one call of a run-time generated kernel (`GeneratedDepthwiseKernels`,
+// AVX2 or AVX-512) per output row sums, requantizes and stores every channel block of the row;
+// otherwise Swift SIMD code sums each block into Int32 lanes and the Swift epilogue requantizes
+// them. 16-bit activations run the scalar grouped convolution over widened inputs.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -166,8 +167,9 @@ struct ByteDepthwiseConvolution {
   /// The shape of one output row's input window (one byte per element): a row per filter tap row.
   var windowShape: [Int] { [shape.height.filterSize, paddedWidth, paddedChannels] }
 
-  /// The shape of the Int32 sums of one output row's 16-channel block from the generated kernel
-  /// (in bytes): 16 four-byte sums per output pixel.
+  /// The shape of the Int32 sums of one output row's 16-channel block on the Swift route (in
+  /// bytes): 16 four-byte sums per output pixel; the generated route's AVX2 tail buffer (16 bytes
+  /// per pixel) fits in it too.
   var rowSumsShape: [Int] { [shape.width.outputSize, DepthwiseKernelGenerator.blockChannels, 4] }
 
   /// Computes the output from the input; the sums come from `generatedKernels` when given.
@@ -196,14 +198,24 @@ struct ByteDepthwiseConvolution {
     let pixelBytes = shape.inputChannels
     let contiguous = shape.multiplier == 1 && paddedChannels == pixelBytes
     let paddedRow = paddedWidth &* paddedChannels
-    window.update(repeating: paddingValue, count: height.filterSize &* paddedRow)
+    // Contiguous rows are overwritten inside the input, so only their padding columns need the
+    // padding value; otherwise the channel padding between pixels needs it too.
+    let inside = width.inputSize &* pixelBytes
+    let before = width.paddingBefore &* paddedChannels
+    if !contiguous { window.update(repeating: paddingValue, count: height.filterSize &* paddedRow) }
     for tapRow in 0..<height.filterSize {
       let inputY = y &* height.stride &- height.paddingBefore &+ tapRow &* height.dilation
-      guard inputY >= 0, inputY < height.inputSize else { continue }
+      let windowRow = window + tapRow &* paddedRow
+      guard inputY >= 0, inputY < height.inputSize else {
+        if contiguous { windowRow.update(repeating: paddingValue, count: paddedRow) }
+        continue
+      }
       let source = input + (image &* height.inputSize &+ inputY) &* width.inputSize &* pixelBytes
-      let row = window + (tapRow &* paddedRow &+ width.paddingBefore &* paddedChannels)
+      let row = windowRow + before
       if contiguous {
-        flipBytes(from: source, to: row, count: width.inputSize &* pixelBytes)
+        windowRow.update(repeating: paddingValue, count: before)
+        (row + inside).update(repeating: paddingValue, count: paddedRow &- before &- inside)
+        flipBytes(from: source, to: row, count: inside)
         continue
       }
       for x in 0..<width.inputSize {
@@ -251,10 +263,9 @@ struct ByteDepthwiseConvolution {
   }
 
   /// The convolution, one output row at a time over its input window, for one output type: for
-  /// each output row the window, then per 16-channel block the Int32 sums of every pixel of the
-  /// row, from the generated kernel when given and from Swift SIMD code otherwise, requantized by
-  /// the generated requantization kernel with the generated route (a last partial block, and the
-  /// Swift route, in Swift).
+  /// each output row the window, then with `generatedKernels` one call of the requantizing byte
+  /// kernel over every 16-channel block of the row (see `convolveRowGenerated`), otherwise per block
+  /// the Int32 sums of every pixel from Swift SIMD code, requantized by the Swift epilogue.
   private func convolve<Output: QuantizedInteger>(
     _ input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int,
     generatedKernels: GeneratedDepthwiseKernels?
@@ -262,51 +273,86 @@ struct ByteDepthwiseConvolution {
     let channels = shape.outputChannels
     let block = DepthwiseKernelGenerator.blockChannels
     let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
-    let requantizer = generatedKernels.flatMap { GeneratedRequantizationKernels.kernels(for: $0.isa) }
     let height = shape.height
     let width = shape.width
     let windowBytes = height.filterSize &* paddedWidth &* paddedChannels
-    let pairCount = DepthwiseKernelGenerator.bytePairCount(taps: height.filterSize &* width.filterSize)
     filter.withUnsafeBufferPointer { filterBuffer in
       guard let filter = filterBuffer.baseAddress else { return }
       pairTable.withUnsafeBufferPointer { tableBuffer in
         guard let table = tableBuffer.baseAddress else { return }
-        ChannelWindowRows.forEachRow(
-          rows: shape.batch * height.outputSize,
-          workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
-          threadCount: threadCount
-        ) { row in
-          withUnsafeTemporaryAllocation(of: UInt8.self, capacity: windowBytes) { windowBuffer in
-            withUnsafeTemporaryAllocation(of: Int32.self, capacity: width.outputSize &* block) { sumBuffer in
-              guard let window = windowBuffer.baseAddress, let sums = sumBuffer.baseAddress else { return }
+        withUnsafePointer(to: epilogue.lanes) { lanes in
+          ChannelWindowRows.forEachRow(
+            rows: shape.batch * height.outputSize,
+            workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
+            threadCount: threadCount
+          ) { row in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: windowBytes) { windowBuffer in
+              guard let window = windowBuffer.baseAddress else { return }
               fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
               let outputRow = output + row &* width.outputSize &* channels
-              for channel in stride(from: 0, to: channels, by: block) {
-                if let generatedKernels {
-                  var arguments = DepthwiseKernelArguments(
-                    input: UnsafeRawPointer(window + channel), inputPixelBytes: width.stride &* paddedChannels,
-                    taps: UnsafePointer(table), tapCount: pairCount, weights: UnsafeRawPointer(filter + 2 &* channel),
-                    start: generatedKernels.zeros, output: UnsafeMutableRawPointer(sums),
-                    outputPixelBytes: block &* MemoryLayout<Int32>.stride, pixelCount: width.outputSize)
-                  generatedKernels.run(.unsignedBytes, &arguments)
-                } else {
+              if let generatedKernels {
+                convolveRowGenerated(
+                  generatedKernels, window: UnsafePointer(window), filter: filter, table: table,
+                  requantization: epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes), output: outputRow)
+                return
+              }
+              withUnsafeTemporaryAllocation(of: Int32.self, capacity: width.outputSize &* block) { sumBuffer in
+                guard let sums = sumBuffer.baseAddress else { return }
+                for channel in stride(from: 0, to: channels, by: block) {
                   sumRow(window: UnsafePointer(window), channel: channel, filter: filter, table: table, sums: sums)
-                }
-                let lanes = min(block, channels &- channel)
-                if lanes == block, let requantizer {
-                  requantizer.requantize(
-                    sums: sums, sumsStride: block, rows: width.outputSize, table: epilogue.table(channel: channel),
-                    lanes: epilogue.lanes, output: outputRow + channel, outputStride: channels)
-                  continue
-                }
-                for x in 0..<width.outputSize {
-                  let requantized = epilogue.requantize(loadVector(sums + x &* block), channel: channel)
-                  storeVector(requantized.narrowed(to: Output.self), outputRow + (x &* channels &+ channel), lanes: lanes)
+                  let lanes = min(block, channels &- channel)
+                  for x in 0..<width.outputSize {
+                    let requantized = epilogue.requantize(loadVector(sums + x &* block), channel: channel)
+                    storeVector(requantized.narrowed(to: Output.self), outputRow + (x &* channels &+ channel), lanes: lanes)
+                  }
                 }
               }
             }
           }
         }
+      }
+    }
+  }
+
+  /// One output row from its window with the requantizing generated byte kernel: one call for all
+  /// the row's 16-channel blocks, the last one stored through a k-mask on AVX-512. The AVX2 kernel
+  /// stores whole blocks only, so there a last partial block goes to a 16-byte-per-pixel buffer
+  /// first and its channels are copied from there.
+  private func convolveRowGenerated<Output: QuantizedInteger>(
+    _ kernels: GeneratedDepthwiseKernels, window: UnsafePointer<UInt8>, filter: UnsafePointer<Int16>,
+    table: UnsafePointer<Int>, requantization: UnsafeRawPointer, lanes: UnsafeRawPointer,
+    output: UnsafeMutablePointer<Output>
+  ) {
+    let channels = shape.outputChannels
+    let block = DepthwiseKernelGenerator.blockChannels
+    let blocks = paddedChannels / block
+    let lastLanes = channels &- (blocks &- 1) &* block
+    let pixels = shape.width.outputSize
+    let kind = DepthwiseKernelGenerator.ElementKind.requantized(Output.isSigned ? .int8 : .uint8)
+    /// Runs `count` blocks from block `first`, storing pixels `outputPixelBytes` apart at `destination`.
+    func run(first: Int, count: Int, lastBlockLanes: Int, destination: UnsafeMutableRawPointer, outputPixelBytes: Int) {
+      var arguments = DepthwiseKernelArguments(
+        input: UnsafeRawPointer(window + first &* block), inputPixelBytes: shape.width.stride &* paddedChannels,
+        taps: table, tapCount: DepthwiseKernelGenerator.bytePairCount(taps: shape.height.filterSize &* shape.width.filterSize),
+        weights: UnsafeRawPointer(filter + 2 &* first &* block), start: kernels.zeros, output: destination,
+        outputPixelBytes: outputPixelBytes, pixelCount: pixels, blockCount: count,
+        requantization: requantization + first &* RequantizationTable.blockBytes, requantizationLanes: lanes,
+        lastBlockLanes: lastBlockLanes)
+      kernels.run(kind, &arguments)
+    }
+    if lastLanes == block || kernels.masksLastBlock {
+      run(first: 0, count: blocks, lastBlockLanes: lastLanes, destination: UnsafeMutableRawPointer(output), outputPixelBytes: channels)
+      return
+    }
+    if blocks > 1 {
+      run(first: 0, count: blocks &- 1, lastBlockLanes: block, destination: UnsafeMutableRawPointer(output), outputPixelBytes: channels)
+    }
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: pixels &* block) { tailBuffer in
+      guard let tail = tailBuffer.baseAddress else { return }
+      run(first: blocks &- 1, count: 1, lastBlockLanes: block, destination: UnsafeMutableRawPointer(tail), outputPixelBytes: block)
+      for x in 0..<pixels {
+        UnsafeMutableRawPointer(output + (x &* channels &+ (blocks &- 1) &* block))
+          .copyMemory(from: tail + x &* block, byteCount: lastLanes)
       }
     }
   }
