@@ -97,12 +97,14 @@
   /// `vpmaddwd`: each 32-bit lane the sum of the products of its two signed 16-bit word pairs
   /// (the 512-bit form needs AVX512BW).
   case vpmaddwd
+  /// `vpmulld`: the low 32 bits of each 32-bit lane's signed product.
+  case vpmulld
 
   /// The opcode map (0F or 0F38).
   fileprivate var map: X86Assembler.OpcodeMap {
     switch self {
     case .vpaddd, .vpsubd, .vpaddq, .vpand, .vpor, .vpackssdw, .vpmaddwd: .x0F
-    case .vpmuldq, .vpsllvd, .vpsllvq, .vpsravd, .vpmaxsd, .vpminsd: .x0F38
+    case .vpmuldq, .vpsllvd, .vpsllvq, .vpsravd, .vpmaxsd, .vpminsd, .vpmulld: .x0F38
     }
   }
 
@@ -121,6 +123,7 @@
     case .vpminsd: 0x39
     case .vpackssdw: 0x6B
     case .vpmaddwd: 0xF5
+    case .vpmulld: 0x40
     }
   }
 
@@ -397,6 +400,11 @@
     vex(map: .x0F38, prefix: .x66, opcode: 0x31, reg: destination.number, vvvv: 0, memory: source)
   }
 
+  /// `vpmovsxbd ymm, [m64]`: eight signed bytes sign-extended to 32-bit lanes (AVX2).
+  @usableFromInline package mutating func vpmovsxbdYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
+    vex(map: .x0F38, prefix: .x66, opcode: 0x21, reg: destination.number, vvvv: 0, memory: source)
+  }
+
   /// `op ymm1, ymm2, ymm3` for a lane-wise integer operation (AVX2).
   @usableFromInline package mutating func packedYMM(
     _ operation: PackedIntegerOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
@@ -514,6 +522,36 @@
   /// `vpmovzxbd zmm, [m128]`: sixteen unsigned bytes zero-extended to 32-bit lanes.
   @usableFromInline package mutating func vpmovzxbdZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     evex(map: .x0F38, prefix: .x66, opcode: 0x31, reg: destination.number, vvvv: 0, memory: source, elementBytes: 16)
+  }
+
+  /// `vpmovsxbd zmm, [m128]`: sixteen signed bytes sign-extended to 32-bit lanes.
+  @usableFromInline package mutating func vpmovsxbdZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x21, reg: destination.number, vvvv: 0, memory: source, elementBytes: 16)
+  }
+
+  /// `vpmovb2m k, zmm`: opmask bit i is the top bit of byte i (AVX512BW); `mask` is k1...k7.
+  @usableFromInline package mutating func vpmovb2mZMM(mask: UInt8, _ source: VectorRegister) {
+    precondition((1...7).contains(mask), "opmask k\(mask) is not k1...k7")
+    evex(
+      map: .x0F38, prefix: .xF3, opcode: 0x29, reg: mask, vvvv: 0, operand: .register(source.number), elementBytes: 64,
+      broadcast: false)
+  }
+
+  /// `vpermi2b zmm1, zmm2, zmm3`: each byte of zmm1 (an index; bit 6 picks zmm3 over zmm2, bits
+  /// 0–5 the byte) replaced by the byte it picks from the 128-byte table zmm2:zmm3 (AVX512_VBMI).
+  @usableFromInline package mutating func vpermi2bZMM(_ indices: VectorRegister, _ low: VectorRegister, _ high: VectorRegister) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x75, reg: indices.number, vvvv: low.number, rm: high.number)
+  }
+
+  /// `vpblendmb zmm1{k}, zmm2, zmm3`: byte i from zmm3 where bit i of opmask `mask` is set, else
+  /// from zmm2 (AVX512BW).
+  @usableFromInline package mutating func vpblendmbZMM(
+    _ destination: VectorRegister, mask: UInt8, _ unselected: VectorRegister, _ selected: VectorRegister
+  ) {
+    precondition((1...7).contains(mask), "opmask k\(mask) is not k1...k7")
+    evex(
+      map: .x0F38, prefix: .x66, opcode: 0x66, reg: destination.number, vvvv: unselected.number,
+      operand: .register(selected.number), elementBytes: 64, broadcast: false, opmask: mask)
   }
 
   /// `op zmm1, zmm2, zmm3` for a lane-wise integer operation (AVX-512F).
@@ -680,11 +718,12 @@
       elementBytes: elementBytes, broadcast: broadcast)
   }
 
-  /// A 512-bit EVEX instruction (W0 unless `wide`, no masking). `elementBytes` is the N of disp8×N
-  /// compression: the whole vector for full loads, the element for a broadcast or scalar operand.
+  /// A 512-bit EVEX instruction (W0 unless `wide`; merge-masked by k`opmask`, 0 for none).
+  /// `elementBytes` is the N of disp8×N compression: the whole vector for full loads, the element
+  /// for a broadcast or scalar operand.
   private mutating func evex(
     map: OpcodeMap, prefix: ImpliedPrefix, opcode: UInt8, reg: UInt8, vvvv: UInt8, operand: RMOperand,
-    elementBytes: Int32, broadcast: Bool, wide: Bool = false
+    elementBytes: Int32, broadcast: Bool, wide: Bool = false, opmask: UInt8 = 0
   ) {
     let invertedR = (~reg >> 3) & 1
     let invertedX = ~operand.indexHigh & 1
@@ -693,7 +732,7 @@
     emit(0x62, invertedR << 7 | invertedX << 6 | invertedB << 5 | invertedRPrime << 4 | map.rawValue)
     emit((wide ? 0x80 : 0) | ((~vvvv & 0xF) << 3) | 0b100 | prefix.rawValue)
     let invertedVPrime = (~vvvv >> 4) & 1
-    emit(0b10 << 5 | (broadcast ? 1 : 0) << 4 | invertedVPrime << 3)
+    emit(0b10 << 5 | (broadcast ? 1 : 0) << 4 | invertedVPrime << 3 | opmask & 7)
     emit(opcode)
     modRM(reg: reg, operand, compression: elementBytes)
   }

@@ -51,12 +51,107 @@ final class IntegerUnaryKernel<Definition: IntegerUnaryDefinition>: Kernel {
   func eval(_ context: EvalContext) throws {
     guard let map else { throw KernelError.invalid("\(Definition.operatorName) evaluated before prepare") }
     try condition?.check(input, op: Definition.operatorName)
+    try map.run(input: input, output: output, context)
+  }
+
+  var kernelDescription: String? { byteTableLevel(input: input, output: output) }
+}
+
+extension QuantizedElementMap {
+  /// Maps all of `input` into `output`, split across threads.
+  func run(input: RuntimeTensor, output: RuntimeTensor, _ context: EvalContext) throws {
     let source = try tensorData(input)
     let destination = try tensorData(output)
+    // Read here, on the thread that runs the node: the switch is task-local.
+    let generated = GeneratedByteTableKernel.current
     context.forEachChunk(of: output.elementCount, minimumChunk: cheapElementwiseChunk) { range in
-      map.run(input: source, output: destination, range: range)
+      run(input: source, output: destination, range: range, generated: generated)
     }
   }
+}
+
+/// x · logistic(x) on int8 or uint8 tensors, for a LOGISTIC whose only reader is a MUL of its
+/// output by its input (SiLU): one table of the input byte. The table holds what the LOGISTIC and
+/// MUL kernels, prepared as for the separate nodes, compute for each of the 256 input values, so
+/// the output is the same bytes; the logistic itself is never written.
+final class IntegerSigmoidLinearUnitKernel: Kernel {
+  /// Output element i is computed from input element i.
+  static var writesOutputInPlace: Bool { true }
+  private let logistic: Node
+  private let multiply: Node
+  private let input: RuntimeTensor
+  private let gate: RuntimeTensor
+  private let output: RuntimeTensor
+  private var map: QuantizedElementMap?
+
+  /// The kernel for `multiply`, one of whose inputs is `logistic`'s output and the other its input.
+  init(logistic: Node, multiply: Node) throws {
+    try logistic.expect(inputs: 1, outputs: 1)
+    try multiply.expect(inputs: 2, outputs: 1)
+    let input = try logistic.input(0)
+    let gate = try logistic.output(0)
+    let operands = [try multiply.input(0), try multiply.input(1)]
+    guard operands.contains(where: { $0 === gate }), operands.contains(where: { $0 === input }) else {
+      throw KernelError.invalid("MUL node \(multiply.index) does not multiply LOGISTIC node \(logistic.index)'s input and output")
+    }
+    output = try multiply.output(0)
+    _ = try requireQuantizedTypes(input, gate, [.int8, .uint8], op: QuantizedLogistic.operatorName)
+    _ = try requireQuantizedTypes(input, output, [.int8, .uint8], op: IntegerMultiplyDefinition.operatorName)
+    self.logistic = logistic
+    self.multiply = multiply
+    self.input = input
+    self.gate = gate
+  }
+
+  /// Refused: the kernel is built from the LOGISTIC and MUL nodes the lowering pairs.
+  init(node: Node) throws {
+    throw KernelError.invalid("node \(node.index): the 8-bit SiLU kernel is made from a LOGISTIC and a MUL node")
+  }
+
+  func prepare(_ context: inout PrepareContext) throws {
+    let rounding = context.roundingPolicy
+    let logisticMap = try IntegerSigmoidDefinition<QuantizedLogistic>(node: logistic, input: input, output: gate)
+      .prepare(input: input, output: gate, rounding: rounding)
+    let lhs = try multiply.input(0)
+    let rhs = try multiply.input(1)
+    let multiplyMap = try IntegerMultiplyDefinition(node: multiply, lhs: lhs, rhs: rhs, output: output)
+      .prepare(lhs: lhs, rhs: rhs, output: output, rounding: rounding, elementCount: 256)
+    // Every input byte through LOGISTIC, then MUL with the operands in the node's order.
+    let inputs = (0...255).map { UInt8($0) }
+    var gates = [UInt8](repeating: 0, count: 256)
+    var products = [UInt8](repeating: 0, count: 256)
+    logisticMap.run(input: inputs, output: &gates, range: 0..<256, generated: nil)
+    let (first, second) = lhs === gate ? (gates, inputs) : (inputs, gates)
+    multiplyMap.run(
+      layout: try BroadcastLayout(broadcasting: [[256], [256]]), lhs: first, rhs: second, output: &products,
+      range: 0..<256)
+    let signed = input.type == .int8
+    let lowest: Int32 = signed ? -128 : 0
+    let table = (lowest...(lowest + 255)).map { raw in
+      let byte = products[Int(UInt8(truncatingIfNeeded: raw))]
+      return signed ? Int32(Int8(bitPattern: byte)) : Int32(byte)
+    }
+    map = try QuantizedElementMap(
+      TabulatedQuantizedFunction(table: table, lowest: lowest), from: input.type, to: output.type)
+    output.shape = input.shape
+  }
+
+  func eval(_ context: EvalContext) throws {
+    guard let map else { throw KernelError.invalid("MUL evaluated before prepare") }
+    try map.run(input: input, output: output, context)
+  }
+
+  var kernelDescription: String? {
+    "\(byteTableLevel(input: input, output: output) ?? KernelDescription.swiftLevel), LOGISTIC and MUL as one table"
+  }
+}
+
+/// Where an 8-bit to 8-bit table map runs now (`generated AVX-512F` on the generated look-up),
+/// nil for other element types (their one Swift implementation).
+func byteTableLevel(input: RuntimeTensor, output: RuntimeTensor) -> String? {
+  guard [input.type, output.type].allSatisfy({ $0 == .int8 || $0 == .uint8 }) else { return nil }
+  return GeneratedByteTableKernel.current.map { _ in "generated \(GeneratedKernelISA.avx512) byte table" }
+    ?? KernelDescription.swiftLevel
 }
 
 /// Throws `unsupported` unless input and output have one type and `types` contains it.
