@@ -7,7 +7,8 @@ import TFLiteLinearAlgebra
 /// The generated 8-bit elementwise kernels (ElementwiseKernelGenerator.swift) against the Swift
 /// kernels, byte for byte: ADD, SUB and MUL on every instruction set this machine runs (AVX2 forced
 /// as well as the newest), over random shapes and broadcasts, zero points, scales, clamps and both
-/// roundings; the byte table look-up; and the int8 SiLU table against LOGISTIC then MUL.
+/// roundings; the byte table look-up; the int8 SiLU table against LOGISTIC then MUL; and the column
+/// sums of MEAN over H and W.
 final class GeneratedElementwiseKernelTests: XCTestCase {
   /// The binary kernels of every instruction set this machine runs.
   private var runnableBinaryKernels: [GeneratedQuantizedBinaryKernels] {
@@ -259,6 +260,69 @@ final class GeneratedElementwiseKernelTests: XCTestCase {
       try kernel.eval(EvalContext(threadCount: 2, scratch: nil))
       XCTAssertEqual(product.shape, expected.shape, label)
       XCTAssertEqual(Array(UnsafeBufferPointer(start: product.pointer(as: UInt8.self), count: count)), expected.values, label)
+    }
+  }
+
+  /// The column sums of every instruction set equal the sums of each channel's bytes (wrapping
+  /// Int32, here never reached) for int8 and uint8, 0 to 60 rows, 1 to 200 channels, with nothing
+  /// written past the whole blocks' sums.
+  func testColumnSumKernelsGiveEachChannelsSum() throws {
+    var random = SeededGenerator(seed: 1210)
+    let kernelSets = GeneratedKernelISA.allCases.compactMap { GeneratedColumnSumKernels.kernels(for: $0) }
+    #if arch(x86_64)
+      XCTAssertFalse(kernelSets.isEmpty, "an x86-64 test machine runs at least AVX2")
+    #endif
+    for trial in 0..<60 {
+      let signed = trial % 2 == 0
+      let rows = [0, 1, 2, 49, 60][trial % 5]
+      let channels = random.int(1...200)
+      let bytes = (0..<(rows * channels)).map { _ in UInt8(random.int(0...255)) }
+      let blocks = channels / 16
+      let expected = (0..<(blocks * 16)).map { channel in
+        (0..<rows).reduce(Int32(0)) { sum, row in
+          let byte = bytes[row * channels + channel]
+          return sum + (signed ? Int32(Int8(bitPattern: byte)) : Int32(byte))
+        }
+      }
+      for kernels in kernelSets {
+        var sums = [Int32](repeating: 0x5A5A_5A5A, count: blocks * 16 + 16)
+        bytes.withUnsafeBytes { source in
+          sums.withUnsafeMutableBufferPointer { output in
+            kernels.run(
+              signed ? .int8 : .uint8, from: source.baseAddress ?? UnsafeRawPointer(bitPattern: 64)!, rowBytes: channels,
+              rows: rows, into: output.baseAddress!, blockCount: blocks)
+          }
+        }
+        let label = "trial \(trial) \(kernels.isa) rows \(rows) channels \(channels) signed \(signed)"
+        XCTAssertEqual(Array(sums[..<(blocks * 16)]), expected, label)
+        XCTAssertTrue(sums[(blocks * 16)...].allSatisfy { $0 == 0x5A5A_5A5A }, label)
+      }
+    }
+  }
+
+  /// MEAN over H and W (keeping them or not) of int8 and uint8 tensors gives the same bytes with
+  /// generated kernels on and off.
+  func testMeanOverHeightAndWidthIsTheSameWithGeneratedKernelsOnAndOff() throws {
+    var random = SeededGenerator(seed: 1211)
+    for trial in 0..<16 {
+      let type: ElementType = trial % 2 == 0 ? .int8 : .uint8
+      let range: ClosedRange<Int> = type == .int8 ? -128...127 : 0...255
+      let shape = [1, random.int(1...14), random.int(1...14), [8, 16, 40, 96, 100, 1152][trial % 6]]
+      let values = (0..<shape.reduce(1, *)).map { _ in UInt8(random.int(0...255)) }
+      let zeroPoint = random.int(range)
+      var results: [[UInt8]] = []
+      for generated in [false, true] {
+        let input = KernelHarness.quantizedTensor(0, "x", type, shape, values, scales: [0.05], zeroPoints: [zeroPoint])
+        let axes = KernelHarness.int32Tensor(1, [1, 2])
+        let output = KernelHarness.quantizedTensor(2, "mean", type, [], [UInt8](), scales: [0.03], zeroPoints: [3])
+        let node = KernelHarness.node("MEAN", [input, axes], output, .reducerOptions(ReducerOptions(keepDims: trial % 3 == 0)))
+        results.append(
+          try GeneratedFloatKernels.$areAllowed.withValue(generated) {
+            try KernelHarness.run(node, threads: 1, as: UInt8.self).values
+          })
+      }
+      XCTAssertEqual(results[1], results[0], "trial \(trial) \(type.name) \(shape)")
+      XCTAssertEqual(results[0].count, shape[3])
     }
   }
 }

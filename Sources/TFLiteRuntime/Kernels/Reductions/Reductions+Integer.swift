@@ -166,6 +166,46 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
       case .minimum: Int32(Element.max)
       }
     accumulators.update(repeating: identity, count: outputCount)
+    if let (rows, channels) = columnSumShape, let kernels = GeneratedColumnSumKernels.current {
+      sumColumns(kernels, source, rows: rows, channels: channels, into: accumulators)
+    } else {
+      accumulate(source, into: accumulators, identity: identity)
+    }
+    let range = Int32(Element.min)...Int32(Element.max)
+    for index in 0..<outputCount {
+      destination[index] = Element(truncatingIfNeeded: finish(accumulators[index], range: range))
+    }
+  }
+
+  /// `rows` and `channels` when the reduction sums 8-bit rows of `channels` elements into one
+  /// accumulator per channel (MEAN or SUM over the leading axes): the generated column sums' case.
+  private var columnSumShape: (rows: Int, channels: Int)? {
+    guard kind == .mean || kind == .sum, Element.bitWidth == 8, layout.rank == 2, layout.strides0[0] == 0,
+      layout.strides0[1] == 1
+    else { return nil }
+    return (layout.dimensions[0], layout.dimensions[1])
+  }
+
+  /// The channel sums of `rows` rows: whole 16-channel blocks on the generated kernels, the last
+  /// channels in Swift (the same wrapping Int32 sums).
+  private func sumColumns(
+    _ kernels: GeneratedColumnSumKernels, _ source: UnsafePointer<Element>, rows: Int, channels: Int,
+    into accumulators: UnsafeMutablePointer<Int32>
+  ) {
+    let blocks = channels / ColumnSumKernelGenerator.blockChannels
+    kernels.run(
+      Element.isSigned ? .int8 : .uint8, from: UnsafeRawPointer(source), rowBytes: channels, rows: rows,
+      into: accumulators, blockCount: blocks)
+    for row in 0..<rows {
+      let values = source + row &* channels
+      for channel in (blocks * ColumnSumKernelGenerator.blockChannels)..<channels {
+        accumulators[channel] &+= Int32(truncatingIfNeeded: values[channel])
+      }
+    }
+  }
+
+  /// Combines every input element into its accumulator, row segment by row segment.
+  private func accumulate(_ source: UnsafePointer<Element>, into accumulators: UnsafeMutablePointer<Int32>, identity: Int32) {
     let outputStride = layout.innerStride(of: 0)
     layout.forEachSegment(in: 0..<layout.elementCount) { start, outputOffset, _, _, count in
       var index = 0
@@ -196,10 +236,6 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
           index &+= 1
         }
       }
-    }
-    let range = Int32(Element.min)...Int32(Element.max)
-    for index in 0..<outputCount {
-      destination[index] = Element(truncatingIfNeeded: finish(accumulators[index], range: range))
     }
   }
 }
