@@ -1,14 +1,15 @@
 // Quantized reductions over axes: MEAN, SUM, REDUCE_MAX and REDUCE_MIN on int8, uint8 and int16,
 // REDUCE_PROD on int8 and int16.
 //
-// Raw values are accumulated in int32 (sums) or compared (extremes) into scratch memory, then
-// each output is finished: MEAN and uint8 SUM as LiteRT's reference kernel does (the sum minus
-// the zero points, rescaled by a quantized multiplier, which for MEAN folds in 1/count), int8 and
-// int16 SUM as LiteRT's builtin kernel does (in float: LiteRT's reference SUM reads int8 and
-// int16 data as uint8, so its outputs are not the sums), and the extremes unchanged (TFLite
+// Raw values are accumulated in int32 (sums; 8-bit sums over the leading axes, as squeeze-excite's
+// MEAN over H and W, on the generated column-sum kernels) or compared (extremes) into scratch
+// memory, then each output is finished: MEAN and uint8 SUM as LiteRT's reference kernel does (the
+// sum minus the zero points, rescaled by a quantized multiplier, which for MEAN folds in 1/count),
+// int8 and int16 SUM as LiteRT's builtin kernel does (in float: LiteRT's reference SUM reads int8
+// and int16 data as uint8, so its outputs are not the sums), and the extremes unchanged (TFLite
 // requires the input's quantization on the output). REDUCE_PROD multiplies the offset values in
-// input order, rescaling every product by input scale / output scale^(1/count) so that the
-// running product stays in int32, and rescales once more at the end.
+// input order, rescaling every product by input scale / output scale^(1/count) so that the running
+// product stays in int32, and rescales once more at the end.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
