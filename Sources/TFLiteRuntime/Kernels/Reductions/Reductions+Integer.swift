@@ -47,6 +47,21 @@ protocol AccumulatingReductionOperator: IntegerReductionOperator {
   static var kind: IntegerReductionKind { get }
 }
 
+extension BroadcastLayout {
+  /// `rows` and `channels` when a reduction of this layout sums rows of `channels` elements into
+  /// one accumulator per channel (MEAN or SUM over the leading axes).
+  var columnSumShape: (rows: Int, channels: Int)? {
+    guard rank == 2, strides0[0] == 0, strides0[1] == 1 else { return nil }
+    return (dimensions[0], dimensions[1])
+  }
+
+  /// True when `kind` on `type` elements over this layout runs the generated column sums (where
+  /// generated kernels run).
+  func sumsColumns(_ kind: IntegerReductionKind, of type: ElementType) -> Bool {
+    (kind == .mean || kind == .sum) && (type == .int8 || type == .uint8) && columnSumShape != nil
+  }
+}
+
 /// MEAN.
 enum QuantizedMean: AccumulatingReductionOperator {
   static let operatorName = "MEAN"
@@ -181,10 +196,8 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
   /// `rows` and `channels` when the reduction sums 8-bit rows of `channels` elements into one
   /// accumulator per channel (MEAN or SUM over the leading axes): the generated column sums' case.
   private var columnSumShape: (rows: Int, channels: Int)? {
-    guard kind == .mean || kind == .sum, Element.bitWidth == 8, layout.rank == 2, layout.strides0[0] == 0,
-      layout.strides0[1] == 1
-    else { return nil }
-    return (layout.dimensions[0], layout.dimensions[1])
+    guard kind == .mean || kind == .sum, Element.bitWidth == 8 else { return nil }
+    return layout.columnSumShape
   }
 
   /// The channel sums of `rows` rows: whole 16-channel blocks on the generated kernels, the last
@@ -357,6 +370,8 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
   private let output: RuntimeTensor
   private let keepDimensions: Bool
   private var runner: IntegerReductionRunner?
+  /// True when `eval` sums columns on the generated kernels where they run.
+  private var sumsColumns = false
 
   init(node: Node) throws {
     try node.expect(inputs: 2, outputs: 1)
@@ -385,6 +400,13 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
       input: input, output: output, layout: layout, reducedCount: reducedCount, rounding: context.roundingPolicy)
     context.requestScratch(bytes: max(scratchCount, 1) * MemoryLayout<Int32>.stride)
     self.runner = runner
+    sumsColumns = (Operator.self as? any AccumulatingReductionOperator.Type).map {
+      layout.sumsColumns($0.kind, of: input.type)
+    } ?? false
+  }
+
+  var kernelDescription: String? {
+    sumsColumns ? GeneratedColumnSumKernels.current.map { "column sums, generated \($0.isa)" } : nil
   }
 
   func eval(_ context: EvalContext) throws {
