@@ -5,6 +5,8 @@
 // add, and rescale to the output; MUL rescales the product of the offset inputs once. On int16
 // with power-of-two scales and `pot_scale_int16`, ADD and SUB use TFLite's exact shift path. DIV
 // multiplies the numerator by a fixed-point reciprocal of the divisor and rescales the quotient.
+// 8-bit ADD, SUB and MUL run on generated kernels where they run (GeneratedElementwise.swift),
+// giving the same bytes.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
