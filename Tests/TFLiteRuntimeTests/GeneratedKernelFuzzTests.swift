@@ -337,6 +337,63 @@ final class GeneratedKernelFuzzTests: XCTestCase {
       }
     }
   }
+
+  /// int8/uint8 ADD, SUB and MUL (and the byte tables of LOGISTIC and TANH) through the registered
+  /// kernels' validated `prepare`, with generated kernels on and off: random and hostile-but-valid
+  /// shapes (empty, one element, a channel period longer than the repeating buffer's 4 KiB, a
+  /// broadcast operand on either side, per-row operands the generated route does not take, 1 and
+  /// 2 threads) give the same bytes and no guard is touched.
+  func testRandomEightBitElementwiseShapesAreBitExactWithGeneratedKernelsOnAndOff() throws {
+    var random = SeededGenerator(seed: 73)
+    for trial in 0..<90 {
+      let hostile = trial % 5 == 4
+      let signed = trial % 2 == 0
+      let type: ElementType = signed ? .int8 : .uint8
+      let range = signed ? -128...127 : 0...255
+      let height = hostile ? [0, 1, 2][random.int(0...2)] : random.int(1...12)
+      let width = random.int(1...12)
+      let channels = hostile ? [1, 4097, 5000][random.int(0...2)] : random.int(1...70)
+      let full = [1, height, width, channels]
+      let other: [Int] = [full, [channels], [1, 1, 1, channels], [1], [], [1, height, 1, 1]][random.int(0...5)]
+      let (lhsShape, rhsShape) = random.bool() ? (full, other) : (other, full)
+      let opName = ["ADD", "SUB", "MUL", "LOGISTIC", "TANH"][trial % 5]
+      let unary = opName == "LOGISTIC" || opName == "TANH"
+      let memory = GuardedMemory()
+      func quantization(scale: Float? = nil, zeroPoint: Int? = nil) -> Quantization {
+        Quantization(
+          scales: [scale ?? Float(random.int(1...200)) / 400], zeroPoints: [zeroPoint ?? random.int(range)])
+      }
+      let lhs = memory.tensor(
+        0, type, lhsShape, bytes: (0..<lhsShape.reduce(1, *)).map { _ in UInt8(random.int(0...255)) },
+        quantization: quantization())
+      let rhs = memory.tensor(
+        1, type, rhsShape, bytes: (0..<rhsShape.reduce(1, *)).map { _ in UInt8(random.int(0...255)) },
+        quantization: quantization())
+      let activation: ActivationFunctionType = [.none, .relu, .relu6, .reluN1To1][trial / 5 % 4]
+      let options: BuiltinOptions =
+        switch opName {
+        case "ADD": .addOptions(AddOptions(fusedActivationFunction: activation))
+        case "SUB": .subOptions(SubOptions(fusedActivationFunction: activation))
+        case "MUL": .mulOptions(MulOptions(fusedActivationFunction: activation))
+        default: .none
+        }
+      let outputQuantization =
+        opName == "LOGISTIC" ? quantization(scale: 1.0 / 256, zeroPoint: signed ? -128 : 0) : quantization()
+      let label = "trial \(trial) \(opName) \(type.name) \(lhsShape) \(unary ? "" : "× \(rhsShape)") \(activation.name)"
+      var results: [[UInt8]] = []
+      for generated in [false, true] {
+        let output = RuntimeTensor(
+          index: 2, name: "output", type: type, shape: [], shapeSignature: [], quantization: outputQuantization,
+          isVariable: false, constantData: nil)
+        let node = KernelHarness.node(opName, unary ? [lhs] : [lhs, rhs], output, options)
+        _ = try memory.prepareAndRun(node, output: output, generated: generated, label: label)
+        XCTAssertEqual(output.shape, unary ? lhsShape : try BroadcastLayout.broadcastShape([lhsShape, rhsShape]), label)
+        results.append(memory.bytes(output))
+      }
+      XCTAssertEqual(results[1], results[0], label)
+      XCTAssertEqual(memory.damagedGuards(), [], label)
+    }
+  }
 }
 
 /// A random window geometry: channel counts around the 16-lane blocks, depth multipliers,

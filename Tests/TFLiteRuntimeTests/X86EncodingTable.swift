@@ -3438,4 +3438,322 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [rdi + rdx*1 + 1024]{k4}, zmm24", expected: [0x62, 0x62, 0x7E, 0x4C, 0x31, 0x44, 0x17, 0x40]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), VectorRegister(24), mask: MaskRegister(4))
   },
+  X86EncodingCase(source: "vpmovsxbd ymm2, qword [rax]", expected: [0xC4, 0xE2, 0x7D, 0x21, 0x10]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(2), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm6, oword [rax]", expected: [0x62, 0xF2, 0x7D, 0x48, 0x21, 0x30]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(6), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpmulld ymm2, ymm4, yword [rax]", expected: [0xC4, 0xE2, 0x5D, 0x40, 0x10]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(2), VectorRegister(4), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpmulld zmm6, zmm19, zword [rax]", expected: [0x62, 0xF2, 0x65, 0x40, 0x40, 0x30]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(6), VectorRegister(19), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm9, qword [rdi + 8]", expected: [0xC4, 0x62, 0x7D, 0x21, 0x4F, 0x08]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(9), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm17, oword [rdi + 8]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x21, 0x8F, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(17), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpmulld ymm9, ymm7, yword [rdi + 8]", expected: [0xC4, 0x62, 0x45, 0x40, 0x4F, 0x08]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(9), VectorRegister(7), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpmulld zmm17, zmm0, zword [rdi + 8]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x40, 0x8F, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(17), VectorRegister(0), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm0, qword [rsp]", expected: [0xC4, 0xE2, 0x7D, 0x21, 0x04, 0x24]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(0), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm28, oword [rsp]", expected: [0x62, 0x62, 0x7D, 0x48, 0x21, 0x24, 0x24]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(28), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpmulld ymm0, ymm10, yword [rsp]", expected: [0xC4, 0xE2, 0x2D, 0x40, 0x04, 0x24]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(0), VectorRegister(10), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpmulld zmm28, zmm13, zword [rsp]", expected: [0x62, 0x62, 0x15, 0x48, 0x40, 0x24, 0x24]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(28), VectorRegister(13), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm7, qword [r12 + 4]", expected: [0xC4, 0xC2, 0x7D, 0x21, 0x7C, 0x24, 0x04]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(7), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm7, oword [r12 + 4]", expected: [0x62, 0xD2, 0x7D, 0x48, 0x21, 0xBC, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(7), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpmulld ymm7, ymm13, yword [r12 + 4]", expected: [0xC4, 0xC2, 0x15, 0x40, 0x7C, 0x24, 0x04]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(7), VectorRegister(13), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpmulld zmm7, zmm26, zword [r12 + 4]", expected: [0x62, 0xD2, 0x2D, 0x40, 0x40, 0xBC, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(7), VectorRegister(26), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm14, qword [rbp]", expected: [0xC4, 0x62, 0x7D, 0x21, 0x75, 0x00]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(14), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm18, oword [rbp]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x21, 0x55, 0x00]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(18), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpmulld ymm14, ymm0, yword [rbp]", expected: [0xC4, 0x62, 0x7D, 0x40, 0x75, 0x00]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(14), VectorRegister(0), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpmulld zmm18, zmm7, zword [rbp]", expected: [0x62, 0xE2, 0x45, 0x48, 0x40, 0x55, 0x00]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(18), VectorRegister(7), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm5, qword [r13]", expected: [0xC4, 0xC2, 0x7D, 0x21, 0x6D, 0x00]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(5), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm29, oword [r13]", expected: [0x62, 0x42, 0x7D, 0x48, 0x21, 0x6D, 0x00]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(29), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpmulld ymm5, ymm3, yword [r13]", expected: [0xC4, 0xC2, 0x65, 0x40, 0x6D, 0x00]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(5), VectorRegister(3), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpmulld zmm29, zmm20, zword [r13]", expected: [0x62, 0x42, 0x5D, 0x40, 0x40, 0x6D, 0x00]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(29), VectorRegister(20), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm12, qword [r15 - 128]", expected: [0xC4, 0x42, 0x7D, 0x21, 0x67, 0x80]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(12), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm8, oword [r15 - 128]", expected: [0x62, 0x52, 0x7D, 0x48, 0x21, 0x47, 0xF8]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(8), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpmulld ymm12, ymm6, yword [r15 - 128]", expected: [0xC4, 0x42, 0x4D, 0x40, 0x67, 0x80]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(12), VectorRegister(6), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpmulld zmm8, zmm1, zword [r15 - 128]", expected: [0x62, 0x52, 0x75, 0x48, 0x40, 0x47, 0xFE]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(8), VectorRegister(1), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm3, qword [rsi + 128]", expected: [0xC4, 0xE2, 0x7D, 0x21, 0x9E, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(3), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm19, oword [rsi + 128]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x21, 0x5E, 0x08]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(19), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpmulld ymm3, ymm9, yword [rsi + 128]", expected: [0xC4, 0xE2, 0x35, 0x40, 0x9E, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(3), VectorRegister(9), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpmulld zmm19, zmm14, zword [rsi + 128]", expected: [0x62, 0xE2, 0x0D, 0x48, 0x40, 0x5E, 0x02]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(19), VectorRegister(14), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm10, qword [rdx + 64]", expected: [0xC4, 0x62, 0x7D, 0x21, 0x52, 0x40]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(10), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm30, oword [rdx + 64]", expected: [0x62, 0x62, 0x7D, 0x48, 0x21, 0x72, 0x04]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(30), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpmulld ymm10, ymm12, yword [rdx + 64]", expected: [0xC4, 0x62, 0x1D, 0x40, 0x52, 0x40]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(10), VectorRegister(12), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpmulld zmm30, zmm27, zword [rdx + 64]", expected: [0x62, 0x62, 0x25, 0x40, 0x40, 0x72, 0x01]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(30), VectorRegister(27), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm1, qword [rcx + 4096]", expected: [0xC4, 0xE2, 0x7D, 0x21, 0x89, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(1), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm9, oword [rcx + 4096]", expected: [0x62, 0x72, 0x7D, 0x48, 0x21, 0x89, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(9), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpmulld ymm1, ymm15, yword [rcx + 4096]", expected: [0xC4, 0xE2, 0x05, 0x40, 0x89, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(1), VectorRegister(15), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpmulld zmm9, zmm8, zword [rcx + 4096]", expected: [0x62, 0x72, 0x3D, 0x48, 0x40, 0x49, 0x40]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(9), VectorRegister(8), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm8, qword [r9 - 64]", expected: [0xC4, 0x42, 0x7D, 0x21, 0x41, 0xC0]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(8), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm20, oword [r9 - 64]", expected: [0x62, 0xC2, 0x7D, 0x48, 0x21, 0x61, 0xFC]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(20), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpmulld ymm8, ymm2, yword [r9 - 64]", expected: [0xC4, 0x42, 0x6D, 0x40, 0x41, 0xC0]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(8), VectorRegister(2), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpmulld zmm20, zmm21, zword [r9 - 64]", expected: [0x62, 0xC2, 0x55, 0x40, 0x40, 0x61, 0xFF]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(20), VectorRegister(21), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm15, qword [rax + r8*4]", expected: [0xC4, 0x22, 0x7D, 0x21, 0x3C, 0x80]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(15), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm31, oword [rax + r8*4]", expected: [0x62, 0x22, 0x7D, 0x48, 0x21, 0x3C, 0x80]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(31), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpmulld ymm15, ymm5, yword [rax + r8*4]", expected: [0xC4, 0x22, 0x55, 0x40, 0x3C, 0x80]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(15), VectorRegister(5), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpmulld zmm31, zmm2, zword [rax + r8*4]", expected: [0x62, 0x22, 0x6D, 0x48, 0x40, 0x3C, 0x80]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(31), VectorRegister(2), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm6, qword [r11 + r9*2 + 12]", expected: [0xC4, 0x82, 0x7D, 0x21, 0x74, 0x4B, 0x0C]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(6), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm10, oword [r11 + r9*2 + 12]", expected: [0x62, 0x12, 0x7D, 0x48, 0x21, 0x94, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(10), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpmulld ymm6, ymm8, yword [r11 + r9*2 + 12]", expected: [0xC4, 0x82, 0x3D, 0x40, 0x74, 0x4B, 0x0C]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(6), VectorRegister(8), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpmulld zmm10, zmm15, zword [r11 + r9*2 + 12]", expected: [0x62, 0x12, 0x05, 0x48, 0x40, 0x94, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(10), VectorRegister(15), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm13, qword [rbx + rcx*8 - 4]", expected: [0xC4, 0x62, 0x7D, 0x21, 0x6C, 0xCB, 0xFC]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(13), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm21, oword [rbx + rcx*8 - 4]", expected: [0x62, 0xE2, 0x7D, 0x48, 0x21, 0xAC, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(21), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpmulld ymm13, ymm11, yword [rbx + rcx*8 - 4]", expected: [0xC4, 0x62, 0x25, 0x40, 0x6C, 0xCB, 0xFC]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(13), VectorRegister(11), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpmulld zmm21, zmm28, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xE2, 0x1D, 0x40, 0x40, 0xAC, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(21), VectorRegister(28), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm4, qword [r13 + r14*1]", expected: [0xC4, 0x82, 0x7D, 0x21, 0x64, 0x35, 0x00]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(4), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm0, oword [r13 + r14*1]", expected: [0x62, 0x92, 0x7D, 0x48, 0x21, 0x44, 0x35, 0x00]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(0), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpmulld ymm4, ymm14, yword [r13 + r14*1]", expected: [0xC4, 0x82, 0x0D, 0x40, 0x64, 0x35, 0x00]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(4), VectorRegister(14), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpmulld zmm0, zmm9, zword [r13 + r14*1]", expected: [0x62, 0x92, 0x35, 0x48, 0x40, 0x44, 0x35, 0x00]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(0), VectorRegister(9), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm11, qword [rsp + rax*1 + 256]", expected: [0xC4, 0x62, 0x7D, 0x21, 0x9C, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(11), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm11, oword [rsp + rax*1 + 256]", expected: [0x62, 0x72, 0x7D, 0x48, 0x21, 0x5C, 0x04, 0x10]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(11), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpmulld ymm11, ymm1, yword [rsp + rax*1 + 256]", expected: [0xC4, 0x62, 0x75, 0x40, 0x9C, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(11), VectorRegister(1), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpmulld zmm11, zmm22, zword [rsp + rax*1 + 256]", expected: [0x62, 0x72, 0x4D, 0x40, 0x40, 0x5C, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(11), VectorRegister(22), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm2, qword [r10 + r15*2 + 192]", expected: [0xC4, 0x82, 0x7D, 0x21, 0x94, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(2), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm22, oword [r10 + r15*2 + 192]", expected: [0x62, 0x82, 0x7D, 0x48, 0x21, 0x74, 0x7A, 0x0C]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(22), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpmulld ymm2, ymm4, yword [r10 + r15*2 + 192]", expected: [0xC4, 0x82, 0x5D, 0x40, 0x94, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(2), VectorRegister(4), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpmulld zmm22, zmm3, zword [r10 + r15*2 + 192]", expected: [0x62, 0x82, 0x65, 0x48, 0x40, 0x74, 0x7A, 0x03]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(22), VectorRegister(3), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpmovsxbd ymm9, qword [rdi + rdx*1 + 1024]", expected: [0xC4, 0x62, 0x7D, 0x21, 0x8C, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.vpmovsxbdYMM(VectorRegister(9), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpmovsxbd zmm1, oword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF2, 0x7D, 0x48, 0x21, 0x4C, 0x17, 0x40]) { assembler in
+    assembler.vpmovsxbdZMM(VectorRegister(1), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpmulld ymm9, ymm7, yword [rdi + rdx*1 + 1024]", expected: [0xC4, 0x62, 0x45, 0x40, 0x8C, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(9), VectorRegister(7), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpmulld zmm1, zmm16, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF2, 0x7D, 0x40, 0x40, 0x4C, 0x17, 0x10]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(1), VectorRegister(16), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpmulld zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x40, 0xE9]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpmulld ymm5, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0x40, 0xE9]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpermi2b zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x75, 0xE9]) { assembler in
+    assembler.vpermi2bZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpblendmb zmm5{k1}, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x49, 0x66, 0xE9]) { assembler in
+    assembler.vpblendmbZMM(VectorRegister(5), mask: MaskRegister(1), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpmovb2m k1, zmm0", expected: [0x62, 0xF2, 0x7E, 0x48, 0x29, 0xC8]) { assembler in
+    assembler.vpmovb2mZMM(MaskRegister(1), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpmulld zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x40, 0xE0]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpmulld ymm12, ymm3, ymm8", expected: [0xC4, 0x42, 0x65, 0x40, 0xE0]) { assembler in
+    assembler.packedYMM(.vpmulld, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpermi2b zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x75, 0xE0]) { assembler in
+    assembler.vpermi2bZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpblendmb zmm12{k2}, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x4A, 0x66, 0xE0]) { assembler in
+    assembler.vpblendmbZMM(VectorRegister(12), mask: MaskRegister(2), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpmovb2m k2, zmm3", expected: [0x62, 0xF2, 0x7E, 0x48, 0x29, 0xD3]) { assembler in
+    assembler.vpmovb2mZMM(MaskRegister(2), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpmulld zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x40, 0xDB]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpermi2b zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x75, 0xDB]) { assembler in
+    assembler.vpermi2bZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpblendmb zmm19{k3}, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x43, 0x66, 0xDB]) { assembler in
+    assembler.vpblendmbZMM(VectorRegister(19), mask: MaskRegister(3), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpmovb2m k3, zmm16", expected: [0x62, 0xB2, 0x7E, 0x48, 0x29, 0xD8]) { assembler in
+    assembler.vpmovb2mZMM(MaskRegister(3), VectorRegister(16))
+  },
+  X86EncodingCase(source: "vpmulld zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x40, 0xD7]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpermi2b zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x75, 0xD7]) { assembler in
+    assembler.vpermi2bZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpblendmb zmm26{k4}, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x44, 0x66, 0xD7]) { assembler in
+    assembler.vpblendmbZMM(VectorRegister(26), mask: MaskRegister(4), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpmovb2m k4, zmm31", expected: [0x62, 0x92, 0x7E, 0x48, 0x29, 0xE7]) { assembler in
+    assembler.vpmovb2mZMM(MaskRegister(4), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpmulld zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x40, 0xC8]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpermi2b zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x75, 0xC8]) { assembler in
+    assembler.vpermi2bZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpblendmb zmm1{k5}, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x4D, 0x66, 0xC8]) { assembler in
+    assembler.vpblendmbZMM(VectorRegister(1), mask: MaskRegister(5), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpmovb2m k5, zmm12", expected: [0x62, 0xD2, 0x7E, 0x48, 0x29, 0xEC]) { assembler in
+    assembler.vpmovb2mZMM(MaskRegister(5), VectorRegister(12))
+  },
+  X86EncodingCase(source: "vpmulld zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x40, 0xC1]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpermi2b zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x75, 0xC1]) { assembler in
+    assembler.vpermi2bZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpblendmb zmm8{k6}, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x46, 0x66, 0xC1]) { assembler in
+    assembler.vpblendmbZMM(VectorRegister(8), mask: MaskRegister(6), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpmovb2m k6, zmm17", expected: [0x62, 0xB2, 0x7E, 0x48, 0x29, 0xF1]) { assembler in
+    assembler.vpmovb2mZMM(MaskRegister(6), VectorRegister(17))
+  },
+  X86EncodingCase(source: "vpmulld zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x40, 0xFE]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpermi2b zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x75, 0xFE]) { assembler in
+    assembler.vpermi2bZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpblendmb zmm15{k7}, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x4F, 0x66, 0xFE]) { assembler in
+    assembler.vpblendmbZMM(VectorRegister(15), mask: MaskRegister(7), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpmovb2m k7, zmm9", expected: [0x62, 0xD2, 0x7E, 0x48, 0x29, 0xF9]) { assembler in
+    assembler.vpmovb2mZMM(MaskRegister(7), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpmulld zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x40, 0xF3]) { assembler in
+    assembler.packedZMM(.vpmulld, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpermi2b zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x75, 0xF3]) { assembler in
+    assembler.vpermi2bZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpblendmb zmm22{k1}, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x41, 0x66, 0xF3]) { assembler in
+    assembler.vpblendmbZMM(VectorRegister(22), mask: MaskRegister(1), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpmovb2m k1, zmm20", expected: [0x62, 0xB2, 0x7E, 0x48, 0x29, 0xCC]) { assembler in
+    assembler.vpmovb2mZMM(MaskRegister(1), VectorRegister(20))
+  },
 ]

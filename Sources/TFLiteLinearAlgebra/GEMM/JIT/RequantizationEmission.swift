@@ -179,17 +179,23 @@ struct RequantizationEmission {
   /// the 16 output bytes at `destination`.
   func emit(_ assembler: inout X86Assembler, sums: [VectorRegister], to destination: MemoryOperand) {
     for (vector, value) in sums.enumerated() { requantize(&assembler, value, vector: vector) }
+    narrowAndStore(&assembler, sums, to: destination)
+  }
+
+  /// Stores the 16 clamped lanes of `values` (one register per `width.vectorsPerRow`) as 16
+  /// output bytes at `destination`.
+  func narrowAndStore(_ assembler: inout X86Assembler, _ values: [VectorRegister], to destination: MemoryOperand) {
     let (first, second) = scratch
     if width == .zmm {
       if let storeMask {
-        assembler.vpmovdbZMM(destination, sums[0], mask: storeMask)
+        assembler.vpmovdbZMM(destination, values[0], mask: storeMask)
       } else {
-        assembler.vpmovdbZMM(destination, sums[0])
+        assembler.vpmovdbZMM(destination, values[0])
       }
       return
     }
     // Words [A0–3 B0–3 | A4–7 B4–7] → [A0–3 A4–7 | B0–3 B4–7] → 16 bytes in channel order.
-    assembler.packedYMM(.vpackssdw, first, sums[0], sums[1])
+    assembler.packedYMM(.vpackssdw, first, values[0], values[1])
     assembler.vpermqYMM(first, first, 0b11_01_10_00)
     assembler.vextracti128(second, first, half: 1)
     output == .int8
@@ -197,8 +203,9 @@ struct RequantizationEmission {
     assembler.vmovupsXMM(destination, first)
   }
 
-  /// Steps 1–5 of the file's description on vector `vector` of a row, in place.
-  private func requantize(_ assembler: inout X86Assembler, _ value: VectorRegister, vector: Int) {
+  /// Steps 1–5 of the file's description on vector `vector` of a row, in place (Int32 lanes, not
+  /// yet narrowed: the elementwise kernels also use it to rescale their inputs).
+  func requantize(_ assembler: inout X86Assembler, _ value: VectorRegister, vector: Int) {
     let (odd, even) = scratch
     let step = Int32(vector) * width.bytes
     func field(_ field: RequantizationTable.Field) -> MemoryOperand { MemoryOperand(table, field.offset + step) }

@@ -109,12 +109,14 @@
   /// `vpmaddwd`: each 32-bit lane the sum of the products of its two signed 16-bit word pairs
   /// (the 512-bit form needs AVX512BW).
   case vpmaddwd
+  /// `vpmulld`: the low 32 bits of each 32-bit lane's signed product.
+  case vpmulld
 
   /// The opcode map (0F or 0F38).
   fileprivate var map: X86Assembler.OpcodeMap {
     switch self {
     case .vpaddd, .vpsubd, .vpaddq, .vpand, .vpor, .vpackssdw, .vpmaddwd: .x0F
-    case .vpmuldq, .vpsllvd, .vpsllvq, .vpsravd, .vpmaxsd, .vpminsd: .x0F38
+    case .vpmuldq, .vpsllvd, .vpsllvq, .vpsravd, .vpmaxsd, .vpminsd, .vpmulld: .x0F38
     }
   }
 
@@ -133,6 +135,7 @@
     case .vpminsd: 0x39
     case .vpackssdw: 0x6B
     case .vpmaddwd: 0xF5
+    case .vpmulld: 0x40
     }
   }
 
@@ -414,6 +417,11 @@
     vex(map: .x0F38, prefix: .x66, opcode: 0x31, reg: destination.number, vvvv: 0, memory: source)
   }
 
+  /// `vpmovsxbd ymm, [m64]`: eight signed bytes sign-extended to 32-bit lanes (AVX2).
+  @usableFromInline package mutating func vpmovsxbdYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
+    vex(map: .x0F38, prefix: .x66, opcode: 0x21, reg: destination.number, vvvv: 0, memory: source)
+  }
+
   /// `op ymm1, ymm2, ymm3` for a lane-wise integer operation (AVX2).
   @usableFromInline package mutating func packedYMM(
     _ operation: PackedIntegerOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
@@ -531,6 +539,34 @@
   /// `vpmovzxbd zmm, [m128]`: sixteen unsigned bytes zero-extended to 32-bit lanes.
   @usableFromInline package mutating func vpmovzxbdZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     evex(map: .x0F38, prefix: .x66, opcode: 0x31, reg: destination.number, vvvv: 0, memory: source, elementBytes: 16)
+  }
+
+  /// `vpmovsxbd zmm, [m128]`: sixteen signed bytes sign-extended to 32-bit lanes.
+  @usableFromInline package mutating func vpmovsxbdZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x21, reg: destination.number, vvvv: 0, memory: source, elementBytes: 16)
+  }
+
+  /// `vpmovb2m k, zmm`: mask bit i is the top bit of byte i (AVX512BW).
+  @usableFromInline package mutating func vpmovb2mZMM(_ mask: MaskRegister, _ source: VectorRegister) {
+    evex(
+      map: .x0F38, prefix: .xF3, opcode: 0x29, reg: mask.number, vvvv: 0, operand: .register(source.number), elementBytes: 64,
+      broadcast: false)
+  }
+
+  /// `vpermi2b zmm1, zmm2, zmm3`: each byte of zmm1 (an index; bit 6 picks zmm3 over zmm2, bits
+  /// 0–5 the byte) replaced by the byte it picks from the 128-byte table zmm2:zmm3 (AVX512_VBMI).
+  @usableFromInline package mutating func vpermi2bZMM(_ indices: VectorRegister, _ low: VectorRegister, _ high: VectorRegister) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x75, reg: indices.number, vvvv: low.number, rm: high.number)
+  }
+
+  /// `vpblendmb zmm1{k}, zmm2, zmm3`: byte i from zmm3 where bit i of `mask` is set, else
+  /// from zmm2 (AVX512BW).
+  @usableFromInline package mutating func vpblendmbZMM(
+    _ destination: VectorRegister, mask: MaskRegister, _ unselected: VectorRegister, _ selected: VectorRegister
+  ) {
+    evex(
+      map: .x0F38, prefix: .x66, opcode: 0x66, reg: destination.number, vvvv: unselected.number,
+      operand: .register(selected.number), elementBytes: 64, broadcast: false, mask: mask.number)
   }
 
   /// `op zmm1, zmm2, zmm3` for a lane-wise integer operation (AVX-512F).

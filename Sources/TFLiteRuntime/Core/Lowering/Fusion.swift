@@ -2,7 +2,9 @@
 // - SiLU: EfficientNet-style networks compute it as LOGISTIC(x) followed by MUL(x, LOGISTIC(x)):
 //   run separately, the pair writes the logistic out and reads it and x back; fused, x is read once
 //   and the product written once, with the same float operations in the same order (bit-identical
-//   results). The fused kernel (`SigmoidLinearUnitKernel`) lives with the activations.
+//   results). The fused kernel (`SigmoidLinearUnitKernel`) lives with the activations. On int8 and
+//   uint8 (optimized kernels only) the pair is one table of the input byte
+//   (`IntegerSigmoidLinearUnitKernel`), filled at prepare by the two operators' own kernels.
 // - Activation folds: a float RELU, RELU6 or RELU_N1_TO_1 whose input is the only output of an ADD,
 //   SUB, MUL, DIV, CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED without a fused activation (as
 //   MediaPipe's networks have after their residual ADDs) becomes that node's fused activation: the
@@ -30,7 +32,8 @@ struct OperatorFusion {
 
   /// The fusions found in `nodes` (execution order). `keptTensors` are tensor indices whose values
   /// must stay observable (the subgraph's outputs): a producer writing one is never fused away.
-  /// Activation folds happen only for the optimized kernels (`kernelSet`), SiLU fusions for both.
+  /// Activation folds and 8-bit SiLU fusions happen only for the optimized kernels (`kernelSet`),
+  /// float SiLU fusions for both.
   static func find(in nodes: [Node], keptTensors: Set<Int>, kernelSet: KernelSet = .optimized) -> [OperatorFusion] {
     var readers: [Int: Int] = [:]
     for node in nodes {
@@ -40,7 +43,8 @@ struct OperatorFusion {
     for (position, node) in nodes.enumerated() {
       for output in node.outputs { producers[output.index] = position }
     }
-    let sigmoidLinearUnits = sigmoidLinearUnitFusions(in: nodes, keptTensors: keptTensors, readers: readers, producers: producers)
+    let sigmoidLinearUnits = sigmoidLinearUnitFusions(
+      in: nodes, keptTensors: keptTensors, readers: readers, producers: producers, kernelSet: kernelSet)
     guard kernelSet == .optimized else { return sigmoidLinearUnits }
     let fused = Set(sigmoidLinearUnits.flatMap { [$0.producer, $0.consumer] })
     return sigmoidLinearUnits
@@ -49,7 +53,7 @@ struct OperatorFusion {
 
   /// LOGISTIC(x) read only by MUL(x, LOGISTIC(x)): one `SigmoidLinearUnitKernel`.
   private static func sigmoidLinearUnitFusions(
-    in nodes: [Node], keptTensors: Set<Int>, readers: [Int: Int], producers: [Int: Int]
+    in nodes: [Node], keptTensors: Set<Int>, readers: [Int: Int], producers: [Int: Int], kernelSet: KernelSet
   ) -> [OperatorFusion] {
     var fusions: [OperatorFusion] = []
     for (consumer, node) in nodes.enumerated() where node.op == .builtin(.mul) && node.inputs.count == 2 {
@@ -59,17 +63,31 @@ struct OperatorFusion {
         let logistic = nodes[producer]
         guard logistic.op == .builtin(.logistic), logistic.inputs.count == 1, logistic.inputs[0] === x,
           readers[gate.index] == 1, !keptTensors.contains(gate.index), !gate.isVariable,
-          [x, gate, output].allSatisfy({ $0.type == .float32 && $0.quantization == nil }),
-          let kernel = try? SigmoidLinearUnitKernel(node: Node(
-            index: node.index, op: .builtin(.mul), version: node.version, inputs: [x], outputs: [output],
-            options: node.options, customOptions: node.customOptions, subgraph: node.subgraph,
-            resources: node.resources))
+          let kernel = sigmoidLinearUnitKernel(
+            logistic: logistic, multiply: node, x: x, gate: gate, output: output, kernelSet: kernelSet)
         else { continue }
         fusions.append(OperatorFusion(producer: producer, consumer: consumer, kernel: kernel))
         break
       }
     }
     return fusions
+  }
+
+  /// The fused kernel of `logistic` and `multiply`: float (`SigmoidLinearUnitKernel`), or 8-bit
+  /// (`IntegerSigmoidLinearUnitKernel`, one table of the input byte, optimized kernels only); nil
+  /// for other types.
+  private static func sigmoidLinearUnitKernel(
+    logistic: Node, multiply: Node, x: RuntimeTensor, gate: RuntimeTensor, output: RuntimeTensor, kernelSet: KernelSet
+  ) -> (any Kernel)? {
+    let tensors = [x, gate, output]
+    if tensors.allSatisfy({ $0.type == .float32 && $0.quantization == nil }) {
+      return try? SigmoidLinearUnitKernel(node: Node(
+        index: multiply.index, op: .builtin(.mul), version: multiply.version, inputs: [x], outputs: [output],
+        options: multiply.options, customOptions: multiply.customOptions, subgraph: multiply.subgraph,
+        resources: multiply.resources))
+    }
+    guard kernelSet == .optimized, tensors.allSatisfy({ $0.type == x.type && $0.quantization != nil }) else { return nil }
+    return try? IntegerSigmoidLinearUnitKernel(logistic: logistic, multiply: multiply)
   }
 
   /// A float RELU-family node reading the only output of a node that supports the matching fused

@@ -5,6 +5,8 @@
 // add, and rescale to the output; MUL rescales the product of the offset inputs once. On int16
 // with power-of-two scales and `pot_scale_int16`, ADD and SUB use TFLite's exact shift path. DIV
 // multiplies the numerator by a fixed-point reciprocal of the divisor and rescales the quotient.
+// 8-bit ADD, SUB and MUL run on generated kernels where they run (GeneratedElementwise.swift),
+// giving the same bytes.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -40,6 +42,8 @@ final class IntegerBinaryKernel<Definition: IntegerBinaryDefinition>: Kernel {
   private let output: RuntimeTensor
   private let definition: Definition
   private var prepared: (layout: BroadcastLayout, map: QuantizedBinaryMap, rhsCondition: QuantizedInputCondition?)?
+  /// The generated route of an 8-bit ADD, SUB or MUL whose operands stream or repeat.
+  private var generatedPlan: GeneratedBinaryPlan?
 
   init(node: Node) throws {
     try node.expect(inputs: 2, outputs: 1)
@@ -58,6 +62,9 @@ final class IntegerBinaryKernel<Definition: IntegerBinaryDefinition>: Kernel {
     let map = try definition.prepare(
       lhs: lhs, rhs: rhs, output: output, rounding: context.roundingPolicy, elementCount: layout.elementCount)
     prepared = (layout, map, try definition.rhsCondition(rhs: rhs))
+    generatedPlan = map.generated.flatMap {
+      GeneratedBinaryPlan(layout: layout, constants: $0.constants, outputType: $0.output)
+    }
     output.shape = layout.shape
   }
 
@@ -69,9 +76,22 @@ final class IntegerBinaryKernel<Definition: IntegerBinaryDefinition>: Kernel {
     let lhsData = try tensorData(lhs)
     let rhsData = try tensorData(rhs)
     let outputData = try tensorData(output)
-    context.forEachChunk(of: layout.elementCount, minimumChunk: cheapElementwiseChunk) { range in
-      map.run(layout: layout, lhs: lhsData, rhs: rhsData, output: outputData, range: range)
+    // Read here, on the thread that runs the node: the switch is task-local.
+    guard let generatedPlan, let kernels = GeneratedQuantizedBinaryKernels.current else {
+      context.forEachChunk(of: layout.elementCount, minimumChunk: cheapElementwiseChunk) { range in
+        map.run(layout: layout, lhs: lhsData, rhs: rhsData, output: outputData, range: range)
+      }
+      return
     }
+    generatedPlan.expandOperands(lhs: lhsData, rhs: rhsData)
+    context.forEachChunk(of: layout.elementCount, minimumChunk: cheapElementwiseChunk) { range in
+      let rest = generatedPlan.run(kernels, lhs: lhsData, rhs: rhsData, output: outputData, range: range)
+      map.run(layout: layout, lhs: lhsData, rhs: rhsData, output: outputData, range: rest..<range.upperBound)
+    }
+  }
+
+  var kernelDescription: String? {
+    generatedPlan == nil ? nil : GeneratedQuantizedBinaryKernels.current.map { "generated \($0.isa)" }
   }
 }
 
@@ -112,6 +132,8 @@ struct CommonScaleInputs {
   let leftShift: Int32
   let lhsMultiplier: QuantizedMultiplierLanes
   let rhsMultiplier: QuantizedMultiplierLanes
+  /// The multipliers the lanes hold (for the generated kernels).
+  let multipliers: (lhs: QuantizedMultiplier, rhs: QuantizedMultiplier)
   /// The real value of one unit of the common scale, times 2^leftShift.
   let commonScale: Double
 
@@ -121,8 +143,12 @@ struct CommonScaleInputs {
     lhsZeroPoint = lhs.zeroPoint
     rhsZeroPoint = rhs.zeroPoint
     self.leftShift = leftShift
-    lhsMultiplier = Self.lanes(Double(lhs.scale) / commonScale, rounding: rounding)
-    rhsMultiplier = Self.lanes(Double(rhs.scale) / commonScale, rounding: rounding)
+    multipliers = (
+      QuantizedMultiplier(Double(lhs.scale) / commonScale, rounding: rounding),
+      QuantizedMultiplier(Double(rhs.scale) / commonScale, rounding: rounding)
+    )
+    lhsMultiplier = QuantizedMultiplierLanes(repeating: multipliers.lhs, rounding: rounding)
+    rhsMultiplier = QuantizedMultiplierLanes(repeating: multipliers.rhs, rounding: rounding)
   }
 
   /// The vector lanes of the quantized multiplier nearest to `real`.
@@ -332,10 +358,17 @@ struct IntegerAddSubtractDefinition<Kind: AddSubtractKind>: IntegerBinaryDefinit
     let leftShift: Int32 = symmetric ? 15 : 20
     let inputs = CommonScaleInputs(lhs: left, rhs: right, leftShift: leftShift, rounding: rounding)
     let outputReal = inputs.commonScale / Double(Float(Int32(1) << leftShift) * result.scale)
+    let outputMultiplier = QuantizedMultiplier(outputReal, rounding: rounding)
     let function = AddSubtractFunction(
-      inputs: inputs, subtracts: Kind.subtracts, outputMultiplier: CommonScaleInputs.lanes(outputReal, rounding: rounding),
+      inputs: inputs, subtracts: Kind.subtracts,
+      outputMultiplier: QuantizedMultiplierLanes(repeating: outputMultiplier, rounding: rounding),
       outputZeroPoint: result.zeroPoint, clamp: clamp)
-    return try QuantizedBinaryMap(function, lhs: type, rhs: type, elementCount: elementCount)
+    let generated = symmetric ? nil : QuantizedBinaryConstants(
+      subtracts: Kind.subtracts, lhsZeroPoint: left.zeroPoint, rhsZeroPoint: right.zeroPoint, leftShift: leftShift,
+      lhsMultiplier: inputs.multipliers.lhs, rhsMultiplier: inputs.multipliers.rhs, outputMultiplier: outputMultiplier,
+      outputZeroPoint: result.zeroPoint, clamp: clamp, rounding: rounding)
+    return try QuantizedBinaryMap(
+      function, lhs: type, rhs: type, elementCount: elementCount, generated: generated)
   }
 }
 
@@ -358,11 +391,17 @@ struct IntegerMultiplyDefinition: IntegerBinaryDefinition {
     let right = try QuantizedOperand(rhs, op: Self.operatorName, symmetric: symmetric)
     let result = try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
     // The ratio is formed in float, as TFLite does.
-    let real = Double(left.scale * right.scale / result.scale)
+    let multiplier = QuantizedMultiplier(Double(left.scale * right.scale / result.scale), rounding: rounding)
+    let clamp = result.activationRange(activation)
     let function = MultiplyFunction(
-      lhsZeroPoint: left.zeroPoint, rhsZeroPoint: right.zeroPoint, multiplier: CommonScaleInputs.lanes(real, rounding: rounding),
-      outputZeroPoint: result.zeroPoint, clamp: result.activationRange(activation))
-    return try QuantizedBinaryMap(function, lhs: type, rhs: type, elementCount: elementCount)
+      lhsZeroPoint: left.zeroPoint, rhsZeroPoint: right.zeroPoint,
+      multiplier: QuantizedMultiplierLanes(repeating: multiplier, rounding: rounding), outputZeroPoint: result.zeroPoint,
+      clamp: clamp)
+    let generated = symmetric ? nil : QuantizedBinaryConstants(
+      multiplyingWith: left.zeroPoint, right.zeroPoint, multiplier: multiplier, outputZeroPoint: result.zeroPoint,
+      clamp: clamp, rounding: rounding)
+    return try QuantizedBinaryMap(
+      function, lhs: type, rhs: type, elementCount: elementCount, generated: generated)
   }
 }
 

@@ -1,14 +1,15 @@
 // Quantized reductions over axes: MEAN, SUM, REDUCE_MAX and REDUCE_MIN on int8, uint8 and int16,
 // REDUCE_PROD on int8 and int16.
 //
-// Raw values are accumulated in int32 (sums) or compared (extremes) into scratch memory, then
-// each output is finished: MEAN and uint8 SUM as LiteRT's reference kernel does (the sum minus
-// the zero points, rescaled by a quantized multiplier, which for MEAN folds in 1/count), int8 and
-// int16 SUM as LiteRT's builtin kernel does (in float: LiteRT's reference SUM reads int8 and
-// int16 data as uint8, so its outputs are not the sums), and the extremes unchanged (TFLite
+// Raw values are accumulated in int32 (sums; 8-bit sums over the leading axes, as squeeze-excite's
+// MEAN over H and W, on the generated column-sum kernels) or compared (extremes) into scratch
+// memory, then each output is finished: MEAN and uint8 SUM as LiteRT's reference kernel does (the
+// sum minus the zero points, rescaled by a quantized multiplier, which for MEAN folds in 1/count),
+// int8 and int16 SUM as LiteRT's builtin kernel does (in float: LiteRT's reference SUM reads int8
+// and int16 data as uint8, so its outputs are not the sums), and the extremes unchanged (TFLite
 // requires the input's quantization on the output). REDUCE_PROD multiplies the offset values in
-// input order, rescaling every product by input scale / output scale^(1/count) so that the
-// running product stays in int32, and rescales once more at the end.
+// input order, rescaling every product by input scale / output scale^(1/count) so that the running
+// product stays in int32, and rescales once more at the end.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -44,6 +45,21 @@ protocol IntegerReductionOperator {
 /// MEAN, SUM, REDUCE_MAX or REDUCE_MIN: accumulated in one int32 per output.
 protocol AccumulatingReductionOperator: IntegerReductionOperator {
   static var kind: IntegerReductionKind { get }
+}
+
+extension BroadcastLayout {
+  /// `rows` and `channels` when a reduction of this layout sums rows of `channels` elements into
+  /// one accumulator per channel (MEAN or SUM over the leading axes).
+  var columnSumShape: (rows: Int, channels: Int)? {
+    guard rank == 2, strides0[0] == 0, strides0[1] == 1 else { return nil }
+    return (dimensions[0], dimensions[1])
+  }
+
+  /// True when `kind` on `type` elements over this layout runs the generated column sums (where
+  /// generated kernels run).
+  func sumsColumns(_ kind: IntegerReductionKind, of type: ElementType) -> Bool {
+    (kind == .mean || kind == .sum) && (type == .int8 || type == .uint8) && columnSumShape != nil
+  }
 }
 
 /// MEAN.
@@ -166,6 +182,44 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
       case .minimum: Int32(Element.max)
       }
     accumulators.update(repeating: identity, count: outputCount)
+    if let (rows, channels) = columnSumShape, let kernels = GeneratedColumnSumKernels.current {
+      sumColumns(kernels, source, rows: rows, channels: channels, into: accumulators)
+    } else {
+      accumulate(source, into: accumulators, identity: identity)
+    }
+    let range = Int32(Element.min)...Int32(Element.max)
+    for index in 0..<outputCount {
+      destination[index] = Element(truncatingIfNeeded: finish(accumulators[index], range: range))
+    }
+  }
+
+  /// `rows` and `channels` when the reduction sums 8-bit rows of `channels` elements into one
+  /// accumulator per channel (MEAN or SUM over the leading axes): the generated column sums' case.
+  private var columnSumShape: (rows: Int, channels: Int)? {
+    guard kind == .mean || kind == .sum, Element.bitWidth == 8 else { return nil }
+    return layout.columnSumShape
+  }
+
+  /// The channel sums of `rows` rows: whole 16-channel blocks on the generated kernels, the last
+  /// channels in Swift (the same wrapping Int32 sums).
+  private func sumColumns(
+    _ kernels: GeneratedColumnSumKernels, _ source: UnsafePointer<Element>, rows: Int, channels: Int,
+    into accumulators: UnsafeMutablePointer<Int32>
+  ) {
+    let blocks = channels / ColumnSumKernelGenerator.blockChannels
+    kernels.run(
+      Element.isSigned ? .int8 : .uint8, from: UnsafeRawPointer(source), rowBytes: channels, rows: rows,
+      into: accumulators, blockCount: blocks)
+    for row in 0..<rows {
+      let values = source + row &* channels
+      for channel in (blocks * ColumnSumKernelGenerator.blockChannels)..<channels {
+        accumulators[channel] &+= Int32(truncatingIfNeeded: values[channel])
+      }
+    }
+  }
+
+  /// Combines every input element into its accumulator, row segment by row segment.
+  private func accumulate(_ source: UnsafePointer<Element>, into accumulators: UnsafeMutablePointer<Int32>, identity: Int32) {
     let outputStride = layout.innerStride(of: 0)
     layout.forEachSegment(in: 0..<layout.elementCount) { start, outputOffset, _, _, count in
       var index = 0
@@ -196,10 +250,6 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
           index &+= 1
         }
       }
-    }
-    let range = Int32(Element.min)...Int32(Element.max)
-    for index in 0..<outputCount {
-      destination[index] = Element(truncatingIfNeeded: finish(accumulators[index], range: range))
     }
   }
 }
@@ -320,6 +370,8 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
   private let output: RuntimeTensor
   private let keepDimensions: Bool
   private var runner: IntegerReductionRunner?
+  /// True when `eval` sums columns on the generated kernels where they run.
+  private var sumsColumns = false
 
   init(node: Node) throws {
     try node.expect(inputs: 2, outputs: 1)
@@ -348,6 +400,13 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
       input: input, output: output, layout: layout, reducedCount: reducedCount, rounding: context.roundingPolicy)
     context.requestScratch(bytes: max(scratchCount, 1) * MemoryLayout<Int32>.stride)
     self.runner = runner
+    sumsColumns = (Operator.self as? any AccumulatingReductionOperator.Type).map {
+      layout.sumsColumns($0.kind, of: input.type)
+    } ?? false
+  }
+
+  var kernelDescription: String? {
+    sumsColumns ? GeneratedColumnSumKernels.current.map { "column sums, generated \($0.isa)" } : nil
   }
 
   func eval(_ context: EvalContext) throws {

@@ -96,8 +96,9 @@ final class QuantizeKernel: Kernel {
         floatQuantization(values, destination, range)
       }
     } else if let requantization {
+      let generated = GeneratedByteTableKernel.current
       context.forEachChunk(of: output.elementCount, minimumChunk: cheapElementwiseChunk) { range in
-        requantization.run(input: source, output: destination, range: range)
+        requantization.run(input: source, output: destination, range: range, generated: generated)
       }
     } else {
       throw KernelError.invalid("\(Self.opName) evaluated before prepare")

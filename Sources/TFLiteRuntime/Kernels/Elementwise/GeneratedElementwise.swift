@@ -1,0 +1,143 @@
+// The 8-bit elementwise kernels' routes onto generated code (ElementwiseKernelGenerator.swift):
+// - `ByteTable`: an 8-bit to 8-bit function's 256 outputs by input bit pattern, mapped in whole
+//   64-byte blocks by the generated look-up where it runs, byte by byte in Swift otherwise and for
+//   the last bytes. Same bytes either way: both read the one table.
+// - `GeneratedBinaryPlan`: ADD, SUB and MUL on the generated kernels, for broadcast layouts where
+//   each operand is a stream (element i of the output reads its element i) or repeats with a
+//   period (element i mod p: a per-channel [..., C] operand, or a scalar). A repeating operand is
+//   laid out at every invoke as a buffer of the repeated pattern (at least 4 KiB, a few KiB per
+//   node), so the kernel only ever reads streams; the last elements of a piece (fewer than 16)
+//   run the Swift kernel, which gives the same bytes.
+
+import TFLiteLinearAlgebra
+
+/// The 256 outputs of an 8-bit to 8-bit function, entry i for the input byte whose bit pattern is
+/// i, in 64-byte-aligned memory the generated look-up reads.
+final class ByteTable: @unchecked Sendable {
+  // @unchecked Sendable: written only in `init`.
+
+  /// The entries.
+  let entries: UnsafeMutablePointer<UInt8>
+
+  /// The table whose entry i is `output(i)`.
+  init(_ output: (UInt8) -> UInt8) {
+    entries = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 64).bindMemory(to: UInt8.self, capacity: 256)
+    for pattern in 0...255 { entries[pattern] = output(UInt8(pattern)) }
+  }
+
+  deinit { entries.deallocate() }
+
+  /// Maps bytes `range` of `input` into the same bytes of `output` (which may be `input`), whole
+  /// 64-byte blocks on `generated` when given.
+  func map(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>, generated: GeneratedByteTableKernel?) {
+    var start = range.lowerBound
+    if let generated {
+      let blocks = range.count / ByteTableKernelGenerator.blockBytes
+      generated.run(input: input + start, output: output + start, blockCount: blocks, table: UnsafeRawPointer(entries))
+      start += blocks * ByteTableKernelGenerator.blockBytes
+    }
+    let source = input.assumingMemoryBound(to: UInt8.self)
+    let destination = output.assumingMemoryBound(to: UInt8.self)
+    for index in start..<range.upperBound { destination[index] = entries[Int(source[index])] }
+  }
+}
+
+/// ADD, SUB or MUL of a broadcast layout on the generated kernels (see the file's description).
+final class GeneratedBinaryPlan {
+  /// How the kernel reads one operand.
+  private struct Operand {
+    /// The repeating period in elements, nil for a stream.
+    let period: Int?
+    /// The repeated pattern laid out (`bufferLength` bytes), for a repeating operand.
+    let buffer: UnsafeMutableRawPointer?
+    /// Bytes of `buffer`: at least the period plus 15, so 16 bytes can be read from any phase.
+    let bufferLength: Int
+
+    /// The stream or repeating operand whose element strides in `layout` are `strides`; nil for
+    /// other patterns (a stride-0 inner dimension under a walked outer one).
+    init?(strides: SIMD8<Int>, layout: BroadcastLayout) {
+      var period = 1
+      var dimension = layout.rank - 1
+      while dimension >= 0 && strides[dimension] == period {
+        period *= layout.dimensions[dimension]
+        dimension -= 1
+      }
+      guard (0..<max(dimension + 1, 0)).allSatisfy({ strides[$0] == 0 }) else { return nil }
+      if dimension < 0 {
+        self.period = nil
+        buffer = nil
+        bufferLength = 0
+        return
+      }
+      self.period = period
+      bufferLength = max(period + 15, min(4096, layout.elementCount + 15))
+      buffer = .allocate(byteCount: bufferLength, alignment: 64)
+    }
+
+    /// Lays out the repeated pattern from `data` (the operand's `period` elements).
+    func expand(_ data: UnsafeRawPointer) {
+      guard let buffer, let period else { return }
+      var filled = 0
+      while filled < bufferLength {
+        let count = min(period, bufferLength - filled)
+        (buffer + filled).copyMemory(from: data, byteCount: count)
+        filled += count
+      }
+    }
+
+    /// Where the kernel reads output element `index`'s operand and how many contiguous elements
+    /// follow there.
+    func position(of index: Int, in data: UnsafeRawPointer) -> (UnsafeRawPointer, available: Int) {
+      guard let buffer, let period else { return (data + index, .max) }
+      let phase = index % period
+      return (UnsafeRawPointer(buffer + phase), bufferLength - phase)
+    }
+  }
+
+  private let constants: QuantizedBinaryConstants
+  private let outputType: RequantizedOutput
+  private let lhs: Operand
+  private let rhs: Operand
+
+  /// The plan for `layout` (operand 0 the left input); nil when an operand is neither a stream nor
+  /// repeating.
+  init?(layout: BroadcastLayout, constants: QuantizedBinaryConstants, outputType: RequantizedOutput) {
+    guard let lhs = Operand(strides: layout.strides0, layout: layout),
+      let rhs = Operand(strides: layout.strides1, layout: layout)
+    else { return nil }
+    self.constants = constants
+    self.outputType = outputType
+    self.lhs = lhs
+    self.rhs = rhs
+  }
+
+  deinit {
+    lhs.buffer?.deallocate()
+    rhs.buffer?.deallocate()
+  }
+
+  /// Lays out the repeating operands from the inputs' current values (once per invoke, before
+  /// the work is split).
+  func expandOperands(lhs lhsData: UnsafeRawPointer, rhs rhsData: UnsafeRawPointer) {
+    lhs.expand(lhsData)
+    rhs.expand(rhsData)
+  }
+
+  /// Computes the whole 16-element blocks of output elements `range` on `kernels`; returns the
+  /// first element it left (fewer than 16 before `range.upperBound`).
+  func run(
+    _ kernels: GeneratedQuantizedBinaryKernels, lhs lhsData: UnsafeRawPointer, rhs rhsData: UnsafeRawPointer,
+    output: UnsafeMutableRawPointer, range: Range<Int>
+  ) -> Int {
+    let block = QuantizedBinaryKernelGenerator.blockElements
+    var index = range.lowerBound
+    while range.upperBound - index >= block {
+      let (left, leftAvailable) = lhs.position(of: index, in: lhsData)
+      let (right, rightAvailable) = rhs.position(of: index, in: rhsData)
+      let blocks = min(range.upperBound - index, leftAvailable, rightAvailable) / block
+      kernels.run(constants, output: outputType, lhs: left, rhs: right, output: output + index, blockCount: blocks)
+      index += blocks * block
+    }
+    return index
+  }
+}
