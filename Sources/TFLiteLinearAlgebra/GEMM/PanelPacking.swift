@@ -169,7 +169,6 @@ extension PanelPacking {
   ) {
     precondition(count >= 0 && depth >= 0 && columns >= 0, "negative matrix extent")
     let width = GEMMTile.columns
-    let interleave = Self.interleave
     let paddedDepth = Self.paddedDepth(depth)
     let matrixStride = PanelPacking.packedCount(depth: paddedDepth, columns: columns)
     let total = max(1, matrixStride * count)

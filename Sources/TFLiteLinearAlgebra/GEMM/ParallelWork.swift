@@ -169,7 +169,8 @@ internal struct WorkerShared: @unchecked Sendable {
         }
         runItems(worker: 0)
         isClosed.store(true, ordering: .sequentiallyConsistent)
-        while active.load(ordering: .sequentiallyConsistent) != 0 {}
+        var spins = 0
+        while active.load(ordering: .sequentiallyConsistent) != 0 { Self.pause(&spins) }
         self.body = nil
       }
       return true
@@ -207,7 +208,7 @@ internal struct WorkerShared: @unchecked Sendable {
       while true {
         let current = generation.load(ordering: .acquiring)
         if current != seen { return current }
-        spins &+= 1
+        Self.pause(&spins)
         if spins & 1023 == 0 && Self.monotonicNanoseconds() > deadline { break }
       }
       pthread_mutex_lock(mutex)
@@ -246,6 +247,14 @@ internal struct WorkerShared: @unchecked Sendable {
       #else
         return false
       #endif
+    }
+
+    /// One turn of a spin loop: every 1024th turn yields the core, so that on a machine with more
+    /// runnable threads than cores a spinning thread does not hold up the one it waits for (a
+    /// preempted helper in the middle of an item, or another process).
+    private static func pause(_ spins: inout Int) {
+      spins &+= 1
+      if spins & 1023 == 0 { sched_yield() }
     }
 
     /// The monotonic clock in nanoseconds.
