@@ -101,10 +101,17 @@ enum Conformance {
     return outcome
   }
 
-  /// Loads `entry`'s model with `options`, copies its inputs in and invokes it once; the outputs
-  /// are those of the returned runner's primary subgraph.
-  static func invoke(_ entry: TestModelManifest.Entry, options: RunnerOptions) throws -> ModelRunner {
-    let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(entry.file).path)
+  /// Loads `entry`'s model with `options` (memory-mapped, or copied into memory with
+  /// `copiesModelBytes`), copies its inputs in and invokes it once; the outputs are those of the
+  /// returned runner's primary subgraph.
+  static func invoke(
+    _ entry: TestModelManifest.Entry, options: RunnerOptions, copiesModelBytes: Bool = false
+  ) throws -> ModelRunner {
+    let path = TestModelManifest.directory.appendingPathComponent(entry.file).path
+    let model =
+      copiesModelBytes
+      ? try TFLiteModel(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+      : try TFLiteModel(contentsOfFile: path)
     let runner = try ModelRunner(model: model, options: options)
     let executor = runner.primary
     let inputs = try entry.inputs.map { try TestModelManifest.array($0.file) }

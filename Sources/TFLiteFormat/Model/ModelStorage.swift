@@ -64,6 +64,30 @@ final class ModelStorage: @unchecked Sendable {
     isMapped = false
   }
 
+  /// Hands the whole pages inside `range` back to the operating system when ``bytes`` is a read-only
+  /// file mapping, so they stop counting as this process's resident memory once a kernel has copied
+  /// the weights they hold. Nothing changes for a reader: a page read again is loaded from the file
+  /// anew. Heap copies, ranges outside ``bytes`` and platforms without `madvise` are left alone.
+  /// Returns the number of bytes released.
+  @discardableResult
+  func releasePages(in range: UnsafeRawBufferPointer) -> Int {
+    #if (canImport(Glibc) || canImport(Musl) || canImport(Darwin)) && !os(WASI)
+      guard isMapped, let base = bytes.baseAddress, let start = range.baseAddress, range.count > 0 else { return 0 }
+      let mappingStart = UInt(bitPattern: base)
+      let first = UInt(bitPattern: start)
+      let end = first &+ UInt(range.count)
+      guard first >= mappingStart, end <= mappingStart &+ UInt(bytes.count), end > first else { return 0 }
+      let pageSize = UInt(max(sysconf(Int32(_SC_PAGESIZE)), 1))
+      let firstPage = (first &+ pageSize &- 1) / pageSize &* pageSize
+      let endPage = end / pageSize &* pageSize
+      guard endPage > firstPage, let address = UnsafeMutableRawPointer(bitPattern: firstPage) else { return 0 }
+      let count = Int(endPage &- firstPage)
+      return madvise(address, count, Int32(MADV_DONTNEED)) == 0 ? count : 0
+    #else
+      return 0
+    #endif
+  }
+
   deinit {
     #if !os(WASI)
       if isMapped {

@@ -109,6 +109,16 @@ public final class TFLiteModel: Sendable {
     externalFiles[group]?.bytes.count
   }
 
+  /// Releases the resident pages of constant data that a consumer has copied into a layout of its
+  /// own (packed weights) and no longer reads: the whole pages inside `data`, when `data` lies in
+  /// a memory-mapped model file or external buffer file. Reading `data` again stays valid: the
+  /// pages are loaded from the file again. Data outside the model's files is left alone. Returns
+  /// the number of bytes released.
+  @discardableResult
+  public func releaseResidentPages(of data: UnsafeRawBufferPointer) -> Int {
+    externalFiles.values.reduce(storage.releasePages(in: data)) { released, file in released + file.releasePages(in: data) }
+  }
+
   /// The custom options of `operator`, inline or stored after the FlatBuffer; empty when it has none.
   public func customOptions(of operator: Operator) -> UnsafeRawBufferPointer {
     bytes(in: `operator`.customOptionsRange ?? ByteRange(offset: 0, count: 0))

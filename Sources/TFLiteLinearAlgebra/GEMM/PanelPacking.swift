@@ -169,7 +169,6 @@ extension PanelPacking {
   ) {
     precondition(count >= 0 && depth >= 0 && columns >= 0, "negative matrix extent")
     let width = GEMMTile.columns
-    let interleave = Self.interleave
     let paddedDepth = Self.paddedDepth(depth)
     let matrixStride = PanelPacking.packedCount(depth: paddedDepth, columns: columns)
     let total = max(1, matrixStride * count)
@@ -177,29 +176,57 @@ extension PanelPacking {
       .bindMemory(to: Element.self, capacity: total)
     storage.initialize(repeating: 0, count: total)
     var sums = [Int32](repeating: 0, count: count * columns)
-    for matrix in 0..<count {
-      let base = source + matrix * sourceStride
-      let packed = storage + matrix * matrixStride
-      for column in 0..<columns {
-        let lane = packed + (column / width) * paddedDepth * width + (column % width) * interleave
-        var sum: Int32 = 0
-        for k in 0..<depth {
-          let value = base[k * layout.depthStride + column * layout.columnStride]
-          guard let element = Element(exactly: value) else {
-            storage.deallocate()
-            return nil
-          }
-          lane[(k / interleave) * interleave * width + k % interleave] = element
-          sum &+= Int32(element)
+    let fits = sums.withUnsafeMutableBufferPointer { sumBuffer in
+      for matrix in 0..<count {
+        for panelStart in stride(from: 0, to: columns, by: width) {
+          guard
+            Self.packPanel(
+              source + matrix * sourceStride + panelStart * layout.columnStride, layout: layout, depth: depth,
+              columns: min(width, columns - panelStart), into: storage + matrix * matrixStride + panelStart * paddedDepth,
+              sums: sumBuffer.baseAddress.unsafelyUnwrapped + matrix * columns + panelStart)
+          else { return false }
         }
-        sums[matrix * columns + column] = sum
       }
+      return true
+    }
+    guard fits else {
+      storage.deallocate()
+      return nil
     }
     self.paddedDepth = paddedDepth
     self.columns = columns
     self.matrixStride = matrixStride
     self.storage = storage
     columnSums = sums
+  }
+
+  /// Packs the first `columns` (at most 16) columns of one panel step by step, so that each step's
+  /// `interleave × 16` elements are written in order (column by column, the lanes of the step were
+  /// written 64 bytes apart), adding each column's values to `sums`; false when a value does not
+  /// fit an `Element`. `source` is the panel's element (0, 0).
+  @inlinable static func packPanel<Source: FixedWidthInteger>(
+    _ source: UnsafePointer<Source>, layout: MatrixLayout, depth: Int, columns: Int,
+    into panel: UnsafeMutablePointer<Element>, sums: UnsafeMutablePointer<Int32>
+  ) -> Bool {
+    let interleave = Self.interleave
+    var step = panel
+    var k = 0
+    while k < depth {
+      let stepDepth = min(interleave, depth - k)
+      for lane in 0..<columns {
+        let values = source + lane * layout.columnStride + k * layout.depthStride
+        var sum: Int32 = 0
+        for element in 0..<stepDepth {
+          guard let value = Element(exactly: values[element * layout.depthStride]) else { return false }
+          step[lane * interleave + element] = value
+          sum &+= Int32(value)
+        }
+        sums[lane] &+= sum
+      }
+      step += interleave * GEMMTile.columns
+      k += interleave
+    }
+    return true
   }
 
   /// The packed panels of matrix `index`.

@@ -113,6 +113,9 @@ struct PrepareContext {
   let memoryLimit: Int
   /// Scratch bytes requested so far by this node.
   private(set) var scratchByteCount = 0
+  /// Constant inputs this node copied into a layout of its own (packed weights) and does not read
+  /// in `eval`: the runtime releases their model file pages after `prepare` (see ``releaseAfterCopying(_:)``).
+  private(set) var copiedConstants: [RuntimeTensor] = []
 
   init(
     threadCount: Int, preparesWhileRunning: Bool = false, roundingPolicy: RoundingPolicy = .doubleRounding,
@@ -133,6 +136,16 @@ struct PrepareContext {
       throw KernelError.invalid(
         "\(what()) needs \(overflow ? "more than \(Int.max)" : "\(bytes)") bytes, more than the memory limit of \(memoryLimit) bytes")
     }
+  }
+
+  /// Tells the runtime that `tensor`'s values were copied (packed) during this `prepare` and `eval`
+  /// never reads them in place, so the pages of the memory-mapped model file that hold them can
+  /// be released right away, keeping only one copy of the weights resident (issue #12's peak
+  /// memory). Reading them again later stays correct: the pages come back from the file. Tensors
+  /// whose data is not in the model file (nil, computed, folded) are ignored.
+  mutating func releaseAfterCopying(_ tensor: RuntimeTensor?) {
+    guard let tensor, tensor.isModelConstant else { return }
+    copiedConstants.append(tensor)
   }
 
   /// Asks for `bytes` of scratch memory, 64-byte aligned, handed to `eval` as ``EvalContext/scratch``.

@@ -229,6 +229,7 @@ public final class SubgraphExecutor {
       }
       try checkScratch(context.scratchByteCount, of: node)
       scratchSizes[position] = context.scratchByteCount
+      releasePages(of: context.copiedConstants)
       let kernelType = type(of: kernel)
       let presentInputs = node.inputs.compactMap { $0 }
       let foldable =
@@ -249,6 +250,16 @@ public final class SubgraphExecutor {
     try planMemory(scratchSizes: scratchSizes)
     resetVariableTensors()
     isAllocated = true
+  }
+
+  /// Releases the model file pages of constants a kernel packed into memory of its own
+  /// (``PrepareContext/releaseAfterCopying(_:)``), one node at a time, so that the mapped weights
+  /// and their packed copies are never resident together for more than one node.
+  private func releasePages(of copiedConstants: [RuntimeTensor]) {
+    for tensor in copiedConstants {
+      guard let data = tensor.data else { continue }
+      model.releaseResidentPages(of: UnsafeRawBufferPointer(start: data, count: tensor.byteCount))
+    }
   }
 
   /// Runs the nodes in order (``invoke()``). The observer and the nodes' views are read once, so

@@ -62,6 +62,7 @@ final class HybridFullyConnectedKernel: Kernel {
     weights = try HybridPackedWeights.reusing(
       weights, operands.weights, op: Self.op, layout: .contiguous(rows: units, columns: depth), groups: 1,
       channelAxis: 0)
+    context.releaseAfterCopying(operands.weights)
     var scratch = ScratchLayout()
     quantizedInput = HybridInputScratch(runs: rows, runLength: depth, scratch: &scratch)
     tileOffset = scratch.reserve(bytes: context.threadCount * Self.tileRows * GEMMTile.columns * MemoryLayout<Int32>.stride)
@@ -161,6 +162,7 @@ final class HybridConv2DKernel: Kernel {
     let weights = try HybridPackedWeights.reusing(
       self.weights, operands.weights, op: Self.op,
       layout: .contiguous(rows: shape.outputChannels, columns: shape.gemmDepth), groups: shape.groups, channelAxis: 0)
+    context.releaseAfterCopying(operands.weights)
     var scratch = ScratchLayout()
     quantizedInput = HybridInputScratch(
       runs: shape.batch, runLength: shape.batch > 0 ? input.elementCount / shape.batch : 0, scratch: &scratch)
@@ -345,6 +347,7 @@ final class HybridDepthwiseConv2DKernel: Kernel {
     let filter = try HybridDepthwiseFilter.reusing(
       self.filter, operands.weights, op: Self.op, taps: shape.height.filterSize * shape.width.filterSize,
       channels: shape.outputChannels)
+    context.releaseAfterCopying(operands.weights)
     var scratch = ScratchLayout()
     let imageSize = shape.batch > 0 ? input.elementCount / shape.batch : 0
     quantizedInput = HybridInputScratch(runs: shape.batch, runLength: imageSize, scratch: &scratch)

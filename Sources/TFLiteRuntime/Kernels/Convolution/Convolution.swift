@@ -232,6 +232,8 @@ final class Conv2DKernel: Kernel {
   func prepare(_ context: inout PrepareContext) throws {
     let shape = try ConvolutionShape(conv2DInput: input, filter: filter, bias: bias, options: options, op: "CONV_2D")
     output.shape = shape.outputShape
+    // Both routes copy a constant filter (GEMM panels or the depthwise order).
+    context.releaseAfterCopying(filter)
     var scratch = ScratchLayout()
     if shape.groups > 1 && shape.groupInputChannels == 1 {
       prepareDepthwise(shape, scratch: &scratch)

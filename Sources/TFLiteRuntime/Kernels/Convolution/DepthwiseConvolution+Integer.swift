@@ -46,6 +46,7 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
     let arithmetic = try IntegerWeightedArithmetic(
       op: op, input: input, weights: filter, bias: bias, output: output, outputChannels: outputChannels,
       channelAxis: 3, activation: activation, rounding: context.roundingPolicy)
+    context.releaseAfterCopying(filter)
     output.shape = shape.outputShape
     if input.type == .int16 {
       byteDepthwise = nil

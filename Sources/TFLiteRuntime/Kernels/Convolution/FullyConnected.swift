@@ -41,6 +41,7 @@ final class FullyConnectedKernel: Kernel {
     try packedWeights.prepare(
       weights, count: 1, sourceStride: 0, layout: .columnMajor(depth: depth), depth: depth, columns: units,
       scratch: &scratch)
+    context.releaseAfterCopying(weights)
     paddedBias.prepare(bias, groups: 1, columns: units, scratch: &scratch)
     gemmScratchOffset = scratch.reserve(
       bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: context.threadCount))

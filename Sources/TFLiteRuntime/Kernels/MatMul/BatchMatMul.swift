@@ -185,6 +185,7 @@ final class BatchMatMulKernel: Kernel {
       rhs, count: shape.rhsMatrixCount, sourceStride: depth * columns,
       layout: FloatBatchMatMul.rhsLayout(adjY: adjY, depth: depth, columns: columns), depth: depth, columns: columns,
       scratch: &scratch)
+    context.releaseAfterCopying(rhs)
     gemmScratchOffset = scratch.reserve(bytes: plan.scratchBytes(leftOperandPacks: adjX, threadCount: context.threadCount))
     context.requestScratch(bytes: scratch.byteCount)
     self.plan = plan
