@@ -70,16 +70,22 @@ final class GeneratedDotProductKernelTests: XCTestCase {
     }
   }
 
-  /// Tile heights outside the generator's range are refused; every height of every level encodes
-  /// (also on machines that cannot run it), ending in `vzeroupper; ret`.
+  /// Tile heights and panel counts outside the generator's range are refused; every height of
+  /// every panel count of every level encodes (also on machines that cannot run it), ending in
+  /// `vzeroupper; ret`.
   func testGeneratorCoversEveryHeightAndRefusesOthers() throws {
     for isa in DotProductISA.allCases {
-      let maximum = DotProductKernelGenerator.maximumRows(isa)
-      XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: 0))
-      XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: maximum + 1))
-      for rows in 1...maximum {
-        let code = try DotProductKernelGenerator.code(isa: isa, rows: rows)
-        XCTAssertEqual(Array(code.suffix(4)), [0xC5, 0xF8, 0x77, 0xC3])
+      let maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
+      XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: 1, columns: 0))
+      XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: 1, columns: maximumColumns + 1))
+      for columns in 1...maximumColumns {
+        let maximum = DotProductKernelGenerator.maximumRows(isa, columns: columns)
+        XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: 0, columns: columns))
+        XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: maximum + 1, columns: columns))
+        for rows in 1...maximum {
+          let code = try DotProductKernelGenerator.code(isa: isa, rows: rows, columns: columns, output: .int8)
+          XCTAssertEqual(Array(code.suffix(4)), [0xC5, 0xF8, 0x77, 0xC3])
+        }
       }
     }
   }

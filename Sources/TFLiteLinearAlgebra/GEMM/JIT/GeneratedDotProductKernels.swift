@@ -8,9 +8,11 @@
 // input offset (128 for int8) is folded into the bias through the column sums, as FBGEMM does.
 
 /// The generated dot-product kernels of one instruction set: one per tile height
-/// `1...maximumRows` storing Int32 sums, and as many per output type requantizing in registers
-/// (AVX512-VNNI: also per output type reading int8 A), made together on first use and kept for the
-/// life of the process (a bounded cache: 18 or 50 kernels of at most a few kilobytes).
+/// `1...maximumRows` storing Int32 sums, and, per output type (AVX512-VNNI: also per output type
+/// reading int8 A), one requantizing kernel per tile of 1 through `maximumColumns` panels and
+/// 1 through `maximumRows(columns:)` rows. All are made together on first use, laid out in one
+/// executable mapping, and kept for the life of the process (a bounded cache: 18 or 146 kernels of
+/// at most a few kilobytes).
 ///
 /// The 8-bit CONV_2D and FULLY_CONNECTED kernels use them (`IntegerGEMM` with
 /// `DotProductMicroKernel`) wherever the CPU and OS allow and the weights fit signed bytes; the
@@ -22,15 +24,16 @@
 
   /// The instruction set of the kernels.
   @usableFromInline package let isa: DotProductISA
-  /// Rows of the tallest kernel.
+  /// Rows of the tallest one-panel kernel.
   @usableFromInline package let maximumRows: Int
-  /// The kernel for `rows` rows at index `rows - 1`.
-  private let kernels: [ExecutableCode]
-  /// The requantizing kernels: for each `RequantizedOutput` (by raw value), one per tile height.
-  private let requantizingKernels: [[ExecutableCode]]
-  /// The requantizing kernels reading int8 A and flipping its signs, as `requantizingKernels`;
-  /// empty unless `DotProductKernelGenerator.flipsSigns(isa)`.
-  private let signFlippingKernels: [[ExecutableCode]]
+  /// Most panels of a requantizing tile.
+  @usableFromInline package let maximumColumns: Int
+  /// The mapping holding every kernel.
+  private let code: ExecutableCode
+  /// The kernel storing Int32 sums of `rows` rows at index `rows - 1`.
+  private let kernels: [UnsafeRawPointer]
+  /// The requantizing kernels: per variant (`variantIndex`), per panel count, per tile height.
+  private let requantizingKernels: [[[UnsafeRawPointer]]]
   /// True when `requantizedTile` can read int8 A as it is (`flipsSign`).
   @usableFromInline package let flipsSigns: Bool
 
@@ -38,36 +41,55 @@
 
   /// Generates every kernel of `isa`; nil when the OS refuses executable memory.
   private init?(isa: DotProductISA) {
-    let maximumRows = DotProductKernelGenerator.maximumRows(isa)
-    /// Every tile height's kernel storing `output` (Int32 sums when nil).
-    func heights(_ output: RequantizedOutput?, flipsSign: Bool = false) -> [ExecutableCode]? {
-      var kernels: [ExecutableCode] = []
-      for rows in 1...maximumRows {
-        guard let code = try? DotProductKernelGenerator.code(isa: isa, rows: rows, output: output, flipsSign: flipsSign),
-          let executable = ExecutableCode(code)
-        else { return nil }
-        kernels.append(executable)
-      }
-      return kernels
-    }
     let flipsSigns = DotProductKernelGenerator.flipsSigns(isa)
-    guard let kernels = heights(nil) else { return nil }
-    var requantizing: [[ExecutableCode]] = []
-    var signFlipping: [[ExecutableCode]] = []
-    for output in RequantizedOutput.allCases {
-      guard let outputKernels = heights(output) else { return nil }
-      requantizing.append(outputKernels)
-      if flipsSigns {
-        guard let flippingKernels = heights(output, flipsSign: true) else { return nil }
-        signFlipping.append(flippingKernels)
+    let maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
+    // Every kernel's code, each starting on a 64-byte boundary of one buffer.
+    var buffer: [UInt8] = []
+    /// The offsets of every tile height's kernel of `columns` panels storing `output` (Int32 sums when nil).
+    func heights(columns: Int, _ output: RequantizedOutput?, flipsSign: Bool = false) -> [Int]? {
+      var offsets: [Int] = []
+      for rows in 1...DotProductKernelGenerator.maximumRows(isa, columns: columns) {
+        guard
+          let kernel = try? DotProductKernelGenerator.code(
+            isa: isa, rows: rows, columns: columns, output: output, flipsSign: flipsSign)
+        else { return nil }
+        buffer.append(contentsOf: repeatElement(0xCC, count: (64 - buffer.count % 64) % 64))
+        offsets.append(buffer.count)
+        buffer.append(contentsOf: kernel)
+      }
+      return offsets
+    }
+    guard let sumOffsets = heights(columns: 1, nil) else { return nil }
+    var variantOffsets: [[[Int]]] = []
+    for flipsSign in flipsSigns ? [false, true] : [false] {
+      for output in RequantizedOutput.allCases {
+        var panels: [[Int]] = []
+        for columns in 1...maximumColumns {
+          guard let offsets = heights(columns: columns, output, flipsSign: flipsSign) else { return nil }
+          panels.append(offsets)
+        }
+        variantOffsets.append(panels)
       }
     }
+    guard let code = ExecutableCode(buffer) else { return nil }
+    let entry = code.entry
     self.isa = isa
-    self.maximumRows = maximumRows
-    self.kernels = kernels
-    requantizingKernels = requantizing
-    signFlippingKernels = signFlipping
+    maximumRows = DotProductKernelGenerator.maximumRows(isa)
+    self.maximumColumns = maximumColumns
+    self.code = code
+    kernels = sumOffsets.map { entry + $0 }
+    requantizingKernels = variantOffsets.map { $0.map { $0.map { entry + $0 } } }
     self.flipsSigns = flipsSigns
+  }
+
+  /// Index into `requantizingKernels` of the kernels storing `output`, reading int8 A when `flipsSign`.
+  private static func variantIndex(_ output: RequantizedOutput, flipsSign: Bool) -> Int {
+    (flipsSign ? RequantizedOutput.allCases.count : 0) + output.rawValue
+  }
+
+  /// Rows of the tallest requantizing tile of `columns` panels.
+  @inlinable package func maximumRows(columns: Int) -> Int {
+    DotProductKernelGenerator.maximumRows(isa, columns: columns)
   }
 
   private static let avxVNNI = GeneratedDotProductKernels(isa: .avxVNNI)
@@ -87,10 +109,17 @@
   @usableFromInline package static let preferred: GeneratedDotProductKernels? =
     GeneratedFloatKernels.isTurnedOffByEnvironment ? nil : kernels(for: .avx512VNNI) ?? kernels(for: .avxVNNI)
 
-  /// The kernels a convolution prepared on this thread uses: `preferred`, unless the runner turned
-  /// generated code off (``GeneratedFloatKernels/areAllowed``, the policy of every generated kernel).
+  /// The instruction set that convolutions prepared in this task use in place of `preferred`'s
+  /// (tests run every level this machine has through the convolutions); nil: `preferred`.
+  @TaskLocal package static var forcedISA: DotProductISA?
+
+  /// The kernels a convolution prepared on this thread uses: `preferred` (or those of `forcedISA`),
+  /// unless the runner turned generated code off (``GeneratedFloatKernels/areAllowed``, the policy
+  /// of every generated kernel).
   @usableFromInline package static var current: GeneratedDotProductKernels? {
-    GeneratedFloatKernels.areAllowed ? preferred : nil
+    guard GeneratedFloatKernels.areAllowed else { return nil }
+    guard let forcedISA else { return preferred }
+    return GeneratedFloatKernels.isTurnedOffByEnvironment ? nil : kernels(for: forcedISA)
   }
 
   /// Int32 sums of rows `0 ..< rowCount` of A (`4 × steps` unsigned bytes each, rows `lda` apart)
@@ -120,27 +149,32 @@
     var arguments = DotProductKernelArguments(
       a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c),
       cRowBytes: ldc * MemoryLayout<Int32>.stride)
-    let entry = unsafeBitCast(kernels[rows - 1].entry, to: Entry.self)
+    let entry = unsafeBitCast(kernels[rows - 1], to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }
 
   /// One tile as `tileSums`, requantized in the generated code: the 16 columns' `RequantizationTable`
   /// record `table` and `lanes` give bias, rescale, zero point and clamp, and each row's 16 outputs
   /// go to C (rows `ldc` apart) as `Output` bytes, bit for bit as `IntegerEpilogue.requantize` and
-  /// a narrowing store. With `flipsSign` (only where `flipsSigns`), A holds int8 bytes, read as A + 128.
+  /// a narrowing store. With `columns` panels (1 through `maximumColumns`, `panelBytes` apart from
+  /// `b`), `rows` at most `maximumRows(columns:)`, panel p's 16 columns use the record p records
+  /// after `table` and go to C's columns 16p ..< 16p + 16. With `flipsSign` (only where
+  /// `flipsSigns`), A holds int8 bytes, read as A + 128.
   @usableFromInline package func requantizedTile<Output: QuantizedInteger>(
     a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
-    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, flipsSign: Bool = false
+    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, flipsSign: Bool = false, columns: Int = 1,
+    panelBytes: Int = 0
   ) {
     precondition(
-      (1...maximumRows).contains(rows) && steps >= 0 && lda >= 0 && ldc >= GEMMTile.columns
-        && (!flipsSign || flipsSigns),
+      (1...maximumColumns).contains(columns) && (1...maximumRows(columns: columns)).contains(rows) && steps >= 0
+        && lda >= 0 && ldc >= columns * GEMMTile.columns && (!flipsSign || flipsSigns),
       "invalid dot-product extent")
     var arguments = DotProductKernelArguments(
-      a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c), cRowBytes: ldc, table: table, lanes: lanes)
+      a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c), cRowBytes: ldc, table: table,
+      lanes: lanes, panelBytes: panelBytes)
     let output: RequantizedOutput = Output.isSigned ? .int8 : .uint8
-    let variants = flipsSign ? signFlippingKernels : requantizingKernels
-    let entry = unsafeBitCast(variants[output.rawValue][rows - 1].entry, to: Entry.self)
+    let variant = requantizingKernels[Self.variantIndex(output, flipsSign: flipsSign)]
+    let entry = unsafeBitCast(variant[columns - 1][rows - 1], to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }
 }
