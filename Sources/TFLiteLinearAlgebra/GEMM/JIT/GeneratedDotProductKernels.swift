@@ -7,12 +7,11 @@
 // uint8 weights minus their zero point can reach ±255 and stay on the 16-bit Swift panels. The
 // input offset (128 for int8) is folded into the bias through the column sums, as FBGEMM does.
 
-/// The generated dot-product kernels of one instruction set: one per tile height
-/// `1...maximumRows` storing Int32 sums, and, per output type (AVX512-VNNI: also per output type
-/// reading int8 A), one requantizing kernel per tile of 1 through `maximumColumns` panels and
-/// 1 through `maximumRows(columns:)` rows. All are made together on first use, laid out in one
-/// executable mapping, and kept for the life of the process (a bounded cache: 18 or 146 kernels of
-/// at most a few kilobytes).
+/// The generated dot-product kernels of one instruction set: storing Int32 sums, and per output
+/// type (AVX512-VNNI: also per output type reading int8 A) requantizing, one kernel per tile of
+/// 1 through `maximumColumns` panels and 1 through `maximumRows(columns:)` rows. All are made
+/// together on first use, laid out in one executable mapping, and kept for the life of the process
+/// (a bounded cache: 18 or 170 kernels of at most a few kilobytes).
 ///
 /// The 8-bit CONV_2D and FULLY_CONNECTED kernels use them (`IntegerGEMM` with
 /// `DotProductMicroKernel`) wherever the CPU and OS allow and the weights fit signed bytes; the
@@ -30,8 +29,8 @@
   @usableFromInline package let maximumColumns: Int
   /// The mapping holding every kernel.
   private let code: ExecutableCode
-  /// The kernel storing Int32 sums of `rows` rows at index `rows - 1`.
-  private let kernels: [UnsafeRawPointer]
+  /// The kernels storing Int32 sums: per panel count, per tile height.
+  private let kernels: [[UnsafeRawPointer]]
   /// The requantizing kernels: per variant (`variantIndex`), per panel count, per tile height.
   private let requantizingKernels: [[[UnsafeRawPointer]]]
   /// True when `requantizedTile` can read int8 A as it is (`flipsSign`).
@@ -59,15 +58,20 @@
       }
       return offsets
     }
-    guard let sumOffsets = heights(columns: 1, nil) else { return nil }
+    /// Every tile's offsets of the variant storing `output` (Int32 sums when nil), per panel count.
+    func tiles(_ output: RequantizedOutput?, flipsSign: Bool = false) -> [[Int]]? {
+      var panels: [[Int]] = []
+      for columns in 1...maximumColumns {
+        guard let offsets = heights(columns: columns, output, flipsSign: flipsSign) else { return nil }
+        panels.append(offsets)
+      }
+      return panels
+    }
+    guard let sumOffsets = tiles(nil) else { return nil }
     var variantOffsets: [[[Int]]] = []
     for flipsSign in flipsSigns ? [false, true] : [false] {
       for output in RequantizedOutput.allCases {
-        var panels: [[Int]] = []
-        for columns in 1...maximumColumns {
-          guard let offsets = heights(columns: columns, output, flipsSign: flipsSign) else { return nil }
-          panels.append(offsets)
-        }
+        guard let panels = tiles(output, flipsSign: flipsSign) else { return nil }
         variantOffsets.append(panels)
       }
     }
@@ -77,7 +81,7 @@
     maximumRows = DotProductKernelGenerator.maximumRows(isa)
     self.maximumColumns = maximumColumns
     self.code = code
-    kernels = sumOffsets.map { entry + $0 }
+    kernels = sumOffsets.map { $0.map { entry + $0 } }
     requantizingKernels = variantOffsets.map { $0.map { $0.map { entry + $0 } } }
     self.flipsSigns = flipsSigns
   }
@@ -123,33 +127,38 @@
   }
 
   /// Int32 sums of rows `0 ..< rowCount` of A (`4 × steps` unsigned bytes each, rows `lda` apart)
-  /// times one `QuadPanelMatrices` panel (`steps` steps of 64 bytes), 16 per row into C (rows `ldc`
-  /// apart), in tiles of at most `maximumRows` rows.
+  /// times `columns` `QuadPanelMatrices` panels (`steps` steps of 64 bytes each, `panelBytes`
+  /// apart from `b`), 16 per row and panel into C (panel p at column 16p, rows `ldc` apart), in
+  /// tiles of at most `maximumRows(columns:)` rows.
   @usableFromInline package func sums(
     a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, b: UnsafePointer<Int8>, steps: Int,
-    c: UnsafeMutablePointer<Int32>, ldc: Int
+    c: UnsafeMutablePointer<Int32>, ldc: Int, columns: Int = 1, panelBytes: Int = 0
   ) {
-    precondition(rowCount >= 0, "negative row count")
+    precondition(rowCount >= 0 && (1...maximumColumns).contains(columns), "invalid dot-product extent")
+    let tallest = maximumRows(columns: columns)
     var row = 0
     while row < rowCount {
-      let rows = min(maximumRows, rowCount - row)
-      tileSums(a: a + row * lda, lda: lda, rows: rows, b: b, steps: steps, c: c + row * ldc, ldc: ldc)
+      let rows = min(tallest, rowCount - row)
+      tileSums(
+        a: a + row * lda, lda: lda, rows: rows, b: b, steps: steps, c: c + row * ldc, ldc: ldc, columns: columns,
+        panelBytes: panelBytes)
       row += rows
     }
   }
 
-  /// `sums` of one tile: `rows` (1 through `maximumRows`) rows in one call of the generated code.
+  /// `sums` of one tile: `rows` (1 through `maximumRows(columns:)`) rows in one call of the generated code.
   @usableFromInline package func tileSums(
     a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int,
-    c: UnsafeMutablePointer<Int32>, ldc: Int
+    c: UnsafeMutablePointer<Int32>, ldc: Int, columns: Int = 1, panelBytes: Int = 0
   ) {
     precondition(
-      (1...maximumRows).contains(rows) && steps >= 0 && lda >= 0 && ldc >= GEMMTile.columns,
+      (1...maximumColumns).contains(columns) && (1...maximumRows(columns: columns)).contains(rows) && steps >= 0
+        && lda >= 0 && ldc >= columns * GEMMTile.columns,
       "invalid dot-product extent")
     var arguments = DotProductKernelArguments(
       a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c),
-      cRowBytes: ldc * MemoryLayout<Int32>.stride)
-    let entry = unsafeBitCast(kernels[rows - 1], to: Entry.self)
+      cRowBytes: ldc * MemoryLayout<Int32>.stride, panelBytes: panelBytes)
+    let entry = unsafeBitCast(kernels[columns - 1][rows - 1], to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }
 
