@@ -536,11 +536,11 @@ private final class ByteConvolution {
     flipsSign = isSigned && weights.kernelsFlipSigns
     readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
     // Rows that carry their byte sums are always gathered, also the 1×1 inputs the 16-bit route
-    // reads in place: half-size blocks keep that scratch (and the arena) small.
+    // reads in place, and run on one-panel tiles: 2 KiB blocks keep that scratch (and the arena) small.
     plan = GEMMPlan(
       rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: weights.paddedDepth, threadCount: threadCount,
       splitsDepth: false,
-      rowBlockElements: IntegerGEMM.packedBlockBytes(depth: weights.paddedDepth) / (weights.rowSumDepth == nil ? 1 : 2))
+      rowBlockElements: weights.rowSumDepth == nil ? IntegerGEMM.packedBlockBytes(depth: weights.paddedDepth) : 2 * 1024)
     gemmScratchOffset = scratch.reserve(
       bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
     inputType = input.type
