@@ -59,6 +59,55 @@ final class GeneratedDotProductKernelTests: XCTestCase {
     }
   }
 
+  /// Sums of several panels in one call (every panel count of every level this machine runs, and
+  /// the Swift route of `DotProductSums` the same way): random rows across tile boundaries, panels
+  /// `panelBytes` apart with gaps, C rows wider than the tile; each sum equal to first principles,
+  /// the columns past the tile untouched.
+  func testMultiPanelSumsMatchFirstPrinciples() {
+    var random = SeededGenerator(seed: 1208)
+    let routes = runnableISAs.compactMap { GeneratedDotProductKernels.kernels(for: $0) }.map {
+      DotProductSums(generated: $0)
+    } + [DotProductSums(generated: nil)]
+    for route in routes {
+      for columns in 1...route.tilePanels {
+        for trial in 0..<4 {
+          let rows = random.int(1...25)
+          let steps = trial == 0 ? 0 : random.int(1...30)
+          let lda = 4 * steps + random.int(0...3)
+          let panelBytes = 64 * (steps + random.int(0...2))
+          let ldc = 16 * columns + random.int(0...5)
+          let a = (0..<rows * lda).map { _ in UInt8.random(in: 0...255, using: &random) }
+          let b = (0..<max(1, columns * panelBytes)).map { _ in Int8.random(in: -128...127, using: &random) }
+          let sentinel: Int32 = 0x5A5A_5A5A
+          var c = [Int32](repeating: sentinel, count: rows * ldc)
+          a.withUnsafeBufferPointer { aBuffer in
+            b.withUnsafeBufferPointer { bBuffer in
+              c.withUnsafeMutableBufferPointer {
+                route.sums(
+                  a: aBuffer.baseAddress!, lda: lda, rowCount: rows, b: bBuffer.baseAddress!, steps: steps,
+                  c: $0.baseAddress!, ldc: ldc, columns: columns, panelBytes: panelBytes)
+              }
+            }
+          }
+          let label = "\(route.generatedLevel ?? "Swift") \(rows)×\(columns) panels, steps \(steps)"
+          for row in 0..<rows {
+            for column in 0..<ldc {
+              var expected = sentinel
+              if column < 16 * columns {
+                let (panel, lane) = column.quotientAndRemainder(dividingBy: 16)
+                expected = 0
+                for k in 0..<4 * steps {
+                  expected &+= Int32(a[row * lda + k]) &* Int32(b[panel * panelBytes + (k / 4) * 64 + lane * 4 + k % 4])
+                }
+              }
+              XCTAssertEqual(c[row * ldc + column], expected, "\(label) row \(row) column \(column)")
+            }
+          }
+        }
+      }
+    }
+  }
+
   /// Weights outside Int8 (uint8 weights minus a zero point) are refused by the packing.
   func testPackingRefusesValuesOutsideInt8() {
     for outside: Int32 in [128, -129, 255, -255] {
@@ -70,16 +119,22 @@ final class GeneratedDotProductKernelTests: XCTestCase {
     }
   }
 
-  /// Tile heights outside the generator's range are refused; every height of every level encodes
-  /// (also on machines that cannot run it), ending in `vzeroupper; ret`.
+  /// Tile heights and panel counts outside the generator's range are refused; every height of
+  /// every panel count of every level encodes (also on machines that cannot run it), ending in
+  /// `vzeroupper; ret`.
   func testGeneratorCoversEveryHeightAndRefusesOthers() throws {
     for isa in DotProductISA.allCases {
-      let maximum = DotProductKernelGenerator.maximumRows(isa)
-      XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: 0))
-      XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: maximum + 1))
-      for rows in 1...maximum {
-        let code = try DotProductKernelGenerator.code(isa: isa, rows: rows)
-        XCTAssertEqual(Array(code.suffix(4)), [0xC5, 0xF8, 0x77, 0xC3])
+      let maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
+      XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: 1, columns: 0))
+      XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: 1, columns: maximumColumns + 1))
+      for columns in 1...maximumColumns {
+        let maximum = DotProductKernelGenerator.maximumRows(isa, columns: columns)
+        XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: 0, columns: columns))
+        XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: maximum + 1, columns: columns))
+        for rows in 1...maximum {
+          let code = try DotProductKernelGenerator.code(isa: isa, rows: rows, columns: columns, output: .int8)
+          XCTAssertEqual(Array(code.suffix(4)), [0xC5, 0xF8, 0x77, 0xC3])
+        }
       }
     }
   }

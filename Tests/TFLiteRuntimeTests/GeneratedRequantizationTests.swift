@@ -264,4 +264,70 @@ final class GeneratedRequantizationTests: XCTestCase {
       XCTAssertEqual(kernels.flipsSigns, isa == .avx512VNNI, "AVX512-VNNI reads int8 A in place")
     }
   }
+
+  /// The requantizing tiles of several panels (every panel count and height of every VNNI level
+  /// this machine runs, panels `panelBytes` apart with gaps, int8 A read in place where the level
+  /// flips signs): each panel's 16 output bytes per row equal the scalar rescale of the sums
+  /// computed here from first principles with that panel's channel constants, and nothing is
+  /// written past the tile's columns.
+  func testMultiPanelTilesMatchFirstPrinciples() throws {
+    let isas = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
+    var random = SeededGenerator(seed: 1207)
+    for isa in isas {
+      let kernels = try XCTUnwrap(GeneratedDotProductKernels.kernels(for: isa))
+      for columns in 1...kernels.maximumColumns {
+        for rows in 1...kernels.maximumRows(columns: columns) {
+          let trial = columns * 16 + rows
+          let signed = trial % 4 < 2
+          let steps = random.int(0...24)
+          let lda = 4 * steps + random.int(0...5)
+          let panelBytes = 64 * (steps + random.int(0...2))
+          let a = (0..<rows * lda).map { _ in UInt8.random(in: 0...255, using: &random) }
+          let b = (0..<max(1, columns * panelBytes)).map { _ in Int8.random(in: -128...127, using: &random) }
+          let problem = Problem(random: &random, channels: 16 * columns, signed: signed, trial: trial)
+          let ldc = 16 * columns + random.int(0...7)
+          let label = "\(isa) \(rows)×\(columns) steps \(steps) \(problem.rounding) \(signed ? "int8" : "uint8")"
+          func run<Output: QuantizedInteger>(_ type: Output.Type, flipsSign: Bool) {
+            let guardValue = Output(truncatingIfNeeded: 0x3C)
+            var output = [Output](repeating: guardValue, count: rows * ldc)
+            (flipsSign ? a.map { $0 ^ 0x80 } : a).withUnsafeBufferPointer { aBuffer in
+              b.withUnsafeBufferPointer { bBuffer in
+                output.withUnsafeMutableBufferPointer { outputBuffer in
+                  withUnsafePointer(to: problem.epilogue.lanes) { lanes in
+                    kernels.requantizedTile(
+                      a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
+                      table: problem.epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes),
+                      c: outputBuffer.baseAddress!, ldc: ldc, flipsSign: flipsSign, columns: columns,
+                      panelBytes: panelBytes)
+                  }
+                }
+              }
+            }
+            for row in 0..<rows {
+              for column in 0..<ldc {
+                let actual = output[row * ldc + column]
+                guard column < 16 * columns else {
+                  XCTAssertEqual(actual, guardValue, "\(label): wrote past the tile at row \(row), column \(column)")
+                  continue
+                }
+                let (panel, lane) = column.quotientAndRemainder(dividingBy: 16)
+                var sum: Int32 = 0
+                for k in 0..<4 * steps {
+                  let weight = b[panel * panelBytes + (k / 4) * 64 + lane * 4 + k % 4]
+                  sum &+= Int32(a[row * lda + k]) &* Int32(weight)
+                }
+                XCTAssertEqual(
+                  Int32(actual), problem.expected(sum, channel: column),
+                  "\(label) flips \(flipsSign) row \(row) column \(column)")
+              }
+            }
+          }
+          for flipsSign in kernels.flipsSigns ? [false, true] : [false] {
+            signed ? run(Int8.self, flipsSign: flipsSign) : run(UInt8.self, flipsSign: flipsSign)
+          }
+        }
+      }
+      XCTAssertEqual(kernels.maximumColumns, isa == .avx512VNNI ? 4 : 1, "AVX-512 tiles span up to four panels")
+    }
+  }
 }

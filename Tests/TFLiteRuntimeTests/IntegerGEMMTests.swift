@@ -48,7 +48,8 @@ final class IntegerGEMMTests: XCTestCase {
     var generatedProducts = 0
     for trial in 0..<40 {
       let rows = trial % 8 == 0 ? 1 : random.int(1...37)
-      let columns = random.int(1...50)
+      // Past 64 columns: groups of up to four full panels in one generated tile, split evenly.
+      let columns = trial % 4 == 1 ? random.int(60...150) : random.int(1...50)
       let depth = trial % 10 == 3 ? random.int(300...700) : random.int(1...75)
       let rowStride = QuadPanelMatrices.paddedDepth(depth) + random.int(0...3)
       // Bytes past the real depth are arbitrary: they meet the zero weight of the padding.
@@ -161,6 +162,48 @@ final class IntegerGEMMTests: XCTestCase {
       }
       try problem.assertKernelMatches(
         expected, "CONV_2D", options: .conv2DOptions(options), "trial \(trial) \(problem.type.name) groups \(groups)")
+    }
+  }
+
+  /// Random CONV_2D wide enough for the generated kernels' tiles of several panels (33–150 output
+  /// channels: groups of up to four full panels and a partial last one), with the small depths of
+  /// first layers (1–4 input channels under 3×3, 5×5 and 7×7 filters, stride 2) beside 1×1 filters
+  /// read in place, strides, dilations, both paddings, per-tensor and per-channel int8 and uint8
+  /// weights; bit-exact with the plain loop on every dot-product level this machine runs (forced
+  /// one by one), on the Swift route, on 1 and 2 threads.
+  func testWideConvolutionsOnEveryLevelMatchNaiveLoop() throws {
+    var random = SeededGenerator(seed: 17)
+    let levels = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
+    for trial in 0..<16 {
+      let pointwise = trial % 4 == 0
+      let channels = pointwise ? [16, 64, 20, 8][trial / 4 % 4] : random.int(1...4)
+      let outputChannels = random.int(33...150)
+      let filterSize = pointwise ? 1 : [3, 5, 7][trial % 3]
+      let stride = pointwise ? 1 : random.int(1...2)
+      let dilation = pointwise || trial % 5 != 1 ? 1 : 2
+      let options = Conv2DOptions(
+        padding: pointwise || trial % 2 == 1 ? .valid : .same, strideW: Int32(stride), strideH: Int32(stride),
+        fusedActivationFunction: [.none, .relu, .relu6][trial % 3], dilationWFactor: Int32(dilation),
+        dilationHFactor: Int32(dilation))
+      let side = random.int(filterSize * dilation...filterSize * dilation + 8)
+      let problem = WeightedProblem(
+        random: &random, type: trial % 3 == 2 ? .uint8 : .int8,
+        inputShape: [1, side, side + random.int(0...3), channels],
+        filterShape: [outputChannels, filterSize, filterSize, channels], channelAxis: 0)
+      let geometry = try Geometry(
+        problem.inputShape, filterHeight: filterSize, filterWidth: filterSize, strideH: stride, strideW: stride,
+        dilationH: dilation, dilationW: dilation, same: options.padding == .same)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
+        inputChannelsPerOutput: channels
+      ) { output, ky, kx, i in (i, ((output * filterSize + ky) * filterSize + kx) * channels + i) }
+      for level in levels {
+        try GeneratedDotProductKernels.$forcedISA.withValue(level) {
+          try problem.assertKernelMatches(
+            expected, "CONV_2D", options: .conv2DOptions(options),
+            "trial \(trial) \(problem.type.name) \(filterSize)×\(filterSize) \(channels)→\(outputChannels) \(level)")
+        }
+      }
     }
   }
 

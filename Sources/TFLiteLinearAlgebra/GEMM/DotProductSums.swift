@@ -25,26 +25,37 @@
   /// of it waste no tile.
   @inlinable package var tileRows: Int { generated?.maximumRows ?? Self.swiftTileRows }
 
+  /// Panels one call of the route's micro-kernel sums together (the Swift loop: one).
+  @inlinable package var tilePanels: Int { generated?.maximumColumns ?? 1 }
+
+  /// The most `tilePanels` of any route.
+  package static let mostTilePanels = DotProductISA.allCases.map { DotProductKernelGenerator.maximumColumns($0) }.max() ?? 1
+
   /// `generated AVX512-VNNI`, or nil for the Swift loop.
   package var generatedLevel: String? { generated.map { "generated \($0.isa)" } }
 
   /// Int32 sums of rows `0 ..< rowCount` of A (`4 × steps` unsigned bytes each, rows `lda` bytes
-  /// apart) times one panel of a `QuadPanelMatrices` (`steps` steps of 64 bytes), 16 per row into
-  /// C (rows `ldc` apart).
+  /// apart) times `columns` (1 through `tilePanels`) panels of a `QuadPanelMatrices` (`steps` steps
+  /// of 64 bytes, `panelBytes` apart from `b`), 16 per row and panel into C (panel p at column
+  /// 16p, rows `ldc` apart).
   @inlinable package func sums(
     a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, b: UnsafePointer<Int8>, steps: Int,
-    c: UnsafeMutablePointer<Int32>, ldc: Int
+    c: UnsafeMutablePointer<Int32>, ldc: Int, columns: Int = 1, panelBytes: Int = 0
   ) {
     if let generated {
-      generated.sums(a: a, lda: lda, rowCount: rowCount, b: b, steps: steps, c: c, ldc: ldc)
+      generated.sums(
+        a: a, lda: lda, rowCount: rowCount, b: b, steps: steps, c: c, ldc: ldc, columns: columns,
+        panelBytes: panelBytes)
       return
     }
-    var row = 0
-    while row < rowCount {
-      Self.swiftTile(
-        a: a + row &* lda, lda: lda, validRows: min(Self.swiftTileRows, rowCount &- row), b: b, steps: steps,
-        c: c + row &* ldc, ldc: ldc)
-      row &+= Self.swiftTileRows
+    for panel in 0..<columns {
+      var row = 0
+      while row < rowCount {
+        Self.swiftTile(
+          a: a + row &* lda, lda: lda, validRows: min(Self.swiftTileRows, rowCount &- row), b: b + panel &* panelBytes,
+          steps: steps, c: c + (row &* ldc &+ panel &* GEMMTile.columns), ldc: ldc)
+        row &+= Self.swiftTileRows
+      }
     }
   }
 

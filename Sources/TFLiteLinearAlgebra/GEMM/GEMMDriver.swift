@@ -101,6 +101,13 @@
   func panelRows(
     a: UnsafePointer<LHSElement>, lda: Int, rowCount: Int, b: UnsafePointer<RHSElement>, depth: Int,
     output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool)
+
+  /// Rows `0 ..< rowCount` of `panels` consecutive panels whose columns are all real, `panelStride`
+  /// elements apart from `b`, into C's columns `column ..< column + 16 · panels`; see the extension.
+  func panelsRows(
+    a: UnsafePointer<LHSElement>, lda: Int, rowCount: Int, b: UnsafePointer<RHSElement>, panels: Int,
+    panelStride: Int, depth: Int, output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int,
+    isFirstBlock: Bool, isLastBlock: Bool)
 }
 
 extension GEMMMicroKernel {
@@ -115,6 +122,22 @@ extension GEMMMicroKernel {
     tileByTile(
       a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, output: output, ldc: ldc, column: column,
       isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+  }
+
+  /// Computes rows `0 ..< rowCount` of `panels` full panels, with the arguments of `panelRows`. By
+  /// default panel after panel; a kernel whose register tiles span several panels (the generated
+  /// dot-product kernels) covers them its own way.
+  @inlinable package func panelsRows(
+    a: UnsafePointer<LHSElement>, lda: Int, rowCount: Int, b: UnsafePointer<RHSElement>, panels: Int,
+    panelStride: Int, depth: Int, output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int,
+    isFirstBlock: Bool, isLastBlock: Bool
+  ) {
+    for panel in 0..<panels {
+      panelRows(
+        a: a, lda: lda, rowCount: rowCount, b: b + panel * panelStride, depth: depth,
+        output: output + panel * GEMMTile.columns, ldc: ldc, column: column + panel * GEMMTile.columns,
+        isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+    }
   }
 
   /// The default `panelRows`: one `tile` call per `GEMMTile.rows` rows.
@@ -189,17 +212,19 @@ extension GEMMMicroKernel {
       let (a, lda) = lhs.block(
         rowStart: rowStart, rowCount: rowEnd - rowStart, depthStart: depthStart, depthCount: depthCount,
         scratch: lhsScratch)
-      for panel in firstPanel..<panelEnd {
+      // The panels whose columns are all real in one call, then a partial last one.
+      let fullPanelEnd = min(panelEnd, plan.columns / width)
+      if fullPanelEnd > firstPanel {
+        kernel.panelsRows(
+          a: a, lda: lda, rowCount: rowEnd - rowStart, b: rhs + firstPanel * panelStride + depthStart * width,
+          panels: fullPanelEnd - firstPanel, panelStride: panelStride, depth: depthCount,
+          output: output + rowStart * outputStride + firstPanel * width, ldc: outputStride, column: firstPanel * width,
+          isFirstBlock: isFirst, isLastBlock: isLast)
+      }
+      for panel in max(firstPanel, fullPanelEnd)..<panelEnd {
         let b = rhs + panel * panelStride + depthStart * width
         let column = panel * width
         let validColumns = min(width, plan.columns - column)
-        if validColumns == width {
-          kernel.panelRows(
-            a: a, lda: lda, rowCount: rowEnd - rowStart, b: b, depth: depthCount,
-            output: output + rowStart * outputStride + column, ldc: outputStride, column: column, isFirstBlock: isFirst,
-            isLastBlock: isLast)
-          continue
-        }
         // The last panel of an N that is not a multiple of the panel width: through a scratch tile.
         var row = rowStart
         while row < rowEnd {

@@ -171,16 +171,18 @@
 
 /// The 8-bit integer GEMM.
 @usableFromInline package enum IntegerGEMM {
-  /// Bytes of a packed A block at most: it stays in L1, and the packing scratch (part of the
-  /// node's activation arena) stays small next to the activations.
-  @usableFromInline package static let packedBlockBytes = 4 * 1024
+  /// Bytes of a packed A block of depth `depth`: 16 KiB (it stays in L1 beside a few panels, and
+  /// the packing scratch, part of the node's activation arena, stays small next to the
+  /// activations), but at least 24 rows, so the generated kernels' tiles of several panels (6 or 8
+  /// rows) split the block evenly however deep it is.
+  @inlinable package static func packedBlockBytes(depth: Int) -> Int { max(16 * 1024, 24 * depth) }
 
   /// The plan of an `rows × paddedDepth` by `paddedDepth × columns` product (`paddedDepth` that
   /// of the packed weights): the depth stays whole, since 8-bit outputs cannot hold partial sums.
   @inlinable package static func plan(rows: Int, columns: Int, paddedDepth: Int, threadCount: Int) -> GEMMPlan {
     GEMMPlan(
       rows: rows, columns: columns, depth: paddedDepth, threadCount: threadCount, splitsDepth: false,
-      rowBlockElements: packedBlockBytes)
+      rowBlockElements: packedBlockBytes(depth: paddedDepth))
   }
 
   /// Computes `output = requantize(A · B)` with the Swift kernel.
@@ -215,10 +217,12 @@
   }
 }
 
-/// The generated `vpdpbusd` kernels as a `GEMMDriver` micro-kernel: each panel's rows are cut into
-/// tiles of at most `kernels.maximumRows` rows (heights within one row of each other), which the
-/// generated code sums, requantizes with the epilogue's `RequantizationTable` record and stores as
-/// bytes. The plan never splits the depth, so every call is the first and last block.
+/// The generated `vpdpbusd` kernels as a `GEMMDriver` micro-kernel: a run of full panels is cut
+/// into groups of at most `kernels.maximumColumns` panels (sizes within one of each other), and
+/// each group's rows into tiles of at most `kernels.maximumRows(columns:)` rows (heights within one
+/// row of each other), which the generated code sums, requantizes with the epilogue's
+/// `RequantizationTable` records and stores as bytes. The plan never splits the depth, so every
+/// call is the first and last block.
 @usableFromInline package struct DotProductMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
   /// Bias, rescale and clamp of the product.
   @usableFromInline package let epilogue: IntegerEpilogue
@@ -234,26 +238,41 @@
     self.flipsSign = flipsSign
   }
 
+  @inlinable package func panelsRows(
+    a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, b: UnsafePointer<Int8>, panels: Int, panelStride: Int,
+    depth: Int, output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
+  ) {
+    guard rowCount > 0 && panels > 0 else { return }
+    let groups = (panels + kernels.maximumColumns - 1) / kernels.maximumColumns
+    withUnsafePointer(to: epilogue.lanes) { lanes in
+      var firstPanel = 0
+      for group in 0..<groups {
+        let columns = panels / groups + (group < panels % groups ? 1 : 0)
+        let maximumRows = kernels.maximumRows(columns: columns)
+        let tiles = (rowCount + maximumRows - 1) / maximumRows
+        let table = epilogue.table(channel: column + firstPanel * GEMMTile.columns)
+        var firstRow = 0
+        for tile in 0..<tiles {
+          let rows = rowCount / tiles + (tile < rowCount % tiles ? 1 : 0)
+          kernels.requantizedTile(
+            a: a + firstRow * lda, lda: lda, rows: rows, b: b + firstPanel * panelStride, steps: depth / 4,
+            table: table, lanes: UnsafeRawPointer(lanes),
+            c: output + firstRow * ldc + firstPanel * GEMMTile.columns, ldc: ldc, flipsSign: flipsSign,
+            columns: columns, panelBytes: panelStride)
+          firstRow += rows
+        }
+        firstPanel += columns
+      }
+    }
+  }
+
   @inlinable package func panelRows(
     a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, b: UnsafePointer<Int8>, depth: Int,
     output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
-    guard rowCount > 0 else { return }
-    let maximumRows = kernels.maximumRows
-    let tiles = (rowCount + maximumRows - 1) / maximumRows
-    let height = rowCount / tiles
-    let tallerTiles = rowCount % tiles
-    let table = epilogue.table(channel: column)
-    withUnsafePointer(to: epilogue.lanes) { lanes in
-      var first = 0
-      for tile in 0..<tiles {
-        let rows = tile < tallerTiles ? height + 1 : height
-        kernels.requantizedTile(
-          a: a + first * lda, lda: lda, rows: rows, b: b, steps: depth / 4, table: table,
-          lanes: UnsafeRawPointer(lanes), c: output + first * ldc, ldc: ldc, flipsSign: flipsSign)
-        first += rows
-      }
-    }
+    panelsRows(
+      a: a, lda: lda, rowCount: rowCount, b: b, panels: 1, panelStride: 0, depth: depth, output: output, ldc: ldc,
+      column: column, isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
   }
 
   @inlinable package func tile(

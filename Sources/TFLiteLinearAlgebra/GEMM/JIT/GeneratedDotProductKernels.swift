@@ -7,10 +7,11 @@
 // uint8 weights minus their zero point can reach ±255 and stay on the 16-bit Swift panels. The
 // input offset (128 for int8) is folded into the bias through the column sums, as FBGEMM does.
 
-/// The generated dot-product kernels of one instruction set: one per tile height
-/// `1...maximumRows` storing Int32 sums, and as many per output type requantizing in registers
-/// (AVX512-VNNI: also per output type reading int8 A), made together on first use and kept for the
-/// life of the process (a bounded cache: 18 or 50 kernels of at most a few kilobytes).
+/// The generated dot-product kernels of one instruction set: storing Int32 sums, and per output
+/// type (AVX512-VNNI: also per output type reading int8 A) requantizing, one kernel per tile of
+/// 1 through `maximumColumns` panels and 1 through `maximumRows(columns:)` rows. All are made
+/// together on first use, laid out in one executable mapping, and kept for the life of the process
+/// (a bounded cache: 18 or 170 kernels of at most a few kilobytes).
 ///
 /// The 8-bit CONV_2D and FULLY_CONNECTED kernels use them (`IntegerGEMM` with
 /// `DotProductMicroKernel`) wherever the CPU and OS allow and the weights fit signed bytes; the
@@ -22,15 +23,16 @@
 
   /// The instruction set of the kernels.
   @usableFromInline package let isa: DotProductISA
-  /// Rows of the tallest kernel.
+  /// Rows of the tallest one-panel kernel.
   @usableFromInline package let maximumRows: Int
-  /// The kernel for `rows` rows at index `rows - 1`.
-  private let kernels: [ExecutableCode]
-  /// The requantizing kernels: for each `RequantizedOutput` (by raw value), one per tile height.
-  private let requantizingKernels: [[ExecutableCode]]
-  /// The requantizing kernels reading int8 A and flipping its signs, as `requantizingKernels`;
-  /// empty unless `DotProductKernelGenerator.flipsSigns(isa)`.
-  private let signFlippingKernels: [[ExecutableCode]]
+  /// Most panels of a requantizing tile.
+  @usableFromInline package let maximumColumns: Int
+  /// The mapping holding every kernel.
+  private let code: ExecutableCode
+  /// The kernels storing Int32 sums: per panel count, per tile height.
+  private let kernels: [[UnsafeRawPointer]]
+  /// The requantizing kernels: per variant (`variantIndex`), per panel count, per tile height.
+  private let requantizingKernels: [[[UnsafeRawPointer]]]
   /// True when `requantizedTile` can read int8 A as it is (`flipsSign`).
   @usableFromInline package let flipsSigns: Bool
 
@@ -38,35 +40,60 @@
 
   /// Generates every kernel of `isa`; nil when the OS refuses executable memory.
   private init?(isa: DotProductISA) {
-    let maximumRows = DotProductKernelGenerator.maximumRows(isa)
     let flipsSigns = DotProductKernelGenerator.flipsSigns(isa)
-    // Every family (tile heights 1...maximumRows storing one output), all in one mapping.
-    var families: [(output: RequantizedOutput?, flipsSign: Bool)] = [(nil, false)]
-    for output in RequantizedOutput.allCases {
-      families.append((output, false))
-      if flipsSigns { families.append((output, true)) }
-    }
-    var codes: [[UInt8]] = []
-    for family in families {
-      for rows in 1...maximumRows {
+    let maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
+    // Every kernel's code, each starting on a 64-byte boundary of one buffer.
+    var buffer: [UInt8] = []
+    /// The offsets of every tile height's kernel of `columns` panels storing `output` (Int32 sums when nil).
+    func heights(columns: Int, _ output: RequantizedOutput?, flipsSign: Bool = false) -> [Int]? {
+      var offsets: [Int] = []
+      for rows in 1...DotProductKernelGenerator.maximumRows(isa, columns: columns) {
         guard
-          let code = try? DotProductKernelGenerator.code(
-            isa: isa, rows: rows, output: family.output, flipsSign: family.flipsSign)
+          let kernel = try? DotProductKernelGenerator.code(
+            isa: isa, rows: rows, columns: columns, output: output, flipsSign: flipsSign)
         else { return nil }
-        codes.append(code)
+        buffer.append(contentsOf: repeatElement(0xCC, count: (64 - buffer.count % 64) % 64))
+        offsets.append(buffer.count)
+        buffer.append(contentsOf: kernel)
+      }
+      return offsets
+    }
+    /// Every tile's offsets of the variant storing `output` (Int32 sums when nil), per panel count.
+    func tiles(_ output: RequantizedOutput?, flipsSign: Bool = false) -> [[Int]]? {
+      var panels: [[Int]] = []
+      for columns in 1...maximumColumns {
+        guard let offsets = heights(columns: columns, output, flipsSign: flipsSign) else { return nil }
+        panels.append(offsets)
+      }
+      return panels
+    }
+    guard let sumOffsets = tiles(nil) else { return nil }
+    var variantOffsets: [[[Int]]] = []
+    for flipsSign in flipsSigns ? [false, true] : [false] {
+      for output in RequantizedOutput.allCases {
+        guard let panels = tiles(output, flipsSign: flipsSign) else { return nil }
+        variantOffsets.append(panels)
       }
     }
-    guard let mapped = ExecutableCode.mapped(codes) else { return nil }
-    let byFamily = (0..<families.count).map { Array(mapped[$0 * maximumRows..<($0 + 1) * maximumRows]) }
-    let kernels = byFamily[0]
-    let requantizing = families.indices.filter { families[$0].output != nil && !families[$0].flipsSign }.map { byFamily[$0] }
-    let signFlipping = families.indices.filter { families[$0].flipsSign }.map { byFamily[$0] }
+    guard let code = ExecutableCode(buffer) else { return nil }
+    let entry = code.entry
     self.isa = isa
-    self.maximumRows = maximumRows
-    self.kernels = kernels
-    requantizingKernels = requantizing
-    signFlippingKernels = signFlipping
+    maximumRows = DotProductKernelGenerator.maximumRows(isa)
+    self.maximumColumns = maximumColumns
+    self.code = code
+    kernels = sumOffsets.map { $0.map { entry + $0 } }
+    requantizingKernels = variantOffsets.map { $0.map { $0.map { entry + $0 } } }
     self.flipsSigns = flipsSigns
+  }
+
+  /// Index into `requantizingKernels` of the kernels storing `output`, reading int8 A when `flipsSign`.
+  private static func variantIndex(_ output: RequantizedOutput, flipsSign: Bool) -> Int {
+    (flipsSign ? RequantizedOutput.allCases.count : 0) + output.rawValue
+  }
+
+  /// Rows of the tallest requantizing tile of `columns` panels.
+  @inlinable package func maximumRows(columns: Int) -> Int {
+    DotProductKernelGenerator.maximumRows(isa, columns: columns)
   }
 
   private static let avxVNNI = GeneratedDotProductKernels(isa: .avxVNNI)
@@ -86,60 +113,77 @@
   @usableFromInline package static let preferred: GeneratedDotProductKernels? =
     GeneratedFloatKernels.isTurnedOffByEnvironment ? nil : kernels(for: .avx512VNNI) ?? kernels(for: .avxVNNI)
 
-  /// The kernels a convolution prepared on this thread uses: `preferred`, unless the runner turned
-  /// generated code off (``GeneratedFloatKernels/areAllowed``, the policy of every generated kernel).
+  /// The instruction set that convolutions prepared in this task use in place of `preferred`'s
+  /// (tests run every level this machine has through the convolutions); nil: `preferred`.
+  @TaskLocal package static var forcedISA: DotProductISA?
+
+  /// The kernels a convolution prepared on this thread uses: `preferred` (or those of `forcedISA`),
+  /// unless the runner turned generated code off (``GeneratedFloatKernels/areAllowed``, the policy
+  /// of every generated kernel).
   @usableFromInline package static var current: GeneratedDotProductKernels? {
-    GeneratedFloatKernels.areAllowed ? preferred : nil
+    guard GeneratedFloatKernels.areAllowed else { return nil }
+    guard let forcedISA else { return preferred }
+    return GeneratedFloatKernels.isTurnedOffByEnvironment ? nil : kernels(for: forcedISA)
   }
 
   /// Int32 sums of rows `0 ..< rowCount` of A (`4 × steps` unsigned bytes each, rows `lda` apart)
-  /// times one `QuadPanelMatrices` panel (`steps` steps of 64 bytes), 16 per row into C (rows `ldc`
-  /// apart), in tiles of at most `maximumRows` rows.
+  /// times `columns` `QuadPanelMatrices` panels (`steps` steps of 64 bytes each, `panelBytes`
+  /// apart from `b`), 16 per row and panel into C (panel p at column 16p, rows `ldc` apart), in
+  /// tiles of at most `maximumRows(columns:)` rows.
   @usableFromInline package func sums(
     a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, b: UnsafePointer<Int8>, steps: Int,
-    c: UnsafeMutablePointer<Int32>, ldc: Int
+    c: UnsafeMutablePointer<Int32>, ldc: Int, columns: Int = 1, panelBytes: Int = 0
   ) {
-    precondition(rowCount >= 0, "negative row count")
+    precondition(rowCount >= 0 && (1...maximumColumns).contains(columns), "invalid dot-product extent")
+    let tallest = maximumRows(columns: columns)
     var row = 0
     while row < rowCount {
-      let rows = min(maximumRows, rowCount - row)
-      tileSums(a: a + row * lda, lda: lda, rows: rows, b: b, steps: steps, c: c + row * ldc, ldc: ldc)
+      let rows = min(tallest, rowCount - row)
+      tileSums(
+        a: a + row * lda, lda: lda, rows: rows, b: b, steps: steps, c: c + row * ldc, ldc: ldc, columns: columns,
+        panelBytes: panelBytes)
       row += rows
     }
   }
 
-  /// `sums` of one tile: `rows` (1 through `maximumRows`) rows in one call of the generated code.
+  /// `sums` of one tile: `rows` (1 through `maximumRows(columns:)`) rows in one call of the generated code.
   @usableFromInline package func tileSums(
     a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int,
-    c: UnsafeMutablePointer<Int32>, ldc: Int
+    c: UnsafeMutablePointer<Int32>, ldc: Int, columns: Int = 1, panelBytes: Int = 0
   ) {
     precondition(
-      (1...maximumRows).contains(rows) && steps >= 0 && lda >= 0 && ldc >= GEMMTile.columns,
+      (1...maximumColumns).contains(columns) && (1...maximumRows(columns: columns)).contains(rows) && steps >= 0
+        && lda >= 0 && ldc >= columns * GEMMTile.columns,
       "invalid dot-product extent")
     var arguments = DotProductKernelArguments(
       a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c),
-      cRowBytes: ldc * MemoryLayout<Int32>.stride)
-    let entry = unsafeBitCast(kernels[rows - 1].entry, to: Entry.self)
+      cRowBytes: ldc * MemoryLayout<Int32>.stride, panelBytes: panelBytes)
+    let entry = unsafeBitCast(kernels[columns - 1][rows - 1], to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }
 
   /// One tile as `tileSums`, requantized in the generated code: the 16 columns' `RequantizationTable`
   /// record `table` and `lanes` give bias, rescale, zero point and clamp, and each row's 16 outputs
   /// go to C (rows `ldc` apart) as `Output` bytes, bit for bit as `IntegerEpilogue.requantize` and
-  /// a narrowing store. With `flipsSign` (only where `flipsSigns`), A holds int8 bytes, read as A + 128.
+  /// a narrowing store. With `columns` panels (1 through `maximumColumns`, `panelBytes` apart from
+  /// `b`), `rows` at most `maximumRows(columns:)`, panel p's 16 columns use the record p records
+  /// after `table` and go to C's columns 16p ..< 16p + 16. With `flipsSign` (only where
+  /// `flipsSigns`), A holds int8 bytes, read as A + 128.
   @usableFromInline package func requantizedTile<Output: QuantizedInteger>(
     a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
-    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, flipsSign: Bool = false
+    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, flipsSign: Bool = false, columns: Int = 1,
+    panelBytes: Int = 0
   ) {
     precondition(
-      (1...maximumRows).contains(rows) && steps >= 0 && lda >= 0 && ldc >= GEMMTile.columns
-        && (!flipsSign || flipsSigns),
+      (1...maximumColumns).contains(columns) && (1...maximumRows(columns: columns)).contains(rows) && steps >= 0
+        && lda >= 0 && ldc >= columns * GEMMTile.columns && (!flipsSign || flipsSigns),
       "invalid dot-product extent")
     var arguments = DotProductKernelArguments(
-      a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c), cRowBytes: ldc, table: table, lanes: lanes)
+      a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c), cRowBytes: ldc, table: table,
+      lanes: lanes, panelBytes: panelBytes)
     let output: RequantizedOutput = Output.isSigned ? .int8 : .uint8
-    let variants = flipsSign ? signFlippingKernels : requantizingKernels
-    let entry = unsafeBitCast(variants[output.rawValue][rows - 1].entry, to: Entry.self)
+    let variant = requantizingKernels[Self.variantIndex(output, flipsSign: flipsSign)]
+    let entry = unsafeBitCast(variant[columns - 1][rows - 1], to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }
 }

@@ -34,6 +34,8 @@ final class HybridFullyConnectedKernel: Kernel {
   private var quantizedInput: HybridInputScratch?
   /// Offset of the per-worker tiles of sums.
   private var tileOffset = 0
+  /// Int32 sums of one worker's tile.
+  private var tileElements = 0
   private var units = 0
 
   init(node: Node) throws {
@@ -65,7 +67,8 @@ final class HybridFullyConnectedKernel: Kernel {
     context.releaseAfterCopying(operands.weights)
     var scratch = ScratchLayout()
     quantizedInput = HybridInputScratch(runs: rows, runLength: depth, scratch: &scratch)
-    tileOffset = scratch.reserve(bytes: context.threadCount * Self.tileRows * GEMMTile.columns * MemoryLayout<Int32>.stride)
+    tileElements = HybridPackedWeights.tileElements(rows: Self.tileRows)
+    tileOffset = scratch.reserve(bytes: context.threadCount * tileElements * MemoryLayout<Int32>.stride)
     context.requestScratch(bytes: scratch.byteCount)
     self.units = units
     output.shape = geometry.outputShape
@@ -94,6 +97,7 @@ final class HybridFullyConnectedKernel: Kernel {
     let rowBlocks = (rows + Self.tileRows - 1) / Self.tileRows
     let panelBlocks = (weights.panelCount + Self.panelBlock - 1) / Self.panelBlock
     let tiles = (scratch + tileOffset).assumingMemoryBound(to: Int32.self)
+    let tileElements = self.tileElements
     let depth = quantized.runLength
     ParallelWork.run(itemCount: rowBlocks * panelBlocks, threadCount: context.threadCount) { item, worker in
       let firstRow = (item / panelBlocks) &* Self.tileRows
@@ -102,13 +106,13 @@ final class HybridFullyConnectedKernel: Kernel {
       weights.forEachTile(
         route: route, a: UnsafeRawPointer(quantized.values + firstRow &* depth).assumingMemoryBound(to: UInt8.self),
         lda: depth, rowCount: rowCount, group: 0, panels: firstPanel..<min(weights.panelCount, firstPanel &+ Self.panelBlock),
-        tile: tiles + worker &* Self.tileRows &* GEMMTile.columns
-      ) { firstUnit, unitCount, sums in
+        tile: tiles + worker &* tileElements
+      ) { firstUnit, unitCount, sums, sumsStride in
         let columns = HybridTileColumns(weights: weights, firstChannel: firstUnit, count: unitCount, bias: biasPointer)
         for index in 0..<rowCount {
           let row = firstRow &+ index
           columns.store(
-            sums + index &* GEMMTile.columns, storedZeroPoint: quantized.zeroPoints[row] &+ 128,
+            sums + index &* sumsStride, storedZeroPoint: quantized.zeroPoints[row] &+ 128,
             inputScale: quantized.scales[row], weightScaleFirst: false, activation: activation,
             into: destination + (row &* units &+ firstUnit))
         }
@@ -145,6 +149,8 @@ final class HybridConv2DKernel: Kernel {
   private var rowsOffset = 0
   /// Offset of the per-worker tiles of sums.
   private var tileOffset = 0
+  /// Int32 sums of one worker's tile.
+  private var tileElements = 0
 
   init(node: Node) throws {
     operands = try HybridOperands(node, op: Self.op, weightTypes: [.int8, .int4])
@@ -176,7 +182,8 @@ final class HybridConv2DKernel: Kernel {
       rowsOffset = scratch.reserve(bytes: try FloatOperands.checkedCount(
         [context.threadCount, blockRows, rowBytes], "\(Self.op) gathered rows"))
     }
-    tileOffset = scratch.reserve(bytes: context.threadCount * blockRows * GEMMTile.columns * MemoryLayout<Int32>.stride)
+    tileElements = HybridPackedWeights.tileElements(rows: blockRows)
+    tileOffset = scratch.reserve(bytes: context.threadCount * tileElements * MemoryLayout<Int32>.stride)
     context.requestScratch(bytes: scratch.byteCount)
     perChannel = weights.hasDistinctScales || shape.groups > 1
     self.weights = weights
@@ -196,6 +203,7 @@ final class HybridConv2DKernel: Kernel {
     let destination = output.pointer(as: Float.self)
     let gathered = (scratch + rowsOffset).assumingMemoryBound(to: Int8.self)
     let tiles = (scratch + tileOffset).assumingMemoryBound(to: Int32.self)
+    let tileElements = self.tileElements
     let (activation, perChannel, blockRows) = (activation, self.perChannel, self.blockRows)
     let outputWidth = shape.width.outputSize
     let pixels = shape.height.outputSize * outputWidth
@@ -232,13 +240,13 @@ final class HybridConv2DKernel: Kernel {
       let outputPixels = destination + (image &* pixels &+ firstPixel) &* shape.outputChannels
       weights.forEachTile(
         route: route, a: UnsafeRawPointer(rows).assumingMemoryBound(to: UInt8.self), lda: lda, rowCount: rowCount,
-        group: group, panels: 0..<weights.panelCount, tile: tiles + worker &* blockRows &* GEMMTile.columns
-      ) { firstColumn, columnCount, sums in
+        group: group, panels: 0..<weights.panelCount, tile: tiles + worker &* tileElements
+      ) { firstColumn, columnCount, sums, sumsStride in
         let channel = firstChannel &+ firstColumn
         let columns = HybridTileColumns(weights: weights, firstChannel: channel, count: columnCount, bias: biasPointer)
         for index in 0..<rowCount {
           columns.store(
-            sums + index &* GEMMTile.columns, storedZeroPoint: offset, inputScale: scale, weightScaleFirst: perChannel,
+            sums + index &* sumsStride, storedZeroPoint: offset, inputScale: scale, weightScaleFirst: perChannel,
             activation: activation, into: outputPixels + (index &* shape.outputChannels &+ channel))
         }
       }

@@ -602,10 +602,11 @@ private final class ByteConvolution {
     flipsSign = isSigned && weights.kernelsFlipSigns
     readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
     // Rows that carry their byte sums are always gathered, also the 1×1 inputs the 16-bit route
-    // reads in place: half-size blocks keep that scratch (and the arena) small.
+    // reads in place, and run on one-panel tiles: 2 KiB blocks keep that scratch (and the arena) small.
     plan = GEMMPlan(
       rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: weights.paddedDepth, threadCount: threadCount,
-      splitsDepth: false, rowBlockElements: IntegerGEMM.packedBlockBytes / (weights.rowSumDepth == nil ? 1 : 2))
+      splitsDepth: false,
+      rowBlockElements: weights.rowSumDepth == nil ? IntegerGEMM.packedBlockBytes(depth: weights.paddedDepth) : 2 * 1024)
     gemmScratchOffset = scratch.reserve(
       bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
     inputType = input.type
@@ -783,39 +784,55 @@ extension UnsignedIm2colLeftOperand {
 }
 
 /// Copies `count` bytes, XOR-ing each with the matching byte of `flip` (all equal): 16 bytes at a
-/// time, then 8, then single bytes. Runs are short in im2col (a few channels per tap), where a `memmove`
-/// call costs more than the copy.
+/// time, the last 16 overlapping the ones before; a run of 4 to 15 bytes as two overlapping 8- or
+/// 4-byte words; single bytes below 4. Runs are short in im2col (a few channels per tap, 9 bytes
+/// for three 3-channel taps), where a `memmove` call or a byte loop costs more than the copy. The
+/// overlap rewrites the same bytes (source and destination never alias).
 @inline(__always)
 private func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int, flip: UInt64) {
-  let flipVector = SIMD16<UInt8>(repeating: UInt8(truncatingIfNeeded: flip))
-  var offset = 0
-  while offset &+ 16 <= count {
-    let bytes = source.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self) ^ flipVector
-    destination.storeBytes(of: bytes, toByteOffset: offset, as: SIMD16<UInt8>.self)
-    offset &+= 16
+  /// Copies the `Word` at `offset`, flipped.
+  @inline(__always)
+  func copyWord<Word: FixedWidthInteger>(_: Word.Type, at offset: Int) {
+    let word = source.loadUnaligned(fromByteOffset: offset, as: Word.self) ^ Word(truncatingIfNeeded: flip)
+    destination.storeBytes(of: word, toByteOffset: offset, as: Word.self)
   }
-  if offset &+ 8 <= count {
-    let bytes = source.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ flip
-    destination.storeBytes(of: bytes, toByteOffset: offset, as: UInt64.self)
-    offset &+= 8
-  }
-  while offset < count {
-    let byte = source.load(fromByteOffset: offset, as: UInt8.self) ^ UInt8(truncatingIfNeeded: flip)
-    destination.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self)
-    offset &+= 1
+  if count >= 16 {
+    let flipVector = SIMD16<UInt8>(repeating: UInt8(truncatingIfNeeded: flip))
+    /// Copies the 16 bytes at `offset`, flipped.
+    @inline(__always)
+    func copyVector(at offset: Int) {
+      let bytes = source.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self) ^ flipVector
+      destination.storeBytes(of: bytes, toByteOffset: offset, as: SIMD16<UInt8>.self)
+    }
+    var offset = 0
+    while offset &+ 16 < count {
+      copyVector(at: offset)
+      offset &+= 16
+    }
+    copyVector(at: count &- 16)
+  } else if count >= 8 {
+    copyWord(UInt64.self, at: 0)
+    copyWord(UInt64.self, at: count &- 8)
+  } else if count >= 4 {
+    copyWord(UInt32.self, at: 0)
+    copyWord(UInt32.self, at: count &- 4)
+  } else {
+    for offset in 0..<count { copyWord(UInt8.self, at: offset) }
   }
 }
 
-/// Sets `count` bytes to the byte repeated in `value`.
+/// Sets `count` bytes to the byte repeated in `value`: 8 bytes at a time, the last 8 overlapping
+/// the ones before; single bytes below 8.
 @inline(__always)
 private func fillBytes(_ destination: UnsafeMutableRawPointer, count: Int, with value: UInt64) {
+  guard count >= 8 else {
+    for offset in 0..<count { destination.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: offset, as: UInt8.self) }
+    return
+  }
   var offset = 0
-  while offset &+ 8 <= count {
+  while offset &+ 8 < count {
     destination.storeBytes(of: value, toByteOffset: offset, as: UInt64.self)
     offset &+= 8
   }
-  while offset < count {
-    destination.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: offset, as: UInt8.self)
-    offset &+= 1
-  }
+  destination.storeBytes(of: value, toByteOffset: count &- 8, as: UInt64.self)
 }

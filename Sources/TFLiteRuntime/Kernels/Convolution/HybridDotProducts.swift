@@ -91,26 +91,37 @@ final class HybridPackedWeights {
   }
 
   /// Computes the sums of `rowCount` left-hand rows (unsigned, `lda` bytes apart) with the columns
-  /// `panels` (16 each) of group `group`'s matrix, and hands each 16-column tile to
-  /// `body(firstColumn, columnCount, sums)`: `sums` holds `rowCount` rows of 16 Int32 values, of
-  /// which the first `columnCount` are real columns (channel `group · groupChannels + firstColumn + j`).
-  /// `tile` is room for `rowCount × 16` sums.
+  /// `panels` (16 each) of group `group`'s matrix, up to `route.tilePanels` panels per call, and
+  /// hands each 16-column tile to `body(firstColumn, columnCount, sums, sumsStride)`: `sums` holds
+  /// `rowCount` rows of 16 Int32 values, `sumsStride` apart, of which the first `columnCount` are
+  /// real columns (channel `group · groupChannels + firstColumn + j`). `tile` is room for
+  /// `rowCount × 16 × route.tilePanels` sums (`tileElements`).
   @inline(__always)
   func forEachTile(
     route: DotProductSums, a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, group: Int, panels panelRange: Range<Int>,
     tile: UnsafeMutablePointer<Int32>,
-    _ body: (_ firstColumn: Int, _ columnCount: Int, _ sums: UnsafePointer<Int32>) -> Void
+    _ body: (_ firstColumn: Int, _ columnCount: Int, _ sums: UnsafePointer<Int32>, _ sumsStride: Int) -> Void
   ) {
     let width = GEMMTile.columns
     let matrix = panels.matrix(group)
     let panelBytes = panels.paddedDepth &* width
-    for panel in panelRange {
+    var panel = panelRange.lowerBound
+    while panel < panelRange.upperBound {
+      let count = min(route.tilePanels, panelRange.upperBound &- panel)
       route.sums(
-        a: a, lda: lda, rowCount: rowCount, b: matrix + panel &* panelBytes, steps: steps, c: tile, ldc: width)
-      let firstColumn = panel &* width
-      body(firstColumn, min(width, groupChannels &- firstColumn), UnsafePointer(tile))
+        a: a, lda: lda, rowCount: rowCount, b: matrix + panel &* panelBytes, steps: steps, c: tile, ldc: count &* width,
+        columns: count, panelBytes: panelBytes)
+      for index in 0..<count {
+        let firstColumn = (panel &+ index) &* width
+        body(firstColumn, min(width, groupChannels &- firstColumn), UnsafePointer(tile + index &* width), count &* width)
+      }
+      panel &+= count
     }
   }
+
+  /// Int32 elements of the sums tile `forEachTile` needs for `rows` rows on any route (the route
+  /// is chosen again at every invoke).
+  static func tileElements(rows: Int) -> Int { rows &* GEMMTile.columns &* DotProductSums.mostTilePanels }
 
   /// Panels of one group's matrix.
   var panelCount: Int { PanelPacking.panelCount(columns: groupChannels) }
