@@ -27,6 +27,27 @@ final class GeneratedDotProductKernelTests: XCTestCase {
     #endif
   }
 
+  /// Each family is made on first request, kept (the same mapping on every later request) and
+  /// stores what it was asked for; sign-flipping families exist only where the level reads int8 A.
+  func testFamiliesAreMadeOnFirstRequestAndKept() throws {
+    for isa in runnableISAs {
+      let kernels = try XCTUnwrap(GeneratedDotProductKernels.kernels(for: isa))
+      let flips = kernels.flipsSigns ? [false, true] : [false]
+      for output in [nil] + RequantizedOutput.allCases.map(Optional.some) {
+        for flipsSign in output == nil ? [false] : flips {
+          let first = try XCTUnwrap(kernels.tiles(output, flipsSign: flipsSign), "\(isa) \(String(describing: output))")
+          XCTAssertTrue(first === kernels.tiles(output, flipsSign: flipsSign), "\(isa): a family was made twice")
+          XCTAssertEqual(first.output, output)
+          XCTAssertEqual(first.flipsSign, flipsSign)
+          XCTAssertEqual(first.isa, isa)
+          XCTAssertEqual(first.maximumColumns, kernels.maximumColumns)
+        }
+      }
+      XCTAssertFalse(
+        kernels.tiles(.int8) === kernels.tiles(.uint8), "\(isa): int8 and uint8 outputs share a family")
+    }
+  }
+
   /// Random M, N (edge tiles in both directions), K (0, not a multiple of four, long), A rows
   /// wider than the depth with random bytes past it (they must meet zero weights), C rows wider
   /// than 16 whose extra lanes must stay untouched, weights over the whole Int8 range.

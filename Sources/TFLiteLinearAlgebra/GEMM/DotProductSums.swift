@@ -7,10 +7,10 @@
 /// The route of 8-bit dot-product sums: generated VNNI kernels or the Swift loop.
 @usableFromInline package struct DotProductSums {
   /// The generated kernels used, or nil for the Swift loop.
-  @usableFromInline package let generated: GeneratedDotProductKernels?
+  @usableFromInline package let generated: DotProductTiles?
 
-  /// Sums over `generated` (nil: the Swift loop).
-  @inlinable package init(generated: GeneratedDotProductKernels?) { self.generated = generated }
+  /// Sums over the Int32-sum family of `generated` (nil, or a family the OS refuses to map: the Swift loop).
+  @inlinable package init(generated: GeneratedDotProductKernels?) { self.generated = generated?.tiles(nil) }
 
   /// Rows of the Swift loop's register tile.
   @inlinable package static var swiftTileRows: Int { 4 }
@@ -23,7 +23,7 @@
 
   /// Rows one call of the route's micro-kernel computes together: row blocks that are multiples
   /// of it waste no tile.
-  @inlinable package var tileRows: Int { generated?.maximumRows ?? Self.swiftTileRows }
+  @inlinable package var tileRows: Int { generated?.maximumRows(columns: 1) ?? Self.swiftTileRows }
 
   /// Panels one call of the route's micro-kernel sums together (the Swift loop: one).
   @inlinable package var tilePanels: Int { generated?.maximumColumns ?? 1 }

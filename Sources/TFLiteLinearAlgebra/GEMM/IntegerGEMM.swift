@@ -226,16 +226,18 @@
 @usableFromInline package struct DotProductMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
   /// Bias, rescale and clamp of the product.
   @usableFromInline package let epilogue: IntegerEpilogue
-  /// The generated kernels computing the sums.
-  @usableFromInline package let kernels: GeneratedDotProductKernels
-  /// True when A holds int8 bytes the kernels flip to A + 128.
-  @usableFromInline package let flipsSign: Bool
+  /// The generated kernels computing and requantizing the tiles.
+  @usableFromInline package let kernels: DotProductTiles
 
-  /// A kernel summing with `kernels` (flipping A's signs when `flipsSign`) and finishing its tiles with `epilogue`.
+  /// A kernel on `kernels`' family storing `Output` (reading int8 A as A + 128 when `flipsSign`)
+  /// finishing its tiles with `epilogue`. The family must have been mapped at prepare
+  /// (`GeneratedDotProductKernels/tiles(_:flipsSign:)` not nil); this only looks it up.
   @inlinable package init(epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, flipsSign: Bool = false) {
+    guard let tiles = kernels.tiles(Output.isSigned ? .int8 : .uint8, flipsSign: flipsSign) else {
+      preconditionFailure("the generated dot-product kernels were not mapped at prepare")
+    }
     self.epilogue = epilogue
-    self.kernels = kernels
-    self.flipsSign = flipsSign
+    self.kernels = tiles
   }
 
   @inlinable package func panelsRows(
@@ -257,8 +259,8 @@
           kernels.requantizedTile(
             a: a + firstRow * lda, lda: lda, rows: rows, b: b + firstPanel * panelStride, steps: depth / 4,
             table: table, lanes: UnsafeRawPointer(lanes),
-            c: output + firstRow * ldc + firstPanel * GEMMTile.columns, ldc: ldc, flipsSign: flipsSign,
-            columns: columns, panelBytes: panelStride)
+            c: output + firstRow * ldc + firstPanel * GEMMTile.columns, ldc: ldc, columns: columns,
+            panelBytes: panelStride)
           firstRow += rows
         }
         firstPanel += columns

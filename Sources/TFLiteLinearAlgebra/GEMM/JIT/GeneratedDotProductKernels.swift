@@ -7,11 +7,21 @@
 // uint8 weights minus their zero point can reach ±255 and stay on the 16-bit Swift panels. The
 // input offset (128 for int8) is folded into the bias through the column sums, as FBGEMM does.
 
-/// The generated dot-product kernels of one instruction set: storing Int32 sums, and per output
-/// type (AVX512-VNNI: also per output type reading int8 A) requantizing, one kernel per tile of
-/// 1 through `maximumColumns` panels and 1 through `maximumRows(columns:)` rows. All are made
-/// together on first use, laid out in one executable mapping, and kept for the life of the process
-/// (a bounded cache: 18 or 170 kernels of at most a few kilobytes).
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The generated dot-product kernels of one instruction set, in families: the family storing
+/// Int32 sums, and per output type (AVX512-VNNI: also per output type reading int8 A) a
+/// requantizing family. A family (`DotProductTiles`: one kernel per tile of 1 through
+/// `maximumColumns` panels and 1 through `maximumRows(columns:)` rows, in one executable mapping)
+/// is generated the first time a convolution asks for it and kept for the life of the process, so
+/// a model pays only for the families it uses (a bounded cache: at most 5 families of at most 34
+/// kernels of a few kilobytes each).
 ///
 /// The 8-bit CONV_2D and FULLY_CONNECTED kernels use them (`IntegerGEMM` with
 /// `DotProductMicroKernel`) wherever the CPU and OS allow and the weights fit signed bytes; the
@@ -19,76 +29,55 @@
 /// ``RunnerOptions/usesGeneratedKernels`` false), when the OS refuses executable memory, on CPUs
 /// without VNNI, on other architectures and on iOS, tvOS, watchOS and visionOS.
 @usableFromInline package final class GeneratedDotProductKernels: @unchecked Sendable {
-  // @unchecked Sendable: everything is immutable after `init`.
+  // @unchecked Sendable: `families` is read and written only under `mutex`; the rest is immutable.
 
   /// The instruction set of the kernels.
   @usableFromInline package let isa: DotProductISA
   /// Rows of the tallest one-panel kernel.
   @usableFromInline package let maximumRows: Int
-  /// Most panels of a requantizing tile.
+  /// Most panels of a tile.
   @usableFromInline package let maximumColumns: Int
-  /// The mapping holding every kernel.
-  private let code: ExecutableCode
-  /// The kernels storing Int32 sums: per panel count, per tile height.
-  private let kernels: [[UnsafeRawPointer]]
-  /// The requantizing kernels: per variant (`variantIndex`), per panel count, per tile height.
-  private let requantizingKernels: [[[UnsafeRawPointer]]]
-  /// True when `requantizedTile` can read int8 A as it is (`flipsSign`).
+  /// True when a requantizing family can read int8 A as it is (`flipsSign`).
   @usableFromInline package let flipsSigns: Bool
+  /// The families generated so far, by `familyIndex`.
+  private var families: [DotProductTiles?]
+  /// Guards `families`.
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
-  /// Generates every kernel of `isa`; nil when the OS refuses executable memory.
-  private init?(isa: DotProductISA) {
-    let flipsSigns = DotProductKernelGenerator.flipsSigns(isa)
-    let maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
-    // Every kernel's code, each starting on a 64-byte boundary of one buffer.
-    var buffer: [UInt8] = []
-    /// The offsets of every tile height's kernel of `columns` panels storing `output` (Int32 sums when nil).
-    func heights(columns: Int, _ output: RequantizedOutput?, flipsSign: Bool = false) -> [Int]? {
-      var offsets: [Int] = []
-      for rows in 1...DotProductKernelGenerator.maximumRows(isa, columns: columns) {
-        guard
-          let kernel = try? DotProductKernelGenerator.code(
-            isa: isa, rows: rows, columns: columns, output: output, flipsSign: flipsSign)
-        else { return nil }
-        buffer.append(contentsOf: repeatElement(0xCC, count: (64 - buffer.count % 64) % 64))
-        offsets.append(buffer.count)
-        buffer.append(contentsOf: kernel)
-      }
-      return offsets
-    }
-    /// Every tile's offsets of the variant storing `output` (Int32 sums when nil), per panel count.
-    func tiles(_ output: RequantizedOutput?, flipsSign: Bool = false) -> [[Int]]? {
-      var panels: [[Int]] = []
-      for columns in 1...maximumColumns {
-        guard let offsets = heights(columns: columns, output, flipsSign: flipsSign) else { return nil }
-        panels.append(offsets)
-      }
-      return panels
-    }
-    guard let sumOffsets = tiles(nil) else { return nil }
-    var variantOffsets: [[[Int]]] = []
-    for flipsSign in flipsSigns ? [false, true] : [false] {
-      for output in RequantizedOutput.allCases {
-        guard let panels = tiles(output, flipsSign: flipsSign) else { return nil }
-        variantOffsets.append(panels)
-      }
-    }
-    guard let code = ExecutableCode(buffer) else { return nil }
-    let entry = code.entry
+  /// The kernels of `isa`, none generated yet.
+  private init(isa: DotProductISA) {
     self.isa = isa
     maximumRows = DotProductKernelGenerator.maximumRows(isa)
-    self.maximumColumns = maximumColumns
-    self.code = code
-    kernels = sumOffsets.map { $0.map { entry + $0 } }
-    requantizingKernels = variantOffsets.map { $0.map { $0.map { entry + $0 } } }
-    self.flipsSigns = flipsSigns
+    maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
+    flipsSigns = DotProductKernelGenerator.flipsSigns(isa)
+    families = Array(repeating: nil, count: 1 + 2 * RequantizedOutput.allCases.count)
+    mutex = .allocate(capacity: 1)
+    pthread_mutex_init(mutex, nil)
   }
 
-  /// Index into `requantizingKernels` of the kernels storing `output`, reading int8 A when `flipsSign`.
-  private static func variantIndex(_ output: RequantizedOutput, flipsSign: Bool) -> Int {
-    (flipsSign ? RequantizedOutput.allCases.count : 0) + output.rawValue
+  deinit {
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
+  }
+
+  /// Index into `families` of the family storing `output` (Int32 sums when nil), reading int8 A when `flipsSign`.
+  private static func familyIndex(_ output: RequantizedOutput?, flipsSign: Bool) -> Int {
+    guard let output else { return 0 }
+    return 1 + (flipsSign ? RequantizedOutput.allCases.count : 0) + output.rawValue
+  }
+
+  /// The family storing `output` (Int32 sums when nil), reading int8 A as A + 128 when `flipsSign`
+  /// (only where `flipsSigns`), generated on first use; nil when the OS refuses executable memory.
+  /// Callers on a hot path ask once (at prepare or per product) and keep the result.
+  @usableFromInline package func tiles(_ output: RequantizedOutput?, flipsSign: Bool = false) -> DotProductTiles? {
+    precondition(!flipsSign || (flipsSigns && output != nil), "this family cannot read int8 A")
+    let index = Self.familyIndex(output, flipsSign: flipsSign)
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    if let family = families[index] { return family }
+    let family = DotProductTiles(isa: isa, output: output, flipsSign: flipsSign)
+    families[index] = family
+    return family
   }
 
   /// Rows of the tallest requantizing tile of `columns` panels.
@@ -126,6 +115,104 @@
     return GeneratedFloatKernels.isTurnedOffByEnvironment ? nil : kernels(for: forcedISA)
   }
 
+  /// `DotProductTiles/sums` on the family storing Int32 sums (resolved on every call).
+  @usableFromInline package func sums(
+    a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, b: UnsafePointer<Int8>, steps: Int,
+    c: UnsafeMutablePointer<Int32>, ldc: Int, columns: Int = 1, panelBytes: Int = 0
+  ) {
+    family(nil).sums(
+      a: a, lda: lda, rowCount: rowCount, b: b, steps: steps, c: c, ldc: ldc, columns: columns, panelBytes: panelBytes)
+  }
+
+  /// `DotProductTiles/tileSums` on the family storing Int32 sums (resolved on every call).
+  @usableFromInline package func tileSums(
+    a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int,
+    c: UnsafeMutablePointer<Int32>, ldc: Int, columns: Int = 1, panelBytes: Int = 0
+  ) {
+    family(nil).tileSums(
+      a: a, lda: lda, rows: rows, b: b, steps: steps, c: c, ldc: ldc, columns: columns, panelBytes: panelBytes)
+  }
+
+  /// `DotProductTiles/requantizedTile` on the family storing `Output` (resolved on every call).
+  @usableFromInline package func requantizedTile<Output: QuantizedInteger>(
+    a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
+    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, flipsSign: Bool = false, columns: Int = 1,
+    panelBytes: Int = 0
+  ) {
+    family(Output.isSigned ? .int8 : .uint8, flipsSign: flipsSign).requantizedTile(
+      a: a, lda: lda, rows: rows, b: b, steps: steps, table: table, lanes: lanes, c: c, ldc: ldc, columns: columns,
+      panelBytes: panelBytes)
+  }
+
+  /// `tiles(output, flipsSign:)`, which must be mappable (as it was when a prepare asked for it).
+  private func family(_ output: RequantizedOutput?, flipsSign: Bool = false) -> DotProductTiles {
+    guard let family = tiles(output, flipsSign: flipsSign) else {
+      preconditionFailure("the generated dot-product kernels could not be mapped")
+    }
+    return family
+  }
+}
+
+/// One family of generated dot-product kernels (see `GeneratedDotProductKernels`): every tile of
+/// 1 through `maximumColumns` panels and 1 through `maximumRows(columns:)` rows, storing Int32 sums
+/// (`output` nil) or requantized `output` bytes, in one executable mapping.
+@usableFromInline package final class DotProductTiles: @unchecked Sendable {
+  // @unchecked Sendable: everything is immutable after `init`.
+
+  /// The instruction set of the kernels.
+  @usableFromInline package let isa: DotProductISA
+  /// Most panels of a tile.
+  @usableFromInline package let maximumColumns: Int
+  /// What the kernels store: nil for Int32 sums.
+  @usableFromInline package let output: RequantizedOutput?
+  /// True when the kernels read int8 A as A + 128.
+  @usableFromInline package let flipsSign: Bool
+  /// The kernels, per panel count, per tile height (each holds the shared mapping).
+  private let kernels: [[ExecutableCode]]
+
+  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
+
+  /// Generates the family; nil when the OS refuses executable memory.
+  fileprivate init?(isa: DotProductISA, output: RequantizedOutput?, flipsSign: Bool) {
+    let maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
+    var codes: [[UInt8]] = []
+    var heights: [Int] = []
+    for columns in 1...maximumColumns {
+      let tallest = DotProductKernelGenerator.maximumRows(isa, columns: columns)
+      for rows in 1...tallest {
+        guard
+          let code = try? DotProductKernelGenerator.code(
+            isa: isa, rows: rows, columns: columns, output: output, flipsSign: flipsSign)
+        else { return nil }
+        codes.append(code)
+      }
+      heights.append(tallest)
+    }
+    guard let mapped = ExecutableCode.mapped(codes) else { return nil }
+    var kernels: [[ExecutableCode]] = []
+    var first = 0
+    for tallest in heights {
+      kernels.append(Array(mapped[first..<first + tallest]))
+      first += tallest
+    }
+    self.isa = isa
+    self.maximumColumns = maximumColumns
+    self.output = output
+    self.flipsSign = flipsSign
+    self.kernels = kernels
+  }
+
+  /// Rows of the tallest tile of `columns` panels.
+  @inlinable package func maximumRows(columns: Int) -> Int {
+    DotProductKernelGenerator.maximumRows(isa, columns: columns)
+  }
+
+  /// Calls the kernel of `columns` panels and `rows` rows on `arguments`.
+  private func run(columns: Int, rows: Int, _ arguments: inout DotProductKernelArguments) {
+    let entry = unsafeBitCast(kernels[columns - 1][rows - 1].entry, to: Entry.self)
+    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+  }
+
   /// Int32 sums of rows `0 ..< rowCount` of A (`4 × steps` unsigned bytes each, rows `lda` apart)
   /// times `columns` `QuadPanelMatrices` panels (`steps` steps of 64 bytes each, `panelBytes`
   /// apart from `b`), 16 per row and panel into C (panel p at column 16p, rows `ldc` apart), in
@@ -152,38 +239,34 @@
     c: UnsafeMutablePointer<Int32>, ldc: Int, columns: Int = 1, panelBytes: Int = 0
   ) {
     precondition(
-      (1...maximumColumns).contains(columns) && (1...maximumRows(columns: columns)).contains(rows) && steps >= 0
-        && lda >= 0 && ldc >= columns * GEMMTile.columns,
+      output == nil && (1...maximumColumns).contains(columns) && (1...maximumRows(columns: columns)).contains(rows)
+        && steps >= 0 && lda >= 0 && ldc >= columns * GEMMTile.columns,
       "invalid dot-product extent")
     var arguments = DotProductKernelArguments(
       a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c),
       cRowBytes: ldc * MemoryLayout<Int32>.stride, panelBytes: panelBytes)
-    let entry = unsafeBitCast(kernels[columns - 1][rows - 1], to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    run(columns: columns, rows: rows, &arguments)
   }
 
-  /// One tile as `tileSums`, requantized in the generated code: the 16 columns' `RequantizationTable`
+  /// One tile as `tileSums`, requantized in the generated code of a family storing `Output`: the 16 columns' `RequantizationTable`
   /// record `table` and `lanes` give bias, rescale, zero point and clamp, and each row's 16 outputs
   /// go to C (rows `ldc` apart) as `Output` bytes, bit for bit as `IntegerEpilogue.requantize` and
   /// a narrowing store. With `columns` panels (1 through `maximumColumns`, `panelBytes` apart from
   /// `b`), `rows` at most `maximumRows(columns:)`, panel p's 16 columns use the record p records
-  /// after `table` and go to C's columns 16p ..< 16p + 16. With `flipsSign` (only where
-  /// `flipsSigns`), A holds int8 bytes, read as A + 128.
+  /// after `table` and go to C's columns 16p ..< 16p + 16. In a `flipsSign` family, A holds int8
+  /// bytes, read as A + 128.
   @usableFromInline package func requantizedTile<Output: QuantizedInteger>(
     a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
-    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, flipsSign: Bool = false, columns: Int = 1,
-    panelBytes: Int = 0
+    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, columns: Int = 1, panelBytes: Int = 0
   ) {
     precondition(
-      (1...maximumColumns).contains(columns) && (1...maximumRows(columns: columns)).contains(rows) && steps >= 0
-        && lda >= 0 && ldc >= columns * GEMMTile.columns && (!flipsSign || flipsSigns),
+      output == (Output.isSigned ? .int8 : .uint8) && (1...maximumColumns).contains(columns)
+        && (1...maximumRows(columns: columns)).contains(rows) && steps >= 0 && lda >= 0
+        && ldc >= columns * GEMMTile.columns,
       "invalid dot-product extent")
     var arguments = DotProductKernelArguments(
       a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c), cRowBytes: ldc, table: table,
       lanes: lanes, panelBytes: panelBytes)
-    let output: RequantizedOutput = Output.isSigned ? .int8 : .uint8
-    let variant = requantizingKernels[Self.variantIndex(output, flipsSign: flipsSign)]
-    let entry = unsafeBitCast(variant[columns - 1][rows - 1], to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    run(columns: columns, rows: rows, &arguments)
   }
 }

@@ -601,6 +601,12 @@ private final class ByteConvolution {
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
     flipsSign = isSigned && weights.kernelsFlipSigns
     readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
+    // The generated family this convolution runs (8-bit outputs have the input's type) is made now, not mid-invoke.
+    if case .generated(_, let kernels) = weights,
+      kernels.tiles(isSigned ? .int8 : .uint8, flipsSign: flipsSign && readsInPlace) == nil
+    {
+      throw KernelError.invalid("\(op): the OS refused executable memory for the generated dot-product kernels")
+    }
     // Rows that carry their byte sums are always gathered, also the 1×1 inputs the 16-bit route
     // reads in place, and run on one-panel tiles: 2 KiB blocks keep that scratch (and the arena) small.
     plan = GEMMPlan(
