@@ -214,8 +214,8 @@
   /// Jumps waiting for their label: the offset of the 32-bit displacement and the label's id.
   private var pendingJumps: [(displacementOffset: Int, label: Int)] = []
 
-  /// An empty assembler.
-  @usableFromInline package init() {}
+  /// An empty assembler (room for a typical kernel reserved up front).
+  @usableFromInline package init() { bytes.reserveCapacity(4096) }
 
   /// The finished code; every label a jump refers to must have been bound.
   @usableFromInline package func finishedCode() -> [UInt8] {
@@ -799,7 +799,24 @@
     }
   }
 
-  private mutating func emit(_ values: UInt8...) { bytes.append(contentsOf: values) }
+  // Fixed-arity byte emitters: a variadic one allocated an array per instruction, which made
+  // kernel generation (at prepare) several times slower than the encoding itself.
+  private mutating func emit(_ first: UInt8) { bytes.append(first) }
+
+  private mutating func emit(_ first: UInt8, _ second: UInt8) {
+    bytes.append(first)
+    bytes.append(second)
+  }
+
+  private mutating func emit(_ first: UInt8, _ second: UInt8, _ third: UInt8) {
+    emit(first, second)
+    bytes.append(third)
+  }
+
+  private mutating func emit(_ first: UInt8, _ second: UInt8, _ third: UInt8, _ fourth: UInt8) {
+    emit(first, second)
+    emit(third, fourth)
+  }
 
   private mutating func emit32(_ value: Int32) {
     for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * Int32(i)))) }
