@@ -422,10 +422,7 @@ final class HybridDepthwiseConv2DKernel: Kernel {
         while x < width.outputSize {
           // A group past the row's end repeats its last pixel and stores only the real ones.
           let count = min(4, width.outputSize &- x)
-          let p0 = firstRow + (x &* pixelStep &+ channel)
-          let p1 = p0 + min(1, count &- 1) &* pixelStep
-          let p2 = p0 + min(2, count &- 1) &* pixelStep
-          let p3 = p0 + min(3, count &- 1) &* pixelStep
+          let (p0, p1, p2, p3) = fourPixels(from: firstRow + (x &* pixelStep &+ channel), count: count, step: pixelStep)
           var sums = (SIMD16<Int32>(), SIMD16<Int32>(), SIMD16<Int32>(), SIMD16<Int32>())
           var weights = filter.weights + channel
           var tapRow = 0

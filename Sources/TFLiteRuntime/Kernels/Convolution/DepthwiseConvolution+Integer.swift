@@ -374,10 +374,7 @@ struct ByteDepthwiseConvolution {
     var x = 0
     while x < width.outputSize {
       let count = min(4, width.outputSize &- x)
-      let p0 = window + (x &* pixelStep &+ channel)
-      let p1 = p0 + min(1, count &- 1) &* pixelStep
-      let p2 = p0 + min(2, count &- 1) &* pixelStep
-      let p3 = p0 + min(3, count &- 1) &* pixelStep
+      let (p0, p1, p2, p3) = fourPixels(from: window + (x &* pixelStep &+ channel), count: count, step: pixelStep)
       var s0 = SIMD16<Int32>()
       var s1 = SIMD16<Int32>()
       var s2 = SIMD16<Int32>()

@@ -170,6 +170,16 @@ private struct GeneratedDepthwiseRow {
   }
 }
 
+/// The four output pixels a Swift depthwise route sums together: `first` and the next three,
+/// `step` elements apart. A group past the row's end (`count` real pixels, 1 to 4) repeats its last
+/// real pixel, so the loads stay inside the row; callers store only the real ones.
+@inline(__always)
+func fourPixels<Element>(from first: UnsafePointer<Element>, count: Int, step: Int) -> (
+  UnsafePointer<Element>, UnsafePointer<Element>, UnsafePointer<Element>, UnsafePointer<Element>
+) {
+  (first, first + min(1, count &- 1) &* step, first + min(2, count &- 1) &* step, first + min(3, count &- 1) &* step)
+}
+
 /// Work split of the channel-vectorised window kernels: items of whole output rows.
 enum ChannelWindowRows {
   /// Multiply-adds (or window reads) below which a work item is not worth handing to another thread.
