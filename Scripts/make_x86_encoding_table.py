@@ -257,6 +257,18 @@ def elementwise_cases():
                f"assembler.vpblendmbZMM(VectorRegister({destination}), mask: MaskRegister({mask}), VectorRegister({left}), "
                f"VectorRegister({right}))")
         yield f"vpmovb2m k{mask}, zmm{left}", f"assembler.vpmovb2mZMM(MaskRegister({mask}), VectorRegister({left}))"
+    # The pair table look-up (gather by vector index, the mask set before each gather).
+    for i, (base, displacement) in enumerate([("rsi", 0), ("r13", 64), ("rbp", 0), ("rsp", -12), ("r9", 4096),
+                                              ("rax", 0x8080), ("r12", 0), ("rdx", 124)]):
+        destination, index, mask = (9 * i + 2) % 32, (5 * i + 4) % 32, i % 7 + 1
+        scale = [1, 4, 8, 2][i % 4]
+        offset = f" {'+' if displacement > 0 else '-'} {abs(displacement)}" if displacement else ""
+        argument = f", {displacement}" if displacement else ""
+        yield (f"vpgatherdd zmm{destination}{{k{mask}}}, [{base} + zmm{index}*{scale}{offset}]",
+               f"assembler.vpgatherddZMM(VectorRegister({destination}), base: .{base}, index: VectorRegister({index}), "
+               f"scale: {scale}{argument}, mask: MaskRegister({mask}))")
+        yield (f"kxnorw k{mask}, k{(i + 2) % 7 + 1}, k{(i + 4) % 7 + 1}",
+               f"assembler.kxnorw(MaskRegister({mask}), MaskRegister({(i + 2) % 7 + 1}), MaskRegister({(i + 4) % 7 + 1}))")
 
 
 def assemble(source):

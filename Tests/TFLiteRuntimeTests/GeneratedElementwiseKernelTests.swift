@@ -181,6 +181,137 @@ final class GeneratedElementwiseKernelTests: XCTestCase {
     }
   }
 
+  /// A function of two raw values whose outputs differ from pair to pair (a hash in the type's range).
+  private struct PairHash: QuantizedBinaryFunction {
+    let isSigned: Bool
+    func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
+      let mixed = (a &* 131 &+ b &* 29 &+ (a &* b) &>> 3) & 255
+      return isSigned ? mixed &- 128 : mixed
+    }
+  }
+
+  /// The pair table gather kernel reads the entry of every one of the 65536 raw input pairs (both
+  /// input types, the corners included, where the index is most negative or the 32-bit load ends
+  /// at the table's last byte), in blocks over streams and in place, and writes nothing past its blocks.
+  func testPairTableLookUpReadsTheEntryOfEveryPair() throws {
+    #if arch(x86_64)
+      if GeneratedKernelISA.supported == .avx512 { XCTAssertNotNil(GeneratedPairTableKernels.runnable) }
+    #endif
+    guard let kernels = GeneratedPairTableKernels.runnable else { return }
+    for type in RequantizedOutput.allCases {
+      let table =
+        type == .int8
+        ? PairTable(PairHash(isSigned: true), lhs: Int8.self, rhs: Int8.self, output: Int8.self)
+        : PairTable(PairHash(isSigned: false), lhs: UInt8.self, rhs: UInt8.self, output: UInt8.self)
+      let pairs = 1 << 16
+      // Pair i: left byte pattern i >> 8, right i & 255, every pattern with every pattern.
+      let lhs = (0..<pairs).map { UInt8(truncatingIfNeeded: $0 >> 8) }
+      let rhs = (0..<pairs).map { UInt8(truncatingIfNeeded: $0) }
+      let expected = (0..<pairs).map { pair -> UInt8 in
+        let a = type == .int8 ? Int(Int8(bitPattern: lhs[pair])) : Int(lhs[pair])
+        let b = type == .int8 ? Int(Int8(bitPattern: rhs[pair])) : Int(rhs[pair])
+        // First principles: the hash of the raw values, as the table's entries should hold it.
+        let mixed = (a * 131 + b * 29 + ((a * b) >> 3)) & 255
+        return UInt8(truncatingIfNeeded: type == .int8 ? mixed - 128 : mixed)
+      }
+      for inPlace in [false, true] {
+        var output = inPlace ? lhs + [UInt8](repeating: 0xA5, count: 16) : [UInt8](repeating: 0xA5, count: pairs + 16)
+        lhs.withUnsafeBytes { left in
+          rhs.withUnsafeBytes { right in
+            output.withUnsafeMutableBytes { destination in
+              kernels.run(
+                inputs: type, lhs: inPlace ? UnsafeRawPointer(destination.baseAddress!) : left.baseAddress!,
+                rhs: right.baseAddress!, output: destination.baseAddress!, blockCount: pairs / 16, table: table.origin)
+            }
+          }
+        }
+        XCTAssertEqual(Array(output[..<pairs]), expected, "\(type) in place \(inPlace)")
+        XCTAssertTrue(output[pairs...].allSatisfy { $0 == 0xA5 }, "\(type): bytes past the blocks written")
+      }
+    }
+  }
+
+  /// ADD, SUB and MUL with at least 65536 outputs have a pair table; their generated plan looks
+  /// the blocks up in it where the gather kernel runs, giving the bytes of the Swift function
+  /// computed without a table, for streams and per-channel operands.
+  func testTabulatedBinaryPlansMatchTheFunction() throws {
+    var random = SeededGenerator(seed: 1212)
+    let lookUp = GeneratedPairTableKernels.runnable
+    for trial in 0..<6 {
+      let type: ElementType = trial % 2 == 0 ? .int8 : .uint8
+      let range: ClosedRange<Int> = type == .int8 ? -128...127 : 0...255
+      let full = [1, 33, 40, 50 + trial % 3]
+      let rhsShape = trial % 4 < 2 ? full : [1, 1, 1, full[3]]
+      let opName = ["ADD", "SUB", "MUL"][trial % 3]
+      func operand(_ index: Int, _ shape: [Int]) -> RuntimeTensor {
+        let values = (0..<shape.reduce(1, *)).map { _ in UInt8(truncatingIfNeeded: random.int(range)) }
+        return KernelHarness.quantizedTensor(
+          index, "t\(index)", type, shape, values, scales: [Float.random(in: 0.001...0.5, using: &random)],
+          zeroPoints: [random.int(range)])
+      }
+      let lhs = operand(0, full)
+      let rhs = operand(1, rhsShape)
+      let output = KernelHarness.quantizedTensor(
+        2, "out", type, [], [UInt8](), scales: [Float.random(in: 0.001...0.5, using: &random)],
+        zeroPoints: [random.int(range)])
+      let activation: ActivationFunctionType = [.none, .relu, .relu6, .reluN1To1][trial % 4]
+      let options: BuiltinOptions =
+        switch opName {
+        case "ADD": .addOptions(AddOptions(fusedActivationFunction: activation))
+        case "SUB": .subOptions(SubOptions(fusedActivationFunction: activation))
+        default: .mulOptions(MulOptions(fusedActivationFunction: activation))
+        }
+      let node = KernelHarness.node(opName, [lhs, rhs], output, options)
+      let layout = try BroadcastLayout(broadcasting: [full, rhsShape])
+      let count = layout.elementCount
+      func map(elementCount: Int) throws -> QuantizedBinaryMap {
+        switch opName {
+        case "ADD":
+          try IntegerAddSubtractDefinition<QuantizedAddition>(node: node, lhs: lhs, rhs: rhs, output: output)
+            .prepare(lhs: lhs, rhs: rhs, output: output, rounding: .doubleRounding, elementCount: elementCount)
+        case "SUB":
+          try IntegerAddSubtractDefinition<QuantizedSubtraction>(node: node, lhs: lhs, rhs: rhs, output: output)
+            .prepare(lhs: lhs, rhs: rhs, output: output, rounding: .doubleRounding, elementCount: elementCount)
+        default:
+          try IntegerMultiplyDefinition(node: node, lhs: lhs, rhs: rhs, output: output)
+            .prepare(lhs: lhs, rhs: rhs, output: output, rounding: .doubleRounding, elementCount: elementCount)
+        }
+      }
+      let tabulated = try map(elementCount: count)
+      let direct = try map(elementCount: 16)
+      let label = "trial \(trial) \(opName) \(type.name) \(rhsShape) \(activation.name)"
+      XCTAssertNotNil(tabulated.pairTable, label)
+      XCTAssertNil(direct.pairTable, label)
+      let lhsData = try XCTUnwrap(lhs.data)
+      let rhsData = try XCTUnwrap(rhs.data)
+      var expected = [UInt8](repeating: 0, count: count)
+      expected.withUnsafeMutableBytes {
+        direct.run(layout: layout, lhs: lhsData, rhs: rhsData, output: $0.baseAddress!, range: 0..<count)
+      }
+      let generated = try XCTUnwrap(tabulated.generated, label)
+      let plan = try XCTUnwrap(
+        GeneratedBinaryPlan(
+          layout: layout, constants: generated.constants, outputType: generated.output, pairTable: tabulated.pairTable),
+        label)
+      XCTAssertEqual(plan.looksUp(with: lookUp), lookUp != nil, label)
+      plan.expandOperands(lhs: lhsData, rhs: rhsData)
+      for kernels in runnableBinaryKernels {
+        var buffer = [UInt8](repeating: 0xA5, count: count + 64)
+        let start = random.int(0...40)
+        buffer.withUnsafeMutableBytes { bytes in
+          let destination = bytes.baseAddress! + 32
+          for piece in [start..<count, 0..<start] {
+            let rest = plan.run(kernels, lookUp: lookUp, lhs: lhsData, rhs: rhsData, output: destination, range: piece)
+            XCTAssertLessThan(piece.upperBound - rest, 16, label)
+            tabulated.run(layout: layout, lhs: lhsData, rhs: rhsData, output: destination, range: rest..<piece.upperBound)
+          }
+        }
+        XCTAssertEqual(Array(buffer[32..<(32 + count)]), expected, "\(label) \(kernels.isa)")
+        XCTAssertTrue(buffer[..<32].allSatisfy { $0 == 0xA5 } && buffer[(32 + count)...].allSatisfy { $0 == 0xA5 }, label)
+      }
+    }
+  }
+
   /// The byte table look-up: the generated kernel and the Swift loop give each byte's table entry,
   /// in place and not, from unaligned starts, with nothing written outside the range.
   func testByteTableLookUpMatchesTheTable() throws {

@@ -237,6 +237,79 @@ final class ReferenceDifferentialTests: XCTestCase {
     }
   }
 
+  /// MAX_POOL_2D on int8, uint8 and int16 with 16 to 70 channels (whole 16-lane blocks and a
+  /// tail), 3×3 stride 2 as in ResNet50 and other windows, paddings and activations.
+  func testMaxPoolsOfWholeChannelBlocksMatchReference() throws {
+    func run<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(_ type: Raw.Type, trial: Int) throws {
+      let (height, width) = (random.int(2...12), random.int(2...12))
+      let channels = [16, 17, 32, 47, 64, 70][trial % 6]
+      let (filterHeight, filterWidth) = trial % 3 == 0 ? (3, 3) : (random.int(1...4), random.int(1...4))
+      let same = trial % 2 == 0 || filterHeight > height || filterWidth > width
+      let window = Reference.WindowParameters(
+        strideHeight: trial % 3 == 0 ? 2 : random.int(1...3), strideWidth: trial % 3 == 0 ? 2 : random.int(1...3),
+        padding: same ? .same : .valid)
+      let parameters = Reference.PoolParameters(filterHeight: filterHeight, filterWidth: filterWidth, window: window)
+      let (function, activation) = activations[trial % activations.count]
+      let quantization = activationQuantization(Raw.self)
+      let shape = [random.int(1...2), height, width, channels]
+      let input = raws(shape.reduce(1, *), as: Raw.self)
+      let expected = try Reference.maxPool2D(
+        input: try Reference.Tensor(shape: shape, values: input), parameters: parameters, activation: activation,
+        output: quantization)
+      let options = Pool2DOptions(
+        padding: same ? .same : .valid, strideW: Int32(window.strideWidth), strideH: Int32(window.strideHeight),
+        filterWidth: Int32(filterWidth), filterHeight: Int32(filterHeight), fusedActivationFunction: function)
+      let node = KernelHarness.node(
+        "MAX_POOL_2D", [tensor(0, shape, input, [quantization.scale], [quantization.zeroPoint])],
+        tensor(1, [], [Raw](), [quantization.scale], [quantization.zeroPoint]), .pool2DOptions(options))
+      try assertKernelMatches(node, expected, "trial \(trial) \(Raw.self) \(shape) \(filterHeight)×\(filterWidth)")
+    }
+    for trial in 0..<18 {
+      switch trial % 3 {
+      case 0: try run(Int8.self, trial: trial)
+      case 1: try run(UInt8.self, trial: trial)
+      default: try run(Int16.self, trial: trial)
+      }
+    }
+  }
+
+  /// 8-bit ADD, SUB and MUL with at least 65536 outputs, which look their outputs up in the table
+  /// of every input pair (on the generated gather kernel where it runs), same shape and per
+  /// channel, int8 and uint8.
+  func testTabulatedAddAndMulMatchReference() throws {
+    func run<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(_ type: Raw.Type, trial: Int) throws {
+      let shape = [1, 41, 40, 40 + trial % 3]
+      let rhsShape = trial % 2 == 0 ? shape : [shape[3]]
+      let (function, activation) = activations[trial % activations.count]
+      let quantization = Reference.BinaryQuantization(
+        lhs: activationQuantization(Raw.self), rhs: activationQuantization(Raw.self),
+        output: activationQuantization(Raw.self), activation: activation)
+      let lhs = raws(shape.reduce(1, *), as: Raw.self)
+      let rhs = raws(rhsShape.reduce(1, *), as: Raw.self)
+      let multiplies = trial % 3 == 2
+      let lhsTensor = try Reference.Tensor(shape: shape, values: lhs)
+      let rhsTensor = try Reference.Tensor(shape: rhsShape, values: rhs)
+      let expected =
+        multiplies
+        ? try Reference.multiply(lhsTensor, rhsTensor, quantization: quantization)
+        : try Reference.add(lhsTensor, rhsTensor, quantization: quantization)
+      let node = KernelHarness.node(
+        multiplies ? "MUL" : "ADD",
+        [
+          tensor(0, shape, lhs, [quantization.lhs.scale], [quantization.lhs.zeroPoint]),
+          tensor(1, rhsShape, rhs, [quantization.rhs.scale], [quantization.rhs.zeroPoint]),
+        ], tensor(2, [], [Raw](), [quantization.output.scale], [quantization.output.zeroPoint]),
+        multiplies
+          ? .mulOptions(MulOptions(fusedActivationFunction: function))
+          : .addOptions(AddOptions(fusedActivationFunction: function)))
+      XCTAssertGreaterThanOrEqual(shape.reduce(1, *), QuantizedBinaryMap.pairTableThreshold)
+      try assertKernelMatches(node, expected, "trial \(trial) \(multiplies ? "MUL" : "ADD") \(Raw.self) \(rhsShape)")
+    }
+    for trial in 0..<4 {
+      trial % 2 == 0 ? try run(Int8.self, trial: trial) : try run(UInt8.self, trial: trial)
+    }
+  }
+
   func testBroadcastAddAndMulMatchReference() throws {
     let shapePairs: [([Int], [Int])] = [
       ([2, 3, 4, 5], [2, 3, 4, 5]), ([2, 3, 4, 5], [5]), ([2, 1, 4, 1], [1, 3, 1, 5]), ([3, 17], [1]),

@@ -3756,4 +3756,52 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovb2m k1, zmm20", expected: [0x62, 0xB2, 0x7E, 0x48, 0x29, 0xCC]) { assembler in
     assembler.vpmovb2mZMM(MaskRegister(1), VectorRegister(20))
   },
+  X86EncodingCase(source: "vpgatherdd zmm2{k1}, [rsi + zmm4*1]", expected: [0x62, 0xF2, 0x7D, 0x49, 0x90, 0x14, 0x26]) { assembler in
+    assembler.vpgatherddZMM(VectorRegister(2), base: .rsi, index: VectorRegister(4), scale: 1, mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "kxnorw k1, k3, k5", expected: [0xC5, 0xE4, 0x46, 0xCD]) { assembler in
+    assembler.kxnorw(MaskRegister(1), MaskRegister(3), MaskRegister(5))
+  },
+  X86EncodingCase(source: "vpgatherdd zmm11{k2}, [r13 + zmm9*4 + 64]", expected: [0x62, 0x12, 0x7D, 0x4A, 0x90, 0x5C, 0x8D, 0x10]) { assembler in
+    assembler.vpgatherddZMM(VectorRegister(11), base: .r13, index: VectorRegister(9), scale: 4, 64, mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "kxnorw k2, k4, k6", expected: [0xC5, 0xDC, 0x46, 0xD6]) { assembler in
+    assembler.kxnorw(MaskRegister(2), MaskRegister(4), MaskRegister(6))
+  },
+  X86EncodingCase(source: "vpgatherdd zmm20{k3}, [rbp + zmm14*8]", expected: [0x62, 0xA2, 0x7D, 0x4B, 0x90, 0x64, 0xF5, 0x00]) { assembler in
+    assembler.vpgatherddZMM(VectorRegister(20), base: .rbp, index: VectorRegister(14), scale: 8, mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "kxnorw k3, k5, k7", expected: [0xC5, 0xD4, 0x46, 0xDF]) { assembler in
+    assembler.kxnorw(MaskRegister(3), MaskRegister(5), MaskRegister(7))
+  },
+  X86EncodingCase(source: "vpgatherdd zmm29{k4}, [rsp + zmm19*2 - 12]", expected: [0x62, 0x62, 0x7D, 0x44, 0x90, 0x6C, 0x5C, 0xFD]) { assembler in
+    assembler.vpgatherddZMM(VectorRegister(29), base: .rsp, index: VectorRegister(19), scale: 2, -12, mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "kxnorw k4, k6, k1", expected: [0xC5, 0xCC, 0x46, 0xE1]) { assembler in
+    assembler.kxnorw(MaskRegister(4), MaskRegister(6), MaskRegister(1))
+  },
+  X86EncodingCase(source: "vpgatherdd zmm6{k5}, [r9 + zmm24*1 + 4096]", expected: [0x62, 0x92, 0x7D, 0x45, 0x90, 0xB4, 0x01, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vpgatherddZMM(VectorRegister(6), base: .r9, index: VectorRegister(24), scale: 1, 4096, mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "kxnorw k5, k7, k2", expected: [0xC5, 0xC4, 0x46, 0xEA]) { assembler in
+    assembler.kxnorw(MaskRegister(5), MaskRegister(7), MaskRegister(2))
+  },
+  X86EncodingCase(source: "vpgatherdd zmm15{k6}, [rax + zmm29*4 + 32896]", expected: [0x62, 0x32, 0x7D, 0x46, 0x90, 0xBC, 0xA8, 0x80, 0x80, 0x00, 0x00]) { assembler in
+    assembler.vpgatherddZMM(VectorRegister(15), base: .rax, index: VectorRegister(29), scale: 4, 32896, mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "kxnorw k6, k1, k3", expected: [0xC5, 0xF4, 0x46, 0xF3]) { assembler in
+    assembler.kxnorw(MaskRegister(6), MaskRegister(1), MaskRegister(3))
+  },
+  X86EncodingCase(source: "vpgatherdd zmm24{k7}, [r12 + zmm2*8]", expected: [0x62, 0x42, 0x7D, 0x4F, 0x90, 0x04, 0xD4]) { assembler in
+    assembler.vpgatherddZMM(VectorRegister(24), base: .r12, index: VectorRegister(2), scale: 8, mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "kxnorw k7, k2, k4", expected: [0xC5, 0xEC, 0x46, 0xFC]) { assembler in
+    assembler.kxnorw(MaskRegister(7), MaskRegister(2), MaskRegister(4))
+  },
+  X86EncodingCase(source: "vpgatherdd zmm1{k1}, [rdx + zmm7*2 + 124]", expected: [0x62, 0xF2, 0x7D, 0x49, 0x90, 0x4C, 0x7A, 0x1F]) { assembler in
+    assembler.vpgatherddZMM(VectorRegister(1), base: .rdx, index: VectorRegister(7), scale: 2, 124, mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "kxnorw k1, k3, k5", expected: [0xC5, 0xE4, 0x46, 0xCD]) { assembler in
+    assembler.kxnorw(MaskRegister(1), MaskRegister(3), MaskRegister(5))
+  },
 ]

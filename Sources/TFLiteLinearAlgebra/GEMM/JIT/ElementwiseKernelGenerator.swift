@@ -114,6 +114,127 @@
   }
 }
 
+// MARK: - Pair table look-up
+
+/// The arguments of the pair table kernel, passed by pointer (the kernel reads each field at its
+/// `MemoryLayout` offset).
+@usableFromInline package struct PairTableKernelArguments {
+  /// The first of `blockCount` × 16 left input bytes.
+  @usableFromInline package var lhs: UnsafeRawPointer
+  /// The first of `blockCount` × 16 right input bytes.
+  @usableFromInline package var rhs: UnsafeRawPointer
+  /// The first of `blockCount` × 16 output bytes (may be `lhs` or `rhs`: each block is read before
+  /// it is written).
+  @usableFromInline package var output: UnsafeMutableRawPointer
+  /// Blocks of 16 elements.
+  @usableFromInline package var blockCount: Int
+  /// The entry of raw inputs (0, 0): raw inputs (a, b) read the byte at `a · 256 + b` from here,
+  /// and the three bytes after the last entry must be readable (the gather loads 32 bits).
+  @usableFromInline package var table: UnsafeRawPointer
+
+  /// The arguments from their parts.
+  @inlinable package init(
+    lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer, blockCount: Int,
+    table: UnsafeRawPointer
+  ) {
+    self.lhs = lhs
+    self.rhs = rhs
+    self.output = output
+    self.blockCount = blockCount
+    self.table = table
+  }
+}
+
+/// Writes the pair table kernel `void kernel(const PairTableKernelArguments *)` (AVX-512F): an
+/// 8-bit binary operation whose 65536 outputs, one per pair of raw inputs, were tabulated at
+/// prepare, 16 outputs per step: both inputs widened to Int32 lanes (sign-extended for int8,
+/// zero-extended for uint8), the index `a · 256 + b` formed, `vpgatherdd` loads the 32 bits at each
+/// index and `vpmovdb` stores their low bytes, the entries. Exact by construction (the table holds
+/// the Swift function's bytes), and 7 vector instructions per 16 outputs where ADD's arithmetic
+/// (three exact rescales) takes about 70. Registers: rdi the arguments, rax, rdx and r8 the left
+/// input, right input and output, rcx the block counter, rsi the table; zmm0–2, k1.
+@usableFromInline package enum PairTableKernelGenerator {
+  /// The machine code for inputs of `type`.
+  @usableFromInline package static func code(inputs type: RequantizedOutput) -> [UInt8] {
+    var assembler = X86Assembler()
+    let index = VectorRegister(0)
+    let rhs = VectorRegister(1)
+    let entries = VectorRegister(2)
+    let lanes = MaskRegister(1)
+    let block = QuantizedBinaryKernelGenerator.blockElements
+    func widen(_ register: VectorRegister, _ source: MemoryOperand) {
+      type == .int8 ? assembler.vpmovsxbdZMM(register, source) : assembler.vpmovzxbdZMM(register, source)
+    }
+    assembler.mov(.rax, argumentOperand(\PairTableKernelArguments.lhs))
+    assembler.mov(.rdx, argumentOperand(\PairTableKernelArguments.rhs))
+    assembler.mov(.r8, argumentOperand(\PairTableKernelArguments.output))
+    assembler.mov(.rcx, argumentOperand(\PairTableKernelArguments.blockCount))
+    assembler.mov(.rsi, argumentOperand(\PairTableKernelArguments.table))
+    let done = assembler.makeLabel()
+    let step = assembler.makeLabel()
+    assembler.test(.rcx, .rcx)
+    assembler.jump(if: .zero, to: done)
+    assembler.bind(step)
+    widen(index, MemoryOperand(.rax))
+    widen(rhs, MemoryOperand(.rdx))
+    assembler.shiftZMM(.vpslld, index, index, by: 8)
+    assembler.packedZMM(.vpaddd, index, index, rhs)
+    // The gather merges into its destination: zeroing it cuts the dependency on the last step's.
+    assembler.zero(.zmm, entries)
+    assembler.kxnorw(lanes, lanes, lanes)
+    assembler.vpgatherddZMM(entries, base: .rsi, index: index, mask: lanes)
+    assembler.vpmovdbZMM(MemoryOperand(.r8), entries)
+    assembler.add(.rax, Int32(block))
+    assembler.add(.rdx, Int32(block))
+    assembler.add(.r8, Int32(block))
+    assembler.dec(.rcx)
+    assembler.jump(if: .notZero, to: step)
+    assembler.bind(done)
+    assembler.returnFromKernel(restoring: [])
+    return assembler.finishedCode()
+  }
+}
+
+/// The generated pair table kernels (int8 and uint8 inputs), made on first use and kept for the
+/// process. Only on AVX-512 CPUs, under the same switches as the other generated kernels (the
+/// float GEMM's instruction set must be AVX-512).
+@usableFromInline package final class GeneratedPairTableKernels: @unchecked Sendable {
+  // @unchecked Sendable: immutable after `init`.
+  /// The kernel of each input type, by `RequantizedOutput` raw value.
+  private let kernels: [ExecutableCode]
+
+  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
+
+  private init?() {
+    guard let kernels = ExecutableCode.mapped(RequantizedOutput.allCases.map { PairTableKernelGenerator.code(inputs: $0) })
+    else { return nil }
+    self.kernels = kernels
+  }
+
+  /// The kernels wherever this CPU and OS can run them, whatever the switches (for tests).
+  @usableFromInline package static let runnable: GeneratedPairTableKernels? =
+    GeneratedKernelISA.supported == .avx512 ? GeneratedPairTableKernels() : nil
+
+  /// The kernels an operator started on this thread uses, or nil: not runnable here, turned off
+  /// (`SWIFTTFLITE_JIT=0`, ``RunnerOptions/usesGeneratedKernels``) or held to AVX2. Read it on the
+  /// thread that runs the node, before splitting the work.
+  @usableFromInline package static var current: GeneratedPairTableKernels? {
+    GeneratedFloatKernels.currentISA == .avx512 ? runnable : nil
+  }
+
+  /// Looks up `blockCount` × 16 outputs for the raw `type` inputs `lhs` and `rhs` in `table` (see
+  /// ``PairTableKernelArguments/table``).
+  @usableFromInline package func run(
+    inputs type: RequantizedOutput, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer,
+    blockCount: Int, table: UnsafeRawPointer
+  ) {
+    precondition(blockCount >= 0, "negative block count")
+    var arguments = PairTableKernelArguments(lhs: lhs, rhs: rhs, output: output, blockCount: blockCount, table: table)
+    let entry = unsafeBitCast(kernels[type.rawValue].entry, to: Entry.self)
+    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+  }
+}
+
 // MARK: - ADD, SUB, MUL
 
 /// The operations of the generated 8-bit binary kernels.

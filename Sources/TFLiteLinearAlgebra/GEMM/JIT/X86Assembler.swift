@@ -642,6 +642,39 @@
     evex(map: .x0F38, prefix: .x66, opcode: 0x52, reg: accumulator.number, vvvv: left.number, rm: right.number)
   }
 
+  /// `kxnorw k1, k2, k3` (AVX-512F): the 16-bit mask NOT (k2 XOR k3); with k2 = k3, all 16 bits set.
+  @usableFromInline package mutating func kxnorw(_ destination: MaskRegister, _ left: MaskRegister, _ right: MaskRegister) {
+    vex(map: .x0F, prefix: .none, opcode: 0x46, reg: destination.number, vvvv: left.number, operand: .register(right.number))
+  }
+
+  /// `vpgatherdd zmm1{k}, [base + zmm2 · scale + displacement]` (AVX-512F): lane i of zmm1 loads
+  /// the 32-bit value at base + (lane i of zmm2, signed) · scale + displacement where bit i of
+  /// `mask` is set. The gather clears the mask as lanes arrive, so set it again before the next one.
+  @usableFromInline package mutating func vpgatherddZMM(
+    _ destination: VectorRegister, base: GPRegister, index: VectorRegister, scale: UInt8 = 1, _ displacement: Int32 = 0,
+    mask: MaskRegister
+  ) {
+    precondition([1, 2, 4, 8].contains(scale), "invalid scale \(scale)")
+    let invertedR = (~destination.number >> 3) & 1
+    let invertedX = (~index.number >> 3) & 1
+    let invertedB = ~base.high & 1
+    let invertedRPrime = (~destination.number >> 4) & 1
+    emit(0x62, invertedR << 7 | invertedX << 6 | invertedB << 5 | invertedRPrime << 4 | OpcodeMap.x0F38.rawValue)
+    // W0, no vvvv (1111), the 66 prefix; then 512 bits, bit 4 of the index register (V'), the mask.
+    emit(0x7D)
+    emit(0b10 << 5 | ((~index.number >> 4) & 1) << 3 | mask.number)
+    emit(0x90)
+    // The VSIB byte names a vector index, so any of its numbers is valid (also 4, "no index" in a SIB).
+    let compressed = displacement % 4 == 0 ? Int8(exactly: displacement / 4) : nil
+    let mode: UInt8 = displacement == 0 && base.low != GPRegister.rbp.low ? 0b00 : compressed != nil ? 0b01 : 0b10
+    emit(mode << 6 | (destination.number & 7) << 3 | 0b100, UInt8(scale.trailingZeroBitCount) << 6 | (index.number & 7) << 3 | base.low)
+    if mode == 0b01, let byte = compressed {
+      emit(UInt8(bitPattern: byte))
+    } else if mode == 0b10 {
+      emit32(displacement)
+    }
+  }
+
   // MARK: - Encoding
 
   /// The opcode map of a VEX/EVEX instruction (its `mmmmm`/`mm` field).

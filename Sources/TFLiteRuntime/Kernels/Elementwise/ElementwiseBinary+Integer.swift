@@ -63,7 +63,7 @@ final class IntegerBinaryKernel<Definition: IntegerBinaryDefinition>: Kernel {
       lhs: lhs, rhs: rhs, output: output, rounding: context.roundingPolicy, elementCount: layout.elementCount)
     prepared = (layout, map, try definition.rhsCondition(rhs: rhs))
     generatedPlan = map.generated.flatMap {
-      GeneratedBinaryPlan(layout: layout, constants: $0.constants, outputType: $0.output)
+      GeneratedBinaryPlan(layout: layout, constants: $0.constants, outputType: $0.output, pairTable: map.pairTable)
     }
     output.shape = layout.shape
   }
@@ -83,15 +83,19 @@ final class IntegerBinaryKernel<Definition: IntegerBinaryDefinition>: Kernel {
       }
       return
     }
+    let lookUp = GeneratedPairTableKernels.current
     generatedPlan.expandOperands(lhs: lhsData, rhs: rhsData)
     context.forEachChunk(of: layout.elementCount, minimumChunk: cheapElementwiseChunk) { range in
-      let rest = generatedPlan.run(kernels, lhs: lhsData, rhs: rhsData, output: outputData, range: range)
+      let rest = generatedPlan.run(
+        kernels, lookUp: lookUp, lhs: lhsData, rhs: rhsData, output: outputData, range: range)
       map.run(layout: layout, lhs: lhsData, rhs: rhsData, output: outputData, range: rest..<range.upperBound)
     }
   }
 
   var kernelDescription: String? {
-    generatedPlan == nil ? nil : GeneratedQuantizedBinaryKernels.current.map { "generated \($0.isa)" }
+    guard let generatedPlan, let kernels = GeneratedQuantizedBinaryKernels.current else { return nil }
+    return generatedPlan.looksUp(with: GeneratedPairTableKernels.current)
+      ? "generated \(kernels.isa), pair table look-up" : "generated \(kernels.isa)"
   }
 }
 

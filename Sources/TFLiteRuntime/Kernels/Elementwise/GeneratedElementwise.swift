@@ -7,7 +7,9 @@
 //   period (element i mod p: a per-channel [..., C] operand, or a scalar). A repeating operand is
 //   laid out at every invoke as a buffer of the repeated pattern (at least 4 KiB, a few KiB per
 //   node), so the kernel only ever reads streams; the last elements of a piece (fewer than 16)
-//   run the Swift kernel, which gives the same bytes.
+//   run the Swift kernel, which gives the same bytes. An operation large enough to have a table
+//   of its outputs for every input pair (`PairTable`) looks its blocks up in that table with the
+//   AVX-512 gather kernel instead (same bytes: the table holds the Swift function's outputs).
 
 import TFLiteLinearAlgebra
 
@@ -98,10 +100,16 @@ final class GeneratedBinaryPlan {
   private let outputType: RequantizedOutput
   private let lhs: Operand
   private let rhs: Operand
+  /// The outputs of every input pair, looked up by the gather kernel where it runs.
+  private let pairTable: PairTable?
 
-  /// The plan for `layout` (operand 0 the left input); nil when an operand is neither a stream nor
-  /// repeating.
-  init?(layout: BroadcastLayout, constants: QuantizedBinaryConstants, outputType: RequantizedOutput) {
+  /// The plan for `layout` (operand 0 the left input; both inputs and the output of `outputType`),
+  /// looking its outputs up in `pairTable` where the gather kernel runs; nil when an operand is
+  /// neither a stream nor repeating.
+  init?(
+    layout: BroadcastLayout, constants: QuantizedBinaryConstants, outputType: RequantizedOutput,
+    pairTable: PairTable? = nil
+  ) {
     guard let lhs = Operand(strides: layout.strides0, layout: layout),
       let rhs = Operand(strides: layout.strides1, layout: layout)
     else { return nil }
@@ -109,7 +117,11 @@ final class GeneratedBinaryPlan {
     self.outputType = outputType
     self.lhs = lhs
     self.rhs = rhs
+    self.pairTable = pairTable
   }
+
+  /// True when `lookUp` serves this plan from its pair table.
+  func looksUp(with lookUp: GeneratedPairTableKernels?) -> Bool { lookUp != nil && pairTable != nil }
 
   deinit {
     lhs.buffer?.deallocate()
@@ -123,11 +135,12 @@ final class GeneratedBinaryPlan {
     rhs.expand(rhsData)
   }
 
-  /// Computes the whole 16-element blocks of output elements `range` on `kernels`; returns the
-  /// first element it left (fewer than 16 before `range.upperBound`).
+  /// Computes the whole 16-element blocks of output elements `range` on `kernels`, or by looking
+  /// them up in the pair table on `lookUp` when both are there; returns the first element it left
+  /// (fewer than 16 before `range.upperBound`).
   func run(
-    _ kernels: GeneratedQuantizedBinaryKernels, lhs lhsData: UnsafeRawPointer, rhs rhsData: UnsafeRawPointer,
-    output: UnsafeMutableRawPointer, range: Range<Int>
+    _ kernels: GeneratedQuantizedBinaryKernels, lookUp: GeneratedPairTableKernels? = nil, lhs lhsData: UnsafeRawPointer,
+    rhs rhsData: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>
   ) -> Int {
     let block = QuantizedBinaryKernelGenerator.blockElements
     var index = range.lowerBound
@@ -135,7 +148,12 @@ final class GeneratedBinaryPlan {
       let (left, leftAvailable) = lhs.position(of: index, in: lhsData)
       let (right, rightAvailable) = rhs.position(of: index, in: rhsData)
       let blocks = min(range.upperBound - index, leftAvailable, rightAvailable) / block
-      kernels.run(constants, output: outputType, lhs: left, rhs: right, output: output + index, blockCount: blocks)
+      if let lookUp, let pairTable {
+        lookUp.run(
+          inputs: outputType, lhs: left, rhs: right, output: output + index, blockCount: blocks, table: pairTable.origin)
+      } else {
+        kernels.run(constants, output: outputType, lhs: left, rhs: right, output: output + index, blockCount: blocks)
+      }
       index += blocks * block
     }
     return index

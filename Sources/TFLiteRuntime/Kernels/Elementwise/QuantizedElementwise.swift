@@ -154,6 +154,10 @@ struct QuantizedBinaryMap {
   /// operation is an 8-bit ADD, SUB or MUL.
   let generated: (constants: QuantizedBinaryConstants, output: RequantizedOutput)?
 
+  /// The outputs of every pair of 8-bit inputs, when the operation has at least
+  /// `pairTableThreshold` outputs (the generated pair table look-up reads it too).
+  let pairTable: PairTable?
+
   /// Outputs from which two 8-bit inputs are served from a table of every input pair (64 KiB,
   /// built at prepare time for about the cost of computing that many outputs).
   static let pairTableThreshold = 1 << 16
@@ -165,7 +169,7 @@ struct QuantizedBinaryMap {
     _ function: Function, lhs lhsType: ElementType, rhs rhsType: ElementType, writesBooleans: Bool = false,
     elementCount: Int, generated: QuantizedBinaryConstants? = nil
   ) throws {
-    loop = try visitQuantized(
+    (loop, pairTable) = try visitQuantized(
       lhsType, rhsType,
       BinaryRunnerFactory(
         function: function, tabulates: elementCount >= Self.pairTableThreshold, writesBooleans: writesBooleans))
@@ -195,42 +199,65 @@ private struct BinaryRunnerFactory<Function: QuantizedBinaryFunction>: Quantized
   /// Whether the outputs are BOOL bytes rather than values of the first input's type.
   let writesBooleans: Bool
   func visit<Lhs: QuantizedInteger, Rhs: QuantizedInteger>(_ lhs: Lhs.Type, _ rhs: Rhs.Type) throws
-    -> (BroadcastLayout, UnsafeRawPointer, UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void
+    -> ((BroadcastLayout, UnsafeRawPointer, UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void, PairTable?)
   {
     writesBooleans ? runner(Lhs.self, Rhs.self, UInt8.self) : runner(Lhs.self, Rhs.self, Lhs.self)
   }
 
   private func runner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, Output: QuantizedInteger>(
     _ lhs: Lhs.Type, _ rhs: Rhs.Type, _ output: Output.Type
-  ) -> (BroadcastLayout, UnsafeRawPointer, UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void {
-    if tabulates && Lhs.bitWidth == 8 && Rhs.bitWidth == 8 {
+  ) -> ((BroadcastLayout, UnsafeRawPointer, UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void, PairTable?) {
+    if tabulates && Lhs.bitWidth == 8 && Rhs.bitWidth == 8 && Output.bitWidth == 8 {
       let runner = PairTableRunner<Lhs, Rhs, Output>(function: function)
-      return { runner.run(layout: $0, lhs: $1, rhs: $2, output: $3, range: $4) }
+      return ({ runner.run(layout: $0, lhs: $1, rhs: $2, output: $3, range: $4) }, runner.table)
     }
     let runner = TypedBinaryRunner<Lhs, Rhs, Output, Function>(function: function)
-    return { runner.run(layout: $0, lhs: $1, rhs: $2, output: $3, range: $4) }
+    return ({ runner.run(layout: $0, lhs: $1, rhs: $2, output: $3, range: $4) }, nil)
   }
+}
+
+/// The byte outputs of an operation on every pair of 8-bit raw inputs: 65536 entries in 64-byte
+/// aligned memory, entry `(a − lhsMinimum) · 256 + (b − rhsMinimum)` for raw inputs `a` and `b`,
+/// followed by three zero bytes, so that the generated look-up's 32-bit gathers stay inside.
+final class PairTable: @unchecked Sendable {
+  // @unchecked Sendable: written only in `init`.
+
+  /// The entries.
+  let entries: UnsafeMutablePointer<UInt8>
+  /// The entry of raw inputs (0, 0): raw inputs (a, b) are at `a · 256 + b` from here.
+  let origin: UnsafeRawPointer
+
+  /// The table of `function` on every pair of `Lhs` and `Rhs` raw values, narrowed to `Output` bytes.
+  init<Lhs: QuantizedInteger, Rhs: QuantizedInteger, Output: QuantizedInteger, Function: QuantizedBinaryFunction>(
+    _ function: Function, lhs: Lhs.Type, rhs: Rhs.Type, output: Output.Type
+  ) {
+    precondition(Lhs.bitWidth == 8 && Rhs.bitWidth == 8 && Output.bitWidth == 8, "a pair table holds 8-bit values")
+    let count = 1 << 16
+    entries = UnsafeMutableRawPointer.allocate(byteCount: count + 3, alignment: 64)
+      .bindMemory(to: UInt8.self, capacity: count + 3)
+    entries.initialize(repeating: 0, count: count + 3)
+    let outputs = UnsafeMutableRawPointer(entries).assumingMemoryBound(to: Output.self)
+    var rhsValues = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) &+ Int32(Rhs.min)
+    for rhsBlock in stride(from: 0, to: 256, by: 8) {
+      for lhsIndex in 0..<256 {
+        let lhsValues = SIMD8<Int32>(repeating: Int32(lhsIndex) &+ Int32(Lhs.min))
+        Output.storeNarrowed(function(lhsValues, rhsValues), to: outputs + (lhsIndex << 8 | rhsBlock))
+      }
+      rhsValues &+= 8
+    }
+    origin = UnsafeRawPointer(entries) + (-Int(Lhs.min) << 8 | -Int(Rhs.min))
+  }
+
+  deinit { entries.deallocate() }
 }
 
 /// Serves two 8-bit inputs from a table of the function on every pair of raw values.
 private struct PairTableRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, Output: QuantizedInteger> {
-  /// Entry `(a − Lhs.min) · 256 + (b − Rhs.min)` is the output for raw inputs `a` and `b`.
-  let table: [Output]
+  /// The outputs of every pair.
+  let table: PairTable
 
   init<Function: QuantizedBinaryFunction>(function: Function) {
-    var table = [Output](repeating: 0, count: 1 << 16)
-    table.withUnsafeMutableBufferPointer { entries in
-      var rhsValues = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7) &+ Int32(Rhs.min)
-      for rhsBlock in stride(from: 0, to: 256, by: 8) {
-        for lhsIndex in 0..<256 {
-          let lhsValues = SIMD8<Int32>(repeating: Int32(lhsIndex) &+ Int32(Lhs.min))
-          Output.storeNarrowed(
-            function(lhsValues, rhsValues), to: entries.baseAddress.unsafelyUnwrapped + (lhsIndex << 8 | rhsBlock))
-        }
-        rhsValues &+= 8
-      }
-    }
-    self.table = table
+    table = PairTable(function, lhs: Lhs.self, rhs: Rhs.self, output: Output.self)
   }
 
   func run(
@@ -244,14 +271,12 @@ private struct PairTableRunner<Lhs: QuantizedInteger, Rhs: QuantizedInteger, Out
     let rightStride = layout.innerStride(of: 1)
     let leftBias = -Int(Lhs.min)
     let rightBias = -Int(Rhs.min)
-    table.withUnsafeBufferPointer { table in
-      let entries = table.baseAddress.unsafelyUnwrapped
-      layout.forEachSegment(in: range) { start, leftOffset, rightOffset, _, count in
-        for step in 0..<count {
-          let a = Int(left[leftOffset &+ step &* leftStride]) &+ leftBias
-          let b = Int(right[rightOffset &+ step &* rightStride]) &+ rightBias
-          destination[start &+ step] = entries[a << 8 | b]
-        }
+    let entries = UnsafeRawPointer(table.entries).assumingMemoryBound(to: Output.self)
+    layout.forEachSegment(in: range) { start, leftOffset, rightOffset, _, count in
+      for step in 0..<count {
+        let a = Int(left[leftOffset &+ step &* leftStride]) &+ leftBias
+        let b = Int(right[rightOffset &+ step &* rightStride]) &+ rightBias
+        destination[start &+ step] = entries[a << 8 | b]
       }
     }
   }

@@ -1,7 +1,9 @@
 // Quantized AVERAGE_POOL_2D and MAX_POOL_2D (int8, uint8, int16), bit-exact with LiteRT's
 // reference kernels: the input and output share their quantization, so the pools work on raw
 // values. The average sums the in-bounds taps in int32 and divides rounding half away from zero;
-// both clamp to the fused activation's quantized range. Channels go eight at a time.
+// both clamp to the fused activation's quantized range. The average takes eight channels at a
+// time in Int32 lanes; the maximum sixteen in the element's own lanes (bytes for int8 and uint8:
+// the maximum of raw values needs no widening), starting from the clamp's lower bound.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -30,16 +32,15 @@ private struct IntegerPoolingRow<Element: QuantizedInteger> {
       let count = Int32(tapRows * tapColumns)
       let destination = output + (row * shape.width.outputSize + x) * channels
       var channel = 0
-      while channel + 8 <= channels {
-        var accumulator = SIMD8<Int32>(repeating: kind == .max ? Int32(Element.min) : 0)
+      if kind == .max {
+        channel = maximumBlocks(first: first, tapRows: tapRows, tapColumns: tapColumns, rowStride: rowStride, into: destination)
+      }
+      while kind == .average && channel + 8 <= channels {
+        var sum = SIMD8<Int32>()
         for ky in 0..<tapRows {
-          for kx in 0..<tapColumns {
-            let lanes = Element.loadWidened(first + ky * rowStride + kx * channels + channel)
-            accumulator = kind == .max ? pointwiseMax(accumulator, lanes) : accumulator &+ lanes
-          }
+          for kx in 0..<tapColumns { sum &+= Element.loadWidened(first + ky * rowStride + kx * channels + channel) }
         }
-        if kind == .average { accumulator = roundedQuotient(accumulator, count) }
-        Element.storeNarrowed(accumulator.clamped(to: clamp), to: destination + channel)
+        Element.storeNarrowed(roundedQuotient(sum, count).clamped(to: clamp), to: destination + channel)
         channel += 8
       }
       for tail in channel..<channels {
@@ -56,6 +57,33 @@ private struct IntegerPoolingRow<Element: QuantizedInteger> {
         destination[tail] = Element(truncatingIfNeeded: min(max(accumulator, clamp.lowerBound), clamp.upperBound))
       }
     }
+  }
+
+  /// The clamped maximum over the window whose first in-bounds tap is `first` for every whole
+  /// block of 16 channels, into `destination`; returns the first channel it left.
+  @inline(__always)
+  private func maximumBlocks(
+    first: UnsafePointer<Element>, tapRows: Int, tapColumns: Int, rowStride: Int, into destination: UnsafeMutablePointer<Element>
+  ) -> Int {
+    let channels = shape.channels
+    // The clamp's bounds lie inside the element's range (the output has the input's type).
+    let lower = SIMD16<Element>(repeating: Element(truncatingIfNeeded: clamp.lowerBound))
+    let upper = SIMD16<Element>(repeating: Element(truncatingIfNeeded: clamp.upperBound))
+    var channel = 0
+    while channel &+ 16 <= channels {
+      var accumulator = lower
+      for ky in 0..<tapRows {
+        let tapRow = first + (ky &* rowStride &+ channel)
+        for kx in 0..<tapColumns {
+          accumulator = pointwiseMax(
+            accumulator, UnsafeRawPointer(tapRow + kx &* channels).loadUnaligned(as: SIMD16<Element>.self))
+        }
+      }
+      UnsafeMutableRawPointer(destination + channel).storeBytes(
+        of: pointwiseMin(accumulator, upper), as: SIMD16<Element>.self)
+      channel &+= 16
+    }
+    return channel
   }
 }
 
