@@ -340,19 +340,22 @@ final class GeneratedKernelFuzzTests: XCTestCase {
 
   /// int8/uint8 ADD, SUB and MUL (and the byte tables of LOGISTIC and TANH) through the registered
   /// kernels' validated `prepare`, with generated kernels on and off: random and hostile-but-valid
-  /// shapes (empty, one element, a channel period longer than the repeating buffer's 4 KiB, a
+  /// shapes (empty, one element, 65536 outputs or more, which look up their table of every input
+  /// pair, a channel period longer than the repeating buffer's 4 KiB, a
   /// broadcast operand on either side, per-row operands the generated route does not take, 1 and
   /// 2 threads) give the same bytes and no guard is touched.
   func testRandomEightBitElementwiseShapesAreBitExactWithGeneratedKernelsOnAndOff() throws {
     var random = SeededGenerator(seed: 73)
     for trial in 0..<90 {
       let hostile = trial % 5 == 4
+      // At least 65536 outputs: the operation is served from its table of every input pair.
+      let tabulated = trial % 9 == 7
       let signed = trial % 2 == 0
       let type: ElementType = signed ? .int8 : .uint8
       let range = signed ? -128...127 : 0...255
-      let height = hostile ? [0, 1, 2][random.int(0...2)] : random.int(1...12)
-      let width = random.int(1...12)
-      let channels = hostile ? [1, 4097, 5000][random.int(0...2)] : random.int(1...70)
+      let height = hostile ? [0, 1, 2][random.int(0...2)] : tabulated ? random.int(40...48) : random.int(1...12)
+      let width = tabulated ? 40 : random.int(1...12)
+      let channels = hostile ? [1, 4097, 5000][random.int(0...2)] : tabulated ? random.int(41...70) : random.int(1...70)
       let full = [1, height, width, channels]
       let other: [Int] = [full, [channels], [1, 1, 1, channels], [1], [], [1, height, 1, 1]][random.int(0...5)]
       let (lhsShape, rhsShape) = random.bool() ? (full, other) : (other, full)

@@ -47,6 +47,11 @@ struct WindowAxis: Equatable {
   @inline(__always)
   func validTaps(_ output: Int) -> (first: Int, end: Int) {
     let origin = inputOrigin(output)
+    // Without dilation the taps are input positions themselves: no divisions (im2col asks per row).
+    if dilation == 1 {
+      let end = max(0, min(filterSize, inputSize &- origin))
+      return (min(max(0, 0 &- origin), end), end)
+    }
     // Smallest tap with origin + tap*dilation >= 0, and first tap with origin + tap*dilation >= inputSize.
     let first = origin >= 0 ? 0 : (-origin + dilation - 1) / dilation
     let end = origin >= inputSize ? 0 : min(filterSize, (inputSize - origin + dilation - 1) / dilation)
