@@ -16,11 +16,13 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
 
   /// Every kind and instruction set generates, also those this machine cannot run (their
   /// instructions are pinned by the NASM encoding table), and ends with `vzeroupper; ret`; the
-  /// 5×5 weights-in-registers kernel exists only for AVX-512 (25 weight vectors).
+  /// 5×5 weights-in-registers kernel exists only for AVX-512 (25 weight vectors), the 8-channel
+  /// one only for AVX2 (a ymm kernel).
   func testEveryKernelGenerates() {
     for isa in GeneratedKernelISA.allCases {
       for kind in DepthwiseKernelGenerator.ElementKind.allCases {
-        XCTAssertEqual(DepthwiseKernelGenerator.generates(kind, isa: isa), kind != .float5x5 || isa == .avx512)
+        let expected = kind == .float5x5 ? isa == .avx512 : kind == .floatEightChannels ? isa == .avx2 : true
+        XCTAssertEqual(DepthwiseKernelGenerator.generates(kind, isa: isa), expected, "\(isa) \(kind)")
         guard DepthwiseKernelGenerator.generates(kind, isa: isa) else { continue }
         let code = DepthwiseKernelGenerator.code(isa: isa, kind: kind)
         // vzeroupper, pop r15, r14, r13, r12, rbp, rbx, ret.
@@ -193,7 +195,7 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
     }
   }
 
-  /// Random float depthwise convolutions with 16-channel blocks (and a Swift remainder): every
+  /// Random float depthwise convolutions with 16- and 8-channel blocks (and a Swift remainder): every
   /// generated instruction set against the reference and against the Swift kernel, borders,
   /// strides, dilations, SAME/VALID, multipliers, bias or none, every clamp, one and two threads;
   /// a guard after the output stays untouched.
@@ -203,7 +205,7 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
       let batch = random.int(1...2)
       let height = random.int(1...9)
       let width = random.int(1...13)
-      let channels = [16, 17, 32, 40, 8, 48][trial % 6]
+      let channels = [16, 17, 32, 40, 8, 48, 24, 44, 4][trial % 9]
       let multiplier = trial % 5 == 4 ? 2 : 1
       let filterHeight = trial % 3 == 0 ? 3 : random.int(1...4)
       let filterWidth = trial % 3 == 0 ? 3 : random.int(1...5)
@@ -248,8 +250,10 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
       let isa = kernels.isa
       XCTAssertEqual(KernelDescription.depthwise(), "depthwise, generated \(kernels.byteKernelISA)")
       XCTAssertEqual(KernelDescription.depthwise(channels: 32), "depthwise, generated \(isa)")
-      XCTAssertEqual(KernelDescription.depthwise(channels: 40), "depthwise, generated \(isa) (last 8 channels: \(swift))")
-      XCTAssertEqual(KernelDescription.depthwise(channels: 15), "depthwise, \(swift)")
+      XCTAssertEqual(KernelDescription.depthwise(channels: 40), "depthwise, generated \(isa)")
+      XCTAssertEqual(KernelDescription.depthwise(channels: 8), "depthwise, generated \(isa)")
+      XCTAssertEqual(KernelDescription.depthwise(channels: 44), "depthwise, generated \(isa) (last 4 channels: \(swift))")
+      XCTAssertEqual(KernelDescription.depthwise(channels: 7), "depthwise, \(swift)")
     }
     GeneratedFloatKernels.$areAllowed.withValue(false) {
       XCTAssertNil(GeneratedDepthwiseKernels.current)

@@ -1,8 +1,11 @@
 import Foundation
 import TFLiteCommandLine
 
-// Times whole networks: the `network` entries of TestModels/manifest.json and every .tflite file
-// under Benchmarks/Models/ (or the files and directories given), one thread by default.
+// Times whole networks: the `network` entries of TestModels/manifest.json, of
+// Benchmarks/Models/manifest.json (or every .tflite file under Benchmarks/Models/ without one) and
+// MediaPipe's published models in Benchmarks/Models/mediapipe/
+// (`Scripts/fetch_mediapipe_benchmark_models.sh`), or the files and directories given; one thread
+// by default.
 //
 //   model-benchmarks [--runs N] [--warmup N] [--threads N] [--json] [--list] [PATH...]
 //
@@ -46,7 +49,7 @@ struct BenchmarkOptions {
         paths.append(argument)
       }
     }
-    if paths.isEmpty { paths = ["TestModels", "Benchmarks/Models"] }
+    if paths.isEmpty { paths = ["TestModels", "Benchmarks/Models", "Benchmarks/Models/mediapipe"] }
   }
 }
 
@@ -74,7 +77,9 @@ func jsonString(_ text: String) -> String {
 
 do {
   let options = try BenchmarkOptions(Array(CommandLine.arguments.dropFirst()))
-  let modelPaths = options.paths.flatMap(models(under:))
+  var listed = Set<String>()
+  // A directory without a manifest lists its subdirectories' models too: each model once.
+  let modelPaths = options.paths.flatMap(models(under:)).filter { listed.insert(($0 as NSString).standardizingPath).inserted }
   if options.listsModels {
     modelPaths.forEach { print($0) }
     exit(0)

@@ -30,16 +30,14 @@ enum KernelDescription {
   static var floatGEMM: String { "GEMM, \(floatGEMMLevel)" }
 
   /// Where a depthwise convolution over `channels` output channels runs: `generated AVX-512F` when
-  /// the generated kernels (`GeneratedDepthwiseKernels`) compute its whole 16-channel blocks, with
-  /// the last channels past them named as Swift code; the Swift level when there is no generated
-  /// kernel or no whole block. `channels` nil: the 8-bit kernel, which pads its channels to blocks
+  /// the generated kernels (`GeneratedDepthwiseKernels`) compute its whole 16-channel blocks and a
+  /// last 8-channel one, with the last channels past them named as Swift code; the Swift level when
+  /// there is no generated kernel or fewer than 8 channels. `channels` nil: the 8-bit kernel, which pads its channels to blocks
   /// and runs on the byte kernels' instruction set (AVX2 on AVX-512 CPUs without VNNI).
   static func depthwiseLevel(channels: Int? = nil) -> String {
-    let block = DepthwiseKernelGenerator.blockChannels
-    guard let kernels = GeneratedDepthwiseKernels.current, channels.map({ $0 >= block }) ?? true else {
-      return swiftLevel
-    }
-    let remainder = (channels ?? 0) % block
+    let covered = channels.map(DepthwiseKernelGenerator.floatChannelsCovered)
+    guard let kernels = GeneratedDepthwiseKernels.current, covered.map({ $0 > 0 }) ?? true else { return swiftLevel }
+    let remainder = (channels ?? 0) - (covered ?? 0)
     return "generated \(channels == nil ? kernels.byteKernelISA : kernels.isa)" + (remainder == 0 ? "" : " (last \(remainder) channels: \(swiftLevel))")
   }
 

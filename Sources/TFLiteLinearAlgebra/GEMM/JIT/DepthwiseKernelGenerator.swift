@@ -7,6 +7,9 @@
 /// - `float`: float32 inputs and weights over a table of (input offset, weight offset) taps,
 ///   `acc += input · weight` fused (FMA) in table order, then TFLite's clamp
 ///   `min(max(acc, lower), upper)`, stored as float32;
+/// - `floatEightChannels`: the `float` sums over a block of 8 channels in one ymm (AVX2 code, run on
+///   AVX-512 CPUs too): the last 8 channels of a count that is not a multiple of 16 (24, 40, 88
+///   channels, or 8 alone, as in MediaPipe's networks);
 /// - `float3x3`, `float5x5`: the same sums over a table of exactly 9 (25) taps, a whole square
 ///   filter, whose weight vectors are loaded into registers once per call and kept there for every
 ///   pixel, the taps unrolled (`float5x5` only on AVX-512: 25 zmm). The taps are summed in the same
@@ -48,11 +51,13 @@
     case float3x3
     /// float32 over a whole 5×5 filter with its weights in registers (AVX-512 only).
     case float5x5
+    /// float32 over a tap table, 8 channels (AVX2 only).
+    case floatEightChannels
 
     /// The side of the square filter whose weights stay in registers, or nil for a tap table.
     @usableFromInline package var squareFilterSize: Int? {
       switch self {
-      case .float, .requantizedInt8, .requantizedUInt8: nil
+      case .float, .requantizedInt8, .requantizedUInt8, .floatEightChannels: nil
       case .float3x3: 3
       case .float5x5: 5
       }
@@ -63,7 +68,7 @@
       switch self {
       case .requantizedInt8: .int8
       case .requantizedUInt8: .uint8
-      case .float, .float3x3, .float5x5: nil
+      case .float, .float3x3, .float5x5, .floatEightChannels: nil
       }
     }
 
@@ -81,14 +86,25 @@
   /// Channels of one block: one zmm or two ymm of 32-bit lanes.
   @usableFromInline package static let blockChannels = 16
 
+  /// Channels of a `floatEightChannels` block: one ymm.
+  @usableFromInline package static let halfBlockChannels = 8
+
+  /// The channels of `channels` the generated float kinds compute: whole 16-channel blocks, then
+  /// one 8-channel block when at least 8 are left.
+  @inlinable package static func floatChannelsCovered(_ channels: Int) -> Int {
+    channels / blockChannels * blockChannels + (channels % blockChannels >= halfBlockChannels ? halfBlockChannels : 0)
+  }
+
   /// Tap pairs of the byte kernels for `taps` taps (the last pair of an odd count repeats
   /// its input with zero weights).
   @inlinable package static func bytePairCount(taps: Int) -> Int { (taps + 1) / 2 }
 
-  /// True when `kind` is generated for `isa`: every kind on AVX-512, all but `float5x5` on AVX2
-  /// (a square kind needs its size² weight vectors, four accumulators and the two clamp bounds in
-  /// registers: 31 of 32 zmm for 5×5, more than 16 ymm).
+  /// True when `kind` is generated for `isa`: all but `float5x5` on AVX2 (a square kind needs its
+  /// size² weight vectors, four accumulators and the two clamp bounds in registers: 31 of 32 zmm
+  /// for 5×5, more than 16 ymm), all but `floatEightChannels` on AVX-512 (a ymm kind; AVX-512
+  /// kernel sets carry the AVX2 one).
   @usableFromInline package static func generates(_ kind: ElementKind, isa: GeneratedKernelISA) -> Bool {
+    if kind == .floatEightChannels { return isa == .avx2 }
     guard let size = kind.squareFilterSize else { return true }
     return size * size + 4 + 2 <= (isa == .avx2 ? 16 : 32)
   }
@@ -172,8 +188,8 @@ private struct DepthwiseEmitter {
   let kind: DepthwiseKernelGenerator.ElementKind
   var assembler = X86Assembler()
 
-  /// Vector registers per 16 channels: 2 ymm or 1 zmm.
-  var vectorsPerBlock: Int { isa == .avx2 ? 2 : 1 }
+  /// Vector registers per block: 2 ymm or 1 zmm for 16 channels, 1 ymm for 8.
+  var vectorsPerBlock: Int { isa == .avx2 && kind != .floatEightChannels ? 2 : 1 }
   /// Channels per vector register.
   var lanes: Int { isa == .avx2 ? 8 : 16 }
   /// Pixels of the unrolled group.
@@ -510,7 +526,7 @@ private struct DepthwiseEmitter {
 
 /// The generated depthwise kernels (`DepthwiseKernelGenerator`) of one instruction set, every
 /// element kind it has, made together on first use and kept for the life of the process (a bounded
-/// cache: four kernels of at most a few hundred bytes per instruction set).
+/// cache: six kernels of at most a few hundred bytes per instruction set).
 ///
 /// They follow the float GEMM's switches (``GeneratedFloatKernels/current``): off with
 /// `SWIFTTFLITE_JIT=0`, for a runner with ``RunnerOptions/usesGeneratedKernels`` false, when the OS
@@ -538,7 +554,7 @@ private struct DepthwiseEmitter {
   private init?(isa: GeneratedKernelISA, byteKernelISA: GeneratedKernelISA) {
     var kernels: [ExecutableCode?] = []
     for kind in DepthwiseKernelGenerator.ElementKind.allCases {
-      let kernelISA = kind.requantizedOutput != nil ? byteKernelISA : isa
+      let kernelISA = kind.requantizedOutput != nil ? byteKernelISA : kind == .floatEightChannels ? .avx2 : isa
       guard DepthwiseKernelGenerator.generates(kind, isa: kernelISA) else {
         kernels.append(nil)
         continue

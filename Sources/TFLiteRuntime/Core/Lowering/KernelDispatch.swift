@@ -377,7 +377,7 @@ enum KernelDispatch {
     case .padv2: kernel(PadKernel.self)
     case .pow: arithmetic(Power.self)
     case .prelu:
-      byArithmetic(quantized: integerBinary(IntegerPreluDefinition.self), plain: binary(PreluDefinition.self))
+      byArithmetic(quantized: integerBinary(IntegerPreluDefinition.self), plain: kernel(PreluKernel.self))
     case .quantize: kernel(QuantizeKernel.self)
     case .range: kernel(RangeKernel.self)
     case .rank: kernel(RankKernel.self)

@@ -195,8 +195,9 @@ enum FloatConvolution {
 final class Conv2DKernel: Kernel {
   /// The depthwise route for one input channel per group, else the GEMM.
   var kernelDescription: String? {
-    depthwise.map { "depthwise route, \(KernelDescription.depthwiseLevel(channels: $0.outputChannels))" }
-      ?? KernelDescription.floatGEMM
+    if let depthwise { return "depthwise route, \(KernelDescription.depthwiseLevel(channels: depthwise.outputChannels))" }
+    if implicit != nil, let kernels = GeneratedFloatKernels.current { return "implicit GEMM, generated \(kernels.isa)" }
+    return KernelDescription.floatGEMM
   }
 
   private let operands: WeightedOperands
@@ -211,6 +212,10 @@ final class Conv2DKernel: Kernel {
   private var weights = PackedWeights()
   private var paddedBias = PaddedBias()
   private var gemmScratchOffset = 0
+  /// The GEMM over the input in place, without im2col (`ImplicitConvolution`), where it applies;
+  /// it runs when the generated float kernels do.
+  private var implicit: ImplicitConvolution?
+  private var implicitScratchOffset = 0
   /// Set when every group has one input channel (a depthwise convolution written as a grouped
   /// CONV_2D, as Keras converts `Conv2D(groups=channels)`): it then runs on the depthwise kernel
   /// rather than as one GEMM of a single column per group.
@@ -236,6 +241,7 @@ final class Conv2DKernel: Kernel {
     context.releaseAfterCopying(filter)
     var scratch = ScratchLayout()
     if shape.groups > 1 && shape.groupInputChannels == 1 {
+      implicit = nil
       prepareDepthwise(shape, scratch: &scratch)
       context.requestScratch(bytes: scratch.byteCount)
       return
@@ -249,6 +255,10 @@ final class Conv2DKernel: Kernel {
       scratch: &scratch)
     paddedBias.prepare(bias, groups: shape.groups, columns: shape.groupOutputChannels, scratch: &scratch)
     gemmScratchOffset = scratch.reserve(bytes: FloatConvolution.scratchBytes(shape, threadCount: context.threadCount))
+    implicit = shape.readsInputInPlace ? nil : ImplicitConvolution(shape)
+    if let implicit {
+      implicitScratchOffset = scratch.reserve(bytes: implicit.workerScratchBytes * max(1, context.threadCount))
+    }
     context.requestScratch(bytes: scratch.byteCount)
     self.shape = shape
     self.plan = plan
@@ -261,8 +271,17 @@ final class Conv2DKernel: Kernel {
       return
     }
     guard let shape, let plan, let scratch = context.scratch else { throw KernelError.invalid("CONV_2D was not prepared") }
+    // Read here, on the thread that runs the node: the switch is task-local.
+    let generated = GeneratedFloatKernels.current
     try weights.withPointer(filter, scratch: scratch) { packedFilter in
       paddedBias.withPointer(bias, scratch: scratch) { biasPointer in
+        if let implicit, let generated {
+          implicit.run(
+            kernels: generated, input: input.pointer(as: Float.self), filter: packedFilter, bias: biasPointer,
+            activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,
+            scratch: scratch + implicitScratchOffset)
+          return
+        }
         FloatConvolution.run(
           shape, plan: plan, input: input.pointer(as: Float.self), filter: packedFilter, bias: biasPointer,
           activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,
@@ -332,3 +351,4 @@ final class Conv2DKernel: Kernel {
     }
   }
 }
+

@@ -14,7 +14,7 @@ enum FloatDepthwiseConvolution {
   }
 
   /// Computes the convolution. `bias` has `outputChannels` values or is nil. Whole 16-channel
-  /// blocks run on `generatedKernels` when given (by default those this thread may use, see
+  /// blocks and a last 8-channel one run on `generatedKernels` when given (by default those this thread may use, see
   /// `GeneratedDepthwiseKernels`), the other channels on Swift SIMD code whose multiply-adds are
   /// fused when `usesFusedMultiplyAdd` (by default when this build has hardware FMA, see
   /// `FusedMultiplyAdd`).
@@ -67,7 +67,7 @@ enum FloatDepthwiseConvolution {
 }
 
 /// One output row of a float depthwise convolution on the generated kernels, for every whole
-/// block of 16 channels: the interior pixels (every filter column inside the input) in one call per
+/// block of 16 channels and a last block of 8 (`floatEightChannels`): the interior pixels (every filter column inside the input) in one call per
 /// block, each edge pixel in a call of its own with only its valid filter columns. Filter rows
 /// outside the input are left out of the tap table, so no tap reads outside the input. An interior
 /// covering a whole 3×3 (or, on AVX-512, 5×5) filter runs on the kernel that keeps the filter's
@@ -86,9 +86,9 @@ private struct GeneratedDepthwiseRow {
   let endTapY: Int
   let firstInputY: Int
 
-  /// The channels the generated kernels compute: whole blocks of 16.
+  /// The channels the generated kernels compute: whole blocks of 16, then one of 8.
   static func channelsCovered(_ shape: DepthwiseShape) -> Int {
-    shape.outputChannels / DepthwiseKernelGenerator.blockChannels * DepthwiseKernelGenerator.blockChannels
+    DepthwiseKernelGenerator.floatChannelsCovered(shape.outputChannels)
   }
 
   init(
@@ -148,8 +148,8 @@ private struct GeneratedDepthwiseRow {
     return count
   }
 
-  /// Output pixels `x ..< x + count`, whose first tap column is `firstX`, block by block, on the
-  /// `kind` kernel.
+  /// Output pixels `x ..< x + count`, whose first tap column is `firstX`, block by block: the
+  /// 16-channel blocks on the `kind` kernel, a last 8-channel block on `floatEightChannels`.
   private func convolve(
     x: Int, count: Int, firstX: Int, taps: UnsafePointer<Int>, tapCount: Int, kind: DepthwiseKernelGenerator.ElementKind
   ) {
@@ -158,14 +158,16 @@ private struct GeneratedDepthwiseRow {
     let floatBytes = MemoryLayout<Float>.stride
     // Never dereferenced when there are no taps (the first valid row may then lie outside the input).
     let firstInput = image + (firstInputY &* width.inputSize &+ width.inputOrigin(x) &+ firstX &* width.dilation) &* channels
+    let wholeBlocks = channels / DepthwiseKernelGenerator.blockChannels * DepthwiseKernelGenerator.blockChannels
     for channel in stride(from: 0, to: Self.channelsCovered(shape), by: DepthwiseKernelGenerator.blockChannels) {
+      let blockKind = channel < wholeBlocks ? kind : .floatEightChannels
       var arguments = DepthwiseKernelArguments(
         input: UnsafeRawPointer(firstInput + channel), inputPixelBytes: width.stride * channels * floatBytes, taps: taps,
         tapCount: tapCount, weights: UnsafeRawPointer(filter + channel),
         start: bias.map { UnsafeRawPointer($0 + channel) } ?? kernels.zeros,
         output: UnsafeMutableRawPointer(outputRow + x * channels + channel), outputPixelBytes: channels * floatBytes,
         pixelCount: count, lower: activation.lower, upper: activation.upper)
-      kernels.run(kind, &arguments)
+      kernels.run(blockKind, &arguments)
     }
   }
 }

@@ -105,22 +105,6 @@ struct GeluDefinition: UnaryKernelDefinition {
   }
 }
 
-/// The kernel definition of PRELU (alpha broadcast against the input).
-struct PreluDefinition: BinaryKernelDefinition {
-  init(node: Node, lhs: RuntimeTensor, rhs: RuntimeTensor, output: RuntimeTensor) throws {
-    _ = try commonElementType([lhs, rhs, output], allowed: [.float32], operatorName: "PRELU")
-  }
-
-  var minimumChunk: Int { cheapElementwiseChunk }
-
-  func run(
-    layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
-    output: UnsafeMutableRawPointer, range: Range<Int>
-  ) {
-    BinaryDriver.run(PreluOperation(), layout: layout, lhs: lhs, rhs: rhs, output: output, range: range)
-  }
-}
-
 /// LEAKY_RELU: x > 0 ? x : alpha·x.
 struct LeakyReluOperation: UnaryLanewiseOperation {
   /// Slope for non-positive inputs.

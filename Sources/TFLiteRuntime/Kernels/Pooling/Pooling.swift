@@ -31,29 +31,90 @@ enum FloatPooling {
     _ kind: PoolingKind, _ shape: PoolingShape, input: UnsafePointer<Float>, activation: FloatClampRange,
     output: UnsafeMutablePointer<Float>, threadCount: Int
   ) {
+    switch kind {
+    case .max: run(MaximumPooling.self, shape, input: input, activation: activation, output: output, threadCount: threadCount)
+    case .average: run(AveragePooling.self, shape, input: input, activation: activation, output: output, threadCount: threadCount)
+    case .l2: run(L2Pooling.self, shape, input: input, activation: activation, output: output, threadCount: threadCount)
+    }
+  }
+
+  /// The pool of `Reduction`, specialized for it: the reduction is chosen once, not per element,
+  /// and the windows of the interior columns (all taps inside the input) take no division.
+  private static func run<Reduction: PoolingReduction>(
+    _: Reduction.Type, _ shape: PoolingShape, input: UnsafePointer<Float>, activation: FloatClampRange,
+    output: UnsafeMutablePointer<Float>, threadCount: Int
+  ) {
     let workPerRow = ChannelWindowRows.work(
       shape.width.outputSize, shape.channels, shape.height.filterSize, shape.width.filterSize)
+    let interior = shape.width.interior
+    let allColumns = (first: 0, end: shape.width.filterSize)
     ChannelWindowRows.forEachRow(
       rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
     ) { row in
       let y = row % shape.height.outputSize
       let image = row / shape.height.outputSize
+      let tapsY = shape.height.validTaps(y)
       for x in 0..<shape.width.outputSize {
-        let pixel = PoolingPixel(
-          kind: kind, shape: shape, activation: activation,
+        let pixel = PoolingPixel<Reduction>(
+          shape: shape, activation: activation,
           input: input + image * shape.height.inputSize * shape.width.inputSize * shape.channels,
           output: output + (row * shape.width.outputSize + x) * shape.channels,
-          originY: shape.height.inputOrigin(y), tapsY: shape.height.validTaps(y),
-          originX: shape.width.inputOrigin(x), tapsX: shape.width.validTaps(x))
+          originY: shape.height.inputOrigin(y), tapsY: tapsY,
+          originX: shape.width.inputOrigin(x), tapsX: interior.contains(x) ? allColumns : shape.width.validTaps(x))
         forEachChannelBlock(channels: shape.channels, pixel)
       }
     }
   }
 }
 
+/// How a pool combines its window: a start value, a lane-wise combination, a final step over the
+/// number of in-bounds elements.
+private protocol PoolingReduction {
+  /// The value the window's combination starts from.
+  static var start: Float { get }
+  /// `result` combined with one element.
+  static func combine<Vector: ChannelVector>(_ result: Vector, _ value: Vector) -> Vector
+  /// The pool's value from the combination of `count` elements.
+  static func finish<Vector: ChannelVector>(_ result: Vector, count: Int) -> Vector
+}
+
+/// MAX_POOL_2D: the largest element (TFLite's lowest float to start).
+private enum MaximumPooling: PoolingReduction {
+  static var start: Float { -.greatestFiniteMagnitude }
+  @inline(__always)
+  static func combine<Vector: ChannelVector>(_ result: Vector, _ value: Vector) -> Vector { result.maximum(value) }
+  @inline(__always)
+  static func finish<Vector: ChannelVector>(_ result: Vector, count: Int) -> Vector { result }
+}
+
+/// AVERAGE_POOL_2D: the sum over the count.
+private enum AveragePooling: PoolingReduction {
+  static var start: Float { 0 }
+  @inline(__always)
+  static func combine<Vector: ChannelVector>(_ result: Vector, _ value: Vector) -> Vector { result + value }
+  @inline(__always)
+  static func finish<Vector: ChannelVector>(_ result: Vector, count: Int) -> Vector {
+    result / Vector(repeating: Float(count))
+  }
+}
+
+/// L2_POOL_2D: the square root of the mean of squares.
+private enum L2Pooling: PoolingReduction {
+  static var start: Float { 0 }
+  @inline(__always)
+  static func combine<Vector: ChannelVector>(_ result: Vector, _ value: Vector) -> Vector {
+    var sum = result
+    sum.multiplyAdd(value, value)
+    return sum
+  }
+  @inline(__always)
+  static func finish<Vector: ChannelVector>(_ result: Vector, count: Int) -> Vector {
+    (result / Vector(repeating: Float(count))).squareRoot()
+  }
+}
+
 /// One output pixel of a pool, for one block of channels.
-private struct PoolingPixel: ChannelBlockOperation {
-  let kind: PoolingKind
+private struct PoolingPixel<Reduction: PoolingReduction>: ChannelBlockOperation {
   let shape: PoolingShape
   let activation: FloatClampRange
   /// First element of the input image; first element of the output pixel.
@@ -64,6 +125,7 @@ private struct PoolingPixel: ChannelBlockOperation {
   let originX: Int
   let tapsX: (first: Int, end: Int)
 
+  @inline(__always)
   func run<Vector: ChannelVector>(_ vector: Vector.Type, channel: Int) {
     // Wrapping index arithmetic: offsets stay inside the validated input tensor.
     let channels = shape.channels
@@ -71,25 +133,16 @@ private struct PoolingPixel: ChannelBlockOperation {
     let tapRows = tapsY.end &- tapsY.first
     let tapColumns = tapsX.end &- tapsX.first
     var row = input + ((originY &+ tapsY.first) &* rowStride &+ (originX &+ tapsX.first) &* channels &+ channel)
-    var result = Vector(repeating: kind == .max ? -.greatestFiniteMagnitude : 0)
+    var result = Vector(repeating: Reduction.start)
     for _ in 0..<tapRows {
       var source = row
       for _ in 0..<tapColumns {
-        let value = Vector.load(source)
-        switch kind {
-        case .max: result = result.maximum(value)
-        case .average: result = result + value
-        case .l2: result.multiplyAdd(value, value)
-        }
+        result = Reduction.combine(result, Vector.load(source))
         source += channels
       }
       row += rowStride
     }
-    if kind != .max {
-      let mean = result / Vector(repeating: Float(tapRows &* tapColumns))
-      result = kind == .average ? mean : mean.squareRoot()
-    }
-    result.clamped(activation).store(to: output + channel)
+    Reduction.finish(result, count: tapRows &* tapColumns).clamped(activation).store(to: output + channel)
   }
 }
 
