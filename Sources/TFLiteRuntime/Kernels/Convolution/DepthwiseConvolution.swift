@@ -44,7 +44,8 @@ enum FloatDepthwiseConvolution {
       rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
     ) { row in
       var swiftChannels = 0
-      if let generatedKernels {
+      // The float kind is generated on the first row that asks (nil only if the OS refused it).
+      if let generatedKernels, generatedKernels.has(.float) {
         GeneratedDepthwiseRow(
           shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output,
           kernels: generatedKernels
@@ -121,13 +122,15 @@ private struct GeneratedDepthwiseRow {
         let kind = wholeSquare.flatMap { kernels.has($0) ? $0 : nil } ?? .float
         convolve(x: interior.lowerBound, count: interior.count, firstX: 0, taps: taps, tapCount: tapCount, kind: kind)
       }
-      for edge in [0..<interior.lowerBound, interior.upperBound..<width.outputSize] {
-        for x in edge {
-          let (firstX, endX) = width.validTaps(x)
-          let tapCount = fillTaps(taps, firstX: firstX, endX: endX)
-          convolve(x: x, count: 1, firstX: firstX, taps: taps, tapCount: tapCount, kind: .float)
-        }
+      // The two edges one after the other, not as an array of ranges: the first `[Range<Int>]` of
+      // a process costs a scan of every protocol conformance record (`Int: Comparable`).
+      func convolveEdge(_ x: Int) {
+        let (firstX, endX) = width.validTaps(x)
+        let tapCount = fillTaps(taps, firstX: firstX, endX: endX)
+        convolve(x: x, count: 1, firstX: firstX, taps: taps, tapCount: tapCount, kind: .float)
       }
+      for x in 0..<interior.lowerBound { convolveEdge(x) }
+      for x in interior.upperBound..<width.outputSize { convolveEdge(x) }
     }
   }
 
