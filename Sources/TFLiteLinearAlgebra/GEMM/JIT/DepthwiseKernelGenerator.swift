@@ -579,9 +579,6 @@ private struct DepthwiseEmitter {
     kernels.entry(kind.rawValue) != nil
   }
 
-  /// True when the `kind` kernel has been generated (for tests: hot paths ask `has`).
-  package func isGenerated(_ kind: DepthwiseKernelGenerator.ElementKind) -> Bool { kernels.isMade(kind.rawValue) }
-
   /// Runs the `kind` kernel (one the set `has`) on `arguments` (a byte kind's with its
   /// requantization record and lanes).
   @usableFromInline package func run(_ kind: DepthwiseKernelGenerator.ElementKind, _ arguments: inout DepthwiseKernelArguments) {

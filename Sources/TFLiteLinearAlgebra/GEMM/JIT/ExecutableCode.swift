@@ -3,7 +3,9 @@
 // writable and executable at once and the code cannot change afterwards. A family of kernels made
 // together (every tile height of a GEMM, every output type of a requantization) shares one
 // mapping: one `mmap` and one `mprotect` for all of them, each kernel starting on a 64-byte
-// boundary, instead of a mapping (and at least a page) per kernel.
+// boundary, instead of a mapping (and at least a page) per kernel. Kernels made one at a time on
+// first use (`LazyExecutableKernels`) get a mapping each: a mapping cannot grow, because its pages
+// would have to turn writable again while other threads run the kernels already in it.
 
 #if canImport(Glibc)
   import Glibc

@@ -217,9 +217,6 @@
     withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
   }
 
-  /// True when the tile of `columns` panels and `rows` rows has been generated (for tests).
-  package func isGenerated(columns: Int, rows: Int) -> Bool { kernels.isMade(firstTile[columns - 1] + rows - 1) }
-
   /// Int32 sums of rows `0 ..< rowCount` of A (`4 × steps` unsigned bytes each, rows `lda` apart)
   /// times `columns` `QuadPanelMatrices` panels (`steps` steps of 64 bytes each, `panelBytes`
   /// apart from `b`), 16 per row and panel into C (panel p at column 16p, rows `ldc` apart), in
