@@ -33,8 +33,11 @@ enum BenchCommand: Subcommand {
       --verbose lists every node as `kind KernelType: route` (kind: float, integer, hybrid,
       reference, or the element type of a type-generic kernel; route: e.g. `GEMM, generated
       AVX-512F` or `Swift SIMD (SSE baseline)`).
-      JSON output: {"load_ms":..., "first_invoke_ms":..., "min_ms":..., "median_ms":..., "max_ms":...,
-      "arena_bytes":..., "peak_rss_bytes":..., "outputs_identical":true}, and with --verbose
+      load_cpu_ms and first_invoke_cpu_ms are the process's CPU time (user + system) over the same
+      spans: steadier than wall time on a shared machine, where waiting for a core is not charged.
+      JSON output: {"load_ms":..., "first_invoke_ms":..., "load_cpu_ms":..., "first_invoke_cpu_ms":...,
+      "min_ms":..., "median_ms":..., "max_ms":..., "arena_bytes":..., "peak_rss_bytes":...,
+      "outputs_identical":true}, and with --verbose
       "kernels":["CONV_2D: float Conv2DKernel: GEMM, ...", ...].
       """)
 
@@ -59,6 +62,10 @@ public struct BenchmarkResult: Sendable {
   public var loadMilliseconds: Double
   /// Milliseconds of the first invoke (which may pack weights or generate code on first use).
   public var firstInvokeMilliseconds: Double
+  /// Process CPU milliseconds (user + system) spent loading: the span of `loadMilliseconds`.
+  public var loadCPUMilliseconds: Double
+  /// Process CPU milliseconds of the first invoke: the span of `firstInvokeMilliseconds`.
+  public var firstInvokeCPUMilliseconds: Double
   /// Every timed invocation, in milliseconds, sorted ascending.
   public var invokeMilliseconds: [Double]
   /// Bytes of the activation arena.
@@ -73,11 +80,14 @@ public struct BenchmarkResult: Sendable {
 
   /// Creates a result; `invokeMilliseconds` are sorted here.
   public init(
-    loadMilliseconds: Double, firstInvokeMilliseconds: Double = 0, invokeMilliseconds: [Double], arenaByteCount: Int,
+    loadMilliseconds: Double, firstInvokeMilliseconds: Double = 0, loadCPUMilliseconds: Double = 0,
+    firstInvokeCPUMilliseconds: Double = 0, invokeMilliseconds: [Double], arenaByteCount: Int,
     peakResidentBytes: Int = 0, kernelDescriptions: [String] = [], outputsStayedIdentical: Bool
   ) {
     self.loadMilliseconds = loadMilliseconds
     self.firstInvokeMilliseconds = firstInvokeMilliseconds
+    self.loadCPUMilliseconds = loadCPUMilliseconds
+    self.firstInvokeCPUMilliseconds = firstInvokeCPUMilliseconds
     self.invokeMilliseconds = invokeMilliseconds.sorted()
     self.arenaByteCount = arenaByteCount
     self.peakResidentBytes = peakResidentBytes
@@ -97,11 +107,12 @@ public struct BenchmarkResult: Sendable {
       ? invokeMilliseconds[count / 2] : (invokeMilliseconds[count / 2 - 1] + invokeMilliseconds[count / 2]) / 2
   }
 
-  /// `{"load_ms":1.234, "first_invoke_ms":..., "min_ms":..., "median_ms":..., "max_ms":..., "arena_bytes":1024,
+  /// `{"load_ms":1.234, "first_invoke_ms":..., "load_cpu_ms":..., "first_invoke_cpu_ms":..., "min_ms":..., "median_ms":..., "max_ms":..., "arena_bytes":1024,
   /// "peak_rss_bytes":..., "outputs_identical":true}`; with `verbose`, also `"kernels":[...]`.
   public func json(verbose: Bool = false) -> String {
     let fields = [
-      ("load_ms", loadMilliseconds), ("first_invoke_ms", firstInvokeMilliseconds), ("min_ms", minimum),
+      ("load_ms", loadMilliseconds), ("first_invoke_ms", firstInvokeMilliseconds),
+      ("load_cpu_ms", loadCPUMilliseconds), ("first_invoke_cpu_ms", firstInvokeCPUMilliseconds), ("min_ms", minimum),
       ("median_ms", median), ("max_ms", maximum),
     ].map { "\"\($0.0)\":\(String(format: "%.3f", $0.1))" }
     let counts = [
@@ -115,7 +126,7 @@ public struct BenchmarkResult: Sendable {
   /// A few readable lines; with `verbose`, one more per node naming its kernel.
   public func text(verbose: Bool = false) -> String {
     let summary = """
-      load:   \(String(format: "%.3f", loadMilliseconds)) ms, first invoke \(String(format: "%.3f", firstInvokeMilliseconds)) ms
+      load:   \(String(format: "%.3f", loadMilliseconds)) ms, first invoke \(String(format: "%.3f", firstInvokeMilliseconds)) ms (CPU \(String(format: "%.3f", loadCPUMilliseconds)) + \(String(format: "%.3f", firstInvokeCPUMilliseconds)) ms)
       invoke: min \(String(format: "%.3f", minimum)) ms, median \(String(format: "%.3f", median)) ms, max \(String(format: "%.3f", maximum)) ms (\(invokeMilliseconds.count) runs)
       arena:  \(arenaByteCount) bytes
       peak RSS: \(peakResidentBytes) bytes
@@ -154,13 +165,17 @@ public enum ModelBenchmark {
   ) throws -> BenchmarkResult {
     let clock = ContinuousClock()
     let loadStart = clock.now
+    let loadCPUStart = processCPUMilliseconds()
     let model = try LoadedModel(path: modelPath, signatureKey: nil, threadCount: threadCount)
     try model.executor.allocateTensors()
+    let loadCPU = processCPUMilliseconds() - loadCPUStart
     let loadTime = clock.now - loadStart
     let inputs = try inputArrays(for: model, inputValues: inputValues, seed: 0)
     try model.feed(inputs)
     let firstStart = clock.now
+    let firstCPUStart = processCPUMilliseconds()
     try model.executor.invoke()
+    let firstInvokeCPU = processCPUMilliseconds() - firstCPUStart
     let firstInvokeTime = clock.now - firstStart
     let firstOutputs = model.outputArrays().map(\.bytes)
     var times: [Double] = []
@@ -173,11 +188,23 @@ public enum ModelBenchmark {
     let inputsKept = zip(model.inputs, inputs).allSatisfy { HostArray(copying: $0.tensor).bytes == $1.bytes }
     return BenchmarkResult(
       loadMilliseconds: milliseconds(loadTime), firstInvokeMilliseconds: milliseconds(firstInvokeTime),
-      invokeMilliseconds: times, arenaByteCount: model.executor.arenaByteCount,
+      loadCPUMilliseconds: loadCPU, firstInvokeCPUMilliseconds: firstInvokeCPU, invokeMilliseconds: times, arenaByteCount: model.executor.arenaByteCount,
       peakResidentBytes: peakResidentSetBytes(),
       kernelDescriptions: describesKernels
         ? zip(model.executor.operatorNames, model.executor.kernelDescriptions).map { "\($0): \($1)" } : [],
       outputsStayedIdentical: inputsKept && model.outputArrays().map(\.bytes) == firstOutputs)
+  }
+
+  /// CPU time (user + system, every thread) the process has used so far, in milliseconds, or 0
+  /// where the OS does not say.
+  static func processCPUMilliseconds() -> Double {
+    #if canImport(Glibc) || canImport(Darwin)
+      var time = timespec()
+      guard clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time) == 0 else { return 0 }
+      return Double(time.tv_sec) * 1e3 + Double(time.tv_nsec) * 1e-6
+    #else
+      return 0
+    #endif
   }
 
   /// The process's peak resident set size in bytes (`getrusage`: kilobytes on Linux, bytes on

@@ -72,7 +72,7 @@ final class BenchCommandTests: CommandTestCase {
     XCTAssertEqual(result.code, 0, result.output.standardError)
     let line = result.output.standardOutput
     let pattern = try NSRegularExpression(
-      pattern: #"^\{"load_ms":[0-9.]+, "first_invoke_ms":[0-9.]+, "min_ms":[0-9.]+, "median_ms":[0-9.]+, "max_ms":[0-9.]+, "arena_bytes":[0-9]+, "peak_rss_bytes":[0-9]+, "outputs_identical":true\}\n$"#)
+      pattern: #"^\{"load_ms":[0-9.]+, "first_invoke_ms":[0-9.]+, "load_cpu_ms":[0-9.]+, "first_invoke_cpu_ms":[0-9.]+, "min_ms":[0-9.]+, "median_ms":[0-9.]+, "max_ms":[0-9.]+, "arena_bytes":[0-9]+, "peak_rss_bytes":[0-9]+, "outputs_identical":true\}\n$"#)
     XCTAssertEqual(pattern.numberOfMatches(in: line, range: NSRange(line.startIndex..., in: line)), 1, line)
     let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
       .compactMapValues { $0 as? Double }

@@ -87,9 +87,12 @@ final class AdoptionTests: XCTestCase {
     XCTAssertEqual(graph.tensors[2].type, .float32)
     XCTAssertEqual(graph.tensors[3].type, .float32)
     let adopted = TensorLowering.preparedOutputTypes(of: graph, model: chain.model)
-    XCTAssertEqual(adopted, [2: .uint8, 3: .uint8])
+    XCTAssertEqual(adopted, graph.tensors.indices.map { [2, 3].contains($0) ? TensorType.uint8 : nil })
     let multiply = try TFLiteModel(
       contentsOfFile: TestModelManifest.directory.appendingPathComponent("adoption/mul_uint8_declared_float.tflite").path)
-    XCTAssertEqual(TensorLowering.preparedOutputTypes(of: multiply.model.subgraphs[0], model: multiply), [:])
+    let multiplyGraph = multiply.model.subgraphs[0]
+    XCTAssertEqual(
+      TensorLowering.preparedOutputTypes(of: multiplyGraph, model: multiply),
+      [TensorType?](repeating: nil, count: multiplyGraph.tensors.count))
   }
 }

@@ -78,7 +78,12 @@
 
 /// One or more right-hand matrices of the same size, packed once (at prepare time) into 64-byte
 /// aligned panels: a convolution's groups, a batch of BATCH_MATMUL right-hand sides.
-@usableFromInline package final class PackedMatrices<Element: AdditiveArithmetic> {
+///
+/// The class itself puts no requirement on `Element` (only its initializer does): the Swift
+/// runtime builds a generic class's metadata from its mangled name and checks each requirement of
+/// the class by a scan of every protocol conformance record of the process, once per process
+/// (≈ 270 k instructions each, paid by the first model that loads).
+@usableFromInline package final class PackedMatrices<Element> {
   /// K of each product.
   @usableFromInline package let depth: Int
   /// N of each product (before padding to whole panels).
@@ -91,7 +96,9 @@
   @usableFromInline package let storage: UnsafeMutablePointer<Element>
 
   /// Packs `count` matrices; matrix `i` starts at `source + i * sourceStride` and is read through `layout`.
-  @inlinable package init(_ source: UnsafePointer<Element>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int) {
+  @inlinable package init(
+    _ source: UnsafePointer<Element>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int
+  ) where Element: AdditiveArithmetic {
     self.depth = depth
     self.columns = columns
     self.count = count
@@ -142,7 +149,10 @@ extension PanelPacking {
 /// sits in panel `n / 16`, lane `n % 16`; depth `k` in step `k / interleave`, element
 /// `k % interleave` of the lane. The depth is padded with zero weights to a multiple of the
 /// interleave, so whatever A holds there adds nothing.
-@usableFromInline package final class InterleavedPanelMatrices<Element: FixedWidthInteger & SignedInteger> {
+///
+/// As for `PackedMatrices`, only the members that need them state the requirements on `Element`,
+/// so that the class's metadata is made without conformance scans.
+@usableFromInline package final class InterleavedPanelMatrices<Element> {
   /// K of each product rounded up to a multiple of `interleave`: the depth of the GEMM plan.
   @usableFromInline package let paddedDepth: Int
   /// N of each product.
@@ -166,7 +176,7 @@ extension PanelPacking {
   /// value does not fit an `Element` (uint8 weights minus their zero point need 16 bits; int8 ones fit 8).
   @inlinable package init?<Source: FixedWidthInteger>(
     _ source: UnsafePointer<Source>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int
-  ) {
+  ) where Element: FixedWidthInteger & SignedInteger {
     precondition(count >= 0 && depth >= 0 && columns >= 0, "negative matrix extent")
     let width = GEMMTile.columns
     let paddedDepth = Self.paddedDepth(depth)
@@ -207,7 +217,7 @@ extension PanelPacking {
   @inlinable static func packPanel<Source: FixedWidthInteger>(
     _ source: UnsafePointer<Source>, layout: MatrixLayout, depth: Int, columns: Int,
     into panel: UnsafeMutablePointer<Element>, sums: UnsafeMutablePointer<Int32>
-  ) -> Bool {
+  ) -> Bool where Element: FixedWidthInteger & SignedInteger {
     let interleave = Self.interleave
     var step = panel
     var k = 0

@@ -96,7 +96,9 @@ public final class ModelRunner {
   public let options: RunnerOptions
   /// The model's signatures, in model order.
   public let signatures: [Signature]
-  private var executors: [Int: SubgraphExecutor] = [:]
+  /// The executors built so far, by subgraph index (an array, not an `Int`-keyed dictionary: the
+  /// first `Int: Hashable` use of a process costs a scan of every protocol conformance record).
+  private var executors: [SubgraphExecutor?]
   /// Resource variables and initialization status, shared by every subgraph.
   let resources: ModelResources
 
@@ -116,6 +118,7 @@ public final class ModelRunner {
     resources = ModelResources(
       maximumLoopIterations: options.maximumLoopIterations, usesGeneratedKernels: options.usesGeneratedKernels)
     let subgraphCount = model.model.subgraphs.count
+    executors = Array(repeating: nil, count: subgraphCount)
     // `ModelValidator` checked every subgraph and tensor index when the model was read.
     signatures = model.model.signatureDefs.map { definition in
       Signature(
@@ -129,7 +132,8 @@ public final class ModelRunner {
       // Reversed, so that the stack lowers subgraph 0 first and the signatures in model order.
       pending += signatures.map(\.subgraphIndex).filter { $0 != 0 }.reversed()
     }
-    var reached = Set(pending)
+    var reached = Array(repeating: false, count: subgraphCount)
+    for index in pending where reached.indices.contains(index) { reached[index] = true }
     while let index = pending.popLast() {
       do {
         _ = try subgraph(at: index)
@@ -138,7 +142,8 @@ public final class ModelRunner {
       }
       for operation in model.model.subgraphs[index].operators {
         for called in Self.calledSubgraphs(operation.builtinOptions)
-        where (0..<subgraphCount).contains(called) && reached.insert(called).inserted {
+        where (0..<subgraphCount).contains(called) && !reached[called] {
+          reached[called] = true
           pending.append(called)
         }
       }
@@ -160,7 +165,7 @@ public final class ModelRunner {
 
   /// The executor of subgraph `index`, built on first use.
   public func subgraph(at index: Int) throws -> SubgraphExecutor {
-    if let executor = executors[index] { return executor }
+    if executors.indices.contains(index), let executor = executors[index] { return executor }
     let executor = try SubgraphExecutor(
       model: model, subgraphIndex: index, threadCount: options.threadCount, roundingPolicy: options.roundingPolicy,
       memoryLimit: options.memoryLimit, kernelSet: options.kernels, fusesOperators: options.fusesOperators,
@@ -177,7 +182,7 @@ public final class ModelRunner {
   /// `Interpreter::ResetVariableTensors` does (``SubgraphExecutor/resetVariableTensors()``).
   /// Resource variables (VAR_HANDLE) keep their values, as in LiteRT.
   public func resetVariableTensors() {
-    for executor in executors.values { executor.resetVariableTensors() }
+    for case let executor? in executors { executor.resetVariableTensors() }
   }
 
   /// The primary subgraph's executor.

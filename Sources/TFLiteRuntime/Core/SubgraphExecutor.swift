@@ -20,7 +20,16 @@ public final class SubgraphExecutor {
   public private(set) var memoryPlan = MemoryPlan(requests: [])
   /// Tensors written in place over an input (not in ``memoryPlan``), each with the tensor whose
   /// block it shares (valid after ``allocateTensors()``).
-  public private(set) var inPlaceOutputs: [Int: Int] = [:]
+  public var inPlaceOutputs: [Int: Int] {
+    var outputs: [Int: Int] = [:]
+    for (output, root) in inPlaceRoots.enumerated() { if let root { outputs[output] = root } }
+    return outputs
+  }
+  /// By tensor index, the tensor whose block a tensor written in place shares (nil for the others).
+  /// The memory plan keeps its per-tensor facts in arrays, not in `Int`-keyed dictionaries or
+  /// sets: the first `Int: Hashable` use of a process costs a scan of every protocol conformance
+  /// record, paid by the first model's load.
+  private var inPlaceRoots: [Int?] = []
   /// True once tensors are allocated and no resize has happened since.
   public private(set) var isAllocated = false
   /// Called around every node while ``invoke()`` runs (nil, the default, costs one check per node).
@@ -352,12 +361,15 @@ public final class SubgraphExecutor {
   /// Plans one arena for every tensor that needs activation memory and every node's scratch.
   private func planMemory(scratchSizes: [Int]) throws {
     // The output of a node fused into its consumer is never written nor read: it needs no memory.
-    let fusedAwayOutputs = Set(nodes.indices.filter { isFusedAway[$0] }.flatMap { nodes[$0].outputs.map(\.index) })
-    let needsArena = { (tensor: RuntimeTensor) in
-      !tensor.isConstant && !tensor.isVariable && tensor.data == nil && !fusedAwayOutputs.contains(tensor.index)
+    var isFusedAwayOutput = [Bool](repeating: false, count: tensors.count)
+    for (position, node) in nodes.enumerated() where isFusedAway[position] {
+      for output in node.outputs { isFusedAwayOutput[output.index] = true }
     }
-    var firstUse: [Int: Int] = [:]
-    var lastUse: [Int: Int] = [:]
+    let needsArena = { (tensor: RuntimeTensor) in
+      !tensor.isConstant && !tensor.isVariable && tensor.data == nil && !isFusedAwayOutput[tensor.index]
+    }
+    var firstUse = [Int?](repeating: nil, count: tensors.count)
+    var lastUse = [Int?](repeating: nil, count: tensors.count)
     func use(_ tensor: RuntimeTensor, at step: Int) {
       guard needsArena(tensor) else { return }
       firstUse[tensor.index] = min(firstUse[tensor.index] ?? step, step)
@@ -365,7 +377,10 @@ public final class SubgraphExecutor {
     }
     let preparedCount = firstRunTimePreparedNode ?? nodes.count
     // Outputs of nodes prepared while running get memory of their own then.
-    let runTimeOutputs = Set(nodes[preparedCount...].flatMap { $0.outputs.map(\.index) })
+    var isRunTimeOutput = [Bool](repeating: false, count: tensors.count)
+    for node in nodes[preparedCount...] {
+      for output in node.outputs { isRunTimeOutput[output.index] = true }
+    }
     // Graph inputs live for the whole run, as LiteRT's arena planner keeps them: no other block
     // reuses their bytes, so `invoke()` leaves them as the caller wrote them and can be repeated.
     for input in inputs {
@@ -377,21 +392,22 @@ public final class SubgraphExecutor {
       for output in node.outputs { use(output, at: position) }
     }
     for node in nodes[preparedCount...] {
-      for input in node.inputs.compactMap({ $0 }) where !runTimeOutputs.contains(input.index) {
+      for input in node.inputs.compactMap({ $0 }) where !isRunTimeOutput[input.index] {
         use(input, at: nodes.count)
       }
     }
-    for output in outputs where !runTimeOutputs.contains(output.index) { use(output, at: nodes.count) }
-    inPlaceOutputs = inPlaceSharing(preparedCount: preparedCount, firstUse: firstUse, lastUse: lastUse)
+    for output in outputs where !isRunTimeOutput[output.index] { use(output, at: nodes.count) }
+    inPlaceRoots = inPlaceSharing(preparedCount: preparedCount, firstUse: firstUse, lastUse: lastUse)
     // A shared block lives from its first tensor's first use to its last tensor's last use.
-    for (output, root) in inPlaceOutputs {
+    for (output, root) in inPlaceRoots.enumerated() {
+      guard let root else { continue }
       lastUse[root] = max(lastUse[root] ?? 0, lastUse[output] ?? 0)
       firstUse[output] = nil
     }
-    var requests = firstUse.keys.sorted().map { index in
-      MemoryRequest(
-        owner: .tensor(index), byteCount: tensors[index].byteCount,
-        firstUse: firstUse[index] ?? 0, lastUse: lastUse[index] ?? 0)
+    var requests = firstUse.indices.compactMap { index in
+      firstUse[index].map { first in
+        MemoryRequest(owner: .tensor(index), byteCount: tensors[index].byteCount, firstUse: first, lastUse: lastUse[index] ?? 0)
+      }
     }
     for (position, size) in scratchSizes.enumerated() where position < preparedCount && size > 0 && !isFolded[position] {
       requests.append(MemoryRequest(owner: .scratch(node: position), byteCount: size, firstUse: position, lastUse: position))
@@ -415,7 +431,9 @@ public final class SubgraphExecutor {
       case .scratch(let node): scratchOffsets[node] = offset
       }
     }
-    for (output, root) in inPlaceOutputs { tensors[output].data = tensors[root].data }
+    for (output, root) in inPlaceRoots.enumerated() {
+      if let root { tensors[output].data = tensors[root].data }
+    }
   }
 
   /// The outputs written over an input, each with the tensor whose block it shares (the first
@@ -423,10 +441,12 @@ public final class SubgraphExecutor {
   /// ``Kernel/writesOutputInPlace``, the input has the output's type and byte count (more than a
   /// scalar's 8 bytes), no later node reads it, and it is not a subgraph input (they stay intact)
   /// nor is the output a subgraph output.
-  private func inPlaceSharing(preparedCount: Int, firstUse: [Int: Int], lastUse: [Int: Int]) -> [Int: Int] {
-    let subgraphInputs = Set(inputs.map(\.index))
-    let subgraphOutputs = Set(outputs.map(\.index))
-    var sharing: [Int: Int] = [:]
+  /// Returns the shared tensor by output tensor index (nil where none); `firstUse` and `lastUse`
+  /// are by tensor index.
+  private func inPlaceSharing(preparedCount: Int, firstUse: [Int?], lastUse: [Int?]) -> [Int?] {
+    let subgraphInputs = inputs.map(\.index)
+    let subgraphOutputs = outputs.map(\.index)
+    var sharing = [Int?](repeating: nil, count: tensors.count)
     for position in 0..<preparedCount
     where type(of: kernels[position]).writesOutputInPlace && !isFolded[position] && !isFusedAway[position] {
       let node = nodes[position]

@@ -104,27 +104,25 @@
   }
 }
 
-/// The generated column sum kernels of one instruction set (int8 and uint8), made together on
-/// first use and kept for the process; they follow the float GEMM's switches
-/// (``GeneratedFloatKernels/currentISA``).
+/// The generated column sum kernels of one instruction set (int8 and uint8), each made the first
+/// time it is asked for (`LazyExecutableKernels`) and kept for the process; they follow the float
+/// GEMM's switches (``GeneratedFloatKernels/currentISA``).
 @usableFromInline package final class GeneratedColumnSumKernels: @unchecked Sendable {
-  // @unchecked Sendable: immutable after `init`.
+  // @unchecked Sendable: immutable after `init` but the lazily made kernels, which
+  // `LazyExecutableKernels` guards.
 
   /// The instruction set.
   @usableFromInline package let isa: GeneratedKernelISA
-  /// The kernel for each input type, by `RequantizedOutput.rawValue`.
-  private let kernels: [ExecutableCode]
+  /// The kernel for each input type, by `RequantizedOutput.rawValue`, made on first use.
+  private let kernels: LazyExecutableKernels
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  private init?(isa: GeneratedKernelISA) {
-    var kernels: [ExecutableCode] = []
-    for input in RequantizedOutput.allCases {
-      guard let executable = ExecutableCode(ColumnSumKernelGenerator.code(isa: isa, input: input)) else { return nil }
-      kernels.append(executable)
-    }
+  /// The kernels of `isa`, none generated yet.
+  private init(isa: GeneratedKernelISA) {
+    let inputs = RequantizedOutput.allCases
     self.isa = isa
-    self.kernels = kernels
+    kernels = LazyExecutableKernels(count: inputs.count) { ColumnSumKernelGenerator.code(isa: isa, input: inputs[$0]) }
   }
 
   private static let avx2 = GeneratedColumnSumKernels(isa: .avx2)
@@ -152,7 +150,12 @@
   ) {
     precondition(rows >= 0 && blockCount >= 0, "negative column sum extent")
     var arguments = ColumnSumKernelArguments(input: source, rowBytes: rowBytes, rows: rows, sums: sums, blockCount: blockCount)
-    let entry = unsafeBitCast(kernels[input.rawValue].entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    // Generated on its first call. The probe that found this instruction set mapped code already,
+    // so only exhausted memory can refuse the mapping.
+    guard let entry = kernels.entry(input.rawValue) else {
+      preconditionFailure("the generated \(input) column sum kernel could not be mapped")
+    }
+    let function = unsafeBitCast(entry, to: Entry.self)
+    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
   }
 }

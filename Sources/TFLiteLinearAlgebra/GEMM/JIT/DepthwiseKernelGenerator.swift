@@ -532,8 +532,12 @@ private struct DepthwiseEmitter {
 /// `SWIFTTFLITE_JIT=0`, for a runner with ``RunnerOptions/usesGeneratedKernels`` false, when the OS
 /// refuses executable memory, on CPUs without AVX2+FMA and off x86-64. The AVX-512 byte kernel
 /// needs AVX512-VNNI (`vpdpwssd`); without it the AVX-512 set carries the AVX2 byte kernel.
+///
+/// Each kind is generated the first time it is asked for (`has` or `run`) and kept, so a float
+/// model never generates the byte kinds nor an int8 model the float ones.
 @usableFromInline package final class GeneratedDepthwiseKernels: @unchecked Sendable {
-  // @unchecked Sendable: everything is immutable after `init` (the zero vector is never written).
+  // @unchecked Sendable: everything is immutable after `init` (the zero vector is never written)
+  // but the lazily made kernels, which `LazyExecutableKernels` guards.
 
   /// The instruction set of the kernels.
   @usableFromInline package let isa: GeneratedKernelISA
@@ -542,29 +546,24 @@ private struct DepthwiseEmitter {
   /// True when the byte kinds store a last partial block through a k-mask (AVX-512); the AVX2 ones
   /// always store 16 lanes.
   @usableFromInline package var masksLastBlock: Bool { byteKernelISA == .avx512 }
-  /// The kernel of each element kind, by raw value (nil where `isa` has none).
-  private let kernels: [ExecutableCode?]
+  /// The kernel of each element kind, by raw value, made on first request (none where `isa` has none).
+  private let kernels: LazyExecutableKernels
   /// Sixteen zeros (as floats and as Int32): the start of sums without bias.
   @usableFromInline package let zeros: UnsafeRawPointer
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  /// Generates the kernels of `isa` (the byte kernel of `byteKernelISA`); nil when the OS refuses
-  /// executable memory.
-  private init?(isa: GeneratedKernelISA, byteKernelISA: GeneratedKernelISA) {
-    var kernels: [ExecutableCode?] = []
-    for kind in DepthwiseKernelGenerator.ElementKind.allCases {
+  /// The kernels of `isa` (the byte kernels of `byteKernelISA`), none generated yet.
+  private init(isa: GeneratedKernelISA, byteKernelISA: GeneratedKernelISA) {
+    let kinds = DepthwiseKernelGenerator.ElementKind.allCases
+    kernels = LazyExecutableKernels(count: kinds.count) { index in
+      let kind = kinds[index]
       let kernelISA = kind.requantizedOutput != nil ? byteKernelISA : kind == .floatEightChannels ? .avx2 : isa
-      guard DepthwiseKernelGenerator.generates(kind, isa: kernelISA) else {
-        kernels.append(nil)
-        continue
-      }
-      guard let executable = ExecutableCode(DepthwiseKernelGenerator.code(isa: kernelISA, kind: kind)) else { return nil }
-      kernels.append(executable)
+      guard DepthwiseKernelGenerator.generates(kind, isa: kernelISA) else { return nil }
+      return DepthwiseKernelGenerator.code(isa: kernelISA, kind: kind)
     }
     self.isa = isa
     self.byteKernelISA = byteKernelISA
-    self.kernels = kernels
     let zeros = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
     zeros.initializeMemory(as: UInt8.self, repeating: 0, count: 64)
     self.zeros = UnsafeRawPointer(zeros)
@@ -591,19 +590,19 @@ private struct DepthwiseEmitter {
     GeneratedFloatKernels.currentISA.flatMap { kernels(for: $0) }
   }
 
-  /// True when this set has a `kind` kernel.
+  /// True when this set has a `kind` kernel (generating it on the first request).
   @usableFromInline package func has(_ kind: DepthwiseKernelGenerator.ElementKind) -> Bool {
-    kernels[kind.rawValue] != nil
+    kernels.entry(kind.rawValue) != nil
   }
 
   /// Runs the `kind` kernel (one the set `has`) on `arguments` (a byte kind's with its
   /// requantization record and lanes).
   @usableFromInline package func run(_ kind: DepthwiseKernelGenerator.ElementKind, _ arguments: inout DepthwiseKernelArguments) {
-    guard let code = kernels[kind.rawValue] else { preconditionFailure("no \(kind) depthwise kernel for \(isa)") }
+    guard let entry = kernels.entry(kind.rawValue) else { preconditionFailure("no \(kind) depthwise kernel for \(isa)") }
     precondition(
       kind.requantizedOutput == nil || (arguments.requantization != nil && arguments.requantizationLanes != nil),
       "the \(kind) depthwise kernel needs its requantization constants")
-    let entry = unsafeBitCast(code.entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    let function = unsafeBitCast(entry, to: Entry.self)
+    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
   }
 }

@@ -466,32 +466,32 @@
   }
 }
 
-/// The generated binary kernels of one instruction set, every operation and byte type, made
-/// together on first use and kept for the process (six kernels of a few hundred bytes per
-/// instruction set). They follow the float GEMM's switches (``GeneratedFloatKernels/currentISA``).
+/// The generated binary kernels of one instruction set, per operation and byte type, each made
+/// the first time it is asked for (`LazyExecutableKernels`) and kept for the process (at most six
+/// kernels of a few hundred bytes per instruction set). They follow the float GEMM's switches
+/// (``GeneratedFloatKernels/currentISA``).
 @usableFromInline package final class GeneratedQuantizedBinaryKernels: @unchecked Sendable {
-  // @unchecked Sendable: immutable after `init`.
+  // @unchecked Sendable: immutable after `init` but the lazily made kernels, which
+  // `LazyExecutableKernels` guards.
 
   /// The instruction set.
   @usableFromInline package let isa: GeneratedKernelISA
   /// The kernel of each operation and output type, at `operation.rawValue · 2 + output.rawValue`.
-  private let kernels: [ExecutableCode]
+  private let kernels: LazyExecutableKernels
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  /// Generates every kernel of `isa`; nil when the OS refuses executable memory.
-  private init?(isa: GeneratedKernelISA) {
-    var kernels: [ExecutableCode] = []
-    for operation in QuantizedBinaryOperation.allCases {
-      for output in RequantizedOutput.allCases {
-        guard let executable = ExecutableCode(QuantizedBinaryKernelGenerator.code(isa: isa, operation: operation, output: output))
-        else { return nil }
-        kernels.append(executable)
-      }
-    }
+  /// The kernels of `isa`, none generated yet.
+  private init(isa: GeneratedKernelISA) {
+    let operations = QuantizedBinaryOperation.allCases
+    let outputs = RequantizedOutput.allCases
     self.isa = isa
-    self.kernels = kernels
+    kernels = LazyExecutableKernels(count: operations.count * outputs.count) { index in
+      QuantizedBinaryKernelGenerator.code(
+        isa: isa, operation: operations[index / outputs.count], output: outputs[index % outputs.count])
+    }
   }
+
 
   private static let avx2 = GeneratedQuantizedBinaryKernels(isa: .avx2)
   private static let avx512 = GeneratedQuantizedBinaryKernels(isa: .avx512)
@@ -520,7 +520,12 @@
     precondition(blockCount >= 0, "negative block count")
     var arguments = QuantizedBinaryKernelArguments(
       lhs: lhs, rhs: rhs, output: output, blockCount: blockCount, constants: UnsafeRawPointer(constants.storage))
-    let entry = unsafeBitCast(kernels[constants.operation.rawValue * 2 + type.rawValue].entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    // Generated on its first call. The probe that found this instruction set mapped code already,
+    // so only exhausted memory can refuse the mapping.
+    guard let entry = kernels.entry(constants.operation.rawValue * 2 + type.rawValue) else {
+      preconditionFailure("the generated \(constants.operation) kernel could not be mapped")
+    }
+    let function = unsafeBitCast(entry, to: Entry.self)
+    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
   }
 }

@@ -3,7 +3,9 @@
 // writable and executable at once and the code cannot change afterwards. A family of kernels made
 // together (every tile height of a GEMM, every output type of a requantization) shares one
 // mapping: one `mmap` and one `mprotect` for all of them, each kernel starting on a 64-byte
-// boundary, instead of a mapping (and at least a page) per kernel.
+// boundary, instead of a mapping (and at least a page) per kernel. Kernels made one at a time on
+// first use (`LazyExecutableKernels`) get a mapping each: a mapping cannot grow, because its pages
+// would have to turn writable again while other threads run the kernels already in it.
 
 #if canImport(Glibc)
   import Glibc
@@ -99,5 +101,80 @@ private final class ExecutableMapping {
     #if arch(x86_64) && !(os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
       munmap(base, mappedBytes)
     #endif
+  }
+}
+
+/// A fixed number of kernels, each generated and mapped the first time it is asked for and kept
+/// for the life of the object, so that a model pays only for the kernels it runs (a float GEMM
+/// tile height, a depthwise kind) instead of generating a whole family up front.
+///
+/// `entry(_:)` is meant for hot paths: once a kernel exists, asking for it again is one load of its
+/// entry pointer and no lock. The first request takes a mutex, generates and maps the kernel and
+/// publishes its entry; a request racing with that first one either sees the entry (an aligned
+/// pointer-sized store, and on x86-64, the only architecture with generated code, stores are not
+/// reordered with the earlier ones that wrote and protected the code) or sees none and waits for
+/// the mutex.
+@usableFromInline package final class LazyExecutableKernels: @unchecked Sendable {
+  // @unchecked Sendable: `executables` is used only under `mutex`; the `entries` and `tried` slots
+  // are written once, under `mutex`, and read as described above.
+
+  /// The entry of each kernel made so far (nil: not made, or the OS refused it).
+  @usableFromInline let entries: UnsafeMutablePointer<UnsafeRawPointer?>
+  /// True for each kernel whose generation has been tried, set after its entry is published, so
+  /// that asking again for a kernel that does not exist takes no lock either.
+  @usableFromInline let tried: UnsafeMutablePointer<Bool>
+  /// The kernels made so far, which own the mappings `entries` point into.
+  private var executables: [ExecutableCode?]
+  /// Generates the code of kernel `index`; nil when there is no such kernel.
+  private let generate: (Int) -> [UInt8]?
+  /// Guards `executables` and the writes to `entries` and `tried`.
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+  /// `count` kernels, none made yet; `generate(index)` gives the code of kernel `index` (nil when
+  /// there is none), called at most once per index.
+  package init(count: Int, generate: @escaping (Int) -> [UInt8]?) {
+    entries = .allocate(capacity: count)
+    entries.initialize(repeating: nil, count: count)
+    tried = .allocate(capacity: count)
+    tried.initialize(repeating: false, count: count)
+    executables = Array(repeating: nil, count: count)
+    self.generate = generate
+    mutex = .allocate(capacity: 1)
+    pthread_mutex_init(mutex, nil)
+  }
+
+  deinit {
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
+    entries.deallocate()
+    tried.deallocate()
+  }
+
+  /// The first instruction of kernel `index`, generated on the first request; nil when there is
+  /// no such kernel or the OS refuses executable memory.
+  @inlinable package func entry(_ index: Int) -> UnsafeRawPointer? {
+    if let entry = entries[index] { return entry }
+    return tried[index] ? nil : makeEntry(index)
+  }
+
+  /// `entry(index)`'s slow path: generates and maps kernel `index` under the mutex, once.
+  @usableFromInline func makeEntry(_ index: Int) -> UnsafeRawPointer? {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    if !tried[index] {
+      if let code = generate(index), let executable = ExecutableCode(code) {
+        executables[index] = executable
+        entries[index] = executable.entry
+      }
+      tried[index] = true
+    }
+    return entries[index]
+  }
+
+  /// True when kernel `index` has been made (a test's view; hot paths call `entry`).
+  package func isMade(_ index: Int) -> Bool {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return executables[index] != nil
   }
 }

@@ -155,9 +155,12 @@
 
 /// One family of generated dot-product kernels (see `GeneratedDotProductKernels`): every tile of
 /// 1 through `maximumColumns` panels and 1 through `maximumRows(columns:)` rows, storing Int32 sums
-/// (`output` nil) or requantized `output` bytes, in one executable mapping.
+/// (`output` nil) or requantized `output` bytes. Each tile is generated the first time it runs
+/// (`LazyExecutableKernels`), so a model pays for the tile shapes its products call for (a few of
+/// the 34 on AVX512-VNNI), not for the whole family.
 @usableFromInline package final class DotProductTiles: @unchecked Sendable {
-  // @unchecked Sendable: everything is immutable after `init`.
+  // @unchecked Sendable: everything is immutable after `init` but the lazily made tiles, which
+  // `LazyExecutableKernels` guards.
 
   /// The instruction set of the kernels.
   @usableFromInline package let isa: DotProductISA
@@ -167,39 +170,35 @@
   @usableFromInline package let output: RequantizedOutput?
   /// True when the kernels read int8 A as A + 128.
   @usableFromInline package let flipsSign: Bool
-  /// The kernels, per panel count, per tile height (each holds the shared mapping).
-  private let kernels: [[ExecutableCode]]
+  /// The tiles, panel count after panel count, tile height after tile height, made on first use.
+  private let kernels: LazyExecutableKernels
+  /// Index in `kernels` of the one-row tile of `columns` panels, at `columns - 1`.
+  private let firstTile: [Int]
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  /// Generates the family; nil when the OS refuses executable memory.
+  /// The family with only its one-row one-panel tile generated (which shows that the OS maps the
+  /// family's code); nil when the OS refuses executable memory.
   fileprivate init?(isa: DotProductISA, output: RequantizedOutput?, flipsSign: Bool) {
     let maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
-    var codes: [[UInt8]] = []
-    var heights: [Int] = []
+    var shapes: [(columns: Int, rows: Int)] = []
+    var firstTile: [Int] = []
     for columns in 1...maximumColumns {
-      let tallest = DotProductKernelGenerator.maximumRows(isa, columns: columns)
-      for rows in 1...tallest {
-        guard
-          let code = try? DotProductKernelGenerator.code(
-            isa: isa, rows: rows, columns: columns, output: output, flipsSign: flipsSign)
-        else { return nil }
-        codes.append(code)
-      }
-      heights.append(tallest)
+      firstTile.append(shapes.count)
+      for rows in 1...DotProductKernelGenerator.maximumRows(isa, columns: columns) { shapes.append((columns, rows)) }
     }
-    guard let mapped = ExecutableCode.mapped(codes) else { return nil }
-    var kernels: [[ExecutableCode]] = []
-    var first = 0
-    for tallest in heights {
-      kernels.append(Array(mapped[first..<first + tallest]))
-      first += tallest
+    let tileShapes = shapes
+    let kernels = LazyExecutableKernels(count: tileShapes.count) { index in
+      try? DotProductKernelGenerator.code(
+        isa: isa, rows: tileShapes[index].rows, columns: tileShapes[index].columns, output: output, flipsSign: flipsSign)
     }
+    guard kernels.entry(0) != nil else { return nil }
+    self.kernels = kernels
+    self.firstTile = firstTile
     self.isa = isa
     self.maximumColumns = maximumColumns
     self.output = output
     self.flipsSign = flipsSign
-    self.kernels = kernels
   }
 
   /// Rows of the tallest tile of `columns` panels.
@@ -207,10 +206,15 @@
     DotProductKernelGenerator.maximumRows(isa, columns: columns)
   }
 
-  /// Calls the kernel of `columns` panels and `rows` rows on `arguments`.
+  /// Calls the kernel of `columns` panels and `rows` rows on `arguments`, generated on its first
+  /// call. The probe that found this instruction set mapped code already, so only exhausted
+  /// memory can refuse the mapping.
   private func run(columns: Int, rows: Int, _ arguments: inout DotProductKernelArguments) {
-    let entry = unsafeBitCast(kernels[columns - 1][rows - 1].entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    guard let entry = kernels.entry(firstTile[columns - 1] + rows - 1) else {
+      preconditionFailure("the generated \(rows)-row \(columns)-panel dot-product tile could not be mapped")
+    }
+    let function = unsafeBitCast(entry, to: Entry.self)
+    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
   }
 
   /// Int32 sums of rows `0 ..< rowCount` of A (`4 × steps` unsigned bytes each, rows `lda` apart)

@@ -7,8 +7,10 @@
 #endif
 
 /// The generated float GEMM kernels of one instruction set (`FloatKernelGenerator`): one kernel
-/// per tile height `1...maximumRows`, all made together on first use and kept for the life of the
-/// process, so the code cache is bounded (6 kernels for AVX2, 14 for AVX-512, a few KiB each).
+/// per tile height `1...maximumRows`, each made the first time a GEMM needs that height
+/// (`LazyExecutableKernels`) and kept for the life of the process, so the code cache is bounded
+/// (6 kernels for AVX2, 14 for AVX-512, a few KiB each) and a model generates only the heights
+/// its row counts call for.
 ///
 /// They are used by default wherever the CPU and OS allow (see `preferred`); the Swift kernels run
 /// when the generated ones are turned off (`SWIFTTFLITE_JIT=0` in the environment, or
@@ -21,25 +23,19 @@
   @usableFromInline package let isa: GeneratedKernelISA
   /// Rows of the tallest kernel; taller row ranges are cut into tiles of this height.
   @usableFromInline package let maximumRows: Int
-  /// The kernel for `rows` rows at index `rows - 1`.
-  private let kernels: [ExecutableCode]
+  /// The kernel for `rows` rows at index `rows - 1`, made on first use.
+  private let kernels: LazyExecutableKernels
   /// Sixteen zeros: the start of a product without bias.
   private let zeros: UnsafeMutablePointer<Float>
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  /// Generates every kernel of `isa`; nil when the OS refuses executable memory.
-  private init?(isa: GeneratedKernelISA) {
+  /// The kernels of `isa`, none generated yet.
+  private init(isa: GeneratedKernelISA) {
     let maximumRows = FloatKernelGenerator.maximumRows(isa)
-    var codes: [[UInt8]] = []
-    for rows in 1...maximumRows {
-      guard let code = try? FloatKernelGenerator.code(isa: isa, rows: rows) else { return nil }
-      codes.append(code)
-    }
-    guard let kernels = ExecutableCode.mapped(codes) else { return nil }
     self.isa = isa
     self.maximumRows = maximumRows
-    self.kernels = kernels
+    kernels = LazyExecutableKernels(count: maximumRows) { try? FloatKernelGenerator.code(isa: isa, rows: $0 + 1) }
     zeros = .allocate(capacity: GEMMTile.columns)
     zeros.initialize(repeating: 0, count: GEMMTile.columns)
   }
@@ -117,8 +113,16 @@
     call(rows: height, &arguments)
   }
 
+  /// Runs the `rows`-row kernel, generated on its first call. The probe that found this
+  /// instruction set mapped code already, so only exhausted memory can refuse the mapping.
   private func call(rows: Int, _ arguments: inout FloatKernelArguments) {
-    let entry = unsafeBitCast(kernels[rows - 1].entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    guard let entry = kernels.entry(rows - 1) else {
+      preconditionFailure("the generated \(rows)-row float GEMM kernel could not be mapped")
+    }
+    let function = unsafeBitCast(entry, to: Entry.self)
+    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
   }
+
+  /// True when the `rows`-row kernel has been generated (for tests).
+  package func isGenerated(rows: Int) -> Bool { kernels.isMade(rows - 1) }
 }

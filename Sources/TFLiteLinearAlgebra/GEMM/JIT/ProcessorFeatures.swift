@@ -41,7 +41,30 @@
   }
 
   /// Every dot-product instruction set this CPU and OS run (empty off x86-64). Asked once per process.
-  @usableFromInline package static let supported: Set<DotProductISA> = ProcessorFeatures.detected.dotProduct
+  @usableFromInline package static let supported: DotProductISAs = ProcessorFeatures.detected.dotProduct
+}
+
+/// A set of `DotProductISA`s as one bit each: a plain struct rather than a `Set`, whose first use
+/// in a process builds `Set<DotProductISA>`'s metadata and checks `DotProductISA: Hashable` by a
+/// scan of every protocol conformance record (≈ 250 k instructions, paid by the first model load).
+@usableFromInline package struct DotProductISAs: Sendable, Equatable, ExpressibleByArrayLiteral {
+  /// Bit `isa.rawValue` for each member.
+  @usableFromInline var bits: Int
+
+  /// The set of `elements`.
+  @inlinable package init(arrayLiteral elements: DotProductISA...) {
+    bits = 0
+    for isa in elements { insert(isa) }
+  }
+
+  /// True when `isa` is a member.
+  @inlinable package func contains(_ isa: DotProductISA) -> Bool { bits & (1 << isa.rawValue) != 0 }
+
+  /// Adds `isa`.
+  @inlinable package mutating func insert(_ isa: DotProductISA) { bits |= 1 << isa.rawValue }
+
+  /// True when there is no member.
+  @inlinable package var isEmpty: Bool { bits == 0 }
 }
 
 /// CPUID/XGETBV answers, read through generated stubs.
@@ -89,10 +112,10 @@
   @usableFromInline package static let detected = probe()
 
   /// The newest usable `GeneratedKernelISA` (or nil) and every usable `DotProductISA`.
-  @usableFromInline package static func probe() -> (float: GeneratedKernelISA?, dotProduct: Set<DotProductISA>) {
-    guard let cpuidCode = ExecutableCode(cpuidStub()), let xgetbvCode = ExecutableCode(xgetbvStub()) else {
-      return (nil, [])
-    }
+  @usableFromInline package static func probe() -> (float: GeneratedKernelISA?, dotProduct: DotProductISAs) {
+    // Both stubs in one mapping: one mmap and one mprotect.
+    guard let stubs = ExecutableCode.mapped([cpuidStub(), xgetbvStub()]) else { return (nil, []) }
+    let (cpuidCode, xgetbvCode) = (stubs[0], stubs[1])
     func cpuid(_ leaf: UInt32, _ subleaf: UInt32 = 0) -> CPUIDResult {
       let r = run(cpuidCode, [leaf, 0, subleaf, 0])
       return (r[0], r[1], r[2], r[3])
@@ -108,7 +131,7 @@
     let xcr0 = run(xgetbvCode, [0])[0]
     // XCR0: SSE and AVX state (bits 1, 2); opmask, upper halves of zmm0-15 and zmm16-31 (bits 5-7).
     guard xcr0 & 0x6 == 0x6, bit(leaf7.ebx, 5) else { return (nil, []) }
-    var dotProduct: Set<DotProductISA> = []
+    var dotProduct: DotProductISAs = []
     // AVX-VNNI: leaf 7 sub-leaf 1 EAX bit 4.
     if bit(leaf7Subleaf1.eax, 4) { dotProduct.insert(.avxVNNI) }
     guard xcr0 & 0xE0 == 0xE0 && bit(leaf7.ebx, 16) else { return (.avx2, dotProduct) }

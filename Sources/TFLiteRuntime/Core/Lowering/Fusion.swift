@@ -33,27 +33,38 @@ struct OperatorFusion {
   /// The fusions found in `nodes` (execution order). `keptTensors` are tensor indices whose values
   /// must stay observable (the subgraph's outputs): a producer writing one is never fused away.
   /// Activation folds and 8-bit SiLU fusions happen only for the optimized kernels (`kernelSet`),
-  /// float SiLU fusions for both.
-  static func find(in nodes: [Node], keptTensors: Set<Int>, kernelSet: KernelSet = .optimized) -> [OperatorFusion] {
-    var readers: [Int: Int] = [:]
+  /// float SiLU fusions for both. Readers, producers and fused nodes are counted in arrays by
+  /// index, not in `Int`-keyed dictionaries or sets: the first `Int: Hashable` use of a process
+  /// costs a scan of every protocol conformance record.
+  static func find(in nodes: [Node], keptTensors: [Int], kernelSet: KernelSet = .optimized) -> [OperatorFusion] {
+    var tensorCount = 0
     for node in nodes {
-      for case let input? in node.inputs { readers[input.index, default: 0] += 1 }
+      for case let input? in node.inputs { tensorCount = max(tensorCount, input.index + 1) }
+      for output in node.outputs { tensorCount = max(tensorCount, output.index + 1) }
     }
-    var producers: [Int: Int] = [:]
+    var readers = [Int](repeating: 0, count: tensorCount)
+    for node in nodes {
+      for case let input? in node.inputs { readers[input.index] += 1 }
+    }
+    var producers = [Int?](repeating: nil, count: tensorCount)
     for (position, node) in nodes.enumerated() {
       for output in node.outputs { producers[output.index] = position }
     }
     let sigmoidLinearUnits = sigmoidLinearUnitFusions(
       in: nodes, keptTensors: keptTensors, readers: readers, producers: producers, kernelSet: kernelSet)
     guard kernelSet == .optimized else { return sigmoidLinearUnits }
-    let fused = Set(sigmoidLinearUnits.flatMap { [$0.producer, $0.consumer] })
+    var fused = [Bool](repeating: false, count: nodes.count)
+    for fusion in sigmoidLinearUnits {
+      fused[fusion.producer] = true
+      fused[fusion.consumer] = true
+    }
     return sigmoidLinearUnits
       + activationFolds(in: nodes, keptTensors: keptTensors, readers: readers, producers: producers, excluding: fused)
   }
 
   /// LOGISTIC(x) read only by MUL(x, LOGISTIC(x)): one `SigmoidLinearUnitKernel`.
   private static func sigmoidLinearUnitFusions(
-    in nodes: [Node], keptTensors: Set<Int>, readers: [Int: Int], producers: [Int: Int], kernelSet: KernelSet
+    in nodes: [Node], keptTensors: [Int], readers: [Int], producers: [Int?], kernelSet: KernelSet
   ) -> [OperatorFusion] {
     var fusions: [OperatorFusion] = []
     for (consumer, node) in nodes.enumerated() where node.op == .builtin(.mul) && node.inputs.count == 2 {
@@ -93,13 +104,13 @@ struct OperatorFusion {
   /// A float RELU-family node reading the only output of a node that supports the matching fused
   /// activation and has none: the producer's kernel built with that activation and the RELU's output.
   private static func activationFolds(
-    in nodes: [Node], keptTensors: Set<Int>, readers: [Int: Int], producers: [Int: Int], excluding fused: Set<Int>
+    in nodes: [Node], keptTensors: [Int], readers: [Int], producers: [Int?], excluding fused: [Bool]
   ) -> [OperatorFusion] {
     var fusions: [OperatorFusion] = []
-    for (consumer, node) in nodes.enumerated() where !fused.contains(consumer) {
+    for (consumer, node) in nodes.enumerated() where !fused[consumer] {
       guard let activation = foldableActivation(of: node.op), node.inputs.count == 1, node.outputs.count == 1,
         let intermediate = node.inputs[0], let output = node.outputs.first,
-        let producer = producers[intermediate.index], producer < consumer, !fused.contains(producer)
+        let producer = producers[intermediate.index], producer < consumer, !fused[producer]
       else { continue }
       let source = nodes[producer]
       guard source.outputs.count == 1, source.outputs[0] === intermediate, readers[intermediate.index] == 1,

@@ -82,7 +82,7 @@ struct LoweredSubgraph {
     let writers = try Self.checkDataFlow(of: nodes, inputs: inputs, tensorCount: tensors.count, subgraphIndex: subgraphIndex)
     var isFusedAway = Array(repeating: false, count: nodes.count)
     var additionalReads = Array(repeating: [RuntimeTensor](), count: nodes.count)
-    let fusions = fusesOperators ? OperatorFusion.find(in: nodes, keptTensors: Set(outputs.map(\.index)), kernelSet: kernelSet) : []
+    let fusions = fusesOperators ? OperatorFusion.find(in: nodes, keptTensors: outputs.map(\.index), kernelSet: kernelSet) : []
     for fusion in fusions {
       kernels[fusion.consumer] = fusion.kernel
       if let producerKernel = fusion.producerKernel { kernels[fusion.producer] = producerKernel }

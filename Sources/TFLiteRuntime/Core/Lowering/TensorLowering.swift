@@ -34,10 +34,12 @@ enum TensorLowering {
   /// (ADD, SUB, DIV, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, FLOOR_DIV, FLOOR_MOD, POW, ADD_N, NEG,
   /// ZEROS_LIKE: the first input; SELECT, SELECT_V2: the second), or BOOL (EQUAL, NOT_EQUAL,
   /// LESS, LESS_EQUAL, GREATER, GREATER_EQUAL). Each was checked against LiteRT with
-  /// `Scripts/make_adoption_models.py`. Returns the adopted types by tensor index, in execution
-  /// order so that an adopted type flows on to later nodes; constants keep their own type.
-  static func preparedOutputTypes(of subgraph: SubGraph, model: TFLiteModel) -> [Int: TensorType] {
-    var adopted: [Int: TensorType] = [:]
+  /// `Scripts/make_adoption_models.py`. Returns the adopted type of every tensor (nil: none), by
+  /// tensor index, found in execution order so that an adopted type flows on to later nodes;
+  /// constants keep their own type. (An array, not an `Int`-keyed dictionary: the first
+  /// `Int: Hashable` use of a process costs a scan of every protocol conformance record.)
+  static func preparedOutputTypes(of subgraph: SubGraph, model: TFLiteModel) -> [TensorType?] {
+    var adopted = [TensorType?](repeating: nil, count: subgraph.tensors.count)
     for operation in subgraph.operators {
       guard let output = operation.outputs.first, output >= 0, operation.outputs.count == 1,
         Int(output) < subgraph.tensors.count, model.tensorData(subgraph.tensors[Int(output)]).count == 0

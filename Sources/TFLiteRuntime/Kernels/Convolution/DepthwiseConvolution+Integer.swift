@@ -291,7 +291,8 @@ struct ByteDepthwiseConvolution {
               guard let window = windowBuffer.baseAddress else { return }
               fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
               let outputRow = output + row &* width.outputSize &* channels
-              if let generatedKernels {
+              // The kind is generated on the first row that asks (nil only if the OS refused it).
+              if let generatedKernels, generatedKernels.has(.requantized(Output.isSigned ? .int8 : .uint8)) {
                 convolveRowGenerated(
                   generatedKernels, window: UnsafePointer(window), filter: filter, table: table,
                   requantization: epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes), output: outputRow)

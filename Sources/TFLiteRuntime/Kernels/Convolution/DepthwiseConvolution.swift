@@ -44,7 +44,11 @@ enum FloatDepthwiseConvolution {
       rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
     ) { row in
       var swiftChannels = 0
-      if let generatedKernels {
+      // The float kinds are generated on the first row that asks (missing only if the OS refused them).
+      if let generatedKernels, generatedKernels.has(.float),
+        GeneratedDepthwiseRow.channelsCovered(shape) % DepthwiseKernelGenerator.blockChannels == 0
+          || generatedKernels.has(.floatEightChannels)
+      {
         GeneratedDepthwiseRow(
           shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output,
           kernels: generatedKernels
@@ -121,13 +125,15 @@ private struct GeneratedDepthwiseRow {
         let kind = wholeSquare.flatMap { kernels.has($0) ? $0 : nil } ?? .float
         convolve(x: interior.lowerBound, count: interior.count, firstX: 0, taps: taps, tapCount: tapCount, kind: kind)
       }
-      for edge in [0..<interior.lowerBound, interior.upperBound..<width.outputSize] {
-        for x in edge {
-          let (firstX, endX) = width.validTaps(x)
-          let tapCount = fillTaps(taps, firstX: firstX, endX: endX)
-          convolve(x: x, count: 1, firstX: firstX, taps: taps, tapCount: tapCount, kind: .float)
-        }
+      // The two edges one after the other, not as an array of ranges: the first `[Range<Int>]` of
+      // a process costs a scan of every protocol conformance record (`Int: Comparable`).
+      func convolveEdge(_ x: Int) {
+        let (firstX, endX) = width.validTaps(x)
+        let tapCount = fillTaps(taps, firstX: firstX, endX: endX)
+        convolve(x: x, count: 1, firstX: firstX, taps: taps, tapCount: tapCount, kind: .float)
       }
+      for x in 0..<interior.lowerBound { convolveEdge(x) }
+      for x in interior.upperBound..<width.outputSize { convolveEdge(x) }
     }
   }
 

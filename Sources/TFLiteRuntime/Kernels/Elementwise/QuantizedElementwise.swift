@@ -173,9 +173,16 @@ struct QuantizedBinaryMap {
       lhsType, rhsType,
       BinaryRunnerFactory(
         function: function, tabulates: elementCount >= Self.pairTableThreshold, writesBooleans: writesBooleans))
-    let storedType: [ElementType: RequantizedOutput] = [.int8: .int8, .uint8: .uint8]
+    // A switch, not a dictionary: keying a Dictionary by ElementType costs the process a scan of
+    // every protocol conformance record (ElementType: Hashable) on the first prepare.
+    let storedType: RequantizedOutput? =
+      switch lhsType {
+      case .int8: .int8
+      case .uint8: .uint8
+      default: nil
+      }
     self.generated =
-      if let generated, lhsType == rhsType, !writesBooleans, let output = storedType[lhsType] {
+      if let generated, lhsType == rhsType, !writesBooleans, let output = storedType {
         (generated, output)
       } else {
         nil

@@ -35,6 +35,10 @@ protocol IntegerReductionOperator {
   static var operatorName: String { get }
   /// The element types it runs.
   static var elementTypes: [ElementType] { get }
+  /// How it accumulates when it is an ``AccumulatingReductionOperator``, nil otherwise (a static
+  /// answer: casting the operator type to that protocol at prepare would cost a scan of every
+  /// protocol conformance record of the process).
+  static var accumulatingKind: IntegerReductionKind? { get }
   /// Validates the quantization and builds the typed reduction of `layout` (`reducedCount`
   /// input values per output); returns it with the number of int32 scratch values it needs.
   static func makeReduction(
@@ -268,6 +272,7 @@ private struct IntegerReductionFactory: QuantizedTypeVisitor {
 
 extension AccumulatingReductionOperator {
   static var elementTypes: [ElementType] { [.int8, .uint8, .int16] }
+  static var accumulatingKind: IntegerReductionKind? { kind }
 
   static func makeReduction(
     input: RuntimeTensor, output: RuntimeTensor, layout: BroadcastLayout, reducedCount: Int, rounding: RoundingPolicy
@@ -306,6 +311,7 @@ extension AccumulatingReductionOperator {
 enum QuantizedReduceProduct: IntegerReductionOperator {
   static let operatorName = "REDUCE_PROD"
   static let elementTypes: [ElementType] = [.int8, .int16]
+  static let accumulatingKind: IntegerReductionKind? = nil
 
   static func makeReduction(
     input: RuntimeTensor, output: RuntimeTensor, layout: BroadcastLayout, reducedCount: Int, rounding: RoundingPolicy
@@ -400,9 +406,7 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
       input: input, output: output, layout: layout, reducedCount: reducedCount, rounding: context.roundingPolicy)
     context.requestScratch(bytes: max(scratchCount, 1) * MemoryLayout<Int32>.stride)
     self.runner = runner
-    sumsColumns = (Operator.self as? any AccumulatingReductionOperator.Type).map {
-      layout.sumsColumns($0.kind, of: input.type)
-    } ?? false
+    sumsColumns = Operator.accumulatingKind.map { layout.sumsColumns($0, of: input.type) } ?? false
   }
 
   var kernelDescription: String? {
