@@ -198,10 +198,10 @@ private struct QuadTapDepthwiseEmitter {
   func permuted(_ pixel: Int) -> VectorRegister { VectorRegister(firstInput + pixel % 4) }
   func weight(row: Int, quad: Int) -> VectorRegister { VectorRegister(firstInput + 4 + row * shape.quadsPerRow + quad) }
   var permutation: VectorRegister { VectorRegister(firstInput + 4 + shape.weightVectors) }
-  var ones: VectorRegister { VectorRegister(permutation.number.asInt + 1) }
-  var corrections: VectorRegister { VectorRegister(permutation.number.asInt + 2) }
+  var ones: VectorRegister { VectorRegister(Int(permutation.number) + 1) }
+  var corrections: VectorRegister { VectorRegister(Int(permutation.number) + 2) }
   var requantization: RequantizationEmission {
-    let scratch = permutation.number.asInt + (shape.correctsWeights ? 3 : 1)
+    let scratch = Int(permutation.number) + (shape.correctsWeights ? 3 : 1)
     return RequantizationEmission(
       width: .zmm, output: shape.output, table: .rax, lanes: .rbx,
       scratch: (VectorRegister(scratch), VectorRegister(scratch + 1)), storeMask: storeMask)
@@ -347,11 +347,6 @@ private struct QuadTapDepthwiseEmitter {
     assembler.add(.rsp, BlockSlot.frameBytes)
     assembler.returnFromKernel(restoring: saved)
   }
-}
-
-extension UInt8 {
-  /// The value as an `Int`.
-  fileprivate var asInt: Int { Int(self) }
 }
 
 /// The four-tap depthwise kernels of this process, one per `QuadTapDepthwiseKernelGenerator.Shape`,
