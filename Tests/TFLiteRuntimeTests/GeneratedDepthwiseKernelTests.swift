@@ -123,6 +123,136 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
     }
   }
 
+  /// Every four-tap kernel shape a network can ask for generates (also where this machine cannot
+  /// run it; its instructions are pinned by the NASM table) and ends with `vzeroupper; ret`;
+  /// shapes whose registers do not fit 32 zmm are not generated.
+  func testEveryFourTapKernelShapeGenerates() {
+    for rows in 1...QuadTapDepthwiseKernelGenerator.maximumFilterRows {
+      for quads in 1...3 {
+        for corrects in [false, true] {
+          let shape = QuadTapDepthwiseKernelGenerator.Shape(
+            filterRows: rows, quadsPerRow: quads, stride: 2, output: .uint8, correctsWeights: corrects)
+          // Sums (and Σ u sums), four inputs, the weights, permutation (ones, corrections), two scratch.
+          XCTAssertEqual(shape.isGenerated, 4 * (corrects ? 2 : 1) + 4 + rows * quads + (corrects ? 3 : 1) + 2 <= 32, "\(shape)")
+          guard shape.isGenerated else { continue }
+          XCTAssertEqual(
+            Array(QuadTapDepthwiseKernelGenerator.code(shape).suffix(14)),
+            [0xC5, 0xF8, 0x77, 0x41, 0x5F, 0x41, 0x5E, 0x41, 0x5D, 0x41, 0x5C, 0x5D, 0x5B, 0xC3], "\(shape)")
+        }
+      }
+    }
+  }
+
+  /// The four-tap kernels (AVX512-VNNI with VBMI, where this machine has them) against first
+  /// principles: random filter rows (1–7, each its own buffer), quads per row, strides, pixel
+  /// counts 0–21 (groups of 8 and 4 and single pixels), 1–3 blocks with a last block of 1–16 lanes,
+  /// signed-byte weights over the whole range, corrections k_c over ±255 (the corrected form),
+  /// per-channel multipliers and biases, both roundings, int8/uint8, clamps. Every byte is the
+  /// scalar rescale of Σ u · w (+ k_c · Σ u) over the taps; the sentinels between and after the
+  /// pixels' outputs and past the last block's lanes stay untouched.
+  func testFourTapKernelsRequantizeExactSumsAndStayInBounds() throws {
+    guard let quadKernels = GeneratedQuadTapDepthwiseKernels.supported else {
+      // Only CPUs without AVX-512, VNNI or VBMI (or with generated code refused) lack them.
+      XCTAssertFalse(
+        GeneratedKernelISA.supported == .avx512 && DotProductISA.supported.contains(.avx512VNNI)
+          && ProcessorFeatures.hasBytePermutes)
+      return
+    }
+    var random = SeededGenerator(seed: 44)
+    let sentinel: UInt8 = 0xA5
+    for trial in 0..<120 {
+      let corrects = trial % 3 == 0
+      var shape: QuadTapDepthwiseKernelGenerator.Shape
+      repeat {
+        shape = QuadTapDepthwiseKernelGenerator.Shape(
+          filterRows: random.int(1...7), quadsPerRow: random.int(1...2), stride: random.int(1...4),
+          output: trial % 4 < 2 ? .int8 : .uint8, correctsWeights: corrects)
+      } while !shape.isGenerated
+      let pixels = [0, 1, 3, 4, 7, 8, 12, random.int(13...21)][trial % 8]
+      let blocks = random.int(1...3)
+      let lastLanes = trial % 2 == 1 ? random.int(1...16) : 16
+      let channels = 16 * (blocks - 1) + lastLanes
+      let columns = max(pixels - 1, 0) * shape.stride + 4 * shape.quadsPerRow
+      let rowBlockBytes = columns * 16 + 16 * random.int(0...2)
+      let rowBuffers = (0..<shape.filterRows).map { _ in
+        (0..<(blocks * rowBlockBytes)).map { _ in UInt8(random.int(0...255)) }
+      }
+      let weights = (0..<(blocks * shape.blockWeightBytes / 4)).map { index -> UInt32 in
+        let isCorrection = corrects && index % (shape.blockWeightBytes / 4) >= shape.weightVectors * 16
+        return isCorrection
+          ? UInt32(bitPattern: Int32(random.int(-255...255)))
+          : UInt32(truncatingIfNeeded: random.int(0...Int(UInt32.max)))
+      }
+      let rounding: RoundingPolicy = trial % 5 == 0 ? .singleRounding : .doubleRounding
+      let multipliers = (0..<channels).map { _ in
+        QuantizedMultiplier(multiplier: Int32(random.int((1 << 30)...Int(Int32.max))), shift: random.int(-20...2))
+      }
+      let bias = (0..<channels).map { _ in Int32(random.int(-300_000...300_000)) }
+      let range: ClosedRange<Int32> = shape.output == .int8 ? -128...127 : 0...255
+      let zeroPoint = Int32(random.int(Int(range.lowerBound)...Int(range.upperBound)))
+      let clamp = trial % 6 == 0 ? zeroPoint...range.upperBound : range
+      let constants = IntegerChannelConstants(groups: 1, groupChannels: channels, multipliers: multipliers, rounding: rounding) {
+        bias[$0]
+      }
+      let epilogue = constants.epilogue(group: 0, outputZeroPoint: zeroPoint, clamp: clamp)
+      let outputStride = 16 * blocks + random.int(0...3)
+      var stored = [UInt8](repeating: sentinel, count: (pixels + 1) * outputStride)
+      let kernel = try XCTUnwrap(quadKernels.kernel(shape), "\(shape)")
+      // Each filter row in its own allocation, as the window's ring slots are apart.
+      let rowPointers: [UnsafeRawPointer] = rowBuffers.map { row in
+        let pointer = UnsafeMutableRawPointer.allocate(byteCount: row.count, alignment: 16)
+        pointer.copyMemory(from: row, byteCount: row.count)
+        return UnsafeRawPointer(pointer)
+      }
+      defer { for pointer in rowPointers { pointer.deallocate() } }
+      weights.withUnsafeBytes { weightBytes in
+        rowPointers.withUnsafeBufferPointer { rows in
+          stored.withUnsafeMutableBufferPointer { outputBuffer in
+            withUnsafePointer(to: epilogue.lanes) { lanes in
+              var arguments = QuadTapDepthwiseArguments(
+                rows: rows.baseAddress!, rowBlockBytes: rowBlockBytes, weights: weightBytes.baseAddress!,
+                constants: kernel.constants, output: UnsafeMutableRawPointer(outputBuffer.baseAddress!),
+                outputPixelBytes: outputStride, pixelCount: pixels, blockCount: blocks,
+                requantization: epilogue.table(channel: 0), requantizationLanes: UnsafeRawPointer(lanes),
+                lastBlockLanes: lastLanes)
+              kernel.run(&arguments)
+            }
+          }
+        }
+      }
+      let weightBytes = weights.withUnsafeBytes { Array($0) }
+      let label = "trial \(trial) \(shape) blocks \(blocks) last \(lastLanes) pixels \(pixels)"
+      for pixel in 0...pixels {
+        for lane in 0..<outputStride {
+          var expected = sentinel
+          if pixel < pixels && lane < channels {
+            let (block, blockLane) = lane.quotientAndRemainder(dividingBy: 16)
+            let blockWeights = block * shape.blockWeightBytes
+            var sum: Int32 = 0
+            var inputSum: Int32 = 0
+            for row in 0..<shape.filterRows {
+              for tap in 0..<(4 * shape.quadsPerRow) {
+                let column = pixel * shape.stride + tap
+                let u = Int32(rowBuffers[row][block * rowBlockBytes + column * 16 + blockLane])
+                let weightIndex = blockWeights + ((row * shape.quadsPerRow + tap / 4) * 16 + blockLane) * 4 + tap % 4
+                sum &+= u &* Int32(Int8(bitPattern: weightBytes[weightIndex]))
+                inputSum &+= u
+              }
+            }
+            if corrects {
+              let correction = weights[(blockWeights + shape.weightVectors * 64) / 4 + blockLane]
+              sum &+= inputSum &* Int32(bitPattern: correction)
+            }
+            let scaled = multipliers[lane].apply(sum &+ bias[lane], rounding: rounding) &+ zeroPoint
+            expected = UInt8(truncatingIfNeeded: min(max(scaled, clamp.lowerBound), clamp.upperBound))
+          }
+          let got = stored[pixel * outputStride + lane]
+          guard got == expected else { return XCTFail("\(label) pixel \(pixel) lane \(lane): \(got), expected \(expected)") }
+        }
+      }
+    }
+  }
+
   /// The weights-in-registers kernels (3×3, and 5×5 on AVX-512) on random grids: row and column
   /// offsets (dilations), pixel strides, pixel counts (none, one, many), weight offsets, start values
   /// and clamps; the same bits as the tap-table kernel on the same table (they sum in its order),

@@ -13,10 +13,9 @@ import TFLiteLinearAlgebra
 /// the routes must agree (bit for bit for 8-bit, within FMA rounding for float). Shapes `prepare`
 /// rejects throw a descriptive error, and their kernels then refuse to run.
 final class GeneratedKernelFuzzTests: XCTestCase {
-  /// The depthwise kernels of every instruction set this machine runs.
-  private var runnableDepthwiseKernels: [GeneratedDepthwiseKernels] {
-    GeneratedKernelISA.allCases.compactMap { GeneratedDepthwiseKernels.kernels(for: $0) }
-  }
+  /// The depthwise kernels of every instruction set this machine runs (AVX-512 with and without
+  /// the four-tap kernels).
+  private var runnableDepthwiseKernels: [GeneratedDepthwiseKernels] { GeneratedDepthwiseKernels.runnableSets }
 
   /// Float DEPTHWISE_CONV_2D: Swift, the registered generated route and every instruction set agree
   /// within FMA rounding; nothing reads a guard (NaN) or writes past a buffer.
@@ -90,9 +89,30 @@ final class GeneratedKernelFuzzTests: XCTestCase {
     }
   }
 
+  /// The four-tap route (AVX512-VNNI with VBMI) on shapes it takes: no dilation, 1–7 filter rows,
+  /// 1–8 filter columns (3×3 and 5×5 half the time), strides 1–4 (and a larger vertical one),
+  /// channels 1–70 with multipliers, SAME/VALID, int8 and uint8 (weights with zero points, so
+  /// the corrected form runs), per-channel, clamps: the route is taken where this machine has it,
+  /// and it gives the Swift route's and every other instruction set's bytes.
+  func testEightBitDepthwiseFourTapRouteIsBitExactOnEveryRoute() throws {
+    var random = SeededGenerator(seed: 75)
+    var taken = 0
+    for trial in 0..<70 {
+      let fuzz = FuzzedWindow(random: &random, trial: trial, fourTapChannels: trial + 1)
+      if try assertEightBitDepthwiseRoutesAgree(fuzz, trial: trial, random: &random) { taken += 1 }
+    }
+    if GeneratedQuadTapDepthwiseKernels.supported != nil {
+      XCTAssertEqual(taken, 70, "the four-tap route must take every such shape")
+    } else {
+      XCTAssertEqual(taken, 0)
+    }
+  }
+
   /// Runs one fuzzed 8-bit depthwise convolution on the Swift route, the registered generated route
   /// and every instruction set's kernels, each into guarded memory, and asserts equal bytes.
-  private func assertEightBitDepthwiseRoutesAgree(_ fuzz: FuzzedWindow, trial: Int, random: inout SeededGenerator) throws {
+  /// Returns true when the convolution has a four-tap route.
+  @discardableResult
+  private func assertEightBitDepthwiseRoutesAgree(_ fuzz: FuzzedWindow, trial: Int, random: inout SeededGenerator) throws -> Bool {
     let memory = GuardedMemory()
     let quantized = FuzzedQuantization(random: &random, signed: trial % 2 == 0, perChannel: trial % 4 == 0, channels: fuzz.outputChannels)
     let input = memory.tensor(
@@ -116,7 +136,10 @@ final class GeneratedKernelFuzzTests: XCTestCase {
       guard
         let kernel = try memory.prepareAndRun(node, output: output, generated: generated, label: label)
           as? IntegerDepthwiseConv2DKernel
-      else { return XCTFail("\(label): not the 8-bit depthwise kernel") }
+      else {
+        XCTFail("\(label): not the 8-bit depthwise kernel")
+        return false
+      }
       convolution = kernel.byteDepthwise
       results.append(memory.bytes(output))
       // Every instruction set on the prepared convolution, into a fresh guarded output.
@@ -131,6 +154,7 @@ final class GeneratedKernelFuzzTests: XCTestCase {
     XCTAssertNotNil(convolution, label)
     for (route, values) in results.enumerated() { XCTAssertEqual(values, results[0], "\(label) route \(route)") }
     XCTAssertEqual(memory.damagedGuards(), [], label)
+    return convolution?.quadTaps != nil
   }
 
   /// int8/uint8 CONV_2D: the generated dot-product route (taken for int8 wherever this machine
@@ -415,6 +439,21 @@ private struct FuzzedWindow: CustomStringConvertible {
   let same: Bool
   /// CONV_2D's output channels.
   let convolutionOutputs: Int
+
+  /// A random geometry the four-tap depthwise route takes, with `fourTapChannels` input channels.
+  init(random: inout SeededGenerator, trial: Int, fourTapChannels: Int) {
+    batch = random.int(1...2)
+    channels = fourTapChannels
+    multiplier = random.int(0...4) > 0 ? 1 : random.int(2...3)
+    let square = [3, 5][random.int(0...1)]
+    filter = random.bool() ? (square, square) : (random.int(1...7), random.int(1...8))
+    strides = (trial % 9 == 8 ? random.int(5...9) : random.int(1...4), random.int(1...4))
+    dilations = (1, 1)
+    same = random.bool()
+    height = random.int((same ? 1 : filter.height)...(filter.height + 6))
+    width = random.int((same ? 1 : filter.width)...(filter.width + 20))
+    convolutionOutputs = 1
+  }
 
   /// A random geometry; `channels` replaces the drawn channel count when given.
   init(random: inout SeededGenerator, trial: Int, convolution: Bool = false, channels: Int? = nil) {

@@ -3804,4 +3804,58 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "kxnorw k1, k3, k5", expected: [0xC5, 0xE4, 0x46, 0xCD]) { assembler in
     assembler.kxnorw(MaskRegister(1), MaskRegister(3), MaskRegister(5))
   },
+  X86EncodingCase(source: "vpermb zmm1, zmm30, zword [rax]", expected: [0x62, 0xF2, 0x0D, 0x40, 0x8D, 0x08]) { assembler in
+    assembler.vpermbZMM(VectorRegister(1), indices: VectorRegister(30), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpermb zmm8, zmm9, zword [rdi + 8]", expected: [0x62, 0x72, 0x35, 0x48, 0x8D, 0x87, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpermbZMM(VectorRegister(8), indices: VectorRegister(9), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpermb zmm15, zmm20, zword [rsp]", expected: [0x62, 0x72, 0x5D, 0x40, 0x8D, 0x3C, 0x24]) { assembler in
+    assembler.vpermbZMM(VectorRegister(15), indices: VectorRegister(20), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpermb zmm22, zmm31, zword [r12 + 4]", expected: [0x62, 0xC2, 0x05, 0x40, 0x8D, 0xB4, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpermbZMM(VectorRegister(22), indices: VectorRegister(31), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpermb zmm29, zmm10, zword [rbp]", expected: [0x62, 0x62, 0x2D, 0x48, 0x8D, 0x6D, 0x00]) { assembler in
+    assembler.vpermbZMM(VectorRegister(29), indices: VectorRegister(10), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpermb zmm4, zmm21, zword [r13]", expected: [0x62, 0xD2, 0x55, 0x40, 0x8D, 0x65, 0x00]) { assembler in
+    assembler.vpermbZMM(VectorRegister(4), indices: VectorRegister(21), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpermb zmm11, zmm0, zword [r15 - 128]", expected: [0x62, 0x52, 0x7D, 0x48, 0x8D, 0x5F, 0xFE]) { assembler in
+    assembler.vpermbZMM(VectorRegister(11), indices: VectorRegister(0), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpermb zmm18, zmm11, zword [rsi + 128]", expected: [0x62, 0xE2, 0x25, 0x48, 0x8D, 0x56, 0x02]) { assembler in
+    assembler.vpermbZMM(VectorRegister(18), indices: VectorRegister(11), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpermb zmm25, zmm22, zword [rdx + 64]", expected: [0x62, 0x62, 0x4D, 0x40, 0x8D, 0x4A, 0x01]) { assembler in
+    assembler.vpermbZMM(VectorRegister(25), indices: VectorRegister(22), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpermb zmm0, zmm1, zword [rcx + 4096]", expected: [0x62, 0xF2, 0x75, 0x48, 0x8D, 0x41, 0x40]) { assembler in
+    assembler.vpermbZMM(VectorRegister(0), indices: VectorRegister(1), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpermb zmm7, zmm12, zword [r9 - 64]", expected: [0x62, 0xD2, 0x1D, 0x48, 0x8D, 0x79, 0xFF]) { assembler in
+    assembler.vpermbZMM(VectorRegister(7), indices: VectorRegister(12), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpermb zmm14, zmm23, zword [rax + r8*4]", expected: [0x62, 0x32, 0x45, 0x40, 0x8D, 0x34, 0x80]) { assembler in
+    assembler.vpermbZMM(VectorRegister(14), indices: VectorRegister(23), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpermb zmm21, zmm2, zword [r11 + r9*2 + 12]", expected: [0x62, 0x82, 0x6D, 0x48, 0x8D, 0xAC, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpermbZMM(VectorRegister(21), indices: VectorRegister(2), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpermb zmm28, zmm13, zword [rbx + rcx*8 - 4]", expected: [0x62, 0x62, 0x15, 0x48, 0x8D, 0xA4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.vpermbZMM(VectorRegister(28), indices: VectorRegister(13), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpermb zmm3, zmm24, zword [r13 + r14*1]", expected: [0x62, 0x92, 0x3D, 0x40, 0x8D, 0x5C, 0x35, 0x00]) { assembler in
+    assembler.vpermbZMM(VectorRegister(3), indices: VectorRegister(24), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpermb zmm10, zmm3, zword [rsp + rax*1 + 256]", expected: [0x62, 0x72, 0x65, 0x48, 0x8D, 0x54, 0x04, 0x04]) { assembler in
+    assembler.vpermbZMM(VectorRegister(10), indices: VectorRegister(3), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpermb zmm17, zmm14, zword [r10 + r15*2 + 192]", expected: [0x62, 0x82, 0x0D, 0x48, 0x8D, 0x4C, 0x7A, 0x03]) { assembler in
+    assembler.vpermbZMM(VectorRegister(17), indices: VectorRegister(14), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpermb zmm24, zmm25, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0x62, 0x35, 0x40, 0x8D, 0x44, 0x17, 0x10]) { assembler in
+    assembler.vpermbZMM(VectorRegister(24), indices: VectorRegister(25), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
 ]

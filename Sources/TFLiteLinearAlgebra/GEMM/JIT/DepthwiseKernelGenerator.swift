@@ -550,11 +550,14 @@ private struct DepthwiseEmitter {
   private let kernels: LazyExecutableKernels
   /// Sixteen zeros (as floats and as Int32): the start of sums without bias.
   @usableFromInline package let zeros: UnsafeRawPointer
+  /// The four-tap 8-bit kernels (`QuadTapDepthwiseKernelGenerator`) that 3×3, 5×5 and similar
+  /// filters without dilation use in place of the pair kind: on AVX-512 CPUs with VNNI and VBMI.
+  @usableFromInline package let quadTaps: GeneratedQuadTapDepthwiseKernels?
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  /// The kernels of `isa` (the byte kernels of `byteKernelISA`), none generated yet.
-  private init(isa: GeneratedKernelISA, byteKernelISA: GeneratedKernelISA) {
+  /// The kernels of `isa` (the byte kernels of `byteKernelISA`, with `quadTaps`), none generated yet.
+  private init(isa: GeneratedKernelISA, byteKernelISA: GeneratedKernelISA, quadTaps: GeneratedQuadTapDepthwiseKernels?) {
     let kinds = DepthwiseKernelGenerator.ElementKind.allCases
     kernels = LazyExecutableKernels(count: kinds.count) { index in
       let kind = kinds[index]
@@ -564,6 +567,7 @@ private struct DepthwiseEmitter {
     }
     self.isa = isa
     self.byteKernelISA = byteKernelISA
+    self.quadTaps = quadTaps
     let zeros = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
     zeros.initializeMemory(as: UInt8.self, repeating: 0, count: 64)
     self.zeros = UnsafeRawPointer(zeros)
@@ -571,9 +575,22 @@ private struct DepthwiseEmitter {
 
   deinit { zeros.deallocate() }
 
-  private static let avx2 = GeneratedDepthwiseKernels(isa: .avx2, byteKernelISA: .avx2)
+  private static let avx2 = GeneratedDepthwiseKernels(isa: .avx2, byteKernelISA: .avx2, quadTaps: nil)
   private static let avx512 = GeneratedDepthwiseKernels(
-    isa: .avx512, byteKernelISA: DotProductISA.supported.contains(.avx512VNNI) ? .avx512 : .avx2)
+    isa: .avx512, byteKernelISA: avx512ByteKernelISA, quadTaps: GeneratedQuadTapDepthwiseKernels.supported)
+  /// The AVX-512 set without the four-tap kernels (what CPUs without VBMI run), for tests.
+  private static let avx512TapPairs = GeneratedDepthwiseKernels(
+    isa: .avx512, byteKernelISA: avx512ByteKernelISA, quadTaps: nil)
+  private static var avx512ByteKernelISA: GeneratedKernelISA {
+    DotProductISA.supported.contains(.avx512VNNI) ? .avx512 : .avx2
+  }
+
+  /// Every set this machine runs, the AVX-512 one also without its four-tap kernels (tests run the
+  /// convolutions on each).
+  @usableFromInline package static var runnableSets: [GeneratedDepthwiseKernels] {
+    GeneratedKernelISA.allCases.compactMap { kernels(for: $0) }
+      + (kernels(for: .avx512)?.quadTaps == nil ? [] : [avx512TapPairs])
+  }
 
   /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
   @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedDepthwiseKernels? {

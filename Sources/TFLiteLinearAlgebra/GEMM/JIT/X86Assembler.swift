@@ -559,6 +559,12 @@
     evex(map: .x0F38, prefix: .x66, opcode: 0x75, reg: indices.number, vvvv: low.number, rm: high.number)
   }
 
+  /// `vpermb zmm1, zmm2, [m512]`: byte i of zmm1 is the byte of the 64-byte memory operand that
+  /// bits 0–5 of byte i of zmm2 pick (AVX512_VBMI).
+  @usableFromInline package mutating func vpermbZMM(_ destination: VectorRegister, indices: VectorRegister, _ table: MemoryOperand) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x8D, reg: destination.number, vvvv: indices.number, memory: table, elementBytes: 64)
+  }
+
   /// `vpblendmb zmm1{k}, zmm2, zmm3`: byte i from zmm3 where bit i of `mask` is set, else
   /// from zmm2 (AVX512BW).
   @usableFromInline package mutating func vpblendmbZMM(

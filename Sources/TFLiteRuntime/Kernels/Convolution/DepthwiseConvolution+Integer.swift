@@ -57,6 +57,9 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
       // Each thread holds one output row's window at a time (on the stack, or the heap when large).
       let windowBytes = try FloatOperands.checkedCount(convolution.windowShape, "\(op) input window")
       try context.requireMemory(count: windowBytes, bytesEach: context.threadCount, for: "\(op)'s input windows")
+      if let quadTaps = convolution.quadTaps {
+        try context.requireMemory(count: quadTaps.windowBytes, bytesEach: context.threadCount, for: "\(op)'s four-tap windows")
+      }
       let sumBytes = try FloatOperands.checkedCount(convolution.rowSumsShape, "\(op) row sums")
       try context.requireMemory(count: sumBytes, bytesEach: context.threadCount, for: "\(op)'s row sums")
       byteDepthwise = convolution
@@ -66,7 +69,11 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
     self.shape = shape
   }
 
-  var kernelDescription: String? { byteDepthwise == nil ? nil : KernelDescription.depthwise() }
+  var kernelDescription: String? {
+    guard let byteDepthwise else { return nil }
+    let quadTaps = byteDepthwise.quadTaps != nil && GeneratedDepthwiseKernels.current?.quadTaps != nil
+    return quadTaps ? "depthwise, generated AVX512-VNNI+VBMI (four taps per vpdpbusd)" : KernelDescription.depthwise()
+  }
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
@@ -128,6 +135,9 @@ struct ByteDepthwiseConvolution {
   let signFlip: UInt8
   /// The unsigned input zero point, which padding holds.
   let paddingValue: UInt8
+  /// The four-tap route (AVX512-VNNI with VBMI), where the shape and weights allow it and this CPU
+  /// runs it; the tap-pair route otherwise.
+  let quadTaps: QuadTapDepthwise?
 
   init(_ shape: DepthwiseShape, arithmetic: IntegerWeightedArithmetic, isSigned: Bool) {
     let channels = shape.outputChannels
@@ -163,6 +173,9 @@ struct ByteDepthwiseConvolution {
     clamp = arithmetic.clamp
     signFlip = isSigned ? 0x80 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
+    quadTaps =
+      GeneratedQuadTapDepthwiseKernels.supported == nil
+      ? nil : QuadTapDepthwise(shape, weights: arithmetic.weights, paddedWidth: paddedWidth)
   }
 
   /// The shape of one output row's input window (one byte per element): a row per filter tap row.
@@ -277,6 +290,16 @@ struct ByteDepthwiseConvolution {
     let height = shape.height
     let width = shape.width
     let windowBytes = height.filterSize &* paddedWidth &* paddedChannels
+    if let generatedKernels, let quadTaps,
+      let kernel = generatedKernels.quadTaps?.kernel(quadTaps.kernelShape(Output.isSigned ? .int8 : .uint8))
+    {
+      withUnsafePointer(to: epilogue.lanes) { lanes in
+        convolveQuadTaps(
+          quadTaps, kernel: kernel, input: input, output: output, threadCount: threadCount,
+          requantization: epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes))
+      }
+      return
+    }
     filter.withUnsafeBufferPointer { filterBuffer in
       guard let filter = filterBuffer.baseAddress else { return }
       pairTable.withUnsafeBufferPointer { tableBuffer in

@@ -204,10 +204,18 @@ enum ChannelWindowRows {
   /// Calls `body(row)` for every output row in `0..<rows`: about 8 items per thread, each at least
   /// `minimumItemWork` of `workPerRow`, all rows inline when single-threaded or small.
   static func forEachRow(rows: Int, workPerRow: Int, threadCount: Int, _ body: (Int) -> Void) {
+    forEachRowRange(rows: rows, workPerRow: workPerRow, threadCount: threadCount) { range in
+      for row in range { body(row) }
+    }
+  }
+
+  /// Calls `body(range)` for consecutive ranges of output rows that together cover `0..<rows`,
+  /// split as `forEachRow` splits them (one range when single-threaded or small).
+  static func forEachRowRange(rows: Int, workPerRow: Int, threadCount: Int, _ body: (Range<Int>) -> Void) {
     let rowsForWork = max(1, minimumItemWork / max(workPerRow, 1))
     let rowsPerItem = threadCount <= 1 ? max(rows, 1) : max(rowsForWork, rows / (8 * threadCount), 1)
     ParallelWork.run(itemCount: (rows + rowsPerItem - 1) / rowsPerItem, threadCount: threadCount) { item, _ in
-      for row in item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem) { body(row) }
+      body(item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem))
     }
   }
 }

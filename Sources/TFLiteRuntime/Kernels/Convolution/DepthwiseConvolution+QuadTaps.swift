@@ -1,0 +1,217 @@
+// The four-tap route of the 8-bit DEPTHWISE_CONV_2D (`ByteDepthwiseConvolution`), on CPUs with
+// AVX512-VNNI and AVX512_VBMI: the generated kernel (`QuadTapDepthwiseKernelGenerator`) adds four
+// taps of a channel per `vpdpbusd` lane over a window laid out channel-block-first, and
+// requantizes in registers. The sums are the pair route's exactly (Σ u · (w − weight zero point)
+// over every tap, padding included, wrapping in Int32, with the input offset's share in the bias),
+// so the bytes are the same.
+//
+// The window keeps one slot per filter row plus a row of padding: input row iy lives in slot
+// iy mod filter rows, so an output row reuses the slots earlier rows filled and each input row is
+// copied (sign-flipped, channel-block-first) once per thread's range of rows, not once per filter
+// row. Columns outside the input, rows outside it and the lanes past the last channel hold the
+// unsigned input zero point from the start and are never written again.
+
+import TFLiteLinearAlgebra
+
+/// What the four-tap route of a `ByteDepthwiseConvolution` needs: its kernel's geometry and its
+/// weights packed per 16-channel block as `[filter row][quad][channel][tap]` signed bytes (then,
+/// when `correctsWeights`, 16 Int32 corrections k_c). The kernel sums every column of every quad,
+/// so a tap past the filter's width has weight 0, stored as 0 − k_c.
+struct QuadTapDepthwise {
+  /// Filter rows.
+  let filterRows: Int
+  /// Quads of four taps per filter row.
+  let quadsPerRow: Int
+  /// Horizontal stride.
+  let stride: Int
+  /// True when some channel's weights (minus their zero point) do not fit a signed byte, so every
+  /// channel stores w − k_c (k_c = 0 where they fit) and the kernel adds k_c · Σ u.
+  let correctsWeights: Bool
+  /// The packed weights, `blockWeightBytes` per block.
+  let weights: [UInt8]
+  /// 16-channel blocks.
+  let blocks: Int
+  /// Columns of a window row: every column any output pixel's quads read.
+  let windowColumns: Int
+
+  /// The route for `shape` with `weights` (`[tap][channel]`, minus their zero points), or nil when it
+  /// does not apply: a dilation, a filter or stride the generator does not take, or weights that
+  /// no per-channel k_c brings into a signed byte.
+  init?(_ shape: DepthwiseShape, weights: [Int32], paddedWidth: Int) {
+    let height = shape.height
+    let width = shape.width
+    let quads = (width.filterSize + 3) / 4
+    guard height.dilation == 1, width.dilation == 1 else { return nil }
+    let channels = shape.outputChannels
+    let taps = height.filterSize * width.filterSize
+    // k_c brings the channel's weights and the zero weight of the taps past the filter's width
+    // (stored as −k_c, so that k_c · u cancels) into a signed byte.
+    var corrections = [Int32](repeating: 0, count: channels)
+    for channel in 0..<channels {
+      let values = (0..<taps).map { weights[$0 * channels + channel] }
+      guard let low = values.min().map({ min($0, 0) }), let high = values.max().map({ max($0, 0) }) else { return nil }
+      if low >= Int32(Int8.min) && high <= Int32(Int8.max) { continue }
+      guard high - low <= 255 else { return nil }
+      corrections[channel] = low - Int32(Int8.min)
+    }
+    let correctsWeights = corrections.contains { $0 != 0 }
+    let probe = QuadTapDepthwiseKernelGenerator.Shape(
+      filterRows: height.filterSize, quadsPerRow: quads, stride: width.stride, output: .int8, correctsWeights: correctsWeights)
+    guard probe.isGenerated else { return nil }
+    let block = DepthwiseKernelGenerator.blockChannels
+    let blocks = (channels + block - 1) / block
+    let tapsPerQuad = QuadTapDepthwiseKernelGenerator.tapsPerQuad
+    var packed = [UInt8](repeating: 0, count: blocks * probe.blockWeightBytes)
+    for channel in 0..<channels {
+      let (blockIndex, lane) = channel.quotientAndRemainder(dividingBy: block)
+      let blockStart = blockIndex * probe.blockWeightBytes
+      for ky in 0..<height.filterSize {
+        for kx in 0..<(quads * tapsPerQuad) {
+          let (quad, tap) = kx.quotientAndRemainder(dividingBy: tapsPerQuad)
+          let weight = kx < width.filterSize ? weights[(ky * width.filterSize + kx) * channels + channel] : 0
+          packed[blockStart + ((ky * quads + quad) * block + lane) * tapsPerQuad + tap] =
+            UInt8(bitPattern: Int8(weight - corrections[channel]))
+        }
+      }
+      if correctsWeights {
+        let correction = UInt32(bitPattern: corrections[channel])
+        for byte in 0..<4 {
+          packed[blockStart + probe.weightVectors * 64 + lane * 4 + byte] = UInt8(truncatingIfNeeded: correction >> (8 * byte))
+        }
+      }
+    }
+    filterRows = height.filterSize
+    quadsPerRow = quads
+    stride = width.stride
+    self.correctsWeights = correctsWeights
+    self.weights = packed
+    self.blocks = blocks
+    windowColumns = max(paddedWidth, max(width.outputSize - 1, 0) * width.stride + quads * tapsPerQuad)
+  }
+
+  /// The kernel shape storing `output`.
+  func kernelShape(_ output: RequantizedOutput) -> QuadTapDepthwiseKernelGenerator.Shape {
+    QuadTapDepthwiseKernelGenerator.Shape(
+      filterRows: filterRows, quadsPerRow: quadsPerRow, stride: stride, output: output, correctsWeights: correctsWeights)
+  }
+
+  /// Bytes of one window row (every block).
+  var windowRowBytes: Int { blocks * windowColumns * DepthwiseKernelGenerator.blockChannels }
+
+  /// Bytes of a thread's window: a slot per filter row and the padding row.
+  var windowBytes: Int { (filterRows + 1) * windowRowBytes }
+}
+
+extension ByteDepthwiseConvolution {
+  /// The convolution on the four-tap `kernel`, for one output type: each thread's range of output
+  /// rows keeps one window (see the file header), and each output row is one kernel call over
+  /// every 16-channel block.
+  func convolveQuadTaps<Output: QuantizedInteger>(
+    _ quadTaps: QuadTapDepthwise, kernel: QuadTapDepthwiseKernel, input: UnsafePointer<UInt8>,
+    output: UnsafeMutablePointer<Output>, threadCount: Int, requantization: UnsafeRawPointer, lanes: UnsafeRawPointer
+  ) {
+    let height = shape.height
+    let width = shape.width
+    let channels = shape.outputChannels
+    let filterRows = quadTaps.filterRows
+    let rowBytes = quadTaps.windowRowBytes
+    let block = DepthwiseKernelGenerator.blockChannels
+    quadTaps.weights.withUnsafeBytes { weightBuffer in
+      guard let weights = weightBuffer.baseAddress else { return }
+      ChannelWindowRows.forEachRowRange(
+        rows: shape.batch * height.outputSize,
+        workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
+        threadCount: threadCount
+      ) { range in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: quadTaps.windowBytes) { windowBuffer in
+          withUnsafeTemporaryAllocation(of: Int.self, capacity: filterRows) { slotRows in
+            withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: filterRows) { rowPointers in
+              guard let window = windowBuffer.baseAddress, let rowsFilled = slotRows.baseAddress,
+                let rows = rowPointers.baseAddress
+              else { return }
+              window.initialize(repeating: paddingValue, count: quadTaps.windowBytes)
+              rowsFilled.initialize(repeating: -1, count: filterRows)
+              let paddingRow = UnsafeRawPointer(window + filterRows &* rowBytes)
+              for row in range {
+                let image = row / height.outputSize
+                let firstInputY = (row % height.outputSize) &* height.stride &- height.paddingBefore
+                for tapRow in 0..<filterRows {
+                  let inputY = firstInputY &+ tapRow
+                  guard inputY >= 0, inputY < height.inputSize else {
+                    (rows + tapRow).initialize(to: paddingRow)
+                    continue
+                  }
+                  let slot = inputY % filterRows
+                  let slotRow = window + slot &* rowBytes
+                  let imageRow = image &* height.inputSize &+ inputY
+                  if rowsFilled[slot] != imageRow {
+                    fillQuadTapRow(slotRow, quadTaps: quadTaps, from: input + imageRow &* width.inputSize &* shape.inputChannels)
+                    rowsFilled[slot] = imageRow
+                  }
+                  (rows + tapRow).initialize(to: UnsafeRawPointer(slotRow))
+                }
+                var arguments = QuadTapDepthwiseArguments(
+                  rows: UnsafePointer(rows), rowBlockBytes: quadTaps.windowColumns &* block, weights: weights,
+                  constants: kernel.constants, output: UnsafeMutableRawPointer(output + row &* width.outputSize &* channels),
+                  outputPixelBytes: channels, pixelCount: width.outputSize, blockCount: quadTaps.blocks,
+                  requantization: requantization, requantizationLanes: lanes,
+                  lastBlockLanes: channels &- (quadTaps.blocks &- 1) &* block)
+                kernel.run(&arguments)
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /// Copies one input row into a window slot, channel-block-first (`[block][column][16]`), in the
+  /// unsigned form, at the columns of the input (after the padding before it): every output
+  /// channel's byte (input channel / multiplier), the lanes past the last channel left alone.
+  private func fillQuadTapRow(_ slot: UnsafeMutablePointer<UInt8>, quadTaps: QuadTapDepthwise, from source: UnsafePointer<UInt8>) {
+    let block = DepthwiseKernelGenerator.blockChannels
+    let pixelBytes = shape.inputChannels
+    let channels = shape.outputChannels
+    let blockBytes = quadTaps.windowColumns &* block
+    let first = slot + shape.width.paddingBefore &* block
+    let wholeBlocks = channels / block
+    let lastLanes = channels &- wholeBlocks &* block
+    let flip = SIMD16<UInt8>(repeating: signFlip)
+    for x in 0..<shape.width.inputSize {
+      let pixel = source + x &* pixelBytes
+      let column = first + x &* block
+      guard shape.multiplier == 1 else {
+        for channel in 0..<channels {
+          column[(channel / block) &* blockBytes &+ channel % block] = pixel[channel / shape.multiplier] ^ signFlip
+        }
+        continue
+      }
+      for blockIndex in 0..<wholeBlocks {
+        storeVector(loadVector(pixel + blockIndex &* block) ^ flip, column + blockIndex &* blockBytes)
+      }
+      if lastLanes > 0 {
+        copyFlipped(from: pixel + wholeBlocks &* block, to: column + wholeBlocks &* blockBytes, count: lastLanes)
+      }
+    }
+  }
+
+  /// XORs `count` (1 to 15) bytes with the sign flip while copying them: two overlapping 8- or
+  /// 4-byte words, or byte by byte below 4; nothing outside the `count` bytes is read or written.
+  private func copyFlipped(from source: UnsafePointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>, count: Int) {
+    let from = UnsafeRawPointer(source)
+    let to = UnsafeMutableRawPointer(destination)
+    func copyWords<Word: FixedWidthInteger>(_: Word.Type) {
+      let flip: Word = signFlip == 0 ? 0 : Word(truncatingIfNeeded: 0x8080_8080_8080_8080 as UInt64)
+      let last = count &- MemoryLayout<Word>.size
+      to.storeBytes(of: from.loadUnaligned(as: Word.self) ^ flip, as: Word.self)
+      to.storeBytes(of: from.loadUnaligned(fromByteOffset: last, as: Word.self) ^ flip, toByteOffset: last, as: Word.self)
+    }
+    if count >= 8 {
+      copyWords(UInt64.self)
+    } else if count >= 4 {
+      copyWords(UInt32.self)
+    } else {
+      for index in 0..<count { destination[index] = source[index] ^ signFlip }
+    }
+  }
+}
