@@ -7,8 +7,9 @@
 #endif
 
 /// The generated float GEMM kernels of one instruction set (`FloatKernelGenerator`): one kernel
-/// per tile height `1...maximumRows`, all made together on first use and kept for the life of the
-/// process, so the code cache is bounded (6 kernels for AVX2, 14 for AVX-512, a few KiB each).
+/// per tile height `1...maximumRows`, and its column-masked form for the last panel of an N that
+/// is not a multiple of 16, all made together on first use and kept for the life of the process,
+/// so the code cache is bounded (12 kernels for AVX2, 28 for AVX-512, a few KiB each).
 ///
 /// They are used by default wherever the CPU and OS allow (see `preferred`); the Swift kernels run
 /// when the generated ones are turned off (`SWIFTTFLITE_JIT=0` in the environment, or
@@ -21,10 +22,14 @@
   @usableFromInline package let isa: GeneratedKernelISA
   /// Rows of the tallest kernel; taller row ranges are cut into tiles of this height.
   @usableFromInline package let maximumRows: Int
-  /// The kernel for `rows` rows at index `rows - 1`.
+  /// The kernel for `rows` rows at index `rows - 1`, then the column-masked kernel for `rows`
+  /// rows at index `maximumRows + rows - 1`.
   private let kernels: [ExecutableCode]
   /// Sixteen zeros: the start of a product without bias.
   private let zeros: UnsafeMutablePointer<Float>
+  /// Sixteen all-ones lanes then sixteen zero lanes: the AVX2 column mask of the first `c`
+  /// columns starts `16 - c` lanes in.
+  private let columnMasks: UnsafeMutablePointer<Int32>
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
@@ -32,9 +37,13 @@
   private init?(isa: GeneratedKernelISA) {
     let maximumRows = FloatKernelGenerator.maximumRows(isa)
     var codes: [[UInt8]] = []
-    for rows in 1...maximumRows {
-      guard let code = try? FloatKernelGenerator.code(isa: isa, rows: rows) else { return nil }
-      codes.append(code)
+    for masksColumns in [false, true] {
+      for rows in 1...maximumRows {
+        guard let code = try? FloatKernelGenerator.code(isa: isa, rows: rows, masksColumns: masksColumns) else {
+          return nil
+        }
+        codes.append(code)
+      }
     }
     guard let kernels = ExecutableCode.mapped(codes) else { return nil }
     self.isa = isa
@@ -42,9 +51,15 @@
     self.kernels = kernels
     zeros = .allocate(capacity: GEMMTile.columns)
     zeros.initialize(repeating: 0, count: GEMMTile.columns)
+    columnMasks = .allocate(capacity: 2 * GEMMTile.columns)
+    columnMasks.initialize(repeating: -1, count: GEMMTile.columns)
+    (columnMasks + GEMMTile.columns).initialize(repeating: 0, count: GEMMTile.columns)
   }
 
-  deinit { zeros.deallocate() }
+  deinit {
+    zeros.deallocate()
+    columnMasks.deallocate()
+  }
 
   private static let avx2 = GeneratedFloatKernels(isa: .avx2)
   private static let avx512 = GeneratedFloatKernels(isa: .avx512)
@@ -88,15 +103,19 @@
   /// - Parameters:
   ///   - a: row 0 at the block's first depth, rows `lda` floats apart.
   ///   - b: the packed panel at the block's first depth.
-  ///   - c: row 0, rows `ldc` floats apart; 16 floats of each row are written.
+  ///   - c: row 0, rows `ldc` floats apart; the first `columns` floats of each row are read (when
+  ///     accumulating) and written, nothing past them.
   ///   - start: 16 starting values (bias) when not `accumulates`; nil for zeros.
   ///   - accumulates: continue from the values in C.
   ///   - clamp: applied before the store; nil for none.
+  ///   - columns: the real columns of the panel, 1 to 16 (fewer than 16 run the column-masked kernels).
   @usableFromInline package func run(
     a: UnsafePointer<Float>, lda: Int, rowCount: Int, b: UnsafePointer<Float>, depth: Int,
-    c: UnsafeMutablePointer<Float>, ldc: Int, start: UnsafePointer<Float>?, accumulates: Bool, clamp: FloatClampRange?
+    c: UnsafeMutablePointer<Float>, ldc: Int, start: UnsafePointer<Float>?, accumulates: Bool, clamp: FloatClampRange?,
+    columns: Int = GEMMTile.columns
   ) {
     precondition(rowCount >= 0 && depth >= 0, "negative GEMM extent")
+    precondition((1...GEMMTile.columns).contains(columns), "a panel has 1 to 16 real columns")
     guard rowCount > 0 else { return }
     let tiles = (rowCount + maximumRows - 1) / maximumRows
     let height = rowCount / tiles
@@ -106,19 +125,22 @@
       a: a, aRowBytes: lda * floatBytes, aTileBytes: (height + 1) * lda * floatBytes, b: b, depth: depth, c: c,
       cRowBytes: ldc * floatBytes, cTileBytes: (height + 1) * ldc * floatBytes, start: start ?? UnsafePointer(zeros),
       tileCount: tallerTiles, accumulates: accumulates ? 1 : 0, lower: clamp?.lower ?? -.infinity,
-      upper: clamp?.upper ?? .infinity)
-    if tallerTiles > 0 { call(rows: height + 1, &arguments) }
+      upper: clamp?.upper ?? .infinity, columnMask: UnsafePointer(columnMasks + (GEMMTile.columns - columns)),
+      laneMask: (1 << columns) - 1)
+    let kernelOffset = columns < GEMMTile.columns ? maximumRows - 1 : -1
+    if tallerTiles > 0 { call(kernelOffset + height + 1, &arguments) }
     let done = tallerTiles * (height + 1)
     arguments.a = a + done * lda
     arguments.c = c + done * ldc
     arguments.aTileBytes = height * lda * floatBytes
     arguments.cTileBytes = height * ldc * floatBytes
     arguments.tileCount = tiles - tallerTiles
-    call(rows: height, &arguments)
+    call(kernelOffset + height, &arguments)
   }
 
-  private func call(rows: Int, _ arguments: inout FloatKernelArguments) {
-    let entry = unsafeBitCast(kernels[rows - 1].entry, to: Entry.self)
+  /// Runs kernel `index` (see `kernels`).
+  private func call(_ index: Int, _ arguments: inout FloatKernelArguments) {
+    let entry = unsafeBitCast(kernels[index].entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }
 }

@@ -386,6 +386,22 @@
     vex(map: .x0F, prefix: .none, opcode: 0x11, reg: source.number, vvvv: 0, memory: destination)
   }
 
+  /// `vmaskmovps ymm, ymm_mask, [m256]`: the lanes whose mask sign bit is set, zero elsewhere;
+  /// memory of the other lanes is not read.
+  @usableFromInline package mutating func vmaskmovpsYMM(
+    _ destination: VectorRegister, mask: VectorRegister, _ source: MemoryOperand
+  ) {
+    vex(map: .x0F38, prefix: .x66, opcode: 0x2C, reg: destination.number, vvvv: mask.number, memory: source)
+  }
+
+  /// `vmaskmovps [m256], ymm_mask, ymm`: stores the lanes whose mask sign bit is set; memory of
+  /// the other lanes is not touched.
+  @usableFromInline package mutating func vmaskmovpsYMM(
+    _ destination: MemoryOperand, mask: VectorRegister, _ source: VectorRegister
+  ) {
+    vex(map: .x0F38, prefix: .x66, opcode: 0x2E, reg: source.number, vvvv: mask.number, memory: destination)
+  }
+
   /// `vbroadcastss ymm, [m32]`.
   @usableFromInline package mutating func vbroadcastssYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     vex(map: .x0F38, prefix: .x66, opcode: 0x18, reg: destination.number, vvvv: 0, memory: source)
@@ -501,6 +517,22 @@
   /// `vmovups [m512], zmm`.
   @usableFromInline package mutating func vmovupsZMM(_ destination: MemoryOperand, _ source: VectorRegister) {
     evex(map: .x0F, prefix: .none, opcode: 0x11, reg: source.number, vvvv: 0, memory: destination, elementBytes: 64)
+  }
+
+  /// `vmovups zmm{k}, [m512]`: the lanes whose bit is set in `mask`, the others of `destination`
+  /// kept; memory of the other lanes is not read.
+  @usableFromInline package mutating func vmovupsZMM(_ destination: VectorRegister, _ source: MemoryOperand, mask: MaskRegister) {
+    evex(
+      map: .x0F, prefix: .none, opcode: 0x10, reg: destination.number, vvvv: 0, operand: .memory(source),
+      elementBytes: 64, broadcast: false, mask: mask.number)
+  }
+
+  /// `vmovups [m512]{k}, zmm`: stores the lanes whose bit is set in `mask`; memory of the other
+  /// lanes is not touched.
+  @usableFromInline package mutating func vmovupsZMM(_ destination: MemoryOperand, _ source: VectorRegister, mask: MaskRegister) {
+    evex(
+      map: .x0F, prefix: .none, opcode: 0x11, reg: source.number, vvvv: 0, operand: .memory(destination),
+      elementBytes: 64, broadcast: false, mask: mask.number)
   }
 
   /// `vbroadcastss zmm, [m32]`.
