@@ -585,6 +585,24 @@
       broadcast: false)
   }
 
+  /// `vscalefps zmm1, zmm2, zmm3`: zmm2 · 2^floor(zmm3) lane by lane, rounded once (AVX-512F).
+  @usableFromInline package mutating func vscalefpsZMM(_ destination: VectorRegister, _ value: VectorRegister, _ exponent: VectorRegister) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x2C, reg: destination.number, vvvv: value.number, rm: exponent.number)
+  }
+
+  /// `vptestmd k, zmm1, zmm2`: mask bit i set where lane i of zmm1 AND zmm2 is not zero (AVX-512F).
+  @usableFromInline package mutating func vptestmdZMM(_ mask: MaskRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x27, reg: mask.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vmovaps zmm1{k}, zmm2`: the lanes of zmm2 whose bit is set in `mask`, the others of zmm1 kept
+  /// (AVX-512F).
+  @usableFromInline package mutating func vmovapsZMM(_ destination: VectorRegister, _ source: VectorRegister, mask: MaskRegister) {
+    evex(
+      map: .x0F, prefix: .none, opcode: 0x28, reg: destination.number, vvvv: 0, operand: .register(source.number),
+      elementBytes: 64, broadcast: false, mask: mask.number)
+  }
+
   /// `vpermi2b zmm1, zmm2, zmm3`: each byte of zmm1 (an index; bit 6 picks zmm3 over zmm2, bits
   /// 0–5 the byte) replaced by the byte it picks from the 128-byte table zmm2:zmm3 (AVX512_VBMI).
   @usableFromInline package mutating func vpermi2bZMM(_ indices: VectorRegister, _ low: VectorRegister, _ high: VectorRegister) {
