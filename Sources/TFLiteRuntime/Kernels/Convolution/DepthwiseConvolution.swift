@@ -15,9 +15,10 @@ enum FloatDepthwiseConvolution {
 
   /// Computes the convolution. `bias` has `outputChannels` values or is nil. Whole 16-channel
   /// blocks run on `generatedKernels` when given (by default those this thread may use, see
-  /// `GeneratedDepthwiseKernels`) with the calls of `plan` (made here when nil; kernels make it
-  /// once at prepare; without one, every channel runs in Swift), the other channels on Swift SIMD code whose multiply-adds are fused when
-  /// `usesFusedMultiplyAdd` (by default when this build has hardware FMA, see `FusedMultiplyAdd`).
+  /// `GeneratedDepthwiseKernels`) with the calls of `plan` (the kernels make it at prepare; made
+  /// here when nil; when the shape has none, every channel runs in Swift), the other channels on
+  /// Swift SIMD code whose multiply-adds are fused when `usesFusedMultiplyAdd` (by default when
+  /// this build has hardware FMA, see `FusedMultiplyAdd`).
   static func run(
     _ shape: DepthwiseShape, input: UnsafePointer<Float>, filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
     activation: FloatClampRange, output: UnsafeMutablePointer<Float>, threadCount: Int,
@@ -45,22 +46,22 @@ enum FloatDepthwiseConvolution {
           output: output)
       }
     }
-    let swiftChannels = generated == nil ? 0 : FloatDepthwisePlan.channelsCovered(shape)
+    let firstSwiftChannel = generated == nil ? 0 : FloatDepthwisePlan.channelsCovered(shape)
     let workPerRow = ChannelWindowRows.work(
       shape.width.outputSize, shape.outputChannels, shape.height.filterSize, shape.width.filterSize)
     ChannelWindowRows.forEachRow(
       rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
     ) { row in
       generated?.run(row: row)
-      guard swiftChannels < shape.outputChannels else { return }
+      guard firstSwiftChannel < shape.outputChannels else { return }
       if usesFusedMultiplyAdd {
         forEachChannelBlock(
-          channels: shape.outputChannels, startingAt: swiftChannels,
+          channels: shape.outputChannels, startingAt: firstSwiftChannel,
           DepthwiseRow<FusedArithmetic>(
             shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output))
       } else {
         forEachChannelBlock(
-          channels: shape.outputChannels, startingAt: swiftChannels,
+          channels: shape.outputChannels, startingAt: firstSwiftChannel,
           DepthwiseRow<SeparateArithmetic>(
             shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output))
       }
