@@ -371,6 +371,72 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
     }
   }
 
+  /// The calls a `FloatDepthwisePlan` makes at prepare, from first principles: on every output
+  /// row they cover each pixel exactly once, and each pixel reads exactly the taps of its window
+  /// that lie inside the input, in filter order, at the right input pixel and weight; only an
+  /// interior run over a whole square filter may take the square kernel. Tap tables beyond the
+  /// cap give no plan (the Swift route then runs every channel).
+  func testDepthwisePlanCallsReadExactlyTheValidTapsOfEveryPixel() throws {
+    var random = SeededGenerator(seed: 5)
+    var checkedPixels = 0
+    for trial in 0..<60 {
+      let (height, width) = (random.int(1...9), random.int(1...13))
+      let filter = (random.int(1...5), random.int(1...5))
+      let strides = (random.int(1...3), random.int(1...3))
+      let dilations = (random.int(1...2), random.int(1...2))
+      guard
+        let (heightAxis, widthAxis) = windowAxes(
+          height: height, width: width, filter: filter, strides: strides, dilations: dilations, same: random.bool()),
+        heightAxis.outputSize > 0, widthAxis.outputSize > 0
+      else { continue }
+      let shape = DepthwiseShape(
+        batch: 1, inputChannels: [16, 33][trial % 2], multiplier: 1, height: heightAxis, width: widthAxis)
+      let channels = shape.outputChannels
+      let plan = try XCTUnwrap(FloatDepthwisePlan(shape), "trial \(trial)")
+      XCTAssertEqual(plan.rowStarts.count, heightAxis.outputSize + 1)
+      for y in 0..<heightAxis.outputSize {
+        var covered = [Int](repeating: 0, count: widthAxis.outputSize)
+        for call in plan.calls[plan.rowStarts[y]..<plan.rowStarts[y + 1]] {
+          let firstX = call.outputOffset / channels - y * widthAxis.outputSize
+          for pixel in 0..<call.pixelCount {
+            let x = firstX + pixel
+            covered[x] += 1
+            checkedPixels += 1
+            var expected: [[Int]] = []
+            for ky in 0..<filter.0 {
+              for kx in 0..<filter.1 {
+                let inputY = heightAxis.inputOrigin(y) + ky * dilations.0
+                let inputX = widthAxis.inputOrigin(x) + kx * dilations.1
+                if (0..<height).contains(inputY) && (0..<width).contains(inputX) {
+                  expected.append([inputY, inputX, ky * filter.1 + kx])
+                }
+              }
+            }
+            let read = (0..<call.tapCount).map { tap -> [Int] in
+              let inputElement =
+                call.inputOffset + pixel * strides.1 * channels + plan.taps[2 * (call.firstTap + tap)] / 4
+              let weightElement = plan.taps[2 * (call.firstTap + tap) + 1] / 4
+              XCTAssertEqual(inputElement % channels, 0)
+              XCTAssertEqual(weightElement % channels, 0)
+              return [inputElement / channels / width, inputElement / channels % width, weightElement / channels]
+            }
+            XCTAssertEqual(read, expected, "trial \(trial) \(shape) pixel (\(y), \(x))")
+            if call.coversWholeSquare {
+              XCTAssertEqual(filter.0, filter.1)
+              XCTAssertEqual(expected.count, filter.0 * filter.1, "trial \(trial): square kernel on a partial window")
+            }
+          }
+        }
+        XCTAssertEqual(covered, [Int](repeating: 1, count: widthAxis.outputSize), "trial \(trial) row \(y)")
+      }
+    }
+    XCTAssertGreaterThan(checkedPixels, 300)
+    let narrow = try XCTUnwrap(windowAxes(height: 1, width: 9, filter: (1, 3), strides: (1, 1), same: true))
+    XCTAssertNil(FloatDepthwisePlan(DepthwiseShape(batch: 1, inputChannels: 8, multiplier: 1, height: narrow.0, width: narrow.1)))
+    let wide = try XCTUnwrap(windowAxes(height: 1, width: 1600, filter: (1, 1600), strides: (1, 1), same: true))
+    XCTAssertNil(FloatDepthwisePlan(DepthwiseShape(batch: 1, inputChannels: 16, multiplier: 1, height: wide.0, width: wide.1)))
+  }
+
   /// `tflite bench --verbose` names the route: generated where allowed (float: for whole 16-channel
   /// blocks, naming the channels past them; 8-bit: the byte kernels' instruction set), Swift when
   /// turned off or when there is no whole block.

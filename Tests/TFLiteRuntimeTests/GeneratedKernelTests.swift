@@ -95,14 +95,15 @@ final class GeneratedKernelTests: XCTestCase {
     }
   }
 
-  /// Each kernel height directly: depths around the unroll of four, starting from the bias, zeros
-  /// or C, several tiles per call; nothing outside the tiles' rows × 16 columns is written.
+  /// Each kernel height directly, whole and column-masked: depths around the unroll of four,
+  /// starting from the bias, zeros or C, several tiles per call; nothing outside the tiles' rows ×
+  /// real columns is written.
   func testEveryKernelHeightWritesOnlyItsTiles() {
     var random = SeededGenerator(seed: 7)
     for isa in runnableISAs {
       guard let kernels = GeneratedFloatKernels.kernels(for: isa) else { continue }
       for rowCount in 0...(2 * kernels.maximumRows + 1) {
-        for depth in [0, 1, 3, 4, 5, 8, 13] {
+        for (depth, columns) in zip([0, 1, 3, 4, 5, 8, 13, 4, 7, 2], [16, 16, 16, 5, 16, 1, 9, 8, 15, 12]) {
           let lda = depth + 3
           let ldc = 16 + 5
           let a = random.floats(max(rowCount * lda, 1))
@@ -114,7 +115,7 @@ final class GeneratedKernelTests: XCTestCase {
             let guardCount = 64
             var buffer = [Float](repeating: .nan, count: guardCount + rowCount * ldc + guardCount)
             for row in 0..<rowCount {
-              for column in 0..<16 { buffer[guardCount + row * ldc + column] = previous[row * ldc + column] }
+              for column in 0..<columns { buffer[guardCount + row * ldc + column] = previous[row * ldc + column] }
             }
             a.withUnsafeBufferPointer { aBuffer in
               b.withUnsafeBufferPointer { bBuffer in
@@ -123,19 +124,20 @@ final class GeneratedKernelTests: XCTestCase {
                     kernels.run(
                       a: aBuffer.baseAddress!, lda: lda, rowCount: rowCount, b: bBuffer.baseAddress ?? UnsafePointer(aBuffer.baseAddress!),
                       depth: depth, c: c.baseAddress! + guardCount, ldc: ldc, start: start == nil ? nil : startBuffer.baseAddress,
-                      accumulates: accumulates, clamp: .reluMinusOneToOne)
+                      accumulates: accumulates, clamp: .reluMinusOneToOne, columns: columns)
                   }
                 }
               }
             }
-            let name = "\(isa) rows \(rowCount) depth \(depth) accumulates \(accumulates) bias \(start != nil)"
+            let name =
+              "\(isa) rows \(rowCount) depth \(depth) columns \(columns) accumulates \(accumulates) bias \(start != nil)"
             XCTAssertTrue(buffer[0..<guardCount].allSatisfy(\.isNaN), "\(name): wrote before C")
             XCTAssertTrue(buffer[(guardCount + rowCount * ldc)...].allSatisfy(\.isNaN), "\(name): wrote after C")
             for row in 0..<rowCount {
               XCTAssertTrue(
-                buffer[(guardCount + row * ldc + 16)..<(guardCount + (row + 1) * ldc)].allSatisfy(\.isNaN),
-                "\(name): wrote past column 16 of row \(row)")
-              for column in 0..<16 {
+                buffer[(guardCount + row * ldc + columns)..<(guardCount + (row + 1) * ldc)].allSatisfy(\.isNaN),
+                "\(name): wrote past column \(columns) of row \(row)")
+              for column in 0..<columns {
                 var sum = accumulates ? Double(previous[row * ldc + column]) : Double(start?[column] ?? 0)
                 var magnitude = abs(sum)
                 for k in 0..<depth {
@@ -190,7 +192,7 @@ final class GeneratedKernelTests: XCTestCase {
       let maximum = FloatKernelGenerator.maximumRows(isa)
       for rows in [Int.min, -1, 0, maximum + 1, 1000, Int.max] + (0..<40).map({ _ in random.int(-50...50) }) {
         do {
-          let code = try FloatKernelGenerator.code(isa: isa, rows: rows)
+          let code = try FloatKernelGenerator.code(isa: isa, rows: rows, masksColumns: random.bool())
           XCTAssertTrue((1...maximum).contains(rows), "\(isa): rows \(rows) accepted")
           XCTAssertLessThan(code.count, 16 * 1024)
           XCTAssertEqual(code.last, 0xC3)

@@ -3858,4 +3858,292 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpermb zmm24, zmm25, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0x62, 0x35, 0x40, 0x8D, 0x44, 0x17, 0x10]) { assembler in
     assembler.vpermbZMM(VectorRegister(24), indices: VectorRegister(25), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
   },
+  X86EncodingCase(source: "vmaskmovps ymm1, ymm14, yword [rax]", expected: [0xC4, 0xE2, 0x0D, 0x2C, 0x08]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(1), mask: VectorRegister(14), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [rax], ymm14, ymm1", expected: [0xC4, 0xE2, 0x0D, 0x2E, 0x08]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.rax), mask: VectorRegister(14), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vmovups zmm4{k1}, zword [rax]", expected: [0x62, 0xF1, 0x7C, 0x49, 0x10, 0x20]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(4), MemoryOperand(.rax), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vmovups zword [rax]{k1}, zmm4", expected: [0x62, 0xF1, 0x7C, 0x49, 0x11, 0x20]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.rax), VectorRegister(4), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm6, ymm1, yword [rdi + 8]", expected: [0xC4, 0xE2, 0x75, 0x2C, 0x77, 0x08]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(6), mask: VectorRegister(1), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [rdi + 8], ymm1, ymm6", expected: [0xC4, 0xE2, 0x75, 0x2E, 0x77, 0x08]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.rdi, 8), mask: VectorRegister(1), VectorRegister(6))
+  },
+  X86EncodingCase(source: "vmovups zmm11{k2}, zword [rdi + 8]", expected: [0x62, 0x71, 0x7C, 0x4A, 0x10, 0x9F, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(11), MemoryOperand(.rdi, 8), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vmovups zword [rdi + 8]{k2}, zmm11", expected: [0x62, 0x71, 0x7C, 0x4A, 0x11, 0x9F, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.rdi, 8), VectorRegister(11), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm11, ymm4, yword [rsp]", expected: [0xC4, 0x62, 0x5D, 0x2C, 0x1C, 0x24]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(11), mask: VectorRegister(4), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [rsp], ymm4, ymm11", expected: [0xC4, 0x62, 0x5D, 0x2E, 0x1C, 0x24]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.rsp), mask: VectorRegister(4), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vmovups zmm18{k3}, zword [rsp]", expected: [0x62, 0xE1, 0x7C, 0x4B, 0x10, 0x14, 0x24]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(18), MemoryOperand(.rsp), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vmovups zword [rsp]{k3}, zmm18", expected: [0x62, 0xE1, 0x7C, 0x4B, 0x11, 0x14, 0x24]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.rsp), VectorRegister(18), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm0, ymm7, yword [r12 + 4]", expected: [0xC4, 0xC2, 0x45, 0x2C, 0x44, 0x24, 0x04]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(0), mask: VectorRegister(7), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [r12 + 4], ymm7, ymm0", expected: [0xC4, 0xC2, 0x45, 0x2E, 0x44, 0x24, 0x04]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.r12, 4), mask: VectorRegister(7), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vmovups zmm25{k4}, zword [r12 + 4]", expected: [0x62, 0x41, 0x7C, 0x4C, 0x10, 0x8C, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(25), MemoryOperand(.r12, 4), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vmovups zword [r12 + 4]{k4}, zmm25", expected: [0x62, 0x41, 0x7C, 0x4C, 0x11, 0x8C, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.r12, 4), VectorRegister(25), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm5, ymm10, yword [rbp]", expected: [0xC4, 0xE2, 0x2D, 0x2C, 0x6D, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(5), mask: VectorRegister(10), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [rbp], ymm10, ymm5", expected: [0xC4, 0xE2, 0x2D, 0x2E, 0x6D, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.rbp), mask: VectorRegister(10), VectorRegister(5))
+  },
+  X86EncodingCase(source: "vmovups zmm0{k5}, zword [rbp]", expected: [0x62, 0xF1, 0x7C, 0x4D, 0x10, 0x45, 0x00]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(0), MemoryOperand(.rbp), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "vmovups zword [rbp]{k5}, zmm0", expected: [0x62, 0xF1, 0x7C, 0x4D, 0x11, 0x45, 0x00]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.rbp), VectorRegister(0), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm10, ymm13, yword [r13]", expected: [0xC4, 0x42, 0x15, 0x2C, 0x55, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(10), mask: VectorRegister(13), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [r13], ymm13, ymm10", expected: [0xC4, 0x42, 0x15, 0x2E, 0x55, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.r13), mask: VectorRegister(13), VectorRegister(10))
+  },
+  X86EncodingCase(source: "vmovups zmm7{k6}, zword [r13]", expected: [0x62, 0xD1, 0x7C, 0x4E, 0x10, 0x7D, 0x00]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(7), MemoryOperand(.r13), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vmovups zword [r13]{k6}, zmm7", expected: [0x62, 0xD1, 0x7C, 0x4E, 0x11, 0x7D, 0x00]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.r13), VectorRegister(7), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm15, ymm0, yword [r15 - 128]", expected: [0xC4, 0x42, 0x7D, 0x2C, 0x7F, 0x80]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(15), mask: VectorRegister(0), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [r15 - 128], ymm0, ymm15", expected: [0xC4, 0x42, 0x7D, 0x2E, 0x7F, 0x80]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.r15, -128), mask: VectorRegister(0), VectorRegister(15))
+  },
+  X86EncodingCase(source: "vmovups zmm14{k7}, zword [r15 - 128]", expected: [0x62, 0x51, 0x7C, 0x4F, 0x10, 0x77, 0xFE]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(14), MemoryOperand(.r15, -128), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "vmovups zword [r15 - 128]{k7}, zmm14", expected: [0x62, 0x51, 0x7C, 0x4F, 0x11, 0x77, 0xFE]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.r15, -128), VectorRegister(14), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm4, ymm3, yword [rsi + 128]", expected: [0xC4, 0xE2, 0x65, 0x2C, 0xA6, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(4), mask: VectorRegister(3), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [rsi + 128], ymm3, ymm4", expected: [0xC4, 0xE2, 0x65, 0x2E, 0xA6, 0x80, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.rsi, 128), mask: VectorRegister(3), VectorRegister(4))
+  },
+  X86EncodingCase(source: "vmovups zmm21{k1}, zword [rsi + 128]", expected: [0x62, 0xE1, 0x7C, 0x49, 0x10, 0x6E, 0x02]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(21), MemoryOperand(.rsi, 128), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vmovups zword [rsi + 128]{k1}, zmm21", expected: [0x62, 0xE1, 0x7C, 0x49, 0x11, 0x6E, 0x02]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.rsi, 128), VectorRegister(21), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm9, ymm6, yword [rdx + 64]", expected: [0xC4, 0x62, 0x4D, 0x2C, 0x4A, 0x40]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(9), mask: VectorRegister(6), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [rdx + 64], ymm6, ymm9", expected: [0xC4, 0x62, 0x4D, 0x2E, 0x4A, 0x40]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.rdx, 64), mask: VectorRegister(6), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vmovups zmm28{k2}, zword [rdx + 64]", expected: [0x62, 0x61, 0x7C, 0x4A, 0x10, 0x62, 0x01]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(28), MemoryOperand(.rdx, 64), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vmovups zword [rdx + 64]{k2}, zmm28", expected: [0x62, 0x61, 0x7C, 0x4A, 0x11, 0x62, 0x01]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.rdx, 64), VectorRegister(28), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm14, ymm9, yword [rcx + 4096]", expected: [0xC4, 0x62, 0x35, 0x2C, 0xB1, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(14), mask: VectorRegister(9), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [rcx + 4096], ymm9, ymm14", expected: [0xC4, 0x62, 0x35, 0x2E, 0xB1, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.rcx, 4096), mask: VectorRegister(9), VectorRegister(14))
+  },
+  X86EncodingCase(source: "vmovups zmm3{k3}, zword [rcx + 4096]", expected: [0x62, 0xF1, 0x7C, 0x4B, 0x10, 0x59, 0x40]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(3), MemoryOperand(.rcx, 4096), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vmovups zword [rcx + 4096]{k3}, zmm3", expected: [0x62, 0xF1, 0x7C, 0x4B, 0x11, 0x59, 0x40]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.rcx, 4096), VectorRegister(3), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm3, ymm12, yword [r9 - 64]", expected: [0xC4, 0xC2, 0x1D, 0x2C, 0x59, 0xC0]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(3), mask: VectorRegister(12), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [r9 - 64], ymm12, ymm3", expected: [0xC4, 0xC2, 0x1D, 0x2E, 0x59, 0xC0]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.r9, -64), mask: VectorRegister(12), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vmovups zmm10{k4}, zword [r9 - 64]", expected: [0x62, 0x51, 0x7C, 0x4C, 0x10, 0x51, 0xFF]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(10), MemoryOperand(.r9, -64), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vmovups zword [r9 - 64]{k4}, zmm10", expected: [0x62, 0x51, 0x7C, 0x4C, 0x11, 0x51, 0xFF]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.r9, -64), VectorRegister(10), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm8, ymm15, yword [rax + r8*4]", expected: [0xC4, 0x22, 0x05, 0x2C, 0x04, 0x80]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(8), mask: VectorRegister(15), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [rax + r8*4], ymm15, ymm8", expected: [0xC4, 0x22, 0x05, 0x2E, 0x04, 0x80]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.rax, index: .r8, scale: 4), mask: VectorRegister(15), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vmovups zmm17{k5}, zword [rax + r8*4]", expected: [0x62, 0xA1, 0x7C, 0x4D, 0x10, 0x0C, 0x80]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(17), MemoryOperand(.rax, index: .r8, scale: 4), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "vmovups zword [rax + r8*4]{k5}, zmm17", expected: [0x62, 0xA1, 0x7C, 0x4D, 0x11, 0x0C, 0x80]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.rax, index: .r8, scale: 4), VectorRegister(17), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm13, ymm2, yword [r11 + r9*2 + 12]", expected: [0xC4, 0x02, 0x6D, 0x2C, 0x6C, 0x4B, 0x0C]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(13), mask: VectorRegister(2), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [r11 + r9*2 + 12], ymm2, ymm13", expected: [0xC4, 0x02, 0x6D, 0x2E, 0x6C, 0x4B, 0x0C]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.r11, index: .r9, scale: 2, 12), mask: VectorRegister(2), VectorRegister(13))
+  },
+  X86EncodingCase(source: "vmovups zmm24{k6}, zword [r11 + r9*2 + 12]", expected: [0x62, 0x01, 0x7C, 0x4E, 0x10, 0x84, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(24), MemoryOperand(.r11, index: .r9, scale: 2, 12), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vmovups zword [r11 + r9*2 + 12]{k6}, zmm24", expected: [0x62, 0x01, 0x7C, 0x4E, 0x11, 0x84, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.r11, index: .r9, scale: 2, 12), VectorRegister(24), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm2, ymm5, yword [rbx + rcx*8 - 4]", expected: [0xC4, 0xE2, 0x55, 0x2C, 0x54, 0xCB, 0xFC]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(2), mask: VectorRegister(5), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [rbx + rcx*8 - 4], ymm5, ymm2", expected: [0xC4, 0xE2, 0x55, 0x2E, 0x54, 0xCB, 0xFC]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.rbx, index: .rcx, scale: 8, -4), mask: VectorRegister(5), VectorRegister(2))
+  },
+  X86EncodingCase(source: "vmovups zmm31{k7}, zword [rbx + rcx*8 - 4]", expected: [0x62, 0x61, 0x7C, 0x4F, 0x10, 0xBC, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(31), MemoryOperand(.rbx, index: .rcx, scale: 8, -4), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "vmovups zword [rbx + rcx*8 - 4]{k7}, zmm31", expected: [0x62, 0x61, 0x7C, 0x4F, 0x11, 0xBC, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.rbx, index: .rcx, scale: 8, -4), VectorRegister(31), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm7, ymm8, yword [r13 + r14*1]", expected: [0xC4, 0x82, 0x3D, 0x2C, 0x7C, 0x35, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(7), mask: VectorRegister(8), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [r13 + r14*1], ymm8, ymm7", expected: [0xC4, 0x82, 0x3D, 0x2E, 0x7C, 0x35, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.r13, index: .r14, scale: 1), mask: VectorRegister(8), VectorRegister(7))
+  },
+  X86EncodingCase(source: "vmovups zmm6{k1}, zword [r13 + r14*1]", expected: [0x62, 0x91, 0x7C, 0x49, 0x10, 0x74, 0x35, 0x00]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(6), MemoryOperand(.r13, index: .r14, scale: 1), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vmovups zword [r13 + r14*1]{k1}, zmm6", expected: [0x62, 0x91, 0x7C, 0x49, 0x11, 0x74, 0x35, 0x00]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.r13, index: .r14, scale: 1), VectorRegister(6), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm12, ymm11, yword [rsp + rax*1 + 256]", expected: [0xC4, 0x62, 0x25, 0x2C, 0xA4, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(12), mask: VectorRegister(11), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [rsp + rax*1 + 256], ymm11, ymm12", expected: [0xC4, 0x62, 0x25, 0x2E, 0xA4, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.rsp, index: .rax, scale: 1, 256), mask: VectorRegister(11), VectorRegister(12))
+  },
+  X86EncodingCase(source: "vmovups zmm13{k2}, zword [rsp + rax*1 + 256]", expected: [0x62, 0x71, 0x7C, 0x4A, 0x10, 0x6C, 0x04, 0x04]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(13), MemoryOperand(.rsp, index: .rax, scale: 1, 256), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vmovups zword [rsp + rax*1 + 256]{k2}, zmm13", expected: [0x62, 0x71, 0x7C, 0x4A, 0x11, 0x6C, 0x04, 0x04]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.rsp, index: .rax, scale: 1, 256), VectorRegister(13), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm1, ymm14, yword [r10 + r15*2 + 192]", expected: [0xC4, 0x82, 0x0D, 0x2C, 0x8C, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(1), mask: VectorRegister(14), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [r10 + r15*2 + 192], ymm14, ymm1", expected: [0xC4, 0x82, 0x0D, 0x2E, 0x8C, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.r10, index: .r15, scale: 2, 192), mask: VectorRegister(14), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vmovups zmm20{k3}, zword [r10 + r15*2 + 192]", expected: [0x62, 0x81, 0x7C, 0x4B, 0x10, 0x64, 0x7A, 0x03]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(20), MemoryOperand(.r10, index: .r15, scale: 2, 192), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vmovups zword [r10 + r15*2 + 192]{k3}, zmm20", expected: [0x62, 0x81, 0x7C, 0x4B, 0x11, 0x64, 0x7A, 0x03]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.r10, index: .r15, scale: 2, 192), VectorRegister(20), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vmaskmovps ymm6, ymm1, yword [rdi + rdx*1 + 1024]", expected: [0xC4, 0xE2, 0x75, 0x2C, 0xB4, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(VectorRegister(6), mask: VectorRegister(1), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vmaskmovps yword [rdi + rdx*1 + 1024], ymm1, ymm6", expected: [0xC4, 0xE2, 0x75, 0x2E, 0xB4, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.vmaskmovpsYMM(MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), mask: VectorRegister(1), VectorRegister(6))
+  },
+  X86EncodingCase(source: "vmovups zmm27{k4}, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0x61, 0x7C, 0x4C, 0x10, 0x5C, 0x17, 0x10]) { assembler in
+    assembler.vmovupsZMM(VectorRegister(27), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vmovups zword [rdi + rdx*1 + 1024]{k4}, zmm27", expected: [0x62, 0x61, 0x7C, 0x4C, 0x11, 0x5C, 0x17, 0x10]) { assembler in
+    assembler.vmovupsZMM(MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), VectorRegister(27), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vscalefps zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x2C, 0xE9]) { assembler in
+    assembler.vscalefpsZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vptestmd k1, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x27, 0xC9]) { assembler in
+    assembler.vptestmdZMM(MaskRegister(1), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vmovaps zmm5{k1}, zmm1", expected: [0x62, 0xF1, 0x7C, 0x49, 0x28, 0xE9]) { assembler in
+    assembler.vmovapsZMM(VectorRegister(5), VectorRegister(1), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vscalefps zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x2C, 0xE0]) { assembler in
+    assembler.vscalefpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vptestmd k2, zmm3, zmm8", expected: [0x62, 0xD2, 0x65, 0x48, 0x27, 0xD0]) { assembler in
+    assembler.vptestmdZMM(MaskRegister(2), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vmovaps zmm12{k2}, zmm8", expected: [0x62, 0x51, 0x7C, 0x4A, 0x28, 0xE0]) { assembler in
+    assembler.vmovapsZMM(VectorRegister(12), VectorRegister(8), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vscalefps zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x2C, 0xDB]) { assembler in
+    assembler.vscalefpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vptestmd k3, zmm16, zmm3", expected: [0x62, 0xF2, 0x7D, 0x40, 0x27, 0xDB]) { assembler in
+    assembler.vptestmdZMM(MaskRegister(3), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vmovaps zmm19{k3}, zmm3", expected: [0x62, 0xE1, 0x7C, 0x4B, 0x28, 0xDB]) { assembler in
+    assembler.vmovapsZMM(VectorRegister(19), VectorRegister(3), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vscalefps zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x2C, 0xD7]) { assembler in
+    assembler.vscalefpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vptestmd k4, zmm31, zmm31", expected: [0x62, 0x92, 0x05, 0x40, 0x27, 0xE7]) { assembler in
+    assembler.vptestmdZMM(MaskRegister(4), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vmovaps zmm26{k4}, zmm31", expected: [0x62, 0x01, 0x7C, 0x4C, 0x28, 0xD7]) { assembler in
+    assembler.vmovapsZMM(VectorRegister(26), VectorRegister(31), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vscalefps zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x2C, 0xC8]) { assembler in
+    assembler.vscalefpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vptestmd k5, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x27, 0xE8]) { assembler in
+    assembler.vptestmdZMM(MaskRegister(5), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vmovaps zmm1{k5}, zmm24", expected: [0x62, 0x91, 0x7C, 0x4D, 0x28, 0xC8]) { assembler in
+    assembler.vmovapsZMM(VectorRegister(1), VectorRegister(24), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "vscalefps zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x2C, 0xC1]) { assembler in
+    assembler.vscalefpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vptestmd k6, zmm17, zmm9", expected: [0x62, 0xD2, 0x75, 0x40, 0x27, 0xF1]) { assembler in
+    assembler.vptestmdZMM(MaskRegister(6), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vmovaps zmm8{k6}, zmm9", expected: [0x62, 0x51, 0x7C, 0x4E, 0x28, 0xC1]) { assembler in
+    assembler.vmovapsZMM(VectorRegister(8), VectorRegister(9), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vscalefps zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x2C, 0xFE]) { assembler in
+    assembler.vscalefpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vptestmd k7, zmm9, zmm30", expected: [0x62, 0x92, 0x35, 0x48, 0x27, 0xFE]) { assembler in
+    assembler.vptestmdZMM(MaskRegister(7), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vmovaps zmm15{k7}, zmm30", expected: [0x62, 0x11, 0x7C, 0x4F, 0x28, 0xFE]) { assembler in
+    assembler.vmovapsZMM(VectorRegister(15), VectorRegister(30), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "vscalefps zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x2C, 0xF3]) { assembler in
+    assembler.vscalefpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vptestmd k1, zmm20, zmm11", expected: [0x62, 0xD2, 0x5D, 0x40, 0x27, 0xCB]) { assembler in
+    assembler.vptestmdZMM(MaskRegister(1), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vmovaps zmm22{k1}, zmm11", expected: [0x62, 0xC1, 0x7C, 0x49, 0x28, 0xF3]) { assembler in
+    assembler.vmovapsZMM(VectorRegister(22), VectorRegister(11), mask: MaskRegister(1))
+  },
 ]

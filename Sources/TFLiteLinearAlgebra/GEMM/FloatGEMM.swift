@@ -131,6 +131,20 @@ import Dispatch
       clamp: isLastBlock ? epilogue.activation : nil)
   }
 
+  /// With generated kernels, the partial panel runs on their column-masked form, in place.
+  @inlinable package func partialPanelRows(
+    a: UnsafePointer<Float>, lda: Int, rowCount: Int, b: UnsafePointer<Float>, depth: Int,
+    output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
+    isLastBlock: Bool
+  ) -> Bool {
+    guard let generatedKernels else { return false }
+    generatedKernels.run(
+      a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, c: output, ldc: ldc,
+      start: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, accumulates: !isFirstBlock,
+      clamp: isLastBlock ? epilogue.activation : nil, columns: validColumns)
+    return true
+  }
+
   @inlinable package func tile(
     a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
     output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool

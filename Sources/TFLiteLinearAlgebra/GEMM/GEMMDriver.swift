@@ -102,6 +102,14 @@
     a: UnsafePointer<LHSElement>, lda: Int, rowCount: Int, b: UnsafePointer<RHSElement>, depth: Int,
     output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool)
 
+  /// Rows `0 ..< rowCount` (any number) of the last panel, whose first `validColumns` columns are
+  /// real, straight into C: only those columns of C are read and written. Returns false when the
+  /// kernel cannot (the default); the driver then runs `tile` through a scratch tile.
+  func partialPanelRows(
+    a: UnsafePointer<LHSElement>, lda: Int, rowCount: Int, b: UnsafePointer<RHSElement>, depth: Int,
+    output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
+    isLastBlock: Bool) -> Bool
+
   /// Rows `0 ..< rowCount` of `panels` consecutive panels whose columns are all real, `panelStride`
   /// elements apart from `b`, into C's columns `column ..< column + 16 · panels`; see the extension.
   func panelsRows(
@@ -139,6 +147,13 @@ extension GEMMMicroKernel {
         isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
     }
   }
+
+  /// By default a partial panel goes through the driver's scratch tile.
+  @inlinable package func partialPanelRows(
+    a: UnsafePointer<LHSElement>, lda: Int, rowCount: Int, b: UnsafePointer<RHSElement>, depth: Int,
+    output: UnsafeMutablePointer<OutputElement>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
+    isLastBlock: Bool
+  ) -> Bool { false }
 
   /// The default `panelRows`: one `tile` call per `GEMMTile.rows` rows.
   @inlinable package func tileByTile(
@@ -225,7 +240,15 @@ extension GEMMMicroKernel {
         let b = rhs + panel * panelStride + depthStart * width
         let column = panel * width
         let validColumns = min(width, plan.columns - column)
-        // The last panel of an N that is not a multiple of the panel width: through a scratch tile.
+        // The last panel of an N that is not a multiple of the panel width: in place when the
+        // kernel can, else through a scratch tile.
+        if kernel.partialPanelRows(
+          a: a, lda: lda, rowCount: rowEnd - rowStart, b: b, depth: depthCount,
+          output: output + rowStart * outputStride + column, ldc: outputStride, column: column,
+          validColumns: validColumns, isFirstBlock: isFirst, isLastBlock: isLast)
+        {
+          continue
+        }
         var row = rowStart
         while row < rowEnd {
           let validRows = min(height, rowEnd - row)

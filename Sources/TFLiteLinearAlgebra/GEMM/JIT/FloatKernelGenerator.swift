@@ -13,6 +13,10 @@
 /// 3. `min(max(acc, lower), upper)` as TFLite's clamp (NaN passes through; ±infinity for none);
 /// 4. the 16 values of each row are stored to C.
 ///
+/// The column-masked form (`masksColumns`) is for the last panel of an N that is not a multiple of
+/// 16: it reads (when accumulating) and writes only the first columns of C, those `columnMask`
+/// (AVX2: 16 lane masks) or `laneMask` (AVX-512: 16 bits in k1) select, so it runs on C in place.
+///
 /// Registers: rdi arguments, rsi/r10 the A/C tile, r8/r9 the A row stride ×1/×3, r11/rbx the C row
 /// stride ×1/×3, rdx the panel, rcx the depth counter, r14 the tile counter, rax/r12/r13 the bases of
 /// rows 0–4, 5–9, 10–14 (row r is `base + {0, 1, 2, 3, 4} × stride` through the SIB byte). rbx, r12,
@@ -33,10 +37,12 @@
     }
   }
 
-  /// The machine code of the `rows`-row kernel for `isa`.
-  @usableFromInline package static func code(isa: GeneratedKernelISA, rows: Int) throws(Failure) -> [UInt8] {
+  /// The machine code of the `rows`-row kernel for `isa`, column-masked when `masksColumns`.
+  @usableFromInline package static func code(
+    isa: GeneratedKernelISA, rows: Int, masksColumns: Bool = false
+  ) throws(Failure) -> [UInt8] {
     guard (1...maximumRows(isa)).contains(rows) else { throw .unsupportedRows(rows, isa) }
-    var emitter = KernelEmitter(isa: isa, rows: rows)
+    var emitter = KernelEmitter(isa: isa, rows: rows, masksColumns: masksColumns)
     emitter.emitKernel()
     return emitter.assembler.finishedCode()
   }
@@ -71,12 +77,19 @@
   @usableFromInline package var lower: Float
   /// Upper clamp bound (`infinity` for none).
   @usableFromInline package var upper: Float
+  /// The column-masked AVX2 kernels: 16 lanes, all bits set for the columns to read and write,
+  /// zero for the others.
+  @usableFromInline package var columnMask: UnsafePointer<Int32>
+  /// The column-masked AVX-512 kernels: bit c set for each column c to read and write.
+  @usableFromInline package var laneMask: Int
 }
 
 /// Emits one kernel (see `FloatKernelGenerator`).
 private struct KernelEmitter {
   let isa: GeneratedKernelISA
   let rows: Int
+  /// Reads and writes only the columns of C the arguments' mask selects.
+  let masksColumns: Bool
   var assembler = X86Assembler()
 
   /// ymm (AVX2, two per row of 16 floats) or zmm (AVX-512, one per row).
@@ -95,9 +108,10 @@ private struct KernelEmitter {
   /// Callee-saved registers the kernel uses, in push order.
   let saved: [GPRegister]
 
-  @usableFromInline package init(isa: GeneratedKernelISA, rows: Int) {
+  init(isa: GeneratedKernelISA, rows: Int, masksColumns: Bool) {
     self.isa = isa
     self.rows = rows
+    self.masksColumns = masksColumns
     let width: VectorWidth = isa == .avx2 ? .ymm : .zmm
     let bases = RowBases(registers: [.rax, .r12, .r13], rows: rows)
     let accumulatorBudget = 12
@@ -144,6 +158,43 @@ private struct KernelEmitter {
 
   mutating func zero(_ register: VectorRegister) { assembler.zero(width, register) }
 
+  /// The column mask of the AVX2 vector `vector` of a row (its lanes of `columnMask`).
+  func maskRegister(vector: Int) -> VectorRegister { VectorRegister(14 + vector) }
+
+  /// Loads the AVX2 column masks (through rcx, which is free wherever this is called); the
+  /// AVX-512 mask stays in k1 from the start.
+  mutating func loadColumnMasks() {
+    guard masksColumns, isa == .avx2 else { return }
+    assembler.mov(.rcx, argument(\.columnMask))
+    for vector in 0..<vectorsPerRow {
+      load(maskRegister(vector: vector), MemoryOperand(.rcx, Int32(vector) * vectorBytes))
+    }
+  }
+
+  /// Loads the accumulator of row vector `vector` from C, only the masked columns when `masksColumns`.
+  mutating func loadFromC(_ register: VectorRegister, vector: Int, _ memory: MemoryOperand) {
+    guard masksColumns else { return load(register, memory) }
+    if isa == .avx2 {
+      assembler.vmaskmovpsYMM(register, mask: maskRegister(vector: vector), memory)
+    } else {
+      zero(register)
+      assembler.vmovupsZMM(register, memory, mask: columnMaskRegister)
+    }
+  }
+
+  /// Stores row vector `vector` to C, only the masked columns when `masksColumns`.
+  mutating func storeToC(_ memory: MemoryOperand, vector: Int, _ register: VectorRegister) {
+    guard masksColumns else { return store(memory, register) }
+    if isa == .avx2 {
+      assembler.vmaskmovpsYMM(memory, mask: maskRegister(vector: vector), register)
+    } else {
+      assembler.vmovupsZMM(memory, register, mask: columnMaskRegister)
+    }
+  }
+
+  /// The AVX-512 column mask.
+  let columnMaskRegister = MaskRegister(1)
+
   /// Every accumulator of set 0 for all rows and vectors, in order.
   var rowVectors: [(row: Int, vector: Int)] {
     (0..<rows).flatMap { row in (0..<vectorsPerRow).map { (row, $0) } }
@@ -174,6 +225,7 @@ private struct KernelEmitter {
     let floatBytes = Int32(MemoryLayout<Float>.stride)
     let exit = assembler.makeLabel()
     assembler.saveRegisters(saved)
+    if masksColumns && isa == .avx512 { assembler.kmovw(columnMaskRegister, argument(\.laneMask)) }
     assembler.mov(.r14, argument(\.tileCount))
     assembler.test(.r14, .r14)
     assembler.jump(if: .zero, to: exit)
@@ -199,8 +251,11 @@ private struct KernelEmitter {
     assembler.jump(to: started)
     assembler.bind(fromC)
     setBases(origin: .r10, stride: .r11)
+    loadColumnMasks()
     for (row, vector) in rowVectors {
-      load(accumulator(0, row, vector), rowAddress(row, stride: .r11, triple: .rbx, plus: Int32(vector) * vectorBytes))
+      loadFromC(
+        accumulator(0, row, vector), vector: vector,
+        rowAddress(row, stride: .r11, triple: .rbx, plus: Int32(vector) * vectorBytes))
     }
     assembler.bind(started)
     for set in 1..<sets {
@@ -258,8 +313,11 @@ private struct KernelEmitter {
 
     // 4. Store, then the next tile.
     setBases(origin: .r10, stride: .r11)
+    loadColumnMasks()
     for (row, vector) in rowVectors {
-      store(rowAddress(row, stride: .r11, triple: .rbx, plus: Int32(vector) * vectorBytes), accumulator(0, row, vector))
+      storeToC(
+        rowAddress(row, stride: .r11, triple: .rbx, plus: Int32(vector) * vectorBytes), vector: vector,
+        accumulator(0, row, vector))
     }
     assembler.add(.rsi, argument(\.aTileBytes))
     assembler.add(.r10, argument(\.cTileBytes))

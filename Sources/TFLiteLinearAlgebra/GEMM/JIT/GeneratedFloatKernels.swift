@@ -7,10 +7,10 @@
 #endif
 
 /// The generated float GEMM kernels of one instruction set (`FloatKernelGenerator`): one kernel
-/// per tile height `1...maximumRows`, each made the first time a GEMM needs that height
-/// (`LazyExecutableKernels`) and kept for the life of the process, so the code cache is bounded
-/// (6 kernels for AVX2, 14 for AVX-512, a few KiB each) and a model generates only the heights
-/// its row counts call for.
+/// per tile height `1...maximumRows`, and its column-masked form for the last panel of an N that
+/// is not a multiple of 16, each made the first time a GEMM needs it (`LazyExecutableKernels`)
+/// and kept for the life of the process, so the code cache is bounded (12 kernels for AVX2, 28 for
+/// AVX-512, a few KiB each) and a model generates only the kernels its shapes call for.
 ///
 /// They are used by default wherever the CPU and OS allow (see `preferred`); the Swift kernels run
 /// when the generated ones are turned off (`SWIFTTFLITE_JIT=0` in the environment, or
@@ -23,10 +23,14 @@
   @usableFromInline package let isa: GeneratedKernelISA
   /// Rows of the tallest kernel; taller row ranges are cut into tiles of this height.
   @usableFromInline package let maximumRows: Int
-  /// The kernel for `rows` rows at index `rows - 1`, made on first use.
+  /// The kernel for `rows` rows at index `rows - 1`, then the column-masked kernel for `rows`
+  /// rows at index `maximumRows + rows - 1`, each made on first use.
   private let kernels: LazyExecutableKernels
   /// Sixteen zeros: the start of a product without bias.
   private let zeros: UnsafeMutablePointer<Float>
+  /// Sixteen all-ones lanes then sixteen zero lanes: the AVX2 column mask of the first `c`
+  /// columns starts `16 - c` lanes in.
+  private let columnMasks: UnsafeMutablePointer<Int32>
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
@@ -35,12 +39,20 @@
     let maximumRows = FloatKernelGenerator.maximumRows(isa)
     self.isa = isa
     self.maximumRows = maximumRows
-    kernels = LazyExecutableKernels(count: maximumRows) { try? FloatKernelGenerator.code(isa: isa, rows: $0 + 1) }
+    kernels = LazyExecutableKernels(count: 2 * maximumRows) { index in
+      try? FloatKernelGenerator.code(isa: isa, rows: index % maximumRows + 1, masksColumns: index >= maximumRows)
+    }
     zeros = .allocate(capacity: GEMMTile.columns)
     zeros.initialize(repeating: 0, count: GEMMTile.columns)
+    columnMasks = .allocate(capacity: 2 * GEMMTile.columns)
+    columnMasks.initialize(repeating: -1, count: GEMMTile.columns)
+    (columnMasks + GEMMTile.columns).initialize(repeating: 0, count: GEMMTile.columns)
   }
 
-  deinit { zeros.deallocate() }
+  deinit {
+    zeros.deallocate()
+    columnMasks.deallocate()
+  }
 
   private static let avx2 = GeneratedFloatKernels(isa: .avx2)
   private static let avx512 = GeneratedFloatKernels(isa: .avx512)
@@ -84,15 +96,19 @@
   /// - Parameters:
   ///   - a: row 0 at the block's first depth, rows `lda` floats apart.
   ///   - b: the packed panel at the block's first depth.
-  ///   - c: row 0, rows `ldc` floats apart; 16 floats of each row are written.
+  ///   - c: row 0, rows `ldc` floats apart; the first `columns` floats of each row are read (when
+  ///     accumulating) and written, nothing past them.
   ///   - start: 16 starting values (bias) when not `accumulates`; nil for zeros.
   ///   - accumulates: continue from the values in C.
   ///   - clamp: applied before the store; nil for none.
+  ///   - columns: the real columns of the panel, 1 to 16 (fewer than 16 run the column-masked kernels).
   @usableFromInline package func run(
     a: UnsafePointer<Float>, lda: Int, rowCount: Int, b: UnsafePointer<Float>, depth: Int,
-    c: UnsafeMutablePointer<Float>, ldc: Int, start: UnsafePointer<Float>?, accumulates: Bool, clamp: FloatClampRange?
+    c: UnsafeMutablePointer<Float>, ldc: Int, start: UnsafePointer<Float>?, accumulates: Bool, clamp: FloatClampRange?,
+    columns: Int = GEMMTile.columns
   ) {
     precondition(rowCount >= 0 && depth >= 0, "negative GEMM extent")
+    precondition((1...GEMMTile.columns).contains(columns), "a panel has 1 to 16 real columns")
     guard rowCount > 0 else { return }
     let tiles = (rowCount + maximumRows - 1) / maximumRows
     let height = rowCount / tiles
@@ -102,22 +118,24 @@
       a: a, aRowBytes: lda * floatBytes, aTileBytes: (height + 1) * lda * floatBytes, b: b, depth: depth, c: c,
       cRowBytes: ldc * floatBytes, cTileBytes: (height + 1) * ldc * floatBytes, start: start ?? UnsafePointer(zeros),
       tileCount: tallerTiles, accumulates: accumulates ? 1 : 0, lower: clamp?.lower ?? -.infinity,
-      upper: clamp?.upper ?? .infinity)
-    if tallerTiles > 0 { call(rows: height + 1, &arguments) }
+      upper: clamp?.upper ?? .infinity, columnMask: UnsafePointer(columnMasks + (GEMMTile.columns - columns)),
+      laneMask: (1 << columns) - 1)
+    let kernelOffset = columns < GEMMTile.columns ? maximumRows - 1 : -1
+    if tallerTiles > 0 { call(kernelOffset + height + 1, &arguments) }
     let done = tallerTiles * (height + 1)
     arguments.a = a + done * lda
     arguments.c = c + done * ldc
     arguments.aTileBytes = height * lda * floatBytes
     arguments.cTileBytes = height * ldc * floatBytes
     arguments.tileCount = tiles - tallerTiles
-    call(rows: height, &arguments)
+    call(kernelOffset + height, &arguments)
   }
 
-  /// Runs the `rows`-row kernel, generated on its first call. The probe that found this
+  /// Runs kernel `index` (see `kernels`), generated on its first call. The probe that found this
   /// instruction set mapped code already, so only exhausted memory can refuse the mapping.
-  private func call(rows: Int, _ arguments: inout FloatKernelArguments) {
-    guard let entry = kernels.entry(rows - 1) else {
-      preconditionFailure("the generated \(rows)-row float GEMM kernel could not be mapped")
+  private func call(_ index: Int, _ arguments: inout FloatKernelArguments) {
+    guard let entry = kernels.entry(index) else {
+      preconditionFailure("generated float GEMM kernel \(index) could not be mapped")
     }
     let function = unsafeBitCast(entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }

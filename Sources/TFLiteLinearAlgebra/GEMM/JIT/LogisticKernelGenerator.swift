@@ -2,7 +2,8 @@
 // from the same constants (`LogisticApproximation`): as Swift SIMD code in the runtime
 // (`VectorMath.logistic`) and as a generated AVX-512 loop here. The generated loop does the same
 // IEEE operations in the same order (a multiply and an add where Swift writes `a * b + c`, never a
-// fused multiply-add), so both give the same bits for every input; the tests check that, and the
+// fused multiply-add; the scaling by 2^n as `vscalefps`, which rounds the same product, and the
+// sign select as a masked move), so both give the same bits for every input; the tests check that, and the
 // accuracy of the approximation against LiteRT and a double-precision reference.
 //
 // The approximation: e = e^−|x| with |x| capped at 87, from −|x| = n·ln2 + r (n = round(−|x|·log2 e)
@@ -40,8 +41,8 @@
 /// in the System V ABI, over `vectorCount` vectors of 16 floats.
 ///
 /// Registers: rdi arguments, rsi input, rdx output, rcx the vector counter, rax the constants;
-/// zmm0–zmm7 the lanes being computed, zmm16–zmm29 the constants, zmm30/zmm31 the clamp bounds.
-/// No callee-saved register is used; `vzeroupper` before returning.
+/// zmm0–zmm7 the lanes being computed, zmm16–zmm28 the constants, zmm30/zmm31 the clamp bounds,
+/// k1 the negative lanes. No callee-saved register is used; `vzeroupper` before returning.
 @usableFromInline package enum LogisticKernelGenerator {
   /// What a kernel computes from x.
   @usableFromInline package enum Form: Int, Sendable, CaseIterable {
@@ -60,7 +61,7 @@
       LogisticApproximation.lowestExponent, LogisticApproximation.log2OfE, LogisticApproximation.roundingShifter,
       LogisticApproximation.ln2High, LogisticApproximation.ln2Low, c.0, c.1, c.2, c.3, c.4, c.5, 1,
     ]
-    return [0x8000_0000, UInt32(bitPattern: LogisticApproximation.exponentBias)] + floats.map(\.bitPattern)
+    return [0x8000_0000] + floats.map(\.bitPattern)
   }()
 
   /// The machine code of the `form` kernel.
@@ -70,10 +71,10 @@
     assembler.mov(.rdx, argumentOperand(\LogisticKernelArguments.output))
     assembler.mov(.rcx, argumentOperand(\LogisticKernelArguments.vectorCount))
     assembler.mov(.rax, argumentOperand(\LogisticKernelArguments.constants))
-    let signBit = VectorRegister(16), exponentBias = VectorRegister(17), lowestExponent = VectorRegister(18)
-    let log2OfE = VectorRegister(19), shifter = VectorRegister(20), ln2High = VectorRegister(21)
-    let ln2Low = VectorRegister(22), coefficients = (23...28).map { VectorRegister($0) }
-    let one = VectorRegister(29), lower = VectorRegister(30), upper = VectorRegister(31)
+    let signBit = VectorRegister(16), lowestExponent = VectorRegister(17)
+    let log2OfE = VectorRegister(18), shifter = VectorRegister(19), ln2High = VectorRegister(20)
+    let ln2Low = VectorRegister(21), coefficients = (22...27).map { VectorRegister($0) }
+    let one = VectorRegister(28), lower = VectorRegister(30), upper = VectorRegister(31)
     for index in constantBits.indices {
       assembler.vbroadcastssZMM(VectorRegister(16 + index), MemoryOperand(.rax, Int32(4 * index)))
     }
@@ -82,8 +83,9 @@
       assembler.vbroadcastssZMM(upper, argumentOperand(\LogisticKernelArguments.upper))
     }
     let x = VectorRegister(0), t = VectorRegister(1), shifted = VectorRegister(2), r = VectorRegister(3)
-    let polynomial = VectorRegister(4), reciprocal = VectorRegister(5), sign = VectorRegister(6)
+    let polynomial = VectorRegister(4), reciprocal = VectorRegister(5), n = VectorRegister(6)
     let product = VectorRegister(7)
+    let negative = MaskRegister(1)
     let done = assembler.makeLabel()
     let loop = assembler.makeLabel()
     assembler.test(.rcx, .rcx)
@@ -96,9 +98,9 @@
     // shifted = t · log2e + shifter; n = shifted − shifter; r = (t − n · ln2High) − n · ln2Low.
     assembler.packedZMM(.vmulps, shifted, t, log2OfE)
     assembler.packedZMM(.vaddps, shifted, shifted, shifter)
-    assembler.packedZMM(.vsubps, r, shifted, shifter)
-    assembler.packedZMM(.vmulps, product, r, ln2Low)
-    assembler.packedZMM(.vmulps, r, r, ln2High)
+    assembler.packedZMM(.vsubps, n, shifted, shifter)
+    assembler.packedZMM(.vmulps, product, n, ln2Low)
+    assembler.packedZMM(.vmulps, r, n, ln2High)
     assembler.packedZMM(.vsubps, r, t, r)
     assembler.packedZMM(.vsubps, r, r, product)
     // e^r by Horner: p = c5; p = p · r + c_k.
@@ -108,25 +110,23 @@
       assembler.packedZMM(.vmulps, polynomial, polynomial, r)
       assembler.packedZMM(.vaddps, polynomial, polynomial, coefficient)
     }
-    // e = p · 2^n, 2^n = (bits(shifted) − bias) << 23.
-    assembler.packedZMM(.vpsubd, shifted, shifted, exponentBias)
-    assembler.shiftZMM(.vpslld, shifted, shifted, by: 23)
-    assembler.packedZMM(.vmulps, polynomial, polynomial, shifted)
+    // e = p · 2^n: n is a whole number with 2^n a normal float (−126 ≤ n ≤ 0), so scaling the
+    // exponent rounds exactly as the product with 2^n built in the exponent bits, as Swift does.
+    assembler.vscalefpsZMM(polynomial, polynomial, n)
     // reciprocal = 1 / (1 + e); for negative x the result is e · reciprocal.
     assembler.packedZMM(.vaddps, reciprocal, one, polynomial)
     assembler.packedZMM(.vdivps, reciprocal, one, reciprocal)
     assembler.packedZMM(.vmulps, polynomial, polynomial, reciprocal)
-    // Select by the sign bit: reciprocal ^ ((reciprocal ^ e·reciprocal) & (x >> 31)).
-    assembler.shiftZMM(.vpsrad, sign, x, by: 31)
-    assembler.vpxordZMM(polynomial, polynomial, reciprocal)
-    assembler.packedZMM(.vpand, polynomial, polynomial, sign)
-    assembler.vpxordZMM(polynomial, polynomial, reciprocal)
-    if form != .logistic { assembler.packedZMM(.vmulps, polynomial, x, polynomial) }
+    // Select by the sign bit of x: e·reciprocal where it is set, reciprocal elsewhere.
+    let result = reciprocal
+    assembler.vptestmdZMM(negative, x, signBit)
+    assembler.vmovapsZMM(result, polynomial, mask: negative)
+    if form != .logistic { assembler.packedZMM(.vmulps, result, x, result) }
     if form == .clampedSigmoidLinearUnit {
-      assembler.packedZMM(.vmaxps, polynomial, lower, polynomial)
-      assembler.packedZMM(.vminps, polynomial, upper, polynomial)
+      assembler.packedZMM(.vmaxps, result, lower, result)
+      assembler.packedZMM(.vminps, result, upper, result)
     }
-    assembler.vmovupsZMM(MemoryOperand(.rdx), polynomial)
+    assembler.vmovupsZMM(MemoryOperand(.rdx), result)
     assembler.add(.rsi, 64)
     assembler.add(.rdx, 64)
     assembler.dec(.rcx)

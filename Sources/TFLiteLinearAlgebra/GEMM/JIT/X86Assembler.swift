@@ -386,6 +386,22 @@
     vex(map: .x0F, prefix: .none, opcode: 0x11, reg: source.number, vvvv: 0, memory: destination)
   }
 
+  /// `vmaskmovps ymm, ymm_mask, [m256]`: the lanes whose mask sign bit is set, zero elsewhere;
+  /// memory of the other lanes is not read.
+  @usableFromInline package mutating func vmaskmovpsYMM(
+    _ destination: VectorRegister, mask: VectorRegister, _ source: MemoryOperand
+  ) {
+    vex(map: .x0F38, prefix: .x66, opcode: 0x2C, reg: destination.number, vvvv: mask.number, memory: source)
+  }
+
+  /// `vmaskmovps [m256], ymm_mask, ymm`: stores the lanes whose mask sign bit is set; memory of
+  /// the other lanes is not touched.
+  @usableFromInline package mutating func vmaskmovpsYMM(
+    _ destination: MemoryOperand, mask: VectorRegister, _ source: VectorRegister
+  ) {
+    vex(map: .x0F38, prefix: .x66, opcode: 0x2E, reg: source.number, vvvv: mask.number, memory: destination)
+  }
+
   /// `vbroadcastss ymm, [m32]`.
   @usableFromInline package mutating func vbroadcastssYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     vex(map: .x0F38, prefix: .x66, opcode: 0x18, reg: destination.number, vvvv: 0, memory: source)
@@ -503,6 +519,22 @@
     evex(map: .x0F, prefix: .none, opcode: 0x11, reg: source.number, vvvv: 0, memory: destination, elementBytes: 64)
   }
 
+  /// `vmovups zmm{k}, [m512]`: the lanes whose bit is set in `mask`, the others of `destination`
+  /// kept; memory of the other lanes is not read.
+  @usableFromInline package mutating func vmovupsZMM(_ destination: VectorRegister, _ source: MemoryOperand, mask: MaskRegister) {
+    evex(
+      map: .x0F, prefix: .none, opcode: 0x10, reg: destination.number, vvvv: 0, operand: .memory(source),
+      elementBytes: 64, broadcast: false, mask: mask.number)
+  }
+
+  /// `vmovups [m512]{k}, zmm`: stores the lanes whose bit is set in `mask`; memory of the other
+  /// lanes is not touched.
+  @usableFromInline package mutating func vmovupsZMM(_ destination: MemoryOperand, _ source: VectorRegister, mask: MaskRegister) {
+    evex(
+      map: .x0F, prefix: .none, opcode: 0x11, reg: source.number, vvvv: 0, operand: .memory(destination),
+      elementBytes: 64, broadcast: false, mask: mask.number)
+  }
+
   /// `vbroadcastss zmm, [m32]`.
   @usableFromInline package mutating func vbroadcastssZMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     evex(map: .x0F38, prefix: .x66, opcode: 0x18, reg: destination.number, vvvv: 0, memory: source, elementBytes: 4)
@@ -551,6 +583,24 @@
     evex(
       map: .x0F38, prefix: .xF3, opcode: 0x29, reg: mask.number, vvvv: 0, operand: .register(source.number), elementBytes: 64,
       broadcast: false)
+  }
+
+  /// `vscalefps zmm1, zmm2, zmm3`: zmm2 · 2^floor(zmm3) lane by lane, rounded once (AVX-512F).
+  @usableFromInline package mutating func vscalefpsZMM(_ destination: VectorRegister, _ value: VectorRegister, _ exponent: VectorRegister) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x2C, reg: destination.number, vvvv: value.number, rm: exponent.number)
+  }
+
+  /// `vptestmd k, zmm1, zmm2`: mask bit i set where lane i of zmm1 AND zmm2 is not zero (AVX-512F).
+  @usableFromInline package mutating func vptestmdZMM(_ mask: MaskRegister, _ left: VectorRegister, _ right: VectorRegister) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x27, reg: mask.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vmovaps zmm1{k}, zmm2`: the lanes of zmm2 whose bit is set in `mask`, the others of zmm1 kept
+  /// (AVX-512F).
+  @usableFromInline package mutating func vmovapsZMM(_ destination: VectorRegister, _ source: VectorRegister, mask: MaskRegister) {
+    evex(
+      map: .x0F, prefix: .none, opcode: 0x28, reg: destination.number, vvvv: 0, operand: .register(source.number),
+      elementBytes: 64, broadcast: false, mask: mask.number)
   }
 
   /// `vpermi2b zmm1, zmm2, zmm3`: each byte of zmm1 (an index; bit 6 picks zmm3 over zmm2, bits

@@ -225,6 +225,8 @@ final class Conv2DKernel: Kernel {
   /// Scratch for a non-constant filter of the depthwise route in that layout, and for the kernel.
   private var depthwiseFilterScratchOffset: Int?
   private var depthwiseScratchOffset = 0
+  /// The generated kernels' calls of the depthwise route.
+  private var depthwisePlan: FloatDepthwisePlan?
 
   init(node: Node) throws {
     operands = try WeightedOperands(node, op: "CONV_2D")
@@ -248,6 +250,7 @@ final class Conv2DKernel: Kernel {
     }
     depthwise = nil
     depthwiseFilter = []
+    depthwisePlan = nil
     let plan = FloatConvolution.plan(shape, threadCount: context.threadCount)
     try weights.prepare(
       filter, count: shape.groups, sourceStride: FloatConvolution.filterGroupStride(shape),
@@ -313,6 +316,7 @@ final class Conv2DKernel: Kernel {
     self.shape = shape
     self.plan = nil
     self.depthwise = depthwise
+    depthwisePlan = FloatDepthwisePlan(depthwise)
   }
 
   /// Runs the depthwise route. `context.scratch` is nil when it needs none (a constant filter and
@@ -337,7 +341,7 @@ final class Conv2DKernel: Kernel {
       depthwise, input: input.pointer(as: Float.self), filter: filter,
       bias: bias.map { UnsafePointer($0.pointer(as: Float.self)) }, activation: activation,
       output: output.pointer(as: Float.self), threadCount: context.threadCount,
-      scratch: context.scratch.map { $0 + depthwiseScratchOffset })
+      scratch: context.scratch.map { $0 + depthwiseScratchOffset }, plan: depthwisePlan)
   }
 
   /// Copies a filter `[out, h, w, 1]` into the depthwise layout `[h, w, out]`.

@@ -14,15 +14,16 @@ enum FloatDepthwiseConvolution {
   }
 
   /// Computes the convolution. `bias` has `outputChannels` values or is nil. Whole 16-channel
-  /// blocks and a last 8-channel one run on `generatedKernels` when given (by default those this thread may use, see
-  /// `GeneratedDepthwiseKernels`), the other channels on Swift SIMD code whose multiply-adds are
-  /// fused when `usesFusedMultiplyAdd` (by default when this build has hardware FMA, see
-  /// `FusedMultiplyAdd`).
+  /// blocks and a last 8-channel one run on `generatedKernels` when given (by default those this
+  /// thread may use, see `GeneratedDepthwiseKernels`) with the calls of `plan` (the kernels make it at prepare; made
+  /// here when nil; when the shape has none, every channel runs in Swift), the other channels on
+  /// Swift SIMD code whose multiply-adds are fused when `usesFusedMultiplyAdd` (by default when
+  /// this build has hardware FMA, see `FusedMultiplyAdd`).
   static func run(
     _ shape: DepthwiseShape, input: UnsafePointer<Float>, filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
     activation: FloatClampRange, output: UnsafeMutablePointer<Float>, threadCount: Int,
     scratch: UnsafeMutableRawPointer?, usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware,
-    generatedKernels: GeneratedDepthwiseKernels? = GeneratedDepthwiseKernels.current
+    generatedKernels: GeneratedDepthwiseKernels? = GeneratedDepthwiseKernels.current, plan: FloatDepthwisePlan? = nil
   ) {
     var source = input
     if shape.multiplier > 1, let scratch {
@@ -38,31 +39,35 @@ enum FloatDepthwiseConvolution {
       }
       source = UnsafePointer(expanded)
     }
+    // The float kinds are generated on first request (missing only if the OS refused them).
+    let usableKernels = generatedKernels.flatMap { kernels in
+      kernels.has(.float)
+        && (FloatDepthwisePlan.channelsCovered(shape) % DepthwiseKernelGenerator.blockChannels == 0
+          || kernels.has(.floatEightChannels)) ? kernels : nil
+    }
+    let generated = usableKernels.flatMap { kernels in
+      (plan ?? FloatDepthwisePlan(shape)).map { plan in
+        GeneratedDepthwiseRows(
+          plan: plan, kernels: kernels, input: source, filter: filter, bias: bias, activation: activation,
+          output: output)
+      }
+    }
+    let firstSwiftChannel = generated == nil ? 0 : FloatDepthwisePlan.channelsCovered(shape)
     let workPerRow = ChannelWindowRows.work(
       shape.width.outputSize, shape.outputChannels, shape.height.filterSize, shape.width.filterSize)
     ChannelWindowRows.forEachRow(
       rows: shape.batch * shape.height.outputSize, workPerRow: workPerRow, threadCount: threadCount
     ) { row in
-      var swiftChannels = 0
-      // The float kinds are generated on the first row that asks (missing only if the OS refused them).
-      if let generatedKernels, generatedKernels.has(.float),
-        GeneratedDepthwiseRow.channelsCovered(shape) % DepthwiseKernelGenerator.blockChannels == 0
-          || generatedKernels.has(.floatEightChannels)
-      {
-        GeneratedDepthwiseRow(
-          shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output,
-          kernels: generatedKernels
-        ).run()
-        swiftChannels = GeneratedDepthwiseRow.channelsCovered(shape)
-      }
+      generated?.run(row: row)
+      guard firstSwiftChannel < shape.outputChannels else { return }
       if usesFusedMultiplyAdd {
         forEachChannelBlock(
-          channels: shape.outputChannels, startingAt: swiftChannels,
+          channels: shape.outputChannels, startingAt: firstSwiftChannel,
           DepthwiseRow<FusedArithmetic>(
             shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output))
       } else {
         forEachChannelBlock(
-          channels: shape.outputChannels, startingAt: swiftChannels,
+          channels: shape.outputChannels, startingAt: firstSwiftChannel,
           DepthwiseRow<SeparateArithmetic>(
             shape: shape, row: row, input: source, filter: filter, bias: bias, activation: activation, output: output))
       }
@@ -70,110 +75,188 @@ enum FloatDepthwiseConvolution {
   }
 }
 
-/// One output row of a float depthwise convolution on the generated kernels, for every whole
-/// block of 16 channels and a last block of 8 (`floatEightChannels`): the interior pixels (every filter column inside the input) in one call per
-/// block, each edge pixel in a call of its own with only its valid filter columns. Filter rows
-/// outside the input are left out of the tap table, so no tap reads outside the input. An interior
-/// covering a whole 3×3 (or, on AVX-512, 5×5) filter runs on the kernel that keeps the filter's
-/// weights in registers; it sums in the same order, so the results are the same bits.
-private struct GeneratedDepthwiseRow {
+/// The generated-kernel calls of a float depthwise convolution, worked out once per shape (at
+/// prepare) so that `eval` only adds its pointers: per output row (of one image), the interior
+/// pixels (every filter column inside the input) in one call, each edge pixel in a call of its own
+/// with only its valid filter columns; every call covers one channel block (16, or a last 8) and is repeated for
+/// each. The tap tables hold, for each set of valid filter columns, the (input, weight) byte
+/// offsets of those columns in every filter row, row after row: a call whose window has only some
+/// rows inside the input reads the part of its table for those rows, so no tap reads outside the
+/// input. An interior covering a whole 3×3 (or, on AVX-512, 5×5) filter runs on the kernel that
+/// keeps the filter's weights in registers; it sums in the same order, so the results are the same
+/// bits.
+final class FloatDepthwisePlan {
+  /// One kernel call, with offsets counted from the image's first input and output element.
+  struct Call {
+    /// Input element of the call's first pixel at filter row 0 and its first valid filter column,
+    /// channel 0 (it may lie outside the input when row 0 does; only valid rows are read).
+    let inputOffset: Int
+    /// Output element of the call's first pixel, channel 0.
+    let outputOffset: Int
+    /// First entry of the call's (input byte offset, weight byte offset) pairs in `taps`.
+    let firstTap: Int
+    /// Pairs the call reads.
+    let tapCount: Int
+    /// Consecutive output pixels of the call.
+    let pixelCount: Int
+    /// True when the call covers a whole square filter (`squareKind` may run it).
+    let coversWholeSquare: Bool
+  }
+
+  /// Most tap pairs a plan holds (16 MiB of tables); a larger filter, which no real network has,
+  /// runs on the Swift route.
+  static let maximumTapPairs = 1 << 20
+
+  /// The geometry the plan is for.
   let shape: DepthwiseShape
-  let filter: UnsafePointer<Float>
-  let bias: UnsafePointer<Float>?
-  let activation: FloatClampRange
-  let kernels: GeneratedDepthwiseKernels
-  /// First input element of the image, first output element of the row.
-  let image: UnsafePointer<Float>
-  let outputRow: UnsafeMutablePointer<Float>
-  /// The valid filter rows and the input row of the first.
-  let firstTapY: Int
-  let endTapY: Int
-  let firstInputY: Int
+  /// The calls of every output row, row after row.
+  let calls: UnsafeMutableBufferPointer<Call>
+  /// The calls of output row `y` are `calls[rowStarts[y] ..< rowStarts[y + 1]]`.
+  let rowStarts: UnsafeMutableBufferPointer<Int>
+  /// The tap tables: (input byte offset, weight byte offset) pairs.
+  let taps: UnsafeMutableBufferPointer<Int>
+  /// The square-filter kernel kind for this filter size, if there is one.
+  let squareKind: DepthwiseKernelGenerator.ElementKind?
 
   /// The channels the generated kernels compute: whole blocks of 16, then one of 8.
   static func channelsCovered(_ shape: DepthwiseShape) -> Int {
     DepthwiseKernelGenerator.floatChannelsCovered(shape.outputChannels)
   }
 
-  init(
-    shape: DepthwiseShape, row: Int, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
-    bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>,
-    kernels: GeneratedDepthwiseKernels
-  ) {
-    self.shape = shape
-    self.filter = filter
-    self.bias = bias
-    self.activation = activation
-    self.kernels = kernels
-    let y = row % shape.height.outputSize
-    image = input + (row / shape.height.outputSize) * shape.height.inputSize * shape.width.inputSize * shape.outputChannels
-    outputRow = output + row * shape.width.outputSize * shape.outputChannels
-    (firstTapY, endTapY) = shape.height.validTaps(y)
-    firstInputY = shape.height.inputOrigin(y) + firstTapY * shape.height.dilation
-  }
-
-  func run() {
-    let width = shape.width
-    withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * shape.height.filterSize * width.filterSize) { buffer in
-      guard let taps = buffer.baseAddress else { return }
-      let interior = width.interior
-      if !interior.isEmpty {
-        let tapCount = fillTaps(taps, firstX: 0, endX: width.filterSize)
-        let wholeSquare =
-          width.filterSize == shape.height.filterSize && endTapY - firstTapY == width.filterSize
-          ? DepthwiseKernelGenerator.ElementKind.squareFilter(width.filterSize) : nil
-        let kind = wholeSquare.flatMap { kernels.has($0) ? $0 : nil } ?? .float
-        convolve(x: interior.lowerBound, count: interior.count, firstX: 0, taps: taps, tapCount: tapCount, kind: kind)
-      }
-      // The two edges one after the other, not as an array of ranges: the first `[Range<Int>]` of
-      // a process costs a scan of every protocol conformance record (`Int: Comparable`).
-      func convolveEdge(_ x: Int) {
-        let (firstX, endX) = width.validTaps(x)
-        let tapCount = fillTaps(taps, firstX: firstX, endX: endX)
-        convolve(x: x, count: 1, firstX: firstX, taps: taps, tapCount: tapCount, kind: .float)
+  /// The calls for `shape`; nil when no channel block is whole or the tables would hold more than
+  /// `maximumTapPairs`.
+  init?(_ shape: DepthwiseShape) {
+    let (height, width) = (shape.height, shape.width)
+    guard Self.channelsCovered(shape) > 0, height.outputSize > 0, width.outputSize > 0 else { return nil }
+    let interior = width.interior
+    // One table per distinct set of valid columns: the interior's and each edge pixel's.
+    var columnSets: [Int: (first: Int, end: Int)] = [:]
+    func key(_ columns: (first: Int, end: Int)) -> Int { columns.first &* (width.filterSize &+ 1) &+ columns.end }
+    if !interior.isEmpty { columnSets[key((0, width.filterSize))] = (0, width.filterSize) }
+    for x in 0..<width.outputSize where !interior.contains(x) {
+      let columns = width.validTaps(x)
+      columnSets[key(columns)] = columns
+    }
+    let pairCount = columnSets.values.reduce(0) { total, columns in
+      total + height.filterSize * max(0, columns.end - columns.first)
+    }
+    guard pairCount <= Self.maximumTapPairs else { return nil }
+    let channelBytes = shape.outputChannels * MemoryLayout<Float>.stride
+    var taps: [Int] = []
+    taps.reserveCapacity(2 * pairCount)
+    var tableStarts: [Int: Int] = [:]
+    for (setKey, columns) in columnSets.sorted(by: { $0.key < $1.key }) {
+      tableStarts[setKey] = taps.count / 2
+      for ky in 0..<height.filterSize {
+        for kx in columns.first..<max(columns.first, columns.end) {
+          let inputPixel = ky * height.dilation * width.inputSize + (kx - columns.first) * width.dilation
+          taps += [inputPixel * channelBytes, (ky * width.filterSize + kx) * channelBytes]
+        }
       }
       for x in 0..<interior.lowerBound { convolveEdge(x) }
       for x in interior.upperBound..<width.outputSize { convolveEdge(x) }
     }
-  }
-
-  /// Fills `taps` with the (input, weight) byte offsets of filter columns `firstX ..< endX` of the
-  /// valid filter rows, inputs counted from the first of them; returns their count.
-  private func fillTaps(_ taps: UnsafeMutablePointer<Int>, firstX: Int, endX: Int) -> Int {
-    let channelBytes = shape.outputChannels * MemoryLayout<Float>.stride
-    let width = shape.width
-    var count = 0
-    for ky in firstTapY..<endTapY {
-      for kx in firstX..<endX {
-        let inputPixel = (ky - firstTapY) * shape.height.dilation * width.inputSize + (kx - firstX) * width.dilation
-        taps[2 * count] = inputPixel * channelBytes
-        taps[2 * count + 1] = (ky * width.filterSize + kx) * channelBytes
-        count += 1
+    var calls: [Call] = []
+    var rowStarts: [Int] = [0]
+    for y in 0..<height.outputSize {
+      let rows = height.validTaps(y)
+      let validRows = max(0, rows.end - rows.first)
+      /// Pixels `x ..< x + count`, whose windows have valid filter columns `columns`.
+      func call(x: Int, count: Int, columns: (first: Int, end: Int), isInterior: Bool) -> Call {
+        let columnCount = max(0, columns.end - columns.first)
+        return Call(
+          inputOffset: (height.inputOrigin(y) * width.inputSize + width.inputOrigin(x) + columns.first * width.dilation)
+            * shape.outputChannels,
+          outputOffset: (y * width.outputSize + x) * shape.outputChannels,
+          firstTap: (tableStarts[key(columns)] ?? 0) + min(rows.first, height.filterSize) * columnCount,
+          tapCount: validRows * columnCount, pixelCount: count,
+          coversWholeSquare: isInterior && width.filterSize == height.filterSize && validRows == width.filterSize)
       }
+      if !interior.isEmpty {
+        calls.append(call(x: interior.lowerBound, count: interior.count, columns: (0, width.filterSize), isInterior: true))
+      }
+      for x in 0..<width.outputSize where !interior.contains(x) {
+        calls.append(call(x: x, count: 1, columns: width.validTaps(x), isInterior: false))
+      }
+      rowStarts.append(calls.count)
     }
-    return count
+    self.shape = shape
+    self.calls = .allocate(capacity: calls.count)
+    _ = self.calls.initialize(from: calls)
+    self.rowStarts = .allocate(capacity: rowStarts.count)
+    _ = self.rowStarts.initialize(from: rowStarts)
+    self.taps = .allocate(capacity: max(taps.count, 1))
+    _ = self.taps.initialize(from: taps)
+    squareKind = DepthwiseKernelGenerator.ElementKind.squareFilter(width.filterSize)
   }
 
-  /// Output pixels `x ..< x + count`, whose first tap column is `firstX`, block by block: the
-  /// 16-channel blocks on the `kind` kernel, a last 8-channel block on `floatEightChannels`.
-  private func convolve(
-    x: Int, count: Int, firstX: Int, taps: UnsafePointer<Int>, tapCount: Int, kind: DepthwiseKernelGenerator.ElementKind
+  deinit {
+    calls.deallocate()
+    rowStarts.deallocate()
+    taps.deallocate()
+  }
+}
+
+/// The whole 16-channel blocks (and a last 8-channel one) of a float depthwise convolution's rows
+/// on the generated kernels, following a `FloatDepthwisePlan`.
+private struct GeneratedDepthwiseRows {
+  let plan: FloatDepthwisePlan
+  let kernels: GeneratedDepthwiseKernels
+  let input: UnsafePointer<Float>
+  let filter: UnsafePointer<Float>
+  let bias: UnsafePointer<Float>?
+  let activation: FloatClampRange
+  let output: UnsafeMutablePointer<Float>
+  /// The kind that runs the calls covering a whole square filter.
+  let squareKind: DepthwiseKernelGenerator.ElementKind
+
+  init(
+    plan: FloatDepthwisePlan, kernels: GeneratedDepthwiseKernels, input: UnsafePointer<Float>,
+    filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?, activation: FloatClampRange,
+    output: UnsafeMutablePointer<Float>
   ) {
+    self.plan = plan
+    self.kernels = kernels
+    self.input = input
+    self.filter = filter
+    self.bias = bias
+    self.activation = activation
+    self.output = output
+    squareKind = plan.squareKind.flatMap { kernels.has($0) ? $0 : nil } ?? .float
+  }
+
+  /// Output row `row` (counted over every image).
+  func run(row: Int) {
+    let shape = plan.shape
     let channels = shape.outputChannels
-    let width = shape.width
     let floatBytes = MemoryLayout<Float>.stride
-    // Never dereferenced when there are no taps (the first valid row may then lie outside the input).
-    let firstInput = image + (firstInputY &* width.inputSize &+ width.inputOrigin(x) &+ firstX &* width.dilation) &* channels
+    let image = row / shape.height.outputSize
+    let y = row - image * shape.height.outputSize
+    let imageInput = input + image * shape.height.inputSize * shape.width.inputSize * channels
+    let imageOutput = output + image * shape.height.outputSize * shape.width.outputSize * channels
+    let covered = FloatDepthwisePlan.channelsCovered(shape)
     let wholeBlocks = channels / DepthwiseKernelGenerator.blockChannels * DepthwiseKernelGenerator.blockChannels
-    for channel in stride(from: 0, to: Self.channelsCovered(shape), by: DepthwiseKernelGenerator.blockChannels) {
-      let blockKind = channel < wholeBlocks ? kind : .floatEightChannels
-      var arguments = DepthwiseKernelArguments(
-        input: UnsafeRawPointer(firstInput + channel), inputPixelBytes: width.stride * channels * floatBytes, taps: taps,
-        tapCount: tapCount, weights: UnsafeRawPointer(filter + channel),
-        start: bias.map { UnsafeRawPointer($0 + channel) } ?? kernels.zeros,
-        output: UnsafeMutableRawPointer(outputRow + x * channels + channel), outputPixelBytes: channels * floatBytes,
-        pixelCount: count, lower: activation.lower, upper: activation.upper)
-      kernels.run(blockKind, &arguments)
+    var arguments = DepthwiseKernelArguments(
+      input: UnsafeRawPointer(imageInput), inputPixelBytes: shape.width.stride * channels * floatBytes,
+      taps: UnsafePointer(plan.taps.baseAddress.unsafelyUnwrapped), tapCount: 0, weights: UnsafeRawPointer(filter),
+      start: kernels.zeros, output: UnsafeMutableRawPointer(imageOutput), outputPixelBytes: channels * floatBytes,
+      pixelCount: 0, lower: activation.lower, upper: activation.upper)
+    for index in plan.rowStarts[y]..<plan.rowStarts[y + 1] {
+      let call = plan.calls[index]
+      let kind = call.coversWholeSquare ? squareKind : .float
+      arguments.taps = UnsafePointer(plan.taps.baseAddress.unsafelyUnwrapped + 2 &* call.firstTap)
+      arguments.tapCount = call.tapCount
+      arguments.pixelCount = call.pixelCount
+      var channel = 0
+      while channel < covered {
+        // Wrapping arithmetic: offsets inside tensors `prepare` validated (or unread, with no taps).
+        arguments.input = UnsafeRawPointer(imageInput + (call.inputOffset &+ channel))
+        arguments.output = UnsafeMutableRawPointer(imageOutput + (call.outputOffset &+ channel))
+        arguments.weights = UnsafeRawPointer(filter + channel)
+        if let bias { arguments.start = UnsafeRawPointer(bias + channel) }
+        kernels.run(channel < wholeBlocks ? kind : .floatEightChannels, &arguments)
+        channel &+= DepthwiseKernelGenerator.blockChannels
+      }
     }
   }
 }
@@ -355,6 +438,8 @@ final class DepthwiseConv2DKernel: Kernel {
   private let activation: FloatClampRange
   /// The geometry once prepared.
   private(set) var shape: DepthwiseShape?
+  /// The generated kernels' calls for `shape`.
+  private var plan: FloatDepthwisePlan?
 
   init(node: Node) throws {
     operands = try WeightedOperands(node, op: "DEPTHWISE_CONV_2D")
@@ -390,6 +475,7 @@ final class DepthwiseConv2DKernel: Kernel {
     output.shape = outputShape
     context.requestScratch(bytes: FloatDepthwiseConvolution.scratchBytes(shape))
     self.shape = shape
+    plan = FloatDepthwisePlan(shape)
   }
 
   var kernelDescription: String? { shape.map { KernelDescription.depthwise(channels: $0.outputChannels) } }
@@ -400,6 +486,6 @@ final class DepthwiseConv2DKernel: Kernel {
     FloatDepthwiseConvolution.run(
       shape, input: input.pointer(as: Float.self), filter: filter.pointer(as: Float.self),
       bias: bias.map { UnsafePointer($0.pointer(as: Float.self)) }, activation: activation,
-      output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: context.scratch)
+      output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: context.scratch, plan: plan)
   }
 }

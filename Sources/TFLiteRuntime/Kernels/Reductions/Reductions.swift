@@ -116,6 +116,10 @@ enum ReductionDriver {
         let reduced = reduceVectors(operation, StreamedOperand(input, offset: start), count: count)
         output[outputOffset] = operation.combine(output[outputOffset], reduced)
       }
+    } else if layout.rank == 2 && layout.strides0[0] == 0 {
+      // Rows reduced into one kept row (MEAN over height and width): each block of columns sums
+      // in registers down the rows, in the same order as row after row into the output.
+      reduceColumns(operation, input: input, rows: layout.dimensions[0], columns: layout.dimensions[1], into: output)
     } else {
       layout.forEachSegment(in: everything) { start, outputOffset, _, _, count in
         let accumulated = StreamedOperand(UnsafePointer(output), offset: outputOffset)
@@ -123,6 +127,39 @@ enum ReductionDriver {
           CombinedVectors(accumulated, StreamedOperand(input, offset: start), CombineOperation(operation)),
           count: count, into: output + outputOffset)
       }
+    }
+  }
+
+  /// Combines the `rows` rows of `columns` elements of `input` lane by lane into `output`, which
+  /// holds the identity: 16 columns at a time, two blocks side by side, in registers.
+  private static func reduceColumns<Operation: ReductionOperation>(
+    _ operation: Operation, input: UnsafePointer<Operation.Scalar>, rows: Int, columns: Int,
+    into output: UnsafeMutablePointer<Operation.Scalar>
+  ) {
+    let identity = SIMD16<Operation.Scalar>(repeating: operation.identity)
+    var column = 0
+    while columns &- column >= 2 &* vectorLaneCount {
+      var left = identity, right = identity
+      var row = input + column
+      for _ in 0..<rows {
+        left = operation.combine(left, loadVector(row))
+        right = operation.combine(right, loadVector(row + vectorLaneCount))
+        row += columns
+      }
+      storeVector(left, output + column)
+      storeVector(right, output + (column &+ vectorLaneCount))
+      column &+= 2 &* vectorLaneCount
+    }
+    while column < columns {
+      let lanes = min(vectorLaneCount, columns &- column)
+      var sum = identity
+      var row = input + column
+      for _ in 0..<rows {
+        sum = operation.combine(sum, lanes == vectorLaneCount ? loadVector(row) : loadPartialVector(row, count: lanes))
+        row += columns
+      }
+      storeVector(sum, output + column, lanes: lanes)
+      column &+= lanes
     }
   }
 
