@@ -15,10 +15,10 @@ enum FloatDepthwiseConvolution {
 
   /// Computes the convolution. `bias` has `outputChannels` values or is nil. Whole 16-channel
   /// blocks and a last 8-channel one run on `generatedKernels` when given (by default those this
-  /// thread may use, see `GeneratedDepthwiseKernels`) with the calls of `plan` (the kernels make it at prepare; made
-  /// here when nil; when the shape has none, every channel runs in Swift), the other channels on
-  /// Swift SIMD code whose multiply-adds are fused when `usesFusedMultiplyAdd` (by default when
-  /// this build has hardware FMA, see `FusedMultiplyAdd`).
+  /// thread may use, see `GeneratedDepthwiseKernels`) with the calls of `plan` (the kernels make
+  /// it at prepare; made here when nil; when the shape has none, every channel runs in Swift), the
+  /// other channels on Swift SIMD code whose multiply-adds are fused when `usesFusedMultiplyAdd`
+  /// (by default when this build has hardware FMA, see `FusedMultiplyAdd`).
   static func run(
     _ shape: DepthwiseShape, input: UnsafePointer<Float>, filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
     activation: FloatClampRange, output: UnsafeMutablePointer<Float>, threadCount: Int,
@@ -78,8 +78,8 @@ enum FloatDepthwiseConvolution {
 /// The generated-kernel calls of a float depthwise convolution, worked out once per shape (at
 /// prepare) so that `eval` only adds its pointers: per output row (of one image), the interior
 /// pixels (every filter column inside the input) in one call, each edge pixel in a call of its own
-/// with only its valid filter columns; every call covers one channel block (16, or a last 8) and is repeated for
-/// each. The tap tables hold, for each set of valid filter columns, the (input, weight) byte
+/// with only its valid filter columns; every call covers one channel block (16, or a last 8)
+/// and is repeated for each. The tap tables hold, for each set of valid filter columns, the (input, weight) byte
 /// offsets of those columns in every filter row, row after row: a call whose window has only some
 /// rows inside the input reads the part of its table for those rows, so no tap reads outside the
 /// input. An interior covering a whole 3×3 (or, on AVX-512, 5×5) filter runs on the kernel that
@@ -153,8 +153,6 @@ final class FloatDepthwisePlan {
           taps += [inputPixel * channelBytes, (ky * width.filterSize + kx) * channelBytes]
         }
       }
-      for x in 0..<interior.lowerBound { convolveEdge(x) }
-      for x in interior.upperBound..<width.outputSize { convolveEdge(x) }
     }
     var calls: [Call] = []
     var rowStarts: [Int] = [0]
