@@ -92,21 +92,54 @@ final class GEMMTests: XCTestCase {
     }
   }
 
-  /// Plans cover every row and panel exactly once; small-M products split panels across threads.
+  /// Plans cover every row and panel exactly once, in row blocks of whole tiles that differ by at
+  /// most one tile and fit the packed A block; one thread gets one panel group.
   func testPlansCoverTheProduct() {
-    for (rows, columns, depth) in [(12544, 16, 32), (49, 160, 960), (1, 1000, 1280), (196, 96, 576), (7, 5, 3)] {
-      for threads in [1, 2, 4] {
+    for (rows, columns, depth) in [(12544, 16, 32), (49, 160, 960), (1, 1000, 1280), (196, 96, 576), (7, 5, 3), (40, 512, 64)] {
+      for threads in [1, 2, 4, 300] {
         let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: threads)
-        XCTAssertEqual(plan.rowBlock % GEMMTile.rows, 0)
-        XCTAssertGreaterThanOrEqual(plan.rowBlock * plan.rowBlockCount, rows)
-        XCTAssertLessThan(plan.rowBlock * (plan.rowBlockCount - 1), rows)
-        XCTAssertGreaterThanOrEqual(plan.panelsPerGroup * plan.panelGroupCount, PanelPacking.panelCount(columns: columns))
+        let label = "\(rows)×\(columns)×\(depth), \(threads) threads"
+        XCTAssertEqual(plan.rowBlock % GEMMTile.rows, 0, label)
+        var coveredRows = 0
+        var blockTiles: [Int] = []
+        for block in 0..<plan.rowBlockCount {
+          let range = plan.rowRange(ofBlock: block)
+          XCTAssertEqual(range.lowerBound, coveredRows, label)
+          XCTAssertLessThanOrEqual(range.count, plan.rowBlock, label)
+          coveredRows = range.upperBound
+          blockTiles.append((range.count + GEMMTile.rows - 1) / GEMMTile.rows)
+        }
+        XCTAssertEqual(coveredRows, rows, label)
+        XCTAssertLessThanOrEqual((blockTiles.max() ?? 0) - (blockTiles.min() ?? 0), 1, label)
+        var coveredPanels = 0
+        for group in 0..<plan.panelGroupCount {
+          let range = plan.panelRange(ofGroup: group)
+          XCTAssertEqual(range.lowerBound, coveredPanels, label)
+          XCTAssertFalse(range.isEmpty, label)
+          coveredPanels = range.upperBound
+        }
+        XCTAssertEqual(coveredPanels, PanelPacking.panelCount(columns: columns), label)
         XCTAssertLessThanOrEqual(plan.depthBlock, GEMMPlan.maxDepthBlock)
         XCTAssertGreaterThanOrEqual(plan.depthBlock * ((depth + plan.depthBlock - 1) / plan.depthBlock), depth)
         if threads == 1 { XCTAssertEqual(plan.panelGroupCount, 1) }
       }
     }
-    XCTAssertGreaterThan(GEMMPlan(rows: 49, columns: 160, depth: 960, threadCount: 2).panelGroupCount, 1)
+  }
+
+  /// With two threads, work worth splitting gets about four items per thread, cut the way that
+  /// reads the least: a thin, wide product (a 7×7 ResNet stage) along N keeping all rows in one
+  /// block, a tall, narrow one along M; a tiny product is not split at all.
+  func testTwoThreadPlansSplitThinProductsAlongColumnsAndTallOnesAlongRows() {
+    let thin = GEMMPlan(rows: 49, columns: 512, depth: 4608, threadCount: 2)
+    XCTAssertEqual(thin.rowBlockCount, 1)
+    XCTAssertEqual(thin.itemCount, 8)
+    let tall = GEMMPlan(rows: 3136, columns: 64, depth: 576, threadCount: 2)
+    XCTAssertEqual(tall.panelGroupCount, 1)
+    XCTAssertGreaterThanOrEqual(tall.itemCount, 8)
+    XCTAssertEqual(tall.itemCount % 2, 0, "equal items, an even count")
+    let tiny = GEMMPlan(rows: 7, columns: 5, depth: 3, threadCount: 2)
+    XCTAssertEqual(tiny.itemCount, 1)
+    XCTAssertEqual(GEMMPlan(rows: 49, columns: 512, depth: 4608, threadCount: 1).itemCount, 1)
   }
 
   /// Every item runs exactly once, on a worker index below the thread count.

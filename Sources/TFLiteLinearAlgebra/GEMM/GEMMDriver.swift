@@ -214,10 +214,11 @@ extension GEMMMicroKernel {
   ) where LHS.Element == Kernel.LHSElement {
     let width = GEMMTile.columns
     let height = GEMMTile.rows
-    let rowStart = (item / plan.panelGroupCount) * plan.rowBlock
-    let rowEnd = min(plan.rows, rowStart + plan.rowBlock)
-    let firstPanel = (item % plan.panelGroupCount) * plan.panelsPerGroup
-    let panelEnd = min(PanelPacking.panelCount(columns: plan.columns), firstPanel + plan.panelsPerGroup)
+    let rowRange = plan.rowRange(ofBlock: item / plan.panelGroupCount)
+    let (rowStart, rowEnd) = (rowRange.lowerBound, rowRange.upperBound)
+    let panels = plan.panelRange(ofGroup: item % plan.panelGroupCount)
+    let (firstPanel, panelEnd) = (panels.lowerBound, panels.upperBound)
+    guard rowStart < rowEnd, firstPanel < panelEnd else { return }
     let panelStride = plan.depth * width
     var depthStart = 0
     repeat {

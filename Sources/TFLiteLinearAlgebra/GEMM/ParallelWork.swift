@@ -51,6 +51,16 @@ import Dispatch
     runOnDispatch(itemCount: itemCount, workerCount: workerCount, body)
   }
 
+  /// How many equal items to cut work into for `threadCount` threads: `wanted`, but no more than
+  /// `affordable` (items below a worthwhile size), rounded down to a multiple of the thread count
+  /// once there are at least as many items as threads (three equal items on two threads leave one
+  /// thread idle for a third of the time; two or four do not); 1 with one thread.
+  @inlinable package static func balancedItemCount(wanted: Int, affordable: Int, threadCount: Int) -> Int {
+    let items = min(wanted, affordable)
+    guard threadCount > 1, items > 1 else { return 1 }
+    return items >= threadCount ? items - items % threadCount : items
+  }
+
   /// The fallback: Dispatch's thread pool, items claimed under a mutex. Nothing is allocated on
   /// the heap: the claim counter lives on the stack.
   static func runOnDispatch(itemCount: Int, workerCount: Int, _ body: (_ item: Int, _ worker: Int) -> Void) {

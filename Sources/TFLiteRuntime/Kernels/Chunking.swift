@@ -1,12 +1,20 @@
 // Splitting elementwise work across the threads of an evaluation.
+//
+// Semantics: `forEachChunk` covers `0..<count` with consecutive ranges, one call each; with one
+// thread, or too little work, one range inline. Otherwise the ranges are as equal as possible and
+// their number is a multiple of the thread count (about four per thread), so that threads of equal
+// speed finish together instead of one running a last chunk alone.
+
+import TFLiteLinearAlgebra
 
 extension EvalContext {
   /// Calls `body` with consecutive ranges that together cover `0..<count`: one range on one
-  /// thread, or about four per thread when every range still holds at least `minimumChunk`
-  /// elements (smaller pieces cost more in dispatch than they gain).
+  /// thread, or about four per thread (a multiple of the thread count) when every range still
+  /// holds at least `minimumChunk` elements (smaller pieces cost more in dispatch than they gain).
   func forEachChunk(of count: Int, minimumChunk: Int, _ body: (Range<Int>) -> Void) {
-    let chunks = min(threadCount &* 4, count / max(minimumChunk, 1))
-    guard threadCount > 1, chunks > 1 else {
+    let chunks = ParallelWork.balancedItemCount(
+      wanted: threadCount &* 4, affordable: count / max(minimumChunk, 1), threadCount: threadCount)
+    guard chunks > 1 else {
       body(0..<count)
       return
     }

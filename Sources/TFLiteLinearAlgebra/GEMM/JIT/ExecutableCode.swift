@@ -6,6 +6,17 @@
 // boundary, instead of a mapping (and at least a page) per kernel. Kernels made one at a time on
 // first use (`LazyExecutableKernels`) get a mapping each: a mapping cannot grow, because its pages
 // would have to turn writable again while other threads run the kernels already in it.
+//
+// The code cache is bounded. Every generator keeps its kernels in families made once per process
+// and keyed only by finite sets (instruction set, output type, element kind, operation, and for
+// the four-tap depthwise kernels a small shape class: filter rows 1–7, stride 1–4), never by a
+// model's sizes, so the number of kernels is fixed by the code, not by the models run: all of
+// them for every instruction set this machine runs fit in a few hundred KiB
+// (`ExecutableCodeBoundTests`). On top of that, `ExecutableCode.budgetBytes` caps the executable
+// bytes mapped at once for the whole process: a mapping past it is refused like one the OS refuses
+// (the Swift kernels run, or prepare throws), so no future per-shape kernel can grow the cache
+// without bound either. Nothing is evicted: a mapping lives until the last `ExecutableCode` in it
+// is released, so code a kernel still holds is never unmapped.
 
 #if canImport(Glibc)
   import Glibc
@@ -39,11 +50,62 @@
     self.mapping = mapping
   }
 
-  /// Copies every code of `codes` into one shared mapping, in order; nil when one is empty or the
-  /// platform or the OS refuses.
+  /// Copies every code of `codes` into one shared mapping, in order; nil when one is empty, the
+  /// mapping would pass `budgetBytes`, or the platform or the OS refuses.
   @usableFromInline package static func mapped(_ codes: [[UInt8]]) -> [ExecutableCode]? {
     guard let mapping = ExecutableMapping(codes) else { return nil }
     return mapping.entries.map { ExecutableCode(entry: $0, mapping: mapping) }
+  }
+
+  /// The most executable bytes (whole pages) mapped at once in the process: 16 MiB, about 37 times
+  /// what every kernel family of every instruction set takes together (440 KiB in 39 mappings on
+  /// an AVX-512 VNNI machine).
+  package static let budgetBytes = 1 << 24
+
+  /// Executable bytes (whole pages) mapped now, and in how many mappings.
+  package static var mappedNow: (bytes: Int, mappings: Int) { ExecutableBudget.shared.usage }
+}
+
+/// The process's account of mapped executable pages, kept under a mutex: mappings are made at
+/// prepare (rarely, each family once) and released only when their last kernel goes.
+private final class ExecutableBudget: @unchecked Sendable {
+  // @unchecked Sendable: `bytes` and `mappings` are only touched under `mutex`.
+
+  /// The account every mapping draws on.
+  static let shared = ExecutableBudget()
+
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  private var bytes = 0
+  private var mappings = 0
+
+  private init() {
+    mutex = .allocate(capacity: 1)
+    pthread_mutex_init(mutex, nil)
+  }
+
+  /// Executable bytes mapped now and in how many mappings.
+  var usage: (bytes: Int, mappings: Int) {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return (bytes, mappings)
+  }
+
+  /// Books `count` more bytes; false (nothing booked) when that would pass `ExecutableCode.budgetBytes`.
+  func reserve(_ count: Int) -> Bool {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    guard count <= ExecutableCode.budgetBytes - bytes else { return false }
+    bytes += count
+    mappings += 1
+    return true
+  }
+
+  /// Returns `count` bytes booked by `reserve`.
+  func release(_ count: Int) {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    bytes -= count
+    mappings -= 1
   }
 }
 
@@ -60,8 +122,8 @@ private final class ExecutableMapping {
   /// Bytes between consecutive kernels' starts are rounded up to this (a cache line).
   private static let kernelAlignment = 64
 
-  /// Maps `codes` one after the other; nil when a code is empty, their total exceeds 16 MiB, or
-  /// the platform or the OS refuses.
+  /// Maps `codes` one after the other; nil when a code is empty, their total exceeds 16 MiB or what
+  /// is left of `ExecutableCode.budgetBytes`, or the platform or the OS refuses.
   init?(_ codes: [[UInt8]]) {
     #if arch(x86_64) && !(os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
       let pageSize = max(Int(sysconf(Int32(_SC_PAGESIZE))), 4096)
@@ -74,12 +136,14 @@ private final class ExecutableMapping {
       }
       guard end <= 1 << 24 else { return nil }
       let bytes = (end + pageSize - 1) / pageSize * pageSize
+      guard ExecutableBudget.shared.reserve(bytes) else { return nil }
       #if canImport(Darwin)
         let flags = MAP_PRIVATE | MAP_ANON
       #else
         let flags = MAP_PRIVATE | MAP_ANONYMOUS
       #endif
       guard let mapping = mmap(nil, bytes, PROT_READ | PROT_WRITE, flags, -1, 0), mapping != MAP_FAILED else {
+        ExecutableBudget.shared.release(bytes)
         return nil
       }
       for (code, offset) in zip(codes, offsets) {
@@ -87,6 +151,7 @@ private final class ExecutableMapping {
       }
       guard mprotect(mapping, bytes, PROT_READ | PROT_EXEC) == 0 else {
         munmap(mapping, bytes)
+        ExecutableBudget.shared.release(bytes)
         return nil
       }
       base = mapping
@@ -100,6 +165,7 @@ private final class ExecutableMapping {
   deinit {
     #if arch(x86_64) && !(os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
       munmap(base, mappedBytes)
+      ExecutableBudget.shared.release(mappedBytes)
     #endif
   }
 }

@@ -282,7 +282,8 @@ enum ChannelWindowRows {
     }
   }
 
-  /// Calls `body(row)` for every output row in `0..<rows`: about 8 items per thread, each at least
+  /// Calls `body(row)` for every output row in `0..<rows`: about 8 items per thread of rows dealt
+  /// evenly (a multiple of the thread count, see `ParallelWork.balancedItemCount`), each at least
   /// `minimumItemWork` of `workPerRow`, all rows inline when single-threaded or small.
   static func forEachRow(rows: Int, workPerRow: Int, threadCount: Int, _ body: (Int) -> Void) {
     forEachRowRange(rows: rows, workPerRow: workPerRow, threadCount: threadCount) { range in
@@ -293,10 +294,13 @@ enum ChannelWindowRows {
   /// Calls `body(range)` for consecutive ranges of output rows that together cover `0..<rows`,
   /// split as `forEachRow` splits them (one range when single-threaded or small).
   static func forEachRowRange(rows: Int, workPerRow: Int, threadCount: Int, _ body: (Range<Int>) -> Void) {
-    let rowsForWork = max(1, minimumItemWork / max(workPerRow, 1))
-    let rowsPerItem = threadCount <= 1 ? max(rows, 1) : max(rowsForWork, rows / (8 * threadCount), 1)
-    ParallelWork.run(itemCount: (rows + rowsPerItem - 1) / rowsPerItem, threadCount: threadCount) { item, _ in
-      body(item * rowsPerItem..<min(rows, (item + 1) * rowsPerItem))
+    let affordable = min(rows, work(rows, workPerRow) / minimumItemWork)
+    // Fewer rows than items wanted, each worth its own item: one row per item (rows cannot be halved).
+    let itemCount =
+      threadCount > 1 && affordable == rows && rows < 8 * threadCount
+      ? rows : ParallelWork.balancedItemCount(wanted: 8 * threadCount, affordable: affordable, threadCount: threadCount)
+    ParallelWork.run(itemCount: rows == 0 ? 0 : itemCount, threadCount: threadCount) { item, _ in
+      body(item * rows / itemCount..<(item + 1) * rows / itemCount)
     }
   }
 }

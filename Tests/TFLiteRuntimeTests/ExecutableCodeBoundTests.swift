@@ -1,0 +1,99 @@
+import TFLiteFormat
+import TFLiteLinearAlgebra
+import XCTest
+
+@testable import TFLiteRuntime
+
+/// The generated-code cache is bounded (issue #12, requirement 6): every kernel family of every
+/// instruction set this machine runs fits far inside `ExecutableCode.budgetBytes`, asking for the
+/// families again maps nothing, a mapping past the budget is refused instead of made, and a
+/// mapping stays executable while any kernel in it is held.
+final class ExecutableCodeBoundTests: XCTestCase {
+  /// Asks every generator for every family it can make on this machine (each instruction set,
+  /// output type and sign form), so that everything the runtime could ever map is mapped.
+  private func requestEveryFamily() {
+    for isa in GeneratedKernelISA.allCases {
+      _ = GeneratedFloatKernels.kernels(for: isa)
+      _ = GeneratedDepthwiseKernels.kernels(for: isa)
+      _ = GeneratedRequantizationKernels.kernels(for: isa)
+      _ = GeneratedColumnSumKernels.kernels(for: isa)
+      _ = GeneratedQuantizedBinaryKernels.kernels(for: isa)
+    }
+    _ = GeneratedLogisticKernels.preferred
+    _ = GeneratedByteTableKernel.runnable
+    for isa in DotProductISA.allCases {
+      guard let kernels = GeneratedDotProductKernels.kernels(for: isa) else { continue }
+      _ = kernels.tiles(nil)
+      for output in RequantizedOutput.allCases {
+        _ = kernels.tiles(output)
+        if kernels.flipsSigns { _ = kernels.tiles(output, flipsSign: true) }
+      }
+    }
+  }
+
+  /// Everything every generator makes stays below 1/16 of the budget, and asking again (as a
+  /// second interpreter would) maps no further byte.
+  func testEveryFamilyOfEveryLevelFitsTheBudgetAndIsMadeOnce() {
+    requestEveryFamily()
+    let everything = ExecutableCode.mappedNow
+    #if arch(x86_64) && os(Linux)
+      XCTAssertGreaterThan(everything.bytes, 0, "this machine runs generated kernels")
+    #endif
+    XCTAssertLessThan(everything.bytes, ExecutableCode.budgetBytes / 16, "all families: \(everything)")
+    requestEveryFamily()
+    XCTAssertEqual(ExecutableCode.mappedNow.bytes, everything.bytes, "families are made once per process")
+    XCTAssertEqual(ExecutableCode.mappedNow.mappings, everything.mappings)
+  }
+
+  /// Models of many distinct shapes (every TestModels network: float, int8, uint8, hybrid, 1 and
+  /// 2 threads) map no code beyond the families: the cache grows with the code's enums, not
+  /// with the shapes a process runs.
+  func testNetworksOfManyShapesMapNothingBeyondTheFamilies() throws {
+    requestEveryFamily()
+    let families = ExecutableCode.mappedNow
+    let entries = try TestModelManifest.load().models.filter { $0.kind == "network" && !$0.file.hasPrefix("mediapipe/") }
+    XCTAssertGreaterThanOrEqual(entries.count, 28)
+    var runners: [ModelRunner] = []
+    for (index, entry) in entries.enumerated() {
+      let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(entry.file).path)
+      let runner = try ModelRunner(model: model, options: RunnerOptions(threadCount: 1 + index % 2))
+      try runner.primary.allocateTensors()
+      try runner.primary.invoke()
+      runners.append(runner)
+    }
+    XCTAssertEqual(ExecutableCode.mappedNow.bytes, families.bytes, "\(runners.count) networks alive")
+    XCTAssertEqual(ExecutableCode.mappedNow.mappings, families.mappings)
+  }
+
+  /// A mapping that would pass the budget is refused (nil, as when the OS refuses), nothing is
+  /// booked for it, and a small one still fits afterwards.
+  func testMappingPastTheBudgetIsRefused() throws {
+    let before = ExecutableCode.mappedNow
+    let room = ExecutableCode.budgetBytes - before.bytes
+    XCTAssertNil(ExecutableCode([UInt8](repeating: 0xC3, count: room + 1)), "past the budget must be refused")
+    XCTAssertEqual(ExecutableCode.mappedNow.bytes, before.bytes, "a refused mapping books nothing")
+    #if arch(x86_64) && os(Linux)
+      let small = try XCTUnwrap(ExecutableCode([0xC3]))
+      XCTAssertGreaterThan(ExecutableCode.mappedNow.bytes, before.bytes)
+      unsafeBitCast(small.entry, to: (@convention(c) () -> Void).self)()
+    #endif
+  }
+
+  /// A shared mapping stays mapped (and its kernels callable) while any one of its kernels is
+  /// held, and is returned to the budget when the last goes: code a kernel holds is never freed.
+  func testSharedMappingLivesUntilItsLastKernelIsReleased() throws {
+    #if arch(x86_64) && os(Linux)
+      let before = ExecutableCode.mappedNow
+      var kernels = try XCTUnwrap(ExecutableCode.mapped([[0xC3], [0x90, 0xC3]]))
+      XCTAssertEqual(ExecutableCode.mappedNow.mappings, before.mappings + 1)
+      var kept: ExecutableCode? = kernels.removeLast()
+      kernels.removeAll()
+      XCTAssertEqual(ExecutableCode.mappedNow.mappings, before.mappings + 1, "one kernel still holds the mapping")
+      if let entry = kept?.entry { unsafeBitCast(entry, to: (@convention(c) () -> Void).self)() }
+      kept = nil
+      XCTAssertNil(kept)
+      XCTAssertEqual(ExecutableCode.mappedNow.bytes, before.bytes, "released with its last kernel")
+      XCTAssertEqual(ExecutableCode.mappedNow.mappings, before.mappings)
+    #endif
+  }
+}

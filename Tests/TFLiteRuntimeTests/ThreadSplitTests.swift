@@ -1,0 +1,149 @@
+import Foundation
+import TFLiteFormat
+import TFLiteLinearAlgebra
+import XCTest
+
+@testable import TFLiteRuntime
+
+/// The ways work is cut for several threads (GEMM plans split along M and N, element-wise chunks,
+/// window rows): everything is covered once, pieces are balanced, and the results equal one
+/// thread's (bit for bit where the arithmetic does not depend on the cut; within rounding where
+/// the generated float kernel's accumulator sets depend on a tile's height).
+final class ThreadSplitTests: XCTestCase {
+  /// Item counts are capped by what is affordable and rounded down to a multiple of the threads.
+  func testBalancedItemCountsAreMultiplesOfTheThreadCount() {
+    XCTAssertEqual(ParallelWork.balancedItemCount(wanted: 8, affordable: 100, threadCount: 2), 8)
+    XCTAssertEqual(ParallelWork.balancedItemCount(wanted: 8, affordable: 3, threadCount: 2), 2)
+    XCTAssertEqual(ParallelWork.balancedItemCount(wanted: 8, affordable: 7, threadCount: 2), 6)
+    XCTAssertEqual(ParallelWork.balancedItemCount(wanted: 12, affordable: 100, threadCount: 3), 12)
+    XCTAssertEqual(ParallelWork.balancedItemCount(wanted: 12, affordable: 2, threadCount: 3), 2)
+    XCTAssertEqual(ParallelWork.balancedItemCount(wanted: 8, affordable: 1, threadCount: 2), 1)
+    XCTAssertEqual(ParallelWork.balancedItemCount(wanted: 8, affordable: 100, threadCount: 1), 1)
+  }
+
+  /// Element-wise chunks cover every element once, are as equal as possible, and come in a
+  /// multiple of the thread count (or one chunk inline).
+  func testChunksCoverEveryElementOnceInEqualPiecesPerThread() {
+    for (count, minimumChunk, threads) in [(100_000, 16_384, 2), (50_000, 16_384, 2), (10, 16_384, 2), (70_000, 2_048, 3), (5_000, 1, 1)] {
+      let context = EvalContext(threadCount: threads, scratch: nil)
+      let lock = NSLock()
+      var ranges: [Range<Int>] = []
+      context.forEachChunk(of: count, minimumChunk: minimumChunk) { range in
+        lock.lock()
+        ranges.append(range)
+        lock.unlock()
+      }
+      ranges.sort { $0.lowerBound < $1.lowerBound }
+      let label = "\(count) elements, chunks of at least \(minimumChunk), \(threads) threads"
+      XCTAssertEqual(ranges.first?.lowerBound, 0, label)
+      XCTAssertEqual(ranges.last?.upperBound, count, label)
+      XCTAssertTrue(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound }, label)
+      let sizes = ranges.map(\.count)
+      XCTAssertLessThanOrEqual((sizes.max() ?? 0) - (sizes.min() ?? 0), 1, label)
+      XCTAssertTrue(ranges.count == 1 || ranges.count % threads == 0, "\(label): \(ranges.count) chunks")
+    }
+  }
+
+  /// Window rows (depthwise convolution, pooling) run every row exactly once, for row counts
+  /// below, at and above eight per thread, cheap and costly rows, one to three threads.
+  func testWindowRowsRunEveryRowOnce() {
+    for rows in [0, 1, 7, 14, 15, 56, 112, 113] {
+      for workPerRow in [10, 20_000, 1_000_000] {
+        for threads in 1...3 {
+          var counts = [Int](repeating: 0, count: rows)
+          counts.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress
+            ChannelWindowRows.forEachRow(rows: rows, workPerRow: workPerRow, threadCount: threads) { row in
+              base?[row] += 1
+            }
+          }
+          XCTAssertEqual(counts, [Int](repeating: 1, count: rows), "\(rows) rows × \(workPerRow), \(threads) threads")
+        }
+      }
+    }
+  }
+
+  /// Float GEMMs of the shapes the two-thread plans cut differently (thin and wide, tall and
+  /// narrow, one row, partial panels) on 2 and 3 threads: bit for bit one thread's with the Swift
+  /// kernel (its sums do not depend on the cut), within rounding of it with the generated kernel,
+  /// and both within rounding of the double-precision reference.
+  func testSplitFloatProductsEqualOneThread() {
+    var random = SeededGenerator(seed: 12)
+    for (rows, columns, depth) in [(49, 256, 64), (196, 96, 40), (1, 1000, 256), (784, 32, 32), (40, 512, 32), (15, 48, 100)] {
+      let a = random.floats(rows * depth)
+      let b = random.floats(depth * columns)
+      let bias = random.floats(columns)
+      let expected = referenceMatrixProduct(
+        rows: rows, columns: columns, depth: depth, a: { i, k in a[i * depth + k] }, b: { k, j in b[j * depth + k] },
+        bias: bias, lower: -.infinity, upper: .infinity)
+      let packed = b.withUnsafeBufferPointer {
+        PackedMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .columnMajor(depth: depth), depth: depth, columns: columns)
+      }
+      let paddedBias = bias.withUnsafeBufferPointer { PanelPacking.paddedBias($0.baseAddress!, groups: 1, columns: columns) }
+      let kernelChoices: [(name: String, kernels: GeneratedFloatKernels?)] =
+        [("swift", nil)] + (GeneratedFloatKernels.preferred.map { [("generated", $0)] } ?? [])
+      for choice in kernelChoices {
+        var oneThread: [Float] = []
+        for threads in [1, 2, 3] {
+          let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: threads)
+          let memory = TestMemory()
+          let output = memory.output(rows * columns)
+          FloatGEMM.multiply(
+            plan: plan, lhs: RowMajorLeftOperand(base: memory.copy(a), rowStride: depth), rhs: packed.matrix(0),
+            output: output, outputStride: columns,
+            epilogue: FloatEpilogue(bias: UnsafePointer(memory.copy(paddedBias)), activation: .none),
+            threadCount: threads, scratch: memory.scratch(bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: threads)),
+            generatedKernels: choice.kernels)
+          let values = floats(output, rows * columns)
+          let label = "\(rows)×\(columns)×\(depth) \(choice.name), \(threads) threads (\(plan.rowBlockCount) row blocks × \(plan.panelGroupCount) panel groups)"
+          assertMatches(values, expected, label)
+          if threads == 1 {
+            oneThread = values
+          } else if choice.kernels == nil {
+            XCTAssertEqual(values.map(\.bitPattern), oneThread.map(\.bitPattern), label)
+          } else {
+            let largest = zip(values, oneThread).map { abs($0 - $1) / max(abs($1), 1) }.max() ?? 0
+            XCTAssertLessThanOrEqual(largest, 1e-5, label)
+          }
+        }
+      }
+    }
+  }
+
+  /// Every float mini network of TestModels (MobileNet, EfficientNet, U-Net, SSD, float16 weights) gives one thread's outputs on two threads, within 1e-5
+  /// relative (the generated float kernel adds short tiles' sums in another order).
+  func testFloatNetworksGiveOneThreadsOutputsOnTwoThreads() throws {
+    let entries = try TestModelManifest.load().models.filter {
+      $0.kind == "network" && $0.name.contains("_mini") && ["float32", "float16_weights"].contains($0.quantization)
+    }
+    XCTAssertGreaterThanOrEqual(entries.count, 5)
+    for entry in entries {
+      let outputs = try [1, 2].map { try networkOutputs(entry, threadCount: $0) }
+      XCTAssertEqual(outputs[0].count, outputs[1].count, entry.name)
+      for (index, (one, two)) in zip(outputs[0], outputs[1]).enumerated() {
+        XCTAssertEqual(one.count, two.count, entry.name)
+        let largest = zip(one, two).map { abs($0 - $1) / max(abs($0), 1) }.max() ?? 0
+        XCTAssertLessThanOrEqual(largest, 1e-5, "\(entry.name) output \(index)")
+      }
+    }
+  }
+
+  /// The float outputs of `entry` run on its committed inputs with `threadCount` threads.
+  private func networkOutputs(_ entry: TestModelManifest.Entry, threadCount: Int) throws -> [[Float]] {
+    let model = try TFLiteModel(contentsOfFile: TestModelManifest.directory.appendingPathComponent(entry.file).path)
+    let executor = try ModelRunner(model: model, options: RunnerOptions(threadCount: threadCount)).primary
+    let arrays = try entry.inputs.map { try TestModelManifest.array($0.file) }
+    for (index, array) in arrays.enumerated() where executor.inputs[index].shape != array.shape {
+      try executor.resizeInput(at: index, to: array.shape)
+    }
+    try executor.allocateTensors()
+    for (tensor, array) in zip(executor.inputs, arrays) {
+      let data = try XCTUnwrap(tensor.data, entry.name)
+      array.bytes.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    }
+    try executor.invoke()
+    return executor.outputs.map { tensor in
+      tensor.type == .float32 ? Array(UnsafeBufferPointer(start: tensor.pointer(as: Float.self), count: tensor.elementCount)) : []
+    }
+  }
+}
