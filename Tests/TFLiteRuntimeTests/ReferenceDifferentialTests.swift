@@ -287,27 +287,39 @@ final class ReferenceDifferentialTests: XCTestCase {
       let lhs = raws(shape.reduce(1, *), as: Raw.self)
       let rhs = raws(rhsShape.reduce(1, *), as: Raw.self)
       let multiplies = trial % 3 == 2
-      let lhsTensor = try Reference.Tensor(shape: shape, values: lhs)
-      let rhsTensor = try Reference.Tensor(shape: rhsShape, values: rhs)
-      let expected =
-        multiplies
-        ? try Reference.multiply(lhsTensor, rhsTensor, quantization: quantization)
-        : try Reference.add(lhsTensor, rhsTensor, quantization: quantization)
-      let node = KernelHarness.node(
-        multiplies ? "MUL" : "ADD",
-        [
-          tensor(0, shape, lhs, [quantization.lhs.scale], [quantization.lhs.zeroPoint]),
-          tensor(1, rhsShape, rhs, [quantization.rhs.scale], [quantization.rhs.zeroPoint]),
-        ], tensor(2, [], [Raw](), [quantization.output.scale], [quantization.output.zeroPoint]),
-        multiplies
-          ? .mulOptions(MulOptions(fusedActivationFunction: function))
-          : .addOptions(AddOptions(fusedActivationFunction: function)))
       XCTAssertGreaterThanOrEqual(shape.reduce(1, *), QuantizedBinaryMap.pairTableThreshold)
-      try assertKernelMatches(node, expected, "trial \(trial) \(multiplies ? "MUL" : "ADD") \(Raw.self) \(rhsShape)")
+      try assertAddOrMulMatchesReference(
+        multiplies: multiplies, lhsShape: shape, lhs, rhsShape: rhsShape, rhs,
+        quantization: quantization, function: function,
+        "trial \(trial) \(multiplies ? "MUL" : "ADD") \(Raw.self) \(rhsShape)")
     }
     for trial in 0..<4 {
       trial % 2 == 0 ? try run(Int8.self, trial: trial) : try run(UInt8.self, trial: trial)
     }
+  }
+
+  /// Runs an 8-bit ADD (or MUL when `multiplies`) of `lhs` and `rhs` through the kernel harness and
+  /// checks it against the reference kernel's bytes.
+  private func assertAddOrMulMatchesReference<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    multiplies: Bool, lhsShape: [Int], _ lhs: [Raw], rhsShape: [Int], _ rhs: [Raw],
+    quantization: Reference.BinaryQuantization, function: ActivationFunctionType, _ label: String
+  ) throws {
+    let lhsTensor = try Reference.Tensor(shape: lhsShape, values: lhs)
+    let rhsTensor = try Reference.Tensor(shape: rhsShape, values: rhs)
+    let expected =
+      multiplies
+      ? try Reference.multiply(lhsTensor, rhsTensor, quantization: quantization)
+      : try Reference.add(lhsTensor, rhsTensor, quantization: quantization)
+    let node = KernelHarness.node(
+      multiplies ? "MUL" : "ADD",
+      [
+        tensor(0, lhsShape, lhs, [quantization.lhs.scale], [quantization.lhs.zeroPoint]),
+        tensor(1, rhsShape, rhs, [quantization.rhs.scale], [quantization.rhs.zeroPoint]),
+      ], tensor(2, [], [Raw](), [quantization.output.scale], [quantization.output.zeroPoint]),
+      multiplies
+        ? .mulOptions(MulOptions(fusedActivationFunction: function))
+        : .addOptions(AddOptions(fusedActivationFunction: function)))
+    try assertKernelMatches(node, expected, label)
   }
 
   func testBroadcastAddAndMulMatchReference() throws {
@@ -324,22 +336,9 @@ final class ReferenceDifferentialTests: XCTestCase {
       let lhs = raws(lhsShape.reduce(1, *))
       let rhs = raws(rhsShape.reduce(1, *))
       let multiplies = trial % 2 == 1
-      let lhsTensor = try Reference.Tensor(shape: lhsShape, values: lhs)
-      let rhsTensor = try Reference.Tensor(shape: rhsShape, values: rhs)
-      let expected =
-        multiplies
-        ? try Reference.multiply(lhsTensor, rhsTensor, quantization: quantization)
-        : try Reference.add(lhsTensor, rhsTensor, quantization: quantization)
-      let node = KernelHarness.node(
-        multiplies ? "MUL" : "ADD",
-        [
-          tensor(0, lhsShape, lhs, [quantization.lhs.scale], [quantization.lhs.zeroPoint]),
-          tensor(1, rhsShape, rhs, [quantization.rhs.scale], [quantization.rhs.zeroPoint]),
-        ], tensor(2, [], [Int8](), [quantization.output.scale], [quantization.output.zeroPoint]),
-        multiplies
-          ? .mulOptions(MulOptions(fusedActivationFunction: function))
-          : .addOptions(AddOptions(fusedActivationFunction: function)))
-      try assertKernelMatches(node, expected, "trial \(trial) \(multiplies ? "MUL" : "ADD") \(lhsShape) \(rhsShape)")
+      try assertAddOrMulMatchesReference(
+        multiplies: multiplies, lhsShape: lhsShape, lhs, rhsShape: rhsShape, rhs, quantization: quantization,
+        function: function, "trial \(trial) \(multiplies ? "MUL" : "ADD") \(lhsShape) \(rhsShape)")
     }
   }
 
