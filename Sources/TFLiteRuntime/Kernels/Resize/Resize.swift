@@ -1,8 +1,10 @@
 // RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR on NHWC tensors. Source coordinates are
+// computed once per output row and column at prepare time. A float bilinear output is
+// Σ corner · (row weight · column weight): each corner meets its product weight once, where
+// LiteRT's reference multiplies by the two weights in turn, so the two may differ by 1 ulp.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
-// computed once per output row and column at prepare time.
 
 /// How output positions map to input positions along one resized axis.
 struct ResizeAxis {
