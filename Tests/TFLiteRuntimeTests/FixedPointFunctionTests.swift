@@ -15,7 +15,9 @@ final class FixedPointFunctionTests: XCTestCase {
   func testConstantsAreTheRealNumbersTheyName() {
     XCTAssertEqual(Int64(FixedPoint.expOfMinusOneEighth), raw(exp(-1.0 / 8), fractionalBits: 31))
     XCTAssertEqual(Int64(FixedPoint.oneThird), raw(1.0 / 3, fractionalBits: 31))
-    for (exponent, multiplier) in FixedPoint.expOfMinusPowersOfTwo {
+    XCTAssertEqual(FixedPoint.expOfMinusPowersOfTwo.count, 7)
+    for (index, multiplier) in FixedPoint.expOfMinusPowersOfTwo.enumerated() {
+      let exponent = FixedPoint.expOfMinusPowersOfTwoFirstExponent + index
       XCTAssertEqual(Int64(multiplier), raw(exp(-pow(2, Double(exponent))), fractionalBits: 31), "e^-2^\(exponent)")
     }
     XCTAssertEqual(Int64(FixedPoint.fortyEightSeventeenths), raw(48.0 / 17, fractionalBits: 29))

@@ -64,14 +64,14 @@ import Dispatch
   ///   - rhs: B packed by `PanelPacking` (`plan.depth × plan.columns`).
   ///   - output: C's element (0, 0); rows are `outputStride` apart.
   ///   - scratch: `plan.scratchBytes(leftOperandPacks:threadCount:)` bytes, 64-byte aligned.
-  ///   - usesFusedMultiplyAdd: the arithmetic form of the Swift kernel (`FloatMicroKernel`); the
-  ///     fastest one by default.
+  ///   - usesFusedMultiplyAdd: the arithmetic form of the Swift kernel (`FloatMicroKernel`); by
+  ///     default the fastest one, found only when the Swift kernel runs.
   ///   - generatedKernels: run-time generated kernels to use instead of the Swift ones; by default
   ///     those of the newest instruction set this machine runs, unless turned off.
   @inlinable package static func multiply<LHS: GEMMLeftOperand>(
     plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outputStride: Int,
     epilogue: FloatEpilogue, threadCount: Int, scratch: UnsafeMutableRawPointer,
-    usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware,
+    usesFusedMultiplyAdd: Bool? = nil,
     generatedKernels: GeneratedFloatKernels? = GeneratedFloatKernels.current
   ) where LHS.Element == Float {
     GEMMDriver.multiply(
@@ -106,13 +106,14 @@ import Dispatch
   /// Generated kernels that replace the Swift ones, or nil.
   @usableFromInline package let generatedKernels: GeneratedFloatKernels?
 
-  /// A kernel with the arithmetic form this build runs fastest, or the generated kernels given.
+  /// A kernel on the generated kernels given, or else in the arithmetic form given (by default the
+  /// one this build runs fastest). The default is not looked up when generated kernels run: finding
+  /// it times both forms once per process (`FusedMultiplyAdd.isHardware`), a cost at load.
   @inlinable package init(
-    epilogue: FloatEpilogue, usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware,
-    generatedKernels: GeneratedFloatKernels? = nil
+    epilogue: FloatEpilogue, usesFusedMultiplyAdd: Bool? = nil, generatedKernels: GeneratedFloatKernels? = nil
   ) {
     self.epilogue = epilogue
-    self.usesFusedMultiplyAdd = usesFusedMultiplyAdd
+    self.usesFusedMultiplyAdd = usesFusedMultiplyAdd ?? (generatedKernels == nil && FusedMultiplyAdd.isHardware)
     self.generatedKernels = generatedKernels
   }
 

@@ -223,12 +223,17 @@
 /// row of each other), which the generated code sums, requantizes with the epilogue's
 /// `RequantizationTable` records and stores as bytes. The plan never splits the depth, so every
 /// call is the first and last block.
-@usableFromInline package struct DotProductMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
+/// (`Output`'s requirement is on the conformance, not the type: a constrained generic type makes the
+/// Swift runtime check `Output: QuantizedInteger` by a scan of every protocol conformance record
+/// the first time it builds the type's metadata, mid-invoke.)
+@usableFromInline package struct DotProductMicroKernel<Output> {
   /// Bias, rescale and clamp of the product.
   @usableFromInline package let epilogue: IntegerEpilogue
   /// The generated kernels computing and requantizing the tiles.
   @usableFromInline package let kernels: DotProductTiles
+}
 
+extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger {
   /// A kernel on `kernels`' family storing `Output` (reading int8 A as A + 128 when `flipsSign`)
   /// finishing its tiles with `epilogue`. The family must have been mapped at prepare
   /// (`GeneratedDotProductKernels/tiles(_:flipsSign:)` not nil); this only looks it up.
@@ -290,10 +295,15 @@
 /// The 8-bit micro-kernels: a 4×16 register tile of `SIMD16<Int32>` sums (called twice per
 /// 8-row driver tile), and a one-row tile for matrix × vector products. Both requantize and store
 /// the tile at the end; the plan never splits the depth, so every call is the first and last block.
-@usableFromInline package struct IntegerMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
+/// (`Output`'s requirement is on the conformance, not the type: a constrained generic type makes the
+/// Swift runtime check `Output: QuantizedInteger` by a scan of every protocol conformance record
+/// the first time it builds the type's metadata, mid-invoke.)
+@usableFromInline package struct IntegerMicroKernel<Output> {
   /// Bias, rescale and clamp of the product.
   @usableFromInline package let epilogue: IntegerEpilogue
+}
 
+extension IntegerMicroKernel: GEMMMicroKernel where Output: QuantizedInteger {
   /// A kernel finishing its tiles with `epilogue`.
   @inlinable package init(epilogue: IntegerEpilogue) { self.epilogue = epilogue }
 

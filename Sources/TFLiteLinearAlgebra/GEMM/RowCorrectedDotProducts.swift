@@ -16,7 +16,10 @@
 /// A `GEMMMicroKernel` over `DotProductSums` whose rows carry their byte sums in their last four
 /// bytes (see the file comment); the plan never splits the depth, so every call is the first and
 /// last block.
-@usableFromInline package struct RowCorrectedDotProductMicroKernel<Output: QuantizedInteger>: GEMMMicroKernel {
+/// (`Output`'s requirement is on the conformance, not the type: a constrained generic type makes the
+/// Swift runtime check `Output: QuantizedInteger` by a scan of every protocol conformance record
+/// the first time it builds the type's metadata, mid-invoke.)
+@usableFromInline package struct RowCorrectedDotProductMicroKernel<Output> {
   /// Bias, rescale and clamp of the product.
   @usableFromInline package let epilogue: IntegerEpilogue
   /// The route computing the sums.
@@ -25,7 +28,9 @@
   @usableFromInline package let rowSumFactor: Int32
   /// The generated requantization of the corrected tiles, or nil for `IntegerEpilogue.requantize`.
   @usableFromInline package let requantizer: GeneratedRequantizationKernels?
+}
 
+extension RowCorrectedDotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger {
   /// A kernel summing on `sums`, correcting by `rowSumFactor` times each row's byte sum and
   /// finishing with `epilogue`: in the generated requantization kernel of the sums' vector width
   /// when the sums are generated, unless `requantizer` names another (nil for Swift).

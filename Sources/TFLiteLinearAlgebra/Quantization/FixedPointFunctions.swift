@@ -61,11 +61,15 @@ extension FixedPoint {
   @usableFromInline package static let expOfMinusOneEighth: Int32 = 1_895_147_668
   /// 1/3 in Q0.
   @usableFromInline package static let oneThird: Int32 = 715_827_883
-  /// e^(−2^k) in Q0 for k = −2...4: the factors of the barrel shifter of `expOnNegativeValues`.
-  @usableFromInline package static let expOfMinusPowersOfTwo: [(exponent: Int, multiplier: Int32)] = [
-    (-2, 1_672_461_947), (-1, 1_302_514_674), (0, 790_015_084), (1, 290_630_308), (2, 39_332_535),
-    (3, 720_401), (4, 242),
+  /// e^(−2^k) in Q0 for k = `expOfMinusPowersOfTwoFirstExponent` + index (−2...4): the factors of
+  /// the barrel shifter of `expOnNegativeValues`. Plain `Int32`s, not (exponent, multiplier)
+  /// tuples: an array of tuples makes the Swift runtime build the tuple's metadata from its mangled
+  /// name on first use, in the first int8 SOFTMAX's prepare.
+  @usableFromInline package static let expOfMinusPowersOfTwo: [Int32] = [
+    1_672_461_947, 1_302_514_674, 790_015_084, 290_630_308, 39_332_535, 720_401, 242,
   ]
+  /// The exponent k of `expOfMinusPowersOfTwo[0]`.
+  @usableFromInline package static let expOfMinusPowersOfTwoFirstExponent = -2
   /// 48/17 in Q2.
   @usableFromInline package static let fortyEightSeventeenths: Int32 = 1_515_870_810
   /// −32/17 in Q2.
@@ -110,9 +114,11 @@ extension FixedPoint {
     var result = expOnIntervalBetweenNegativeOneQuarterAndZero(
       rescale(moduloQuarterMinusQuarter, fromIntegerBits: integerBits, toIntegerBits: 0))
     let remainder = moduloQuarterMinusQuarter &- a
-    for (exponent, multiplier) in expOfMinusPowersOfTwo where integerBits > exponent {
+    for index in expOfMinusPowersOfTwo.indices {
+      let exponent = expOfMinusPowersOfTwoFirstExponent + index
+      guard integerBits > exponent else { break }
       let bit = Int32(truncatingIfNeeded: Int64(1) << (fractionalBits + exponent))
-      if remainder & bit != 0 { result = saturatingRoundingDoublingHighMultiply(result, multiplier) }
+      if remainder & bit != 0 { result = saturatingRoundingDoublingHighMultiply(result, expOfMinusPowersOfTwo[index]) }
     }
     if integerBits > 5 {
       let clamp = -(Int32(1) << Int32(36 - integerBits))

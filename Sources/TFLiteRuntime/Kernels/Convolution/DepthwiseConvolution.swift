@@ -18,11 +18,12 @@ enum FloatDepthwiseConvolution {
   /// thread may use, see `GeneratedDepthwiseKernels`) with the calls of `plan` (the kernels make
   /// it at prepare; made here when nil; when the shape has none, every channel runs in Swift), the
   /// other channels on Swift SIMD code whose multiply-adds are fused when `usesFusedMultiplyAdd`
-  /// (by default when this build has hardware FMA, see `FusedMultiplyAdd`).
+  /// (by default when this build has hardware FMA, see `FusedMultiplyAdd`; only looked up when
+  /// Swift channels are left, as finding it times both forms once per process).
   static func run(
     _ shape: DepthwiseShape, input: UnsafePointer<Float>, filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
     activation: FloatClampRange, output: UnsafeMutablePointer<Float>, threadCount: Int,
-    scratch: UnsafeMutableRawPointer?, usesFusedMultiplyAdd: Bool = FusedMultiplyAdd.isHardware,
+    scratch: UnsafeMutableRawPointer?, usesFusedMultiplyAdd: Bool? = nil,
     generatedKernels: GeneratedDepthwiseKernels? = GeneratedDepthwiseKernels.current, plan: FloatDepthwisePlan? = nil
   ) {
     var source = input
@@ -53,6 +54,8 @@ enum FloatDepthwiseConvolution {
       }
     }
     let firstSwiftChannel = generated == nil ? 0 : FloatDepthwisePlan.channelsCovered(shape)
+    let fusesSwiftChannels =
+      firstSwiftChannel < shape.outputChannels && (usesFusedMultiplyAdd ?? FusedMultiplyAdd.isHardware)
     let workPerRow = ChannelWindowRows.work(
       shape.width.outputSize, shape.outputChannels, shape.height.filterSize, shape.width.filterSize)
     ChannelWindowRows.forEachRow(
@@ -60,7 +63,7 @@ enum FloatDepthwiseConvolution {
     ) { row in
       generated?.run(row: row)
       guard firstSwiftChannel < shape.outputChannels else { return }
-      if usesFusedMultiplyAdd {
+      if fusesSwiftChannels {
         forEachChannelBlock(
           channels: shape.outputChannels, startingAt: firstSwiftChannel,
           DepthwiseRow<FusedArithmetic>(
@@ -129,24 +132,36 @@ final class FloatDepthwisePlan {
     let (height, width) = (shape.height, shape.width)
     guard Self.channelsCovered(shape) > 0, height.outputSize > 0, width.outputSize > 0 else { return nil }
     let interior = width.interior
-    // One table per distinct set of valid columns: the interior's and each edge pixel's.
-    var columnSets: [Int: (first: Int, end: Int)] = [:]
+    // One table per distinct set of valid columns (the interior's and each edge pixel's), in the
+    // order of their keys. Sorted key arrays, not Int-keyed dictionaries: the first such dictionary
+    // of a process costs a scan of every protocol conformance record (its `Hashable` check).
     func key(_ columns: (first: Int, end: Int)) -> Int { columns.first &* (width.filterSize &+ 1) &+ columns.end }
-    if !interior.isEmpty { columnSets[key((0, width.filterSize))] = (0, width.filterSize) }
-    for x in 0..<width.outputSize where !interior.contains(x) {
-      let columns = width.validTaps(x)
-      columnSets[key(columns)] = columns
-    }
-    let pairCount = columnSets.values.reduce(0) { total, columns in
-      total + height.filterSize * max(0, columns.end - columns.first)
+    func columns(_ key: Int) -> (first: Int, end: Int) { (key / (width.filterSize + 1), key % (width.filterSize + 1)) }
+    var pixelKeys = interior.isEmpty ? [] : [key((0, width.filterSize))]
+    for x in 0..<width.outputSize where !interior.contains(x) { pixelKeys.append(key(width.validTaps(x))) }
+    pixelKeys.sort()
+    var setKeys: [Int] = []
+    for setKey in pixelKeys where setKeys.last != setKey { setKeys.append(setKey) }
+    let pairCount = setKeys.reduce(0) { total, setKey in
+      total + height.filterSize * max(0, columns(setKey).end - columns(setKey).first)
     }
     guard pairCount <= Self.maximumTapPairs else { return nil }
+    /// The position of `setKey` in `setKeys` (binary search; every pixel's key is there).
+    func setIndex(_ setKey: Int) -> Int {
+      var (low, high) = (0, setKeys.count - 1)
+      while low < high {
+        let middle = (low + high) / 2
+        if setKeys[middle] < setKey { low = middle + 1 } else { high = middle }
+      }
+      return low
+    }
     let channelBytes = shape.outputChannels * MemoryLayout<Float>.stride
     var taps: [Int] = []
     taps.reserveCapacity(2 * pairCount)
-    var tableStarts: [Int: Int] = [:]
-    for (setKey, columns) in columnSets.sorted(by: { $0.key < $1.key }) {
-      tableStarts[setKey] = taps.count / 2
+    var tableStarts: [Int] = []
+    for setKey in setKeys {
+      let columns = columns(setKey)
+      tableStarts.append(taps.count / 2)
       for ky in 0..<height.filterSize {
         for kx in columns.first..<max(columns.first, columns.end) {
           let inputPixel = ky * height.dilation * width.inputSize + (kx - columns.first) * width.dilation
@@ -166,7 +181,7 @@ final class FloatDepthwisePlan {
           inputOffset: (height.inputOrigin(y) * width.inputSize + width.inputOrigin(x) + columns.first * width.dilation)
             * shape.outputChannels,
           outputOffset: (y * width.outputSize + x) * shape.outputChannels,
-          firstTap: (tableStarts[key(columns)] ?? 0) + min(rows.first, height.filterSize) * columnCount,
+          firstTap: tableStarts[setIndex(key(columns))] + min(rows.first, height.filterSize) * columnCount,
           tapCount: validRows * columnCount, pixelCount: count,
           coversWholeSquare: isInterior && width.filterSize == height.filterSize && validRows == width.filterSize)
       }

@@ -278,7 +278,9 @@ final class HybridWeights {
   static func validated(_ tensor: RuntimeTensor, op: String, channels: Int, channelAxis: Int) throws -> (
     data: UnsafeMutableRawPointer, scales: [Float]
   ) {
-    let name = QuantizationValidation.describe(tensor)
+    // Formatted only for an error: describing a tensor (its shape array as text) at every prepare
+    // cost more than the checks.
+    var name: String { QuantizationValidation.describe(tensor) }
     try QuantizationValidation.validate(tensor, op: op)
     guard let quantization = tensor.quantization else {
       throw KernelError.invalid("\(op): weights \(name) have no quantization scale")
