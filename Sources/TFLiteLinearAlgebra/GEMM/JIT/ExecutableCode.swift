@@ -67,7 +67,7 @@
 
   /// Mappings released so far in the process: a kernel refused while it was smaller is worth
   /// trying again (`LazyExecutableKernels`). Read without the lock, as an aligned word.
-  @usableFromInline package static var releasedMappings: Int { ExecutableBudget.shared.releases.pointee }
+  package static var releasedMappings: Int { ExecutableBudget.shared.releases.pointee }
 }
 
 /// The process's account of mapped executable pages, kept under a mutex: mappings are made at

@@ -113,11 +113,12 @@
     precondition(rowCount >= 0 && depth >= 0, "negative GEMM extent")
     precondition((1...GEMMTile.columns).contains(columns), "a panel has 1 to 16 real columns")
     guard rowCount > 0 else { return true }
-    // Both kernels first, so that a refused one leaves C untouched for the Swift kernel.
-    guard let (kernel, tallerKernel) = tileKernels(rowCount: rowCount, columns: columns) else { return false }
     let tiles = (rowCount + maximumRows - 1) / maximumRows
     let height = rowCount / tiles
     let tallerTiles = rowCount % tiles
+    // Both kernels first, so that a refused one leaves C untouched for the Swift kernel.
+    guard let (kernel, tallerKernel) = tileKernels(height: height, hasTallerTiles: tallerTiles > 0, columns: columns)
+    else { return false }
     let floatBytes = MemoryLayout<Float>.stride
     var arguments = FloatKernelArguments(
       a: a, aRowBytes: lda * floatBytes, aTileBytes: (height + 1) * lda * floatBytes, b: b, depth: depth, c: c,
@@ -139,17 +140,16 @@
   /// True when the kernels `run` takes for `rowCount` rows (1 or more) of `columns` real columns
   /// exist, generating them if needed; false when their mapping is refused.
   package func canRun(rowCount: Int, columns: Int = GEMMTile.columns) -> Bool {
-    tileKernels(rowCount: rowCount, columns: columns) != nil
+    let tiles = (rowCount + maximumRows - 1) / maximumRows
+    return tileKernels(height: rowCount / tiles, hasTallerTiles: rowCount % tiles > 0, columns: columns) != nil
   }
 
-  /// The kernels of the shorter and the taller tiles `run` cuts `rowCount` rows into (the same
-  /// kernel when all tiles are equal), or nil when either could not be mapped.
-  private func tileKernels(rowCount: Int, columns: Int) -> (UnsafeRawPointer, UnsafeRawPointer)? {
-    let tiles = (rowCount + maximumRows - 1) / maximumRows
-    let height = rowCount / tiles
+  /// The kernels of tiles `height` rows tall and, when `hasTallerTiles`, one row taller (else the
+  /// same kernel twice), of `columns` real columns; nil when either could not be mapped.
+  private func tileKernels(height: Int, hasTallerTiles: Bool, columns: Int) -> (UnsafeRawPointer, UnsafeRawPointer)? {
     let kernelOffset = columns < GEMMTile.columns ? maximumRows - 1 : -1
     guard let kernel = kernels.entry(kernelOffset + height),
-      let tallerKernel = rowCount % tiles > 0 ? kernels.entry(kernelOffset + height + 1) : kernel
+      let tallerKernel = hasTallerTiles ? kernels.entry(kernelOffset + height + 1) : kernel
     else { return nil }
     return (kernel, tallerKernel)
   }
