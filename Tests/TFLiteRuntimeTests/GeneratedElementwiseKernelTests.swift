@@ -419,9 +419,9 @@ final class GeneratedElementwiseKernelTests: XCTestCase {
         var sums = [Int32](repeating: 0x5A5A_5A5A, count: blocks * 16 + 16)
         bytes.withUnsafeBytes { source in
           sums.withUnsafeMutableBufferPointer { output in
-            kernels.run(
+            XCTAssertTrue(kernels.run(
               signed ? .int8 : .uint8, from: source.baseAddress ?? UnsafeRawPointer(bitPattern: 64)!, rowBytes: channels,
-              rows: rows, into: output.baseAddress!, blockCount: blocks)
+              rows: rows, into: output.baseAddress!, blockCount: blocks))
           }
         }
         let label = "trial \(trial) \(kernels.isa) rows \(rows) channels \(channels) signed \(signed)"

@@ -121,10 +121,10 @@ final class GeneratedKernelTests: XCTestCase {
               b.withUnsafeBufferPointer { bBuffer in
                 (start ?? []).withUnsafeBufferPointer { startBuffer in
                   buffer.withUnsafeMutableBufferPointer { c in
-                    kernels.run(
+                    XCTAssertTrue(kernels.run(
                       a: aBuffer.baseAddress!, lda: lda, rowCount: rowCount, b: bBuffer.baseAddress ?? UnsafePointer(aBuffer.baseAddress!),
                       depth: depth, c: c.baseAddress! + guardCount, ldc: ldc, start: start == nil ? nil : startBuffer.baseAddress,
-                      accumulates: accumulates, clamp: .reluMinusOneToOne, columns: columns)
+                      accumulates: accumulates, clamp: .reluMinusOneToOne, columns: columns))
                   }
                 }
               }
@@ -172,9 +172,9 @@ final class GeneratedKernelTests: XCTestCase {
         a.withUnsafeBufferPointer { aBuffer in
           b.withUnsafeBufferPointer { bBuffer in
             c.withUnsafeMutableBufferPointer { cBuffer in
-              kernels.run(
+              XCTAssertTrue(kernels.run(
                 a: aBuffer.baseAddress!, lda: 1, rowCount: 3, b: bBuffer.baseAddress!, depth: 1, c: cBuffer.baseAddress!,
-                ldc: 16, start: nil, accumulates: false, clamp: clamp)
+                ldc: 16, start: nil, accumulates: false, clamp: clamp))
             }
           }
         }

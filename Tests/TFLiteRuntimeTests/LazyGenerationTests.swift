@@ -87,9 +87,9 @@ final class LazyGenerationTests: XCTestCase {
     a.withUnsafeBufferPointer { a in
       b.withUnsafeBufferPointer { b in
         c.withUnsafeMutableBufferPointer { c in
-          kernels.run(
+          XCTAssertTrue(kernels.run(
             a: a.baseAddress!, lda: depth, rowCount: rows, b: b.baseAddress!, depth: depth, c: c.baseAddress!,
-            ldc: GEMMTile.columns, start: nil, accumulates: false, clamp: nil)
+            ldc: GEMMTile.columns, start: nil, accumulates: false, clamp: nil))
         }
       }
     }

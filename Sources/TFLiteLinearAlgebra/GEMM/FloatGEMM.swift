@@ -97,7 +97,8 @@ import Dispatch
 /// the last one applies the clamp.
 ///
 /// With `generatedKernels`, every tile runs the run-time generated AVX2/AVX-512 code instead
-/// (`GeneratedFloatKernels`), in its own tile heights.
+/// (`GeneratedFloatKernels`), in its own tile heights; rows whose kernel could not be mapped (only
+/// exhausted memory or the code budget refuses one) run the Swift tiles.
 @usableFromInline package struct FloatMicroKernel: GEMMMicroKernel {
   /// Bias and clamp of the product.
   @usableFromInline package let epilogue: FloatEpilogue
@@ -121,15 +122,20 @@ import Dispatch
     a: UnsafePointer<Float>, lda: Int, rowCount: Int, b: UnsafePointer<Float>, depth: Int,
     output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
-    guard let generatedKernels else {
-      return tileByTile(
-        a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, output: output, ldc: ldc, column: column,
-        isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+    if runsGenerated(
+      a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, output: output, ldc: ldc, column: column,
+      columns: GEMMTile.columns, isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+    {
+      return
     }
-    generatedKernels.run(
-      a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, c: output, ldc: ldc,
-      start: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, accumulates: !isFirstBlock,
-      clamp: isLastBlock ? epilogue.activation : nil)
+    var row = 0
+    while row < rowCount {
+      swiftTile(
+        a: a + row * lda, lda: lda, validRows: min(GEMMTile.rows, rowCount - row), b: b, depth: depth,
+        output: output + row * ldc, ldc: ldc, column: column, validColumns: GEMMTile.columns,
+        isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+      row += GEMMTile.rows
+    }
   }
 
   /// With generated kernels, the partial panel runs on their column-masked form, in place.
@@ -138,12 +144,22 @@ import Dispatch
     output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
     isLastBlock: Bool
   ) -> Bool {
+    runsGenerated(
+      a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, output: output, ldc: ldc, column: column,
+      columns: validColumns, isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+  }
+
+  /// Runs the rows on the generated kernels, the first `columns` of the panel; false (nothing
+  /// done) without generated kernels or when the OS refused the rows' kernel.
+  @inlinable func runsGenerated(
+    a: UnsafePointer<Float>, lda: Int, rowCount: Int, b: UnsafePointer<Float>, depth: Int,
+    output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, columns: Int, isFirstBlock: Bool, isLastBlock: Bool
+  ) -> Bool {
     guard let generatedKernels else { return false }
-    generatedKernels.run(
+    return generatedKernels.run(
       a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, c: output, ldc: ldc,
       start: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, accumulates: !isFirstBlock,
-      clamp: isLastBlock ? epilogue.activation : nil, columns: validColumns)
-    return true
+      clamp: isLastBlock ? epilogue.activation : nil, columns: columns)
   }
 
   @inlinable package func tile(
@@ -160,11 +176,23 @@ import Dispatch
     output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
     isLastBlock: Bool
   ) {
-    if generatedKernels != nil {
-      return panelRows(
-        a: a, lda: lda, rowCount: validRows, b: b, depth: depth, output: output, ldc: ldc, column: column,
-        isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+    if runsGenerated(
+      a: a, lda: lda, rowCount: validRows, b: b, depth: depth, output: output, ldc: ldc, column: column,
+      columns: GEMMTile.columns, isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+    {
+      return
     }
+    swiftTile(
+      a: a, lda: lda, validRows: validRows, b: b, depth: depth, output: output, ldc: ldc, column: column,
+      validColumns: validColumns, isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+  }
+
+  /// One tile of at most `GEMMTile.rows` rows in Swift.
+  @inlinable func swiftTile(
+    a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int,
+    output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
+    isLastBlock: Bool
+  ) {
     let operands = TileOperands(
       a: a, lda: lda, validRows: validRows, b: b, depth: depth, c: output, ldc: ldc, accumulate: !isFirstBlock,
       bias: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, activation: isLastBlock ? epilogue.activation : nil)

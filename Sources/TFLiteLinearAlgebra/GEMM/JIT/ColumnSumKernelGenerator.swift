@@ -143,19 +143,25 @@
   }
 
   /// Writes the sums over `rows` rows (`rowBytes` apart) of `blockCount` × 16 channels of
-  /// `input` bytes into `sums`.
+  /// `input` bytes into `sums`; false, with nothing written, when the kernel could not be mapped
+  /// (only exhausted memory or the code budget refuses it after the start-up probe): the caller
+  /// sums in Swift instead.
   @usableFromInline package func run(
     _ input: RequantizedOutput, from source: UnsafeRawPointer, rowBytes: Int, rows: Int,
     into sums: UnsafeMutablePointer<Int32>, blockCount: Int
-  ) {
+  ) -> Bool {
     precondition(rows >= 0 && blockCount >= 0, "negative column sum extent")
     var arguments = ColumnSumKernelArguments(input: source, rowBytes: rowBytes, rows: rows, sums: sums, blockCount: blockCount)
-    // Generated on its first call. The probe that found this instruction set mapped code already,
-    // so only exhausted memory can refuse the mapping.
-    guard let entry = kernels.entry(input.rawValue) else {
-      preconditionFailure("the generated \(input) column sum kernel could not be mapped")
-    }
+    // Generated on its first call.
+    guard let entry = kernels.entry(input.rawValue) else { return false }
     let function = unsafeBitCast(entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
+    return true
+  }
+
+  /// These kernels, made anew with none generated yet, apart from the process's own (for tests of a
+  /// refused mapping); nil when this CPU, OS or platform cannot run `isa`.
+  package static func unshared(_ isa: GeneratedKernelISA) -> GeneratedColumnSumKernels? {
+    kernels(for: isa).map { GeneratedColumnSumKernels(isa: $0.isa) }
   }
 }

@@ -512,20 +512,26 @@
   }
 
   /// Computes `blockCount` × 16 outputs of `constants.operation` on `output` elements from the
-  /// streams `lhs` and `rhs`.
+  /// streams `lhs` and `rhs`; false, with nothing written, when the kernel could not be mapped
+  /// (only exhausted memory or the code budget refuses it after the start-up probe): the caller
+  /// computes them in Swift instead.
   @usableFromInline package func run(
     _ constants: QuantizedBinaryConstants, output type: RequantizedOutput, lhs: UnsafeRawPointer,
     rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer, blockCount: Int
-  ) {
+  ) -> Bool {
     precondition(blockCount >= 0, "negative block count")
     var arguments = QuantizedBinaryKernelArguments(
       lhs: lhs, rhs: rhs, output: output, blockCount: blockCount, constants: UnsafeRawPointer(constants.storage))
-    // Generated on its first call. The probe that found this instruction set mapped code already,
-    // so only exhausted memory can refuse the mapping.
-    guard let entry = kernels.entry(constants.operation.rawValue * 2 + type.rawValue) else {
-      preconditionFailure("the generated \(constants.operation) kernel could not be mapped")
-    }
+    // Generated on its first call.
+    guard let entry = kernels.entry(constants.operation.rawValue * 2 + type.rawValue) else { return false }
     let function = unsafeBitCast(entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
+    return true
+  }
+
+  /// These kernels, made anew with none generated yet, apart from the process's own (for tests of a
+  /// refused mapping); nil when this CPU, OS or platform cannot run `isa`.
+  package static func unshared(_ isa: GeneratedKernelISA) -> GeneratedQuantizedBinaryKernels? {
+    kernels(for: isa).map { GeneratedQuantizedBinaryKernels(isa: $0.isa) }
   }
 }

@@ -64,6 +64,10 @@
 
   /// Executable bytes (whole pages) mapped now, and in how many mappings.
   package static var mappedNow: (bytes: Int, mappings: Int) { ExecutableBudget.shared.usage }
+
+  /// Mappings released so far in the process: a kernel refused while it was smaller is worth
+  /// trying again (`LazyExecutableKernels`). Read without the lock, as an aligned word.
+  package static var releasedMappings: Int { ExecutableBudget.shared.releases.pointee }
 }
 
 /// The process's account of mapped executable pages, kept under a mutex: mappings are made at
@@ -77,10 +81,14 @@ private final class ExecutableBudget: @unchecked Sendable {
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
   private var bytes = 0
   private var mappings = 0
+  /// Mappings released so far; written under `mutex`, read without it (see `releasedMappings`).
+  let releases: UnsafeMutablePointer<Int>
 
   private init() {
     mutex = .allocate(capacity: 1)
     pthread_mutex_init(mutex, nil)
+    releases = .allocate(capacity: 1)
+    releases.initialize(to: 0)
   }
 
   /// Executable bytes mapped now and in how many mappings.
@@ -106,6 +114,7 @@ private final class ExecutableBudget: @unchecked Sendable {
     defer { pthread_mutex_unlock(mutex) }
     bytes -= count
     mappings -= 1
+    releases.pointee += 1
   }
 }
 
@@ -180,15 +189,23 @@ private final class ExecutableMapping {
 /// pointer-sized store, and on x86-64, the only architecture with generated code, stores are not
 /// reordered with the earlier ones that wrote and protected the code) or sees none and waits for
 /// the mutex.
+///
+/// A kernel that does not exist is settled for good (nil, no lock). A kernel whose mapping the OS
+/// or the code budget refused gives nil without a lock until some executable mapping of the
+/// process is released (`ExecutableCode.releasedMappings`), and is then tried once more: callers
+/// run their Swift kernel meanwhile, so a refusal never stops the process nor poisons it.
 @usableFromInline package final class LazyExecutableKernels: @unchecked Sendable {
-  // @unchecked Sendable: `executables` is used only under `mutex`; the `entries` and `tried` slots
-  // are written once, under `mutex`, and read as described above.
+  // @unchecked Sendable: `executables` is used only under `mutex`; the `entries`, `settled` and
+  // `refusedAt` slots are written under `mutex` and read as described above.
 
   /// The entry of each kernel made so far (nil: not made, or the OS refused it).
   @usableFromInline let entries: UnsafeMutablePointer<UnsafeRawPointer?>
-  /// True for each kernel whose generation has been tried, set after its entry is published, so
-  /// that asking again for a kernel that does not exist takes no lock either.
-  @usableFromInline let tried: UnsafeMutablePointer<Bool>
+  /// True for each kernel made or found not to exist, set after its entry is published, so that
+  /// asking again for a kernel that does not exist takes no lock either.
+  @usableFromInline let settled: UnsafeMutablePointer<Bool>
+  /// For each kernel whose mapping was refused, `ExecutableCode.releasedMappings` at the refusal
+  /// (−1: never refused); it is tried again once that count has moved on.
+  private let refusedAt: UnsafeMutablePointer<Int>
   /// The kernels made so far, which own the mappings `entries` point into.
   private var executables: [ExecutableCode?]
   /// Generates the code of kernel `index`; nil when there is no such kernel.
@@ -201,8 +218,10 @@ private final class ExecutableMapping {
   package init(count: Int, generate: @escaping (Int) -> [UInt8]?) {
     entries = .allocate(capacity: count)
     entries.initialize(repeating: nil, count: count)
-    tried = .allocate(capacity: count)
-    tried.initialize(repeating: false, count: count)
+    settled = .allocate(capacity: count)
+    settled.initialize(repeating: false, count: count)
+    refusedAt = .allocate(capacity: count)
+    refusedAt.initialize(repeating: -1, count: count)
     executables = Array(repeating: nil, count: count)
     self.generate = generate
     mutex = .allocate(capacity: 1)
@@ -213,27 +232,36 @@ private final class ExecutableMapping {
     pthread_mutex_destroy(mutex)
     mutex.deallocate()
     entries.deallocate()
-    tried.deallocate()
+    settled.deallocate()
+    refusedAt.deallocate()
   }
 
   /// The first instruction of kernel `index`, generated on the first request; nil when there is
-  /// no such kernel or the OS refuses executable memory.
+  /// no such kernel or the OS (or the code budget) refuses executable memory for it.
   @inlinable package func entry(_ index: Int) -> UnsafeRawPointer? {
     if let entry = entries[index] { return entry }
-    return tried[index] ? nil : makeEntry(index)
+    return settled[index] ? nil : makeEntry(index)
   }
 
-  /// `entry(index)`'s slow path: generates and maps kernel `index` under the mutex, once.
+  /// `entry(index)`'s slow path: generates and maps kernel `index` under the mutex, once, or once
+  /// more after a refusal when a mapping has been released since.
   @usableFromInline func makeEntry(_ index: Int) -> UnsafeRawPointer? {
+    let releases = ExecutableCode.releasedMappings
+    if refusedAt[index] == releases { return nil }
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
-    if !tried[index] {
-      if let code = generate(index), let executable = ExecutableCode(code) {
-        executables[index] = executable
-        entries[index] = executable.entry
-      }
-      tried[index] = true
+    guard !settled[index], refusedAt[index] != releases else { return entries[index] }
+    guard let code = generate(index) else {
+      settled[index] = true
+      return nil
     }
+    guard let executable = ExecutableCode(code) else {
+      refusedAt[index] = releases
+      return nil
+    }
+    executables[index] = executable
+    entries[index] = executable.entry
+    settled[index] = true
     return entries[index]
   }
 

@@ -80,6 +80,12 @@
     return family
   }
 
+  /// A family as `tiles(output, flipsSign:)` gives, made anew with only its first tile, apart from the
+  /// process's own (for tests of a refused mapping); nil when the OS refuses that tile.
+  package func unsharedTiles(_ output: RequantizedOutput?, flipsSign: Bool = false) -> DotProductTiles? {
+    DotProductTiles(isa: isa, output: output, flipsSign: flipsSign)
+  }
+
   /// Rows of the tallest requantizing tile of `columns` panels.
   @inlinable package func maximumRows(columns: Int) -> Int {
     DotProductKernelGenerator.maximumRows(isa, columns: columns)
@@ -174,6 +180,9 @@
   private let kernels: LazyExecutableKernels
   /// Index in `kernels` of the one-row tile of `columns` panels, at `columns - 1`.
   private let firstTile: [Int]
+  /// The one-row one-panel tile, mapped with the family: it covers, a row and a panel per call,
+  /// any tile whose own kernel the OS refuses later.
+  private let singleTile: UnsafeRawPointer
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
@@ -192,8 +201,9 @@
       try? DotProductKernelGenerator.code(
         isa: isa, rows: tileShapes[index].rows, columns: tileShapes[index].columns, output: output, flipsSign: flipsSign)
     }
-    guard kernels.entry(0) != nil else { return nil }
+    guard let singleTile = kernels.entry(0) else { return nil }
     self.kernels = kernels
+    self.singleTile = singleTile
     self.firstTile = firstTile
     self.isa = isa
     self.maximumColumns = maximumColumns
@@ -207,12 +217,26 @@
   }
 
   /// Calls the kernel of `columns` panels and `rows` rows on `arguments`, generated on its first
-  /// call. The probe that found this instruction set mapped code already, so only exhausted
-  /// memory can refuse the mapping.
+  /// call. When its mapping is refused (only exhausted memory or the code budget can, after the
+  /// family's first tile was mapped), the one-row one-panel tile computes it a row and a panel per
+  /// call: the same arithmetic, so the same bytes.
   private func run(columns: Int, rows: Int, _ arguments: inout DotProductKernelArguments) {
-    guard let entry = kernels.entry(firstTile[columns - 1] + rows - 1) else {
-      preconditionFailure("the generated \(rows)-row \(columns)-panel dot-product tile could not be mapped")
+    if let entry = kernels.entry(firstTile[columns - 1] + rows - 1) { return call(entry, &arguments) }
+    let outputBytes = output == nil ? MemoryLayout<Int32>.stride : 1
+    for row in 0..<rows {
+      for panel in 0..<columns {
+        var single = arguments
+        single.a = arguments.a + row * arguments.aRowBytes
+        single.b = arguments.b + panel * arguments.panelBytes
+        single.c = arguments.c + row * arguments.cRowBytes + panel * GEMMTile.columns * outputBytes
+        single.table = arguments.table.map { $0 + panel * RequantizationTable.blockBytes }
+        call(singleTile, &single)
+      }
     }
+  }
+
+  /// Calls the kernel at `entry` on `arguments`.
+  private func call(_ entry: UnsafeRawPointer, _ arguments: inout DotProductKernelArguments) {
     let function = unsafeBitCast(entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
   }

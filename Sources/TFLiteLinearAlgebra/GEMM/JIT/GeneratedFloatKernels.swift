@@ -102,17 +102,23 @@
   ///   - accumulates: continue from the values in C.
   ///   - clamp: applied before the store; nil for none.
   ///   - columns: the real columns of the panel, 1 to 16 (fewer than 16 run the column-masked kernels).
+  /// - Returns: false, with nothing read or written, when a kernel the rows call for could not be
+  ///   mapped (only exhausted memory or the code budget refuses it after the start-up probe): the
+  ///   caller runs its Swift kernel instead.
   @usableFromInline package func run(
     a: UnsafePointer<Float>, lda: Int, rowCount: Int, b: UnsafePointer<Float>, depth: Int,
     c: UnsafeMutablePointer<Float>, ldc: Int, start: UnsafePointer<Float>?, accumulates: Bool, clamp: FloatClampRange?,
     columns: Int = GEMMTile.columns
-  ) {
+  ) -> Bool {
     precondition(rowCount >= 0 && depth >= 0, "negative GEMM extent")
     precondition((1...GEMMTile.columns).contains(columns), "a panel has 1 to 16 real columns")
-    guard rowCount > 0 else { return }
+    guard rowCount > 0 else { return true }
     let tiles = (rowCount + maximumRows - 1) / maximumRows
     let height = rowCount / tiles
     let tallerTiles = rowCount % tiles
+    // Both kernels first, so that a refused one leaves C untouched for the Swift kernel.
+    guard let (kernel, tallerKernel) = tileKernels(height: height, hasTallerTiles: tallerTiles > 0, columns: columns)
+    else { return false }
     let floatBytes = MemoryLayout<Float>.stride
     var arguments = FloatKernelArguments(
       a: a, aRowBytes: lda * floatBytes, aTileBytes: (height + 1) * lda * floatBytes, b: b, depth: depth, c: c,
@@ -120,25 +126,44 @@
       tileCount: tallerTiles, accumulates: accumulates ? 1 : 0, lower: clamp?.lower ?? -.infinity,
       upper: clamp?.upper ?? .infinity, columnMask: UnsafePointer(columnMasks + (GEMMTile.columns - columns)),
       laneMask: (1 << columns) - 1)
-    let kernelOffset = columns < GEMMTile.columns ? maximumRows - 1 : -1
-    if tallerTiles > 0 { call(kernelOffset + height + 1, &arguments) }
+    if tallerTiles > 0 { call(tallerKernel, &arguments) }
     let done = tallerTiles * (height + 1)
     arguments.a = a + done * lda
     arguments.c = c + done * ldc
     arguments.aTileBytes = height * lda * floatBytes
     arguments.cTileBytes = height * ldc * floatBytes
     arguments.tileCount = tiles - tallerTiles
-    call(kernelOffset + height, &arguments)
+    call(kernel, &arguments)
+    return true
   }
 
-  /// Runs kernel `index` (see `kernels`), generated on its first call. The probe that found this
-  /// instruction set mapped code already, so only exhausted memory can refuse the mapping.
-  private func call(_ index: Int, _ arguments: inout FloatKernelArguments) {
-    guard let entry = kernels.entry(index) else {
-      preconditionFailure("generated float GEMM kernel \(index) could not be mapped")
-    }
+  /// True when the kernels `run` takes for `rowCount` rows (1 or more) of `columns` real columns
+  /// exist, generating them if needed; false when their mapping is refused.
+  package func canRun(rowCount: Int, columns: Int = GEMMTile.columns) -> Bool {
+    let tiles = (rowCount + maximumRows - 1) / maximumRows
+    return tileKernels(height: rowCount / tiles, hasTallerTiles: rowCount % tiles > 0, columns: columns) != nil
+  }
+
+  /// The kernels of tiles `height` rows tall and, when `hasTallerTiles`, one row taller (else the
+  /// same kernel twice), of `columns` real columns; nil when either could not be mapped.
+  private func tileKernels(height: Int, hasTallerTiles: Bool, columns: Int) -> (UnsafeRawPointer, UnsafeRawPointer)? {
+    let kernelOffset = columns < GEMMTile.columns ? maximumRows - 1 : -1
+    guard let kernel = kernels.entry(kernelOffset + height),
+      let tallerKernel = hasTallerTiles ? kernels.entry(kernelOffset + height + 1) : kernel
+    else { return nil }
+    return (kernel, tallerKernel)
+  }
+
+  /// Calls the kernel at `entry` on `arguments`.
+  private func call(_ entry: UnsafeRawPointer, _ arguments: inout FloatKernelArguments) {
     let function = unsafeBitCast(entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
+  }
+
+  /// These kernels, made anew with none generated yet, apart from the process's own (for tests of a
+  /// refused mapping); nil when this CPU, OS or platform cannot run `isa`.
+  package static func unshared(_ isa: GeneratedKernelISA) -> GeneratedFloatKernels? {
+    kernels(for: isa).map { GeneratedFloatKernels(isa: $0.isa) }
   }
 
   /// True when the `rows`-row kernel has been generated (for tests).

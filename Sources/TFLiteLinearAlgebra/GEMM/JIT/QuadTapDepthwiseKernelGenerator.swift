@@ -350,15 +350,16 @@ private struct QuadTapDepthwiseEmitter {
 }
 
 /// The four-tap depthwise kernels of this process, one per `QuadTapDepthwiseKernelGenerator.Shape`,
-/// each generated the first time a convolution runs with it (under a lock) and kept for the life of
+/// each generated the first time a convolution is prepared with it (under a lock) and kept for the life of
 /// the process (a bounded cache: a network uses a few shapes of about 2 KB each, and there are at
 /// most 7 · 4 · 4 · 2 · 2 shapes). Only on CPUs and OSes with AVX512-VNNI and AVX512_VBMI; the
 /// AVX-512 `GeneratedDepthwiseKernels` carry them.
 @usableFromInline package final class GeneratedQuadTapDepthwiseKernels: @unchecked Sendable {
   // @unchecked Sendable: `kernels` is read and written only under `mutex`; the rest is immutable.
 
-  /// The kernels generated so far (nil: the OS refused executable memory for that shape).
-  private var kernels: [QuadTapDepthwiseKernelGenerator.Shape: ExecutableCode?] = [:]
+  /// The kernels generated so far (a shape whose mapping the OS refused is not kept: the next
+  /// prepare asks again).
+  private var kernels: [QuadTapDepthwiseKernelGenerator.Shape: ExecutableCode] = [:]
   /// Guards `kernels`.
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
   /// `QuadTapDepthwiseKernelGenerator.constantBytes`, 64-byte aligned.
@@ -385,14 +386,14 @@ private struct QuadTapDepthwiseEmitter {
       && ProcessorFeatures.hasBytePermutes ? GeneratedQuadTapDepthwiseKernels() : nil
 
   /// The kernel of `shape` (one that `isGenerated`), generated on first use; nil when the OS
-  /// refuses executable memory. Callers ask once per convolution run, not per row.
+  /// refuses executable memory. Convolutions ask once, at prepare, and keep the kernel.
   @usableFromInline package func kernel(_ shape: QuadTapDepthwiseKernelGenerator.Shape) -> QuadTapDepthwiseKernel? {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
-    if let known = kernels[shape] { return known.map { QuadTapDepthwiseKernel(code: $0, constants: constants) } }
-    let code = ExecutableCode(QuadTapDepthwiseKernelGenerator.code(shape))
+    if let known = kernels[shape] { return QuadTapDepthwiseKernel(code: known, constants: constants) }
+    guard let code = ExecutableCode(QuadTapDepthwiseKernelGenerator.code(shape)) else { return nil }
     kernels[shape] = code
-    return code.map { QuadTapDepthwiseKernel(code: $0, constants: constants) }
+    return QuadTapDepthwiseKernel(code: code, constants: constants)
   }
 }
 

@@ -430,15 +430,16 @@ private enum ByteConvolutionWeights {
 
   /// Packs `count` matrices of weights minus their zero points (layout and sizes as
   /// `InterleavedPanelMatrices`) for the generated kernels when the runner allows them and this
-  /// machine runs them: as they are when every value fits a signed byte, else as w − 128 when they
-  /// are per-tensor uint8 weights with zero point `uint8ZeroPoint`; otherwise for the Swift kernel.
-  /// Only one packed copy is kept. `source` is the int8 tensor itself or the widened w − zw.
+  /// machine runs them: as they are when every value fits a signed byte (and the families storing
+  /// `output` map), else as w − 128 when they are per-tensor uint8 weights with zero point
+  /// `uint8ZeroPoint`; otherwise for the Swift kernel. Only one packed copy is kept. `source` is
+  /// the int8 tensor itself or the widened w − zw.
   init<Source: FixedWidthInteger>(
     _ source: UnsafePointer<Source>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int,
-    uint8ZeroPoint: Int32?, op: String
+    uint8ZeroPoint: Int32?, output: RequantizedOutput, op: String
   ) throws {
     let kernels = GeneratedDotProductKernels.current
-    if let kernels,
+    if let kernels, Self.mapsRequantizingFamilies(kernels, output: output),
       let packed = QuadPanelMatrices(
         source, sourceStride: sourceStride, count: count, layout: layout, depth: depth, columns: columns)
     {
@@ -456,6 +457,13 @@ private enum ByteConvolutionWeights {
     } else {
       throw KernelError.invalid("\(op) has weights minus their zero points outside 16 bits")
     }
+  }
+
+  /// True when every family storing `output` that the convolution may run (the one reading int8 A
+  /// in place too, where the kernels have it) is mapped, or now maps: made at prepare, not mid-invoke,
+  /// and when the OS refuses one the convolution takes another route instead.
+  private static func mapsRequantizingFamilies(_ kernels: GeneratedDotProductKernels, output: RequantizedOutput) -> Bool {
+    kernels.tiles(output) != nil && (output == .uint8 || !kernels.flipsSigns || kernels.tiles(output, flipsSign: true) != nil)
   }
 
   /// The weights w − zw (as `source` gives them) plus zw − 128, packed with the depth rounded up
@@ -575,7 +583,7 @@ private final class ByteConvolution {
       try ByteConvolutionWeights(
         base, sourceStride: shape.groupOutputChannels * depth, count: shape.groups,
         layout: .columnMajor(depth: depth), depth: depth, columns: shape.groupOutputChannels,
-        uint8ZeroPoint: arithmetic.uint8WeightZeroPoint, op: op)
+        uint8ZeroPoint: arithmetic.uint8WeightZeroPoint, output: input.type == .int8 ? .int8 : .uint8, op: op)
     }
     let weights =
       try arithmetic.signedWeights.map { try pack($0) }
@@ -601,12 +609,6 @@ private final class ByteConvolution {
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
     flipsSign = isSigned && weights.kernelsFlipSigns
     readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
-    // The generated family this convolution runs (8-bit outputs have the input's type) is made now, not mid-invoke.
-    if case .generated(_, let kernels) = weights,
-      kernels.tiles(isSigned ? .int8 : .uint8, flipsSign: flipsSign && readsInPlace) == nil
-    {
-      throw KernelError.invalid("\(op): the OS refused executable memory for the generated dot-product kernels")
-    }
     // Rows that carry their byte sums are always gathered, also the 1×1 inputs the 16-bit route
     // reads in place, and run on one-panel tiles: 2 KiB blocks keep that scratch (and the arena) small.
     plan = GEMMPlan(

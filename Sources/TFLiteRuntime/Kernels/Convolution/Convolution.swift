@@ -278,7 +278,7 @@ final class Conv2DKernel: Kernel {
     let generated = GeneratedFloatKernels.current
     try weights.withPointer(filter, scratch: scratch) { packedFilter in
       paddedBias.withPointer(bias, scratch: scratch) { biasPointer in
-        if let implicit, let generated {
+        if let implicit, let generated, implicit.canRun(on: generated) {
           implicit.run(
             kernels: generated, input: input.pointer(as: Float.self), filter: packedFilter, bias: biasPointer,
             activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,

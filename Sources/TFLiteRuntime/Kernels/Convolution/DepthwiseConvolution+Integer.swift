@@ -135,8 +135,8 @@ struct ByteDepthwiseConvolution {
   let signFlip: UInt8
   /// The unsigned input zero point, which padding holds.
   let paddingValue: UInt8
-  /// The four-tap route (AVX512-VNNI with VBMI), where the shape and weights allow it and this CPU
-  /// runs it; the tap-pair route otherwise.
+  /// The four-tap route (AVX512-VNNI with VBMI) with its kernel, where the shape and weights allow
+  /// it and the generated kernels current at prepare have it; the tap-pair route otherwise.
   let quadTaps: QuadTapDepthwise?
 
   init(_ shape: DepthwiseShape, arithmetic: IntegerWeightedArithmetic, isSigned: Bool) {
@@ -173,9 +173,10 @@ struct ByteDepthwiseConvolution {
     clamp = arithmetic.clamp
     signFlip = isSigned ? 0x80 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
-    quadTaps =
-      GeneratedQuadTapDepthwiseKernels.supported == nil
-      ? nil : QuadTapDepthwise(shape, weights: arithmetic.weights, paddedWidth: paddedWidth)
+    let width = paddedWidth
+    quadTaps = GeneratedDepthwiseKernels.current?.quadTaps.flatMap {
+      QuadTapDepthwise(shape, weights: arithmetic.weights, paddedWidth: width, output: isSigned ? .int8 : .uint8, kernels: $0)
+    }
   }
 
   /// The shape of one output row's input window (one byte per element): a row per filter tap row.
@@ -290,12 +291,12 @@ struct ByteDepthwiseConvolution {
     let height = shape.height
     let width = shape.width
     let windowBytes = height.filterSize &* paddedWidth &* paddedChannels
-    if let generatedKernels, let quadTaps,
-      let kernel = generatedKernels.quadTaps?.kernel(quadTaps.kernelShape(Output.isSigned ? .int8 : .uint8))
-    {
+    // The kernel was found at prepare (for the output type, which is the input's); it runs when
+    // the set given carries four-tap kernels (not on a forced AVX2 or pair-only set).
+    if let quadTaps, generatedKernels?.quadTaps != nil {
       withUnsafePointer(to: epilogue.lanes) { lanes in
         convolveQuadTaps(
-          quadTaps, kernel: kernel, input: input, output: output, threadCount: threadCount,
+          quadTaps, input: input, output: output, threadCount: threadCount,
           requantization: epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes))
       }
       return

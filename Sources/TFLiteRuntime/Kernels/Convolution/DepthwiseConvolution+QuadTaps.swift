@@ -13,20 +13,16 @@
 
 import TFLiteLinearAlgebra
 
-/// What the four-tap route of a `ByteDepthwiseConvolution` needs: its kernel's geometry and its
-/// weights packed per 16-channel block as `[filter row][quad][channel][tap]` signed bytes (then,
-/// when `correctsWeights`, 16 Int32 corrections k_c). The kernel sums every column of every quad,
-/// so a tap past the filter's width has weight 0, stored as 0 − k_c.
+/// What the four-tap route of a `ByteDepthwiseConvolution` needs: its kernel, found (and generated
+/// on the process's first request for its shape) at prepare so that a run loads it from here, its
+/// geometry and its weights packed per 16-channel block as `[filter row][quad][channel][tap]`
+/// signed bytes (then, when `correctsWeights`, 16 Int32 corrections k_c). The kernel sums every
+/// column of every quad, so a tap past the filter's width has weight 0, stored as 0 − k_c.
 struct QuadTapDepthwise {
+  /// The generated kernel storing the convolution's output type.
+  let kernel: QuadTapDepthwiseKernel
   /// Filter rows.
   let filterRows: Int
-  /// Quads of four taps per filter row.
-  let quadsPerRow: Int
-  /// Horizontal stride.
-  let stride: Int
-  /// True when some channel's weights (minus their zero point) do not fit a signed byte, so every
-  /// channel stores w − k_c (k_c = 0 where they fit) and the kernel adds k_c · Σ u.
-  let correctsWeights: Bool
   /// The packed weights, `blockWeightBytes` per block.
   let weights: [UInt8]
   /// 16-channel blocks.
@@ -34,10 +30,14 @@ struct QuadTapDepthwise {
   /// Columns of a window row: every column any output pixel's quads read.
   let windowColumns: Int
 
-  /// The route for `shape` with `weights` (`[tap][channel]`, minus their zero points), or nil when it
-  /// does not apply: a dilation, a filter or stride the generator does not take, or weights that
-  /// no per-channel k_c brings into a signed byte.
-  init?(_ shape: DepthwiseShape, weights: [Int32], paddedWidth: Int) {
+  /// The route for `shape` with `weights` (`[tap][channel]`, minus their zero points) storing
+  /// `output`, on a kernel of `kernels`; nil when it does not apply: a dilation, a filter or stride
+  /// the generator does not take, weights that no per-channel k_c brings into a signed byte, or a
+  /// kernel the OS (or the code budget) refuses to map.
+  init?(
+    _ shape: DepthwiseShape, weights: [Int32], paddedWidth: Int, output: RequantizedOutput,
+    kernels: GeneratedQuadTapDepthwiseKernels
+  ) {
     let height = shape.height
     let width = shape.width
     let quads = (width.filterSize + 3) / 4
@@ -56,8 +56,8 @@ struct QuadTapDepthwise {
     }
     let correctsWeights = corrections.contains { $0 != 0 }
     let probe = QuadTapDepthwiseKernelGenerator.Shape(
-      filterRows: height.filterSize, quadsPerRow: quads, stride: width.stride, output: .int8, correctsWeights: correctsWeights)
-    guard probe.isGenerated else { return nil }
+      filterRows: height.filterSize, quadsPerRow: quads, stride: width.stride, output: output, correctsWeights: correctsWeights)
+    guard probe.isGenerated, let kernel = kernels.kernel(probe) else { return nil }
     let block = DepthwiseKernelGenerator.blockChannels
     let blocks = (channels + block - 1) / block
     let tapsPerQuad = QuadTapDepthwiseKernelGenerator.tapsPerQuad
@@ -80,19 +80,11 @@ struct QuadTapDepthwise {
         }
       }
     }
+    self.kernel = kernel
     filterRows = height.filterSize
-    quadsPerRow = quads
-    stride = width.stride
-    self.correctsWeights = correctsWeights
     self.weights = packed
     self.blocks = blocks
     windowColumns = max(paddedWidth, max(width.outputSize - 1, 0) * width.stride + quads * tapsPerQuad)
-  }
-
-  /// The kernel shape storing `output`.
-  func kernelShape(_ output: RequantizedOutput) -> QuadTapDepthwiseKernelGenerator.Shape {
-    QuadTapDepthwiseKernelGenerator.Shape(
-      filterRows: filterRows, quadsPerRow: quadsPerRow, stride: stride, output: output, correctsWeights: correctsWeights)
   }
 
   /// Bytes of one window row (every block).
@@ -103,11 +95,11 @@ struct QuadTapDepthwise {
 }
 
 extension ByteDepthwiseConvolution {
-  /// The convolution on the four-tap `kernel`, for one output type: each thread's range of output
-  /// rows keeps one window (see the file header), and each output row is one kernel call over
-  /// every 16-channel block.
+  /// The convolution on the four-tap route's kernel, for its output type: each thread's range of
+  /// output rows keeps one window (see the file header), and each output row is one kernel call
+  /// over every 16-channel block.
   func convolveQuadTaps<Output: QuantizedInteger>(
-    _ quadTaps: QuadTapDepthwise, kernel: QuadTapDepthwiseKernel, input: UnsafePointer<UInt8>,
+    _ quadTaps: QuadTapDepthwise, input: UnsafePointer<UInt8>,
     output: UnsafeMutablePointer<Output>, threadCount: Int, requantization: UnsafeRawPointer, lanes: UnsafeRawPointer
   ) {
     let height = shape.height
@@ -152,11 +144,11 @@ extension ByteDepthwiseConvolution {
                 }
                 var arguments = QuadTapDepthwiseArguments(
                   rows: UnsafePointer(rows), rowBlockBytes: quadTaps.windowColumns &* block, weights: weights,
-                  constants: kernel.constants, output: UnsafeMutableRawPointer(output + row &* width.outputSize &* channels),
+                  constants: quadTaps.kernel.constants, output: UnsafeMutableRawPointer(output + row &* width.outputSize &* channels),
                   outputPixelBytes: channels, pixelCount: width.outputSize, blockCount: quadTaps.blocks,
                   requantization: requantization, requantizationLanes: lanes,
                   lastBlockLanes: channels &- (quadTaps.blocks &- 1) &* block)
-                kernel.run(&arguments)
+                quadTaps.kernel.run(&arguments)
               }
             }
           }

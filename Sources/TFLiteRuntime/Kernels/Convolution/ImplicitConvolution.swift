@@ -57,7 +57,13 @@ struct ImplicitConvolution {
   /// Scratch bytes per worker: one row of a 16-column panel (for a last panel narrower than that).
   var workerScratchBytes: Int { shape.width.outputSize * GEMMTile.columns * MemoryLayout<Float>.stride }
 
-  /// Computes the convolution on `kernels`.
+  /// True when every kernel the rows call for exists on `kernels` (generated if needed): false
+  /// when one was refused a mapping, and then the im2col route runs instead.
+  func canRun(on kernels: GeneratedFloatKernels) -> Bool {
+    runs.allSatisfy { kernels.canRun(rowCount: $0.count) }
+  }
+
+  /// Computes the convolution on `kernels`, which `canRun` must have accepted.
   ///
   /// - Parameters:
   ///   - filter: the packed filter (`PanelPacking`, depth `shape.gemmDepth`).
@@ -108,7 +114,8 @@ struct ImplicitConvolution {
         let a = image + (shape.width.inputOrigin(run.start) + run.columns.lowerBound) * channels
         for ky in filterRows.first..<filterRows.end {
           let depthStart = (ky * shape.width.filterSize + run.columns.lowerBound) * channels
-          kernels.run(
+          // Runs: `canRun` found its kernels, and made kernels are kept.
+          _ = kernels.run(
             a: a + (originY + ky) * shape.width.inputSize * channels, lda: shape.width.stride * channels,
             rowCount: run.count, b: filter + panel * panelStride + depthStart * width, depth: run.columns.count * channels,
             c: cRun, ldc: ldc, start: ky == filterRows.first ? start : nil, accumulates: ky != filterRows.first,

@@ -137,7 +137,8 @@ final class GeneratedBinaryPlan {
 
   /// Computes the whole 16-element blocks of output elements `range` on `kernels`, or by looking
   /// them up in the pair table on `lookUp` when both are there; returns the first element it left
-  /// (fewer than 16 before `range.upperBound`).
+  /// (fewer than 16 before `range.upperBound`, or `range.lowerBound` when the kernel could not be
+  /// mapped: the caller computes the rest in Swift).
   func run(
     _ kernels: GeneratedQuantizedBinaryKernels, lookUp: GeneratedPairTableKernels? = nil, lhs lhsData: UnsafeRawPointer,
     rhs rhsData: UnsafeRawPointer, output: UnsafeMutableRawPointer, range: Range<Int>
@@ -151,8 +152,10 @@ final class GeneratedBinaryPlan {
       if let lookUp, let pairTable {
         lookUp.run(
           inputs: outputType, lhs: left, rhs: right, output: output + index, blockCount: blocks, table: pairTable.origin)
-      } else {
-        kernels.run(constants, output: outputType, lhs: left, rhs: right, output: output + index, blockCount: blocks)
+      } else if !kernels.run(
+        constants, output: outputType, lhs: left, rhs: right, output: output + index, blockCount: blocks)
+      {
+        return index
       }
       index += blocks * block
     }

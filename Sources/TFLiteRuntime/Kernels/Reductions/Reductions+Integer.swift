@@ -186,11 +186,13 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
       case .minimum: Int32(Element.max)
       }
     accumulators.update(repeating: identity, count: outputCount)
-    if let (rows, channels) = columnSumShape, let kernels = GeneratedColumnSumKernels.current {
-      sumColumns(kernels, source, rows: rows, channels: channels, into: accumulators)
-    } else {
-      accumulate(source, into: accumulators, identity: identity)
-    }
+    let summedColumns =
+      columnSumShape.flatMap { shape in
+        GeneratedColumnSumKernels.current.map {
+          sumColumns($0, source, rows: shape.rows, channels: shape.channels, into: accumulators)
+        }
+      } ?? false
+    if !summedColumns { accumulate(source, into: accumulators, identity: identity) }
     let range = Int32(Element.min)...Int32(Element.max)
     for index in 0..<outputCount {
       destination[index] = Element(truncatingIfNeeded: finish(accumulators[index], range: range))
@@ -205,21 +207,25 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
   }
 
   /// The channel sums of `rows` rows: whole 16-channel blocks on the generated kernels, the last
-  /// channels in Swift (the same wrapping Int32 sums).
+  /// channels in Swift (the same wrapping Int32 sums); false, with nothing summed, when the kernel
+  /// could not be mapped.
   private func sumColumns(
     _ kernels: GeneratedColumnSumKernels, _ source: UnsafePointer<Element>, rows: Int, channels: Int,
     into accumulators: UnsafeMutablePointer<Int32>
-  ) {
+  ) -> Bool {
     let blocks = channels / ColumnSumKernelGenerator.blockChannels
-    kernels.run(
-      Element.isSigned ? .int8 : .uint8, from: UnsafeRawPointer(source), rowBytes: channels, rows: rows,
-      into: accumulators, blockCount: blocks)
+    guard
+      kernels.run(
+        Element.isSigned ? .int8 : .uint8, from: UnsafeRawPointer(source), rowBytes: channels, rows: rows,
+        into: accumulators, blockCount: blocks)
+    else { return false }
     for row in 0..<rows {
       let values = source + row &* channels
       for channel in (blocks * ColumnSumKernelGenerator.blockChannels)..<channels {
         accumulators[channel] &+= Int32(truncatingIfNeeded: values[channel])
       }
     }
+    return true
   }
 
   /// Combines every input element into its accumulator, row segment by row segment.
