@@ -602,8 +602,10 @@ private final class ByteConvolution {
     flipsSign = isSigned && weights.kernelsFlipSigns
     readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
     // The generated family this convolution runs (8-bit outputs have the input's type) is made now, not mid-invoke.
+    let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
+    let form = isSigned ? epilogue.form(storing: Int8.self) : epilogue.form(storing: UInt8.self)
     if case .generated(_, let kernels) = weights,
-      kernels.tiles(isSigned ? .int8 : .uint8, flipsSign: flipsSign && readsInPlace) == nil
+      kernels.tiles(isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign && readsInPlace) == nil
     {
       throw KernelError.invalid("\(op): the OS refused executable memory for the generated dot-product kernels")
     }
