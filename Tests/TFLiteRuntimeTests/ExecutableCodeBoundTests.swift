@@ -25,8 +25,7 @@ final class ExecutableCodeBoundTests: XCTestCase {
       guard let kernels = GeneratedDotProductKernels.kernels(for: isa) else { continue }
       _ = kernels.tiles(nil)
       for output in RequantizedOutput.allCases {
-        _ = kernels.tiles(output)
-        if kernels.flipsSigns { _ = kernels.tiles(output, flipsSign: true) }
+        for form in RequantizationForm.all { _ = kernels.tiles(output, form: form) }
       }
     }
   }
