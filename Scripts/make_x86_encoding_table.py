@@ -183,6 +183,9 @@ def requantization_cases():
         zmm = (11 * i + 9) % 32
         yield f"vmovups oword {mem_text}, xmm{xmm}", f"assembler.vmovupsXMM({mem_swift}, VectorRegister({xmm}))"
         yield f"vpmovdb oword {mem_text}, zmm{zmm}", f"assembler.vpmovdbZMM({mem_swift}, VectorRegister({zmm}))"
+        other = (13 * i + 6) % 32
+        yield (f"vpxord zmm{zmm}, zmm{other}, dword {mem_text}{{1to16}}",
+               f"assembler.vpxordZMM(VectorRegister({zmm}), VectorRegister({other}), broadcast: {mem_swift})")
     for i, (left, right) in enumerate([(0, 1), (3, 8), (8, 3), (15, 15), (12, 0), (1, 9), (9, 14), (4, 11)]):
         destination = (5 * i + 2) % 16
         for name in PACKED_OPERATIONS:

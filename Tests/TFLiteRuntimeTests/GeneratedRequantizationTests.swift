@@ -269,8 +269,8 @@ final class GeneratedRequantizationTests: XCTestCase {
   /// The fused epilogue of every dot-product kernel height: random A and B (and, for some tiles, a
   /// depth long enough to wrap the sums past Int32), requantized bytes equal to the scalar rescale
   /// of the kernel's own Int32 sums (which the dot-product tests pin to first principles), and the
-  /// output rows' bytes past 16 untouched, in the requantization form a convolution with these
-  /// constants runs and with every step.
+  /// output rows' bytes past 16 untouched; on AVX512-VNNI also the variant reading int8 A (A − 128
+  /// as signed bytes), which must give the same bytes.
   func testFusedEpilogueMatchesScalarRescaleOfSums() throws {
     let isas = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
     var random = SeededGenerator(seed: 1204)
@@ -302,17 +302,19 @@ final class GeneratedRequantizationTests: XCTestCase {
         }
         if extreme { XCTAssertEqual(sums[0], Int32(truncatingIfNeeded: 255 * 127 * 4 * steps), "the long tile wraps") }
         let label = "\(isa) trial \(trial) rows \(rows) steps \(steps) \(problem.rounding) \(signed ? "int8" : "uint8")"
-        func run<Output: QuantizedInteger>(_ type: Output.Type, form: RequantizationForm) {
+        // Where the kernels read int8 A in place, the same tile from A − 128 as int8 bytes.
+        let flippedA = a.map { $0 ^ 0x80 }
+        func run<Output: QuantizedInteger>(_ type: Output.Type, flipsSign: Bool, form: RequantizationForm) {
           let guardValue = Output(truncatingIfNeeded: 0xA5)
           var output = [Output](repeating: guardValue, count: rows * ldc)
-          a.withUnsafeBufferPointer { aBuffer in
+          (flipsSign ? flippedA : a).withUnsafeBufferPointer { aBuffer in
             b.withUnsafeBufferPointer { bBuffer in
               output.withUnsafeMutableBufferPointer { outputBuffer in
                 withUnsafePointer(to: problem.epilogue.lanes) { lanes in
                   kernels.requantizedTile(
                     a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
                     table: problem.epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes),
-                    c: outputBuffer.baseAddress!, ldc: ldc, form: form)
+                    c: outputBuffer.baseAddress!, ldc: ldc, form: form, flipsSign: flipsSign)
                 }
               }
             }
@@ -323,7 +325,7 @@ final class GeneratedRequantizationTests: XCTestCase {
               if column < 16 {
                 XCTAssertEqual(
                   Int32(actual), problem.expected(sums[row * 16 + column], channel: column),
-                  "\(label) \(form) row \(row) column \(column)")
+                  "\(label) \(form) flips \(flipsSign) row \(row) column \(column)")
               } else {
                 XCTAssertEqual(actual, guardValue, "\(label): wrote past 16 columns")
               }
@@ -333,15 +335,19 @@ final class GeneratedRequantizationTests: XCTestCase {
         // The form a convolution with these constants runs, and every step.
         let form = signed ? problem.epilogue.form(storing: Int8.self) : problem.epilogue.form(storing: UInt8.self)
         formsSeen.insert(form)
-        for form in [form, .complete] {
-          signed ? run(Int8.self, form: form) : run(UInt8.self, form: form)
+        for flipsSign in kernels.flipsSigns ? [false, true] : [false] {
+          for form in [form, .complete] {
+            signed ? run(Int8.self, flipsSign: flipsSign, form: form) : run(UInt8.self, flipsSign: flipsSign, form: form)
+          }
         }
       }
+      XCTAssertEqual(kernels.flipsSigns, isa == .avx512VNNI, "AVX512-VNNI reads int8 A in place")
     }
   }
 
   /// The requantizing tiles of several panels (every panel count and height of every VNNI level
-  /// this machine runs, panels `panelBytes` apart with gaps): each panel's 16 output bytes per row equal the scalar rescale of the sums
+  /// this machine runs, panels `panelBytes` apart with gaps, int8 A read in place where the level
+  /// flips signs): each panel's 16 output bytes per row equal the scalar rescale of the sums
   /// computed here from first principles with that panel's channel constants, and nothing is
   /// written past the tile's columns.
   func testMultiPanelTilesMatchFirstPrinciples() throws {
@@ -361,18 +367,18 @@ final class GeneratedRequantizationTests: XCTestCase {
           let problem = Problem(random: &random, channels: 16 * columns, signed: signed, trial: trial)
           let ldc = 16 * columns + random.int(0...7)
           let label = "\(isa) \(rows)×\(columns) steps \(steps) \(problem.rounding) \(signed ? "int8" : "uint8")"
-          func run<Output: QuantizedInteger>(_ type: Output.Type) {
+          func run<Output: QuantizedInteger>(_ type: Output.Type, flipsSign: Bool) {
             let guardValue = Output(truncatingIfNeeded: 0x3C)
             let form = problem.epilogue.form(storing: Output.self)
             var output = [Output](repeating: guardValue, count: rows * ldc)
-            a.withUnsafeBufferPointer { aBuffer in
+            (flipsSign ? a.map { $0 ^ 0x80 } : a).withUnsafeBufferPointer { aBuffer in
               b.withUnsafeBufferPointer { bBuffer in
                 output.withUnsafeMutableBufferPointer { outputBuffer in
                   withUnsafePointer(to: problem.epilogue.lanes) { lanes in
                     kernels.requantizedTile(
                       a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
                       table: problem.epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes),
-                      c: outputBuffer.baseAddress!, ldc: ldc, form: form, columns: columns,
+                      c: outputBuffer.baseAddress!, ldc: ldc, form: form, flipsSign: flipsSign, columns: columns,
                       panelBytes: panelBytes)
                   }
                 }
@@ -393,11 +399,13 @@ final class GeneratedRequantizationTests: XCTestCase {
                 }
                 XCTAssertEqual(
                   Int32(actual), problem.expected(sum, channel: column),
-                  "\(label) row \(row) column \(column)")
+                  "\(label) flips \(flipsSign) row \(row) column \(column)")
               }
             }
           }
-          signed ? run(Int8.self) : run(UInt8.self)
+          for flipsSign in kernels.flipsSigns ? [false, true] : [false] {
+            signed ? run(Int8.self, flipsSign: flipsSign) : run(UInt8.self, flipsSign: flipsSign)
+          }
         }
       }
       XCTAssertEqual(kernels.maximumColumns, isa == .avx512VNNI ? 4 : 1, "AVX-512 tiles span up to four panels")

@@ -1770,6 +1770,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [rax], zmm9", expected: [0x62, 0x72, 0x7E, 0x48, 0x31, 0x08]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rax), VectorRegister(9))
   },
+  X86EncodingCase(source: "vpxord zmm9, zmm6, dword [rax]{1to16}", expected: [0x62, 0x71, 0x4D, 0x58, 0xEF, 0x08]) { assembler in
+    assembler.vpxordZMM(VectorRegister(9), VectorRegister(6), broadcast: MemoryOperand(.rax))
+  },
   X86EncodingCase(source: "vpaddq ymm9, ymm14, yword [rdi + 8]", expected: [0xC5, 0x0D, 0xD4, 0x4F, 0x08]) { assembler in
     assembler.packedYMM(.vpaddq, VectorRegister(9), VectorRegister(14), MemoryOperand(.rdi, 8))
   },
@@ -1800,6 +1803,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [rdi + 8], zmm20", expected: [0x62, 0xE2, 0x7E, 0x48, 0x31, 0xA7, 0x08, 0x00, 0x00, 0x00]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rdi, 8), VectorRegister(20))
   },
+  X86EncodingCase(source: "vpxord zmm20, zmm19, dword [rdi + 8]{1to16}", expected: [0x62, 0xE1, 0x65, 0x50, 0xEF, 0x67, 0x02]) { assembler in
+    assembler.vpxordZMM(VectorRegister(20), VectorRegister(19), broadcast: MemoryOperand(.rdi, 8))
+  },
   X86EncodingCase(source: "vpsubd ymm15, ymm12, yword [rsp]", expected: [0xC5, 0x1D, 0xFA, 0x3C, 0x24]) { assembler in
     assembler.packedYMM(.vpsubd, VectorRegister(15), VectorRegister(12), MemoryOperand(.rsp))
   },
@@ -1829,6 +1835,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpmovdb oword [rsp], zmm31", expected: [0x62, 0x62, 0x7E, 0x48, 0x31, 0x3C, 0x24]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rsp), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpxord zmm31, zmm0, dword [rsp]{1to16}", expected: [0x62, 0x61, 0x7D, 0x58, 0xEF, 0x3C, 0x24]) { assembler in
+    assembler.vpxordZMM(VectorRegister(31), VectorRegister(0), broadcast: MemoryOperand(.rsp))
   },
   X86EncodingCase(source: "vpaddd ymm5, ymm10, yword [r12 + 4]", expected: [0xC4, 0xC1, 0x2D, 0xFE, 0x6C, 0x24, 0x04]) { assembler in
     assembler.packedYMM(.vpaddd, VectorRegister(5), VectorRegister(10), MemoryOperand(.r12, 4))
@@ -1866,6 +1875,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [r12 + 4], zmm10", expected: [0x62, 0x52, 0x7E, 0x48, 0x31, 0x94, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.r12, 4), VectorRegister(10))
   },
+  X86EncodingCase(source: "vpxord zmm10, zmm13, dword [r12 + 4]{1to16}", expected: [0x62, 0x51, 0x15, 0x58, 0xEF, 0x54, 0x24, 0x01]) { assembler in
+    assembler.vpxordZMM(VectorRegister(10), VectorRegister(13), broadcast: MemoryOperand(.r12, 4))
+  },
   X86EncodingCase(source: "vpaddq ymm14, ymm7, yword [rbp]", expected: [0xC5, 0x45, 0xD4, 0x75, 0x00]) { assembler in
     assembler.packedYMM(.vpaddq, VectorRegister(14), VectorRegister(7), MemoryOperand(.rbp))
   },
@@ -1896,6 +1908,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [rbp], zmm21", expected: [0x62, 0xE2, 0x7E, 0x48, 0x31, 0x6D, 0x00]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rbp), VectorRegister(21))
   },
+  X86EncodingCase(source: "vpxord zmm21, zmm26, dword [rbp]{1to16}", expected: [0x62, 0xE1, 0x2D, 0x50, 0xEF, 0x6D, 0x00]) { assembler in
+    assembler.vpxordZMM(VectorRegister(21), VectorRegister(26), broadcast: MemoryOperand(.rbp))
+  },
   X86EncodingCase(source: "vpsubd ymm4, ymm5, yword [r13]", expected: [0xC4, 0xC1, 0x55, 0xFA, 0x65, 0x00]) { assembler in
     assembler.packedYMM(.vpsubd, VectorRegister(4), VectorRegister(5), MemoryOperand(.r13))
   },
@@ -1925,6 +1940,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpmovdb oword [r13], zmm0", expected: [0x62, 0xD2, 0x7E, 0x48, 0x31, 0x45, 0x00]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.r13), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpxord zmm0, zmm7, dword [r13]{1to16}", expected: [0x62, 0xD1, 0x45, 0x58, 0xEF, 0x45, 0x00]) { assembler in
+    assembler.vpxordZMM(VectorRegister(0), VectorRegister(7), broadcast: MemoryOperand(.r13))
   },
   X86EncodingCase(source: "vpaddd ymm10, ymm3, yword [r15 - 128]", expected: [0xC4, 0x41, 0x65, 0xFE, 0x57, 0x80]) { assembler in
     assembler.packedYMM(.vpaddd, VectorRegister(10), VectorRegister(3), MemoryOperand(.r15, -128))
@@ -1962,6 +1980,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [r15 - 128], zmm11", expected: [0x62, 0x52, 0x7E, 0x48, 0x31, 0x5F, 0xF8]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.r15, -128), VectorRegister(11))
   },
+  X86EncodingCase(source: "vpxord zmm11, zmm20, dword [r15 - 128]{1to16}", expected: [0x62, 0x51, 0x5D, 0x50, 0xEF, 0x5F, 0xE0]) { assembler in
+    assembler.vpxordZMM(VectorRegister(11), VectorRegister(20), broadcast: MemoryOperand(.r15, -128))
+  },
   X86EncodingCase(source: "vpaddq ymm3, ymm0, yword [rsi + 128]", expected: [0xC5, 0xFD, 0xD4, 0x9E, 0x80, 0x00, 0x00, 0x00]) { assembler in
     assembler.packedYMM(.vpaddq, VectorRegister(3), VectorRegister(0), MemoryOperand(.rsi, 128))
   },
@@ -1992,6 +2013,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [rsi + 128], zmm22", expected: [0x62, 0xE2, 0x7E, 0x48, 0x31, 0x76, 0x08]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rsi, 128), VectorRegister(22))
   },
+  X86EncodingCase(source: "vpxord zmm22, zmm1, dword [rsi + 128]{1to16}", expected: [0x62, 0xE1, 0x75, 0x58, 0xEF, 0x76, 0x20]) { assembler in
+    assembler.vpxordZMM(VectorRegister(22), VectorRegister(1), broadcast: MemoryOperand(.rsi, 128))
+  },
   X86EncodingCase(source: "vpsubd ymm9, ymm14, yword [rdx + 64]", expected: [0xC5, 0x0D, 0xFA, 0x4A, 0x40]) { assembler in
     assembler.packedYMM(.vpsubd, VectorRegister(9), VectorRegister(14), MemoryOperand(.rdx, 64))
   },
@@ -2021,6 +2045,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpmovdb oword [rdx + 64], zmm1", expected: [0x62, 0xF2, 0x7E, 0x48, 0x31, 0x4A, 0x04]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rdx, 64), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpxord zmm1, zmm14, dword [rdx + 64]{1to16}", expected: [0x62, 0xF1, 0x0D, 0x58, 0xEF, 0x4A, 0x10]) { assembler in
+    assembler.vpxordZMM(VectorRegister(1), VectorRegister(14), broadcast: MemoryOperand(.rdx, 64))
   },
   X86EncodingCase(source: "vpaddd ymm15, ymm12, yword [rcx + 4096]", expected: [0xC5, 0x1D, 0xFE, 0xB9, 0x00, 0x10, 0x00, 0x00]) { assembler in
     assembler.packedYMM(.vpaddd, VectorRegister(15), VectorRegister(12), MemoryOperand(.rcx, 4096))
@@ -2058,6 +2085,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [rcx + 4096], zmm12", expected: [0x62, 0x72, 0x7E, 0x48, 0x31, 0xA1, 0x00, 0x10, 0x00, 0x00]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rcx, 4096), VectorRegister(12))
   },
+  X86EncodingCase(source: "vpxord zmm12, zmm27, dword [rcx + 4096]{1to16}", expected: [0x62, 0x71, 0x25, 0x50, 0xEF, 0xA1, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vpxordZMM(VectorRegister(12), VectorRegister(27), broadcast: MemoryOperand(.rcx, 4096))
+  },
   X86EncodingCase(source: "vpaddq ymm8, ymm9, yword [r9 - 64]", expected: [0xC4, 0x41, 0x35, 0xD4, 0x41, 0xC0]) { assembler in
     assembler.packedYMM(.vpaddq, VectorRegister(8), VectorRegister(9), MemoryOperand(.r9, -64))
   },
@@ -2088,6 +2118,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [r9 - 64], zmm23", expected: [0x62, 0xC2, 0x7E, 0x48, 0x31, 0x79, 0xFC]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.r9, -64), VectorRegister(23))
   },
+  X86EncodingCase(source: "vpxord zmm23, zmm8, dword [r9 - 64]{1to16}", expected: [0x62, 0xC1, 0x3D, 0x58, 0xEF, 0x79, 0xF0]) { assembler in
+    assembler.vpxordZMM(VectorRegister(23), VectorRegister(8), broadcast: MemoryOperand(.r9, -64))
+  },
   X86EncodingCase(source: "vpsubd ymm14, ymm7, yword [rax + r8*4]", expected: [0xC4, 0x21, 0x45, 0xFA, 0x34, 0x80]) { assembler in
     assembler.packedYMM(.vpsubd, VectorRegister(14), VectorRegister(7), MemoryOperand(.rax, index: .r8, scale: 4))
   },
@@ -2117,6 +2150,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpmovdb oword [rax + r8*4], zmm2", expected: [0x62, 0xB2, 0x7E, 0x48, 0x31, 0x14, 0x80]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rax, index: .r8, scale: 4), VectorRegister(2))
+  },
+  X86EncodingCase(source: "vpxord zmm2, zmm21, dword [rax + r8*4]{1to16}", expected: [0x62, 0xB1, 0x55, 0x50, 0xEF, 0x14, 0x80]) { assembler in
+    assembler.vpxordZMM(VectorRegister(2), VectorRegister(21), broadcast: MemoryOperand(.rax, index: .r8, scale: 4))
   },
   X86EncodingCase(source: "vpaddd ymm4, ymm5, yword [r11 + r9*2 + 12]", expected: [0xC4, 0x81, 0x55, 0xFE, 0x64, 0x4B, 0x0C]) { assembler in
     assembler.packedYMM(.vpaddd, VectorRegister(4), VectorRegister(5), MemoryOperand(.r11, index: .r9, scale: 2, 12))
@@ -2154,6 +2190,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [r11 + r9*2 + 12], zmm13", expected: [0x62, 0x12, 0x7E, 0x48, 0x31, 0xAC, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.r11, index: .r9, scale: 2, 12), VectorRegister(13))
   },
+  X86EncodingCase(source: "vpxord zmm13, zmm2, dword [r11 + r9*2 + 12]{1to16}", expected: [0x62, 0x11, 0x6D, 0x58, 0xEF, 0x6C, 0x4B, 0x03]) { assembler in
+    assembler.vpxordZMM(VectorRegister(13), VectorRegister(2), broadcast: MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
   X86EncodingCase(source: "vpaddq ymm13, ymm2, yword [rbx + rcx*8 - 4]", expected: [0xC5, 0x6D, 0xD4, 0x6C, 0xCB, 0xFC]) { assembler in
     assembler.packedYMM(.vpaddq, VectorRegister(13), VectorRegister(2), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
   },
@@ -2184,6 +2223,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [rbx + rcx*8 - 4], zmm24", expected: [0x62, 0x62, 0x7E, 0x48, 0x31, 0x84, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rbx, index: .rcx, scale: 8, -4), VectorRegister(24))
   },
+  X86EncodingCase(source: "vpxord zmm24, zmm15, dword [rbx + rcx*8 - 4]{1to16}", expected: [0x62, 0x61, 0x05, 0x58, 0xEF, 0x44, 0xCB, 0xFF]) { assembler in
+    assembler.vpxordZMM(VectorRegister(24), VectorRegister(15), broadcast: MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
   X86EncodingCase(source: "vpsubd ymm3, ymm0, yword [r13 + r14*1]", expected: [0xC4, 0x81, 0x7D, 0xFA, 0x5C, 0x35, 0x00]) { assembler in
     assembler.packedYMM(.vpsubd, VectorRegister(3), VectorRegister(0), MemoryOperand(.r13, index: .r14, scale: 1))
   },
@@ -2213,6 +2255,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpmovdb oword [r13 + r14*1], zmm3", expected: [0x62, 0x92, 0x7E, 0x48, 0x31, 0x5C, 0x35, 0x00]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.r13, index: .r14, scale: 1), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpxord zmm3, zmm28, dword [r13 + r14*1]{1to16}", expected: [0x62, 0x91, 0x1D, 0x50, 0xEF, 0x5C, 0x35, 0x00]) { assembler in
+    assembler.vpxordZMM(VectorRegister(3), VectorRegister(28), broadcast: MemoryOperand(.r13, index: .r14, scale: 1))
   },
   X86EncodingCase(source: "vpaddd ymm9, ymm14, yword [rsp + rax*1 + 256]", expected: [0xC5, 0x0D, 0xFE, 0x8C, 0x04, 0x00, 0x01, 0x00, 0x00]) { assembler in
     assembler.packedYMM(.vpaddd, VectorRegister(9), VectorRegister(14), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
@@ -2250,6 +2295,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [rsp + rax*1 + 256], zmm14", expected: [0x62, 0x72, 0x7E, 0x48, 0x31, 0x74, 0x04, 0x10]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rsp, index: .rax, scale: 1, 256), VectorRegister(14))
   },
+  X86EncodingCase(source: "vpxord zmm14, zmm9, dword [rsp + rax*1 + 256]{1to16}", expected: [0x62, 0x71, 0x35, 0x58, 0xEF, 0x74, 0x04, 0x40]) { assembler in
+    assembler.vpxordZMM(VectorRegister(14), VectorRegister(9), broadcast: MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
   X86EncodingCase(source: "vpaddq ymm2, ymm11, yword [r10 + r15*2 + 192]", expected: [0xC4, 0x81, 0x25, 0xD4, 0x94, 0x7A, 0xC0, 0x00, 0x00, 0x00]) { assembler in
     assembler.packedYMM(.vpaddq, VectorRegister(2), VectorRegister(11), MemoryOperand(.r10, index: .r15, scale: 2, 192))
   },
@@ -2280,6 +2328,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpmovdb oword [r10 + r15*2 + 192], zmm25", expected: [0x62, 0x02, 0x7E, 0x48, 0x31, 0x4C, 0x7A, 0x0C]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.r10, index: .r15, scale: 2, 192), VectorRegister(25))
   },
+  X86EncodingCase(source: "vpxord zmm25, zmm22, dword [r10 + r15*2 + 192]{1to16}", expected: [0x62, 0x01, 0x4D, 0x50, 0xEF, 0x4C, 0x7A, 0x30]) { assembler in
+    assembler.vpxordZMM(VectorRegister(25), VectorRegister(22), broadcast: MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
   X86EncodingCase(source: "vpsubd ymm8, ymm9, yword [rdi + rdx*1 + 1024]", expected: [0xC5, 0x35, 0xFA, 0x84, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
     assembler.packedYMM(.vpsubd, VectorRegister(8), VectorRegister(9), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
   },
@@ -2309,6 +2360,9 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vpmovdb oword [rdi + rdx*1 + 1024], zmm4", expected: [0x62, 0xF2, 0x7E, 0x48, 0x31, 0x64, 0x17, 0x40]) { assembler in
     assembler.vpmovdbZMM(MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), VectorRegister(4))
+  },
+  X86EncodingCase(source: "vpxord zmm4, zmm3, dword [rdi + rdx*1 + 1024]{1to16}", expected: [0x62, 0xF1, 0x65, 0x58, 0xEF, 0xA4, 0x17, 0x00, 0x04, 0x00, 0x00]) { assembler in
+    assembler.vpxordZMM(VectorRegister(4), VectorRegister(3), broadcast: MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
   },
   X86EncodingCase(source: "vpaddd ymm2, ymm0, ymm1", expected: [0xC5, 0xFD, 0xFE, 0xD1]) { assembler in
     assembler.packedYMM(.vpaddd, VectorRegister(2), VectorRegister(0), VectorRegister(1))

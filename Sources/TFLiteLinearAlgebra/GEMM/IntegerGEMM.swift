@@ -220,14 +220,16 @@
   }
 
   /// Computes `output = requantize(A · B)` with the generated dot-product kernels `kernels`; the
-  /// parameters are those of the Swift route, with `rhs` one matrix of a `QuadPanelMatrices`.
+  /// parameters are those of the Swift route, with `rhs` one matrix of a `QuadPanelMatrices`. With
+  /// `flipsSign` (only where `kernels.flipsSigns`) A holds int8 bytes, which the kernels read as A + 128.
   @inlinable package static func multiply<LHS: GEMMLeftOperand, Output: QuantizedInteger>(
     plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Int8>, output: UnsafeMutablePointer<Output>, outputStride: Int,
-    epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, threadCount: Int, scratch: UnsafeMutableRawPointer
+    epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, flipsSign: Bool = false, threadCount: Int,
+    scratch: UnsafeMutableRawPointer
   ) where LHS.Element == UInt8 {
     GEMMDriver.multiply(
       plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride,
-      kernel: DotProductMicroKernel<Output>(epilogue: epilogue, kernels: kernels),
+      kernel: DotProductMicroKernel<Output>(epilogue: epilogue, kernels: kernels, flipsSign: flipsSign),
       threadCount: threadCount, scratch: scratch)
   }
 }
@@ -244,11 +246,14 @@
   /// The generated kernels computing and requantizing the tiles.
   @usableFromInline package let kernels: DotProductTiles
 
-  /// A kernel on `kernels`' family storing `Output` with the steps `epilogue` needs, finishing its
-  /// tiles with `epilogue`. The family must have been mapped at prepare
-  /// (`GeneratedDotProductKernels/tiles(_:form:)` not nil); this only looks it up.
-  @inlinable package init(epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels) {
-    guard let tiles = kernels.tiles(Output.isSigned ? .int8 : .uint8, form: epilogue.form(storing: Output.self)) else {
+  /// A kernel on `kernels`' family storing `Output` (reading int8 A as A + 128 when `flipsSign`)
+  /// finishing its tiles with `epilogue`. The family must have been mapped at prepare
+  /// (`GeneratedDotProductKernels/tiles(_:flipsSign:)` not nil); this only looks it up.
+  @inlinable package init(epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, flipsSign: Bool = false) {
+    guard
+      let tiles = kernels.tiles(
+        Output.isSigned ? .int8 : .uint8, form: epilogue.form(storing: Output.self), flipsSign: flipsSign)
+    else {
       preconditionFailure("the generated dot-product kernels were not mapped at prepare")
     }
     self.epilogue = epilogue

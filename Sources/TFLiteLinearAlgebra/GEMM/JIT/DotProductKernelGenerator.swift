@@ -21,7 +21,8 @@
 /// `base + {0, 1, 2, 3, 4} × stride` through the SIB byte), r8/r9 the row stride ×1/×3, rdx the
 /// first panel, rsi/r11 the panel distance ×1/×3 during the steps, rcx the step counter; in the
 /// requantizing variants rsi the table and r11 the lanes afterwards, the panel registers the
-/// emission's scratch; only caller-saved registers, `vzeroupper` before returning.
+/// emission's scratch, and one more zmm the sign flip of the variants reading int8 A; only
+/// caller-saved registers, `vzeroupper` before returning.
 @usableFromInline package enum DotProductKernelGenerator {
   /// Why a kernel cannot be generated.
   @usableFromInline package enum Failure: Error, Equatable {
@@ -29,7 +30,13 @@
     case unsupportedRows(Int, DotProductISA)
     /// `columns` is outside `1...maximumColumns(isa)`.
     case unsupportedColumns(Int, DotProductISA)
+    /// Flipping A's sign bits in the kernel needs AVX-512's broadcast operands.
+    case unsupportedSignFlip(DotProductISA)
   }
+
+  /// True when `isa`'s kernels can read int8 A as it is, flipping its sign bits (A + 128) as they
+  /// broadcast it: one `vpxord` with a broadcast operand in place of `vpbroadcastd`, no extra instruction.
+  @usableFromInline package static func flipsSigns(_ isa: DotProductISA) -> Bool { isa == .avx512VNNI }
 
   /// Most panels of one tile: AVX-512's 32 registers hold up to four panels' accumulators, AVX-VNNI's
   /// 16 only one.
@@ -42,7 +49,7 @@
 
   /// Most rows of one tile of `columns` panels: the accumulators (at most 24 zmm past one panel,
   /// whose tile stays at 10 rows, the most the two row bases address) must leave registers for
-  /// the panels and the broadcasts.
+  /// the panels, the broadcasts and the sign flip.
   @usableFromInline package static func maximumRows(_ isa: DotProductISA, columns: Int = 1) -> Int {
     switch isa {
     case .avxVNNI: 6
@@ -51,15 +58,17 @@
   }
 
   /// The machine code of the `rows` × `columns`-panel kernel for `isa`: storing Int32 sums, or
-  /// requantized `output` bytes when `output` is given (with the steps of `form`).
+  /// requantized `output` bytes when `output` is given (with the steps of `form`); reading A as
+  /// int8 bytes to flip when `flipsSign`.
   @usableFromInline package static func code(
     isa: DotProductISA, rows: Int, columns: Int = 1, output: RequantizedOutput? = nil,
-    form: RequantizationForm = .complete
+    form: RequantizationForm = .complete, flipsSign: Bool = false
   ) throws(Failure) -> [UInt8] {
     guard (1...maximumColumns(isa)).contains(columns) else { throw .unsupportedColumns(columns, isa) }
     guard (1...maximumRows(isa, columns: columns)).contains(rows) else { throw .unsupportedRows(rows, isa) }
+    guard !flipsSign || flipsSigns(isa) else { throw .unsupportedSignFlip(isa) }
     var emitter = DotProductEmitter(
-      isa: isa, rows: rows, columns: columns, output: output, form: form)
+      isa: isa, rows: rows, columns: columns, output: output, form: form, flipsSign: flipsSign)
     emitter.emitKernel()
     return emitter.assembler.finishedCode()
   }
@@ -84,6 +93,8 @@
   @usableFromInline package var table: UnsafeRawPointer?
   /// The requantizing variants' `RequantizationLanes`.
   @usableFromInline package var lanes: UnsafeRawPointer?
+  /// What the sign-flipping variants XOR each A quad with: 0x80 in every byte.
+  @usableFromInline package var signFlip: UInt32 = 0x8080_8080
   /// Bytes from one panel to the next (read by the kernels of more than one panel).
   @usableFromInline package var panelBytes: Int
 
@@ -114,18 +125,21 @@ private struct DotProductEmitter {
   let output: RequantizedOutput?
   /// The requantization's steps.
   let form: RequantizationForm
+  /// A holds int8 bytes whose sign bits the kernel flips (zmm only).
+  let flipsSign: Bool
   var assembler = X86Assembler()
   /// ymm (AVX-VNNI, two per row) or zmm (AVX512-VNNI, one per row).
   let width: VectorWidth
   /// Rows 5g ..< 5g + 5 of A or C are addressed from rax (g = 0) and r10 (g = 1).
   let bases: RowBases
 
-  init(isa: DotProductISA, rows: Int, columns: Int, output: RequantizedOutput?, form: RequantizationForm) {
+  init(isa: DotProductISA, rows: Int, columns: Int, output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool) {
     self.isa = isa
     self.rows = rows
     self.columns = columns
     self.output = output
     self.form = form
+    self.flipsSign = flipsSign
     width = isa == .avxVNNI ? .ymm : .zmm
     bases = RowBases(registers: [.rax, .r10], rows: rows)
   }
@@ -136,7 +150,7 @@ private struct DotProductEmitter {
   /// Accumulator of row `row`, vector `vector` (panel `vector / width.vectorsPerRow`).
   func accumulator(_ row: Int, _ vector: Int) -> VectorRegister { VectorRegister(row * vectorsPerRow + vector) }
 
-  /// Panel vector `vector` of the current step (after every accumulator: zmm26–29).
+  /// Panel vector `vector` of the current step (after every accumulator and the sign flip: zmm26–29).
   func panelRegister(_ vector: Int) -> VectorRegister { VectorRegister(width == .ymm ? 12 + vector : 26 + vector) }
 
   /// Vector `vector` of the current step's panels: panel `vector / width.vectorsPerRow` is rsi
@@ -189,6 +203,9 @@ private struct DotProductEmitter {
         for vector in 0..<vectorsPerRow { assembler.zero(width, accumulator(row, vector)) }
       }
     }
+    // zmm25 (past the at most 24 accumulators of the zmm kernels) holds the sign flip of every lane.
+    let flip = VectorRegister(25)
+    if flipsSign { assembler.vpbroadcastdZMM(flip, argumentOperand(\DotProductKernelArguments.signFlip)) }
     setBases(origin: \.a, stride: \.aRowBytes)
     assembler.mov(.rdx, argumentOperand(\DotProductKernelArguments.b))
     if columns > 1 {
@@ -204,7 +221,11 @@ private struct DotProductEmitter {
     for vector in 0..<vectorsPerRow { assembler.load(width, panelRegister(vector), panelAddress(vector)) }
     for row in 0..<rows {
       let quad = broadcastRegister(row: row)
-      width == .ymm ? assembler.vpbroadcastdYMM(quad, rowAddress(row)) : assembler.vpbroadcastdZMM(quad, rowAddress(row))
+      if flipsSign {
+        assembler.vpxordZMM(quad, flip, broadcast: rowAddress(row))
+      } else {
+        width == .ymm ? assembler.vpbroadcastdYMM(quad, rowAddress(row)) : assembler.vpbroadcastdZMM(quad, rowAddress(row))
+      }
       for vector in 0..<vectorsPerRow {
         width == .ymm
           ? assembler.vpdpbusdYMM(accumulator(row, vector), quad, panelRegister(vector))

@@ -16,11 +16,11 @@
 #endif
 
 /// The generated dot-product kernels of one instruction set, in families: the family storing
-/// Int32 sums, and per output type a requantizing family per `RequantizationForm`. A family
-/// (`DotProductTiles`: one kernel per tile of 1 through
+/// Int32 sums, and per output type (AVX512-VNNI: also per output type reading int8 A) a
+/// requantizing family per `RequantizationForm`. A family (`DotProductTiles`: one kernel per tile of 1 through
 /// `maximumColumns` panels and 1 through `maximumRows(columns:)` rows, in one executable mapping)
 /// is generated the first time a convolution asks for it and kept for the life of the process, so
-/// a model pays only for the families it uses (a bounded cache: at most 9 families of at most 34
+/// a model pays only for the families it uses (a bounded cache: at most 17 families of at most 34
 /// kernels of a few kilobytes each, each kernel itself made on first use).
 ///
 /// The 8-bit CONV_2D and FULLY_CONNECTED kernels use them (`IntegerGEMM` with
@@ -37,6 +37,8 @@
   @usableFromInline package let maximumRows: Int
   /// Most panels of a tile.
   @usableFromInline package let maximumColumns: Int
+  /// True when a requantizing family can read int8 A as it is (`flipsSign`).
+  @usableFromInline package let flipsSigns: Bool
   /// The families generated so far, by `familyIndex`.
   private var families: [DotProductTiles?]
   /// Guards `families`.
@@ -47,7 +49,8 @@
     self.isa = isa
     maximumRows = DotProductKernelGenerator.maximumRows(isa)
     maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
-    families = Array(repeating: nil, count: 1 + RequantizedOutput.allCases.count * RequantizationForm.all.count)
+    flipsSigns = DotProductKernelGenerator.flipsSigns(isa)
+    families = Array(repeating: nil, count: 1 + 2 * RequantizedOutput.allCases.count * RequantizationForm.all.count)
     mutex = .allocate(capacity: 1)
     pthread_mutex_init(mutex, nil)
   }
@@ -57,21 +60,27 @@
     mutex.deallocate()
   }
 
-  /// Index into `families` of the family storing `output` (Int32 sums when nil) with the steps of `form`.
-  private static func familyIndex(_ output: RequantizedOutput?, form: RequantizationForm) -> Int {
+  /// Index into `families` of the family storing `output` (Int32 sums when nil) with the steps of
+  /// `form`, reading int8 A when `flipsSign`.
+  private static func familyIndex(_ output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool) -> Int {
     guard let output else { return 0 }
-    return 1 + form.index * RequantizedOutput.allCases.count + output.rawValue
+    let outputs = RequantizedOutput.allCases.count
+    return 1 + ((flipsSign ? 1 : 0) * RequantizationForm.all.count + form.index) * outputs + output.rawValue
   }
 
   /// The family storing `output` (Int32 sums when nil) with the requantization steps of `form`,
-  /// generated on first use; nil when the OS refuses executable memory. Callers on a hot path ask
-  /// once (at prepare or per product) and keep the result.
-  @usableFromInline package func tiles(_ output: RequantizedOutput?, form: RequantizationForm = .complete) -> DotProductTiles? {
-    let index = Self.familyIndex(output, form: form)
+  /// reading int8 A as A + 128 when `flipsSign` (only where `flipsSigns`), generated on first use;
+  /// nil when the OS refuses executable memory. Callers on a hot path ask once (at prepare or per
+  /// product) and keep the result.
+  @usableFromInline package func tiles(
+    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false
+  ) -> DotProductTiles? {
+    precondition(!flipsSign || (flipsSigns && output != nil), "this family cannot read int8 A")
+    let index = Self.familyIndex(output, form: form, flipsSign: flipsSign)
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     if let family = families[index] { return family }
-    let family = DotProductTiles(isa: isa, output: output, form: form)
+    let family = DotProductTiles(isa: isa, output: output, form: form, flipsSign: flipsSign)
     families[index] = family
     return family
   }
@@ -133,16 +142,18 @@
   @usableFromInline package func requantizedTile<Output: QuantizedInteger>(
     a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
     lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, form: RequantizationForm = .complete,
-    columns: Int = 1, panelBytes: Int = 0
+    flipsSign: Bool = false, columns: Int = 1, panelBytes: Int = 0
   ) {
-    family(Output.isSigned ? .int8 : .uint8, form: form).requantizedTile(
+    family(Output.isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign).requantizedTile(
       a: a, lda: lda, rows: rows, b: b, steps: steps, table: table, lanes: lanes, c: c, ldc: ldc, columns: columns,
       panelBytes: panelBytes)
   }
 
-  /// `tiles(output, form:)`, which must be mappable (as it was when a prepare asked for it).
-  private func family(_ output: RequantizedOutput?, form: RequantizationForm = .complete) -> DotProductTiles {
-    guard let family = tiles(output, form: form) else {
+  /// `tiles(output, form:, flipsSign:)`, which must be mappable (as it was when a prepare asked for it).
+  private func family(
+    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false
+  ) -> DotProductTiles {
+    guard let family = tiles(output, form: form, flipsSign: flipsSign) else {
       preconditionFailure("the generated dot-product kernels could not be mapped")
     }
     return family
@@ -164,6 +175,8 @@
   @usableFromInline package let maximumColumns: Int
   /// What the kernels store: nil for Int32 sums.
   @usableFromInline package let output: RequantizedOutput?
+  /// True when the kernels read int8 A as A + 128.
+  @usableFromInline package let flipsSign: Bool
   /// The requantization steps of the requantizing kernels.
   @usableFromInline package let form: RequantizationForm
   /// The tiles, panel count after panel count, tile height after tile height, made on first use.
@@ -175,7 +188,7 @@
 
   /// The family with only its one-row one-panel tile generated (which shows that the OS maps the
   /// family's code); nil when the OS refuses executable memory.
-  fileprivate init?(isa: DotProductISA, output: RequantizedOutput?, form: RequantizationForm) {
+  fileprivate init?(isa: DotProductISA, output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool) {
     let maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
     var shapes: [(columns: Int, rows: Int)] = []
     var firstTile: [Int] = []
@@ -186,7 +199,8 @@
     let tileShapes = shapes
     let kernels = LazyExecutableKernels(count: tileShapes.count) { index in
       try? DotProductKernelGenerator.code(
-        isa: isa, rows: tileShapes[index].rows, columns: tileShapes[index].columns, output: output, form: form)
+        isa: isa, rows: tileShapes[index].rows, columns: tileShapes[index].columns, output: output, form: form,
+        flipsSign: flipsSign)
     }
     guard kernels.entry(0) != nil else { return nil }
     self.kernels = kernels
@@ -195,6 +209,7 @@
     self.maximumColumns = maximumColumns
     self.output = output
     self.form = form
+    self.flipsSign = flipsSign
   }
 
   /// Rows of the tallest tile of `columns` panels.
@@ -253,7 +268,8 @@
   /// go to C (rows `ldc` apart) as `Output` bytes, bit for bit as `IntegerEpilogue.requantize` and
   /// a narrowing store. With `columns` panels (1 through `maximumColumns`, `panelBytes` apart from
   /// `b`), `rows` at most `maximumRows(columns:)`, panel p's 16 columns use the record p records
-  /// after `table` and go to C's columns 16p ..< 16p + 16..
+  /// after `table` and go to C's columns 16p ..< 16p + 16. In a `flipsSign` family, A holds int8
+  /// bytes, read as A + 128.
   @usableFromInline package func requantizedTile<Output: QuantizedInteger>(
     a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
     lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, columns: Int = 1, panelBytes: Int = 0

@@ -686,6 +686,12 @@
     emit(count)
   }
 
+  /// `vpxord zmm1, zmm2, dword [m32]{1to16}`: zmm2 XOR the 32-bit value broadcast (AVX-512F).
+  @usableFromInline package mutating func vpxordZMM(_ destination: VectorRegister, _ left: VectorRegister, broadcast source: MemoryOperand) {
+    evex(
+      map: .x0F, prefix: .x66, opcode: 0xEF, reg: destination.number, vvvv: left.number, memory: source,
+      elementBytes: 4, broadcast: true)
+  }
 
   /// `vpmovdb [m128], zmm`: the low byte of each of the 16 lanes (AVX-512F).
   @usableFromInline package mutating func vpmovdbZMM(_ destination: MemoryOperand, _ source: VectorRegister) {

@@ -504,6 +504,14 @@ private enum ByteConvolutionWeights {
     }
   }
 
+  /// True when the generated kernels can read int8 activations in place, flipping their signs.
+  var kernelsFlipSigns: Bool {
+    switch self {
+    case .swift, .rowCorrected: false
+    case .generated(_, let kernels): kernels.flipsSigns
+    }
+  }
+
   /// The real depth whose byte sum each left-hand row must carry, or nil.
   var rowSumDepth: Int? {
     if case .rowCorrected(_, _, _, let depth) = self { depth } else { nil }
@@ -542,13 +550,13 @@ private final class ByteConvolution {
   /// The unsigned value that stands for the input zero point: what padding taps hold.
   let paddingValue: UInt8
   /// True when the GEMM reads the input rows in place: a 1×1 stride-1 convolution without padding
-  /// whose depth needs no padding for the packed panels, on uint8 input. An int8 input is flipped
-  /// to the unsigned form while its rows are packed, a block (16 KiB) at a time, not through a
-  /// copy of the whole input: one `pxor` per 16 bytes of A, where flipping each broadcast A quad in
-  /// the dot-product tiles cost one vector instruction per four bytes and panel group, on the ports
-  /// the multiply-adds and the requantization use (ResNet50 int8's 1×1 layer classes ran 4–7 %
-  /// faster with the packing, medians on a loaded machine).
+  /// whose depth needs no padding for the packed panels, on uint8 input, or on int8 input when the
+  /// generated kernels flip its signs as they read it (`flipsSign`). Otherwise an int8 input is
+  /// flipped to the unsigned form while its rows are packed instead of through a copy of the whole
+  /// input, which would cost scratch as large as the input (LiteRT's int8 1×1 convolution needs none).
   let readsInPlace: Bool
+  /// True when the generated kernels read the int8 input in place and flip its signs.
+  let flipsSign: Bool
   /// Where the GEMM's scratch starts.
   let gemmScratchOffset: Int
   /// The input's element type (int8 or uint8).
@@ -591,12 +599,13 @@ private final class ByteConvolution {
     clamp = arithmetic.clamp
     signFlip = isSigned ? 0x8080_8080_8080_8080 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
-    readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && !isSigned
+    flipsSign = isSigned && weights.kernelsFlipSigns
+    readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
     // The generated family this convolution runs (8-bit outputs have the input's type) is made now, not mid-invoke.
     let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
     let form = isSigned ? epilogue.form(storing: Int8.self) : epilogue.form(storing: UInt8.self)
     if case .generated(_, let kernels) = weights,
-      kernels.tiles(isSigned ? .int8 : .uint8, form: form) == nil
+      kernels.tiles(isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign && readsInPlace) == nil
     {
       throw KernelError.invalid("\(op): the OS refused executable memory for the generated dot-product kernels")
     }
@@ -658,7 +667,8 @@ private final class ByteConvolution {
     case .generated(let packed, let kernels):
       IntegerGEMM.multiply(
         plan: plan, lhs: lhs, rhs: packed.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
-        epilogue: epilogue, kernels: kernels, threadCount: threadCount, scratch: groupScratch)
+        epilogue: epilogue, kernels: kernels, flipsSign: flipsSign && readsInPlace, threadCount: threadCount,
+        scratch: groupScratch)
     case .rowCorrected(let packed, let sums, let zeroPoint, _):
       GEMMDriver.multiply(
         plan: plan, lhs: lhs, rhs: packed.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
