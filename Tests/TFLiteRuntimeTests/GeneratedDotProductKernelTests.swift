@@ -28,23 +28,31 @@ final class GeneratedDotProductKernelTests: XCTestCase {
   }
 
   /// Each family is made on first request, kept (the same mapping on every later request) and
-  /// stores what it was asked for; sign-flipping families exist only where the level reads int8 A.
+  /// stores what it was asked for (output, requantization form); sign-flipping families exist only
+  /// where the level reads int8 A.
   func testFamiliesAreMadeOnFirstRequestAndKept() throws {
     for isa in runnableISAs {
       let kernels = try XCTUnwrap(GeneratedDotProductKernels.kernels(for: isa))
       let flips = kernels.flipsSigns ? [false, true] : [false]
       for output in [nil] + RequantizedOutput.allCases.map(Optional.some) {
         for flipsSign in output == nil ? [false] : flips {
-          let first = try XCTUnwrap(kernels.tiles(output, flipsSign: flipsSign), "\(isa) \(String(describing: output))")
-          XCTAssertTrue(first === kernels.tiles(output, flipsSign: flipsSign), "\(isa): a family was made twice")
-          XCTAssertEqual(first.output, output)
-          XCTAssertEqual(first.flipsSign, flipsSign)
-          XCTAssertEqual(first.isa, isa)
-          XCTAssertEqual(first.maximumColumns, kernels.maximumColumns)
+          for form in output == nil ? [.complete] : RequantizationForm.all {
+            let label = "\(isa) \(String(describing: output)) \(form)"
+            let first = try XCTUnwrap(kernels.tiles(output, form: form, flipsSign: flipsSign), label)
+            XCTAssertTrue(first === kernels.tiles(output, form: form, flipsSign: flipsSign), "\(label): made twice")
+            XCTAssertEqual(first.output, output)
+            XCTAssertEqual(first.flipsSign, flipsSign)
+            XCTAssertEqual(first.form, form)
+            XCTAssertEqual(first.isa, isa)
+            XCTAssertEqual(first.maximumColumns, kernels.maximumColumns)
+          }
         }
       }
       XCTAssertFalse(
         kernels.tiles(.int8) === kernels.tiles(.uint8), "\(isa): int8 and uint8 outputs share a family")
+      XCTAssertFalse(
+        kernels.tiles(.int8) === kernels.tiles(.int8, form: RequantizationForm(shiftsLeft: false, saturates: true)),
+        "\(isa): two requantization forms share a family")
     }
   }
 

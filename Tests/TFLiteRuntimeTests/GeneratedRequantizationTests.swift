@@ -21,8 +21,15 @@ final class GeneratedRequantizationTests: XCTestCase {
     init(random: inout SeededGenerator, channels: Int, signed: Bool, trial: Int) {
       rounding = trial % 2 == 0 ? .doubleRounding : .singleRounding
       let perTensor = trial % 5 == 0
-      let shared = Self.multiplier(&random, index: trial)
-      multipliers = (0..<channels).map { perTensor ? shared : Self.multiplier(&random, index: $0 &+ trial) }
+      // Every fourth problem only divides (no left shifts under two roundings, the form without
+      // that step; one rounding never shifts left).
+      let dividesOnly = trial % 4 == 2
+      func multiplier(_ index: Int) -> QuantizedMultiplier {
+        let drawn = Self.multiplier(&random, index: index)
+        return dividesOnly ? QuantizedMultiplier(multiplier: drawn.multiplier, shift: min(drawn.shift, 0)) : drawn
+      }
+      let shared = multiplier(trial)
+      multipliers = (0..<channels).map { perTensor ? shared : multiplier($0 &+ trial) }
       bias = (0..<channels).map { _ in
         random.int(0...3) == 0 ? [Int32.min, Int32.max, 0, -1][random.int(0...3)] : Int32.random(in: .min ... .max, using: &random)
       }
@@ -123,6 +130,70 @@ final class GeneratedRequantizationTests: XCTestCase {
     }
   }
 
+  /// Sums on and beside every rounding tie: for each channel's multiplier and shift (both
+  /// roundings, right shifts 0…31 and a few left shifts, multipliers 2^30, 2^30 + 1, 2^31 − 1 and
+  /// odd mantissas), the sums whose exact rescale lies within two steps of k + ½ for outputs k
+  /// inside int8, positive and negative, where the two-rounding and one-rounding forms (halves away
+  /// from zero after a nudged high multiply; halves up) and any merged 64-bit form differ first.
+  /// Every instruction set's standalone kernel must give the scalar rescale's bytes.
+  func testRescaleMatchesScalarRescaleOnEveryRoundingTie() throws {
+    let isas = GeneratedKernelISA.allCases.filter { GeneratedRequantizationKernels.kernels(for: $0) != nil }
+    #if arch(x86_64)
+      XCTAssertFalse(isas.isEmpty, "an x86-64 test machine runs at least AVX2")
+    #endif
+    let mantissas: [Int32] = [1 << 30, (1 << 30) + 1, .max, 0x5555_5555, 0x6000_0001]
+    let shifts = Array(-31...2)
+    let candidates = Array(-60..<60)
+    let nudges = Array(-2...2)
+    let rows = candidates.count * nudges.count
+    for isa in isas {
+      let kernels = try XCTUnwrap(GeneratedRequantizationKernels.kernels(for: isa))
+      for rounding in [RoundingPolicy.doubleRounding, .singleRounding] {
+        // 16 channels a block: (mantissa, shift) pairs in turn until every pair has run.
+        let pairs = mantissas.flatMap { mantissa in shifts.map { QuantizedMultiplier(multiplier: mantissa, shift: $0) } }
+        for first in stride(from: 0, to: pairs.count, by: 16) {
+          let multipliers = (0..<16).map { pairs[(first + $0) % pairs.count] }
+          let constants = IntegerChannelConstants(
+            groups: 1, groupChannels: 16, multipliers: multipliers, rounding: rounding) { _ in 0 }
+          let epilogue = constants.epilogue(group: 0, outputZeroPoint: 0, clamp: -128...127)
+          var sums = [Int32](repeating: 0, count: rows * 16)
+          for channel in 0..<16 {
+            let multiplier = multipliers[channel]
+            // x · M · 2^(shift − 31) = k + ½ at x = (k + ½) · 2^(31 − shift) / M.
+            let scale = Double(sign: .plus, exponent: 31 - multiplier.shift, significand: 1) / Double(multiplier.multiplier)
+            for (index, k) in candidates.enumerated() {
+              let tie = ((Double(k) + 0.5) * scale).rounded()
+              for (offset, nudge) in nudges.enumerated() {
+                let value = min(max(tie + Double(nudge), Double(Int32.min)), Double(Int32.max))
+                sums[(index * nudges.count + offset) * 16 + channel] = Int32(value)
+              }
+            }
+          }
+          var output = [Int8](repeating: 0, count: rows * 16)
+          sums.withUnsafeBufferPointer { sumBuffer in
+            output.withUnsafeMutableBufferPointer { outputBuffer in
+              kernels.requantize(
+                sums: sumBuffer.baseAddress!, sumsStride: 16, rows: rows, table: epilogue.table(channel: 0),
+                lanes: epilogue.lanes, output: outputBuffer.baseAddress!, outputStride: 16)
+            }
+          }
+          var mismatches = 0
+          for index in sums.indices {
+            let multiplier = multipliers[index % 16]
+            let expected = min(max(multiplier.apply(sums[index], rounding: rounding), -128), 127)
+            if Int32(output[index]) != expected {
+              mismatches += 1
+              if mismatches <= 5 {
+                XCTFail("\(isa) \(rounding) \(multiplier): sum \(sums[index]) gave \(output[index]), expected \(expected)")
+              }
+            }
+          }
+          XCTAssertEqual(mismatches, 0, "\(isa) \(rounding) channels from pair \(first)")
+        }
+      }
+    }
+  }
+
   /// The legacy-uint8 row-corrected tiles (RowCorrectedDotProducts.swift): with every sum route
   /// (Swift and each VNNI level) and every requantization (Swift and each generated level), each
   /// output byte is the scalar rescale of Σ u · (w − zw) computed here from first principles, and
@@ -203,6 +274,10 @@ final class GeneratedRequantizationTests: XCTestCase {
   func testFusedEpilogueMatchesScalarRescaleOfSums() throws {
     let isas = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
     var random = SeededGenerator(seed: 1204)
+    var formsSeen: Set<RequantizationForm> = []
+    defer {
+      if !isas.isEmpty { XCTAssertEqual(formsSeen, Set(RequantizationForm.all), "every requantization form ran") }
+    }
     for isa in isas {
       let kernels = try XCTUnwrap(GeneratedDotProductKernels.kernels(for: isa))
       for trial in 0..<(2 * kernels.maximumRows + 8) {
@@ -229,7 +304,7 @@ final class GeneratedRequantizationTests: XCTestCase {
         let label = "\(isa) trial \(trial) rows \(rows) steps \(steps) \(problem.rounding) \(signed ? "int8" : "uint8")"
         // Where the kernels read int8 A in place, the same tile from A − 128 as int8 bytes.
         let flippedA = a.map { $0 ^ 0x80 }
-        func run<Output: QuantizedInteger>(_ type: Output.Type, flipsSign: Bool) {
+        func run<Output: QuantizedInteger>(_ type: Output.Type, flipsSign: Bool, form: RequantizationForm) {
           let guardValue = Output(truncatingIfNeeded: 0xA5)
           var output = [Output](repeating: guardValue, count: rows * ldc)
           (flipsSign ? flippedA : a).withUnsafeBufferPointer { aBuffer in
@@ -239,7 +314,7 @@ final class GeneratedRequantizationTests: XCTestCase {
                   kernels.requantizedTile(
                     a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
                     table: problem.epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes),
-                    c: outputBuffer.baseAddress!, ldc: ldc, flipsSign: flipsSign)
+                    c: outputBuffer.baseAddress!, ldc: ldc, form: form, flipsSign: flipsSign)
                 }
               }
             }
@@ -250,15 +325,20 @@ final class GeneratedRequantizationTests: XCTestCase {
               if column < 16 {
                 XCTAssertEqual(
                   Int32(actual), problem.expected(sums[row * 16 + column], channel: column),
-                  "\(label) flips \(flipsSign) row \(row) column \(column)")
+                  "\(label) \(form) flips \(flipsSign) row \(row) column \(column)")
               } else {
                 XCTAssertEqual(actual, guardValue, "\(label): wrote past 16 columns")
               }
             }
           }
         }
+        // The form a convolution with these constants runs, and every step.
+        let form = signed ? problem.epilogue.form(storing: Int8.self) : problem.epilogue.form(storing: UInt8.self)
+        formsSeen.insert(form)
         for flipsSign in kernels.flipsSigns ? [false, true] : [false] {
-          signed ? run(Int8.self, flipsSign: flipsSign) : run(UInt8.self, flipsSign: flipsSign)
+          for form in [form, .complete] {
+            signed ? run(Int8.self, flipsSign: flipsSign, form: form) : run(UInt8.self, flipsSign: flipsSign, form: form)
+          }
         }
       }
       XCTAssertEqual(kernels.flipsSigns, isa == .avx512VNNI, "AVX512-VNNI reads int8 A in place")
@@ -289,6 +369,7 @@ final class GeneratedRequantizationTests: XCTestCase {
           let label = "\(isa) \(rows)×\(columns) steps \(steps) \(problem.rounding) \(signed ? "int8" : "uint8")"
           func run<Output: QuantizedInteger>(_ type: Output.Type, flipsSign: Bool) {
             let guardValue = Output(truncatingIfNeeded: 0x3C)
+            let form = problem.epilogue.form(storing: Output.self)
             var output = [Output](repeating: guardValue, count: rows * ldc)
             (flipsSign ? a.map { $0 ^ 0x80 } : a).withUnsafeBufferPointer { aBuffer in
               b.withUnsafeBufferPointer { bBuffer in
@@ -297,7 +378,7 @@ final class GeneratedRequantizationTests: XCTestCase {
                     kernels.requantizedTile(
                       a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
                       table: problem.epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes),
-                      c: outputBuffer.baseAddress!, ldc: ldc, flipsSign: flipsSign, columns: columns,
+                      c: outputBuffer.baseAddress!, ldc: ldc, form: form, flipsSign: flipsSign, columns: columns,
                       panelBytes: panelBytes)
                   }
                 }

@@ -4146,4 +4146,562 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vmovaps zmm22{k1}, zmm11", expected: [0x62, 0xC1, 0x7C, 0x49, 0x28, 0xF3]) { assembler in
     assembler.vmovapsZMM(VectorRegister(22), VectorRegister(11), mask: MaskRegister(1))
   },
+  X86EncodingCase(source: "vpsubq zmm7, zmm3, zword [rax]", expected: [0x62, 0xF1, 0xE5, 0x48, 0xFB, 0x38]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(7), VectorRegister(3), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpsubq zmm7{k1}, zmm3, zword [rax]", expected: [0x62, 0xF1, 0xE5, 0x49, 0xFB, 0x38]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(7), VectorRegister(3), MemoryOperand(.rax), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vpsravq zmm7, zmm3, zword [rax]", expected: [0x62, 0xF2, 0xE5, 0x48, 0x46, 0x38]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(7), VectorRegister(3), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpsravq zmm7{k1}, zmm3, zword [rax]", expected: [0x62, 0xF2, 0xE5, 0x49, 0x46, 0x38]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(7), VectorRegister(3), MemoryOperand(.rax), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vpaddq zmm7, zmm3, zword [rax]", expected: [0x62, 0xF1, 0xE5, 0x48, 0xD4, 0x38]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(7), VectorRegister(3), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpaddq zmm7{k1}, zmm3, zword [rax]", expected: [0x62, 0xF1, 0xE5, 0x49, 0xD4, 0x38]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(7), VectorRegister(3), MemoryOperand(.rax), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vpcmpgtq k1, zmm3, zword [rax]", expected: [0x62, 0xF2, 0xE5, 0x48, 0x37, 0x08]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(1), VectorRegister(3), MemoryOperand(.rax))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [rax], zmm7", expected: [0x62, 0xF2, 0x7E, 0x48, 0x21, 0x38]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.rax), VectorRegister(7))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [rax], zmm7", expected: [0x62, 0xF2, 0x7E, 0x48, 0x11, 0x38]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.rax), VectorRegister(7))
+  },
+  X86EncodingCase(source: "vpsubq zmm18, zmm16, zword [rdi + 8]", expected: [0x62, 0xE1, 0xFD, 0x40, 0xFB, 0x97, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(18), VectorRegister(16), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpsubq zmm18{k2}, zmm16, zword [rdi + 8]", expected: [0x62, 0xE1, 0xFD, 0x42, 0xFB, 0x97, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(18), VectorRegister(16), MemoryOperand(.rdi, 8), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vpsravq zmm18, zmm16, zword [rdi + 8]", expected: [0x62, 0xE2, 0xFD, 0x40, 0x46, 0x97, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(18), VectorRegister(16), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpsravq zmm18{k2}, zmm16, zword [rdi + 8]", expected: [0x62, 0xE2, 0xFD, 0x42, 0x46, 0x97, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(18), VectorRegister(16), MemoryOperand(.rdi, 8), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vpaddq zmm18, zmm16, zword [rdi + 8]", expected: [0x62, 0xE1, 0xFD, 0x40, 0xD4, 0x97, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(18), VectorRegister(16), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpaddq zmm18{k2}, zmm16, zword [rdi + 8]", expected: [0x62, 0xE1, 0xFD, 0x42, 0xD4, 0x97, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(18), VectorRegister(16), MemoryOperand(.rdi, 8), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vpcmpgtq k2, zmm16, zword [rdi + 8]", expected: [0x62, 0xF2, 0xFD, 0x40, 0x37, 0x97, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(2), VectorRegister(16), MemoryOperand(.rdi, 8))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [rdi + 8], zmm18", expected: [0x62, 0xE2, 0x7E, 0x48, 0x21, 0x97, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.rdi, 8), VectorRegister(18))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [rdi + 8], zmm18", expected: [0x62, 0xE2, 0x7E, 0x48, 0x11, 0x97, 0x08, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.rdi, 8), VectorRegister(18))
+  },
+  X86EncodingCase(source: "vpsubq zmm29, zmm29, zword [rsp]", expected: [0x62, 0x61, 0x95, 0x40, 0xFB, 0x2C, 0x24]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(29), VectorRegister(29), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpsubq zmm29{k3}, zmm29, zword [rsp]", expected: [0x62, 0x61, 0x95, 0x43, 0xFB, 0x2C, 0x24]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(29), VectorRegister(29), MemoryOperand(.rsp), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vpsravq zmm29, zmm29, zword [rsp]", expected: [0x62, 0x62, 0x95, 0x40, 0x46, 0x2C, 0x24]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(29), VectorRegister(29), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpsravq zmm29{k3}, zmm29, zword [rsp]", expected: [0x62, 0x62, 0x95, 0x43, 0x46, 0x2C, 0x24]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(29), VectorRegister(29), MemoryOperand(.rsp), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vpaddq zmm29, zmm29, zword [rsp]", expected: [0x62, 0x61, 0x95, 0x40, 0xD4, 0x2C, 0x24]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(29), VectorRegister(29), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpaddq zmm29{k3}, zmm29, zword [rsp]", expected: [0x62, 0x61, 0x95, 0x43, 0xD4, 0x2C, 0x24]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(29), VectorRegister(29), MemoryOperand(.rsp), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vpcmpgtq k3, zmm29, zword [rsp]", expected: [0x62, 0xF2, 0x95, 0x40, 0x37, 0x1C, 0x24]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(3), VectorRegister(29), MemoryOperand(.rsp))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [rsp], zmm29", expected: [0x62, 0x62, 0x7E, 0x48, 0x21, 0x2C, 0x24]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.rsp), VectorRegister(29))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [rsp], zmm29", expected: [0x62, 0x62, 0x7E, 0x48, 0x11, 0x2C, 0x24]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.rsp), VectorRegister(29))
+  },
+  X86EncodingCase(source: "vpsubq zmm8, zmm10, zword [r12 + 4]", expected: [0x62, 0x51, 0xAD, 0x48, 0xFB, 0x84, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(8), VectorRegister(10), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpsubq zmm8{k4}, zmm10, zword [r12 + 4]", expected: [0x62, 0x51, 0xAD, 0x4C, 0xFB, 0x84, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(8), VectorRegister(10), MemoryOperand(.r12, 4), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vpsravq zmm8, zmm10, zword [r12 + 4]", expected: [0x62, 0x52, 0xAD, 0x48, 0x46, 0x84, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(8), VectorRegister(10), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpsravq zmm8{k4}, zmm10, zword [r12 + 4]", expected: [0x62, 0x52, 0xAD, 0x4C, 0x46, 0x84, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(8), VectorRegister(10), MemoryOperand(.r12, 4), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vpaddq zmm8, zmm10, zword [r12 + 4]", expected: [0x62, 0x51, 0xAD, 0x48, 0xD4, 0x84, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(8), VectorRegister(10), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpaddq zmm8{k4}, zmm10, zword [r12 + 4]", expected: [0x62, 0x51, 0xAD, 0x4C, 0xD4, 0x84, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(8), VectorRegister(10), MemoryOperand(.r12, 4), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vpcmpgtq k4, zmm10, zword [r12 + 4]", expected: [0x62, 0xD2, 0xAD, 0x48, 0x37, 0xA4, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(4), VectorRegister(10), MemoryOperand(.r12, 4))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [r12 + 4], zmm8", expected: [0x62, 0x52, 0x7E, 0x48, 0x21, 0x84, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.r12, 4), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [r12 + 4], zmm8", expected: [0x62, 0x52, 0x7E, 0x48, 0x11, 0x84, 0x24, 0x04, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.r12, 4), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsubq zmm19, zmm23, zword [rbp]", expected: [0x62, 0xE1, 0xC5, 0x40, 0xFB, 0x5D, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(19), VectorRegister(23), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpsubq zmm19{k5}, zmm23, zword [rbp]", expected: [0x62, 0xE1, 0xC5, 0x45, 0xFB, 0x5D, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(19), VectorRegister(23), MemoryOperand(.rbp), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "vpsravq zmm19, zmm23, zword [rbp]", expected: [0x62, 0xE2, 0xC5, 0x40, 0x46, 0x5D, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(19), VectorRegister(23), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpsravq zmm19{k5}, zmm23, zword [rbp]", expected: [0x62, 0xE2, 0xC5, 0x45, 0x46, 0x5D, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(19), VectorRegister(23), MemoryOperand(.rbp), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "vpaddq zmm19, zmm23, zword [rbp]", expected: [0x62, 0xE1, 0xC5, 0x40, 0xD4, 0x5D, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(19), VectorRegister(23), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpaddq zmm19{k5}, zmm23, zword [rbp]", expected: [0x62, 0xE1, 0xC5, 0x45, 0xD4, 0x5D, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(19), VectorRegister(23), MemoryOperand(.rbp), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "vpcmpgtq k5, zmm23, zword [rbp]", expected: [0x62, 0xF2, 0xC5, 0x40, 0x37, 0x6D, 0x00]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(5), VectorRegister(23), MemoryOperand(.rbp))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [rbp], zmm19", expected: [0x62, 0xE2, 0x7E, 0x48, 0x21, 0x5D, 0x00]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.rbp), VectorRegister(19))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [rbp], zmm19", expected: [0x62, 0xE2, 0x7E, 0x48, 0x11, 0x5D, 0x00]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.rbp), VectorRegister(19))
+  },
+  X86EncodingCase(source: "vpsubq zmm30, zmm4, zword [r13]", expected: [0x62, 0x41, 0xDD, 0x48, 0xFB, 0x75, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(30), VectorRegister(4), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpsubq zmm30{k6}, zmm4, zword [r13]", expected: [0x62, 0x41, 0xDD, 0x4E, 0xFB, 0x75, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(30), VectorRegister(4), MemoryOperand(.r13), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vpsravq zmm30, zmm4, zword [r13]", expected: [0x62, 0x42, 0xDD, 0x48, 0x46, 0x75, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(30), VectorRegister(4), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpsravq zmm30{k6}, zmm4, zword [r13]", expected: [0x62, 0x42, 0xDD, 0x4E, 0x46, 0x75, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(30), VectorRegister(4), MemoryOperand(.r13), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vpaddq zmm30, zmm4, zword [r13]", expected: [0x62, 0x41, 0xDD, 0x48, 0xD4, 0x75, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(30), VectorRegister(4), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpaddq zmm30{k6}, zmm4, zword [r13]", expected: [0x62, 0x41, 0xDD, 0x4E, 0xD4, 0x75, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(30), VectorRegister(4), MemoryOperand(.r13), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vpcmpgtq k6, zmm4, zword [r13]", expected: [0x62, 0xD2, 0xDD, 0x48, 0x37, 0x75, 0x00]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(6), VectorRegister(4), MemoryOperand(.r13))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [r13], zmm30", expected: [0x62, 0x42, 0x7E, 0x48, 0x21, 0x75, 0x00]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.r13), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [r13], zmm30", expected: [0x62, 0x42, 0x7E, 0x48, 0x11, 0x75, 0x00]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.r13), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpsubq zmm9, zmm17, zword [r15 - 128]", expected: [0x62, 0x51, 0xF5, 0x40, 0xFB, 0x4F, 0xFE]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(9), VectorRegister(17), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpsubq zmm9{k7}, zmm17, zword [r15 - 128]", expected: [0x62, 0x51, 0xF5, 0x47, 0xFB, 0x4F, 0xFE]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(9), VectorRegister(17), MemoryOperand(.r15, -128), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "vpsravq zmm9, zmm17, zword [r15 - 128]", expected: [0x62, 0x52, 0xF5, 0x40, 0x46, 0x4F, 0xFE]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(9), VectorRegister(17), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpsravq zmm9{k7}, zmm17, zword [r15 - 128]", expected: [0x62, 0x52, 0xF5, 0x47, 0x46, 0x4F, 0xFE]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(9), VectorRegister(17), MemoryOperand(.r15, -128), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "vpaddq zmm9, zmm17, zword [r15 - 128]", expected: [0x62, 0x51, 0xF5, 0x40, 0xD4, 0x4F, 0xFE]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(9), VectorRegister(17), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpaddq zmm9{k7}, zmm17, zword [r15 - 128]", expected: [0x62, 0x51, 0xF5, 0x47, 0xD4, 0x4F, 0xFE]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(9), VectorRegister(17), MemoryOperand(.r15, -128), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "vpcmpgtq k7, zmm17, zword [r15 - 128]", expected: [0x62, 0xD2, 0xF5, 0x40, 0x37, 0x7F, 0xFE]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(7), VectorRegister(17), MemoryOperand(.r15, -128))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [r15 - 128], zmm9", expected: [0x62, 0x52, 0x7E, 0x48, 0x21, 0x4F, 0xF8]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.r15, -128), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [r15 - 128], zmm9", expected: [0x62, 0x52, 0x7E, 0x48, 0x11, 0x4F, 0xF8]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.r15, -128), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsubq zmm20, zmm30, zword [rsi + 128]", expected: [0x62, 0xE1, 0x8D, 0x40, 0xFB, 0x66, 0x02]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(20), VectorRegister(30), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpsubq zmm20{k1}, zmm30, zword [rsi + 128]", expected: [0x62, 0xE1, 0x8D, 0x41, 0xFB, 0x66, 0x02]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(20), VectorRegister(30), MemoryOperand(.rsi, 128), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vpsravq zmm20, zmm30, zword [rsi + 128]", expected: [0x62, 0xE2, 0x8D, 0x40, 0x46, 0x66, 0x02]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(20), VectorRegister(30), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpsravq zmm20{k1}, zmm30, zword [rsi + 128]", expected: [0x62, 0xE2, 0x8D, 0x41, 0x46, 0x66, 0x02]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(20), VectorRegister(30), MemoryOperand(.rsi, 128), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vpaddq zmm20, zmm30, zword [rsi + 128]", expected: [0x62, 0xE1, 0x8D, 0x40, 0xD4, 0x66, 0x02]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(20), VectorRegister(30), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpaddq zmm20{k1}, zmm30, zword [rsi + 128]", expected: [0x62, 0xE1, 0x8D, 0x41, 0xD4, 0x66, 0x02]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(20), VectorRegister(30), MemoryOperand(.rsi, 128), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vpcmpgtq k1, zmm30, zword [rsi + 128]", expected: [0x62, 0xF2, 0x8D, 0x40, 0x37, 0x4E, 0x02]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(1), VectorRegister(30), MemoryOperand(.rsi, 128))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [rsi + 128], zmm20", expected: [0x62, 0xE2, 0x7E, 0x48, 0x21, 0x66, 0x08]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.rsi, 128), VectorRegister(20))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [rsi + 128], zmm20", expected: [0x62, 0xE2, 0x7E, 0x48, 0x11, 0x66, 0x08]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.rsi, 128), VectorRegister(20))
+  },
+  X86EncodingCase(source: "vpsubq zmm31, zmm11, zword [rdx + 64]", expected: [0x62, 0x61, 0xA5, 0x48, 0xFB, 0x7A, 0x01]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(31), VectorRegister(11), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpsubq zmm31{k2}, zmm11, zword [rdx + 64]", expected: [0x62, 0x61, 0xA5, 0x4A, 0xFB, 0x7A, 0x01]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(31), VectorRegister(11), MemoryOperand(.rdx, 64), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vpsravq zmm31, zmm11, zword [rdx + 64]", expected: [0x62, 0x62, 0xA5, 0x48, 0x46, 0x7A, 0x01]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(31), VectorRegister(11), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpsravq zmm31{k2}, zmm11, zword [rdx + 64]", expected: [0x62, 0x62, 0xA5, 0x4A, 0x46, 0x7A, 0x01]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(31), VectorRegister(11), MemoryOperand(.rdx, 64), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vpaddq zmm31, zmm11, zword [rdx + 64]", expected: [0x62, 0x61, 0xA5, 0x48, 0xD4, 0x7A, 0x01]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(31), VectorRegister(11), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpaddq zmm31{k2}, zmm11, zword [rdx + 64]", expected: [0x62, 0x61, 0xA5, 0x4A, 0xD4, 0x7A, 0x01]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(31), VectorRegister(11), MemoryOperand(.rdx, 64), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vpcmpgtq k2, zmm11, zword [rdx + 64]", expected: [0x62, 0xF2, 0xA5, 0x48, 0x37, 0x52, 0x01]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(2), VectorRegister(11), MemoryOperand(.rdx, 64))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [rdx + 64], zmm31", expected: [0x62, 0x62, 0x7E, 0x48, 0x21, 0x7A, 0x04]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.rdx, 64), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [rdx + 64], zmm31", expected: [0x62, 0x62, 0x7E, 0x48, 0x11, 0x7A, 0x04]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.rdx, 64), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpsubq zmm10, zmm24, zword [rcx + 4096]", expected: [0x62, 0x71, 0xBD, 0x40, 0xFB, 0x51, 0x40]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(10), VectorRegister(24), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpsubq zmm10{k3}, zmm24, zword [rcx + 4096]", expected: [0x62, 0x71, 0xBD, 0x43, 0xFB, 0x51, 0x40]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(10), VectorRegister(24), MemoryOperand(.rcx, 4096), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vpsravq zmm10, zmm24, zword [rcx + 4096]", expected: [0x62, 0x72, 0xBD, 0x40, 0x46, 0x51, 0x40]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(10), VectorRegister(24), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpsravq zmm10{k3}, zmm24, zword [rcx + 4096]", expected: [0x62, 0x72, 0xBD, 0x43, 0x46, 0x51, 0x40]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(10), VectorRegister(24), MemoryOperand(.rcx, 4096), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vpaddq zmm10, zmm24, zword [rcx + 4096]", expected: [0x62, 0x71, 0xBD, 0x40, 0xD4, 0x51, 0x40]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(10), VectorRegister(24), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpaddq zmm10{k3}, zmm24, zword [rcx + 4096]", expected: [0x62, 0x71, 0xBD, 0x43, 0xD4, 0x51, 0x40]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(10), VectorRegister(24), MemoryOperand(.rcx, 4096), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vpcmpgtq k3, zmm24, zword [rcx + 4096]", expected: [0x62, 0xF2, 0xBD, 0x40, 0x37, 0x59, 0x40]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(3), VectorRegister(24), MemoryOperand(.rcx, 4096))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [rcx + 4096], zmm10", expected: [0x62, 0x72, 0x7E, 0x48, 0x21, 0x91, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.rcx, 4096), VectorRegister(10))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [rcx + 4096], zmm10", expected: [0x62, 0x72, 0x7E, 0x48, 0x11, 0x91, 0x00, 0x10, 0x00, 0x00]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.rcx, 4096), VectorRegister(10))
+  },
+  X86EncodingCase(source: "vpsubq zmm21, zmm5, zword [r9 - 64]", expected: [0x62, 0xC1, 0xD5, 0x48, 0xFB, 0x69, 0xFF]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(21), VectorRegister(5), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpsubq zmm21{k4}, zmm5, zword [r9 - 64]", expected: [0x62, 0xC1, 0xD5, 0x4C, 0xFB, 0x69, 0xFF]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(21), VectorRegister(5), MemoryOperand(.r9, -64), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vpsravq zmm21, zmm5, zword [r9 - 64]", expected: [0x62, 0xC2, 0xD5, 0x48, 0x46, 0x69, 0xFF]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(21), VectorRegister(5), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpsravq zmm21{k4}, zmm5, zword [r9 - 64]", expected: [0x62, 0xC2, 0xD5, 0x4C, 0x46, 0x69, 0xFF]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(21), VectorRegister(5), MemoryOperand(.r9, -64), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vpaddq zmm21, zmm5, zword [r9 - 64]", expected: [0x62, 0xC1, 0xD5, 0x48, 0xD4, 0x69, 0xFF]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(21), VectorRegister(5), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpaddq zmm21{k4}, zmm5, zword [r9 - 64]", expected: [0x62, 0xC1, 0xD5, 0x4C, 0xD4, 0x69, 0xFF]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(21), VectorRegister(5), MemoryOperand(.r9, -64), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vpcmpgtq k4, zmm5, zword [r9 - 64]", expected: [0x62, 0xD2, 0xD5, 0x48, 0x37, 0x61, 0xFF]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(4), VectorRegister(5), MemoryOperand(.r9, -64))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [r9 - 64], zmm21", expected: [0x62, 0xC2, 0x7E, 0x48, 0x21, 0x69, 0xFC]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.r9, -64), VectorRegister(21))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [r9 - 64], zmm21", expected: [0x62, 0xC2, 0x7E, 0x48, 0x11, 0x69, 0xFC]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.r9, -64), VectorRegister(21))
+  },
+  X86EncodingCase(source: "vpsubq zmm0, zmm18, zword [rax + r8*4]", expected: [0x62, 0xB1, 0xED, 0x40, 0xFB, 0x04, 0x80]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(0), VectorRegister(18), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpsubq zmm0{k5}, zmm18, zword [rax + r8*4]", expected: [0x62, 0xB1, 0xED, 0x45, 0xFB, 0x04, 0x80]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(0), VectorRegister(18), MemoryOperand(.rax, index: .r8, scale: 4), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "vpsravq zmm0, zmm18, zword [rax + r8*4]", expected: [0x62, 0xB2, 0xED, 0x40, 0x46, 0x04, 0x80]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(0), VectorRegister(18), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpsravq zmm0{k5}, zmm18, zword [rax + r8*4]", expected: [0x62, 0xB2, 0xED, 0x45, 0x46, 0x04, 0x80]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(0), VectorRegister(18), MemoryOperand(.rax, index: .r8, scale: 4), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "vpaddq zmm0, zmm18, zword [rax + r8*4]", expected: [0x62, 0xB1, 0xED, 0x40, 0xD4, 0x04, 0x80]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(0), VectorRegister(18), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpaddq zmm0{k5}, zmm18, zword [rax + r8*4]", expected: [0x62, 0xB1, 0xED, 0x45, 0xD4, 0x04, 0x80]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(0), VectorRegister(18), MemoryOperand(.rax, index: .r8, scale: 4), mask: MaskRegister(5))
+  },
+  X86EncodingCase(source: "vpcmpgtq k5, zmm18, zword [rax + r8*4]", expected: [0x62, 0xB2, 0xED, 0x40, 0x37, 0x2C, 0x80]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(5), VectorRegister(18), MemoryOperand(.rax, index: .r8, scale: 4))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [rax + r8*4], zmm0", expected: [0x62, 0xB2, 0x7E, 0x48, 0x21, 0x04, 0x80]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.rax, index: .r8, scale: 4), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [rax + r8*4], zmm0", expected: [0x62, 0xB2, 0x7E, 0x48, 0x11, 0x04, 0x80]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.rax, index: .r8, scale: 4), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vpsubq zmm11, zmm31, zword [r11 + r9*2 + 12]", expected: [0x62, 0x11, 0x85, 0x40, 0xFB, 0x9C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(11), VectorRegister(31), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpsubq zmm11{k6}, zmm31, zword [r11 + r9*2 + 12]", expected: [0x62, 0x11, 0x85, 0x46, 0xFB, 0x9C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(11), VectorRegister(31), MemoryOperand(.r11, index: .r9, scale: 2, 12), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vpsravq zmm11, zmm31, zword [r11 + r9*2 + 12]", expected: [0x62, 0x12, 0x85, 0x40, 0x46, 0x9C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(11), VectorRegister(31), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpsravq zmm11{k6}, zmm31, zword [r11 + r9*2 + 12]", expected: [0x62, 0x12, 0x85, 0x46, 0x46, 0x9C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(11), VectorRegister(31), MemoryOperand(.r11, index: .r9, scale: 2, 12), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vpaddq zmm11, zmm31, zword [r11 + r9*2 + 12]", expected: [0x62, 0x11, 0x85, 0x40, 0xD4, 0x9C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(11), VectorRegister(31), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpaddq zmm11{k6}, zmm31, zword [r11 + r9*2 + 12]", expected: [0x62, 0x11, 0x85, 0x46, 0xD4, 0x9C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(11), VectorRegister(31), MemoryOperand(.r11, index: .r9, scale: 2, 12), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vpcmpgtq k6, zmm31, zword [r11 + r9*2 + 12]", expected: [0x62, 0x92, 0x85, 0x40, 0x37, 0xB4, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(6), VectorRegister(31), MemoryOperand(.r11, index: .r9, scale: 2, 12))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [r11 + r9*2 + 12], zmm11", expected: [0x62, 0x12, 0x7E, 0x48, 0x21, 0x9C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.r11, index: .r9, scale: 2, 12), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [r11 + r9*2 + 12], zmm11", expected: [0x62, 0x12, 0x7E, 0x48, 0x11, 0x9C, 0x4B, 0x0C, 0x00, 0x00, 0x00]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.r11, index: .r9, scale: 2, 12), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsubq zmm22, zmm12, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xE1, 0x9D, 0x48, 0xFB, 0xB4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(22), VectorRegister(12), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpsubq zmm22{k7}, zmm12, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xE1, 0x9D, 0x4F, 0xFB, 0xB4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(22), VectorRegister(12), MemoryOperand(.rbx, index: .rcx, scale: 8, -4), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "vpsravq zmm22, zmm12, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xE2, 0x9D, 0x48, 0x46, 0xB4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(22), VectorRegister(12), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpsravq zmm22{k7}, zmm12, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xE2, 0x9D, 0x4F, 0x46, 0xB4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(22), VectorRegister(12), MemoryOperand(.rbx, index: .rcx, scale: 8, -4), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "vpaddq zmm22, zmm12, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xE1, 0x9D, 0x48, 0xD4, 0xB4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(22), VectorRegister(12), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpaddq zmm22{k7}, zmm12, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xE1, 0x9D, 0x4F, 0xD4, 0xB4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(22), VectorRegister(12), MemoryOperand(.rbx, index: .rcx, scale: 8, -4), mask: MaskRegister(7))
+  },
+  X86EncodingCase(source: "vpcmpgtq k7, zmm12, zword [rbx + rcx*8 - 4]", expected: [0x62, 0xF2, 0x9D, 0x48, 0x37, 0xBC, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(7), VectorRegister(12), MemoryOperand(.rbx, index: .rcx, scale: 8, -4))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [rbx + rcx*8 - 4], zmm22", expected: [0x62, 0xE2, 0x7E, 0x48, 0x21, 0xB4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.rbx, index: .rcx, scale: 8, -4), VectorRegister(22))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [rbx + rcx*8 - 4], zmm22", expected: [0x62, 0xE2, 0x7E, 0x48, 0x11, 0xB4, 0xCB, 0xFC, 0xFF, 0xFF, 0xFF]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.rbx, index: .rcx, scale: 8, -4), VectorRegister(22))
+  },
+  X86EncodingCase(source: "vpsubq zmm1, zmm25, zword [r13 + r14*1]", expected: [0x62, 0x91, 0xB5, 0x40, 0xFB, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(1), VectorRegister(25), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpsubq zmm1{k1}, zmm25, zword [r13 + r14*1]", expected: [0x62, 0x91, 0xB5, 0x41, 0xFB, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(1), VectorRegister(25), MemoryOperand(.r13, index: .r14, scale: 1), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vpsravq zmm1, zmm25, zword [r13 + r14*1]", expected: [0x62, 0x92, 0xB5, 0x40, 0x46, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(1), VectorRegister(25), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpsravq zmm1{k1}, zmm25, zword [r13 + r14*1]", expected: [0x62, 0x92, 0xB5, 0x41, 0x46, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(1), VectorRegister(25), MemoryOperand(.r13, index: .r14, scale: 1), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vpaddq zmm1, zmm25, zword [r13 + r14*1]", expected: [0x62, 0x91, 0xB5, 0x40, 0xD4, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(1), VectorRegister(25), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpaddq zmm1{k1}, zmm25, zword [r13 + r14*1]", expected: [0x62, 0x91, 0xB5, 0x41, 0xD4, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(1), VectorRegister(25), MemoryOperand(.r13, index: .r14, scale: 1), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vpcmpgtq k1, zmm25, zword [r13 + r14*1]", expected: [0x62, 0x92, 0xB5, 0x40, 0x37, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(1), VectorRegister(25), MemoryOperand(.r13, index: .r14, scale: 1))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [r13 + r14*1], zmm1", expected: [0x62, 0x92, 0x7E, 0x48, 0x21, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.r13, index: .r14, scale: 1), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [r13 + r14*1], zmm1", expected: [0x62, 0x92, 0x7E, 0x48, 0x11, 0x4C, 0x35, 0x00]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.r13, index: .r14, scale: 1), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsubq zmm12, zmm6, zword [rsp + rax*1 + 256]", expected: [0x62, 0x71, 0xCD, 0x48, 0xFB, 0x64, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(12), VectorRegister(6), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpsubq zmm12{k2}, zmm6, zword [rsp + rax*1 + 256]", expected: [0x62, 0x71, 0xCD, 0x4A, 0xFB, 0x64, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(12), VectorRegister(6), MemoryOperand(.rsp, index: .rax, scale: 1, 256), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vpsravq zmm12, zmm6, zword [rsp + rax*1 + 256]", expected: [0x62, 0x72, 0xCD, 0x48, 0x46, 0x64, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(12), VectorRegister(6), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpsravq zmm12{k2}, zmm6, zword [rsp + rax*1 + 256]", expected: [0x62, 0x72, 0xCD, 0x4A, 0x46, 0x64, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(12), VectorRegister(6), MemoryOperand(.rsp, index: .rax, scale: 1, 256), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vpaddq zmm12, zmm6, zword [rsp + rax*1 + 256]", expected: [0x62, 0x71, 0xCD, 0x48, 0xD4, 0x64, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(12), VectorRegister(6), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpaddq zmm12{k2}, zmm6, zword [rsp + rax*1 + 256]", expected: [0x62, 0x71, 0xCD, 0x4A, 0xD4, 0x64, 0x04, 0x04]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(12), VectorRegister(6), MemoryOperand(.rsp, index: .rax, scale: 1, 256), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vpcmpgtq k2, zmm6, zword [rsp + rax*1 + 256]", expected: [0x62, 0xF2, 0xCD, 0x48, 0x37, 0x54, 0x04, 0x04]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(2), VectorRegister(6), MemoryOperand(.rsp, index: .rax, scale: 1, 256))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [rsp + rax*1 + 256], zmm12", expected: [0x62, 0x72, 0x7E, 0x48, 0x21, 0x64, 0x04, 0x10]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.rsp, index: .rax, scale: 1, 256), VectorRegister(12))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [rsp + rax*1 + 256], zmm12", expected: [0x62, 0x72, 0x7E, 0x48, 0x11, 0x64, 0x04, 0x10]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.rsp, index: .rax, scale: 1, 256), VectorRegister(12))
+  },
+  X86EncodingCase(source: "vpsubq zmm23, zmm19, zword [r10 + r15*2 + 192]", expected: [0x62, 0x81, 0xE5, 0x40, 0xFB, 0x7C, 0x7A, 0x03]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(23), VectorRegister(19), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpsubq zmm23{k3}, zmm19, zword [r10 + r15*2 + 192]", expected: [0x62, 0x81, 0xE5, 0x43, 0xFB, 0x7C, 0x7A, 0x03]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(23), VectorRegister(19), MemoryOperand(.r10, index: .r15, scale: 2, 192), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vpsravq zmm23, zmm19, zword [r10 + r15*2 + 192]", expected: [0x62, 0x82, 0xE5, 0x40, 0x46, 0x7C, 0x7A, 0x03]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(23), VectorRegister(19), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpsravq zmm23{k3}, zmm19, zword [r10 + r15*2 + 192]", expected: [0x62, 0x82, 0xE5, 0x43, 0x46, 0x7C, 0x7A, 0x03]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(23), VectorRegister(19), MemoryOperand(.r10, index: .r15, scale: 2, 192), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vpaddq zmm23, zmm19, zword [r10 + r15*2 + 192]", expected: [0x62, 0x81, 0xE5, 0x40, 0xD4, 0x7C, 0x7A, 0x03]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(23), VectorRegister(19), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpaddq zmm23{k3}, zmm19, zword [r10 + r15*2 + 192]", expected: [0x62, 0x81, 0xE5, 0x43, 0xD4, 0x7C, 0x7A, 0x03]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(23), VectorRegister(19), MemoryOperand(.r10, index: .r15, scale: 2, 192), mask: MaskRegister(3))
+  },
+  X86EncodingCase(source: "vpcmpgtq k3, zmm19, zword [r10 + r15*2 + 192]", expected: [0x62, 0x92, 0xE5, 0x40, 0x37, 0x5C, 0x7A, 0x03]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(3), VectorRegister(19), MemoryOperand(.r10, index: .r15, scale: 2, 192))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [r10 + r15*2 + 192], zmm23", expected: [0x62, 0x82, 0x7E, 0x48, 0x21, 0x7C, 0x7A, 0x0C]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.r10, index: .r15, scale: 2, 192), VectorRegister(23))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [r10 + r15*2 + 192], zmm23", expected: [0x62, 0x82, 0x7E, 0x48, 0x11, 0x7C, 0x7A, 0x0C]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.r10, index: .r15, scale: 2, 192), VectorRegister(23))
+  },
+  X86EncodingCase(source: "vpsubq zmm2, zmm0, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF1, 0xFD, 0x48, 0xFB, 0x54, 0x17, 0x10]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(2), VectorRegister(0), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpsubq zmm2{k4}, zmm0, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF1, 0xFD, 0x4C, 0xFB, 0x54, 0x17, 0x10]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(2), VectorRegister(0), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vpsravq zmm2, zmm0, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF2, 0xFD, 0x48, 0x46, 0x54, 0x17, 0x10]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(2), VectorRegister(0), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpsravq zmm2{k4}, zmm0, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF2, 0xFD, 0x4C, 0x46, 0x54, 0x17, 0x10]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(2), VectorRegister(0), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vpaddq zmm2, zmm0, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF1, 0xFD, 0x48, 0xD4, 0x54, 0x17, 0x10]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(2), VectorRegister(0), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpaddq zmm2{k4}, zmm0, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF1, 0xFD, 0x4C, 0xD4, 0x54, 0x17, 0x10]) { assembler in
+    assembler.packedZMM(.vpaddq, VectorRegister(2), VectorRegister(0), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vpcmpgtq k4, zmm0, zword [rdi + rdx*1 + 1024]", expected: [0x62, 0xF2, 0xFD, 0x48, 0x37, 0x64, 0x17, 0x10]) { assembler in
+    assembler.vpcmpgtqZMM(MaskRegister(4), VectorRegister(0), MemoryOperand(.rdi, index: .rdx, scale: 1, 1024))
+  },
+  X86EncodingCase(source: "vpmovsdb oword [rdi + rdx*1 + 1024], zmm2", expected: [0x62, 0xF2, 0x7E, 0x48, 0x21, 0x54, 0x17, 0x40]) { assembler in
+    assembler.vpmovsdbZMM(MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), VectorRegister(2))
+  },
+  X86EncodingCase(source: "vpmovusdb oword [rdi + rdx*1 + 1024], zmm2", expected: [0x62, 0xF2, 0x7E, 0x48, 0x11, 0x54, 0x17, 0x40]) { assembler in
+    assembler.vpmovusdbZMM(MemoryOperand(.rdi, index: .rdx, scale: 1, 1024), VectorRegister(2))
+  },
+  X86EncodingCase(source: "vpermi2d zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x76, 0xE9]) { assembler in
+    assembler.vpermi2dZMM(VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsubq zmm5, zmm0, zmm1", expected: [0x62, 0xF1, 0xFD, 0x48, 0xFB, 0xE9]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpsravq zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0xFD, 0x48, 0x46, 0xE9]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vpermi2d zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x76, 0xE0]) { assembler in
+    assembler.vpermi2dZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsubq zmm12, zmm3, zmm8", expected: [0x62, 0x51, 0xE5, 0x48, 0xFB, 0xE0]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpsravq zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0xE5, 0x48, 0x46, 0xE0]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vpermi2d zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x76, 0xDB]) { assembler in
+    assembler.vpermi2dZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsubq zmm19, zmm16, zmm3", expected: [0x62, 0xE1, 0xFD, 0x40, 0xFB, 0xDB]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpsravq zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0xFD, 0x40, 0x46, 0xDB]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vpermi2d zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x76, 0xD7]) { assembler in
+    assembler.vpermi2dZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpsubq zmm26, zmm31, zmm31", expected: [0x62, 0x01, 0x85, 0x40, 0xFB, 0xD7]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpsravq zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x85, 0x40, 0x46, 0xD7]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vpermi2d zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x76, 0xC8]) { assembler in
+    assembler.vpermi2dZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpsubq zmm1, zmm12, zmm24", expected: [0x62, 0x91, 0x9D, 0x48, 0xFB, 0xC8]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpsravq zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x9D, 0x48, 0x46, 0xC8]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vpermi2d zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x76, 0xC1]) { assembler in
+    assembler.vpermi2dZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsubq zmm8, zmm17, zmm9", expected: [0x62, 0x51, 0xF5, 0x40, 0xFB, 0xC1]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpsravq zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0xF5, 0x40, 0x46, 0xC1]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vpermi2d zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x76, 0xFE]) { assembler in
+    assembler.vpermi2dZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpsubq zmm15, zmm9, zmm30", expected: [0x62, 0x11, 0xB5, 0x48, 0xFB, 0xFE]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpsravq zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0xB5, 0x48, 0x46, 0xFE]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vpermi2d zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x76, 0xF3]) { assembler in
+    assembler.vpermi2dZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsubq zmm22, zmm20, zmm11", expected: [0x62, 0xC1, 0xDD, 0x40, 0xFB, 0xF3]) { assembler in
+    assembler.packedZMM(.vpsubq, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vpsravq zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0xDD, 0x40, 0x46, 0xF3]) { assembler in
+    assembler.packedZMM(.vpsravq, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
 ]

@@ -31,6 +31,8 @@
   @usableFromInline internal let wideWords: UnsafeMutablePointer<Int64>
   /// The same constants as one `RequantizationTable` record per 16-channel block, for generated code.
   @usableFromInline internal let table: UnsafeMutableRawPointer
+  /// True when some channel shifts its biased sum left (its multiplier is above one).
+  @usableFromInline internal let shiftsLeft: Bool
 
   /// Collects the constants of `groups × groupChannels` channels; channel `c` of the whole op has
   /// bias `bias(c)` (already an Int32 sum term) and multiplier `multipliers[c]`, applied with `rounding`.
@@ -55,6 +57,7 @@
           multiplier: QuantizedMultiplier(multiplier: 0, shift: 0), rounding: rounding)
       }
     }
+    var shiftsLeft = false
     for group in 0..<groups {
       for channel in 0..<groupChannels {
         let source = group * groupChannels + channel
@@ -63,6 +66,7 @@
         words[index] = bias(source)
         words[count + index] = lane.multiplier
         words[2 * count + index] = lane.leftShift
+        if lane.leftShift != 0 { shiftsLeft = true }
         wideWords[index] = lane.first
         wideWords[count + index] = lane.second
         wideWords[2 * count + index] = lane.negative
@@ -72,6 +76,7 @@
           bias: words[index], multiplier: multipliers[source], rounding: rounding)
       }
     }
+    self.shiftsLeft = shiftsLeft
   }
 
   deinit {
@@ -89,7 +94,8 @@
       outputZeroPoint: SIMD8(repeating: outputZeroPoint), lower: SIMD8(repeating: clamp.lowerBound),
       upper: SIMD8(repeating: clamp.upperBound),
       table: UnsafeRawPointer(table + first / GEMMTile.columns * RequantizationTable.blockBytes),
-      lanes: RequantizationLanes(outputZeroPoint: outputZeroPoint, lower: clamp.lowerBound, upper: clamp.upperBound))
+      lanes: RequantizationLanes(outputZeroPoint: outputZeroPoint, lower: clamp.lowerBound, upper: clamp.upperBound),
+      shiftsLeft: shiftsLeft)
   }
 }
 
@@ -116,12 +122,14 @@
   @usableFromInline package let table: UnsafeRawPointer
   /// Zero point and clamp as the generated requantization reads them.
   @usableFromInline package let lanes: RequantizationLanes
+  /// False when no channel shifts its biased sum left (the generated requantization skips that step).
+  @usableFromInline package let shiftsLeft: Bool
 
   /// Creates the value from its parts.
   @inlinable package init(
     bias: UnsafePointer<Int32>, multipliers: UnsafePointer<Int32>, leftShifts: UnsafePointer<Int32>,
     wide: UnsafePointer<Int64>, wideStride: Int, outputZeroPoint: SIMD8<Int32>, lower: SIMD8<Int32>,
-    upper: SIMD8<Int32>, table: UnsafeRawPointer, lanes: RequantizationLanes
+    upper: SIMD8<Int32>, table: UnsafeRawPointer, lanes: RequantizationLanes, shiftsLeft: Bool = true
   ) {
     self.bias = bias
     self.multipliers = multipliers
@@ -133,6 +141,15 @@
     self.upper = upper
     self.table = table
     self.lanes = lanes
+    self.shiftsLeft = shiftsLeft
+  }
+
+  /// The requantization steps generated kernels storing `Output` need: the left shift only where
+  /// a channel has one, the clamp only when it is narrower than `Output`'s range.
+  @inlinable package func form<Output: QuantizedInteger>(storing _: Output.Type) -> RequantizationForm {
+    RequantizationForm(
+      shiftsLeft: shiftsLeft,
+      saturates: lower[0] == Int32(Output.min) && upper[0] == Int32(Output.max))
   }
 
   /// The `RequantizationTable` record of channels `channel ..< channel + 16` (`channel` a multiple of 16).
@@ -235,10 +252,15 @@
 
 extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger {
   /// A kernel on `kernels`' family storing `Output` (reading int8 A as A + 128 when `flipsSign`)
-  /// finishing its tiles with `epilogue`. The family must have been mapped at prepare
-  /// (`GeneratedDotProductKernels/tiles(_:flipsSign:)` not nil); this only looks it up.
+  /// finishing its tiles with `epilogue`, in its own requantization form or, where the OS refused
+  /// that family, the complete form, which must have been mapped at prepare
+  /// (`GeneratedDotProductKernels/tiles(_:form:flipsSign:)` not nil); this only looks them up.
   @inlinable package init(epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, flipsSign: Bool = false) {
-    guard let tiles = kernels.tiles(Output.isSigned ? .int8 : .uint8, flipsSign: flipsSign) else {
+    let output: RequantizedOutput = Output.isSigned ? .int8 : .uint8
+    guard
+      let tiles = kernels.tiles(output, form: epilogue.form(storing: Output.self), flipsSign: flipsSign)
+        ?? kernels.tiles(output, form: .complete, flipsSign: flipsSign)
+    else {
       preconditionFailure("the generated dot-product kernels were not mapped at prepare")
     }
     self.epilogue = epilogue

@@ -14,7 +14,8 @@
 /// The sums wrap in Int32 as `vpdpbusd` does (and LiteRT's int32 accumulators); afterwards the 16
 /// sums of each row and panel are stored to C (panel p at column 16p), or, in the requantizing
 /// variants, requantized in registers (`RequantizationEmission`, with panel p's record `p` records
-/// after the arguments' table, and the lanes) and stored as 16 bytes per row and panel.
+/// after the arguments' table, and the lanes; the sums start from the record's biases) and stored
+/// as 16 bytes per row and panel.
 ///
 /// Registers: rdi arguments, rax and r10 the bases of rows 0–4 and 5–9 (row r is
 /// `base + {0, 1, 2, 3, 4} × stride` through the SIB byte), r8/r9 the row stride ×1/×3, rdx the
@@ -57,14 +58,17 @@
   }
 
   /// The machine code of the `rows` × `columns`-panel kernel for `isa`: storing Int32 sums, or
-  /// requantized `output` bytes when `output` is given; reading A as int8 bytes to flip when `flipsSign`.
+  /// requantized `output` bytes when `output` is given (with the steps of `form`); reading A as
+  /// int8 bytes to flip when `flipsSign`.
   @usableFromInline package static func code(
-    isa: DotProductISA, rows: Int, columns: Int = 1, output: RequantizedOutput? = nil, flipsSign: Bool = false
+    isa: DotProductISA, rows: Int, columns: Int = 1, output: RequantizedOutput? = nil,
+    form: RequantizationForm = .complete, flipsSign: Bool = false
   ) throws(Failure) -> [UInt8] {
     guard (1...maximumColumns(isa)).contains(columns) else { throw .unsupportedColumns(columns, isa) }
     guard (1...maximumRows(isa, columns: columns)).contains(rows) else { throw .unsupportedRows(rows, isa) }
     guard !flipsSign || flipsSigns(isa) else { throw .unsupportedSignFlip(isa) }
-    var emitter = DotProductEmitter(isa: isa, rows: rows, columns: columns, output: output, flipsSign: flipsSign)
+    var emitter = DotProductEmitter(
+      isa: isa, rows: rows, columns: columns, output: output, form: form, flipsSign: flipsSign)
     emitter.emitKernel()
     return emitter.assembler.finishedCode()
   }
@@ -119,6 +123,8 @@ private struct DotProductEmitter {
   let columns: Int
   /// The requantized output type, or nil to store the Int32 sums.
   let output: RequantizedOutput?
+  /// The requantization's steps.
+  let form: RequantizationForm
   /// A holds int8 bytes whose sign bits the kernel flips (zmm only).
   let flipsSign: Bool
   var assembler = X86Assembler()
@@ -127,11 +133,12 @@ private struct DotProductEmitter {
   /// Rows 5g ..< 5g + 5 of A or C are addressed from rax (g = 0) and r10 (g = 1).
   let bases: RowBases
 
-  init(isa: DotProductISA, rows: Int, columns: Int, output: RequantizedOutput?, flipsSign: Bool) {
+  init(isa: DotProductISA, rows: Int, columns: Int, output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool) {
     self.isa = isa
     self.rows = rows
     self.columns = columns
     self.output = output
+    self.form = form
     self.flipsSign = flipsSign
     width = isa == .avxVNNI ? .ymm : .zmm
     bases = RowBases(registers: [.rax, .r10], rows: rows)
@@ -177,8 +184,24 @@ private struct DotProductEmitter {
   }
 
   mutating func emitKernel() {
-    for row in 0..<rows {
-      for vector in 0..<vectorsPerRow { assembler.zero(width, accumulator(row, vector)) }
+    if output != nil {
+      // The requantizing variants start every row's sums from its channels' biases (step 1 of the
+      // requantization, which then skips it; Int32 sums wrap either way).
+      assembler.mov(.rsi, argumentOperand(\DotProductKernelArguments.table))
+      for row in 0..<rows {
+        for vector in 0..<vectorsPerRow {
+          let panel = Int32(vector / width.vectorsPerRow)
+          let part = Int32(vector % width.vectorsPerRow) * width.bytes
+          assembler.load(
+            width, accumulator(row, vector),
+            MemoryOperand(
+              .rsi, panel * Int32(RequantizationTable.blockBytes) + RequantizationTable.Field.bias.offset + part))
+        }
+      }
+    } else {
+      for row in 0..<rows {
+        for vector in 0..<vectorsPerRow { assembler.zero(width, accumulator(row, vector)) }
+      }
     }
     // zmm25 (past the at most 24 accumulators of the zmm kernels) holds the sign flip of every lane.
     let flip = VectorRegister(25)
@@ -221,7 +244,7 @@ private struct DotProductEmitter {
       assembler.mov(.r11, argumentOperand(\DotProductKernelArguments.lanes))
       let emission = RequantizationEmission(
         width: width, output: output, table: .rsi, lanes: .r11,
-        scratch: (panelRegister(0), panelRegister(1)))
+        scratch: (panelRegister(0), panelRegister(1)), addsBias: false, form: form)
       for column in 0..<columns {
         // Panel `column`'s 16 channels: the next record of the table, 16 bytes further in each row.
         if column > 0 { assembler.add(.rsi, Int32(RequantizationTable.blockBytes)) }

@@ -17,11 +17,11 @@
 
 /// The generated dot-product kernels of one instruction set, in families: the family storing
 /// Int32 sums, and per output type (AVX512-VNNI: also per output type reading int8 A) a
-/// requantizing family. A family (`DotProductTiles`: one kernel per tile of 1 through
+/// requantizing family per `RequantizationForm`. A family (`DotProductTiles`: one kernel per tile of 1 through
 /// `maximumColumns` panels and 1 through `maximumRows(columns:)` rows, in one executable mapping)
 /// is generated the first time a convolution asks for it and kept for the life of the process, so
-/// a model pays only for the families it uses (a bounded cache: at most 5 families of at most 34
-/// kernels of a few kilobytes each).
+/// a model pays only for the families it uses (a bounded cache: at most 17 families of at most 34
+/// kernels of a few kilobytes each, each kernel itself made on first use).
 ///
 /// The 8-bit CONV_2D and FULLY_CONNECTED kernels use them (`IntegerGEMM` with
 /// `DotProductMicroKernel`) wherever the CPU and OS allow and the weights fit signed bytes; the
@@ -50,7 +50,7 @@
     maximumRows = DotProductKernelGenerator.maximumRows(isa)
     maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
     flipsSigns = DotProductKernelGenerator.flipsSigns(isa)
-    families = Array(repeating: nil, count: 1 + 2 * RequantizedOutput.allCases.count)
+    families = Array(repeating: nil, count: 1 + 2 * RequantizedOutput.allCases.count * RequantizationForm.all.count)
     mutex = .allocate(capacity: 1)
     pthread_mutex_init(mutex, nil)
   }
@@ -60,30 +60,37 @@
     mutex.deallocate()
   }
 
-  /// Index into `families` of the family storing `output` (Int32 sums when nil), reading int8 A when `flipsSign`.
-  private static func familyIndex(_ output: RequantizedOutput?, flipsSign: Bool) -> Int {
+  /// Index into `families` of the family storing `output` (Int32 sums when nil) with the steps of
+  /// `form`, reading int8 A when `flipsSign`.
+  private static func familyIndex(_ output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool) -> Int {
     guard let output else { return 0 }
-    return 1 + (flipsSign ? RequantizedOutput.allCases.count : 0) + output.rawValue
+    let outputs = RequantizedOutput.allCases.count
+    return 1 + ((flipsSign ? 1 : 0) * RequantizationForm.all.count + form.index) * outputs + output.rawValue
   }
 
-  /// The family storing `output` (Int32 sums when nil), reading int8 A as A + 128 when `flipsSign`
-  /// (only where `flipsSigns`), generated on first use; nil when the OS refuses executable memory.
-  /// Callers on a hot path ask once (at prepare or per product) and keep the result.
-  @usableFromInline package func tiles(_ output: RequantizedOutput?, flipsSign: Bool = false) -> DotProductTiles? {
+  /// The family storing `output` (Int32 sums when nil) with the requantization steps of `form`,
+  /// reading int8 A as A + 128 when `flipsSign` (only where `flipsSigns`), generated on first use;
+  /// nil when the OS refuses executable memory. Callers on a hot path ask once (at prepare or per
+  /// product) and keep the result.
+  @usableFromInline package func tiles(
+    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false
+  ) -> DotProductTiles? {
     precondition(!flipsSign || (flipsSigns && output != nil), "this family cannot read int8 A")
-    let index = Self.familyIndex(output, flipsSign: flipsSign)
+    let index = Self.familyIndex(output, form: form, flipsSign: flipsSign)
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     if let family = families[index] { return family }
-    let family = DotProductTiles(isa: isa, output: output, flipsSign: flipsSign)
+    let family = DotProductTiles(isa: isa, output: output, form: form, flipsSign: flipsSign)
     families[index] = family
     return family
   }
 
   /// A family as `tiles(output, flipsSign:)` gives, made anew with only its first tile, apart from the
   /// process's own (for tests of a refused mapping); nil when the OS refuses that tile.
-  package func unsharedTiles(_ output: RequantizedOutput?, flipsSign: Bool = false) -> DotProductTiles? {
-    DotProductTiles(isa: isa, output: output, flipsSign: flipsSign)
+  package func unsharedTiles(
+    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false
+  ) -> DotProductTiles? {
+    DotProductTiles(isa: isa, output: output, form: form, flipsSign: flipsSign)
   }
 
   /// Rows of the tallest requantizing tile of `columns` panels.
@@ -142,17 +149,19 @@
   /// `DotProductTiles/requantizedTile` on the family storing `Output` (resolved on every call).
   @usableFromInline package func requantizedTile<Output: QuantizedInteger>(
     a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
-    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, flipsSign: Bool = false, columns: Int = 1,
-    panelBytes: Int = 0
+    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, form: RequantizationForm = .complete,
+    flipsSign: Bool = false, columns: Int = 1, panelBytes: Int = 0
   ) {
-    family(Output.isSigned ? .int8 : .uint8, flipsSign: flipsSign).requantizedTile(
+    family(Output.isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign).requantizedTile(
       a: a, lda: lda, rows: rows, b: b, steps: steps, table: table, lanes: lanes, c: c, ldc: ldc, columns: columns,
       panelBytes: panelBytes)
   }
 
-  /// `tiles(output, flipsSign:)`, which must be mappable (as it was when a prepare asked for it).
-  private func family(_ output: RequantizedOutput?, flipsSign: Bool = false) -> DotProductTiles {
-    guard let family = tiles(output, flipsSign: flipsSign) else {
+  /// `tiles(output, form:, flipsSign:)`, which must be mappable (as it was when a prepare asked for it).
+  private func family(
+    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false
+  ) -> DotProductTiles {
+    guard let family = tiles(output, form: form, flipsSign: flipsSign) else {
       preconditionFailure("the generated dot-product kernels could not be mapped")
     }
     return family
@@ -176,6 +185,8 @@
   @usableFromInline package let output: RequantizedOutput?
   /// True when the kernels read int8 A as A + 128.
   @usableFromInline package let flipsSign: Bool
+  /// The requantization steps of the requantizing kernels.
+  @usableFromInline package let form: RequantizationForm
   /// The tiles, panel count after panel count, tile height after tile height, made on first use.
   private let kernels: LazyExecutableKernels
   /// Index in `kernels` of the one-row tile of `columns` panels, at `columns - 1`.
@@ -188,7 +199,7 @@
 
   /// The family with only its one-row one-panel tile generated (which shows that the OS maps the
   /// family's code); nil when the OS refuses executable memory.
-  fileprivate init?(isa: DotProductISA, output: RequantizedOutput?, flipsSign: Bool) {
+  fileprivate init?(isa: DotProductISA, output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool) {
     let maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
     var shapes: [(columns: Int, rows: Int)] = []
     var firstTile: [Int] = []
@@ -199,7 +210,8 @@
     let tileShapes = shapes
     let kernels = LazyExecutableKernels(count: tileShapes.count) { index in
       try? DotProductKernelGenerator.code(
-        isa: isa, rows: tileShapes[index].rows, columns: tileShapes[index].columns, output: output, flipsSign: flipsSign)
+        isa: isa, rows: tileShapes[index].rows, columns: tileShapes[index].columns, output: output, form: form,
+        flipsSign: flipsSign)
     }
     guard let singleTile = kernels.entry(0) else { return nil }
     self.kernels = kernels
@@ -208,6 +220,7 @@
     self.isa = isa
     self.maximumColumns = maximumColumns
     self.output = output
+    self.form = form
     self.flipsSign = flipsSign
   }
 

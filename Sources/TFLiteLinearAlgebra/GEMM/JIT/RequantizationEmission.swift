@@ -20,6 +20,22 @@
 // 5. plus the output zero point (the "+ 1" of step 4 is folded into it), clamped, narrowed.
 // Every intermediate of steps 3–5 fits 32 bits (|h| < 2^31, remainder terms within ±2^31), and the
 // Swift epilogue wraps the same way wherever it can wrap, so the two agree on every input.
+//
+// AVX-512 has a 64-bit arithmetic shift (`vpsravq`), which folds steps 3 and 4 into one rounding
+// division of the 64-bit product (fewer instructions per 16 outputs: what thin layers, whose
+// multiply-adds are few per output, spend most of their time on):
+// - two roundings with right shift r: h = floor((p + 2^30) / 2^31) (step 3, as above), and
+//   rounding h to nearest by 2^r with halves away from zero is floor((h + 2^(r−1) − [h < 0]) / 2^r)
+//   for r ≥ 1. Nested floors merge (floor((floor(a / m) + b) / n) = floor((a + b·m) / (m·n)) for
+//   integer b), and [h < 0] may be replaced by [p < 0] (they differ only where h = 0, which rounds
+//   to 0 either way), so the result is floor((p + 2^30 + 2^(30+r) − 2^31·[p < 0]) / 2^(31+r));
+//   for r = 0 it is h itself, floor((p + 2^30) / 2^31). The sum stays below 2^62 + 2^61 + 2^30 in
+//   magnitude, inside 64 bits;
+// - one rounding by 2^t: floor((p + 2^(t−1)) / 2^t), whose low 32 bits are what steps 3–4 give;
+// then the output zero point, the clamp and the narrowing as in step 5. The table holds each
+// channel's offset (the sum's constant part for p < 0), its sign term (added where p ≥ 0: 2^31, or
+// 0 for r = 0 and for one rounding) and the total shift, per 64-bit lane as the other 64-bit
+// fields; `vpermi2d` puts the low halves of the even and odd lanes back in channel order.
 
 /// The per-channel constants of the generated requantization: one record of `blockBytes` per
 /// 16-channel block, each field 16 lanes (64 bytes) in channel order, or for 64-bit fields 8 lanes
@@ -50,6 +66,18 @@
     case threshold
     /// r (Int32).
     case rightShift
+    /// AVX-512: the constant added to the even channels' products when negative (Int64).
+    case evenOffset
+    /// AVX-512: the constant added to the odd channels' products when negative (Int64).
+    case oddOffset
+    /// AVX-512: what is added besides to the even channels' products that are not negative (Int64).
+    case evenSignTerm
+    /// AVX-512: what is added besides to the odd channels' products that are not negative (Int64).
+    case oddSignTerm
+    /// AVX-512: the arithmetic right shift of the even channels' offset products (Int64).
+    case evenTotalShift
+    /// AVX-512: the arithmetic right shift of the odd channels' offset products (Int64).
+    case oddTotalShift
 
     /// The field's byte offset in a record.
     @usableFromInline package var offset: Int32 { rawValue * RequantizationTable.fieldBytes }
@@ -70,6 +98,10 @@
     let alignment: Int64
     let right: Int32
     let mask: Int32
+    // The AVX-512 form: floor((p + offset + signTerm·[p ≥ 0]) / 2^totalShift).
+    let offset: Int64
+    let signTerm: Int64
+    let totalShift: Int64
     switch rounding {
     case .doubleRounding:
       left = Int32(truncatingIfNeeded: max(multiplier.shift, 0)) & 31
@@ -77,6 +109,9 @@
       alignment = 1
       right = Int32(min(max(-multiplier.shift, 0), 31))
       mask = Int32(truncatingIfNeeded: (Int64(1) << right) - 1)
+      signTerm = right > 0 ? 1 << 31 : 0
+      offset = (1 << 30) + (right > 0 ? 1 << (30 + Int64(right)) : 0) - signTerm
+      totalShift = 31 + Int64(right)
     case .singleRounding:
       let total = Int64(min(max(31 - multiplier.shift, 1), 62))
       left = 0
@@ -84,6 +119,9 @@
       alignment = max(32 - total, 0)
       right = Int32(max(total - 32, 0))
       mask = 0
+      offset = roundingTerm
+      signTerm = 0
+      totalShift = total
     }
     func store<Value>(_ value: Value, _ field: Field, index: Int) {
       block.storeBytes(of: value, toByteOffset: Int(field.offset) + index * MemoryLayout<Value>.stride, as: Value.self)
@@ -98,18 +136,24 @@
     store(mask, .remainderMask, index: lane)
     store((mask >> 1) + 1, .threshold, index: lane)
     store(right, .rightShift, index: lane)
+    store(offset, isOdd ? .oddOffset : .evenOffset, index: lane / 2)
+    store(signTerm, isOdd ? .oddSignTerm : .evenSignTerm, index: lane / 2)
+    store(totalShift, isOdd ? .oddTotalShift : .evenTotalShift, index: lane / 2)
   }
 }
 
 /// The per-call values of the generated requantization, 16 lanes each: output zero point plus one,
-/// the clamp's bounds, and the mask of every 64-bit lane's high half.
+/// the clamp's bounds, the mask of every 64-bit lane's high half, and for the AVX-512 form the
+/// output zero point, −1 in every lane and the `vpermi2d` indices that interleave the low halves
+/// of the even and odd 64-bit lanes.
 @usableFromInline package struct RequantizationLanes {
   /// The lanes, `Field` by `Field`.
-  @usableFromInline package var storage: (SIMD16<Int32>, SIMD16<Int32>, SIMD16<Int32>, SIMD16<Int32>)
+  @usableFromInline package var storage:
+    (SIMD16<Int32>, SIMD16<Int32>, SIMD16<Int32>, SIMD16<Int32>, SIMD16<Int32>, SIMD16<Int32>, SIMD16<Int32>)
 
-  /// The four fields, in storage order.
+  /// The fields, in storage order.
   enum Field: Int32 {
-    case zeroPointPlusOne, lower, upper, highHalves
+    case zeroPointPlusOne, lower, upper, highHalves, zeroPoint, minusOne, interleave
 
     /// Byte offset in the storage.
     var offset: Int32 { rawValue * 64 }
@@ -118,9 +162,15 @@
   /// The lanes for `outputZeroPoint` and the clamp `lower...upper`.
   @inlinable package init(outputZeroPoint: Int32, lower: Int32, upper: Int32) {
     var highHalves = SIMD16<Int32>(repeating: 0)
-    for lane in stride(from: 1, to: 16, by: 2) { highHalves[lane] = -1 }
+    var interleave = SIMD16<Int32>(repeating: 0)
+    for lane in 0..<16 {
+      // Lane 2j: the even lanes' low half j (index 2j); lane 2j + 1: the odd lanes' (16 + 2j).
+      interleave[lane] = lane % 2 == 0 ? Int32(lane) : Int32(16 + lane - 1)
+      if lane % 2 == 1 { highHalves[lane] = -1 }
+    }
     storage = (
-      SIMD16(repeating: outputZeroPoint &+ 1), SIMD16(repeating: lower), SIMD16(repeating: upper), highHalves
+      SIMD16(repeating: outputZeroPoint &+ 1), SIMD16(repeating: lower), SIMD16(repeating: upper), highHalves,
+      SIMD16(repeating: outputZeroPoint), SIMD16(repeating: -1), interleave
     )
   }
 }
@@ -131,6 +181,32 @@
   case int8
   /// uint8 outputs.
   case uint8
+}
+
+/// Which steps of the requantization a kernel may leave out, known per operation at prepare: the
+/// left shift when every channel's is 0, the clamp when it is the output type's whole range (the
+/// saturating narrowing then clamps: `vpackssdw`/`vpacksswb`/`vpackuswb` on ymm, `vpmovsdb` on
+/// zmm, or for uint8 `vpmovusdb` after the lower bound, which reads negative lanes as large).
+@usableFromInline package struct RequantizationForm: Hashable, Sendable {
+  /// Some channel shifts its biased sum left (step 1).
+  @usableFromInline package var shiftsLeft: Bool
+  /// The clamp is the output type's whole range.
+  @usableFromInline package var saturates: Bool
+
+  /// The form from its parts.
+  @inlinable package init(shiftsLeft: Bool, saturates: Bool) {
+    self.shiftsLeft = shiftsLeft
+    self.saturates = saturates
+  }
+
+  /// Every step.
+  @usableFromInline package static let complete = RequantizationForm(shiftsLeft: true, saturates: false)
+
+  /// The four forms, `index` by `index`.
+  @usableFromInline package static let all = (0..<4).map { RequantizationForm(shiftsLeft: $0 & 1 != 0, saturates: $0 & 2 != 0) }
+
+  /// The form's position in `all`.
+  @inlinable package var index: Int { (shiftsLeft ? 1 : 0) + (saturates ? 2 : 0) }
 }
 
 /// Emits the requantization of one row of 16 sums and the store of its 16 bytes.
@@ -147,6 +223,13 @@ struct RequantizationEmission {
   let scratch: (VectorRegister, VectorRegister)
   /// zmm only: the mask register whose set bits choose the bytes stored (all 16 when nil).
   var storeMask: MaskRegister? = nil
+  /// False when the sums already hold the bias (the dot-product tiles start from it): step 1 then
+  /// only shifts.
+  var addsBias = true
+  /// The steps this kernel needs.
+  var form = RequantizationForm.complete
+  /// zmm only: the mask registers the rescale overwrites (the signs of the even and odd lanes' products).
+  let signMasks = (even: MaskRegister(2), odd: MaskRegister(3))
 
   /// `operation destination, left, right` in the emission's width.
   private func packed(
@@ -189,6 +272,8 @@ struct RequantizationEmission {
     if width == .zmm {
       if let storeMask {
         assembler.vpmovdbZMM(destination, values[0], mask: storeMask)
+      } else if form.saturates {
+        output == .int8 ? assembler.vpmovsdbZMM(destination, values[0]) : assembler.vpmovusdbZMM(destination, values[0])
       } else {
         assembler.vpmovdbZMM(destination, values[0])
       }
@@ -204,14 +289,33 @@ struct RequantizationEmission {
   }
 
   /// Steps 1–5 of the file's description on vector `vector` of a row, in place (Int32 lanes, not
-  /// yet narrowed: the elementwise kernels also use it to rescale their inputs).
+  /// yet narrowed: the elementwise kernels also use it to rescale their inputs); on zmm in the
+  /// AVX-512 form, which also overwrites `signMasks`.
   func requantize(_ assembler: inout X86Assembler, _ value: VectorRegister, vector: Int) {
     let (odd, even) = scratch
     let step = Int32(vector) * width.bytes
     func field(_ field: RequantizationTable.Field) -> MemoryOperand { MemoryOperand(table, field.offset + step) }
     func lane(_ field: RequantizationLanes.Field) -> MemoryOperand { MemoryOperand(lanes, field.offset) }
-    packed(&assembler, .vpaddd, value, value, field(.bias))
-    packed(&assembler, .vpsllvd, value, value, field(.leftShift))
+    if addsBias { packed(&assembler, .vpaddd, value, value, field(.bias)) }
+    if form.shiftsLeft { packed(&assembler, .vpsllvd, value, value, field(.leftShift)) }
+    if width == .zmm {
+      shift(&assembler, .vpsrlq, odd, value, 32)
+      packed(&assembler, .vpmuldq, even, value, field(.multiplier))
+      packed(&assembler, .vpmuldq, odd, odd, field(.oddMultiplier))
+      assembler.vpcmpgtqZMM(signMasks.even, even, lane(.minusOne))
+      assembler.vpcmpgtqZMM(signMasks.odd, odd, lane(.minusOne))
+      packed(&assembler, .vpaddq, even, even, field(.evenOffset))
+      packed(&assembler, .vpaddq, odd, odd, field(.oddOffset))
+      assembler.packedZMM(.vpaddq, even, even, field(.evenSignTerm), mask: signMasks.even)
+      assembler.packedZMM(.vpaddq, odd, odd, field(.oddSignTerm), mask: signMasks.odd)
+      packed(&assembler, .vpsravq, even, even, field(.evenTotalShift))
+      packed(&assembler, .vpsravq, odd, odd, field(.oddTotalShift))
+      assembler.load(.zmm, value, lane(.interleave))
+      assembler.vpermi2dZMM(value, even, odd)
+      packed(&assembler, .vpaddd, value, value, lane(.zeroPoint))
+      clamp(&assembler, value, lane(.lower), lane(.upper))
+      return
+    }
     shift(&assembler, .vpsrlq, odd, value, 32)
     packed(&assembler, .vpmuldq, even, value, field(.multiplier))
     packed(&assembler, .vpmuldq, odd, odd, field(.oddMultiplier))
@@ -231,8 +335,14 @@ struct RequantizationEmission {
     packed(&assembler, .vpsravd, value, value, field(.rightShift))
     packed(&assembler, .vpaddd, value, value, odd)
     packed(&assembler, .vpaddd, value, value, lane(.zeroPointPlusOne))
-    packed(&assembler, .vpmaxsd, value, value, lane(.lower))
-    packed(&assembler, .vpminsd, value, value, lane(.upper))
+    clamp(&assembler, value, lane(.lower), lane(.upper))
+  }
+
+  /// Step 5's clamp, or what the saturating narrowing of `form.saturates` leaves to do.
+  private func clamp(_ assembler: inout X86Assembler, _ value: VectorRegister, _ lower: MemoryOperand, _ upper: MemoryOperand) {
+    let saturates = form.saturates && storeMask == nil
+    if !saturates || (width == .zmm && output == .uint8) { packed(&assembler, .vpmaxsd, value, value, lower) }
+    if !saturates { packed(&assembler, .vpminsd, value, value, upper) }
   }
 }
 

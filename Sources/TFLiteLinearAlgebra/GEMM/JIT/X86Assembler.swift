@@ -111,12 +111,17 @@
   case vpmaddwd
   /// `vpmulld`: the low 32 bits of each 32-bit lane's signed product.
   case vpmulld
+  /// `vpsubq`: 64-bit differences, wrapping (`packedZMM` only).
+  case vpsubq
+  /// `vpsravq`: each 64-bit lane shifted right arithmetically by the count in the same lane
+  /// (AVX-512F; no VEX form, so `packedZMM` only).
+  case vpsravq
 
   /// The opcode map (0F or 0F38).
   fileprivate var map: X86Assembler.OpcodeMap {
     switch self {
-    case .vpaddd, .vpsubd, .vpaddq, .vpand, .vpor, .vpackssdw, .vpmaddwd: .x0F
-    case .vpmuldq, .vpsllvd, .vpsllvq, .vpsravd, .vpmaxsd, .vpminsd, .vpmulld: .x0F38
+    case .vpaddd, .vpsubd, .vpaddq, .vpsubq, .vpand, .vpor, .vpackssdw, .vpmaddwd: .x0F
+    case .vpmuldq, .vpsllvd, .vpsllvq, .vpsravd, .vpsravq, .vpmaxsd, .vpminsd, .vpmulld: .x0F38
     }
   }
 
@@ -130,7 +135,8 @@
     case .vpor: 0xEB
     case .vpmuldq: 0x28
     case .vpsllvd, .vpsllvq: 0x47
-    case .vpsravd: 0x46
+    case .vpsravd, .vpsravq: 0x46
+    case .vpsubq: 0xFB
     case .vpmaxsd: 0x3D
     case .vpminsd: 0x39
     case .vpackssdw: 0x6B
@@ -143,7 +149,9 @@
   fileprivate var isWideInVEX: Bool { self == .vpsllvq }
 
   /// EVEX.W: W1 for the 64-bit element operations.
-  fileprivate var isWideInEVEX: Bool { self == .vpaddq || self == .vpmuldq || self == .vpsllvq }
+  fileprivate var isWideInEVEX: Bool {
+    self == .vpaddq || self == .vpsubq || self == .vpmuldq || self == .vpsllvq || self == .vpsravq
+  }
 }
 
 /// Shifts of every lane by an immediate count (`shiftYMM`, `shiftZMM`).
@@ -442,6 +450,7 @@
   @usableFromInline package mutating func packedYMM(
     _ operation: PackedIntegerOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
   ) {
+    precondition(operation != .vpsravq, "vpsravq has no VEX form")
     vex(
       map: operation.map, prefix: .x66, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
       operand: .register(right.number), wide: operation.isWideInVEX)
@@ -458,6 +467,7 @@
   @usableFromInline package mutating func packedYMM(
     _ operation: PackedIntegerOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: MemoryOperand
   ) {
+    precondition(operation != .vpsravq, "vpsravq has no VEX form")
     vex(
       map: operation.map, prefix: .x66, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
       operand: .memory(right), wide: operation.isWideInVEX)
@@ -641,13 +651,29 @@
     evex(map: .x0F, prefix: .none, opcode: operation.opcode, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
-  /// `op zmm1, zmm2, [m512]` for a lane-wise integer operation (AVX-512F).
+  /// `op zmm1, zmm2, [m512]` for a lane-wise integer operation (AVX-512F); with `mask`,
+  /// `op zmm1{k}, zmm2, [m512]`: only the lanes whose bit is set are written.
   @usableFromInline package mutating func packedZMM(
-    _ operation: PackedIntegerOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: MemoryOperand
+    _ operation: PackedIntegerOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: MemoryOperand,
+    mask: MaskRegister? = nil
   ) {
     evex(
       map: operation.map, prefix: .x66, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
-      operand: .memory(right), elementBytes: 64, broadcast: false, wide: operation.isWideInEVEX)
+      operand: .memory(right), elementBytes: 64, broadcast: false, wide: operation.isWideInEVEX, mask: mask?.number ?? 0)
+  }
+
+  /// `vpcmpgtq k, zmm, [m512]` (AVX-512F): mask bit i set where 64-bit lane i of zmm is greater
+  /// (signed) than that of memory.
+  @usableFromInline package mutating func vpcmpgtqZMM(_ mask: MaskRegister, _ left: VectorRegister, _ right: MemoryOperand) {
+    evex(
+      map: .x0F38, prefix: .x66, opcode: 0x37, reg: mask.number, vvvv: left.number, operand: .memory(right),
+      elementBytes: 64, broadcast: false, wide: true)
+  }
+
+  /// `vpermi2d zmm1, zmm2, zmm3` (AVX-512F): each 32-bit lane of zmm1 (an index; bit 4 picks zmm3
+  /// over zmm2, bits 0–3 the lane) replaced by the lane it picks from the two tables.
+  @usableFromInline package mutating func vpermi2dZMM(_ indices: VectorRegister, _ low: VectorRegister, _ high: VectorRegister) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x76, reg: indices.number, vvvv: low.number, rm: high.number)
   }
 
   /// `op zmm1, zmm2, imm8` for a shift of every lane by a constant (AVX-512F).
@@ -671,6 +697,21 @@
   @usableFromInline package mutating func vpmovdbZMM(_ destination: MemoryOperand, _ source: VectorRegister) {
     evex(
       map: .x0F38, prefix: .xF3, opcode: 0x31, reg: source.number, vvvv: 0, operand: .memory(destination),
+      elementBytes: 16, broadcast: false)
+  }
+
+  /// `vpmovsdb [m128], zmm`: each of the 16 lanes as a signed byte, saturated (AVX-512F).
+  @usableFromInline package mutating func vpmovsdbZMM(_ destination: MemoryOperand, _ source: VectorRegister) {
+    evex(
+      map: .x0F38, prefix: .xF3, opcode: 0x21, reg: source.number, vvvv: 0, operand: .memory(destination),
+      elementBytes: 16, broadcast: false)
+  }
+
+  /// `vpmovusdb [m128], zmm`: each of the 16 lanes, read as unsigned, as an unsigned byte, saturated
+  /// (AVX-512F).
+  @usableFromInline package mutating func vpmovusdbZMM(_ destination: MemoryOperand, _ source: VectorRegister) {
+    evex(
+      map: .x0F38, prefix: .xF3, opcode: 0x11, reg: source.number, vvvv: 0, operand: .memory(destination),
       elementBytes: 16, broadcast: false)
   }
 

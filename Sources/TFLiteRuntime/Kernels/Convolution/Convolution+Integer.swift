@@ -609,6 +609,14 @@ private final class ByteConvolution {
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
     flipsSign = isSigned && weights.kernelsFlipSigns
     readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
+    // The family of this convolution's requantization form (8-bit outputs have the input's type)
+    // maps its first tile now, not mid-invoke; where the OS refuses it, the tiles run in the complete
+    // form, whose family was mapped when the route was chosen.
+    if case .generated(_, let kernels) = weights {
+      let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
+      let form = isSigned ? epilogue.form(storing: Int8.self) : epilogue.form(storing: UInt8.self)
+      _ = kernels.tiles(isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign && readsInPlace)
+    }
     // Rows that carry their byte sums are always gathered, also the 1×1 inputs the 16-bit route
     // reads in place, and run on one-panel tiles: 2 KiB blocks keep that scratch (and the arena) small.
     plan = GEMMPlan(
