@@ -112,6 +112,104 @@ final class FusionTests: XCTestCase {
     XCTAssertTrue(OperatorFusion.find(in: nodes, keptTensors: [], kernelSet: .reference).isEmpty)
   }
 
+  /// PAD (or PADV2 with `constant`) of `input` by `padding` (top, bottom, left, right) feeding a
+  /// DEPTHWISE_CONV_2D with VALID padding, the given strides and multiplier and a RELU6.
+  private func padThenDepthwiseGraph(
+    input: RuntimeTensor, padding: (Int32, Int32, Int32, Int32), strides: Int32, multiplier: Int,
+    constant: Float? = nil, padsChannels: Bool = false, consumerPadding: Padding = .valid
+  ) -> (nodes: [Node], padded: RuntimeTensor) {
+    var random = SeededGenerator(seed: 31)
+    let outputChannels = input.shape[3] * multiplier
+    let amounts = KernelHarness.int32Tensor(
+      1, [0, 0, padding.0, padding.1, padding.2, padding.3, 0, padsChannels ? 1 : 0])
+    amounts.shape = [4, 2]
+    let padded = KernelHarness.outputTensor(2)
+    let pad =
+      constant.map { value in
+        KernelHarness.node("PADV2", [input, amounts, KernelHarness.floatTensor(3, [1], [value], constant: true)], padded, .none)
+      } ?? KernelHarness.node("PAD", [input, amounts], padded, .none)
+    let filter = KernelHarness.floatTensor(4, [1, 3, 3, outputChannels], random.floats(9 * outputChannels), constant: true)
+    let bias = KernelHarness.floatTensor(5, [outputChannels], random.floats(outputChannels), constant: true)
+    var options = DepthwiseConv2DOptions()
+    options.padding = consumerPadding
+    options.strideW = strides
+    options.strideH = strides
+    options.depthMultiplier = Int32(multiplier)
+    options.fusedActivationFunction = .relu6
+    let depthwise = KernelHarness.node(
+      "DEPTHWISE_CONV_2D", [padded, filter, bias], KernelHarness.outputTensor(6), .depthwiseConv2DOptions(options))
+    return ([pad, depthwise], padded)
+  }
+
+  /// A zero PAD of height and width read only by a VALID DEPTHWISE_CONV_2D is folded into it: the
+  /// folded kernel reads the PAD's input, and gives the values the two kernels give one after the
+  /// other (it leaves out only products with padding zeros; values compared as floats, so a zero
+  /// may differ in sign), on generated 16- and 8-channel blocks and a Swift remainder, strides 1
+  /// and 2, symmetric and one-sided padding (Keras pads a stride-2 layer bottom and right only),
+  /// a multiplier of 2 and PADV2 with constant 0.
+  func testZeroPadBeforeValidDepthwiseIsFoldedWithTheSameValues() throws {
+    var random = SeededGenerator(seed: 30)
+    let cases: [(shape: [Int], padding: (Int32, Int32, Int32, Int32), strides: Int32, multiplier: Int, constant: Float?)] = [
+      ([1, 12, 12, 24], (0, 1, 0, 1), 2, 1, nil),
+      ([1, 9, 11, 20], (1, 1, 1, 1), 1, 1, nil),
+      ([2, 8, 7, 16], (2, 0, 1, 3), 2, 2, nil),
+      ([1, 10, 10, 32], (1, 1, 1, 1), 2, 1, 0),
+    ]
+    for (index, test) in cases.enumerated() {
+      let count = test.shape.reduce(1, *)
+      let input = KernelHarness.floatTensor(0, test.shape, random.floats(count, in: -3...3))
+      let (nodes, padded) = padThenDepthwiseGraph(
+        input: input, padding: test.padding, strides: test.strides, multiplier: test.multiplier, constant: test.constant)
+      let fusions = OperatorFusion.find(in: nodes, keptTensors: [])
+      XCTAssertEqual(fusions.map(\.producer), [0], "case \(index)")
+      XCTAssertEqual(fusions.map(\.consumer), [1], "case \(index)")
+      let fusion = try XCTUnwrap(fusions.first)
+      XCTAssertTrue(fusion.producerKernel is FoldedNodeKernel)
+      XCTAssertEqual(fusion.additionalReads.map(\.index), [input.index])
+      _ = try KernelHarness.run(nodes[0], threads: 1)
+      XCTAssertEqual(padded.shape[1], test.shape[1] + Int(test.padding.0 + test.padding.1))
+      let expected = try KernelHarness.run(nodes[1], threads: 1)
+      for threads in [1, 2] {
+        var context = PrepareContext(threadCount: threads)
+        try fusion.kernel.prepare(&context)
+        let output = nodes[1].outputs[0]
+        output.allocateOwnedMemory()
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(context.scratchByteCount, 64), alignment: 64)
+        defer { scratch.deallocate() }
+        try fusion.kernel.eval(EvalContext(threadCount: threads, scratch: scratch))
+        XCTAssertEqual(output.shape, expected.shape, "case \(index)")
+        XCTAssertEqual(fusion.kernel.kernelDescription?.hasSuffix("PAD folded in"), true)
+        let folded = Array(UnsafeBufferPointer(start: output.pointer(as: Float.self), count: output.elementCount))
+        XCTAssertEqual(folded.count, expected.values.count)
+        for (element, (value, reference)) in zip(folded, expected.values).enumerated() where value != reference {
+          XCTFail("case \(index) threads \(threads) element \(element): folded \(value), separate \(reference)")
+          break
+        }
+      }
+    }
+  }
+
+  /// No PAD fold when the padded tensor is read elsewhere or must stay observable, when the PAD
+  /// pads channels, pads with a nonzero constant, or feeds a SAME convolution, or for the
+  /// reference kernels.
+  func testPadIsNotFoldedWhenTheConvolutionCannotTakeIt() {
+    let input = KernelHarness.floatTensor(0, [1, 6, 6, 16], [Float](repeating: 1, count: 576))
+    let graph = { (constant: Float?, padsChannels: Bool, consumerPadding: Padding) in
+      self.padThenDepthwiseGraph(
+        input: input, padding: (1, 1, 1, 1), strides: 1, multiplier: 1, constant: constant, padsChannels: padsChannels,
+        consumerPadding: consumerPadding)
+    }
+    let (nodes, padded) = graph(nil, false, .valid)
+    XCTAssertEqual(OperatorFusion.find(in: nodes, keptTensors: []).count, 1)
+    XCTAssertTrue(OperatorFusion.find(in: nodes, keptTensors: [padded.index]).isEmpty)
+    let reader = KernelHarness.node("ABS", [padded], KernelHarness.outputTensor(7), .none)
+    XCTAssertTrue(OperatorFusion.find(in: nodes + [reader], keptTensors: []).isEmpty)
+    XCTAssertTrue(OperatorFusion.find(in: graph(nil, true, .valid).nodes, keptTensors: []).isEmpty)
+    XCTAssertTrue(OperatorFusion.find(in: graph(0.5, false, .valid).nodes, keptTensors: []).isEmpty)
+    XCTAssertTrue(OperatorFusion.find(in: graph(nil, false, .same).nodes, keptTensors: []).isEmpty)
+    XCTAssertTrue(OperatorFusion.find(in: nodes, keptTensors: [], kernelSet: .reference).isEmpty)
+  }
+
   /// MediaPipe's face detector has a RELU after each of its 16 residual ADDs and after its first
   /// CONV_2D: lowering folds all 17 (and says so in the kernel descriptions), and the outputs still
   /// match LiteRT's; with fusion off they run apart.

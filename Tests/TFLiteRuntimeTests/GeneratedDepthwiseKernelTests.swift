@@ -254,7 +254,8 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
   }
 
   /// The weights-in-registers kernels (3×3, and 5×5 on AVX-512) on random grids: row and column
-  /// offsets (dilations), pixel strides, pixel counts (none, one, many), weight offsets, start values
+  /// offsets (dilations), pixel strides, pixel counts (none, one, and up to 27: every mix of the
+  /// eight-, four-, two- and one-pixel groups), weight offsets, start values
   /// and clamps; the same bits as the tap-table kernel on the same table (they sum in its order),
   /// within float rounding of a double-precision sum, and the sentinels around and between the
   /// pixels' outputs untouched.
@@ -264,8 +265,8 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
     for kernels in runnableKernels {
       for kind in DepthwiseKernelGenerator.ElementKind.allCases where kernels.has(kind) {
         guard let size = kind.squareFilterSize else { continue }
-        for trial in 0..<30 {
-          let pixels = [0, 1, random.int(2...9)][trial % 3]
+        for trial in 0..<45 {
+          let pixels = [0, 1, random.int(2...27)][trial % 3]
           let channelStride = 16 + random.int(0...2) * 16 + random.int(0...3)
           let columnOffset = channelStride * random.int(1...3) * 4
           let rowOffset = (size * 3 + random.int(0...4)) * channelStride * 4

@@ -28,12 +28,15 @@
 ///
 /// For each output pixel p of `pixelCount` (inputs `inputPixelBytes` apart, outputs
 /// `outputPixelBytes` apart), the float accumulators start from the 16 values at `start`, and each
-/// tap reads its input at `input + p · inputPixelBytes + offset`. Pixels go four at a time (the
-/// four share each weight vector), then one at a time.
+/// tap reads its input at `input + p · inputPixelBytes + offset`. The tap-table kinds take pixels
+/// four at a time (the four share each weight vector), then one at a time; the square-filter kinds
+/// eight at a time where eight accumulators fit beside the weights (3×3 on AVX-512: eight
+/// independent FMA chains hide the FMA latency, four left half the FMA throughput idle), then
+/// four, two and one.
 ///
 /// Registers of the table kinds: rdi arguments, rsi/r10 the input/output of the current pixels,
-/// r8/r9 the input pixel stride ×1/×3, r11/rbp the output pixel stride ×1/×3, r13 the weights, r14
-/// the pixel counter, rdx the tap cursor, rcx the tap counter, rax/r15/rbx the tap's input
+/// r8/r9 the input pixel stride ×1/×3, r11/rbp the output pixel stride ×1/×3 (pixels 4 to 7 of an
+/// eight-pixel group from rbx/rdx, four strides on), r13 the weights, r14 the pixel counter, rdx the tap cursor, rcx the tap counter, rax/r15/rbx the tap's input
 /// offset(s) and weight offset, r12/r15 the tap's input address(es); after the taps the byte
 /// kinds' epilogue holds the record in rax and the lanes in rbx, and their block loop keeps the
 /// block's input, output, record and remaining count on the stack (32 bytes below the pushed
@@ -192,8 +195,17 @@ private struct DepthwiseEmitter {
   var vectorsPerBlock: Int { isa == .avx2 && kind != .floatEightChannels ? 2 : 1 }
   /// Channels per vector register.
   var lanes: Int { isa == .avx2 ? 8 : 16 }
-  /// Pixels of the unrolled group.
+  /// Pixels of the unrolled group of the tap-table kinds.
   let groupPixels = 4
+  /// Pixel group sizes of the square-filter kinds, largest first: 8 when the weights, eight
+  /// accumulators and the clamp bounds fit the vector registers (3×3 on AVX-512), else 4; then the
+  /// smaller powers of two, so a row's last few pixels still run several FMA chains.
+  var squareGroupSizes: [Int] {
+    let registers = isa == .avx2 ? 16 : 32
+    let taps = (kind.squareFilterSize ?? 0) * (kind.squareFilterSize ?? 0)
+    let largest = taps + 8 + 2 <= registers ? 8 : 4
+    return [8, 4, 2, 1].filter { $0 <= largest }
+  }
   /// True for the requantizing byte kinds.
   var isBytes: Bool { kind.requantizedOutput != nil }
   /// The AVX-512 byte kinds' store mask.
@@ -246,11 +258,17 @@ private struct DepthwiseEmitter {
     MemoryOperand(.rdi, Int32(MemoryLayout<DepthwiseKernelArguments>.offset(of: field)!))
   }
 
-  /// Pixel `pixel` (0 to 3) of the group from `base`, pixels `stride` apart (`triple` = 3 × stride).
-  func pixelAddress(_ base: GPRegister, _ pixel: Int, stride: GPRegister, triple: GPRegister, plus displacement: Int32)
-    -> MemoryOperand
-  {
-    switch pixel {
+  /// Pixel `pixel` of the group from `base`, pixels `stride` apart (`triple` = 3 × stride); pixels
+  /// 4 to 7 from `upper`, which points four strides past `base`.
+  func pixelAddress(
+    _ base: GPRegister, _ pixel: Int, upper: GPRegister? = nil, stride: GPRegister, triple: GPRegister,
+    plus displacement: Int32
+  ) -> MemoryOperand {
+    if pixel >= 4 {
+      guard let upper, pixel < 8 else { preconditionFailure("pixel \(pixel) of a group without an upper base") }
+      return pixelAddress(upper, pixel - 4, stride: stride, triple: triple, plus: displacement)
+    }
+    return switch pixel {
     case 0: MemoryOperand(base, displacement)
     case 1: MemoryOperand(base, index: stride, scale: 1, displacement)
     case 2: MemoryOperand(base, index: stride, scale: 2, displacement)
@@ -369,33 +387,24 @@ private struct DepthwiseEmitter {
     }
   }
 
-  /// The pixel loops over `counter` pixels from rsi/r10: groups of four pixels (`body(4)`), then
-  /// single pixels (`body(1)`), advancing rsi and r10 by the pixel strides in r8 and r11.
-  mutating func emitPixelLoops(counter: GPRegister, _ body: (inout Self, Int) -> Void) {
-    let done = assembler.makeLabel()
-    let singles = assembler.makeLabel()
-    assembler.cmp(counter, Int32(groupPixels))
-    assembler.jump(if: .below, to: singles)
-    let group = assembler.makeLabel()
-    assembler.bind(group)
-    body(&self, groupPixels)
-    assembler.lea(.rsi, MemoryOperand(.rsi, index: .r8, scale: 4))
-    assembler.lea(.r10, MemoryOperand(.r10, index: .r11, scale: 4))
-    assembler.sub(counter, Int32(groupPixels))
-    assembler.cmp(counter, Int32(groupPixels))
-    assembler.jump(if: .aboveOrEqual, to: group)
-
-    assembler.bind(singles)
-    assembler.test(counter, counter)
-    assembler.jump(if: .zero, to: done)
-    let single = assembler.makeLabel()
-    assembler.bind(single)
-    body(&self, 1)
-    assembler.add(.rsi, .r8)
-    assembler.add(.r10, .r11)
-    assembler.dec(counter)
-    assembler.jump(if: .notZero, to: single)
-    assembler.bind(done)
+  /// The pixel loops over `counter` pixels from rsi/r10: for each size of `groups` (largest first,
+  /// 1 last) a loop over groups of that many pixels (`body(size)`) while that many are left,
+  /// advancing rsi and r10 by the pixel strides in r8 and r11.
+  mutating func emitPixelLoops(counter: GPRegister, groups: [Int], _ body: (inout Self, Int) -> Void) {
+    for size in groups {
+      let next = assembler.makeLabel()
+      assembler.cmp(counter, Int32(size))
+      assembler.jump(if: .below, to: next)
+      let group = assembler.makeLabel()
+      assembler.bind(group)
+      body(&self, size)
+      assembler.lea(.rsi, MemoryOperand(.rsi, index: .r8, scale: UInt8(size)))
+      assembler.lea(.r10, MemoryOperand(.r10, index: .r11, scale: UInt8(size)))
+      assembler.sub(counter, Int32(size))
+      assembler.cmp(counter, Int32(size))
+      assembler.jump(if: .aboveOrEqual, to: group)
+      assembler.bind(next)
+    }
   }
 
   /// Loads the input and output pointers and strides: rsi/r10, r8/r9 (×1/×3), r11/rbp (×1/×3).
@@ -410,9 +419,10 @@ private struct DepthwiseEmitter {
 
   /// The square-filter kinds (`size`² taps): per vector of the block (two halves on AVX2), the
   /// taps' weight vectors into registers 0 ..< size² once, then the pixel loops with the taps
-  /// unrolled: each tap's input offset is read from the table (rcx) into r12, and the pixels'
-  /// accumulators (registers size² ..< size² + 4) add input · weight in table order. r15 counts the
-  /// pixels of the half, rax points at the start values, r13 at the weights.
+  /// unrolled: each tap's input offset is read from the table (rcx) into r12 (r12 + 4 strides into
+  /// rbx for an eight-pixel group), and the pixels' accumulators (registers size² onwards, one per
+  /// pixel of the group) add input · weight in table order. r15 counts the pixels of the half, rax
+  /// points at the start values, r13 at the weights.
   mutating func emitSquareFilterKernel(size: Int) {
     let taps = size * size
     assembler.mov(.rcx, argument(\.taps))
@@ -426,22 +436,25 @@ private struct DepthwiseEmitter {
       }
       loadPixelPointers()
       assembler.mov(.r15, .r14)
-      emitPixelLoops(counter: .r15) { emitter, pixels in
+      emitPixelLoops(counter: .r15, groups: squareGroupSizes) { emitter, pixels in
         let sum = { (pixel: Int) in VectorRegister(taps + pixel) }
         for pixel in 0..<pixels { emitter.loadVector(sum(pixel), MemoryOperand(.rax, displacement)) }
         for tap in 0..<taps {
           emitter.assembler.mov(.r12, MemoryOperand(.rcx, 16 * Int32(tap)))
           emitter.assembler.add(.r12, .rsi)
+          if pixels > 4 { emitter.assembler.lea(.rbx, MemoryOperand(.r12, index: .r8, scale: 4)) }
           for pixel in 0..<pixels {
-            let input = emitter.pixelAddress(.r12, pixel, stride: .r8, triple: .r9, plus: displacement)
+            let input = emitter.pixelAddress(.r12, pixel, upper: .rbx, stride: .r8, triple: .r9, plus: displacement)
             emitter.isa == .avx2
               ? emitter.assembler.vfmadd231psYMM(sum(pixel), VectorRegister(tap), input)
               : emitter.assembler.vfmadd231psZMM(sum(pixel), VectorRegister(tap), input)
           }
         }
+        if pixels > 4 { emitter.assembler.lea(.rdx, MemoryOperand(.r10, index: .r11, scale: 4)) }
         for pixel in 0..<pixels {
           emitter.clamp(sum(pixel))
-          emitter.storeVector(emitter.pixelAddress(.r10, pixel, stride: .r11, triple: .rbp, plus: displacement), sum(pixel))
+          emitter.storeVector(
+            emitter.pixelAddress(.r10, pixel, upper: .rdx, stride: .r11, triple: .rbp, plus: displacement), sum(pixel))
         }
       }
     }
@@ -472,7 +485,7 @@ private struct DepthwiseEmitter {
     assembler.mov(.rsi, BlockSlot.input.operand)
     assembler.mov(.r10, BlockSlot.output.operand)
     assembler.mov(.r14, argument(\.pixelCount))
-    emitPixelLoops(counter: .r14) { emitter, pixels in emitter.emitTablePixels(pixels) }
+    emitPixelLoops(counter: .r14, groups: [groupPixels, 1]) { emitter, pixels in emitter.emitTablePixels(pixels) }
     let blockChannels = Int32(DepthwiseKernelGenerator.blockChannels)
     for (slot, step) in [
       (BlockSlot.input, blockChannels), (.output, blockChannels), (.record, Int32(RequantizationTable.blockBytes)),
@@ -516,7 +529,7 @@ private struct DepthwiseEmitter {
     } else {
       loadPixelPointers()
       assembler.mov(.r13, argument(\.weights))
-      emitPixelLoops(counter: .r14) { emitter, pixels in emitter.emitTablePixels(pixels) }
+      emitPixelLoops(counter: .r14, groups: [groupPixels, 1]) { emitter, pixels in emitter.emitTablePixels(pixels) }
     }
     assembler.bind(exit)
     if isBytes { assembler.add(.rsp, BlockSlot.frameBytes) }

@@ -11,6 +11,13 @@
 //   producer's kernel, built with the RELU's range, writes the RELU's output in one pass. The fused
 //   clamp and the separate RELU clamp the same float values to the same range (identical results
 //   for every non-NaN value). 8-bit RELUs are left alone: their output may be requantized.
+// - PAD folds: a float PAD (or PADV2 with constant 0) of height and width only, whose output only a
+//   float DEPTHWISE_CONV_2D with VALID padding reads (Keras's ZeroPadding2D before each stride-2
+//   depthwise layer: MobileNetV2 pads a 112×112×96 tensor), becomes that convolution's explicit
+//   padding: the convolution reads the PAD's input and skips the padding taps instead of reading
+//   zeros, so the padded copy is never written. The sums differ only by the zero products left out
+//   (the same values; a zero result may change sign, and a non-finite weight no longer meets a
+//   padding zero).
 
 import TFLiteFormat
 
@@ -58,8 +65,56 @@ struct OperatorFusion {
       fused[fusion.producer] = true
       fused[fusion.consumer] = true
     }
-    return sigmoidLinearUnits
-      + activationFolds(in: nodes, keptTensors: keptTensors, readers: readers, producers: producers, excluding: fused)
+    let folds = activationFolds(in: nodes, keptTensors: keptTensors, readers: readers, producers: producers, excluding: fused)
+    for fusion in folds {
+      fused[fusion.producer] = true
+      fused[fusion.consumer] = true
+    }
+    return sigmoidLinearUnits + folds
+      + padFolds(in: nodes, keptTensors: keptTensors, readers: readers, producers: producers, excluding: fused)
+  }
+
+  /// A float DEPTHWISE_CONV_2D with VALID padding reading the only output of a zero PAD of height
+  /// and width: the convolution's kernel over the PAD's input with that padding.
+  private static func padFolds(
+    in nodes: [Node], keptTensors: [Int], readers: [Int], producers: [Int?], excluding fused: [Bool]
+  ) -> [OperatorFusion] {
+    var fusions: [OperatorFusion] = []
+    for (consumer, node) in nodes.enumerated() where !fused[consumer] && node.op == .builtin(.depthwiseConv2d) {
+      guard case .depthwiseConv2DOptions(let options) = node.options, options.padding == .valid,
+        let padded = node.inputs.first ?? nil, let producer = producers[padded.index], producer < consumer,
+        !fused[producer], readers[padded.index] == 1, !keptTensors.contains(padded.index), !padded.isVariable,
+        let padding = zeroSpatialPadding(nodes[producer]), let source = nodes[producer].inputs[0],
+        [source, padded].allSatisfy({ $0.type == .float32 && $0.quantization == nil }),
+        node.inputs.count > 1, let filter = node.inputs[1], filter.type == .float32, filter.quantization == nil
+      else { continue }
+      let foldedNode = Node(
+        index: node.index, op: node.op, version: node.version, inputs: [source] + node.inputs.dropFirst(),
+        outputs: node.outputs, options: node.options, customOptions: node.customOptions, subgraph: node.subgraph,
+        resources: node.resources)
+      guard let kernel = try? DepthwiseConv2DKernel(node: foldedNode, explicitPadding: padding) else { continue }
+      fusions.append(OperatorFusion(
+        producer: producer, consumer: consumer, kernel: kernel,
+        producerKernel: FoldedNodeKernel(consumerIndex: node.index), additionalReads: [source]))
+    }
+    return fusions
+  }
+
+  /// The height and width padding of a PAD, or PADV2 with a constant 0, of a rank-4 tensor by
+  /// constant amounts that leave its batch and channel axes alone; nil for any other node.
+  private static func zeroSpatialPadding(_ pad: Node) -> SpatialPadding? {
+    guard pad.op == .builtin(.pad) && pad.inputs.count == 2 || pad.op == .builtin(.padv2) && pad.inputs.count == 3,
+      pad.outputs.count == 1, pad.inputs[0] != nil, let amounts = pad.inputs[1], amounts.isConstant,
+      let paddings = try? constantPaddings(amounts, rank: 4, op: pad.opName),
+      paddings.before[0] == 0, paddings.after[0] == 0, paddings.before[3] == 0, paddings.after[3] == 0
+    else { return nil }
+    if pad.inputs.count == 3 {
+      guard let value = pad.inputs[2], value.isConstant, value.type == .float32, value.elementCount == 1,
+        let data = value.data, data.load(as: Float.self) == 0
+      else { return nil }
+    }
+    return SpatialPadding(
+      top: paddings.before[1], bottom: paddings.after[1], left: paddings.before[2], right: paddings.after[2])
   }
 
   /// LOGISTIC(x) read only by MUL(x, LOGISTIC(x)): one `SigmoidLinearUnitKernel`.

@@ -38,6 +38,26 @@ struct WindowAxis: Equatable {
     paddingBefore = total / 2
   }
 
+  /// The axis of a VALID window over the input with `before` and `after` elements of zeros added
+  /// (a zero PAD folded into the window op, see `OperatorFusion`): the taps in that padding are
+  /// the ones `validTaps` leaves out. nil when a parameter is not positive, a padding is negative
+  /// or the window does not fit the padded extent.
+  init?(inputSize: Int, filterSize: Int, stride: Int, dilation: Int, paddingBefore before: Int, paddingAfter after: Int) {
+    guard before >= 0, after >= 0, inputSize >= 0 else { return nil }
+    let (partial, firstOverflow) = inputSize.addingReportingOverflow(before)
+    let (padded, secondOverflow) = partial.addingReportingOverflow(after)
+    guard !firstOverflow, !secondOverflow,
+      let window = WindowAxis(
+        inputSize: padded, filterSize: filterSize, stride: stride, dilation: dilation, samePadding: false)
+    else { return nil }
+    self.inputSize = inputSize
+    self.filterSize = filterSize
+    self.stride = stride
+    self.dilation = dilation
+    outputSize = window.outputSize
+    paddingBefore = before
+  }
+
   /// First input coordinate read by output position `output` (may be negative: padding).
   /// Wrapping arithmetic: for outputs of a validated axis the value is bounded by the input size.
   @inline(__always)
@@ -140,6 +160,15 @@ struct ConvolutionShape: Equatable {
     height.filterSize == 1 && width.filterSize == 1 && height.stride == 1 && width.stride == 1
       && height.paddingBefore == 0 && width.paddingBefore == 0
   }
+}
+
+/// Zeros added around the height and width of an NHWC input (a PAD folded into the window op that
+/// reads it).
+struct SpatialPadding: Equatable {
+  /// Rows added above and below.
+  let top: Int, bottom: Int
+  /// Columns added left and right.
+  let left: Int, right: Int
 }
 
 /// Shape of a DEPTHWISE_CONV_2D: NHWC input, filter `[1, h, w, in * multiplier]`, NHWC output.

@@ -444,7 +444,10 @@ private struct DepthwiseRow<Arithmetic: MultiplyAddForm>: ChannelBlockOperation 
 }
 
 /// DEPTHWISE_CONV_2D (float32): inputs `input [N,H,W,C]`, `filter [1,KH,KW,C·multiplier]`, optional bias.
-/// The multiplier is taken from the shapes (TFLite checks the option against them).
+/// The multiplier is taken from the shapes (TFLite checks the option against them). With
+/// `explicitPadding` (a zero PAD of the input folded in by `OperatorFusion`), the input is the PAD's
+/// input and the node's VALID window runs over it padded by those zeros: the padding taps are
+/// skipped instead of read as zeros.
 final class DepthwiseConv2DKernel: Kernel {
   private let operands: WeightedOperands
   private var input: RuntimeTensor { operands.input }
@@ -457,13 +460,24 @@ final class DepthwiseConv2DKernel: Kernel {
   private(set) var shape: DepthwiseShape?
   /// The generated kernels' calls for `shape`.
   private var plan: FloatDepthwisePlan?
+  /// Zeros around the input's height and width from a folded PAD, or nil.
+  private let explicitPadding: SpatialPadding?
 
-  init(node: Node) throws {
+  convenience init(node: Node) throws {
+    try self.init(node: node, explicitPadding: nil)
+  }
+
+  /// The kernel of `node`, whose input is padded by `explicitPadding` (its padding must be VALID).
+  init(node: Node, explicitPadding: SpatialPadding?) throws {
     operands = try WeightedOperands(node, op: "DEPTHWISE_CONV_2D")
     options = try FloatOperands.options(of: node, op: "DEPTHWISE_CONV_2D", defaults: DepthwiseConv2DOptions()) {
       if case .depthwiseConv2DOptions(let options) = $0 { options } else { nil }
     }
     activation = try FloatClampRange(options.fusedActivationFunction, op: "DEPTHWISE_CONV_2D")
+    if explicitPadding != nil, options.padding != .valid {
+      throw KernelError.invalid("DEPTHWISE_CONV_2D with a folded PAD needs VALID padding")
+    }
+    self.explicitPadding = explicitPadding
   }
 
   func prepare(_ context: inout PrepareContext) throws {
@@ -476,12 +490,7 @@ final class DepthwiseConv2DKernel: Kernel {
       throw KernelError.invalid("\(op) filter \(filter.shape) does not fit input channels \(channels)")
     }
     try FloatOperands.requireBias(bias, count: outputChannels, op: op)
-    let heightAxis = try WindowAxis(
-      op: op, axis: "height", inputSize: height, filterSize: filter.shape[1], stride: options.strideH,
-      dilation: options.dilationHFactor, padding: options.padding)
-    let widthAxis = try WindowAxis(
-      op: op, axis: "width", inputSize: width, filterSize: filter.shape[2], stride: options.strideW,
-      dilation: options.dilationWFactor, padding: options.padding)
+    let (heightAxis, widthAxis) = try spatialAxes(height: height, width: width, op: op)
     let outputShape = [batch, heightAxis.outputSize, widthAxis.outputSize, outputChannels]
     _ = try FloatOperands.checkedCount(outputShape, "\(op) output")
     let shape = DepthwiseShape(
@@ -495,7 +504,37 @@ final class DepthwiseConv2DKernel: Kernel {
     plan = FloatDepthwisePlan(shape)
   }
 
-  var kernelDescription: String? { shape.map { KernelDescription.depthwise(channels: $0.outputChannels) } }
+  /// The height and width axes of an input of `height` × `width`, padded by `explicitPadding` if given.
+  private func spatialAxes(height: Int, width: Int, op: String) throws -> (WindowAxis, WindowAxis) {
+    guard let padding = explicitPadding else {
+      return (
+        try WindowAxis(
+          op: op, axis: "height", inputSize: height, filterSize: filter.shape[1], stride: options.strideH,
+          dilation: options.dilationHFactor, padding: options.padding),
+        try WindowAxis(
+          op: op, axis: "width", inputSize: width, filterSize: filter.shape[2], stride: options.strideW,
+          dilation: options.dilationWFactor, padding: options.padding)
+      )
+    }
+    guard
+      let heightAxis = WindowAxis(
+        inputSize: height, filterSize: filter.shape[1], stride: Int(options.strideH),
+        dilation: Int(options.dilationHFactor), paddingBefore: padding.top, paddingAfter: padding.bottom),
+      let widthAxis = WindowAxis(
+        inputSize: width, filterSize: filter.shape[2], stride: Int(options.strideW),
+        dilation: Int(options.dilationWFactor), paddingBefore: padding.left, paddingAfter: padding.right)
+    else {
+      throw KernelError.invalid(
+        "\(op): input \(height)×\(width) padded by \(padding), filter \(filter.shape), strides \(options.strideH)×\(options.strideW) give no valid output")
+    }
+    return (heightAxis, widthAxis)
+  }
+
+  var kernelDescription: String? {
+    shape.map { shape in
+      KernelDescription.depthwise(channels: shape.outputChannels) + (explicitPadding == nil ? "" : ", PAD folded in")
+    }
+  }
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }

@@ -185,7 +185,7 @@ struct MirrorPad {
 // MARK: - Kernels
 
 /// Reads a constant `[rank, 2]` paddings operand.
-private func constantPaddings(_ tensor: RuntimeTensor, rank: Int, op: String) throws -> Paddings {
+func constantPaddings(_ tensor: RuntimeTensor, rank: Int, op: String) throws -> Paddings {
   guard tensor.shape == [rank, 2] else {
     throw KernelError.invalid("\(op): paddings of shape \(tensor.shape), expected [\(rank), 2]")
   }
