@@ -40,8 +40,11 @@ struct ChunkSplit {
     self.alignment = max(alignment, 1)
     let units = elements / self.alignment
     count = max(1, ParallelWork.balancedItemCount(
-      wanted: threadCount &* 4, affordable: min(units, elements / max(minimumChunk, 1)), threadCount: threadCount))
+      wanted: Self.mostChunks(threadCount: threadCount), affordable: min(units, elements / max(minimumChunk, 1)), threadCount: threadCount))
   }
+
+  /// The most chunks any cut for `threadCount` threads makes (room for per-chunk results).
+  static func mostChunks(threadCount: Int) -> Int { threadCount > 1 ? threadCount &* 4 : 1 }
 
   /// The elements of chunk `chunk`.
   func range(_ chunk: Int) -> Range<Int> {
