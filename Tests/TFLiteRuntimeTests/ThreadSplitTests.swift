@@ -100,6 +100,24 @@ final class ThreadSplitTests: XCTestCase {
             }
           }
           XCTAssertEqual(counts, [Int](repeating: 1, count: rows), "\(rows) rows × \(workPerRow), \(threads) threads")
+          for setupRows in 2...5 {
+            // Ranges that fill a ring window first: every row once, in ranges as long as the fill
+            // where the threads allow, and still a range per thread where there are rows for it.
+            var ranges: [Range<Int>] = []
+            let lock = NSLock()
+            ChannelWindowRows.forEachRowRange(rows: rows, workPerRow: workPerRow, threadCount: threads, setupRows: setupRows) { range in
+              lock.lock()
+              ranges.append(range)
+              lock.unlock()
+            }
+            ranges.sort { $0.lowerBound < $1.lowerBound }
+            let label = "\(rows) rows × \(workPerRow), \(threads) threads, \(setupRows)-row windows: \(ranges)"
+            XCTAssertEqual(ranges.flatMap { Array($0) }, Array(0..<rows), label)
+            if ranges.count > 1 {
+              XCTAssertGreaterThanOrEqual(ranges.map(\.count).min() ?? 0, min(setupRows, rows / threads), label)
+            }
+            if rows >= threads, workPerRow >= 1_000_000 { XCTAssertGreaterThanOrEqual(ranges.count, threads, label) }
+          }
         }
       }
     }
