@@ -456,4 +456,32 @@ final class GeneratedElementwiseKernelTests: XCTestCase {
       XCTAssertEqual(results[0].count, shape[3])
     }
   }
+
+  /// MEAN over H and W of feature maps large enough to cut into row chunks (squeeze-excite's
+  /// inputs) gives on two to four threads, each chunk summed apart and the sums added, the bytes of
+  /// one thread and of the Swift loop (generated kernels off).
+  func testMeanOverHeightAndWidthSplitOverThreadsGivesOneThreadsBytes() throws {
+    var random = SeededGenerator(seed: 1212)
+    for trial in 0..<8 {
+      let type: ElementType = trial % 2 == 0 ? .int8 : .uint8
+      let range: ClosedRange<Int> = type == .int8 ? -128...127 : 0...255
+      let shape = [1, random.int(20...60), random.int(20...60), [16, 24, 96, 144][trial % 4]]
+      let values = (0..<shape.reduce(1, *)).map { _ in UInt8(random.int(0...255)) }
+      let zeroPoint = random.int(range)
+      func mean(generated: Bool, threads: Int) throws -> [UInt8] {
+        let input = KernelHarness.quantizedTensor(0, "x", type, shape, values, scales: [0.05], zeroPoints: [zeroPoint])
+        let axes = KernelHarness.int32Tensor(1, [1, 2])
+        let output = KernelHarness.quantizedTensor(2, "mean", type, [], [UInt8](), scales: [0.01], zeroPoints: [3])
+        let node = KernelHarness.node("MEAN", [input, axes], output, .reducerOptions(ReducerOptions(keepDims: true)))
+        return try GeneratedFloatKernels.$areAllowed.withValue(generated) {
+          try KernelHarness.run(node, threads: threads, as: UInt8.self).values
+        }
+      }
+      let expected = try mean(generated: false, threads: 1)
+      XCTAssertEqual(expected.count, shape[3])
+      for threads in 1...4 {
+        XCTAssertEqual(try mean(generated: true, threads: threads), expected, "trial \(trial) \(type.name) \(shape), \(threads) threads")
+      }
+    }
+  }
 }

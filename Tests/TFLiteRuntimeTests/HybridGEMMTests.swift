@@ -92,6 +92,11 @@ final class HybridGEMMTests: XCTestCase {
       if random.int(0...3) == 0 {  // a 1×1 stride-1 filter, read in place
         (filterHeight, filterWidth, strideH, strideW, same) = (1, 1, 1, 1, false)
       }
+      if random.int(0...4) == 0 {  // a thin, wide layer (7×7, many channels): several threads cut its channels
+        (batch, height, width, same, dilationH, dilationW) = (1, 7, 7, true, 1, 1)
+        channels = groups * random.int(24...48)
+        outputChannels = groups * random.int(100...200)
+      }
     }
 
     func outputSize(_ input: Int, _ filter: Int, _ stride: Int, _ dilation: Int) -> (size: Int, before: Int) {
@@ -162,7 +167,7 @@ final class HybridGEMMTests: XCTestCase {
       }
 
       for usesGenerated in [true, false] {
-        for threads in [1, 2] {
+        for threads in 1...4 {
           let node = KernelHarness.node(
             "CONV_2D",
             [

@@ -159,4 +159,51 @@ final class HybridInputQuantizationTests: XCTestCase {
         "infinity, \(quantization)")
     }
   }
+
+  /// A whole image quantized on several threads (fewer runs than threads: each run is cut into
+  /// chunks whose ranges merge) gives the reference's values, scale and zero point: random run
+  /// lengths around the chunk size with every `count % 8` tail, one to three runs, one to four
+  /// threads, signed and unsigned; a NaN past the first chunk is passed over by the range and
+  /// stored as the zero point, as on one thread; an all-zero run gives zeros.
+  func testImagesSplitOverThreadsQuantizeAsTheReference() {
+    var generator = SeededGenerator(seed: 0x5011_7)
+    for trial in 0..<24 {
+      let runLength = [16_384, 40_000, 70_001, 131_079][trial % 4] + Int(generator.next() % 64)
+      let runs = 1 + trial % 3
+      let threads = 1 + trial % 4
+      var values = (0..<runs * runLength).map { _ in
+        Float(Double(generator.next() % 2_000_001) / 1_000_000 - 0.7) * [Float(1e-3), 1, 300][trial % 3]
+      }
+      let special = trial % 5
+      if special == 1 { for index in 0..<runLength { values[index] = 0 } }
+      let nanIndex = runLength - 5
+      if special == 2 { values[nanIndex] = .nan }
+      for quantization in [HybridInputQuantization.symmetric, .asymmetric] {
+        for unsigned in [false, true] {
+          var layout = ScratchLayout()
+          let scratchPlan = HybridInputScratch(runs: runs, runLength: runLength, scratch: &layout)
+          let scratch = UnsafeMutableRawPointer.allocate(byteCount: layout.byteCount, alignment: 64)
+          defer { scratch.deallocate() }
+          let quantized = values.withUnsafeBufferPointer {
+            scratchPlan.quantize(
+              $0.baseAddress!, as: quantization, scratch: scratch, context: EvalContext(threadCount: threads, scratch: nil),
+              unsigned: unsigned)
+          }
+          for run in 0..<runs {
+            var finite = Array(values[run * runLength..<(run + 1) * runLength])
+            let hasNaN = special == 2 && run == 0
+            if hasNaN { finite[nanIndex] = 0 }
+            var expected = reference(finite, asymmetric: quantization == .asymmetric)
+            if hasNaN { expected.values[nanIndex] = Int8(expected.zeroPoint) }
+            let label = "trial \(trial): \(runs) runs of \(runLength), \(threads) threads, \(quantization), unsigned \(unsigned), run \(run)"
+            XCTAssertEqual(quantized.scales[run].bitPattern, expected.scale.bitPattern, label)
+            XCTAssertEqual(quantized.zeroPoints[run], expected.zeroPoint, label)
+            let stored = Array(UnsafeBufferPointer(start: quantized.values + run * runLength, count: runLength))
+            let expectedStored = expected.values.map { unsigned ? Int8(truncatingIfNeeded: Int16($0) + 128) : $0 }
+            XCTAssertEqual(stored, expectedStored, label)
+          }
+        }
+      }
+    }
+  }
 }

@@ -44,6 +44,48 @@ final class ThreadSplitTests: XCTestCase {
     }
   }
 
+  /// Chunks aligned to blocks (the hybrid quantizer's 16 values) cover every element once, start
+  /// at multiples of the block, differ by at most one block except for the last one's remainder,
+  /// and come in a multiple of the thread count (or fewer than the threads: each still a chunk of
+  /// its own); random counts, one to four threads.
+  func testAlignedChunksCoverEveryElementOnceInWholeBlocks() {
+    var random = SeededGenerator(seed: 77)
+    for trial in 0..<200 {
+      let count = trial < 4 ? [0, 1, 15, 16][trial] : random.int(1...300_000)
+      let alignment = [1, 8, 16][trial % 3]
+      let threads = 1 + trial % 4
+      let minimumChunk = [1, 2_048, 16_384][trial % 3]
+      let chunks = ChunkSplit(count: count, alignment: alignment, minimumChunk: minimumChunk, threadCount: threads)
+      let ranges = (0..<chunks.count).map(chunks.range)
+      let label = "\(count) elements, blocks of \(alignment), chunks of at least \(minimumChunk), \(threads) threads"
+      XCTAssertEqual(ranges.first?.lowerBound, 0, label)
+      XCTAssertEqual(ranges.last?.upperBound, count, label)
+      XCTAssertTrue(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound }, label)
+      XCTAssertTrue(ranges.allSatisfy { $0.lowerBound % alignment == 0 }, label)
+      XCTAssertTrue(chunks.count < threads || chunks.count % threads == 0, "\(label): \(chunks.count) chunks")
+      XCTAssertTrue(chunks.count == 1 || ranges.allSatisfy { $0.count >= minimumChunk }, label)
+      let wholeBlocks = ranges.dropLast().map(\.count) + [ranges.last!.count - count % alignment]
+      XCTAssertLessThanOrEqual((wholeBlocks.max() ?? 0) - (wholeBlocks.min() ?? 0), alignment, label)
+    }
+  }
+
+  /// A thin dynamic-range layer (MobileNetV2's 7×7 stage: 49 pixels, one block on one thread) is
+  /// cut along its channels on several threads, into enough items for every thread; a tall one
+  /// keeps all channels per item; one thread keeps one item per pixel block.
+  func testThinDynamicRangeLayersAreCutAlongChannels() {
+    for threads in 2...4 {
+      let thin = GEMMPlan.cut(rows: 49, columns: 1280, depth: 320, threadCount: threads, rowTile: 10, fewestRowBlocks: 1)
+      XCTAssertGreaterThanOrEqual(thin.panelGroups, threads, "\(threads) threads: \(thin)")
+      XCTAssertGreaterThanOrEqual(thin.rowBlocks * thin.panelGroups, 2 * threads, "\(threads) threads: \(thin)")
+      let tall = GEMMPlan.cut(rows: 12544, columns: 16, depth: 32, threadCount: threads, rowTile: 10, fewestRowBlocks: 210)
+      XCTAssertEqual(tall.panelGroups, 1, "\(threads) threads: \(tall)")
+      XCTAssertGreaterThanOrEqual(tall.rowBlocks, 210, "\(threads) threads: \(tall)")
+    }
+    let one = GEMMPlan.cut(rows: 49, columns: 1280, depth: 320, threadCount: 1, rowTile: 10, fewestRowBlocks: 1)
+    XCTAssertEqual(one.rowBlocks, 1)
+    XCTAssertEqual(one.panelGroups, 1)
+  }
+
   /// Window rows (depthwise convolution, pooling) run every row exactly once, for row counts
   /// below, at and above eight per thread, cheap and costly rows, one to three threads.
   func testWindowRowsRunEveryRowOnce() {
@@ -58,6 +100,24 @@ final class ThreadSplitTests: XCTestCase {
             }
           }
           XCTAssertEqual(counts, [Int](repeating: 1, count: rows), "\(rows) rows × \(workPerRow), \(threads) threads")
+          for setupRows in 2...5 {
+            // Ranges that fill a ring window first: every row once, in ranges as long as the fill
+            // where the threads allow, and still a range per thread where there are rows for it.
+            var ranges: [Range<Int>] = []
+            let lock = NSLock()
+            ChannelWindowRows.forEachRowRange(rows: rows, workPerRow: workPerRow, threadCount: threads, setupRows: setupRows) { range in
+              lock.lock()
+              ranges.append(range)
+              lock.unlock()
+            }
+            ranges.sort { $0.lowerBound < $1.lowerBound }
+            let label = "\(rows) rows × \(workPerRow), \(threads) threads, \(setupRows)-row windows: \(ranges)"
+            XCTAssertEqual(ranges.flatMap { Array($0) }, Array(0..<rows), label)
+            if ranges.count > 1 {
+              XCTAssertGreaterThanOrEqual(ranges.map(\.count).min() ?? 0, min(setupRows, rows / threads), label)
+            }
+            if rows >= threads, workPerRow >= 1_000_000 { XCTAssertGreaterThanOrEqual(ranges.count, threads, label) }
+          }
         }
       }
     }

@@ -58,16 +58,11 @@
     let depthBlocks = splitsDepth ? max(1, (depth + Self.maxDepthBlock - 1) / Self.maxDepthBlock) : 1
     depthBlock = max(1, (depth + depthBlocks - 1) / depthBlocks)
     let rowTiles = max(1, (rows + GEMMTile.rows - 1) / GEMMTile.rows)
-    let panelCount = max(1, PanelPacking.panelCount(columns: columns))
     let tilesPerBlock = min(rowTiles, max(1, rowBlockElements / (GEMMTile.rows * depthBlock)))
     let fewestRowBlocks = (rowTiles + tilesPerBlock - 1) / tilesPerBlock
-    var chosen = (rowBlocks: fewestRowBlocks, panelGroups: 1)
-    if threadCount > 1 {
-      chosen = Self.fastestSplit(
-        rows: rows, columns: columns, depth: depth, threadCount: min(threadCount, Self.mostPlannedThreads),
-        fewestRowBlocks: fewestRowBlocks,
-        rowTiles: rowTiles, panelCount: panelCount)
-    }
+    let chosen = Self.cut(
+      rows: rows, columns: columns, depth: depth, threadCount: threadCount, rowTile: GEMMTile.rows,
+      fewestRowBlocks: fewestRowBlocks)
     rowBlockCount = chosen.rowBlocks
     panelGroupCount = chosen.panelGroups
     rowBlock = (rowTiles + rowBlockCount - 1) / rowBlockCount * GEMMTile.rows
@@ -87,9 +82,23 @@
     return Self.share(group, of: panelGroupCount, units: panels, unitSize: 1, limit: panels)
   }
 
+  /// The row-block and panel-group counts of a product whose rows come in tiles of `rowTile`
+  /// rows: `fewestRowBlocks` blocks and one panel group on one thread, else the cut whose items
+  /// finish soonest (see the type's documentation). For kernels with a tile height of their own
+  /// (the dynamic-range GEMM), which then deal rows and panels with `share`.
+  @inlinable package static func cut(
+    rows: Int, columns: Int, depth: Int, threadCount: Int, rowTile: Int, fewestRowBlocks: Int
+  ) -> (rowBlocks: Int, panelGroups: Int) {
+    guard threadCount > 1 else { return (fewestRowBlocks, 1) }
+    return fastestSplit(
+      rows: rows, columns: columns, depth: depth, threadCount: min(threadCount, mostPlannedThreads),
+      fewestRowBlocks: fewestRowBlocks, rowTile: rowTile, rowTiles: max(1, (rows + rowTile - 1) / rowTile),
+      panelCount: max(1, PanelPacking.panelCount(columns: columns)))
+  }
+
   /// Part `part` of `units` units dealt as evenly as possible to `parts` parts, in elements of
   /// `unitSize`, clipped to `limit`.
-  @inlinable static func share(_ part: Int, of parts: Int, units: Int, unitSize: Int, limit: Int) -> Range<Int> {
+  @inlinable package static func share(_ part: Int, of parts: Int, units: Int, unitSize: Int, limit: Int) -> Range<Int> {
     let start = part * units / parts * unitSize
     let end = (part + 1) * units / parts * unitSize
     return min(start, limit)..<min(end, limit)
@@ -99,7 +108,8 @@
   /// the type's documentation); ties go to fewer items. Row blocks never grow past the cache
   /// budget's (`fewestRowBlocks` at least).
   @usableFromInline static func fastestSplit(
-    rows: Int, columns: Int, depth: Int, threadCount: Int, fewestRowBlocks: Int, rowTiles: Int, panelCount: Int
+    rows: Int, columns: Int, depth: Int, threadCount: Int, fewestRowBlocks: Int, rowTile: Int, rowTiles: Int,
+    panelCount: Int
   ) -> (rowBlocks: Int, panelGroups: Int) {
     let enoughItems = 8 * threadCount
     let mostItems = 2 * max(fewestRowBlocks, enoughItems)
@@ -116,7 +126,7 @@
       for rowBlocks in fewestRowBlocks...mostRowBlocks
       where (wantedItems...mostItems).contains(rowBlocks * panelGroups) {
         let time = finishTime(
-          rows: rows, columns: columns, depth: depth, rowBlocks: rowBlocks, rowTiles: rowTiles,
+          rows: rows, columns: columns, depth: depth, rowBlocks: rowBlocks, rowTile: rowTile, rowTiles: rowTiles,
           panelGroups: panelGroups, panelCount: panelCount, finishTimes: &finishTimes)
         if time < bestTime * (1 - 1e-9) {
           bestTime = time
@@ -130,14 +140,14 @@
   /// When the last of the items of a split finishes, each item claimed in order by whichever of
   /// `finishTimes.count` threads is free first, in the cost model's flops.
   @usableFromInline static func finishTime(
-    rows: Int, columns: Int, depth: Int, rowBlocks: Int, rowTiles: Int, panelGroups: Int, panelCount: Int,
-    finishTimes: inout [Double]
+    rows: Int, columns: Int, depth: Int, rowBlocks: Int, rowTile: Int, rowTiles: Int, panelGroups: Int,
+    panelCount: Int, finishTimes: inout [Double]
   ) -> Double {
     let items = rowBlocks * panelGroups
     for thread in finishTimes.indices { finishTimes[thread] = 0 }
     let depth = Double(max(depth, 1))
     for item in 0..<items {
-      let m = Double(share(item / panelGroups, of: rowBlocks, units: rowTiles, unitSize: GEMMTile.rows, limit: rows).count)
+      let m = Double(share(item / panelGroups, of: rowBlocks, units: rowTiles, unitSize: rowTile, limit: rows).count)
       let panels = share(item % panelGroups, of: panelGroups, units: panelCount, unitSize: 1, limit: panelCount)
       let n = Double(min(columns, panels.upperBound * GEMMTile.columns) - panels.lowerBound * GEMMTile.columns)
       let cost = depth * (2 * m * n + operandCost * (m + n)) + itemOverheadFlops

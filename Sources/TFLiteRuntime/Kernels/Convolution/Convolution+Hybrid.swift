@@ -122,9 +122,12 @@ final class HybridFullyConnectedKernel: Kernel {
 }
 
 /// CONV_2D with float input and int8 / int4 filter `[O, KH, KW, C / groups]`, optional float bias `[O]`.
-/// Each work item is a block of output pixels of one image and group: their filter windows are
-/// gathered into rows (or read in place for 1×1 stride-1 filters) and multiplied by the packed
-/// filter (`HybridPackedWeights`).
+/// Each work item is a block of output pixels of one image and group times a group of the filter's
+/// 16-channel panels: the pixels' filter windows are gathered into rows (or read in place for 1×1
+/// stride-1 filters) and multiplied by those panels of the packed filter (`HybridPackedWeights`).
+/// One thread takes all panels at once and as few pixel blocks as the cache budget allows; with
+/// several, `GEMMPlan.cut`'s cost model picks the blocks and panel groups (a 7×7 layer, one block
+/// of pixels, is cut along its channels).
 final class HybridConv2DKernel: Kernel {
   private static let op = "CONV_2D"
   /// Bytes of gathered rows per work item at most (they stay in the core's L2 while every panel
@@ -143,8 +146,10 @@ final class HybridConv2DKernel: Kernel {
   private var quantizedInput: HybridInputScratch?
   /// True for LiteRT's per-channel path: asymmetric input, weight scale applied first.
   private var perChannel = false
-  /// Output pixels per work item.
+  /// Output pixels of the largest block.
   private var blockRows = 1
+  /// How the pixels of one image and group are cut into blocks and the panels into groups.
+  private var cut = (rowBlocks: 1, panelGroups: 1, rowTile: 1)
   /// Offset of the per-worker gathered rows (unused for in-place 1×1 filters).
   private var rowsOffset = 0
   /// Offset of the per-worker tiles of sums.
@@ -175,9 +180,13 @@ final class HybridConv2DKernel: Kernel {
     let rowBytes = weights.panels.paddedDepth
     let tileRows = DotProductSums.current.tileRows
     let pixels = shape.height.outputSize * shape.width.outputSize
-    blockRows = min(
-      max(tileRows, Self.blockBytes / max(rowBytes, 1) / tileRows * tileRows), Self.maximumBlockRows,
-      max(1, pixels))
+    let rowTiles = max(1, (pixels + tileRows - 1) / tileRows)
+    let tilesPerBlock = max(1, min(Self.blockBytes / max(rowBytes, 1), Self.maximumBlockRows) / tileRows)
+    let chosen = GEMMPlan.cut(
+      rows: pixels, columns: weights.groupChannels, depth: rowBytes, threadCount: context.threadCount,
+      rowTile: tileRows, fewestRowBlocks: (rowTiles + tilesPerBlock - 1) / tilesPerBlock)
+    cut = (chosen.rowBlocks, chosen.panelGroups, tileRows)
+    blockRows = max(1, min(pixels, (rowTiles + chosen.rowBlocks - 1) / chosen.rowBlocks * tileRows))
     if !shape.readsInputInPlace {
       rowsOffset = scratch.reserve(bytes: try FloatOperands.checkedCount(
         [context.threadCount, blockRows, rowBytes], "\(Self.op) gathered rows"))
@@ -204,18 +213,23 @@ final class HybridConv2DKernel: Kernel {
     let gathered = (scratch + rowsOffset).assumingMemoryBound(to: Int8.self)
     let tiles = (scratch + tileOffset).assumingMemoryBound(to: Int32.self)
     let tileElements = self.tileElements
-    let (activation, perChannel, blockRows) = (activation, self.perChannel, self.blockRows)
+    let (activation, perChannel, blockRows, cut) = (activation, self.perChannel, self.blockRows, self.cut)
     let outputWidth = shape.width.outputSize
     let pixels = shape.height.outputSize * outputWidth
+    let rowTiles = (pixels + cut.rowTile - 1) / cut.rowTile
     let rowBytes = weights.panels.paddedDepth
-    let blocks = (pixels + blockRows - 1) / blockRows
+    let blocks = cut.rowBlocks &* cut.panelGroups
     let groups = shape.groups
     let route = DotProductSums.current
     ParallelWork.run(itemCount: shape.batch * groups * blocks, threadCount: context.threadCount) { item, worker in
       let image = item / (groups &* blocks)
       let group = (item / blocks) % groups
-      let firstPixel = (item % blocks) &* blockRows
-      let rowCount = min(blockRows, pixels &- firstPixel)
+      let pixelRange = GEMMPlan.share(
+        item % blocks / cut.panelGroups, of: cut.rowBlocks, units: rowTiles, unitSize: cut.rowTile, limit: pixels)
+      let panels = GEMMPlan.share(
+        item % cut.panelGroups, of: cut.panelGroups, units: weights.panelCount, unitSize: 1, limit: weights.panelCount)
+      let firstPixel = pixelRange.lowerBound
+      let rowCount = pixelRange.count
       let scale = quantized.scales[image]
       let offset = quantized.zeroPoints[image] &+ 128
       let imageValues = quantized.values + image &* quantized.runLength
@@ -240,7 +254,7 @@ final class HybridConv2DKernel: Kernel {
       let outputPixels = destination + (image &* pixels &+ firstPixel) &* shape.outputChannels
       weights.forEachTile(
         route: route, a: UnsafeRawPointer(rows).assumingMemoryBound(to: UInt8.self), lda: lda, rowCount: rowCount,
-        group: group, panels: 0..<weights.panelCount, tile: tiles + worker &* tileElements
+        group: group, panels: panels, tile: tiles + worker &* tileElements
       ) { firstColumn, columnCount, sums, sumsStride in
         let channel = firstChannel &+ firstColumn
         let columns = HybridTileColumns(weights: weights, firstChannel: channel, count: columnCount, bias: biasPointer)

@@ -113,7 +113,7 @@ extension ByteDepthwiseConvolution {
       ChannelWindowRows.forEachRowRange(
         rows: shape.batch * height.outputSize,
         workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
-        threadCount: threadCount
+        threadCount: threadCount, setupRows: filterRows
       ) { range in
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: quadTaps.windowBytes) { windowBuffer in
           withUnsafeTemporaryAllocation(of: Int.self, capacity: filterRows) { slotRows in

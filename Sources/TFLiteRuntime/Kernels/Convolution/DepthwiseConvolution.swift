@@ -307,13 +307,22 @@ enum ChannelWindowRows {
   }
 
   /// Calls `body(range)` for consecutive ranges of output rows that together cover `0..<rows`,
-  /// split as `forEachRow` splits them (one range when single-threaded or small).
-  static func forEachRowRange(rows: Int, workPerRow: Int, threadCount: Int, _ body: (Range<Int>) -> Void) {
+  /// split as `forEachRow` splits them (one range when single-threaded or small). A range that
+  /// starts by filling `setupRows` input rows (a ring window kept along the range) holds about as
+  /// many rows where the thread count allows: fewer, longer ranges, so that the fills do not
+  /// outweigh the rows (7 rows under a 5-row filter: two ranges on two threads, not seven).
+  static func forEachRowRange(
+    rows: Int, workPerRow: Int, threadCount: Int, setupRows: Int = 1, _ body: (Range<Int>) -> Void
+  ) {
     let affordable = min(rows, work(rows, workPerRow) / minimumItemWork)
     // Fewer rows than items wanted, each worth its own item: one row per item (rows cannot be halved).
-    let itemCount =
+    var itemCount =
       threadCount > 1 && affordable == rows && rows < 8 * threadCount
       ? rows : ParallelWork.balancedItemCount(wanted: 8 * threadCount, affordable: affordable, threadCount: threadCount)
+    let shortestItem = min(setupRows, rows / max(threadCount, 1))
+    if shortestItem > 1 {
+      itemCount = ParallelWork.balancedItemCount(wanted: itemCount, affordable: rows / shortestItem, threadCount: threadCount)
+    }
     ParallelWork.run(itemCount: rows == 0 ? 0 : itemCount, threadCount: threadCount) { item, _ in
       body(item * rows / itemCount..<(item + 1) * rows / itemCount)
     }

@@ -48,21 +48,36 @@ enum HybridInputQuantization {
     _ source: UnsafePointer<Float>, count: Int, into destination: UnsafeMutablePointer<Int8>, unsigned: Bool = false
   ) -> Parameters {
     guard count > 0 else { return Parameters(scale: 1, zeroPoint: 0) }
-    let (low, high) = Self.range(source, count: count)
+    return quantize(
+      source, count: count, range: Self.range(source, span: 0..<count, first: source[0]), span: 0..<count,
+      into: destination, unsigned: unsigned)
+  }
+
+  /// Quantizes values `span` of the `count` values at `source` into the same places of
+  /// `destination`, with the parameters (returned) of `range`, the range of all `count` values.
+  /// `span` starts at a multiple of 16 and ends at one or at `count`, so that every value is
+  /// rounded by the same rule (block or tail) as when all are quantized at once.
+  func quantize(
+    _ source: UnsafePointer<Float>, count: Int, range: (low: Float, high: Float), span: Range<Int>,
+    into destination: UnsafeMutablePointer<Int8>, unsigned: Bool
+  ) -> Parameters {
+    let (low, high) = range
     let parameters: Parameters
     let inverseScale: Float
     let lowest: Float
     switch self {
     case .symmetric:
       let range = max(abs(low), abs(high))
-      guard range != 0 else { return Self.zeroFilled(destination, count: count, unsigned: unsigned) }
+      guard range != 0 else { return Self.zeroFilled(destination + span.lowerBound, count: span.count, unsigned: unsigned) }
       parameters = Parameters(scale: range / 127, zeroPoint: 0)
       inverseScale = 127 / range
       lowest = -127
     case .asymmetric:
       let rangeLow = min(0, low)
       let rangeHigh = max(0, high)
-      guard rangeLow != rangeHigh else { return Self.zeroFilled(destination, count: count, unsigned: unsigned) }
+      guard rangeLow != rangeHigh else {
+        return Self.zeroFilled(destination + span.lowerBound, count: span.count, unsigned: unsigned)
+      }
       let scale = Double(rangeHigh - rangeLow) / 255
       let fromLow = -128 - Double(rangeLow) / scale
       let fromHigh = 127 - Double(rangeHigh) / scale
@@ -81,8 +96,8 @@ enum HybridInputQuantization {
     let rounding = BlockRounding(
       inverseScale: inverseScale, lowest: lowest - zeroPoint, highest: 127 - zeroPoint,
       storedOffset: parameters.zeroPoint &+ (unsigned ? 128 : 0))
-    let blockEnd = count & ~(Self.blockSize - 1)
-    var index = 0
+    let blockEnd = min(span.upperBound, count & ~(Self.blockSize - 1))
+    var index = span.lowerBound
     while index &+ 16 <= blockEnd {
       let values = UnsafeRawPointer(source + index).loadUnaligned(as: SIMD16<Float>.self)
       UnsafeMutableRawPointer(destination + index).storeBytes(of: rounding.quantized(values), as: SIMD16<Int8>.self)
@@ -94,7 +109,7 @@ enum HybridInputQuantization {
       UnsafeMutableRawPointer(destination + index).storeBytes(of: rounding.quantized(values).lowHalf, as: SIMD8<Int8>.self)
       index &+= Self.blockSize
     }
-    while index < count {
+    while index < span.upperBound {
       destination[index] = rounding.quantizedTail(source[index])
       index &+= 1
     }
@@ -155,14 +170,16 @@ enum HybridInputQuantization {
     }
   }
 
-  /// The smallest and largest of `count` (at least 1) values as a scan from the first value with
-  /// `<` and `>` finds them (a NaN first value stays; later NaNs are passed over), eight lanes at a
-  /// time in the `a < b ? a : b` form LLVM emits as `minps`/`maxps`.
-  private static func range(_ source: UnsafePointer<Float>, count: Int) -> (low: Float, high: Float) {
-    var lows = SIMD8<Float>(repeating: source[0])
+  /// The smallest and largest of values `span` (at least one) of `source` as a scan that starts
+  /// from `first` (the first of all the values) finds them with `<` and `>` (a NaN first value
+  /// stays; later NaNs are passed over), eight lanes at a time in the `a < b ? a : b` form LLVM
+  /// emits as `minps`/`maxps`. The ranges of consecutive spans, all started from the same `first`,
+  /// merge (`merged`) into the range of their union.
+  static func range(_ source: UnsafePointer<Float>, span: Range<Int>, first: Float) -> (low: Float, high: Float) {
+    var lows = SIMD8<Float>(repeating: first)
     var highs = lows
-    var index = 0
-    while index &+ 8 <= count {
+    var index = span.lowerBound
+    while index &+ 8 <= span.upperBound {
       let values = UnsafeRawPointer(source + index).loadUnaligned(as: SIMD8<Float>.self)
       for lane in 0..<8 {
         lows[lane] = values[lane] < lows[lane] ? values[lane] : lows[lane]
@@ -170,18 +187,19 @@ enum HybridInputQuantization {
       }
       index &+= 8
     }
-    var low = lows[0]
-    var high = highs[0]
-    for lane in 1..<8 {
-      if lows[lane] < low { low = lows[lane] }
-      if highs[lane] > high { high = highs[lane] }
-    }
-    while index < count {
-      if source[index] < low { low = source[index] }
-      if source[index] > high { high = source[index] }
+    var range = (low: lows[0], high: highs[0])
+    for lane in 1..<8 { range = merged(range, (lows[lane], highs[lane])) }
+    while index < span.upperBound {
+      range = merged(range, (source[index], source[index]))
       index &+= 1
     }
-    return (low, high)
+    return range
+  }
+
+  /// The range of two sets of values from their ranges, by the scan's rule: a value replaces the
+  /// kept one only when it is strictly below (above) it, so a NaN kept stays and a NaN met is passed over.
+  static func merged(_ kept: (low: Float, high: Float), _ met: (low: Float, high: Float)) -> (low: Float, high: Float) {
+    (met.low < kept.low ? met.low : kept.low, met.high > kept.high ? met.high : kept.high)
   }
 
   /// An all-zero input (an empty range): every value 0, scale 1, zero point 0, as LiteRT sets them.
@@ -386,8 +404,11 @@ struct HybridInputScratch {
     zeroPointsOffset = scratch.reserve(bytes: runs * MemoryLayout<Int32>.stride)
   }
 
-  /// Quantizes every run of `source` (runs spread over the threads) and returns the scratch views;
-  /// `unsigned` stores the values plus 128 (see `HybridInputQuantization.quantize`).
+  /// Quantizes every run of `source` and returns the scratch views; `unsigned` stores the values
+  /// plus 128 (see `HybridInputQuantization.quantize`). With at least as many runs as threads the
+  /// runs are spread over the threads; with fewer (one image, one row), each run is cut into
+  /// chunks of whole 16-value blocks: the threads find the chunks' ranges, then quantize the chunks
+  /// with the parameters of the merged range (the same values as quantizing the run at once).
   func quantize(
     _ source: UnsafePointer<Float>, as quantization: HybridInputQuantization, scratch: UnsafeMutableRawPointer,
     context: EvalContext, unsigned: Bool = false
@@ -396,11 +417,35 @@ struct HybridInputScratch {
       values: (scratch + valuesOffset).assumingMemoryBound(to: Int8.self),
       scales: (scratch + scalesOffset).assumingMemoryBound(to: Float.self),
       zeroPoints: (scratch + zeroPointsOffset).assumingMemoryBound(to: Int32.self), runLength: runLength)
-    context.parallelFor(runs) { run in
-      let parameters = quantization.quantize(
-        source + run &* runLength, count: runLength, into: input.values + run &* runLength, unsigned: unsigned)
-      input.scales[run] = parameters.scale
-      input.zeroPoints[run] = parameters.zeroPoint
+    let chunks = ChunkSplit(
+      count: runLength, alignment: 16, minimumChunk: cheapElementwiseChunk,
+      threadCount: runs >= context.threadCount ? 1 : context.threadCount)
+    guard chunks.count > 1 else {
+      context.parallelFor(runs) { run in
+        let parameters = quantization.quantize(
+          source + run &* runLength, count: runLength, into: input.values + run &* runLength, unsigned: unsigned)
+        input.scales[run] = parameters.scale
+        input.zeroPoints[run] = parameters.zeroPoint
+      }
+      return input
+    }
+    withUnsafeTemporaryAllocation(of: (low: Float, high: Float).self, capacity: chunks.count) { ranges in
+      for run in 0..<runs {
+        let values = source + run &* runLength
+        context.parallelFor(chunks.count) { chunk in
+          ranges[chunk] = HybridInputQuantization.range(values, span: chunks.range(chunk), first: values[0])
+        }
+        let range = ranges.dropFirst().reduce(ranges[0], HybridInputQuantization.merged)
+        var parameters = HybridInputQuantization.Parameters(scale: 1, zeroPoint: 0)
+        context.parallelFor(chunks.count) { chunk in
+          let chunkParameters = quantization.quantize(
+            values, count: runLength, range: range, span: chunks.range(chunk), into: input.values + run &* runLength,
+            unsigned: unsigned)
+          if chunk == 0 { parameters = chunkParameters }
+        }
+        input.scales[run] = parameters.scale
+        input.zeroPoints[run] = parameters.zeroPoint
+      }
     }
     return input
   }

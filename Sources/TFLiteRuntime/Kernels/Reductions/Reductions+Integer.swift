@@ -27,8 +27,8 @@ enum IntegerReductionKind {
   case mean, sum, maximum, minimum
 }
 
-/// The typed loop of a quantized reduction: input, output, int32 scratch values.
-typealias IntegerReductionRunner = (UnsafeRawPointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> Void
+/// The typed loop of a quantized reduction: input, output, int32 scratch values, the evaluation's threads.
+typealias IntegerReductionRunner = (UnsafeRawPointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>, EvalContext) -> Void
 
 /// A quantized reduction over axes.
 protocol IntegerReductionOperator {
@@ -40,9 +40,11 @@ protocol IntegerReductionOperator {
   /// protocol conformance record of the process).
   static var accumulatingKind: IntegerReductionKind? { get }
   /// Validates the quantization and builds the typed reduction of `layout` (`reducedCount`
-  /// input values per output); returns it with the number of int32 scratch values it needs.
+  /// input values per output); returns it with the number of int32 scratch values it needs on
+  /// `threadCount` threads.
   static func makeReduction(
-    input: RuntimeTensor, output: RuntimeTensor, layout: BroadcastLayout, reducedCount: Int, rounding: RoundingPolicy
+    input: RuntimeTensor, output: RuntimeTensor, layout: BroadcastLayout, reducedCount: Int, rounding: RoundingPolicy,
+    threadCount: Int
   ) throws -> (runner: IntegerReductionRunner, scratchCount: Int)
 }
 
@@ -172,7 +174,10 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
     }
   }
 
-  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, accumulators: UnsafeMutablePointer<Int32>) {
+  func run(
+    input: UnsafeRawPointer, output: UnsafeMutableRawPointer, accumulators: UnsafeMutablePointer<Int32>,
+    context: EvalContext
+  ) {
     let source = input.assumingMemoryBound(to: Element.self)
     let destination = output.assumingMemoryBound(to: Element.self)
     guard layout.elementCount > 0 else {
@@ -186,13 +191,11 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
       case .minimum: Int32(Element.max)
       }
     accumulators.update(repeating: identity, count: outputCount)
-    let summedColumns =
-      columnSumShape.flatMap { shape in
-        GeneratedColumnSumKernels.current.map {
-          sumColumns($0, source, rows: shape.rows, channels: shape.channels, into: accumulators)
-        }
-      } ?? false
-    if !summedColumns { accumulate(source, into: accumulators, identity: identity) }
+    if let (rows, channels) = columnSumShape, let kernels = GeneratedColumnSumKernels.current {
+      sumColumns(kernels, source, rows: rows, channels: channels, into: accumulators, context: context)
+    } else {
+      accumulate(source, into: accumulators, identity: identity)
+    }
     let range = Int32(Element.min)...Int32(Element.max)
     for index in 0..<outputCount {
       destination[index] = Element(truncatingIfNeeded: finish(accumulators[index], range: range))
@@ -206,26 +209,45 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
     return layout.columnSumShape
   }
 
+  /// The channel sums of `rows` rows into `accumulators` (zeros): on several threads, chunks of
+  /// rows summed into a set of sums each (chunk 0's in `accumulators`, chunk c's `c · channels`
+  /// further), then added up; wrapping Int32 additions, so the sums do not depend on the cut.
+  private func sumColumns(
+    _ kernels: GeneratedColumnSumKernels, _ source: UnsafePointer<Element>, rows: Int, channels: Int,
+    into accumulators: UnsafeMutablePointer<Int32>, context: EvalContext
+  ) {
+    let chunks = ChunkSplit(
+      count: rows, minimumChunk: streamingElementwiseChunk / max(channels, 1), threadCount: context.threadCount)
+    context.parallelFor(chunks.count) { chunk in
+      let sums = accumulators + chunk &* channels
+      if chunk > 0 { sums.update(repeating: 0, count: channels) }
+      let range = chunks.range(chunk)
+      sumColumns(kernels, source + range.lowerBound &* channels, rows: range.count, channels: channels, into: sums)
+    }
+    for chunk in 1..<max(chunks.count, 1) {
+      let sums = accumulators + chunk &* channels
+      for channel in 0..<channels { accumulators[channel] &+= sums[channel] }
+    }
+  }
+
   /// The channel sums of `rows` rows: whole 16-channel blocks on the generated kernels, the last
-  /// channels in Swift (the same wrapping Int32 sums); false, with nothing summed, when the kernel
-  /// could not be mapped.
+  /// channels in Swift (the same wrapping Int32 sums); all of them in Swift when the kernel could
+  /// not be mapped (it then sums nothing).
   private func sumColumns(
     _ kernels: GeneratedColumnSumKernels, _ source: UnsafePointer<Element>, rows: Int, channels: Int,
     into accumulators: UnsafeMutablePointer<Int32>
-  ) -> Bool {
+  ) {
     let blocks = channels / ColumnSumKernelGenerator.blockChannels
-    guard
-      kernels.run(
-        Element.isSigned ? .int8 : .uint8, from: UnsafeRawPointer(source), rowBytes: channels, rows: rows,
-        into: accumulators, blockCount: blocks)
-    else { return false }
+    let summed = kernels.run(
+      Element.isSigned ? .int8 : .uint8, from: UnsafeRawPointer(source), rowBytes: channels, rows: rows,
+      into: accumulators, blockCount: blocks)
+    let firstSwiftChannel = summed ? blocks * ColumnSumKernelGenerator.blockChannels : 0
     for row in 0..<rows {
       let values = source + row &* channels
-      for channel in (blocks * ColumnSumKernelGenerator.blockChannels)..<channels {
+      for channel in firstSwiftChannel..<channels {
         accumulators[channel] &+= Int32(truncatingIfNeeded: values[channel])
       }
     }
-    return true
   }
 
   /// Combines every input element into its accumulator, row segment by row segment.
@@ -272,7 +294,7 @@ private struct IntegerReductionFactory: QuantizedTypeVisitor {
   let finish: IntegerReductionFinish
   func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> IntegerReductionRunner {
     let reduction = TypedIntegerReduction<Element>(kind: kind, layout: layout, outputCount: outputCount, finish: finish)
-    return { reduction.run(input: $0, output: $1, accumulators: $2) }
+    return { reduction.run(input: $0, output: $1, accumulators: $2, context: $3) }
   }
 }
 
@@ -281,7 +303,8 @@ extension AccumulatingReductionOperator {
   static var accumulatingKind: IntegerReductionKind? { kind }
 
   static func makeReduction(
-    input: RuntimeTensor, output: RuntimeTensor, layout: BroadcastLayout, reducedCount: Int, rounding: RoundingPolicy
+    input: RuntimeTensor, output: RuntimeTensor, layout: BroadcastLayout, reducedCount: Int, rounding: RoundingPolicy,
+    threadCount: Int
   ) throws -> (runner: IntegerReductionRunner, scratchCount: Int) {
     let op = operatorName
     let finish: IntegerReductionFinish
@@ -309,7 +332,9 @@ extension AccumulatingReductionOperator {
     let outputCount = output.elementCount
     let runner = try input.type.visitQuantized(
       IntegerReductionFactory(kind: kind, layout: layout, outputCount: outputCount, finish: finish))
-    return (runner, outputCount)
+    // Column sums on several threads keep one set of sums per row chunk.
+    let sumSets = layout.sumsColumns(kind, of: input.type) ? ChunkSplit.mostChunks(threadCount: threadCount) : 1
+    return (runner, outputCount * sumSets)
   }
 }
 
@@ -320,7 +345,8 @@ enum QuantizedReduceProduct: IntegerReductionOperator {
   static let accumulatingKind: IntegerReductionKind? = nil
 
   static func makeReduction(
-    input: RuntimeTensor, output: RuntimeTensor, layout: BroadcastLayout, reducedCount: Int, rounding: RoundingPolicy
+    input: RuntimeTensor, output: RuntimeTensor, layout: BroadcastLayout, reducedCount: Int, rounding: RoundingPolicy,
+    threadCount: Int
   ) throws -> (runner: IntegerReductionRunner, scratchCount: Int) {
     let symmetric = input.type == .int16
     let inputOperand = try QuantizedOperand(input, op: operatorName, symmetric: symmetric)
@@ -345,7 +371,7 @@ private struct TypedIntegerProductFactory: QuantizedTypeVisitor {
 
   func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> IntegerReductionRunner {
     let factory = self
-    return { factory.run(Element.self, input: $0, output: $1, scratch: $2) }
+    return { input, output, scratch, _ in factory.run(Element.self, input: input, output: output, scratch: scratch) }
   }
 
   /// Multiplies in input order, as TFLite's reference walks the input: each output's first value
@@ -409,7 +435,8 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
     for (size, isReduced) in zip(input.shape, resolved.isReduced) where isReduced { reducedCount *= size }
     output.shape = resolved.outputShape
     let (runner, scratchCount) = try Operator.makeReduction(
-      input: input, output: output, layout: layout, reducedCount: reducedCount, rounding: context.roundingPolicy)
+      input: input, output: output, layout: layout, reducedCount: reducedCount, rounding: context.roundingPolicy,
+      threadCount: context.threadCount)
     context.requestScratch(bytes: max(scratchCount, 1) * MemoryLayout<Int32>.stride)
     self.runner = runner
     sumsColumns = Operator.accumulatingKind.map { layout.sumsColumns($0, of: input.type) } ?? false
@@ -423,6 +450,6 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
     guard let runner, let scratch = context.scratch else {
       throw KernelError.invalid("\(Operator.operatorName) evaluated before prepare")
     }
-    runner(try tensorData(input), try tensorData(output), scratch.assumingMemoryBound(to: Int32.self))
+    runner(try tensorData(input), try tensorData(output), scratch.assumingMemoryBound(to: Int32.self), context)
   }
 }
