@@ -141,10 +141,12 @@ struct PrepareContext {
   /// Tells the runtime that `tensor`'s values were copied (packed) during this `prepare` and `eval`
   /// never reads them in place, so the pages of the memory-mapped model file that hold them can
   /// be released right away, keeping only one copy of the weights resident (issue #12's peak
-  /// memory). Reading them again later stays correct: the pages come back from the file. Tensors
-  /// whose data is not in the model file (nil, computed, folded) are ignored.
+  /// memory). Reading them again later stays correct: the pages come back from the file. A folded
+  /// or densified constant, held in memory of its own, is freed once every node reading it has
+  /// copied it or been folded, until the next allocation: `eval` must then never read it. Tensors
+  /// that are not constant are ignored.
   mutating func releaseAfterCopying(_ tensor: RuntimeTensor?) {
-    guard let tensor, tensor.isModelConstant else { return }
+    guard let tensor, tensor.isConstant else { return }
     copiedConstants.append(tensor)
   }
 

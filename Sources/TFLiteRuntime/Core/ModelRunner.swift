@@ -38,6 +38,11 @@ public struct RunnerOptions: Sendable, Hashable {
   /// tensor of the model is computed.
   package var fusesOperators = true
 
+  /// Whether folded and densified constants are freed once every node reading them has copied
+  /// them (the default; peak memory). Off, and whenever ``fusesOperators`` is off (tools that
+  /// observe every tensor), they stay readable until the next allocation.
+  package var releasesCopiedConstants = true
+
   /// Creates options; `threadCount` below 1 means 1, `memoryLimit` nil means ``defaultMemoryLimit``.
   public init(
     threadCount: Int = 1, roundingPolicy: RoundingPolicy = .doubleRounding, memoryLimit: Int? = nil,
@@ -169,7 +174,7 @@ public final class ModelRunner {
     let executor = try SubgraphExecutor(
       model: model, subgraphIndex: index, threadCount: options.threadCount, roundingPolicy: options.roundingPolicy,
       memoryLimit: options.memoryLimit, kernelSet: options.kernels, fusesOperators: options.fusesOperators,
-      resources: resources,
+      releasesCopiedConstants: options.releasesCopiedConstants && options.fusesOperators, resources: resources,
       subgraphProvider: { [weak self] index in
         guard let self else { throw RuntimeError.invalidModel("the model runner was released") }
         return try self.subgraph(at: index)

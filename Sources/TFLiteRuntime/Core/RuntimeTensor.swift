@@ -18,12 +18,17 @@ public final class RuntimeTensor {
   public let isModelConstant: Bool
   /// True for model constants and for outputs computed once at prepare time (constant folding).
   public internal(set) var isConstant: Bool
-  /// The tensor's memory: valid in `eval`, and in `prepare` for constant tensors. Nil before allocation.
+  /// The tensor's memory: valid in `eval`, and in `prepare` for constant tensors. Nil before
+  /// allocation, and for folded or densified constants freed once their readers copied them.
   public internal(set) var data: UnsafeMutableRawPointer?
   /// True while the runtime prepares a node during `invoke()`, for its inputs (already computed).
   var isComputedBeforePrepare = false
   /// Memory owned by this tensor (folded constants, variables, dynamic outputs), freed with it.
   var ownedMemory: UnsafeMutableRawBufferPointer?
+  /// For a model constant whose values lowering computed into memory of its own (a densified
+  /// sparse constant): writes those values again into `byteCount` bytes, so that the runtime may
+  /// free them once every reader copied them and rebuild them at the next allocation.
+  var rebuildValues: ((UnsafeMutableRawPointer) throws -> Void)?
 
   init(
     index: Int, name: String, type: ElementType, shape: [Int], shapeSignature: [Int],
@@ -67,6 +72,24 @@ public final class RuntimeTensor {
     block.initializeMemory(as: UInt8.self, repeating: 0)
     ownedMemory = block
     data = block.baseAddress
+  }
+
+  /// Frees memory of its own that holds constant values nothing reads any more (folded outputs,
+  /// densified constants): `data` becomes nil until the next allocation computes or rebuilds them.
+  /// Returns the bytes freed.
+  func releaseOwnedValues() -> Int {
+    guard let ownedMemory else { return 0 }
+    ownedMemory.deallocate()
+    self.ownedMemory = nil
+    data = nil
+    return ownedMemory.count
+  }
+
+  /// Gives a released model constant with ``rebuildValues`` its values again; does nothing otherwise.
+  func rebuildReleasedValues() throws {
+    guard isModelConstant, data == nil, let rebuildValues else { return }
+    allocateOwnedMemory()
+    try rebuildValues(data.unsafelyUnwrapped)
   }
 
   /// A one-line description: `name FLOAT32[1,224,224,3]`.

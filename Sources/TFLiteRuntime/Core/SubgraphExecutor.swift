@@ -1,6 +1,10 @@
 import TFLiteFormat
 import TFLiteLinearAlgebra
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Runs one lowered subgraph of a model (``LoweredSubgraph``): prepares its kernels, computes
 /// constant nodes once, plans its arena and runs the nodes in execution order.
 ///
@@ -56,6 +60,13 @@ public final class SubgraphExecutor {
   private let isFusedAway: [Bool]
   /// Per node, the tensors its fused kernel reads besides the node's inputs (`OperatorFusion`).
   private let additionalReads: [[RuntimeTensor]]
+  /// Per tensor, the number of nodes that read it, or nil for one whose values are never freed
+  /// at allocation (subgraph inputs and outputs, variables, and every tensor without
+  /// ``RunnerOptions/releasesCopiedConstants``).
+  private let readerCounts: [Int?]
+  /// Bytes of held constant values (folded outputs, densified constants) freed by the last
+  /// ``allocateTensors()`` because every node reading them had copied them or been folded.
+  public private(set) var releasedConstantByteCount = 0
   /// The first node whose output shape depends on values only known while running: it and every
   /// later node are prepared during `invoke()` and their outputs get memory of their own.
   private var firstRunTimePreparedNode: Int?
@@ -78,7 +89,7 @@ public final class SubgraphExecutor {
   init(
     model: TFLiteModel, subgraphIndex: Int, threadCount: Int, roundingPolicy: RoundingPolicy = .doubleRounding,
     memoryLimit: Int = RunnerOptions.defaultMemoryLimit, kernelSet: KernelSet = .optimized, fusesOperators: Bool = true,
-    resources: ModelResources, subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
+    releasesCopiedConstants: Bool = true, resources: ModelResources, subgraphProvider: @escaping (Int) throws -> SubgraphExecutor
   ) throws {
     let subgraphCount = model.model.subgraphs.count
     guard subgraphIndex >= 0, subgraphIndex < subgraphCount else {
@@ -100,6 +111,16 @@ public final class SubgraphExecutor {
     kernels = lowered.kernels
     isFusedAway = lowered.isFusedAway
     additionalReads = lowered.additionalReads
+    var readerCounts = [Int?](repeating: releasesCopiedConstants ? 0 : nil, count: lowered.tensors.count)
+    for position in lowered.nodes.indices {
+      for tensor in Self.reads(of: lowered.nodes[position], additional: lowered.additionalReads[position]) {
+        readerCounts[tensor.index]? += 1
+      }
+    }
+    for tensor in lowered.inputs + lowered.outputs + lowered.tensors.filter(\.isVariable) {
+      readerCounts[tensor.index] = nil
+    }
+    self.readerCounts = readerCounts
     unwrittenTensors = lowered.unwrittenTensors
     scratchOffsets = Array(repeating: nil, count: nodes.count)
     isFolded = Array(repeating: false, count: nodes.count)
@@ -134,6 +155,12 @@ public final class SubgraphExecutor {
 
   /// Bytes of the activation arena (valid after ``allocateTensors()``).
   public var arenaByteCount: Int { memoryPlan.arenaByteCount }
+
+  /// Bytes of memory the subgraph's constant tensors hold outside the model file (folded outputs,
+  /// densified or repacked constants); ``releasedConstantByteCount`` bytes of them were freed.
+  public var heldConstantByteCount: Int {
+    tensors.reduce(0) { total, tensor in total + (tensor.isConstant ? tensor.ownedMemory?.count ?? 0 : 0) }
+  }
 
   /// Sets every variable tensor of the subgraph back to its initial value, as LiteRT's
   /// `ResetVariableTensors` does: zero (an int8 tensor's zero point), or the model's constant data
@@ -210,7 +237,12 @@ public final class SubgraphExecutor {
       tensor.ownedMemory = nil
       tensor.data = nil
     }
-    for tensor in tensors { tensor.isComputedBeforePrepare = false }
+    for tensor in tensors {
+      tensor.isComputedBeforePrepare = false
+      try tensor.rebuildReleasedValues()
+    }
+    releasedConstantByteCount = 0
+    var unreadCounts = readerCounts
     // Scratch of the nodes prepared while running grows again as the new shapes need.
     runTimeScratch?.deallocate()
     runTimeScratch = nil
@@ -245,16 +277,18 @@ public final class SubgraphExecutor {
         !kernelType.hasSideEffects && !node.outputs.contains(where: \.isVariable)
         && (kernelType.dependsOnlyOnInputShapes || presentInputs.allSatisfy(\.isConstant))
       isFolded[position] = foldable
-      guard foldable else { continue }
-      for output in node.outputs {
-        output.allocateOwnedMemory()
-        output.isConstant = true
+      if foldable {
+        for output in node.outputs {
+          output.allocateOwnedMemory()
+          output.isConstant = true
+        }
+        let scratch =
+          context.scratchByteCount > 0
+          ? UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64) : nil
+        defer { scratch?.deallocate() }
+        try run(position) { try kernel.eval(EvalContext(threadCount: threadCount, scratch: scratch?.baseAddress)) }
       }
-      let scratch =
-        context.scratchByteCount > 0
-        ? UnsafeMutableRawBufferPointer.allocate(byteCount: context.scratchByteCount, alignment: 64) : nil
-      defer { scratch?.deallocate() }
-      try run(position) { try kernel.eval(EvalContext(threadCount: threadCount, scratch: scratch?.baseAddress)) }
+      releaseHeldConstants(doneAt: position, copied: context.copiedConstants, unreadCounts: &unreadCounts)
     }
     try planMemory(scratchSizes: scratchSizes)
     resetVariableTensors()
@@ -265,10 +299,51 @@ public final class SubgraphExecutor {
   /// (``PrepareContext/releaseAfterCopying(_:)``), one node at a time, so that the mapped weights
   /// and their packed copies are never resident together for more than one node.
   private func releasePages(of copiedConstants: [RuntimeTensor]) {
-    for tensor in copiedConstants {
+    for tensor in copiedConstants where tensor.isModelConstant {
       guard let data = tensor.data else { continue }
       model.releaseResidentPages(of: UnsafeRawBufferPointer(start: data, count: tensor.byteCount))
     }
+  }
+
+  /// Frees the constant values held in memory of their own (folded outputs, densified constants)
+  /// whose last reader is node `position`, now prepared: every reader was folded (it read them in
+  /// its eval, already run) or copied them (``PrepareContext/releaseAfterCopying(_:)``), so the
+  /// float32 weights a DEQUANTIZE folds never stay beside their packed copy. A reader prepared
+  /// while running never counts, so what it reads stays. The next allocation folds or rebuilds them.
+  private func releaseHeldConstants(doneAt position: Int, copied: [RuntimeTensor], unreadCounts: inout [Int?]) {
+    let node = nodes[position]
+    var freedBytes = 0
+    for tensor in Self.reads(of: node, additional: additionalReads[position]) {
+      guard let unread = unreadCounts[tensor.index], tensor.isConstant,
+        isFolded[position] || copied.contains(where: { $0 === tensor })
+      else { continue }
+      unreadCounts[tensor.index] = unread - 1
+      guard unread == 1, !tensor.isModelConstant || tensor.rebuildValues != nil else { continue }
+      freedBytes += tensor.releaseOwnedValues()
+    }
+    guard freedBytes > 0 else { return }
+    releasedConstantByteCount += freedBytes
+    _ = Self.mallocTrim?(0)
+  }
+
+  /// glibc's `malloc_trim`, looked up once (the Glibc module does not export it); nil elsewhere.
+  /// glibc keeps a freed block in its heap, resident, once its mmap threshold has grown past the
+  /// block's size, and the next, larger layer cannot reuse it: without a trim, pose_detection's
+  /// freed weights stayed resident (66 MB peak instead of 54 MB). Darwin returns large blocks itself.
+  private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+    #if canImport(Glibc)
+      dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim").map {
+        unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self)
+      }
+    #else
+      nil
+    #endif
+  }()
+
+  /// The distinct tensors node `node` reads: its inputs and what its fused kernel reads besides.
+  private static func reads(of node: Node, additional: [RuntimeTensor]) -> [RuntimeTensor] {
+    var seen: Set<Int> = []
+    return (node.inputs.compactMap { $0 } + additional).filter { seen.insert($0.index).inserted }
   }
 
   /// Runs the nodes in order (``invoke()``). The observer and the nodes' views are read once, so

@@ -96,7 +96,10 @@ enum TensorLowering {
       axis: Int(parameters.quantizedDimension))
   }
 
-  /// Replaces the data of the sparse constant `tensor` by its dense expansion, which it owns.
+  /// Replaces the data of the sparse constant `tensor` by its dense expansion, which it owns, and
+  /// keeps how to expand it again (``RuntimeTensor/rebuildValues``): the runtime frees the dense
+  /// values once their readers copied them. The stored values' file pages are released after each
+  /// expansion (only a rebuild reads them again).
   private static func densify(
     _ tensor: RuntimeTensor, stored: UnsafeRawPointer, storedByteCount: Int, sparsity: SparsityParameters,
     model: TFLiteModel
@@ -105,15 +108,25 @@ enum TensorLowering {
     guard elementSize > 0 else {
       throw RuntimeError.invalidModel("sparse constant \(tensor.summary) has no fixed element size")
     }
-    do {
-      let densifier = try Densifier(
-        denseShape: tensor.shape, format: try SparsityFormat(sparsity, model: model),
-        valueCount: storedByteCount / elementSize)
-      tensor.allocateOwnedMemory()
-      densifier.run(values: stored, into: tensor.data.unsafelyUnwrapped, elementSize: elementSize)
-    } catch {
-      throw RuntimeError.invalidModel("sparse constant \(tensor.summary): \(error)")
+    let (denseShape, summary) = (tensor.shape, tensor.summary)
+    // Planned again for a rebuild rather than kept: the plan holds an index per stored value.
+    let plan: () throws -> Densifier = {
+      do {
+        return try Densifier(
+          denseShape: denseShape, format: try SparsityFormat(sparsity, model: model),
+          valueCount: storedByteCount / elementSize)
+      } catch {
+        throw RuntimeError.invalidModel("sparse constant \(summary): \(error)")
+      }
     }
+    let expand = { (densifier: Densifier, dense: UnsafeMutableRawPointer) in
+      densifier.run(values: stored, into: dense, elementSize: elementSize)
+      model.releaseResidentPages(of: UnsafeRawBufferPointer(start: stored, count: storedByteCount))
+    }
+    let densifier = try plan()
+    tensor.allocateOwnedMemory()
+    expand(densifier, tensor.data.unsafelyUnwrapped)
+    tensor.rebuildValues = { dense in expand(try plan(), dense) }
   }
 
   /// Kernels read INT4 constants packed two values a byte (the first in the low nibble), as the
