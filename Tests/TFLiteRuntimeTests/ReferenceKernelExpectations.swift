@@ -282,6 +282,25 @@ final class TestMemory {
   func output(_ count: Int) -> UnsafeMutablePointer<Float> { copy([Float](repeating: .nan, count: count)) }
 }
 
+/// C = A · B + bias with the float GEMM on `threads` threads (the Swift tiles when `generated` is
+/// nil): A row-major with `depth` values per row, B `packed`'s first matrix, `paddedBias` as
+/// `PanelPacking.paddedBias` gives it. Returns C and the plan that cut the work.
+func floatGEMMProduct(
+  a: [Float], rows: Int, depth: Int, packed: PackedMatrices<Float>, columns: Int, paddedBias: [Float],
+  activation: FloatClampRange, threads: Int, generated: GeneratedFloatKernels?
+) -> (values: [Float], plan: GEMMPlan) {
+  let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: threads)
+  let memory = TestMemory()
+  let output = memory.output(rows * columns)
+  FloatGEMM.multiply(
+    plan: plan, lhs: RowMajorLeftOperand(base: memory.copy(a), rowStride: depth), rhs: packed.matrix(0),
+    output: output, outputStride: columns,
+    epilogue: FloatEpilogue(bias: UnsafePointer(memory.copy(paddedBias)), activation: activation), threadCount: threads,
+    scratch: memory.scratch(bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: threads)),
+    generatedKernels: generated)
+  return (floats(output, rows * columns), plan)
+}
+
 /// The `count` floats at `pointer`.
 func floats(_ pointer: UnsafePointer<Float>, _ count: Int) -> [Float] {
   Array(UnsafeBufferPointer(start: pointer, count: count))

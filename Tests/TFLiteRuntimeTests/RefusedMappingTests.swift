@@ -55,16 +55,10 @@ final class RefusedMappingTests: XCTestCase {
         }
         let paddedBias = bias.withUnsafeBufferPointer { PanelPacking.paddedBias($0.baseAddress!, groups: 1, columns: columns) }
         func product(_ generated: GeneratedFloatKernels?, threads: Int) -> [Float] {
-          let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: threads)
-          let memory = TestMemory()
-          let output = memory.output(rows * columns)
-          FloatGEMM.multiply(
-            plan: plan, lhs: RowMajorLeftOperand(base: memory.copy(a), rowStride: depth), rhs: packed.matrix(0),
-            output: output, outputStride: columns,
-            epilogue: FloatEpilogue(bias: UnsafePointer(memory.copy(paddedBias)), activation: activation), threadCount: threads,
-            scratch: memory.scratch(bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: threads)),
-            generatedKernels: generated)
-          return floats(output, rows * columns)
+          floatGEMMProduct(
+            a: a, rows: rows, depth: depth, packed: packed, columns: columns, paddedBias: paddedBias,
+            activation: activation, threads: threads, generated: generated
+          ).values
         }
         let label = "\(isa) trial \(trial) \(rows)x\(depth)x\(columns)"
         let swift = [product(nil, threads: 1), product(nil, threads: 2)]

@@ -145,16 +145,9 @@ final class ThreadSplitTests: XCTestCase {
       for choice in kernelChoices {
         var oneThread: [Float] = []
         for threads in [1, 2, 3] {
-          let plan = GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: threads)
-          let memory = TestMemory()
-          let output = memory.output(rows * columns)
-          FloatGEMM.multiply(
-            plan: plan, lhs: RowMajorLeftOperand(base: memory.copy(a), rowStride: depth), rhs: packed.matrix(0),
-            output: output, outputStride: columns,
-            epilogue: FloatEpilogue(bias: UnsafePointer(memory.copy(paddedBias)), activation: .none),
-            threadCount: threads, scratch: memory.scratch(bytes: plan.scratchBytes(leftOperandPacks: false, threadCount: threads)),
-            generatedKernels: choice.kernels)
-          let values = floats(output, rows * columns)
+          let (values, plan) = floatGEMMProduct(
+            a: a, rows: rows, depth: depth, packed: packed, columns: columns, paddedBias: paddedBias,
+            activation: .none, threads: threads, generated: choice.kernels)
           let label = "\(rows)×\(columns)×\(depth) \(choice.name), \(threads) threads (\(plan.rowBlockCount) row blocks × \(plan.panelGroupCount) panel groups)"
           assertMatches(values, expected, label)
           if threads == 1 {
