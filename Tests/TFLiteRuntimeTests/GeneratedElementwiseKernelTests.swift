@@ -43,43 +43,14 @@ final class GeneratedElementwiseKernelTests: XCTestCase {
     var generatedTrials = 0
     for trial in 0..<240 {
       let type: ElementType = trial % 2 == 0 ? .int8 : .uint8
-      let range: ClosedRange<Int> = type == .int8 ? -128...127 : 0...255
       let (lhsShape, rhsShape) = shapes(&random, trial: trial)
       let opName = ["ADD", "SUB", "MUL"][trial / 2 % 3]
-      func operand(_ index: Int, _ shape: [Int]) -> RuntimeTensor {
-        let count = shape.reduce(1, *)
-        let values = (0..<count).map { _ in UInt8(truncatingIfNeeded: random.int(range)) }
-        return KernelHarness.quantizedTensor(
-          index, "t\(index)", type, shape, values, scales: [Float.random(in: 0.001...0.5, using: &random)],
-          zeroPoints: [random.int(range)])
-      }
-      let lhs = operand(0, lhsShape)
-      let rhs = operand(1, rhsShape)
-      let output = KernelHarness.quantizedTensor(
-        2, "out", type, [], [UInt8](), scales: [Float.random(in: 0.001...0.5, using: &random)],
-        zeroPoints: [random.int(range)])
       let activation: ActivationFunctionType = [.none, .relu, .relu6, .reluN1To1][trial / 6 % 4]
-      let options: BuiltinOptions =
-        switch opName {
-        case "ADD": .addOptions(AddOptions(fusedActivationFunction: activation))
-        case "SUB": .subOptions(SubOptions(fusedActivationFunction: activation))
-        default: .mulOptions(MulOptions(fusedActivationFunction: activation))
-        }
-      let node = KernelHarness.node(opName, [lhs, rhs], output, options)
+      let operation = RandomBinaryOperation(opName, type, lhsShape, rhsShape, activation, &random)
+      let (lhs, rhs) = (operation.lhs, operation.rhs)
       let rounding: RoundingPolicy = trial % 5 == 0 ? .singleRounding : .doubleRounding
       let layout = try BroadcastLayout(broadcasting: [lhsShape, rhsShape])
-      let map: QuantizedBinaryMap =
-        switch opName {
-        case "ADD":
-          try IntegerAddSubtractDefinition<QuantizedAddition>(node: node, lhs: lhs, rhs: rhs, output: output)
-            .prepare(lhs: lhs, rhs: rhs, output: output, rounding: rounding, elementCount: layout.elementCount)
-        case "SUB":
-          try IntegerAddSubtractDefinition<QuantizedSubtraction>(node: node, lhs: lhs, rhs: rhs, output: output)
-            .prepare(lhs: lhs, rhs: rhs, output: output, rounding: rounding, elementCount: layout.elementCount)
-        default:
-          try IntegerMultiplyDefinition(node: node, lhs: lhs, rhs: rhs, output: output)
-            .prepare(lhs: lhs, rhs: rhs, output: output, rounding: rounding, elementCount: layout.elementCount)
-        }
+      let map = try operation.prepare(rounding: rounding, elementCount: layout.elementCount)
       let label = "trial \(trial) \(opName) \(type.name) \(lhsShape) × \(rhsShape) \(activation.name) \(rounding)"
       let generated = try XCTUnwrap(map.generated, label)
       let count = layout.elementCount
@@ -239,46 +210,16 @@ final class GeneratedElementwiseKernelTests: XCTestCase {
     let lookUp = GeneratedPairTableKernels.runnable
     for trial in 0..<6 {
       let type: ElementType = trial % 2 == 0 ? .int8 : .uint8
-      let range: ClosedRange<Int> = type == .int8 ? -128...127 : 0...255
       let full = [1, 33, 40, 50 + trial % 3]
       let rhsShape = trial % 4 < 2 ? full : [1, 1, 1, full[3]]
       let opName = ["ADD", "SUB", "MUL"][trial % 3]
-      func operand(_ index: Int, _ shape: [Int]) -> RuntimeTensor {
-        let values = (0..<shape.reduce(1, *)).map { _ in UInt8(truncatingIfNeeded: random.int(range)) }
-        return KernelHarness.quantizedTensor(
-          index, "t\(index)", type, shape, values, scales: [Float.random(in: 0.001...0.5, using: &random)],
-          zeroPoints: [random.int(range)])
-      }
-      let lhs = operand(0, full)
-      let rhs = operand(1, rhsShape)
-      let output = KernelHarness.quantizedTensor(
-        2, "out", type, [], [UInt8](), scales: [Float.random(in: 0.001...0.5, using: &random)],
-        zeroPoints: [random.int(range)])
       let activation: ActivationFunctionType = [.none, .relu, .relu6, .reluN1To1][trial % 4]
-      let options: BuiltinOptions =
-        switch opName {
-        case "ADD": .addOptions(AddOptions(fusedActivationFunction: activation))
-        case "SUB": .subOptions(SubOptions(fusedActivationFunction: activation))
-        default: .mulOptions(MulOptions(fusedActivationFunction: activation))
-        }
-      let node = KernelHarness.node(opName, [lhs, rhs], output, options)
+      let operation = RandomBinaryOperation(opName, type, full, rhsShape, activation, &random)
+      let (lhs, rhs) = (operation.lhs, operation.rhs)
       let layout = try BroadcastLayout(broadcasting: [full, rhsShape])
       let count = layout.elementCount
-      func map(elementCount: Int) throws -> QuantizedBinaryMap {
-        switch opName {
-        case "ADD":
-          try IntegerAddSubtractDefinition<QuantizedAddition>(node: node, lhs: lhs, rhs: rhs, output: output)
-            .prepare(lhs: lhs, rhs: rhs, output: output, rounding: .doubleRounding, elementCount: elementCount)
-        case "SUB":
-          try IntegerAddSubtractDefinition<QuantizedSubtraction>(node: node, lhs: lhs, rhs: rhs, output: output)
-            .prepare(lhs: lhs, rhs: rhs, output: output, rounding: .doubleRounding, elementCount: elementCount)
-        default:
-          try IntegerMultiplyDefinition(node: node, lhs: lhs, rhs: rhs, output: output)
-            .prepare(lhs: lhs, rhs: rhs, output: output, rounding: .doubleRounding, elementCount: elementCount)
-        }
-      }
-      let tabulated = try map(elementCount: count)
-      let direct = try map(elementCount: 16)
+      let tabulated = try operation.prepare(rounding: .doubleRounding, elementCount: count)
+      let direct = try operation.prepare(rounding: .doubleRounding, elementCount: 16)
       let label = "trial \(trial) \(opName) \(type.name) \(rhsShape) \(activation.name)"
       XCTAssertNotNil(tabulated.pairTable, label)
       XCTAssertNil(direct.pairTable, label)
@@ -482,6 +423,57 @@ final class GeneratedElementwiseKernelTests: XCTestCase {
       for threads in 1...4 {
         XCTAssertEqual(try mean(generated: true, threads: threads), expected, "trial \(trial) \(type.name) \(shape), \(threads) threads")
       }
+    }
+  }
+}
+
+/// A quantized ADD, SUB or MUL node on random operands of `type` (values, scales and zero points
+/// drawn from `random`), prepared by the kernels' own definitions.
+private struct RandomBinaryOperation {
+  let opName: String
+  let lhs: RuntimeTensor
+  let rhs: RuntimeTensor
+  let output: RuntimeTensor
+  let node: Node
+
+  init(
+    _ opName: String, _ type: ElementType, _ lhsShape: [Int], _ rhsShape: [Int], _ activation: ActivationFunctionType,
+    _ random: inout SeededGenerator
+  ) {
+    let range: ClosedRange<Int> = type == .int8 ? -128...127 : 0...255
+    func operand(_ index: Int, _ shape: [Int]) -> RuntimeTensor {
+      let values = (0..<shape.reduce(1, *)).map { _ in UInt8(truncatingIfNeeded: random.int(range)) }
+      return KernelHarness.quantizedTensor(
+        index, "t\(index)", type, shape, values, scales: [Float.random(in: 0.001...0.5, using: &random)],
+        zeroPoints: [random.int(range)])
+    }
+    lhs = operand(0, lhsShape)
+    rhs = operand(1, rhsShape)
+    output = KernelHarness.quantizedTensor(
+      2, "out", type, [], [UInt8](), scales: [Float.random(in: 0.001...0.5, using: &random)],
+      zeroPoints: [random.int(range)])
+    let options: BuiltinOptions =
+      switch opName {
+      case "ADD": .addOptions(AddOptions(fusedActivationFunction: activation))
+      case "SUB": .subOptions(SubOptions(fusedActivationFunction: activation))
+      default: .mulOptions(MulOptions(fusedActivationFunction: activation))
+      }
+    self.opName = opName
+    node = KernelHarness.node(opName, [lhs, rhs], output, options)
+  }
+
+  /// The operation's map for `elementCount` outputs (a pair table from 65536 on).
+  func prepare(rounding: RoundingPolicy, elementCount: Int) throws -> QuantizedBinaryMap {
+    switch opName {
+    case "ADD":
+      try IntegerAddSubtractDefinition<QuantizedAddition>(node: node, lhs: lhs, rhs: rhs, output: output)
+        .prepare(lhs: lhs, rhs: rhs, output: output, rounding: rounding, elementCount: elementCount)
+    case "SUB":
+      try IntegerAddSubtractDefinition<QuantizedSubtraction>(node: node, lhs: lhs, rhs: rhs, output: output)
+        .prepare(lhs: lhs, rhs: rhs, output: output, rounding: rounding, elementCount: elementCount)
+    default:
+      try IntegerMultiplyDefinition(node: node, lhs: lhs, rhs: rhs, output: output)
+        .prepare(lhs: lhs, rhs: rhs, output: output, rounding: rounding, elementCount: elementCount)
     }
   }
 }
