@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 import XCTest
 
 @testable import TFLiteRuntime
@@ -13,7 +14,14 @@ import XCTest
 /// - an empty range gives zeros, scale 1, zero point 0;
 /// - values of whole blocks of eight: x · (1 / scale) plus 0.5 (−0.5 when negative), truncated,
 ///   plus the zero point, clamped to the type; the last `count % 8` values round half away from zero.
+///
+/// Every row goes through the Swift code and the generated kernels of every instruction set this
+/// machine runs (`GeneratedHybridKernels`: AVX2, AVX-512).
 final class HybridInputQuantizationTests: XCTestCase {
+  /// The Swift code (nil) and the generated kernels of every instruction set this machine runs.
+  private let routes: [GeneratedHybridKernels?] =
+    [nil] + GeneratedKernelISA.allCases.compactMap { GeneratedHybridKernels.kernels(for: $0) }
+
   /// The reference quantization of `values`: the int8 values, scale and zero point.
   private func reference(_ values: [Float], asymmetric: Bool) -> (values: [Int8], scale: Float, zeroPoint: Int32) {
     var low = values[0]
@@ -59,8 +67,10 @@ final class HybridInputQuantizationTests: XCTestCase {
     return (quantized, scale, zeroPoint)
   }
 
-  /// Runs the quantizer on `values` read from an odd offset, signed and unsigned.
-  private func quantized(_ values: [Float], _ quantization: HybridInputQuantization) -> (
+  /// Runs the quantizer on `values` read from an odd offset, signed and unsigned, on `route`.
+  private func quantized(
+    _ values: [Float], _ quantization: HybridInputQuantization, route: GeneratedHybridKernels?
+  ) -> (
     signed: [Int8], unsigned: [Int8], parameters: HybridInputQuantization.Parameters
   ) {
     let source = [Float.nan] + values
@@ -68,12 +78,13 @@ final class HybridInputQuantizationTests: XCTestCase {
     var unsigned = signed
     let parameters = source.withUnsafeBufferPointer { buffer in
       signed.withUnsafeMutableBufferPointer {
-        quantization.quantize(buffer.baseAddress! + 1, count: values.count, into: $0.baseAddress!)
+        quantization.quantize(buffer.baseAddress! + 1, count: values.count, into: $0.baseAddress!, generated: route)
       }
     }
     let unsignedParameters = source.withUnsafeBufferPointer { buffer in
       unsigned.withUnsafeMutableBufferPointer {
-        quantization.quantize(buffer.baseAddress! + 1, count: values.count, into: $0.baseAddress!, unsigned: true)
+        quantization.quantize(
+          buffer.baseAddress! + 1, count: values.count, into: $0.baseAddress!, unsigned: true, generated: route)
       }
     }
     XCTAssertEqual(signed.last, 0x55, "wrote past the end")
@@ -86,15 +97,17 @@ final class HybridInputQuantizationTests: XCTestCase {
   /// Quantizes `values` both ways and compares every output with the reference.
   private func assertMatchesReference(_ values: [Float], _ label: String, file: StaticString = #filePath, line: UInt = #line) {
     for quantization in [HybridInputQuantization.symmetric, .asymmetric] {
-      let expected = reference(values, asymmetric: quantization == .asymmetric)
-      let actual = quantized(values, quantization)
-      let context = "\(label), \(quantization), \(values.count) values"
-      XCTAssertEqual(actual.parameters.scale.bitPattern, expected.scale.bitPattern, "scale, \(context)", file: file, line: line)
-      XCTAssertEqual(actual.parameters.zeroPoint, expected.zeroPoint, "zero point, \(context)", file: file, line: line)
-      XCTAssertEqual(actual.signed, expected.values, context, file: file, line: line)
-      XCTAssertEqual(
-        actual.unsigned.map { UInt8(bitPattern: $0) }, expected.values.map { UInt8(Int16($0) + 128) },
-        "unsigned form, \(context)", file: file, line: line)
+      for route in routes {
+        let expected = reference(values, asymmetric: quantization == .asymmetric)
+        let actual = quantized(values, quantization, route: route)
+        let context = "\(label), \(quantization), \(values.count) values, \(route.map { "generated \($0.isa)" } ?? "Swift")"
+        XCTAssertEqual(actual.parameters.scale.bitPattern, expected.scale.bitPattern, "scale, \(context)", file: file, line: line)
+        XCTAssertEqual(actual.parameters.zeroPoint, expected.zeroPoint, "zero point, \(context)", file: file, line: line)
+        XCTAssertEqual(actual.signed, expected.values, context, file: file, line: line)
+        XCTAssertEqual(
+          actual.unsigned.map { UInt8(bitPattern: $0) }, expected.values.map { UInt8(Int16($0) + 128) },
+          "unsigned form, \(context)", file: file, line: line)
+      }
     }
   }
 
@@ -143,20 +156,22 @@ final class HybridInputQuantizationTests: XCTestCase {
     var finite = values
     finite[9] = 0
     for quantization in [HybridInputQuantization.symmetric, .asymmetric] {
-      let withNaN = quantized(values, quantization)
-      let expected = reference(finite, asymmetric: quantization == .asymmetric)
-      XCTAssertEqual(withNaN.parameters.scale, expected.scale, "\(quantization)")
-      var expectedValues = expected.values
-      expectedValues[9] = Int8(expected.zeroPoint)
-      XCTAssertEqual(withNaN.signed, expectedValues, "NaN, \(quantization)")
+      for route in routes {
+        let withNaN = quantized(values, quantization, route: route)
+        let expected = reference(finite, asymmetric: quantization == .asymmetric)
+        XCTAssertEqual(withNaN.parameters.scale, expected.scale, "\(quantization)")
+        var expectedValues = expected.values
+        expectedValues[9] = Int8(expected.zeroPoint)
+        XCTAssertEqual(withNaN.signed, expectedValues, "NaN, \(quantization)")
 
-      var infinite = finite
-      infinite[4] = .infinity
-      let withInfinity = quantized(infinite, quantization)
-      XCTAssertEqual(withInfinity.parameters.scale, .infinity, "\(quantization)")
-      XCTAssertEqual(
-        withInfinity.signed, [Int8](repeating: Int8(withInfinity.parameters.zeroPoint), count: infinite.count),
-        "infinity, \(quantization)")
+        var infinite = finite
+        infinite[4] = .infinity
+        let withInfinity = quantized(infinite, quantization, route: route)
+        XCTAssertEqual(withInfinity.parameters.scale, .infinity, "\(quantization)")
+        XCTAssertEqual(
+          withInfinity.signed, [Int8](repeating: Int8(withInfinity.parameters.zeroPoint), count: infinite.count),
+          "infinity, \(quantization)")
+      }
     }
   }
 

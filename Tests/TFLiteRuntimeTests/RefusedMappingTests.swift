@@ -173,6 +173,42 @@ final class RefusedMappingTests: XCTestCase {
     }
   }
 
+  /// The dynamic-range quantization kernels report a refused mapping instead of running (nothing
+  /// read into a range, nothing written), and the quantizer then gives the Swift code's bytes.
+  func testHybridQuantizationKernelsReportARefusedMappingAndTheSwiftCodeRuns() throws {
+    let values = (0..<53).map { Float($0 % 11) * 0.37 - 1.5 }
+    for isa in GeneratedKernelISA.allCases {
+      guard let kernels = GeneratedHybridKernels.unshared(isa) else { continue }
+      var output = [Int8](repeating: 0x5A, count: 64)
+      var swift = output
+      let outcome = try withMappingsRefused {
+        values.withUnsafeBufferPointer { input in
+          output.withUnsafeMutableBufferPointer { output in
+            (
+              kernels.quantize(
+                HybridQuantizeKernelArguments(
+                  input: input.baseAddress!, output: UnsafeMutableRawPointer(output.baseAddress!), blockCount: 3,
+                  inverseScale: 10, lowest: -128, highest: 127, zeroPoint: 0, unsigned: false)),
+              kernels.range(input.baseAddress!, blockCount: 3, first: input[0], merge: HybridInputQuantization.merged),
+              HybridInputQuantization.asymmetric.quantize(
+                input.baseAddress!, count: values.count, into: output.baseAddress!, unsigned: true, generated: kernels)
+            )
+          }
+        }
+      }
+      XCTAssertFalse(outcome.0, "\(isa): a refused quantizer kernel must say so")
+      XCTAssertNil(outcome.1, "\(isa): a refused range kernel must say so")
+      let expected = values.withUnsafeBufferPointer { input in
+        swift.withUnsafeMutableBufferPointer {
+          HybridInputQuantization.asymmetric.quantize(input.baseAddress!, count: values.count, into: $0.baseAddress!, unsigned: true)
+        }
+      }
+      XCTAssertEqual(output, swift, "\(isa): the Swift code's bytes")
+      XCTAssertEqual(outcome.2.scale, expected.scale, "\(isa)")
+      XCTAssertEqual(outcome.2.zeroPoint, expected.zeroPoint, "\(isa)")
+    }
+  }
+
   /// Every TestModels network (float, int8, uint8 and legacy uint8, hybrid; one and two threads)
   /// prepared and run in new runners while every mapping is refused gives LiteRT's outputs: the
   /// bytes for 8-bit networks, the manifest's tolerance for float ones. Families the runtime maps

@@ -4704,4 +4704,70 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vpsravq zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0xDD, 0x40, 0x46, 0xF3]) { assembler in
     assembler.packedZMM(.vpsravq, VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
+  X86EncodingCase(source: "vcvttps2dq zmm5, zmm0", expected: [0x62, 0xF1, 0x7E, 0x48, 0x5B, 0xE8]) { assembler in
+    assembler.vcvttps2dqZMM(VectorRegister(5), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vcvttps2dq ymm5, ymm1", expected: [0xC5, 0xFE, 0x5B, 0xE9]) { assembler in
+    assembler.vcvttps2dqYMM(VectorRegister(5), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vcvtdq2ps zmm5, zmm0", expected: [0x62, 0xF1, 0x7C, 0x48, 0x5B, 0xE8]) { assembler in
+    assembler.vcvtdq2psZMM(VectorRegister(5), VectorRegister(0))
+  },
+  X86EncodingCase(source: "vcvtdq2ps ymm5, ymm1", expected: [0xC5, 0xFC, 0x5B, 0xE9]) { assembler in
+    assembler.vcvtdq2psYMM(VectorRegister(5), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vcvttps2dq zmm12, zmm3", expected: [0x62, 0x71, 0x7E, 0x48, 0x5B, 0xE3]) { assembler in
+    assembler.vcvttps2dqZMM(VectorRegister(12), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vcvttps2dq ymm12, ymm8", expected: [0xC4, 0x41, 0x7E, 0x5B, 0xE0]) { assembler in
+    assembler.vcvttps2dqYMM(VectorRegister(12), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vcvtdq2ps zmm12, zmm3", expected: [0x62, 0x71, 0x7C, 0x48, 0x5B, 0xE3]) { assembler in
+    assembler.vcvtdq2psZMM(VectorRegister(12), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vcvtdq2ps ymm12, ymm8", expected: [0xC4, 0x41, 0x7C, 0x5B, 0xE0]) { assembler in
+    assembler.vcvtdq2psYMM(VectorRegister(12), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vcvttps2dq zmm19, zmm16", expected: [0x62, 0xA1, 0x7E, 0x48, 0x5B, 0xD8]) { assembler in
+    assembler.vcvttps2dqZMM(VectorRegister(19), VectorRegister(16))
+  },
+  X86EncodingCase(source: "vcvtdq2ps zmm19, zmm16", expected: [0x62, 0xA1, 0x7C, 0x48, 0x5B, 0xD8]) { assembler in
+    assembler.vcvtdq2psZMM(VectorRegister(19), VectorRegister(16))
+  },
+  X86EncodingCase(source: "vcvttps2dq zmm26, zmm31", expected: [0x62, 0x01, 0x7E, 0x48, 0x5B, 0xD7]) { assembler in
+    assembler.vcvttps2dqZMM(VectorRegister(26), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vcvtdq2ps zmm26, zmm31", expected: [0x62, 0x01, 0x7C, 0x48, 0x5B, 0xD7]) { assembler in
+    assembler.vcvtdq2psZMM(VectorRegister(26), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vcvttps2dq zmm1, zmm12", expected: [0x62, 0xD1, 0x7E, 0x48, 0x5B, 0xCC]) { assembler in
+    assembler.vcvttps2dqZMM(VectorRegister(1), VectorRegister(12))
+  },
+  X86EncodingCase(source: "vcvtdq2ps zmm1, zmm12", expected: [0x62, 0xD1, 0x7C, 0x48, 0x5B, 0xCC]) { assembler in
+    assembler.vcvtdq2psZMM(VectorRegister(1), VectorRegister(12))
+  },
+  X86EncodingCase(source: "vcvttps2dq zmm8, zmm17", expected: [0x62, 0x31, 0x7E, 0x48, 0x5B, 0xC1]) { assembler in
+    assembler.vcvttps2dqZMM(VectorRegister(8), VectorRegister(17))
+  },
+  X86EncodingCase(source: "vcvttps2dq ymm8, ymm9", expected: [0xC4, 0x41, 0x7E, 0x5B, 0xC1]) { assembler in
+    assembler.vcvttps2dqYMM(VectorRegister(8), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vcvtdq2ps zmm8, zmm17", expected: [0x62, 0x31, 0x7C, 0x48, 0x5B, 0xC1]) { assembler in
+    assembler.vcvtdq2psZMM(VectorRegister(8), VectorRegister(17))
+  },
+  X86EncodingCase(source: "vcvtdq2ps ymm8, ymm9", expected: [0xC4, 0x41, 0x7C, 0x5B, 0xC1]) { assembler in
+    assembler.vcvtdq2psYMM(VectorRegister(8), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vcvttps2dq zmm15, zmm9", expected: [0x62, 0x51, 0x7E, 0x48, 0x5B, 0xF9]) { assembler in
+    assembler.vcvttps2dqZMM(VectorRegister(15), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vcvtdq2ps zmm15, zmm9", expected: [0x62, 0x51, 0x7C, 0x48, 0x5B, 0xF9]) { assembler in
+    assembler.vcvtdq2psZMM(VectorRegister(15), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vcvttps2dq zmm22, zmm20", expected: [0x62, 0xA1, 0x7E, 0x48, 0x5B, 0xF4]) { assembler in
+    assembler.vcvttps2dqZMM(VectorRegister(22), VectorRegister(20))
+  },
+  X86EncodingCase(source: "vcvtdq2ps zmm22, zmm20", expected: [0x62, 0xA1, 0x7C, 0x48, 0x5B, 0xF4]) { assembler in
+    assembler.vcvtdq2psZMM(VectorRegister(22), VectorRegister(20))
+  },
 ]

@@ -425,6 +425,17 @@
     vex(map: .x0F, prefix: .none, opcode: 0x57, reg: destination.number, vvvv: left.number, rm: right.number)
   }
 
+  /// `vcvttps2dq ymm1, ymm2`: each float lane truncated toward zero to Int32 (0x80000000 for NaN
+  /// and out-of-range values) (AVX).
+  @usableFromInline package mutating func vcvttps2dqYMM(_ destination: VectorRegister, _ source: VectorRegister) {
+    vex(map: .x0F, prefix: .xF3, opcode: 0x5B, reg: destination.number, vvvv: 0, rm: source.number)
+  }
+
+  /// `vcvtdq2ps ymm1, ymm2`: each Int32 lane converted to float, rounded to nearest (AVX).
+  @usableFromInline package mutating func vcvtdq2psYMM(_ destination: VectorRegister, _ source: VectorRegister) {
+    vex(map: .x0F, prefix: .none, opcode: 0x5B, reg: destination.number, vvvv: 0, rm: source.number)
+  }
+
   /// `vpbroadcastd ymm, [m32]` (AVX2).
   @usableFromInline package mutating func vpbroadcastdYMM(_ destination: VectorRegister, _ source: MemoryOperand) {
     vex(map: .x0F38, prefix: .x66, opcode: 0x58, reg: destination.number, vvvv: 0, memory: source)
@@ -565,6 +576,17 @@
   /// `vpxord zmm1, zmm2, zmm3` (AVX-512F; `vxorps zmm` would need AVX-512DQ).
   @usableFromInline package mutating func vpxordZMM(_ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F, prefix: .x66, opcode: 0xEF, reg: destination.number, vvvv: left.number, rm: right.number)
+  }
+
+  /// `vcvttps2dq zmm1, zmm2`: each float lane truncated toward zero to Int32 (0x80000000 for NaN
+  /// and out-of-range values) (AVX-512F).
+  @usableFromInline package mutating func vcvttps2dqZMM(_ destination: VectorRegister, _ source: VectorRegister) {
+    evex(map: .x0F, prefix: .xF3, opcode: 0x5B, reg: destination.number, vvvv: 0, rm: source.number)
+  }
+
+  /// `vcvtdq2ps zmm1, zmm2`: each Int32 lane converted to float, rounded to nearest (AVX-512F).
+  @usableFromInline package mutating func vcvtdq2psZMM(_ destination: VectorRegister, _ source: VectorRegister) {
+    evex(map: .x0F, prefix: .none, opcode: 0x5B, reg: destination.number, vvvv: 0, rm: source.number)
   }
 
   /// `vpbroadcastd zmm, [m32]`.

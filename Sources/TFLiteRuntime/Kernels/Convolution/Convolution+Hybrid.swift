@@ -221,6 +221,7 @@ final class HybridConv2DKernel: Kernel {
     let blocks = cut.rowBlocks &* cut.panelGroups
     let groups = shape.groups
     let route = DotProductSums.current
+    let generated = GeneratedHybridKernels.current
     ParallelWork.run(itemCount: shape.batch * groups * blocks, threadCount: context.threadCount) { item, worker in
       let image = item / (groups &* blocks)
       let group = (item / blocks) % groups
@@ -257,12 +258,10 @@ final class HybridConv2DKernel: Kernel {
         group: group, panels: panels, tile: tiles + worker &* tileElements
       ) { firstColumn, columnCount, sums, sumsStride in
         let channel = firstChannel &+ firstColumn
-        let columns = HybridTileColumns(weights: weights, firstChannel: channel, count: columnCount, bias: biasPointer)
-        for index in 0..<rowCount {
-          columns.store(
-            sums + index &* sumsStride, storedZeroPoint: offset, inputScale: scale, weightScaleFirst: perChannel,
-            activation: activation, into: outputPixels + (index &* shape.outputChannels &+ channel))
-        }
+        HybridTileColumns(weights: weights, firstChannel: channel, count: columnCount, bias: biasPointer).storeRows(
+          rowCount, sums: sums, sumsStride: sumsStride, storedZeroPoint: offset, inputScale: scale,
+          weightScaleFirst: perChannel, activation: activation, into: outputPixels + channel,
+          outputStride: shape.outputChannels, generated: generated)
       }
     }
   }
@@ -300,6 +299,31 @@ private struct HybridTileColumns {
     let scaled =
       weightScaleFirst ? corrected * weightScales * inputScale : corrected * (inputScale * weightScales)
     storeVector(activation.apply(scaled + bias), output, lanes: count)
+  }
+
+  /// `store` for `rowCount` rows of sums (`sumsStride` apart) into rows of `output` (`outputStride`
+  /// apart), all with the same input zero point and scale: by the generated epilogue when given
+  /// and mapped (the same floats), else row by row in Swift.
+  @inline(__always)
+  func storeRows(
+    _ rowCount: Int, sums: UnsafePointer<Int32>, sumsStride: Int, storedZeroPoint: Int32, inputScale: Float,
+    weightScaleFirst: Bool, activation: FloatClampRange, into output: UnsafeMutablePointer<Float>, outputStride: Int,
+    generated: GeneratedHybridKernels?
+  ) {
+    if let generated,
+      generated.storeFloats(
+        sums: sums, sumsStride: sumsStride, rows: rowCount, correction: storedZeroPoint &* channelSums,
+        firstScales: weightScaleFirst ? weightScales : inputScale * weightScales,
+        secondScale: weightScaleFirst ? inputScale : 1, bias: bias, clamp: activation, lanes: count, output: output,
+        outputStride: outputStride)
+    {
+      return
+    }
+    for index in 0..<rowCount {
+      store(
+        sums + index &* sumsStride, storedZeroPoint: storedZeroPoint, inputScale: inputScale,
+        weightScaleFirst: weightScaleFirst, activation: activation, into: output + index &* outputStride)
+    }
   }
 }
 

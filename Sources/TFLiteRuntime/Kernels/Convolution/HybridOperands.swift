@@ -43,14 +43,16 @@ enum HybridInputQuantization {
 
   /// Quantizes `count` floats into `destination` and returns the scale and zero point used. With
   /// `unsigned`, every value is stored plus 128 (its bit pattern read as UInt8: the left-hand form
-  /// of `DotProductSums`); the zero point returned is still the int8 one.
+  /// of `DotProductSums`); the zero point returned is still the int8 one. `generated` (read on the
+  /// thread that runs the node) scans and rounds the whole 16-value blocks, with the same values.
   func quantize(
-    _ source: UnsafePointer<Float>, count: Int, into destination: UnsafeMutablePointer<Int8>, unsigned: Bool = false
+    _ source: UnsafePointer<Float>, count: Int, into destination: UnsafeMutablePointer<Int8>, unsigned: Bool = false,
+    generated: GeneratedHybridKernels? = nil
   ) -> Parameters {
     guard count > 0 else { return Parameters(scale: 1, zeroPoint: 0) }
     return quantize(
-      source, count: count, range: Self.range(source, span: 0..<count, first: source[0]), span: 0..<count,
-      into: destination, unsigned: unsigned)
+      source, count: count, range: Self.range(source, span: 0..<count, first: source[0], generated: generated),
+      span: 0..<count, into: destination, unsigned: unsigned, generated: generated)
   }
 
   /// Quantizes values `span` of the `count` values at `source` into the same places of
@@ -59,7 +61,7 @@ enum HybridInputQuantization {
   /// rounded by the same rule (block or tail) as when all are quantized at once.
   func quantize(
     _ source: UnsafePointer<Float>, count: Int, range: (low: Float, high: Float), span: Range<Int>,
-    into destination: UnsafeMutablePointer<Int8>, unsigned: Bool
+    into destination: UnsafeMutablePointer<Int8>, unsigned: Bool, generated: GeneratedHybridKernels? = nil
   ) -> Parameters {
     let (low, high) = range
     let parameters: Parameters
@@ -98,6 +100,16 @@ enum HybridInputQuantization {
       storedOffset: parameters.zeroPoint &+ (unsigned ? 128 : 0))
     let blockEnd = min(span.upperBound, count & ~(Self.blockSize - 1))
     var index = span.lowerBound
+    let generatedBlocks = (blockEnd &- index) / 16
+    if let generated, generatedBlocks > 0,
+      generated.quantize(
+        HybridQuantizeKernelArguments(
+          input: source + index, output: UnsafeMutableRawPointer(destination + index), blockCount: generatedBlocks,
+          inverseScale: inverseScale, lowest: rounding.lowest, highest: rounding.highest,
+          zeroPoint: parameters.zeroPoint, unsigned: unsigned))
+    {
+      index &+= generatedBlocks &* 16
+    }
     while index &+ 16 <= blockEnd {
       let values = UnsafeRawPointer(source + index).loadUnaligned(as: SIMD16<Float>.self)
       UnsafeMutableRawPointer(destination + index).storeBytes(of: rounding.quantized(values), as: SIMD16<Int8>.self)
@@ -174,8 +186,18 @@ enum HybridInputQuantization {
   /// from `first` (the first of all the values) finds them with `<` and `>` (a NaN first value
   /// stays; later NaNs are passed over), eight lanes at a time in the `a < b ? a : b` form LLVM
   /// emits as `minps`/`maxps`. The ranges of consecutive spans, all started from the same `first`,
-  /// merge (`merged`) into the range of their union.
-  static func range(_ source: UnsafePointer<Float>, span: Range<Int>, first: Float) -> (low: Float, high: Float) {
+  /// merge (`merged`) into the range of their union. `generated` scans the whole 16-value blocks
+  /// (the same range: with a NaN first value every lane stays NaN, with another none ever is).
+  static func range(
+    _ source: UnsafePointer<Float>, span: Range<Int>, first: Float, generated: GeneratedHybridKernels? = nil
+  ) -> (low: Float, high: Float) {
+    let blocks = span.count / 16
+    if let generated, blocks > 0,
+      var range = generated.range(source + span.lowerBound, blockCount: blocks, first: first, merge: merged)
+    {
+      for index in (span.lowerBound &+ blocks &* 16)..<span.upperBound { range = merged(range, (source[index], source[index])) }
+      return range
+    }
     var lows = SIMD8<Float>(repeating: first)
     var highs = lows
     var index = span.lowerBound
@@ -413,6 +435,7 @@ struct HybridInputScratch {
     _ source: UnsafePointer<Float>, as quantization: HybridInputQuantization, scratch: UnsafeMutableRawPointer,
     context: EvalContext, unsigned: Bool = false
   ) -> HybridQuantizedInput {
+    let generated = GeneratedHybridKernels.current
     let input = HybridQuantizedInput(
       values: (scratch + valuesOffset).assumingMemoryBound(to: Int8.self),
       scales: (scratch + scalesOffset).assumingMemoryBound(to: Float.self),
@@ -423,7 +446,8 @@ struct HybridInputScratch {
     guard chunks.count > 1 else {
       context.parallelFor(runs) { run in
         let parameters = quantization.quantize(
-          source + run &* runLength, count: runLength, into: input.values + run &* runLength, unsigned: unsigned)
+          source + run &* runLength, count: runLength, into: input.values + run &* runLength, unsigned: unsigned,
+          generated: generated)
         input.scales[run] = parameters.scale
         input.zeroPoints[run] = parameters.zeroPoint
       }
@@ -433,14 +457,15 @@ struct HybridInputScratch {
       for run in 0..<runs {
         let values = source + run &* runLength
         context.parallelFor(chunks.count) { chunk in
-          ranges[chunk] = HybridInputQuantization.range(values, span: chunks.range(chunk), first: values[0])
+          ranges[chunk] = HybridInputQuantization.range(
+            values, span: chunks.range(chunk), first: values[0], generated: generated)
         }
         let range = ranges.dropFirst().reduce(ranges[0], HybridInputQuantization.merged)
         var parameters = HybridInputQuantization.Parameters(scale: 1, zeroPoint: 0)
         context.parallelFor(chunks.count) { chunk in
           let chunkParameters = quantization.quantize(
             values, count: runLength, range: range, span: chunks.range(chunk), into: input.values + run &* runLength,
-            unsigned: unsigned)
+            unsigned: unsigned, generated: generated)
           if chunk == 0 { parameters = chunkParameters }
         }
         input.scales[run] = parameters.scale
