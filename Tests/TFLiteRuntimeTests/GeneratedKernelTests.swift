@@ -157,6 +157,62 @@ final class GeneratedKernelTests: XCTestCase {
     }
   }
 
+  /// Depth segments (a convolution's filter rows in one call): 1–4 segments, each `depth` steps of
+  /// A `aSegmentStride` floats below the previous one and of the panel `bSegmentStride` floats on
+  /// (gaps of skipped panel steps between them), every height, whole and column-masked panels,
+  /// against a double-precision sum of every segment; nothing past the real columns is written.
+  func testDepthSegmentsSumEverySegmentOnce() {
+    var random = SeededGenerator(seed: 29)
+    for isa in runnableISAs {
+      guard let kernels = GeneratedFloatKernels.kernels(for: isa) else { continue }
+      for trial in 0..<60 {
+        let rowCount = random.int(1...(2 * kernels.maximumRows + 1))
+        let segments = random.int(1...4)
+        let depth = random.int(0...13)
+        let columns = trial % 3 == 0 ? random.int(1...15) : 16
+        let lda = random.int(1...3) * max(depth, 1) + random.int(0...2)
+        let aSegmentStride = rowCount * lda + random.int(0...7)
+        let bSegmentStride = (depth + random.int(0...3)) * 16
+        let ldc = 16 + 3
+        let a = random.floats(max(segments * aSegmentStride, 1))
+        let b = random.floats(max(segments * bSegmentStride, 16))
+        let bias = random.floats(16)
+        var c = [Float](repeating: .nan, count: rowCount * ldc)
+        a.withUnsafeBufferPointer { aBuffer in
+          b.withUnsafeBufferPointer { bBuffer in
+            bias.withUnsafeBufferPointer { biasBuffer in
+              c.withUnsafeMutableBufferPointer { cBuffer in
+                XCTAssertTrue(kernels.run(
+                  a: aBuffer.baseAddress!, lda: lda, rowCount: rowCount, b: bBuffer.baseAddress!, depth: depth,
+                  c: cBuffer.baseAddress!, ldc: ldc, start: biasBuffer.baseAddress, accumulates: false, clamp: .relu6,
+                  columns: columns, segments: segments, aSegmentStride: aSegmentStride, bSegmentStride: bSegmentStride))
+              }
+            }
+          }
+        }
+        let name = "\(isa) trial \(trial): rows \(rowCount) segments \(segments) depth \(depth) columns \(columns)"
+        for row in 0..<rowCount {
+          XCTAssertTrue(c[(row * ldc + columns)..<((row + 1) * ldc)].allSatisfy(\.isNaN), "\(name): wrote past column \(columns)")
+          for column in 0..<columns {
+            var sum = Double(bias[column])
+            var magnitude = abs(sum)
+            for segment in 0..<segments {
+              for k in 0..<depth {
+                let product =
+                  Double(a[segment * aSegmentStride + row * lda + k]) * Double(b[segment * bSegmentStride + k * 16 + column])
+                sum += product
+                magnitude += abs(product)
+              }
+            }
+            XCTAssertLessThanOrEqual(
+              abs(Double(c[row * ldc + column]) - min(max(sum, 0), 6)),
+              tolerance(depth: segments * depth) * magnitude + 1e-30, "\(name): row \(row) column \(column)")
+          }
+        }
+      }
+    }
+  }
+
   /// The clamp keeps NaN and infinities as TFLite's `std::max`/`std::min` do (NaN passes, infinity
   /// is bounded), and no clamp at all leaves infinities.
   func testClampPropagatesNaNAndBoundsInfinity() {

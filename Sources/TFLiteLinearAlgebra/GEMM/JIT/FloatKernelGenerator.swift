@@ -9,7 +9,11 @@
 ///    or zeros);
 /// 2. `depth` steps `acc[r] += A[r][k] · B[k]`, four steps per loop iteration; with few rows the
 ///    depth is split over two or four accumulator sets (steps k ≡ s mod sets), so that at least
-///    eight independent FMA chains hide the FMA latency, and the sets are added at the end;
+///    eight independent FMA chains hide the FMA latency, and the sets are added at the end. The
+///    depth steps run once per segment (`segmentCount`, 1 for a plain GEMM): segment s reads A
+///    from `a + s · aSegmentBytes` and continues the panel `bSegmentGapBytes` after the point where
+///    segment s − 1 stopped (a convolution's filter rows: the taps of one filter row are contiguous
+///    in the input, the rows are not);
 /// 3. `min(max(acc, lower), upper)` as TFLite's clamp (NaN passes through; ±infinity for none);
 /// 4. the 16 values of each row are stored to C.
 ///
@@ -18,9 +22,10 @@
 /// (AVX2: 16 lane masks) or `laneMask` (AVX-512: 16 bits in k1) select, so it runs on C in place.
 ///
 /// Registers: rdi arguments, rsi/r10 the A/C tile, r8/r9 the A row stride ×1/×3, r11/rbx the C row
-/// stride ×1/×3, rdx the panel, rcx the depth counter, r14 the tile counter, rax/r12/r13 the bases of
-/// rows 0–4, 5–9, 10–14 (row r is `base + {0, 1, 2, 3, 4} × stride` through the SIB byte). rbx, r12,
-/// r13 and r14 are callee-saved and pushed; `vzeroupper` before returning.
+/// stride ×1/×3, rdx the panel, rcx the depth counter, r14 the tile counter, r15 the segment
+/// counter, rbp the A tile's current segment, rax/r12/r13 the bases of rows 0–4, 5–9, 10–14 (row r
+/// is `base + {0, 1, 2, 3, 4} × stride` through the SIB byte). rbx, rbp, r12–r15 are callee-saved
+/// and pushed; `vzeroupper` before returning.
 @usableFromInline package enum FloatKernelGenerator {
   /// Why a kernel cannot be generated.
   @usableFromInline package enum Failure: Error, Equatable {
@@ -82,6 +87,12 @@
   @usableFromInline package var columnMask: UnsafePointer<Int32>
   /// The column-masked AVX-512 kernels: bit c set for each column c to read and write.
   @usableFromInline package var laneMask: Int
+  /// Times the `depth` steps run (1 or more), each segment over its own part of A and the panel.
+  @usableFromInline package var segmentCount: Int
+  /// Bytes between the first A element of one segment and the next one's.
+  @usableFromInline package var aSegmentBytes: Int
+  /// Bytes of the panel skipped between a segment's last depth step and the next segment's first.
+  @usableFromInline package var bSegmentGapBytes: Int
 }
 
 /// Emits one kernel (see `FloatKernelGenerator`).
@@ -118,7 +129,7 @@ private struct KernelEmitter {
     self.width = width
     self.bases = bases
     sets = [4, 2, 1].first { rows * width.vectorsPerRow * $0 <= accumulatorBudget } ?? 1
-    saved = [.rbx, .r14] + Array(bases.registers.dropFirst().prefix(bases.groupCount - 1))
+    saved = [.rbx, .rbp, .r14, .r15] + Array(bases.registers.dropFirst().prefix(bases.groupCount - 1))
   }
 
   /// Accumulator of set `set`, row `row`, vector `vector`.
@@ -262,9 +273,13 @@ private struct KernelEmitter {
       for (row, vector) in rowVectors { zero(accumulator(set, row, vector)) }
     }
 
-    // 2. The depth loop: `unroll` steps per iteration, then one at a time.
-    setBases(origin: .rsi, stride: .r8)
+    // 2. The depth loop: `unroll` steps per iteration, then one at a time, once per segment.
     assembler.mov(.rdx, argument(\.b))
+    assembler.mov(.rbp, .rsi)
+    assembler.mov(.r15, argument(\.segmentCount))
+    let segment = assembler.makeLabel()
+    assembler.bind(segment)
+    setBases(origin: .rbp, stride: .r8)
     assembler.mov(.rcx, argument(\.depth))
     let remainder = assembler.makeLabel()
     let single = assembler.makeLabel()
@@ -292,6 +307,10 @@ private struct KernelEmitter {
     assembler.dec(.rcx)
     assembler.jump(if: .notZero, to: single)
     assembler.bind(depthDone)
+    assembler.add(.rbp, argument(\.aSegmentBytes))
+    assembler.add(.rdx, argument(\.bSegmentGapBytes))
+    assembler.dec(.r15)
+    assembler.jump(if: .notZero, to: segment)
     for set in 1..<sets {
       for (row, vector) in rowVectors {
         let sum = accumulator(0, row, vector)

@@ -102,16 +102,20 @@
   ///   - accumulates: continue from the values in C.
   ///   - clamp: applied before the store; nil for none.
   ///   - columns: the real columns of the panel, 1 to 16 (fewer than 16 run the column-masked kernels).
+  ///   - segments: how many times the `depth` steps run (1 or more), summed into the same tile:
+  ///     segment s reads A from `a + s · aSegmentStride` and the panel from `b + s · bSegmentStride`
+  ///     (floats; `bSegmentStride` at least `16 · depth`). A convolution's filter rows in one call.
   /// - Returns: false, with nothing read or written, when a kernel the rows call for could not be
   ///   mapped (only exhausted memory or the code budget refuses it after the start-up probe): the
   ///   caller runs its Swift kernel instead.
   @usableFromInline package func run(
     a: UnsafePointer<Float>, lda: Int, rowCount: Int, b: UnsafePointer<Float>, depth: Int,
     c: UnsafeMutablePointer<Float>, ldc: Int, start: UnsafePointer<Float>?, accumulates: Bool, clamp: FloatClampRange?,
-    columns: Int = GEMMTile.columns
+    columns: Int = GEMMTile.columns, segments: Int = 1, aSegmentStride: Int = 0, bSegmentStride: Int = 0
   ) -> Bool {
     precondition(rowCount >= 0 && depth >= 0, "negative GEMM extent")
     precondition((1...GEMMTile.columns).contains(columns), "a panel has 1 to 16 real columns")
+    precondition(segments >= 1 && (segments == 1 || bSegmentStride >= depth * GEMMTile.columns), "overlapping segments")
     guard rowCount > 0 else { return true }
     let tiles = (rowCount + maximumRows - 1) / maximumRows
     let height = rowCount / tiles
@@ -125,7 +129,8 @@
       cRowBytes: ldc * floatBytes, cTileBytes: (height + 1) * ldc * floatBytes, start: start ?? UnsafePointer(zeros),
       tileCount: tallerTiles, accumulates: accumulates ? 1 : 0, lower: clamp?.lower ?? -.infinity,
       upper: clamp?.upper ?? .infinity, columnMask: UnsafePointer(columnMasks + (GEMMTile.columns - columns)),
-      laneMask: (1 << columns) - 1)
+      laneMask: (1 << columns) - 1, segmentCount: segments, aSegmentBytes: aSegmentStride * floatBytes,
+      bSegmentGapBytes: segments == 1 ? 0 : (bSegmentStride - depth * GEMMTile.columns) * floatBytes)
     if tallerTiles > 0 { call(tallerKernel, &arguments) }
     let done = tallerTiles * (height + 1)
     arguments.a = a + done * lda

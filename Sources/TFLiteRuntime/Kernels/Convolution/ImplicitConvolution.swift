@@ -4,13 +4,15 @@
 // (originY + ky, originX(x₀ + i) + kxFirst), rows are stride·C floats apart, and its depth
 // (kx, channel) is (kxEnd − kxFirst)·C contiguous floats. The packed filter panel holds the same
 // depth range contiguously too (`PanelPacking` lays a panel out depth by depth). So each output
-// row is one GEMM call per panel, per group of pixels with the same in-bounds columns, per
-// in-bounds filter row: the first starts from the bias, the later ones accumulate, the last clamps.
+// row is one GEMM call per panel, per group of pixels with the same in-bounds columns: the in-bounds
+// filter rows are the call's depth segments (the kernel runs its depth loop once per filter row,
+// moving A down one input row and the panel to that filter row's taps), so each tile starts from
+// the bias, sums every tap in registers and clamps once.
 //
-// The products are summed in the im2col GEMM's depth order, (ky, kx, channel), in calls one filter
-// row deep instead of one call over the whole depth (so the generated kernel may round the partial
-// sums differently: float rounding, within the convolution tolerances), and a padding tap is
-// skipped where im2col adds a zero product. A last panel narrower than 16 columns is computed in a
+// The products are summed in the im2col GEMM's depth order, (ky, kx, channel), one filter row per
+// segment (the generated kernel may round the partial sums differently from one call over the
+// whole depth: float rounding, within the convolution tolerances), and a padding tap is skipped
+// where im2col adds a zero product. A last panel narrower than 16 columns is computed in a
 // per-worker buffer and its real columns copied out. Used for every convolution that reads its
 // input through im2col (not 1×1 stride 1), with groups of one and no dilation, when the generated
 // float kernels run: MediaPipe's first layers (3 input channels, 3×3 stride 2) spent most of their
@@ -112,15 +114,15 @@ struct ImplicitConvolution {
           continue
         }
         let a = image + (shape.width.inputOrigin(run.start) + run.columns.lowerBound) * channels
-        for ky in filterRows.first..<filterRows.end {
-          let depthStart = (ky * shape.width.filterSize + run.columns.lowerBound) * channels
-          // Runs: `canRun` found its kernels, and made kernels are kept.
-          _ = kernels.run(
-            a: a + (originY + ky) * shape.width.inputSize * channels, lda: shape.width.stride * channels,
-            rowCount: run.count, b: filter + panel * panelStride + depthStart * width, depth: run.columns.count * channels,
-            c: cRun, ldc: ldc, start: ky == filterRows.first ? start : nil, accumulates: ky != filterRows.first,
-            clamp: ky == filterRows.end - 1 ? activation : nil)
-        }
+        let inputRowFloats = shape.width.inputSize * channels
+        let depthStart = (filterRows.first * shape.width.filterSize + run.columns.lowerBound) * channels
+        // Runs: `canRun` found its kernels, and made kernels are kept. One segment per filter row.
+        _ = kernels.run(
+          a: a + (originY + filterRows.first) * inputRowFloats, lda: shape.width.stride * channels,
+          rowCount: run.count, b: filter + panel * panelStride + depthStart * width, depth: run.columns.count * channels,
+          c: cRun, ldc: ldc, start: start, accumulates: false, clamp: activation,
+          segments: filterRows.end - filterRows.first, aSegmentStride: inputRowFloats,
+          bSegmentStride: shape.width.filterSize * channels * width)
       }
       if columns < width {
         for x in 0..<outputWidth {
