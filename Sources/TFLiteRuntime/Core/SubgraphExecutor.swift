@@ -341,9 +341,14 @@ public final class SubgraphExecutor {
   }()
 
   /// The distinct tensors node `node` reads: its inputs and what its fused kernel reads besides.
+  /// (A linear search over a node's few tensors: the first `Set<Int>` of a process costs the Swift
+  /// runtime a scan of every protocol conformance record to check `Int: Hashable`.)
   private static func reads(of node: Node, additional: [RuntimeTensor]) -> [RuntimeTensor] {
-    var seen: Set<Int> = []
-    return (node.inputs.compactMap { $0 } + additional).filter { seen.insert($0.index).inserted }
+    var distinct: [RuntimeTensor] = []
+    for tensor in node.inputs.compactMap({ $0 }) + additional where !distinct.contains(where: { $0.index == tensor.index }) {
+      distinct.append(tensor)
+    }
+    return distinct
   }
 
   /// Runs the nodes in order (``invoke()``). The observer and the nodes' views are read once, so

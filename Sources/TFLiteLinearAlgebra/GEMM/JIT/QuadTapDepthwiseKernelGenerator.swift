@@ -357,9 +357,11 @@ private struct QuadTapDepthwiseEmitter {
 @usableFromInline package final class GeneratedQuadTapDepthwiseKernels: @unchecked Sendable {
   // @unchecked Sendable: `kernels` is read and written only under `mutex`; the rest is immutable.
 
-  /// The kernels generated so far (a shape whose mapping the OS refused is not kept: the next
-  /// prepare asks again).
-  private var kernels: [QuadTapDepthwiseKernelGenerator.Shape: ExecutableCode] = [:]
+  /// The kernels generated so far, in the order first asked for (a shape whose mapping the OS
+  /// refused is not kept: the next prepare asks again). A list searched linearly, not a dictionary:
+  /// a network uses a few shapes, and the first dictionary keyed by `Shape` would cost the Swift
+  /// runtime a scan of every protocol conformance record (to check `Shape: Hashable`) at prepare.
+  private var kernels: [GeneratedShapeKernel] = []
   /// Guards `kernels`.
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
   /// `QuadTapDepthwiseKernelGenerator.constantBytes`, 64-byte aligned.
@@ -390,10 +392,20 @@ private struct QuadTapDepthwiseEmitter {
   @usableFromInline package func kernel(_ shape: QuadTapDepthwiseKernelGenerator.Shape) -> QuadTapDepthwiseKernel? {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
-    if let known = kernels[shape] { return QuadTapDepthwiseKernel(code: known, constants: constants) }
+    if let known = kernels.first(where: { $0.shape == shape }) {
+      return QuadTapDepthwiseKernel(code: known.code, constants: constants)
+    }
     guard let code = ExecutableCode(QuadTapDepthwiseKernelGenerator.code(shape)) else { return nil }
-    kernels[shape] = code
+    kernels.append(GeneratedShapeKernel(shape: shape, code: code))
     return QuadTapDepthwiseKernel(code: code, constants: constants)
+  }
+
+  /// One generated kernel and the shape it was made for.
+  private struct GeneratedShapeKernel {
+    /// The shape.
+    let shape: QuadTapDepthwiseKernelGenerator.Shape
+    /// Its mapped code.
+    let code: ExecutableCode
   }
 }
 
