@@ -196,8 +196,10 @@ final class GeneratedRequantizationTests: XCTestCase {
 
   /// The legacy-uint8 row-corrected tiles (RowCorrectedDotProducts.swift): with every sum route
   /// (Swift and each VNNI level) and every requantization (Swift and each generated level), each
-  /// output byte is the scalar rescale of Σ u · (w − zw) computed here from first principles, and
-  /// the output rows' bytes past 16 stay untouched.
+  /// output byte is the scalar rescale of Σ u · (w − zw) computed here from first principles, on
+  /// rows read where they lie (row strides past the packed depth, whose extra bytes must not
+  /// count), 1–3 whole panels and a partial last panel, more rows than one block; the output
+  /// bytes past the written columns stay untouched.
   func testRowCorrectedTilesMatchScalarRescaleOnEveryRoute() throws {
     var random = SeededGenerator(seed: 1205)
     let sumRoutes =
@@ -206,64 +208,99 @@ final class GeneratedRequantizationTests: XCTestCase {
     let requantizers: [GeneratedRequantizationKernels?] =
       [nil] + GeneratedKernelISA.allCases.compactMap { GeneratedRequantizationKernels.kernels(for: $0) }
     for trial in 0..<24 {
-      let rows = random.int(1...13)
+      let rows = trial % 3 == 0 ? random.int(25...60) : random.int(1...13)
       let depth = random.int(1...40)
+      let paddedDepth = QuadPanelMatrices.paddedDepth(depth)
+      let lda = paddedDepth + random.int(0...9)
+      let panels = random.int(1...3)
+      let partialColumns = trial % 2 == 0 ? random.int(1...15) : 0
+      let columns = panels * 16 + partialColumns
       let zeroPoint = Int32(random.int(0...255))
-      let rowBytes = QuadPanelMatrices.paddedDepth(depth) + RowCorrectedDotProductMicroKernel<UInt8>.rowSumBytes
-      // A: unsigned bytes, each row's byte sum little-endian in its last four bytes.
-      var a = [UInt8](repeating: 0, count: rows * rowBytes)
-      for row in 0..<rows {
-        var rowSum: Int32 = 0
-        for k in 0..<depth {
-          a[row * rowBytes + k] = UInt8.random(in: 0...255, using: &random)
-          rowSum += Int32(a[row * rowBytes + k])
-        }
-        withUnsafeBytes(of: rowSum.littleEndian) { a.replaceSubrange((row + 1) * rowBytes - 4..<(row + 1) * rowBytes, with: $0) }
-      }
-      // Column n's uint8 weights at n · depth; B holds w − 128 with a zero step for the row sums.
-      let weights = (0..<16 * depth).map { _ in UInt8.random(in: 0...255, using: &random) }
-      var centred = [Int8](repeating: 0, count: 16 * rowBytes)
-      for column in 0..<16 {
-        for k in 0..<depth { centred[column * rowBytes + k] = Int8(Int(weights[column * depth + k]) - 128) }
+      // A: unsigned bytes; past the real depth (depth padding and the rest of the row) random too,
+      // as in the input a 1×1 convolution reads in place: the row sums must leave them out.
+      let a = (0..<rows * lda).map { _ in UInt8.random(in: 0...255, using: &random) }
+      // Column n's uint8 weights at n · depth; B holds w − 128, zero past the real depth.
+      let weights = (0..<columns * depth).map { _ in UInt8.random(in: 0...255, using: &random) }
+      var centred = [Int8](repeating: 0, count: columns * paddedDepth)
+      for column in 0..<columns {
+        for k in 0..<depth { centred[column * paddedDepth + k] = Int8(Int(weights[column * depth + k]) - 128) }
       }
       let packed = try XCTUnwrap(
         centred.withUnsafeBufferPointer {
           QuadPanelMatrices(
-            $0.baseAddress!, sourceStride: 0, count: 1, layout: .columnMajor(depth: rowBytes), depth: rowBytes, columns: 16)
+            $0.baseAddress!, sourceStride: 0, count: 1, layout: .columnMajor(depth: paddedDepth), depth: paddedDepth,
+            columns: columns)
         })
-      let problem = Problem(random: &random, channels: 16, signed: false, trial: trial)
-      let ldc = 16 + random.int(0...7)
+      let panelStride = packed.paddedDepth * GEMMTile.columns
+      let problem = Problem(random: &random, channels: columns, signed: false, trial: trial)
+      let ldc = columns + random.int(0...7)
       for route in sumRoutes {
         for requantizer in requantizers {
           let label =
-            "trial \(trial) rows \(rows) depth \(depth) zw \(zeroPoint) sums \(route.generatedLevel ?? "Swift") "
+            "trial \(trial) rows \(rows) depth \(depth) columns \(columns) zw \(zeroPoint) sums \(route.generatedLevel ?? "Swift") "
             + "requantization \(requantizer.map { "\($0.isa)" } ?? "Swift")"
           let kernel = RowCorrectedDotProductMicroKernel<UInt8>(
-            epilogue: problem.epilogue, sums: route, rowSumFactor: 128 &- zeroPoint, requantizer: .some(requantizer))
+            epilogue: problem.epilogue, sums: route, rowSumFactor: 128 &- zeroPoint, rowSumDepth: depth,
+            requantizer: .some(requantizer))
           var output = [UInt8](repeating: 0xA5, count: rows * ldc)
           a.withUnsafeBufferPointer { aBuffer in
             output.withUnsafeMutableBufferPointer { outputBuffer in
-              kernel.panelRows(
-                a: aBuffer.baseAddress!, lda: rowBytes, rowCount: rows, b: packed.matrix(0), depth: packed.paddedDepth,
-                output: outputBuffer.baseAddress!, ldc: ldc, column: 0, isFirstBlock: true, isLastBlock: true)
+              // The whole panels in one call (one panel through `panelRows`), then the partial one.
+              if panels == 1 {
+                kernel.panelRows(
+                  a: aBuffer.baseAddress!, lda: lda, rowCount: rows, b: packed.matrix(0), depth: packed.paddedDepth,
+                  output: outputBuffer.baseAddress!, ldc: ldc, column: 0, isFirstBlock: true, isLastBlock: true)
+              } else {
+                kernel.panelsRows(
+                  a: aBuffer.baseAddress!, lda: lda, rowCount: rows, b: packed.matrix(0), panels: panels,
+                  panelStride: panelStride, depth: packed.paddedDepth, output: outputBuffer.baseAddress!, ldc: ldc,
+                  column: 0, isFirstBlock: true, isLastBlock: true)
+              }
+              if partialColumns > 0 {
+                XCTAssertTrue(
+                  kernel.partialPanelRows(
+                    a: aBuffer.baseAddress!, lda: lda, rowCount: rows, b: packed.matrix(0) + panels * panelStride,
+                    depth: packed.paddedDepth, output: outputBuffer.baseAddress! + panels * 16, ldc: ldc,
+                    column: panels * 16, validColumns: partialColumns, isFirstBlock: true, isLastBlock: true))
+              }
             }
           }
           for row in 0..<rows {
             for column in 0..<ldc {
               let actual = output[row * ldc + column]
-              guard column < 16 else {
-                XCTAssertEqual(actual, 0xA5, "\(label): wrote past 16 columns in row \(row)")
+              guard column < columns else {
+                XCTAssertEqual(actual, 0xA5, "\(label): wrote past \(columns) columns in row \(row)")
                 continue
               }
               let sum = (0..<depth).reduce(Int32(0)) {
-                $0 + Int32(a[row * rowBytes + $1]) * (Int32(weights[column * depth + $1]) - zeroPoint)
+                $0 + Int32(a[row * lda + $1]) * (Int32(weights[column * depth + $1]) - zeroPoint)
               }
-              XCTAssertEqual(Int32(actual), problem.expected(sum, channel: column), "\(label) row \(row) column \(column)")
+              XCTAssertEqual(
+                Int32(actual), problem.expected(sum, channel: column),
+                "\(label) row \(row) column \(column)")
             }
           }
         }
       }
     }
+  }
+
+  /// The rows' byte sums of the row-corrected kernels (`byteSum`): every length 0–70 at every
+  /// start offset 0–7 in a buffer of random bytes equals the sum taken byte by byte, and the
+  /// longest row it may get (2^23 bytes of 255) does not overflow.
+  func testByteSumEqualsSumByByteForEveryLengthAndAlignment() {
+    var random = SeededGenerator(seed: 1206)
+    let bytes = (0..<80).map { _ in UInt8.random(in: 0...255, using: &random) }
+    bytes.withUnsafeBufferPointer { buffer in
+      for start in 0..<8 {
+        for count in 0...70 {
+          let expected = bytes[start..<start + count].reduce(Int32(0)) { $0 + Int32($1) }
+          XCTAssertEqual(byteSum(buffer.baseAddress! + start, count: count), expected, "start \(start) count \(count)")
+        }
+      }
+    }
+    let longest = [UInt8](repeating: 255, count: 1 << 23)
+    XCTAssertEqual(longest.withUnsafeBufferPointer { byteSum($0.baseAddress!, count: $0.count) }, 255 << 23)
   }
 
   /// The fused epilogue of every dot-product kernel height: random A and B (and, for some tiles, a

@@ -278,10 +278,12 @@ extension IntegerGEMMTests {
   /// reference's bytes.
   func testLegacyUint8WeightZeroPointsTakeTheRowSumRouteBitExact() throws {
     var random = SeededGenerator(seed: 23)
-    for (trial, zeroPoint) in [0, 255, 1, 77, 200, 254, 0, 255, 128].enumerated() {
+    // Pointwise trials with 8 or 16 channels read the input in place (depth a multiple of 4);
+    // 3 channels is the few-channel first layer of legacy MobileNets.
+    for (trial, zeroPoint) in [0, 255, 1, 77, 200, 254, 0, 255, 128, 113, 124, 149].enumerated() {
       let pointwise = trial % 3 == 1
       let filterSize = pointwise ? 1 : 3
-      let channels = [5, 16, 3][trial % 3]
+      let channels = [[5, 16, 3], [3, 8, 24]][trial / 3 % 2][trial % 3]
       let outputChannels = random.int(1...37)
       let options = Conv2DOptions(
         padding: pointwise ? .valid : .same, strideW: 1, strideH: Int32(1 + trial % 2), fusedActivationFunction: .relu)
@@ -298,6 +300,12 @@ extension IntegerGEMMTests {
       let label = "CONV_2D trial \(trial) weight zero point \(zeroPoint)"
       try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), label)
       try assertRowSumRoute(problem, "CONV_2D", options: .conv2DOptions(options), label)
+      // Every VNNI level this machine runs (AVX-VNNI, the 256-bit sums and AVX2 requantization, too).
+      for isa in DotProductISA.allCases where DotProductISA.supported.contains(isa) {
+        try GeneratedDotProductKernels.$forcedISA.withValue(isa) {
+          try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), "\(label) \(isa)")
+        }
+      }
     }
     for (rows, depth, units, zeroPoint) in [(3, 2100, 5, 0), (1, 33, 20, 255), (7, 300, 17, 13)] {
       let problem = WeightedProblem(

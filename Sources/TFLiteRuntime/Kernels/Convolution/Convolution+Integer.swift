@@ -424,8 +424,9 @@ private enum ByteConvolutionWeights {
   /// Signed-byte panels for the generated `vpdpbusd` kernels.
   case generated(QuadPanelMatrices, GeneratedDotProductKernels)
   /// Signed-byte panels of w − 128 (uint8 weights with zero point `weightZeroPoint`, whose w − zw
-  /// does not fit a signed byte), one zero step deeper for the rows' byte sums, for the generated
-  /// kernels through `RowCorrectedDotProductMicroKernel`; `depth` is the real depth.
+  /// does not fit a signed byte), for the generated kernels through
+  /// `RowCorrectedDotProductMicroKernel`, which corrects each row by its byte sum over the real
+  /// depth `depth`.
   case rowCorrected(QuadPanelMatrices, DotProductSums, weightZeroPoint: Int32, depth: Int)
 
   /// Packs `count` matrices of weights minus their zero points (layout and sizes as
@@ -445,7 +446,7 @@ private enum ByteConvolutionWeights {
     {
       self = .generated(packed, kernels)
     } else if let kernels, let zeroPoint = uint8ZeroPoint,
-      let packed = Self.centredWithRowSumStep(
+      let packed = Self.centred(
         source, sourceStride: sourceStride, count: count, layout: layout, depth: depth, columns: columns,
         zeroPoint: zeroPoint)
     {
@@ -467,14 +468,13 @@ private enum ByteConvolutionWeights {
   }
 
   /// The weights w − zw (as `source` gives them) plus zw − 128, packed with the depth rounded up
-  /// to a multiple of four and then one step of four zero weights more, which the left-hand rows'
-  /// byte sums meet; nil when a value is not a uint8 weight minus `zeroPoint`. The widened copy
-  /// lives only while it is packed.
-  private static func centredWithRowSumStep<Source: FixedWidthInteger>(
+  /// to a multiple of four (zero weights past the real depth); nil when a value is not a uint8
+  /// weight minus `zeroPoint`. The widened copy lives only while it is packed.
+  private static func centred<Source: FixedWidthInteger>(
     _ source: UnsafePointer<Source>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int,
     zeroPoint: Int32
   ) -> QuadPanelMatrices? {
-    let stepDepth = QuadPanelMatrices.paddedDepth(depth) + RowCorrectedDotProductMicroKernel<UInt8>.rowSumBytes
+    let stepDepth = QuadPanelMatrices.paddedDepth(depth)
     var centred = [Int8](repeating: 0, count: count * columns * stepDepth)
     for matrix in 0..<count {
       for column in 0..<columns {
@@ -518,11 +518,6 @@ private enum ByteConvolutionWeights {
     case .swift, .rowCorrected: false
     case .generated(_, let kernels): kernels.flipsSigns
     }
-  }
-
-  /// The real depth whose byte sum each left-hand row must carry, or nil.
-  var rowSumDepth: Int? {
-    if case .rowCorrected(_, _, _, let depth) = self { depth } else { nil }
   }
 
   /// The code computing the sums, for `tflite bench --verbose`.
@@ -617,12 +612,8 @@ private final class ByteConvolution {
       let form = isSigned ? epilogue.form(storing: Int8.self) : epilogue.form(storing: UInt8.self)
       _ = kernels.tiles(isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign && readsInPlace)
     }
-    // Rows that carry their byte sums are always gathered, also the 1×1 inputs the 16-bit route
-    // reads in place, and run on one-panel tiles: 2 KiB blocks keep that scratch (and the arena) small.
-    plan = GEMMPlan(
-      rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: weights.paddedDepth, threadCount: threadCount,
-      splitsDepth: false,
-      rowBlockElements: weights.rowSumDepth == nil ? IntegerGEMM.packedBlockBytes(depth: weights.paddedDepth) : 2 * 1024)
+    plan = IntegerGEMM.plan(
+      rows: shape.gemmRows, columns: shape.groupOutputChannels, paddedDepth: weights.paddedDepth, threadCount: threadCount)
     gemmScratchOffset = scratch.reserve(
       bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
     inputType = input.type
@@ -653,7 +644,7 @@ private final class ByteConvolution {
       } else {
         let lhs = UnsignedIm2colLeftOperand(
           input: source, shape: shape, channelOffset: channelOffset, signFlip: signFlip,
-          padding: UInt64(paddingValue) &* 0x0101_0101_0101_0101, rowSumDepth: weights.rowSumDepth)
+          padding: UInt64(paddingValue) &* 0x0101_0101_0101_0101)
         multiply(lhs: lhs, group: group, output: output, threadCount: threadCount, scratch: scratch)
       }
     }
@@ -677,10 +668,11 @@ private final class ByteConvolution {
         plan: plan, lhs: lhs, rhs: packed.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
         epilogue: epilogue, kernels: kernels, flipsSign: flipsSign && readsInPlace, threadCount: threadCount,
         scratch: groupScratch)
-    case .rowCorrected(let packed, let sums, let zeroPoint, _):
+    case .rowCorrected(let packed, let sums, let zeroPoint, let depth):
       GEMMDriver.multiply(
         plan: plan, lhs: lhs, rhs: packed.matrix(group), output: groupOutput, outputStride: shape.outputChannels,
-        kernel: RowCorrectedDotProductMicroKernel<Output>(epilogue: epilogue, sums: sums, rowSumFactor: 128 &- zeroPoint),
+        kernel: RowCorrectedDotProductMicroKernel<Output>(
+          epilogue: epilogue, sums: sums, rowSumFactor: 128 &- zeroPoint, rowSumDepth: depth),
         threadCount: threadCount, scratch: groupScratch)
     }
   }
@@ -701,9 +693,6 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
   let signFlip: UInt64
   /// The unsigned input zero point in all eight bytes.
   let padding: UInt64
-  /// When set, each row's last four bytes hold the sum of its first `rowSumDepth` bytes (the real
-  /// depth), little-endian, for `RowCorrectedDotProductMicroKernel`.
-  let rowSumDepth: Int?
 
   var packsIntoScratch: Bool { true }
 
@@ -712,7 +701,7 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
   func block(
     rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
   ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
-    if shape.readsInputInPlace && rowSumDepth == nil {
+    if shape.readsInputInPlace {
       return pointBlock(rowStart: rowStart, rowCount: rowCount, depthCount: depthCount, scratch: scratch)
     }
     let channels = shape.groupInputChannels
@@ -755,12 +744,6 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
         destination += (width.filterSize &- endX) &* channels
       }
       fillBytes(destination, count: depthCount &- (destination - rowBegin), with: padding)
-      if let rowSumDepth {
-        let sum = byteSum(UnsafePointer(rowBegin.assumingMemoryBound(to: UInt8.self)), count: rowSumDepth)
-        rowBegin.storeBytes(
-          of: sum.littleEndian, toByteOffset: depthCount &- RowCorrectedDotProductMicroKernel<UInt8>.rowSumBytes,
-          as: Int32.self)
-      }
       x &+= 1
       if x == width.outputSize {
         x = 0
