@@ -17,12 +17,13 @@ final class ReductionsTests: XCTestCase {
   }
 
   func runReduction<Operation: ReductionOperation>(
-    _ operation: Operation, _ input: [Operation.Scalar], shape: [Int], isReduced: [Bool]
+    _ operation: Operation, _ input: [Operation.Scalar], shape: [Int], isReduced: [Bool], threadCount: Int = 1
   ) throws -> [Operation.Scalar] {
     let layout = try BroadcastLayout(reducing: shape, axes: isReduced)
     let outputCount = shape.enumerated().filter { !isReduced[$0.offset] }.map(\.element).reduce(1, *)
     return filledArray(count: outputCount) { output in
-      ReductionDriver.run(operation, layout: layout, input: input, output: output, outputCount: outputCount)
+      ReductionDriver.run(
+        operation, layout: layout, input: input, output: output, outputCount: outputCount, threadCount: threadCount)
     }
   }
 
@@ -74,17 +75,52 @@ final class ReductionsTests: XCTestCase {
     }
   }
 
+  /// Rows reduced into one row (MEAN and SUM over height and width) cut into chunks of rows on
+  /// one to four threads, random shapes: one thread (one chunk) folds the rows in the scalar order
+  /// (same floats); several chunks give the extrema and integer sums exactly and float sums within
+  /// rounding of the scalar fold.
+  func testColumnReductionsSplitByRowsOnSeveralThreads() throws {
+    var generator = SeededGenerator(seed: 31)
+    var splitCases = 0
+    for trial in 0..<40 {
+      let shape = [Int.random(in: 200...3_000, using: &generator), Int.random(in: 1...70, using: &generator)]
+      let threads = 1 + trial % 4
+      let isReduced = [true, false]
+      let label = "\(shape), \(threads) threads"
+      let chunks = ChunkSplit(count: shape[0], minimumChunk: cheapElementwiseChunk / shape[1], threadCount: threads)
+      if chunks.count > 1 { splitCases += 1 }
+      let input = generator.floats(shape[0] * shape[1], in: -4...4)
+      let sums = try runReduction(SumReduction<Float>(), input, shape: shape, isReduced: isReduced, threadCount: threads)
+      let expectedSums = scalarReduce(input, shape: shape, isReduced: isReduced, initial: 0, +)
+      if chunks.count == 1 {
+        XCTAssertEqual(sums, expectedSums, label)
+      } else {
+        for (sum, expected) in zip(sums, expectedSums) {
+          XCTAssertEqual(sum, expected, accuracy: 1e-5 * Float(shape[0]) * 4, label)
+        }
+      }
+      XCTAssertEqual(
+        try runReduction(MaximumReduction<Float>(), input, shape: shape, isReduced: isReduced, threadCount: threads),
+        scalarReduce(input, shape: shape, isReduced: isReduced, initial: -.greatestFiniteMagnitude) { max($0, $1) }, label)
+      let integers = input.map { Int32($0 * 1e8) }
+      XCTAssertEqual(
+        try runReduction(SumReduction<Int32>(), integers, shape: shape, isReduced: isReduced, threadCount: threads),
+        scalarReduce(integers, shape: shape, isReduced: isReduced, initial: 0, &+), label)
+    }
+    XCTAssertGreaterThan(splitCases, 10, "too few random shapes were split")
+  }
+
   func testMeanDividesByReducedCountAndIsNaNWhenEmpty() throws {
     var generator = SeededGenerator(seed: 8)
     let shape = [2, 7, 7, 19]
     let isReduced = [false, true, true, false]
     let input = generator.floats(shape.reduce(1, *), in: -4...4)
     let layout = try BroadcastLayout(reducing: shape, axes: isReduced)
-    let means: [Float] = filledArray(count: 38) { ReductionDriver.mean(layout: layout, input: input, output: $0, outputCount: 38) }
+    let means: [Float] = filledArray(count: 38) { ReductionDriver.mean(layout: layout, input: input, output: $0, outputCount: 38, threadCount: 1) }
     let expected = scalarReduce(input, shape: shape, isReduced: isReduced, initial: 0, +).map { $0 / 49 }
     for (mean, reference) in zip(means, expected) { XCTAssertEqual(mean, reference, accuracy: 1e-5) }
     let emptyLayout = try BroadcastLayout(reducing: [3, 0], axes: [false, true])
-    let empty: [Float] = filledArray(count: 3) { ReductionDriver.mean(layout: emptyLayout, input: [], output: $0, outputCount: 3) }
+    let empty: [Float] = filledArray(count: 3) { ReductionDriver.mean(layout: emptyLayout, input: [], output: $0, outputCount: 3, threadCount: 1) }
     XCTAssertTrue(empty.allSatisfy(\.isNaN))
   }
 

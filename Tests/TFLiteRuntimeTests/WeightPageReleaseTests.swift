@@ -139,6 +139,34 @@ final class ParallelWorkConcurrencyTests: XCTestCase {
     XCTAssertEqual(counts, [Int](repeating: rounds, count: callers * itemCount))
   }
 
+  /// Random item counts on one to four threads, each worker claiming its own share first: every
+  /// item once, worker indices below the thread count, also when the worker that takes one item
+  /// stalls (the others claim the rest of its share).
+  func testEveryItemOnceWhenSharesAreClaimedAcross() {
+    var random = SeededGenerator(seed: 12)
+    for trial in 0..<300 {
+      let itemCount = trial < 4 ? trial : random.int(1...200)
+      let threads = 1 + trial % 4
+      let stalledItem = trial % 5 == 0 && itemCount > 0 ? random.int(0...(itemCount - 1)) : -1
+      var counts = [Int](repeating: 0, count: itemCount)
+      var workers = [Int](repeating: 0, count: itemCount)
+      counts.withUnsafeMutableBufferPointer { countBuffer in
+        workers.withUnsafeMutableBufferPointer { workerBuffer in
+          let countBase = countBuffer.baseAddress
+          let workerBase = workerBuffer.baseAddress
+          ParallelWork.run(itemCount: itemCount, threadCount: threads) { item, worker in
+            if item == stalledItem { usleep(2_000) }
+            countBase?[item] += 1
+            workerBase?[item] = worker
+          }
+        }
+      }
+      let label = "\(itemCount) items, \(threads) threads"
+      XCTAssertEqual(counts, [Int](repeating: 1, count: itemCount), label)
+      XCTAssertTrue(workers.allSatisfy { (0..<threads).contains($0) }, label)
+    }
+  }
+
   /// Many short calls in a row (as the nodes of an invoke make them): every item once each time,
   /// worker indices below the thread count.
   func testManyShortCallsInARow() {

@@ -7,6 +7,13 @@
 // `threadCount`, for per-worker scratch. With one thread (or one item) the items run inline with
 // no synchronization at all.
 //
+// On the helpers each worker first claims from its own share, a contiguous run of the items (the
+// caller the first, the first helper to join the second, ...), and only then from the others'
+// shares, front first. Kernels cut their output into items in memory order, so one node's share
+// on a core is mostly what the next node reads on that core: the data stays in that core's cache
+// instead of crossing to the other (a serial claim order dealt neighbouring items to both). A
+// worker that does not come in time has its share claimed by the others.
+//
 // Helpers are persistent: `HelperThreads` keeps them for the process's life. After a call they
 // spin on an atomic counter for a short while before sleeping, so the next call (the next node of
 // an invoke, microseconds later) finds them awake instead of paying a kernel wake-up, as XNNPACK's
@@ -107,8 +114,9 @@ internal struct WorkerShared: @unchecked Sendable {
   /// condition variable. A helper joins by raising `active` and then checking that the call is
   /// still open (sequentially consistent on both sides, so the caller closing the call either sees
   /// the helper in `active` or the helper sees the call closed), takes the next ticket as its
-  /// worker index (refused beyond the call's helper limit), claims items from `nextItem` until none
-  /// are left and leaves by lowering `active`. The caller claims items too, then closes the call
+  /// worker index (refused beyond the call's helper limit), claims items from its share's counter
+  /// in `nextItems`, then from the other shares' counters, until none are left and leaves by
+  /// lowering `active`. The caller claims items too, then closes the call
   /// and waits for `active` to fall to zero.
   ///
   /// `@unchecked Sendable`: the job fields are written only by the caller holding `isBusy` while
@@ -132,8 +140,10 @@ internal struct WorkerShared: @unchecked Sendable {
     private let active = Atomic<Int>(0)
     /// Worker indices handed out in the current call.
     private let tickets = Atomic<Int>(0)
-    /// The next unclaimed item of the current call.
-    private let nextItem = Atomic<Int>(0)
+    /// Per worker of the current call, the next unclaimed item of its share, one cache line each.
+    private let nextItems: UnsafeMutableRawPointer
+    /// Bytes between two workers' `nextItems` counters (a cache line, so claims do not collide).
+    private static let counterStride = 64
     /// Helpers asleep on `wakeUp` (or about to be).
     private let sleepers = Atomic<Int>(0)
     /// Guards the sleep on `wakeUp`.
@@ -148,13 +158,25 @@ internal struct WorkerShared: @unchecked Sendable {
     private var itemCount = 0
     /// How many helpers may join the current call (workers − 1).
     private var helperLimit = 0
+    /// How many shares the current call's items are dealt into (the caller and `helperLimit` helpers).
+    private var shareCount = 1
 
     private init() {
       mutex = .allocate(capacity: 1)
       wakeUp = .allocate(capacity: 1)
       pthread_mutex_init(mutex, nil)
       pthread_cond_init(wakeUp, nil)
+      nextItems = .allocate(byteCount: (Self.maximumHelpers + 1) * Self.counterStride, alignment: Self.counterStride)
+      for worker in 0...Self.maximumHelpers { counter(worker).initialize(to: Atomic<Int>(0)) }
     }
+
+    /// Worker `worker`'s claim counter.
+    private func counter(_ worker: Int) -> UnsafeMutablePointer<Atomic<Int>> {
+      (nextItems + worker &* Self.counterStride).assumingMemoryBound(to: Atomic<Int>.self)
+    }
+
+    /// The first item of share `share` (the end of share `share − 1`).
+    private func shareStart(_ share: Int) -> Int { share &* itemCount / shareCount }
 
     /// Runs the items on the caller and up to `workerCount − 1` helpers; false (nothing run) when
     /// the helpers serve another call or none can be started.
@@ -168,7 +190,8 @@ internal struct WorkerShared: @unchecked Sendable {
         self.body = escapableBody
         self.itemCount = itemCount
         helperLimit = min(helpers, startedHelpers)
-        nextItem.store(0, ordering: .relaxed)
+        shareCount = helperLimit + 1
+        for share in 0..<shareCount { counter(share).pointee.store(shareStart(share), ordering: .relaxed) }
         tickets.store(0, ordering: .relaxed)
         isClosed.store(false, ordering: .sequentiallyConsistent)
         generation.add(1, ordering: .sequentiallyConsistent)
@@ -186,13 +209,18 @@ internal struct WorkerShared: @unchecked Sendable {
       return true
     }
 
-    /// Claims and runs items of the current call until none are left.
+    /// Claims and runs items of the current call until none are left: those of the worker's own
+    /// share first, then those of the following shares, wrapping around.
     private func runItems(worker: Int) {
       guard let body else { return }
-      while true {
-        let item = nextItem.add(1, ordering: .relaxed).oldValue
-        guard item < itemCount else { return }
-        body(item, worker)
+      for step in 0..<shareCount {
+        let share = (worker &+ step) % shareCount
+        let end = shareStart(share &+ 1)
+        while true {
+          let item = counter(share).pointee.add(1, ordering: .relaxed).oldValue
+          guard item < end else { break }
+          body(item, worker)
+        }
       }
     }
 

@@ -56,8 +56,5 @@ struct ChunkSplit {
 
 /// Elements per parallel piece for operations costing about a nanosecond per element.
 let cheapElementwiseChunk = 16_384
-/// Elements per parallel piece for operations that only stream bytes (8-bit column sums, a small
-/// fraction of a nanosecond per element): below it the hand-off costs more than the second thread saves.
-let streamingElementwiseChunk = 131_072
 /// Elements per parallel piece for transcendental operations.
 let costlyElementwiseChunk = 2_048

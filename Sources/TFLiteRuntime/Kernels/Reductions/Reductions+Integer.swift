@@ -217,7 +217,7 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
     into accumulators: UnsafeMutablePointer<Int32>, context: EvalContext
   ) {
     let chunks = ChunkSplit(
-      count: rows, minimumChunk: streamingElementwiseChunk / max(channels, 1), threadCount: context.threadCount)
+      count: rows, minimumChunk: cheapElementwiseChunk / max(channels, 1), threadCount: context.threadCount)
     context.parallelFor(chunks.count) { chunk in
       let sums = accumulators + chunk &* channels
       if chunk > 0 { sums.update(repeating: 0, count: channels) }

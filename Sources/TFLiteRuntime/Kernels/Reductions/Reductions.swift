@@ -107,7 +107,8 @@ enum ReductionDriver {
   /// which holds `outputCount` elements.
   static func run<Operation: ReductionOperation>(
     _ operation: Operation, layout: BroadcastLayout,
-    input: UnsafePointer<Operation.Scalar>, output: UnsafeMutablePointer<Operation.Scalar>, outputCount: Int
+    input: UnsafePointer<Operation.Scalar>, output: UnsafeMutablePointer<Operation.Scalar>, outputCount: Int,
+    threadCount: Int
   ) {
     output.update(repeating: operation.identity, count: outputCount)
     let everything = 0..<layout.elementCount
@@ -119,13 +120,46 @@ enum ReductionDriver {
     } else if layout.rank == 2 && layout.strides0[0] == 0 {
       // Rows reduced into one kept row (MEAN over height and width): each block of columns sums
       // in registers down the rows, in the same order as row after row into the output.
-      reduceColumns(operation, input: input, rows: layout.dimensions[0], columns: layout.dimensions[1], into: output)
+      reduceColumnChunks(
+        operation, input: input, rows: layout.dimensions[0], columns: layout.dimensions[1], into: output,
+        threadCount: threadCount)
     } else {
       layout.forEachSegment(in: everything) { start, outputOffset, _, _, count in
         let accumulated = StreamedOperand(UnsafePointer(output), offset: outputOffset)
         storeEachVector(
           CombinedVectors(accumulated, StreamedOperand(input, offset: start), CombineOperation(operation)),
           count: count, into: output + outputOffset)
+      }
+    }
+  }
+
+  /// `reduceColumns` on `threadCount` threads: consecutive chunks of rows (`ChunkSplit`, each at
+  /// least `cheapElementwiseChunk` elements), each combined into a row of its own (chunk 0's in
+  /// `output`), then the chunks' rows into `output` in chunk order. With one chunk (one thread, or
+  /// a small input) the rows combine in the serial order; several chunks round float sums in
+  /// another order (exact for the extrema).
+  private static func reduceColumnChunks<Operation: ReductionOperation>(
+    _ operation: Operation, input: UnsafePointer<Operation.Scalar>, rows: Int, columns: Int,
+    into output: UnsafeMutablePointer<Operation.Scalar>, threadCount: Int
+  ) {
+    let chunks = ChunkSplit(count: rows, minimumChunk: cheapElementwiseChunk / max(columns, 1), threadCount: threadCount)
+    guard chunks.count > 1, columns > 0 else {
+      reduceColumns(operation, input: input, rows: rows, columns: columns, into: output)
+      return
+    }
+    withUnsafeTemporaryAllocation(of: Operation.Scalar.self, capacity: (chunks.count - 1) * columns) { buffer in
+      guard let partials = buffer.baseAddress else { return }
+      ParallelWork.run(itemCount: chunks.count, threadCount: threadCount) { chunk, _ in
+        let range = chunks.range(chunk)
+        reduceColumns(
+          operation, input: input + range.lowerBound &* columns, rows: range.count, columns: columns,
+          into: chunk == 0 ? output : partials + (chunk - 1) &* columns)
+      }
+      for chunk in 1..<chunks.count {
+        let combined = CombinedVectors(
+          StreamedOperand(UnsafePointer(output), offset: 0),
+          StreamedOperand(UnsafePointer(partials + (chunk - 1) &* columns), offset: 0), CombineOperation(operation))
+        storeEachVector(combined, count: columns, into: output)
       }
     }
   }
@@ -165,13 +199,16 @@ enum ReductionDriver {
 
   /// MEAN: the sum divided by the number of reduced elements; NaN everywhere for an empty input.
   static func mean(
-    layout: BroadcastLayout, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outputCount: Int
+    layout: BroadcastLayout, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outputCount: Int,
+    threadCount: Int
   ) {
     guard layout.elementCount > 0 else {
       output.update(repeating: .nan, count: outputCount)
       return
     }
-    run(SumReduction<Float>(), layout: layout, input: input, output: output, outputCount: outputCount)
+    run(
+      SumReduction<Float>(), layout: layout, input: input, output: output, outputCount: outputCount,
+      threadCount: threadCount)
     let divisor = Float(layout.elementCount / max(outputCount, 1))
     storeEachVector(
       MappedVectors(StreamedOperand(UnsafePointer(output), offset: 0), DivisionByScalarOperation(divisor: divisor)),
@@ -235,7 +272,8 @@ protocol ReductionDefinition {
   /// Checks that the operator runs on `type` (once, when the interpreter is built).
   init(type: ElementType) throws
   /// Reduces `input` (walked by `layout`) into `output` of `outputCount` elements.
-  func run(layout: BroadcastLayout, input: UnsafeRawPointer, output: UnsafeMutableRawPointer, outputCount: Int)
+  func run(
+    layout: BroadcastLayout, input: UnsafeRawPointer, output: UnsafeMutableRawPointer, outputCount: Int, threadCount: Int)
 }
 
 /// SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN: which combination they apply to any element type.
@@ -246,7 +284,8 @@ protocol ArithmeticReductionKind {
   static var elementTypes: [ElementType] { get }
   /// Reduces `input` (walked by `layout`) into `output` of `outputCount` elements.
   static func reduce<Scalar: ArithmeticScalar>(
-    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int)
+    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int,
+    threadCount: Int)
 }
 
 /// SUM.
@@ -254,9 +293,12 @@ enum SumKind: ArithmeticReductionKind {
   static let operatorName = "SUM"
   static let elementTypes: [ElementType] = [.float32, .int32, .int64]
   static func reduce<Scalar: ArithmeticScalar>(
-    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int
+    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int,
+    threadCount: Int
   ) {
-    ReductionDriver.run(SumReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount)
+    ReductionDriver.run(
+      SumReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount,
+      threadCount: threadCount)
   }
 }
 
@@ -265,9 +307,12 @@ enum ProductKind: ArithmeticReductionKind {
   static let operatorName = "REDUCE_PROD"
   static let elementTypes: [ElementType] = [.float32, .int32, .int64]
   static func reduce<Scalar: ArithmeticScalar>(
-    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int
+    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int,
+    threadCount: Int
   ) {
-    ReductionDriver.run(ProductReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount)
+    ReductionDriver.run(
+      ProductReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount,
+      threadCount: threadCount)
   }
 }
 
@@ -276,9 +321,12 @@ enum MaximumKind: ArithmeticReductionKind {
   static let operatorName = "REDUCE_MAX"
   static let elementTypes: [ElementType] = [.float32, .int32, .int64, .int8, .int16]
   static func reduce<Scalar: ArithmeticScalar>(
-    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int
+    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int,
+    threadCount: Int
   ) {
-    ReductionDriver.run(MaximumReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount)
+    ReductionDriver.run(
+      MaximumReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount,
+      threadCount: threadCount)
   }
 }
 
@@ -287,9 +335,12 @@ enum MinimumKind: ArithmeticReductionKind {
   static let operatorName = "REDUCE_MIN"
   static let elementTypes: [ElementType] = [.float32, .int32, .int64, .int8, .int16]
   static func reduce<Scalar: ArithmeticScalar>(
-    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int
+    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int,
+    threadCount: Int
   ) {
-    ReductionDriver.run(MinimumReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount)
+    ReductionDriver.run(
+      MinimumReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount,
+      threadCount: threadCount)
   }
 }
 
@@ -305,23 +356,25 @@ struct ArithmeticReductionDefinition<Kind: ArithmeticReductionKind>: ReductionDe
     self.type = type
   }
 
-  func run(layout: BroadcastLayout, input: UnsafeRawPointer, output: UnsafeMutableRawPointer, outputCount: Int) {
+  func run(
+    layout: BroadcastLayout, input: UnsafeRawPointer, output: UnsafeMutableRawPointer, outputCount: Int, threadCount: Int
+  ) {
     switch type {
-    case .float32: run(Float.self, layout, input, output, outputCount)
-    case .int32: run(Int32.self, layout, input, output, outputCount)
-    case .int64: run(Int64.self, layout, input, output, outputCount)
-    case .int16: run(Int16.self, layout, input, output, outputCount)
-    default: run(Int8.self, layout, input, output, outputCount)
+    case .float32: run(Float.self, layout, input, output, outputCount, threadCount)
+    case .int32: run(Int32.self, layout, input, output, outputCount, threadCount)
+    case .int64: run(Int64.self, layout, input, output, outputCount, threadCount)
+    case .int16: run(Int16.self, layout, input, output, outputCount, threadCount)
+    default: run(Int8.self, layout, input, output, outputCount, threadCount)
     }
   }
 
   private func run<Scalar: ArithmeticScalar>(
     _: Scalar.Type, _ layout: BroadcastLayout, _ input: UnsafeRawPointer, _ output: UnsafeMutableRawPointer,
-    _ outputCount: Int
+    _ outputCount: Int, _ threadCount: Int
   ) {
     Kind.reduce(
       layout: layout, input: input.assumingMemoryBound(to: Scalar.self),
-      output: output.assumingMemoryBound(to: Scalar.self), outputCount: outputCount)
+      output: output.assumingMemoryBound(to: Scalar.self), outputCount: outputCount, threadCount: threadCount)
   }
 }
 
@@ -333,10 +386,12 @@ struct MeanDefinition: ReductionDefinition {
     guard type == .float32 else { throw KernelError.unsupported("MEAN on \(type.name) tensors") }
   }
 
-  func run(layout: BroadcastLayout, input: UnsafeRawPointer, output: UnsafeMutableRawPointer, outputCount: Int) {
+  func run(
+    layout: BroadcastLayout, input: UnsafeRawPointer, output: UnsafeMutableRawPointer, outputCount: Int, threadCount: Int
+  ) {
     ReductionDriver.mean(
       layout: layout, input: input.assumingMemoryBound(to: Float.self),
-      output: output.assumingMemoryBound(to: Float.self), outputCount: outputCount)
+      output: output.assumingMemoryBound(to: Float.self), outputCount: outputCount, threadCount: threadCount)
   }
 }
 
@@ -364,10 +419,12 @@ struct BooleanReductionDefinition<Operation: BooleanReduction>: ReductionDefinit
     guard type == .bool else { throw KernelError.unsupported("\(Operation.operatorName) on \(type.name) tensors") }
   }
 
-  func run(layout: BroadcastLayout, input: UnsafeRawPointer, output: UnsafeMutableRawPointer, outputCount: Int) {
+  func run(
+    layout: BroadcastLayout, input: UnsafeRawPointer, output: UnsafeMutableRawPointer, outputCount: Int, threadCount: Int
+  ) {
     ReductionDriver.run(
       Operation(), layout: layout, input: input.assumingMemoryBound(to: UInt8.self),
-      output: output.assumingMemoryBound(to: UInt8.self), outputCount: outputCount)
+      output: output.assumingMemoryBound(to: UInt8.self), outputCount: outputCount, threadCount: threadCount)
   }
 }
 
@@ -407,7 +464,8 @@ final class ReductionKernel<Definition: ReductionDefinition>: Kernel {
   func eval(_ context: EvalContext) throws {
     guard let layout else { throw KernelError.invalid("evaluated before prepare") }
     definition.run(
-      layout: layout, input: try tensorData(input), output: try tensorData(output), outputCount: output.elementCount)
+      layout: layout, input: try tensorData(input), output: try tensorData(output), outputCount: output.elementCount,
+      threadCount: context.threadCount)
   }
 }
 
