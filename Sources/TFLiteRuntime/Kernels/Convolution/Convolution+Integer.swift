@@ -612,8 +612,15 @@ private final class ByteConvolution {
       let form = isSigned ? epilogue.form(storing: Int8.self) : epilogue.form(storing: UInt8.self)
       _ = kernels.tiles(isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign && readsInPlace)
     }
-    plan = IntegerGEMM.plan(
-      rows: shape.gemmRows, columns: shape.groupOutputChannels, paddedDepth: weights.paddedDepth, threadCount: threadCount)
+    // Row-corrected (legacy uint8) weights run in 2 KiB row blocks: the rows they gather stay
+    // small enough that the scratch (and the arena) is no larger than LiteRT's on those networks.
+    let rowBlockBytes: Int
+    if case .rowCorrected = weights { rowBlockBytes = 2 * 1024 } else {
+      rowBlockBytes = IntegerGEMM.packedBlockBytes(depth: weights.paddedDepth)
+    }
+    plan = GEMMPlan(
+      rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: weights.paddedDepth, threadCount: threadCount,
+      splitsDepth: false, rowBlockElements: rowBlockBytes)
     gemmScratchOffset = scratch.reserve(
       bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
     inputType = input.type
