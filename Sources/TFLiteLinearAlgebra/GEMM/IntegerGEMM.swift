@@ -267,30 +267,24 @@ extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger 
     self.kernels = tiles
   }
 
+  /// A kernel on the family `tiles`, which must store `Output` (a test's way to run a family of its own).
+  @inlinable package init(epilogue: IntegerEpilogue, tiles: DotProductTiles) {
+    self.epilogue = epilogue
+    self.kernels = tiles
+  }
+
   @inlinable package func panelsRows(
     a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, b: UnsafePointer<Int8>, panels: Int, panelStride: Int,
     depth: Int, output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
     guard rowCount > 0 && panels > 0 else { return }
-    let groups = (panels + kernels.maximumColumns - 1) / kernels.maximumColumns
     withUnsafePointer(to: epilogue.lanes) { lanes in
-      var firstPanel = 0
-      for group in 0..<groups {
-        let columns = panels / groups + (group < panels % groups ? 1 : 0)
-        let maximumRows = kernels.maximumRows(columns: columns)
-        let tiles = (rowCount + maximumRows - 1) / maximumRows
-        let table = epilogue.table(channel: column + firstPanel * GEMMTile.columns)
-        var firstRow = 0
-        for tile in 0..<tiles {
-          let rows = rowCount / tiles + (tile < rowCount % tiles ? 1 : 0)
-          kernels.requantizedTile(
-            a: a + firstRow * lda, lda: lda, rows: rows, b: b + firstPanel * panelStride, steps: depth / 4,
-            table: table, lanes: UnsafeRawPointer(lanes),
-            c: output + firstRow * ldc + firstPanel * GEMMTile.columns, ldc: ldc, columns: columns,
-            panelBytes: panelStride)
-          firstRow += rows
-        }
-        firstPanel += columns
+      kernels.forEachTile(rowCount: rowCount, panels: panels) { firstPanel, columns, firstRow, rows in
+        kernels.requantizedTile(
+          a: a + firstRow * lda, lda: lda, rows: rows, b: b + firstPanel * panelStride, steps: depth / 4,
+          table: epilogue.table(channel: column + firstPanel * GEMMTile.columns), lanes: UnsafeRawPointer(lanes),
+          c: output + firstRow * ldc + firstPanel * GEMMTile.columns, ldc: ldc, columns: columns,
+          panelBytes: panelStride)
       }
     }
   }

@@ -206,6 +206,8 @@ public final class SubgraphExecutor {
   /// (``resetVariableTensors()``). Input values copied before it are lost: copy inputs after it.
   /// The arena is reallocated when the plan's size changes, so shrinking shapes return memory.
   public func allocateTensors() throws {
+    // The generated kernels the prepares reserved, of every node, in one executable mapping.
+    defer { LazyExecutableKernels.mapReserved() }
     try exclusiveCall { try allocateAndPlan() }
   }
 

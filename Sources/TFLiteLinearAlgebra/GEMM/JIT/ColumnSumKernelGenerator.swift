@@ -152,12 +152,16 @@
   ) -> Bool {
     precondition(rows >= 0 && blockCount >= 0, "negative column sum extent")
     var arguments = ColumnSumKernelArguments(input: source, rowBytes: rowBytes, rows: rows, sums: sums, blockCount: blockCount)
-    // Generated on its first call.
+    // Generated on its first call (unless reserved at prepare).
     guard let entry = kernels.entry(input.rawValue) else { return false }
     let function = unsafeBitCast(entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
     return true
   }
+
+  /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernel `run` calls for `input` bytes, to be
+  /// mapped with the other reserved kernels at the end of `allocateTensors()`.
+  package func reserve(_ input: RequantizedOutput) { kernels.reserve([input.rawValue]) }
 
   /// These kernels, made anew with none generated yet, apart from the process's own (for tests of a
   /// refused mapping); nil when this CPU, OS or platform cannot run `isa`.

@@ -113,6 +113,17 @@
     self.table = table
     self.lanes = lanes
   }
+
+  /// Byte offsets of the fields, as constants: a key path's first use in a process builds its
+  /// metadata at run time, which every 8-bit model's load paid for in the emitter. (Checked
+  /// against `MemoryLayout.offset(of:)` by `BatchedMappingTests.testDotProductArgumentOffsetsMatchTheLayout`.)
+  package enum Field: Int32, CaseIterable {
+    case a = 0, aRowBytes = 8, b = 16, steps = 24, c = 32, cRowBytes = 40, table = 48, lanes = 56, signFlip = 64
+    case panelBytes = 72
+
+    /// The field in the arguments structure rdi points to (the kernels' only parameter).
+    var operand: MemoryOperand { MemoryOperand(.rdi, rawValue) }
+  }
 }
 
 /// Emits one kernel (see `DotProductKernelGenerator`).
@@ -174,11 +185,9 @@ private struct DotProductEmitter {
   }
 
   /// Loads the origin and stride of A or C into rax/r8 and derives r9 and (past five rows) r10.
-  mutating func setBases<Origin>(
-    origin: KeyPath<DotProductKernelArguments, Origin>, stride: KeyPath<DotProductKernelArguments, Int>
-  ) {
-    assembler.mov(.rax, argumentOperand(origin))
-    assembler.mov(.r8, argumentOperand(stride))
+  mutating func setBases(origin: DotProductKernelArguments.Field, stride: DotProductKernelArguments.Field) {
+    assembler.mov(.rax, origin.operand)
+    assembler.mov(.r8, stride.operand)
     assembler.lea(.r9, MemoryOperand(.r8, index: .r8, scale: 2))
     bases.point(&assembler, at: .rax, stride: .r8)
   }
@@ -187,7 +196,7 @@ private struct DotProductEmitter {
     if output != nil {
       // The requantizing variants start every row's sums from its channels' biases (step 1 of the
       // requantization, which then skips it; Int32 sums wrap either way).
-      assembler.mov(.rsi, argumentOperand(\DotProductKernelArguments.table))
+      assembler.mov(.rsi, DotProductKernelArguments.Field.table.operand)
       for row in 0..<rows {
         for vector in 0..<vectorsPerRow {
           let panel = Int32(vector / width.vectorsPerRow)
@@ -205,14 +214,14 @@ private struct DotProductEmitter {
     }
     // zmm25 (past the at most 24 accumulators of the zmm kernels) holds the sign flip of every lane.
     let flip = VectorRegister(25)
-    if flipsSign { assembler.vpbroadcastdZMM(flip, argumentOperand(\DotProductKernelArguments.signFlip)) }
-    setBases(origin: \.a, stride: \.aRowBytes)
-    assembler.mov(.rdx, argumentOperand(\DotProductKernelArguments.b))
+    if flipsSign { assembler.vpbroadcastdZMM(flip, DotProductKernelArguments.Field.signFlip.operand) }
+    setBases(origin: .a, stride: .aRowBytes)
+    assembler.mov(.rdx, DotProductKernelArguments.Field.b.operand)
     if columns > 1 {
-      assembler.mov(.rsi, argumentOperand(\DotProductKernelArguments.panelBytes))
+      assembler.mov(.rsi, DotProductKernelArguments.Field.panelBytes.operand)
       assembler.lea(.r11, MemoryOperand(.rsi, index: .rsi, scale: 2))
     }
-    assembler.mov(.rcx, argumentOperand(\DotProductKernelArguments.steps))
+    assembler.mov(.rcx, DotProductKernelArguments.Field.steps.operand)
     let done = assembler.makeLabel()
     let step = assembler.makeLabel()
     assembler.test(.rcx, .rcx)
@@ -237,11 +246,11 @@ private struct DotProductEmitter {
     assembler.dec(.rcx)
     assembler.jump(if: .notZero, to: step)
     assembler.bind(done)
-    setBases(origin: \.c, stride: \.cRowBytes)
+    setBases(origin: .c, stride: .cRowBytes)
     if let output {
       // The panel registers are free now: they are the emission's scratch.
-      assembler.mov(.rsi, argumentOperand(\DotProductKernelArguments.table))
-      assembler.mov(.r11, argumentOperand(\DotProductKernelArguments.lanes))
+      assembler.mov(.rsi, DotProductKernelArguments.Field.table.operand)
+      assembler.mov(.r11, DotProductKernelArguments.Field.lanes.operand)
       let emission = RequantizationEmission(
         width: width, output: output, table: .rsi, lanes: .r11,
         scratch: (panelRegister(0), panelRegister(1)), addsBias: false, form: form)

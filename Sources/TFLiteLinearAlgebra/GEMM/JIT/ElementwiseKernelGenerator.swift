@@ -522,11 +522,22 @@
     precondition(blockCount >= 0, "negative block count")
     var arguments = QuantizedBinaryKernelArguments(
       lhs: lhs, rhs: rhs, output: output, blockCount: blockCount, constants: UnsafeRawPointer(constants.storage))
-    // Generated on its first call.
-    guard let entry = kernels.entry(constants.operation.rawValue * 2 + type.rawValue) else { return false }
+    // Generated on its first call (unless reserved at prepare).
+    guard let entry = kernels.entry(Self.kernelIndex(constants.operation, output: type)) else { return false }
     let function = unsafeBitCast(entry, to: Entry.self)
     withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
     return true
+  }
+
+  /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernel `run` calls for `operation` on
+  /// `output` elements, to be mapped with the other reserved kernels at the end of `allocateTensors()`.
+  package func reserve(_ operation: QuantizedBinaryOperation, output: RequantizedOutput) {
+    kernels.reserve([Self.kernelIndex(operation, output: output)])
+  }
+
+  /// Index in `kernels` of `operation` on `output` elements (two output types per operation).
+  private static func kernelIndex(_ operation: QuantizedBinaryOperation, output: RequantizedOutput) -> Int {
+    operation.rawValue * 2 + output.rawValue
   }
 
   /// These kernels, made anew with none generated yet, apart from the process's own (for tests of a

@@ -5,7 +5,9 @@
 // mapping: one `mmap` and one `mprotect` for all of them, each kernel starting on a 64-byte
 // boundary, instead of a mapping (and at least a page) per kernel. Kernels made one at a time on
 // first use (`LazyExecutableKernels`) get a mapping each: a mapping cannot grow, because its pages
-// would have to turn writable again while other threads run the kernels already in it.
+// would have to turn writable again while other threads run the kernels already in it. So the
+// kernels a network will run, where its prepares can tell (`LazyExecutableKernels.reserve`), are
+// generated at prepare and mapped together, all nodes' at once, at the end of `allocateTensors()`.
 //
 // The code cache is bounded. Every generator keeps its kernels in families made once per process
 // and keyed only by finite sets (instruction set, output type, element kind, operation, and for
@@ -184,19 +186,28 @@ private final class ExecutableMapping {
 /// tile height, a depthwise kind) instead of generating a whole family up front.
 ///
 /// `entry(_:)` is meant for hot paths: once a kernel exists, asking for it again is one load of its
-/// entry pointer and no lock. The first request takes a mutex, generates and maps the kernel and
-/// publishes its entry; a request racing with that first one either sees the entry (an aligned
-/// pointer-sized store, and on x86-64, the only architecture with generated code, stores are not
-/// reordered with the earlier ones that wrote and protected the code) or sees none and waits for
-/// the mutex.
+/// entry pointer and no lock. The first request takes the process's kernel lock, generates and maps
+/// the kernel and publishes its entry; a request racing with that first one either sees the entry
+/// (an aligned pointer-sized store, and on x86-64, the only architecture with generated code,
+/// stores are not reordered with the earlier ones that wrote and protected the code) or sees none
+/// and waits for the lock.
+///
+/// Batched mappings: a prepare that knows which kernels its node will run lists them with
+/// `reserve(_:)`, which generates their code but maps nothing yet. `mapReserved()` (the end of
+/// `allocateTensors()`), or the first request of any reserved kernel, maps every kernel reserved
+/// in the process so far, of every table, into one shared mapping: written whole, then made
+/// read+execute with one `mprotect` (W^X kept), instead of one `mmap` + `mprotect` (and a page)
+/// per kernel. When that mapping is refused nothing is published and each kernel is made on its
+/// own at its first request, as without a reservation.
 ///
 /// A kernel that does not exist is settled for good (nil, no lock). A kernel whose mapping the OS
 /// or the code budget refused gives nil without a lock until some executable mapping of the
 /// process is released (`ExecutableCode.releasedMappings`), and is then tried once more: callers
 /// run their Swift kernel meanwhile, so a refusal never stops the process nor poisons it.
 @usableFromInline package final class LazyExecutableKernels: @unchecked Sendable {
-  // @unchecked Sendable: `executables` is used only under `mutex`; the `entries`, `settled` and
-  // `refusedAt` slots are written under `mutex` and read as described above.
+  // @unchecked Sendable: `executables`, `reserved` and `reservedCount` are used only under
+  // `ReservedKernels.shared.mutex`; the `entries`, `settled` and `refusedAt` slots are written
+  // under it and read as described above.
 
   /// The entry of each kernel made so far (nil: not made, or the OS refused it).
   @usableFromInline let entries: UnsafeMutablePointer<UnsafeRawPointer?>
@@ -208,13 +219,15 @@ private final class ExecutableMapping {
   private let refusedAt: UnsafeMutablePointer<Int>
   /// The kernels made so far, which own the mappings `entries` point into.
   private var executables: [ExecutableCode?]
+  /// The code of each reserved kernel not yet mapped (empty: none; generated code never is).
+  private var reserved: [[UInt8]]
+  /// How many kernels of `reserved` hold code.
+  private var reservedCount = 0
   /// Generates the code of kernel `index`; nil when there is no such kernel.
   private let generate: (Int) -> [UInt8]?
-  /// Guards `executables` and the writes to `entries` and `tried`.
-  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
   /// `count` kernels, none made yet; `generate(index)` gives the code of kernel `index` (nil when
-  /// there is none), called at most once per index.
+  /// there is none), called once per index (again only after a refused mapping).
   package init(count: Int, generate: @escaping (Int) -> [UInt8]?) {
     entries = .allocate(capacity: count)
     entries.initialize(repeating: nil, count: count)
@@ -223,14 +236,11 @@ private final class ExecutableMapping {
     refusedAt = .allocate(capacity: count)
     refusedAt.initialize(repeating: -1, count: count)
     executables = Array(repeating: nil, count: count)
+    reserved = Array(repeating: [], count: count)
     self.generate = generate
-    mutex = .allocate(capacity: 1)
-    pthread_mutex_init(mutex, nil)
   }
 
   deinit {
-    pthread_mutex_destroy(mutex)
-    mutex.deallocate()
     entries.deallocate()
     settled.deallocate()
     refusedAt.deallocate()
@@ -243,13 +253,16 @@ private final class ExecutableMapping {
     return settled[index] ? nil : makeEntry(index)
   }
 
-  /// `entry(index)`'s slow path: generates and maps kernel `index` under the mutex, once, or once
+  /// `entry(index)`'s slow path: maps the process's reserved kernels if there are any (kernel
+  /// `index` may be one of them), else generates and maps kernel `index` alone, once, or once
   /// more after a refusal when a mapping has been released since.
   @usableFromInline func makeEntry(_ index: Int) -> UnsafeRawPointer? {
     let releases = ExecutableCode.releasedMappings
     if refusedAt[index] == releases { return nil }
-    pthread_mutex_lock(mutex)
-    defer { pthread_mutex_unlock(mutex) }
+    let batch = ReservedKernels.shared
+    pthread_mutex_lock(batch.mutex)
+    defer { pthread_mutex_unlock(batch.mutex) }
+    batch.mapLocked()
     guard !settled[index], refusedAt[index] != releases else { return entries[index] }
     guard let code = generate(index) else {
       settled[index] = true
@@ -259,16 +272,114 @@ private final class ExecutableMapping {
       refusedAt[index] = releases
       return nil
     }
-    executables[index] = executable
-    entries[index] = executable.entry
-    settled[index] = true
+    publish(executable, at: index)
     return entries[index]
+  }
+
+  /// Generates the code of the kernels `indices` not made yet (nor refused since the last
+  /// released mapping), to be mapped together with every other reserved kernel of the process by
+  /// `mapReserved()` or the first request of one of them. Only generates: maps nothing.
+  package func reserve(_ indices: some Sequence<Int>) {
+    let releases = ExecutableCode.releasedMappings
+    let batch = ReservedKernels.shared
+    pthread_mutex_lock(batch.mutex)
+    defer { pthread_mutex_unlock(batch.mutex) }
+    for index in indices where !settled[index] && reserved[index].isEmpty && refusedAt[index] != releases {
+      guard let code = generate(index), !code.isEmpty else {
+        settled[index] = true
+        continue
+      }
+      if reservedCount == 0 { batch.tables.append(self) }
+      reserved[index] = code
+      reservedCount += 1
+    }
+  }
+
+  /// Maps every kernel reserved in the process and not yet mapped, of every table, into one
+  /// mapping (see the type's documentation); when it is refused, each is made at its first request.
+  package static func mapReserved() {
+    let batch = ReservedKernels.shared
+    pthread_mutex_lock(batch.mutex)
+    defer { pthread_mutex_unlock(batch.mutex) }
+    batch.mapLocked()
   }
 
   /// True when kernel `index` has been made (a test's view; hot paths call `entry`).
   package func isMade(_ index: Int) -> Bool {
-    pthread_mutex_lock(mutex)
-    defer { pthread_mutex_unlock(mutex) }
+    let batch = ReservedKernels.shared
+    pthread_mutex_lock(batch.mutex)
+    defer { pthread_mutex_unlock(batch.mutex) }
     return executables[index] != nil
+  }
+
+  /// True when kernel `index` is reserved and waits for its mapping (a test's view).
+  package func isReserved(_ index: Int) -> Bool {
+    let batch = ReservedKernels.shared
+    pthread_mutex_lock(batch.mutex)
+    defer { pthread_mutex_unlock(batch.mutex) }
+    return !reserved[index].isEmpty
+  }
+
+  /// Makes `executable` kernel `index`'s code; under the lock.
+  fileprivate func publish(_ executable: ExecutableCode, at index: Int) {
+    executables[index] = executable
+    entries[index] = executable.entry
+    settled[index] = true
+  }
+
+  /// Appends the code of every reserved kernel to `codes`, in index order; under the lock.
+  fileprivate func appendReserved(to codes: inout [[UInt8]]) {
+    for index in reserved.indices where !reserved[index].isEmpty { codes.append(reserved[index]) }
+  }
+
+  /// Publishes `mapped[start...]` as the reserved kernels, in the order `appendReserved` gave
+  /// them (nil: the mapping was refused), and clears the reservations; returns how many it took.
+  fileprivate func takeReserved(_ mapped: [ExecutableCode]?, from start: Int) -> Int {
+    var next = start
+    for index in reserved.indices where !reserved[index].isEmpty {
+      if let mapped { publish(mapped[next], at: index) }
+      reserved[index] = []
+      next += 1
+    }
+    reservedCount = 0
+    return next - start
+  }
+}
+
+/// The process's lock for every `LazyExecutableKernels` slow path, and the tables with reserved
+/// kernels waiting for their shared mapping. One lock for all tables: first requests are rare
+/// (each kernel once per process), and mapping one batch across tables needs them all at once.
+private final class ReservedKernels: @unchecked Sendable {
+  // @unchecked Sendable: `tables` is only touched under `mutex`.
+
+  /// The batch of the process.
+  static let shared = ReservedKernels()
+
+  /// Guards `tables` and every table's slow path; recursive, so that a generator that asks for
+  /// another table's kernel cannot deadlock.
+  let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  /// The tables holding reserved kernels, in the order they reserved them.
+  var tables: [LazyExecutableKernels] = []
+
+  private init() {
+    mutex = .allocate(capacity: 1)
+    var attributes = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attributes)
+    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+    pthread_mutex_init(mutex, &attributes)
+    pthread_mutexattr_destroy(&attributes)
+  }
+
+  /// Maps every reserved kernel in one mapping and publishes them (or, refused, drops the
+  /// reservations); under `mutex`.
+  func mapLocked() {
+    guard !tables.isEmpty else { return }
+    let waiting = tables
+    tables = []
+    var codes: [[UInt8]] = []
+    for table in waiting { table.appendReserved(to: &codes) }
+    let mapped = ExecutableCode.mapped(codes)
+    var start = 0
+    for table in waiting { start += table.takeReserved(mapped, from: start) }
   }
 }

@@ -229,6 +229,87 @@
     DotProductKernelGenerator.maximumRows(isa, columns: columns)
   }
 
+  /// The tiles `rowCount` rows × `panels` panels are computed in, calling `body(firstPanel,
+  /// columns, firstRow, rows)` for each: the panels in groups of at most `maximumColumns` (sizes
+  /// within one of each other), each group's rows in tiles of at most `maximumRows(columns:)` rows
+  /// (heights within one row of each other).
+  @inline(__always)
+  @inlinable package func forEachTile(
+    rowCount: Int, panels: Int, _ body: (_ firstPanel: Int, _ columns: Int, _ firstRow: Int, _ rows: Int) -> Void
+  ) {
+    let groups = (panels + maximumColumns - 1) / maximumColumns
+    var firstPanel = 0
+    for group in 0..<groups {
+      let columns = panels / groups + (group < panels % groups ? 1 : 0)
+      let tallest = maximumRows(columns: columns)
+      let tiles = (rowCount + tallest - 1) / tallest
+      var firstRow = 0
+      for tile in 0..<tiles {
+        let rows = rowCount / tiles + (tile < rowCount % tiles ? 1 : 0)
+        body(firstPanel, columns, firstRow, rows)
+        firstRow += rows
+      }
+      firstPanel += columns
+    }
+  }
+
+  /// Reserves (`LazyExecutableKernels/reserve(_:)`) the tiles a product laid out by `plan` runs
+  /// through `DotProductMicroKernel`, so that a prepare has them mapped together at the end of
+  /// `allocateTensors()` instead of one mapping each mid-invoke: per work item, the tiles of its
+  /// whole panels, and the one-panel tiles of a partial last panel, which the driver runs
+  /// `GEMMTile.rows` rows at a time. A tile left out is still made on its first call.
+  package func reserveTiles(for plan: GEMMPlan) {
+    var wanted = [Bool](repeating: false, count: firstTile[maximumColumns - 1] + maximumRows(columns: maximumColumns))
+    func want(rowCount: Int, panels: Int) {
+      forEachTile(rowCount: rowCount, panels: panels) { _, columns, _, rows in wanted[firstTile[columns - 1] + rows - 1] = true }
+    }
+    let wholePanels = plan.columns / GEMMTile.columns
+    for item in 0..<plan.itemCount {
+      let rowCount = plan.rowRange(ofBlock: item / plan.panelGroupCount).count
+      let panels = plan.panelRange(ofGroup: item % plan.panelGroupCount)
+      guard rowCount > 0 else { continue }
+      let whole = min(panels.upperBound, wholePanels) - panels.lowerBound
+      if whole > 0 { want(rowCount: rowCount, panels: whole) }
+      if panels.upperBound > max(panels.lowerBound, wholePanels) {
+        for start in stride(from: 0, to: rowCount, by: GEMMTile.rows) {
+          want(rowCount: min(GEMMTile.rows, rowCount - start), panels: 1)
+        }
+      }
+    }
+    kernels.reserve(wanted.indices.filter { wanted[$0] })
+  }
+
+  /// Reserves the tiles a product laid out by `plan` runs through `RowCorrectedDotProductMicroKernel`
+  /// on this (Int32-sum) family: per work item and block of `blockRows` rows, `sums` over its whole
+  /// panels at most `maximumColumns` at a time, and over a partial last panel alone.
+  package func reserveCorrectedTiles(for plan: GEMMPlan, blockRows: Int) {
+    let wholePanels = plan.columns / GEMMTile.columns
+    for item in 0..<plan.itemCount {
+      let rowCount = plan.rowRange(ofBlock: item / plan.panelGroupCount).count
+      let panels = plan.panelRange(ofGroup: item % plan.panelGroupCount)
+      let whole = max(0, min(panels.upperBound, wholePanels) - panels.lowerBound)
+      let hasPartialPanel = panels.upperBound > max(panels.lowerBound, wholePanels)
+      for blockStart in stride(from: 0, to: rowCount, by: blockRows) {
+        let rows = min(blockRows, rowCount - blockStart)
+        for first in stride(from: 0, to: whole, by: maximumColumns) {
+          reserveSums(rowCount: rows, columns: min(maximumColumns, whole - first))
+        }
+        if hasPartialPanel { reserveSums(rowCount: rows, columns: 1) }
+      }
+    }
+  }
+
+  /// Reserves the tiles `sums(rowCount:columns:)` calls: the tallest of `columns` panels, and one
+  /// for the rows left over.
+  private func reserveSums(rowCount: Int, columns: Int) {
+    let tallest = maximumRows(columns: columns)
+    let first = firstTile[columns - 1]
+    var tiles: [Int] = []
+    if rowCount >= tallest { tiles.append(first + tallest - 1) }
+    if rowCount % tallest > 0 { tiles.append(first + rowCount % tallest - 1) }
+    kernels.reserve(tiles)
+  }
+
   /// Calls the kernel of `columns` panels and `rows` rows on `arguments`, generated on its first
   /// call. When its mapping is refused (only exhausted memory or the code budget can, after the
   /// family's first tile was mapped), the one-row one-panel tile computes it a row and a panel per

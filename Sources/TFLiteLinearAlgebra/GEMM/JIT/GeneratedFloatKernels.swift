@@ -149,12 +149,40 @@
     return tileKernels(height: rowCount / tiles, hasTallerTiles: rowCount % tiles > 0, columns: columns) != nil
   }
 
+  /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernels `run` calls for `rowCount` rows
+  /// (1 or more) of `columns` real columns, to be mapped with the other reserved kernels at the
+  /// end of `allocateTensors()` instead of one mapping each on the first invoke.
+  package func reserve(rowCount: Int, columns: Int = GEMMTile.columns) {
+    guard rowCount > 0 else { return }
+    let tiles = (rowCount + maximumRows - 1) / maximumRows
+    let index = kernelIndex(height: rowCount / tiles, columns: columns)
+    kernels.reserve(rowCount % tiles > 0 ? [index, index + 1] : [index])
+  }
+
+  /// Reserves the kernels a product laid out by `plan` runs through `FloatMicroKernel`: per work
+  /// item, its rows over whole panels and over a partial last panel (the column-masked kernels).
+  package func reserve(for plan: GEMMPlan) {
+    for item in 0..<plan.itemCount {
+      let rowCount = plan.rowRange(ofBlock: item / plan.panelGroupCount).count
+      let panels = plan.panelRange(ofGroup: item % plan.panelGroupCount)
+      if panels.lowerBound < plan.columns / GEMMTile.columns { reserve(rowCount: rowCount) }
+      if panels.upperBound * GEMMTile.columns > plan.columns {
+        reserve(rowCount: rowCount, columns: plan.columns % GEMMTile.columns)
+      }
+    }
+  }
+
+  /// Index in `kernels` of the kernel of tiles `height` rows tall of `columns` real columns.
+  private func kernelIndex(height: Int, columns: Int) -> Int {
+    (columns < GEMMTile.columns ? maximumRows : 0) + height - 1
+  }
+
   /// The kernels of tiles `height` rows tall and, when `hasTallerTiles`, one row taller (else the
   /// same kernel twice), of `columns` real columns; nil when either could not be mapped.
   private func tileKernels(height: Int, hasTallerTiles: Bool, columns: Int) -> (UnsafeRawPointer, UnsafeRawPointer)? {
-    let kernelOffset = columns < GEMMTile.columns ? maximumRows - 1 : -1
-    guard let kernel = kernels.entry(kernelOffset + height),
-      let tallerKernel = hasTallerTiles ? kernels.entry(kernelOffset + height + 1) : kernel
+    let index = kernelIndex(height: height, columns: columns)
+    guard let kernel = kernels.entry(index),
+      let tallerKernel = hasTallerTiles ? kernels.entry(index + 1) : kernel
     else { return nil }
     return (kernel, tallerKernel)
   }

@@ -606,11 +606,15 @@ private final class ByteConvolution {
     readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
     // The family of this convolution's requantization form (8-bit outputs have the input's type)
     // maps its first tile now, not mid-invoke; where the OS refuses it, the tiles run in the complete
-    // form, whose family was mapped when the route was chosen.
+    // form, whose family was mapped when the route was chosen (as `DotProductMicroKernel` picks).
+    var tiles: DotProductTiles?
     if case .generated(_, let kernels) = weights {
       let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
       let form = isSigned ? epilogue.form(storing: Int8.self) : epilogue.form(storing: UInt8.self)
-      _ = kernels.tiles(isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign && readsInPlace)
+      let output: RequantizedOutput = isSigned ? .int8 : .uint8
+      tiles =
+        kernels.tiles(output, form: form, flipsSign: flipsSign && readsInPlace)
+        ?? kernels.tiles(output, form: .complete, flipsSign: flipsSign && readsInPlace)
     }
     // Row-corrected (legacy uint8) weights run in 2 KiB row blocks: the rows they gather stay
     // small enough that the scratch (and the arena) is no larger than LiteRT's on those networks.
@@ -621,6 +625,12 @@ private final class ByteConvolution {
     plan = GEMMPlan(
       rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: weights.paddedDepth, threadCount: threadCount,
       splitsDepth: false, rowBlockElements: rowBlockBytes)
+    // The tiles the plan will run, mapped with the other nodes' at the end of allocateTensors().
+    tiles?.reserveTiles(for: plan)
+    if case .rowCorrected(_, let sums, _, _) = weights {
+      sums.generated?.reserveCorrectedTiles(
+        for: plan, blockRows: RowCorrectedDotProductMicroKernel<UInt8>.blockRows)
+    }
     gemmScratchOffset = scratch.reserve(
       bytes: plan.scratchBytes(leftOperandPacks: !readsInPlace, threadCount: threadCount, lhs: UInt8.self, output: UInt8.self))
     inputType = input.type

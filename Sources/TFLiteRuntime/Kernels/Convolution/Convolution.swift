@@ -262,6 +262,10 @@ final class Conv2DKernel: Kernel {
     if let implicit {
       implicitScratchOffset = scratch.reserve(bytes: implicit.workerScratchBytes * max(1, context.threadCount))
     }
+    // The generated kernels the route will run, mapped with the other nodes' at the end of allocateTensors().
+    if let generated = GeneratedFloatKernels.current {
+      if let implicit { implicit.reserveKernels(on: generated) } else { generated.reserve(for: plan) }
+    }
     context.requestScratch(bytes: scratch.byteCount)
     self.shape = shape
     self.plan = plan

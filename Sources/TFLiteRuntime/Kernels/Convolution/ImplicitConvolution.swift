@@ -65,6 +65,12 @@ struct ImplicitConvolution {
     runs.allSatisfy { kernels.canRun(rowCount: $0.count) }
   }
 
+  /// Reserves the kernels the rows call for on `kernels` (mapped with the other nodes' at the end
+  /// of `allocateTensors()`).
+  func reserveKernels(on kernels: GeneratedFloatKernels) {
+    for run in runs { kernels.reserve(rowCount: run.count) }
+  }
+
   /// Computes the convolution on `kernels`, which `canRun` must have accepted.
   ///
   /// - Parameters:

@@ -65,6 +65,9 @@ final class IntegerBinaryKernel<Definition: IntegerBinaryDefinition>: Kernel {
     generatedPlan = map.generated.flatMap {
       GeneratedBinaryPlan(layout: layout, constants: $0.constants, outputType: $0.output, pairTable: map.pairTable)
     }
+    if let generatedPlan, let kernels = GeneratedQuantizedBinaryKernels.current {
+      generatedPlan.reserveKernel(on: kernels, lookUp: GeneratedPairTableKernels.current)
+    }
     output.shape = layout.shape
   }
 

@@ -123,6 +123,12 @@ final class GeneratedBinaryPlan {
   /// True when `lookUp` serves this plan from its pair table.
   func looksUp(with lookUp: GeneratedPairTableKernels?) -> Bool { lookUp != nil && pairTable != nil }
 
+  /// Reserves the kernel `run` calls on `kernels` unless it looks its outputs up with `lookUp`
+  /// (mapped with the other nodes' kernels at the end of `allocateTensors()`).
+  func reserveKernel(on kernels: GeneratedQuantizedBinaryKernels, lookUp: GeneratedPairTableKernels?) {
+    if !looksUp(with: lookUp) { kernels.reserve(constants.operation, output: outputType) }
+  }
+
   deinit {
     lhs.buffer?.deallocate()
     rhs.buffer?.deallocate()

@@ -204,7 +204,7 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
 
   /// `rows` and `channels` when the reduction sums 8-bit rows of `channels` elements into one
   /// accumulator per channel (MEAN or SUM over the leading axes): the generated column sums' case.
-  private var columnSumShape: (rows: Int, channels: Int)? {
+  var columnSumShape: (rows: Int, channels: Int)? {
     guard kind == .mean || kind == .sum, Element.bitWidth == 8 else { return nil }
     return layout.columnSumShape
   }
@@ -294,6 +294,8 @@ private struct IntegerReductionFactory: QuantizedTypeVisitor {
   let finish: IntegerReductionFinish
   func visit<Element: QuantizedInteger>(_ type: Element.Type) throws -> IntegerReductionRunner {
     let reduction = TypedIntegerReduction<Element>(kind: kind, layout: layout, outputCount: outputCount, finish: finish)
+    // The generated column sums it runs, mapped with the other nodes' kernels at the end of allocateTensors().
+    if reduction.columnSumShape != nil { GeneratedColumnSumKernels.current?.reserve(Element.isSigned ? .int8 : .uint8) }
     return { reduction.run(input: $0, output: $1, accumulators: $2, context: $3) }
   }
 }
