@@ -213,6 +213,46 @@ final class BatchedMappingTests: XCTestCase {
     }
   }
 
+  /// For random float products (rows, columns with and without a partial last panel, depths
+  /// split into blocks or not, 1–3 threads) on every float level this machine runs, the kernels
+  /// `reserve(for:)` reserves on a set of its own are all the kernels the product calls: after
+  /// `mapReserved()` it maps nothing more, and its floats are those of the process's own kernels.
+  func testReservedFloatKernelsAreEveryKernelAProductRuns() throws {
+    var random = SeededGenerator(seed: 2612)
+    let levels = GeneratedKernelISA.allCases.filter { GeneratedFloatKernels.kernels(for: $0) != nil }
+    #if arch(x86_64) && os(Linux)
+      XCTAssertFalse(levels.isEmpty, "an x86-64 test machine runs at least AVX2")
+    #endif
+    for isa in levels {
+      for trial in 0..<10 {
+        let (rows, columns, depth) = (random.int(1...120), random.int(1...70), trial % 3 == 0 ? 300 : random.int(1...40))
+        let threads = 1 + trial % 3
+        let label = "\(isa) \(rows)x\(columns)x\(depth) \(threads) threads"
+        let a = random.floats(rows * depth)
+        let b = random.floats(depth * columns)
+        let packed = b.withUnsafeBufferPointer {
+          PackedMatrices($0.baseAddress!, sourceStride: 0, count: 1, layout: .depthMajor(columns: columns), depth: depth, columns: columns)
+        }
+        let paddedBias = random.floats(columns).withUnsafeBufferPointer {
+          PanelPacking.paddedBias($0.baseAddress!, groups: 1, columns: columns)
+        }
+        func product(_ generated: GeneratedFloatKernels) -> [Float] {
+          floatGEMMProduct(
+            a: a, rows: rows, depth: depth, packed: packed, columns: columns, paddedBias: paddedBias, activation: .relu6,
+            threads: threads, generated: generated
+          ).values
+        }
+        let expected = product(try XCTUnwrap(GeneratedFloatKernels.kernels(for: isa)))
+        let kernels = try XCTUnwrap(GeneratedFloatKernels.unshared(isa))
+        kernels.reserve(for: GEMMPlan(rows: rows, columns: columns, depth: depth, threadCount: threads))
+        LazyExecutableKernels.mapReserved()
+        let mapped = ExecutableCode.mappedNow
+        XCTAssertEqual(product(kernels), expected, label)
+        XCTAssertEqual(ExecutableCode.mappedNow.mappings, mapped.mappings, "\(label): a kernel it ran was not reserved")
+      }
+    }
+  }
+
   /// The dot-product emitter's constant argument offsets (which spare every 8-bit load the
   /// run-time metadata of a key path per field) are the structure's real layout.
   func testDotProductArgumentOffsetsMatchTheLayout() {

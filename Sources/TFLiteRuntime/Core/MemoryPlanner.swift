@@ -81,21 +81,21 @@ public struct MemoryPlan: Sendable {
   /// placed blocks live at the same time; returns every block's offset and the arena's end.
   private static func place(_ requests: [MemoryRequest], in order: [Int]) -> (offsets: [Int], arenaEnd: Int) {
     var offsets = [Int](repeating: 0, count: requests.count)
+    // The placed blocks by offset, so that each request walks the ones live with it in offset
+    // order without building and sorting a list of them (at load, for every request and order).
     var placed: [Int] = []
+    placed.reserveCapacity(order.count)
     var arenaEnd = 0
     for index in order {
       let request = requests[index]
       let size = aligned(request.byteCount)
-      let conflicts = placed.filter { requests[$0].overlapsInTime(request) }
-        .map { (start: offsets[$0], end: offsets[$0] + aligned(requests[$0].byteCount)) }
-        .sorted { $0.start < $1.start }
       var candidate = 0
-      for conflict in conflicts {
-        if candidate + size <= conflict.start { break }
-        candidate = max(candidate, conflict.end)
+      for other in placed where requests[other].overlapsInTime(request) {
+        if candidate + size <= offsets[other] { break }
+        candidate = max(candidate, offsets[other] + aligned(requests[other].byteCount))
       }
       offsets[index] = candidate
-      placed.append(index)
+      placed.insert(index, at: placed.firstIndex { offsets[$0] > candidate } ?? placed.count)
       arenaEnd = max(arenaEnd, candidate + size)
     }
     return (offsets, arenaEnd)

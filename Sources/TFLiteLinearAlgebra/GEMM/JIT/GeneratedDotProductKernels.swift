@@ -39,7 +39,7 @@
   @usableFromInline package let maximumColumns: Int
   /// True when a requantizing family can read int8 A as it is (`flipsSign`).
   @usableFromInline package let flipsSigns: Bool
-  /// The families generated so far, by `familyIndex`.
+  /// The families made so far, by `familyIndex` (each usable once its first tile maps).
   private var families: [DotProductTiles?]
   /// Guards `families`.
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
@@ -75,6 +75,17 @@
   @usableFromInline package func tiles(
     _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false
   ) -> DotProductTiles? {
+    let family = reservedTiles(output, form: form, flipsSign: flipsSign)
+    return family.mapsFirstTile ? family : nil
+  }
+
+  /// The family `tiles(output, form:, flipsSign:)` gives, with its one-row one-panel tile only
+  /// reserved (`LazyExecutableKernels/reserve(_:)`), not yet known to map: a prepare that needs
+  /// several families, or tiles of them, reserves them all first, so that one mapping takes them
+  /// together (at the first `tiles` call, or at the end of `allocateTensors()`).
+  package func reservedTiles(
+    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false
+  ) -> DotProductTiles {
     precondition(!flipsSign || (flipsSigns && output != nil), "this family cannot read int8 A")
     let index = Self.familyIndex(output, form: form, flipsSign: flipsSign)
     pthread_mutex_lock(mutex)
@@ -90,7 +101,8 @@
   package func unsharedTiles(
     _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false
   ) -> DotProductTiles? {
-    DotProductTiles(isa: isa, output: output, form: form, flipsSign: flipsSign)
+    let family = DotProductTiles(isa: isa, output: output, form: form, flipsSign: flipsSign)
+    return family.mapsFirstTile ? family : nil
   }
 
   /// Rows of the tallest requantizing tile of `columns` panels.
@@ -191,15 +203,11 @@
   private let kernels: LazyExecutableKernels
   /// Index in `kernels` of the one-row tile of `columns` panels, at `columns - 1`.
   private let firstTile: [Int]
-  /// The one-row one-panel tile, mapped with the family: it covers, a row and a panel per call,
-  /// any tile whose own kernel the OS refuses later.
-  private let singleTile: UnsafeRawPointer
-
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  /// The family with only its one-row one-panel tile generated (which shows that the OS maps the
-  /// family's code); nil when the OS refuses executable memory.
-  fileprivate init?(isa: DotProductISA, output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool) {
+  /// The family with only its one-row one-panel tile reserved, to be mapped with the process's
+  /// other reserved kernels (whether it maps shows whether the OS maps the family's code).
+  fileprivate init(isa: DotProductISA, output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool) {
     let maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
     var shapes: [(columns: Int, rows: Int)] = []
     var firstTile: [Int] = []
@@ -213,9 +221,8 @@
         isa: isa, rows: tileShapes[index].rows, columns: tileShapes[index].columns, output: output, form: form,
         flipsSign: flipsSign)
     }
-    guard let singleTile = kernels.entry(0) else { return nil }
+    kernels.reserve([0])
     self.kernels = kernels
-    self.singleTile = singleTile
     self.firstTile = firstTile
     self.isa = isa
     self.maximumColumns = maximumColumns
@@ -228,6 +235,12 @@
   @inlinable package func maximumRows(columns: Int) -> Int {
     DotProductKernelGenerator.maximumRows(isa, columns: columns)
   }
+
+  /// True when the one-row one-panel tile is mapped (mapping it now, with every kernel reserved in
+  /// the process, if it is not yet): the family can run. Families are handed out only then, and a
+  /// mapped tile stays, so it covers, a row and a panel per call, any tile whose own kernel the OS
+  /// refuses later.
+  var mapsFirstTile: Bool { kernels.entry(0) != nil }
 
   /// The tiles `rowCount` rows × `panels` panels are computed in, calling `body(firstPanel,
   /// columns, firstRow, rows)` for each: the panels in groups of at most `maximumColumns` (sizes
@@ -316,6 +329,9 @@
   /// call: the same arithmetic, so the same bytes.
   private func run(columns: Int, rows: Int, _ arguments: inout DotProductKernelArguments) {
     if let entry = kernels.entry(firstTile[columns - 1] + rows - 1) { return call(entry, &arguments) }
+    guard let singleTile = kernels.entry(0) else {
+      preconditionFailure("a dot-product family ran before its first tile mapped")
+    }
     let outputBytes = output == nil ? MemoryLayout<Int32>.stride : 1
     for row in 0..<rows {
       for panel in 0..<columns {

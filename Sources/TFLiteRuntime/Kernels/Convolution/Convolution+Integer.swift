@@ -464,7 +464,11 @@ private enum ByteConvolutionWeights {
   /// in place too, where the kernels have it) is mapped, or now maps: made at prepare, not mid-invoke,
   /// and when the OS refuses one the convolution takes another route instead.
   private static func mapsRequantizingFamilies(_ kernels: GeneratedDotProductKernels, output: RequantizedOutput) -> Bool {
-    kernels.tiles(output) != nil && (output == .uint8 || !kernels.flipsSigns || kernels.tiles(output, flipsSign: true) != nil)
+    // Both first tiles reserved before either is asked for: one mapping takes them together.
+    let readsInt8 = output == .int8 && kernels.flipsSigns
+    _ = kernels.reservedTiles(output)
+    if readsInt8 { _ = kernels.reservedTiles(output, flipsSign: true) }
+    return kernels.tiles(output) != nil && (!readsInt8 || kernels.tiles(output, flipsSign: true) != nil)
   }
 
   /// The weights w − zw (as `source` gives them) plus zw − 128, packed with the depth rounded up
@@ -605,16 +609,14 @@ private final class ByteConvolution {
     flipsSign = isSigned && weights.kernelsFlipSigns
     readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
     // The family of this convolution's requantization form (8-bit outputs have the input's type)
-    // maps its first tile now, not mid-invoke; where the OS refuses it, the tiles run in the complete
-    // form, whose family was mapped when the route was chosen (as `DotProductMicroKernel` picks).
+    // reserves its first tile and the tiles the plan runs, all mapped with the other nodes' at the
+    // end of allocateTensors(), not mid-invoke; where the OS refuses them, the tiles run in the
+    // complete form (as `DotProductMicroKernel` picks), whose family was mapped when the route was chosen.
     var tiles: DotProductTiles?
     if case .generated(_, let kernels) = weights {
       let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
       let form = isSigned ? epilogue.form(storing: Int8.self) : epilogue.form(storing: UInt8.self)
-      let output: RequantizedOutput = isSigned ? .int8 : .uint8
-      tiles =
-        kernels.tiles(output, form: form, flipsSign: flipsSign && readsInPlace)
-        ?? kernels.tiles(output, form: .complete, flipsSign: flipsSign && readsInPlace)
+      tiles = kernels.reservedTiles(isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign && readsInPlace)
     }
     // Row-corrected (legacy uint8) weights run in 2 KiB row blocks: the rows they gather stay
     // small enough that the scratch (and the arena) is no larger than LiteRT's on those networks.
