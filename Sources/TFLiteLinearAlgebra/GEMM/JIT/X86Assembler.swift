@@ -496,7 +496,9 @@
   @usableFromInline package mutating func packedYMM(
     _ operation: PackedFloatOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
   ) {
-    vex(map: operation.map, prefix: operation.prefix, opcode: operation.opcode, reg: destination.number, vvvv: left.number, rm: right.number)
+    vex(
+      map: operation.map, prefix: operation.prefix, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
+      rm: right.number)
   }
 
   /// `op ymm1, ymm2, [m256]` for a lane-wise integer operation (AVX2).
@@ -700,7 +702,9 @@
   @usableFromInline package mutating func packedZMM(
     _ operation: PackedFloatOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
   ) {
-    evex(map: operation.map, prefix: operation.prefix, opcode: operation.opcode, reg: destination.number, vvvv: left.number, rm: right.number)
+    evex(
+      map: operation.map, prefix: operation.prefix, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
+      rm: right.number)
   }
 
   /// `op zmm1, zmm2, [m512]` for a lane-wise integer operation (AVX-512F); with `mask`,
