@@ -2,11 +2,15 @@
 """CPU time per invoke of SwiftTFLite and LiteRT, one thread: steadier than wall-clock medians on
 a machine whose cores other jobs share (a process waiting for a core is not charged for it).
 
-  python Benchmarks/cpu_time.py [--runs 5] [--reference-runs 1] [--tools A,B] [--kinds K,...] [--markdown] MODEL...
+  python Benchmarks/cpu_time.py [--runs 5] [--reference-runs 1] [--tools A,B] [--kinds K,...] [--method M] [--markdown] MODEL...
 
 --tools lists model-benchmarks executables (default: the two builds of Benchmarks/run.sh). For
-each, the CPU time of a process doing runs+1 invokes minus that of a process doing 1 (so loading
-and the first invoke drop out), divided by runs. LiteRT (--kinds, default xnnpack,builtin,reference)
+each, with --method processes (the default), the CPU time of a process doing runs+1 invokes minus
+that of a process doing 1 (so loading and the first invoke drop out), divided by runs: a mean,
+which counts every slow invoke (a busy sibling hyperthread, an interrupt) and the noise of two
+whole processes. With --method medians, the median of the process CPU time around each invoke
+after one warm-up invoke, as LiteRT is timed below (`cpu_median_ms` of the tool's JSON with
+`--cpu-times`; a tool without the flag gives an empty cell). LiteRT (--kinds, default xnnpack,builtin,reference)
 runs in a child process per kernel set, timed with process_time() around each invoke after one
 warm-up invoke; the median is reported. Prints one JSON line per model, milliseconds, with the
 ratios of each tool to LiteRT builtin. Sibling hyperthreads still slow both sides when busy:
@@ -36,8 +40,14 @@ def children_cpu_seconds():
   return usage.ru_utime + usage.ru_stime
 
 
-def swift_cpu_ms(tool, model, runs):
-  """Milliseconds, or None when the tool fails on the model."""
+def swift_cpu_ms(tool, model, runs, method="processes"):
+  """Milliseconds, or None when the tool fails on the model (or does not report the median)."""
+  if method == "medians":
+    finished = subprocess.run([tool, "--json", "--cpu-times", "--threads", "1", "--runs", str(runs), "--warmup", "1", model],
+                              capture_output=True, text=True)
+    lines = finished.stdout.strip().splitlines()
+    return json.loads(lines[-1]).get("cpu_median_ms") if finished.returncode == 0 and lines else None
+
   def process_cpu(invokes):
     before = children_cpu_seconds()
     subprocess.run([tool, "--json", "--threads", "1", "--runs", str(invokes), "--warmup", "0", model], check=True,
@@ -84,6 +94,8 @@ def main():
   parser.add_argument("--reference-runs", type=int, default=1)
   parser.add_argument("--tools", default=DEFAULT_TOOLS)
   parser.add_argument("--kinds", default="xnnpack,builtin,reference")
+  parser.add_argument("--method", choices=["processes", "medians"], default="processes",
+                      help="how the tools are timed (see above)")
   parser.add_argument("--markdown", action="store_true", help="print the markdown table (JSON lines to stderr)")
   parser.add_argument("--labels", default="ours default,ours native", help="column names of the tools")
   parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -96,7 +108,7 @@ def main():
   for model in args.models:
     row = {"model": model}
     for tool in tools:
-      value = swift_cpu_ms(tool, model, args.runs)
+      value = swift_cpu_ms(tool, model, args.runs, args.method)
       row[tool] = round(value, 3) if value is not None else None
     for kind in [kind for kind in args.kinds.split(",") if kind]:
       runs = args.reference_runs if kind == "reference" else args.runs

@@ -53,7 +53,8 @@ MEMORIES = [
 
 
 # `PackedFloatOperation`: encoded through `packedYMM`/`packedZMM`.
-FLOAT_OPERATIONS = {"vaddps", "vsubps", "vmulps", "vdivps", "vmaxps", "vminps"}
+FLOAT_OPERATIONS = {"vaddps", "vsubps", "vmulps", "vdivps", "vmaxps", "vminps", "vfmadd213ps", "vfnmadd213ps",
+                    "vfnmadd231ps"}
 
 
 def cases():
@@ -267,6 +268,15 @@ def logistic_cases():
                f"assembler.vptestmdZMM(MaskRegister({mask}), VectorRegister({left}), VectorRegister({right}))")
         yield (f"vmovaps zmm{destination}{{k{mask}}}, zmm{right}",
                f"assembler.vmovapsZMM(VectorRegister({destination}), VectorRegister({right}), mask: MaskRegister({mask}))")
+        # The fused reduction, polynomial and Newton step, and the reciprocal estimate.
+        for name in ["vfmadd213ps", "vfnmadd213ps", "vfnmadd231ps"]:
+            yield (f"{name} zmm{destination}, zmm{left}, zmm{right}",
+                   f"assembler.packedZMM(.{name}, VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+            if max(destination, left, right) < 16:
+                yield (f"{name} ymm{destination}, ymm{left}, ymm{right}",
+                       f"assembler.packedYMM(.{name}, VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+        yield (f"vrcp14ps zmm{destination}, zmm{right}",
+               f"assembler.vrcp14psZMM(VectorRegister({destination}), VectorRegister({right}))")
 
 
 # The quantized elementwise kernels (ElementwiseKernelGenerator.swift): the 32-bit product, signed

@@ -21,6 +21,7 @@ enum BenchCommand: Subcommand {
       .option("runs", value: "N", help: "Timed invocations (default 50)."),
       .option("warmup", value: "N", help: "Untimed invocations first (default 5)."),
       .flag("verbose", help: "Also print, per node, the kernel that runs it and its instruction-set level."),
+      .flag("cpu-times", help: "Also read the process CPU time around every timed invoke and report its median."),
       .flag("json", help: "Print one JSON object instead of text."),
     ],
     discussion: """
@@ -35,9 +36,12 @@ enum BenchCommand: Subcommand {
       AVX-512F` or `Swift SIMD (SSE baseline)`).
       load_cpu_ms and first_invoke_cpu_ms are the process's CPU time (user + system) over the same
       spans: steadier than wall time on a shared machine, where waiting for a core is not charged.
+      --cpu-times adds cpu_median_ms, the median CPU time of a timed invoke (as LiteRT's Python
+      benchmarks time theirs with process_time()); the two clock reads cost about a microsecond
+      each on Linux, so without the flag the runs read only the wall clock.
       JSON output: {"load_ms":..., "first_invoke_ms":..., "load_cpu_ms":..., "first_invoke_cpu_ms":...,
-      "min_ms":..., "median_ms":..., "max_ms":..., "arena_bytes":..., "peak_rss_bytes":...,
-      "outputs_identical":true}, and with --verbose
+      "min_ms":..., "median_ms":..., "max_ms":..., ["cpu_median_ms":...,] "arena_bytes":...,
+      "peak_rss_bytes":..., "outputs_identical":true}, and with --verbose
       "kernels":["CONV_2D: float Conv2DKernel: GEMM, ...", ...].
       """)
 
@@ -49,7 +53,8 @@ enum BenchCommand: Subcommand {
       threadCount: try arguments.integer("threads", default: 1, in: 1...256),
       runs: try arguments.integer("runs", default: 50, in: 1...1_000_000),
       warmupRuns: try arguments.integer("warmup", default: 5, in: 0...1_000_000),
-      inputValues: arguments.allValues("input"), describesKernels: arguments.flag("verbose"))
+      inputValues: arguments.allValues("input"), describesKernels: arguments.flag("verbose"),
+      timesCPU: arguments.flag("cpu-times"))
     let verbose = arguments.flag("verbose")
     output.write((arguments.flag("json") ? result.json(verbose: verbose) : result.text(verbose: verbose)) + "\n")
     return result.outputsStayedIdentical ? ExitCode.success : ExitCode.failure
@@ -68,6 +73,9 @@ public struct BenchmarkResult: Sendable {
   public var firstInvokeCPUMilliseconds: Double
   /// Every timed invocation, in milliseconds, sorted ascending.
   public var invokeMilliseconds: [Double]
+  /// Process CPU milliseconds (user + system) of every timed invocation, sorted ascending; empty
+  /// unless asked for (`--cpu-times`).
+  public var invokeCPUMilliseconds: [Double]
   /// Bytes of the activation arena.
   public var arenaByteCount: Int
   /// The process's peak resident memory in bytes after the runs (0 where the OS does not say).
@@ -81,7 +89,8 @@ public struct BenchmarkResult: Sendable {
   /// Creates a result; `invokeMilliseconds` are sorted here.
   public init(
     loadMilliseconds: Double, firstInvokeMilliseconds: Double = 0, loadCPUMilliseconds: Double = 0,
-    firstInvokeCPUMilliseconds: Double = 0, invokeMilliseconds: [Double], arenaByteCount: Int,
+    firstInvokeCPUMilliseconds: Double = 0, invokeMilliseconds: [Double], invokeCPUMilliseconds: [Double] = [],
+    arenaByteCount: Int,
     peakResidentBytes: Int = 0, kernelDescriptions: [String] = [], outputsStayedIdentical: Bool
   ) {
     self.loadMilliseconds = loadMilliseconds
@@ -89,6 +98,7 @@ public struct BenchmarkResult: Sendable {
     self.loadCPUMilliseconds = loadCPUMilliseconds
     self.firstInvokeCPUMilliseconds = firstInvokeCPUMilliseconds
     self.invokeMilliseconds = invokeMilliseconds.sorted()
+    self.invokeCPUMilliseconds = invokeCPUMilliseconds.sorted()
     self.arenaByteCount = arenaByteCount
     self.peakResidentBytes = peakResidentBytes
     self.kernelDescriptions = kernelDescriptions
@@ -100,34 +110,46 @@ public struct BenchmarkResult: Sendable {
   /// Slowest invocation.
   public var maximum: Double { invokeMilliseconds.last ?? 0 }
   /// Median invocation (the mean of the two middle ones for an even count).
-  public var median: Double {
-    let count = invokeMilliseconds.count
+  public var median: Double { Self.middleValue(ofSorted: invokeMilliseconds) }
+  /// Median process CPU time of an invocation, as LiteRT's benchmarks time theirs (`process_time()`
+  /// around each invoke): unlike a mean it leaves out invokes slowed by a busy sibling core.
+  public var cpuMedian: Double { Self.middleValue(ofSorted: invokeCPUMilliseconds) }
+
+  /// The median of sorted `values` (the mean of the two middle ones for an even count), 0 for none.
+  private static func middleValue(ofSorted values: [Double]) -> Double {
+    let count = values.count
     guard count > 0 else { return 0 }
-    return count % 2 == 1
-      ? invokeMilliseconds[count / 2] : (invokeMilliseconds[count / 2 - 1] + invokeMilliseconds[count / 2]) / 2
+    return count % 2 == 1 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2
   }
 
   /// `{"load_ms":1.234, "first_invoke_ms":..., "load_cpu_ms":..., "first_invoke_cpu_ms":..., "min_ms":..., "median_ms":..., "max_ms":..., "arena_bytes":1024,
-  /// "peak_rss_bytes":..., "outputs_identical":true}`; with `verbose`, also `"kernels":[...]`.
+  /// "peak_rss_bytes":..., "outputs_identical":true}`, with `"cpu_median_ms"` after `max_ms` when the
+  /// CPU time of every invoke was read; with `verbose`, also `"kernels":[...]`.
   public func json(verbose: Bool = false) -> String {
     let fields = [
       ("load_ms", loadMilliseconds), ("first_invoke_ms", firstInvokeMilliseconds),
       ("load_cpu_ms", loadCPUMilliseconds), ("first_invoke_cpu_ms", firstInvokeCPUMilliseconds), ("min_ms", minimum),
       ("median_ms", median), ("max_ms", maximum),
-    ].map { "\"\($0.0)\":\(String(format: "%.3f", $0.1))" }
+    ] + (invokeCPUMilliseconds.isEmpty ? [] : [("cpu_median_ms", cpuMedian)])
+    let timings = fields.map { "\"\($0.0)\":\(String(format: "%.3f", $0.1))" }
     let counts = [
       "\"arena_bytes\":\(arenaByteCount)", "\"peak_rss_bytes\":\(peakResidentBytes)",
       "\"outputs_identical\":\(outputsStayedIdentical)",
     ]
     let kernels = verbose ? ["\"kernels\":[" + kernelDescriptions.map(jsonString).joined(separator: ", ") + "]"] : []
-    return "{" + (fields + counts + kernels).joined(separator: ", ") + "}"
+    return "{" + (timings + counts + kernels).joined(separator: ", ") + "}"
+  }
+
+  /// `, CPU median … ms` when the CPU time of every invoke was read, else nothing.
+  private var cpuMedianText: String {
+    invokeCPUMilliseconds.isEmpty ? "" : ", CPU median \(String(format: "%.3f", cpuMedian)) ms"
   }
 
   /// A few readable lines; with `verbose`, one more per node naming its kernel.
   public func text(verbose: Bool = false) -> String {
     let summary = """
       load:   \(String(format: "%.3f", loadMilliseconds)) ms, first invoke \(String(format: "%.3f", firstInvokeMilliseconds)) ms (CPU \(String(format: "%.3f", loadCPUMilliseconds)) + \(String(format: "%.3f", firstInvokeCPUMilliseconds)) ms)
-      invoke: min \(String(format: "%.3f", minimum)) ms, median \(String(format: "%.3f", median)) ms, max \(String(format: "%.3f", maximum)) ms (\(invokeMilliseconds.count) runs)
+      invoke: min \(String(format: "%.3f", minimum)) ms, median \(String(format: "%.3f", median)) ms, max \(String(format: "%.3f", maximum)) ms (\(invokeMilliseconds.count) runs)\(cpuMedianText)
       arena:  \(arenaByteCount) bytes
       peak RSS: \(peakResidentBytes) bytes
       \(outputsStayedIdentical ? "outputs: identical on every invoke of one input copy" : "MISMATCH: invoking one input copy again changed the outputs or the inputs")
@@ -158,10 +180,11 @@ public enum ModelBenchmark {
   /// untimed and `runs` times timed, and checks that the last invoke gave the first one's outputs
   /// and left the inputs unchanged. With `describesKernels`, the result names every node's kernel
   /// (formatting type names costs the runtime a conformance scan per kernel type: several
-  /// milliseconds, so it is only done when asked for).
+  /// milliseconds, so it is only done when asked for). With `timesCPU`, the process CPU time of
+  /// every timed invoke is read too (two system calls per invoke, so only when asked for).
   public static func measure(
     modelPath: String, threadCount: Int, runs: Int, warmupRuns: Int, inputValues: [String] = [],
-    describesKernels: Bool = false
+    describesKernels: Bool = false, timesCPU: Bool = false
   ) throws -> BenchmarkResult {
     let clock = ContinuousClock()
     let loadStart = clock.now
@@ -179,16 +202,24 @@ public enum ModelBenchmark {
     let firstInvokeTime = clock.now - firstStart
     let firstOutputs = model.outputArrays().map(\.bytes)
     var times: [Double] = []
+    var cpuTimes: [Double] = []
     times.reserveCapacity(runs)
+    cpuTimes.reserveCapacity(runs)
     for run in 0..<(warmupRuns + runs) {
+      let cpuStart = timesCPU ? processCPUMilliseconds() : 0
       let start = clock.now
       try model.executor.invoke()
-      if run >= warmupRuns { times.append(milliseconds(clock.now - start)) }
+      let end = clock.now
+      if run >= warmupRuns {
+        times.append(milliseconds(end - start))
+        if timesCPU { cpuTimes.append(processCPUMilliseconds() - cpuStart) }
+      }
     }
     let inputsKept = zip(model.inputs, inputs).allSatisfy { HostArray(copying: $0.tensor).bytes == $1.bytes }
     return BenchmarkResult(
       loadMilliseconds: milliseconds(loadTime), firstInvokeMilliseconds: milliseconds(firstInvokeTime),
-      loadCPUMilliseconds: loadCPU, firstInvokeCPUMilliseconds: firstInvokeCPU, invokeMilliseconds: times, arenaByteCount: model.executor.arenaByteCount,
+      loadCPUMilliseconds: loadCPU, firstInvokeCPUMilliseconds: firstInvokeCPU, invokeMilliseconds: times,
+      invokeCPUMilliseconds: cpuTimes, arenaByteCount: model.executor.arenaByteCount,
       peakResidentBytes: peakResidentSetBytes(),
       kernelDescriptions: describesKernels
         ? zip(model.executor.operatorNames, model.executor.kernelDescriptions).map { "\($0): \($1)" } : [],

@@ -83,6 +83,24 @@ final class BenchCommandTests: CommandTestCase {
     XCTAssertGreaterThan(try XCTUnwrap(object["peak_rss_bytes"]), 1_000_000)
   }
 
+  /// `--cpu-times` adds `cpu_median_ms` after `max_ms` in JSON and `CPU median` in text; a
+  /// one-thread invoke of a small model takes well under a second of CPU.
+  func testCPUTimesAddTheCPUMedian() throws {
+    let model = try write(Self.passThrough, as: "model.tflite")
+    let json = run("bench", model, "--runs", "5", "--warmup", "1", "--json", "--cpu-times")
+    XCTAssertEqual(json.code, 0, json.output.standardError)
+    let line = json.output.standardOutput
+    let pattern = try NSRegularExpression(pattern: #""max_ms":[0-9.]+, "cpu_median_ms":[0-9.]+, "arena_bytes""#)
+    XCTAssertEqual(pattern.numberOfMatches(in: line, range: NSRange(line.startIndex..., in: line)), 1, line)
+    let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    let cpuMedian = try XCTUnwrap(object["cpu_median_ms"] as? Double)
+    XCTAssertGreaterThanOrEqual(cpuMedian, 0)
+    XCTAssertLessThan(cpuMedian, 1000)
+    let text = run("bench", model, "--runs", "2", "--warmup", "0", "--cpu-times")
+    XCTAssertEqual(text.code, 0, text.output.standardError)
+    XCTAssertTrue(text.output.standardOutput.contains("(2 runs), CPU median "), text.output.standardOutput)
+  }
+
   func testInputFilesAreFedByNameAndChecked() throws {
     let model = try write(Self.passThrough, as: "model.tflite")
     let input = try writeNumPy([Float(1), 2, 3], shape: [1, 3], as: "a.npy")
@@ -123,12 +141,18 @@ final class BenchCommandTests: CommandTestCase {
     let model = try write(Self.passThrough, as: "model.tflite")
     let result = run("bench", model, "--runs", "2", "--warmup", "0")
     XCTAssertEqual(result.code, 0, result.output.standardError)
-    XCTAssertTrue(result.output.standardOutput.contains("(2 runs)"), result.output.standardOutput)
+    XCTAssertTrue(result.output.standardOutput.contains("(2 runs)\n"), result.output.standardOutput)
   }
 
   func testMedianOfEvenAndOddCounts() {
     XCTAssertEqual(BenchmarkResult(loadMilliseconds: 0, invokeMilliseconds: [1, 2, 4], arenaByteCount: 0, outputsStayedIdentical: true).median, 2)
     XCTAssertEqual(BenchmarkResult(loadMilliseconds: 0, invokeMilliseconds: [1, 2, 4, 8], arenaByteCount: 0, outputsStayedIdentical: true).median, 3)
+    // The CPU times are sorted apart from the wall times.
+    let result = BenchmarkResult(
+      loadMilliseconds: 0, invokeMilliseconds: [1, 2, 4], invokeCPUMilliseconds: [5, 0.5, 3], arenaByteCount: 0,
+      outputsStayedIdentical: true)
+    XCTAssertEqual(result.cpuMedian, 3)
+    XCTAssertEqual(result.median, 2)
   }
 }
 

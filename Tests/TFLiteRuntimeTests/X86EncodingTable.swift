@@ -4083,6 +4083,27 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vmovaps zmm5{k1}, zmm1", expected: [0x62, 0xF1, 0x7C, 0x49, 0x28, 0xE9]) { assembler in
     assembler.vmovapsZMM(VectorRegister(5), VectorRegister(1), mask: MaskRegister(1))
   },
+  X86EncodingCase(source: "vfmadd213ps zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0xA8, 0xE9]) { assembler in
+    assembler.packedZMM(.vfmadd213ps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vfmadd213ps ymm5, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0xA8, 0xE9]) { assembler in
+    assembler.packedYMM(.vfmadd213ps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vfnmadd213ps zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0xAC, 0xE9]) { assembler in
+    assembler.packedZMM(.vfnmadd213ps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vfnmadd213ps ymm5, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0xAC, 0xE9]) { assembler in
+    assembler.packedYMM(.vfnmadd213ps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vfnmadd231ps zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0xBC, 0xE9]) { assembler in
+    assembler.packedZMM(.vfnmadd231ps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vfnmadd231ps ymm5, ymm0, ymm1", expected: [0xC4, 0xE2, 0x7D, 0xBC, 0xE9]) { assembler in
+    assembler.packedYMM(.vfnmadd231ps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
+  },
+  X86EncodingCase(source: "vrcp14ps zmm5, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x4C, 0xE9]) { assembler in
+    assembler.vrcp14psZMM(VectorRegister(5), VectorRegister(1))
+  },
   X86EncodingCase(source: "vscalefps zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0x2C, 0xE0]) { assembler in
     assembler.vscalefpsZMM(VectorRegister(12), VectorRegister(3), VectorRegister(8))
   },
@@ -4091,6 +4112,27 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vmovaps zmm12{k2}, zmm8", expected: [0x62, 0x51, 0x7C, 0x4A, 0x28, 0xE0]) { assembler in
     assembler.vmovapsZMM(VectorRegister(12), VectorRegister(8), mask: MaskRegister(2))
+  },
+  X86EncodingCase(source: "vfmadd213ps zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0xA8, 0xE0]) { assembler in
+    assembler.packedZMM(.vfmadd213ps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vfmadd213ps ymm12, ymm3, ymm8", expected: [0xC4, 0x42, 0x65, 0xA8, 0xE0]) { assembler in
+    assembler.packedYMM(.vfmadd213ps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vfnmadd213ps zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0xAC, 0xE0]) { assembler in
+    assembler.packedZMM(.vfnmadd213ps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vfnmadd213ps ymm12, ymm3, ymm8", expected: [0xC4, 0x42, 0x65, 0xAC, 0xE0]) { assembler in
+    assembler.packedYMM(.vfnmadd213ps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vfnmadd231ps zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0xBC, 0xE0]) { assembler in
+    assembler.packedZMM(.vfnmadd231ps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vfnmadd231ps ymm12, ymm3, ymm8", expected: [0xC4, 0x42, 0x65, 0xBC, 0xE0]) { assembler in
+    assembler.packedYMM(.vfnmadd231ps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
+  },
+  X86EncodingCase(source: "vrcp14ps zmm12, zmm8", expected: [0x62, 0x52, 0x7D, 0x48, 0x4C, 0xE0]) { assembler in
+    assembler.vrcp14psZMM(VectorRegister(12), VectorRegister(8))
   },
   X86EncodingCase(source: "vscalefps zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0x2C, 0xDB]) { assembler in
     assembler.vscalefpsZMM(VectorRegister(19), VectorRegister(16), VectorRegister(3))
@@ -4101,6 +4143,18 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vmovaps zmm19{k3}, zmm3", expected: [0x62, 0xE1, 0x7C, 0x4B, 0x28, 0xDB]) { assembler in
     assembler.vmovapsZMM(VectorRegister(19), VectorRegister(3), mask: MaskRegister(3))
   },
+  X86EncodingCase(source: "vfmadd213ps zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0xA8, 0xDB]) { assembler in
+    assembler.packedZMM(.vfmadd213ps, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vfnmadd213ps zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0xAC, 0xDB]) { assembler in
+    assembler.packedZMM(.vfnmadd213ps, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vfnmadd231ps zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0xBC, 0xDB]) { assembler in
+    assembler.packedZMM(.vfnmadd231ps, VectorRegister(19), VectorRegister(16), VectorRegister(3))
+  },
+  X86EncodingCase(source: "vrcp14ps zmm19, zmm3", expected: [0x62, 0xE2, 0x7D, 0x48, 0x4C, 0xDB]) { assembler in
+    assembler.vrcp14psZMM(VectorRegister(19), VectorRegister(3))
+  },
   X86EncodingCase(source: "vscalefps zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0x2C, 0xD7]) { assembler in
     assembler.vscalefpsZMM(VectorRegister(26), VectorRegister(31), VectorRegister(31))
   },
@@ -4109,6 +4163,18 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vmovaps zmm26{k4}, zmm31", expected: [0x62, 0x01, 0x7C, 0x4C, 0x28, 0xD7]) { assembler in
     assembler.vmovapsZMM(VectorRegister(26), VectorRegister(31), mask: MaskRegister(4))
+  },
+  X86EncodingCase(source: "vfmadd213ps zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0xA8, 0xD7]) { assembler in
+    assembler.packedZMM(.vfmadd213ps, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vfnmadd213ps zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0xAC, 0xD7]) { assembler in
+    assembler.packedZMM(.vfnmadd213ps, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vfnmadd231ps zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0xBC, 0xD7]) { assembler in
+    assembler.packedZMM(.vfnmadd231ps, VectorRegister(26), VectorRegister(31), VectorRegister(31))
+  },
+  X86EncodingCase(source: "vrcp14ps zmm26, zmm31", expected: [0x62, 0x02, 0x7D, 0x48, 0x4C, 0xD7]) { assembler in
+    assembler.vrcp14psZMM(VectorRegister(26), VectorRegister(31))
   },
   X86EncodingCase(source: "vscalefps zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x2C, 0xC8]) { assembler in
     assembler.vscalefpsZMM(VectorRegister(1), VectorRegister(12), VectorRegister(24))
@@ -4119,6 +4185,18 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vmovaps zmm1{k5}, zmm24", expected: [0x62, 0x91, 0x7C, 0x4D, 0x28, 0xC8]) { assembler in
     assembler.vmovapsZMM(VectorRegister(1), VectorRegister(24), mask: MaskRegister(5))
   },
+  X86EncodingCase(source: "vfmadd213ps zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0xA8, 0xC8]) { assembler in
+    assembler.packedZMM(.vfmadd213ps, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vfnmadd213ps zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0xAC, 0xC8]) { assembler in
+    assembler.packedZMM(.vfnmadd213ps, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vfnmadd231ps zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0xBC, 0xC8]) { assembler in
+    assembler.packedZMM(.vfnmadd231ps, VectorRegister(1), VectorRegister(12), VectorRegister(24))
+  },
+  X86EncodingCase(source: "vrcp14ps zmm1, zmm24", expected: [0x62, 0x92, 0x7D, 0x48, 0x4C, 0xC8]) { assembler in
+    assembler.vrcp14psZMM(VectorRegister(1), VectorRegister(24))
+  },
   X86EncodingCase(source: "vscalefps zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0x2C, 0xC1]) { assembler in
     assembler.vscalefpsZMM(VectorRegister(8), VectorRegister(17), VectorRegister(9))
   },
@@ -4127,6 +4205,18 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vmovaps zmm8{k6}, zmm9", expected: [0x62, 0x51, 0x7C, 0x4E, 0x28, 0xC1]) { assembler in
     assembler.vmovapsZMM(VectorRegister(8), VectorRegister(9), mask: MaskRegister(6))
+  },
+  X86EncodingCase(source: "vfmadd213ps zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0xA8, 0xC1]) { assembler in
+    assembler.packedZMM(.vfmadd213ps, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vfnmadd213ps zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0xAC, 0xC1]) { assembler in
+    assembler.packedZMM(.vfnmadd213ps, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vfnmadd231ps zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0xBC, 0xC1]) { assembler in
+    assembler.packedZMM(.vfnmadd231ps, VectorRegister(8), VectorRegister(17), VectorRegister(9))
+  },
+  X86EncodingCase(source: "vrcp14ps zmm8, zmm9", expected: [0x62, 0x52, 0x7D, 0x48, 0x4C, 0xC1]) { assembler in
+    assembler.vrcp14psZMM(VectorRegister(8), VectorRegister(9))
   },
   X86EncodingCase(source: "vscalefps zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0x2C, 0xFE]) { assembler in
     assembler.vscalefpsZMM(VectorRegister(15), VectorRegister(9), VectorRegister(30))
@@ -4137,6 +4227,18 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vmovaps zmm15{k7}, zmm30", expected: [0x62, 0x11, 0x7C, 0x4F, 0x28, 0xFE]) { assembler in
     assembler.vmovapsZMM(VectorRegister(15), VectorRegister(30), mask: MaskRegister(7))
   },
+  X86EncodingCase(source: "vfmadd213ps zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0xA8, 0xFE]) { assembler in
+    assembler.packedZMM(.vfmadd213ps, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vfnmadd213ps zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0xAC, 0xFE]) { assembler in
+    assembler.packedZMM(.vfnmadd213ps, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vfnmadd231ps zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0xBC, 0xFE]) { assembler in
+    assembler.packedZMM(.vfnmadd231ps, VectorRegister(15), VectorRegister(9), VectorRegister(30))
+  },
+  X86EncodingCase(source: "vrcp14ps zmm15, zmm30", expected: [0x62, 0x12, 0x7D, 0x48, 0x4C, 0xFE]) { assembler in
+    assembler.vrcp14psZMM(VectorRegister(15), VectorRegister(30))
+  },
   X86EncodingCase(source: "vscalefps zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0x2C, 0xF3]) { assembler in
     assembler.vscalefpsZMM(VectorRegister(22), VectorRegister(20), VectorRegister(11))
   },
@@ -4145,6 +4247,18 @@ let x86EncodingCases: [X86EncodingCase] = [
   },
   X86EncodingCase(source: "vmovaps zmm22{k1}, zmm11", expected: [0x62, 0xC1, 0x7C, 0x49, 0x28, 0xF3]) { assembler in
     assembler.vmovapsZMM(VectorRegister(22), VectorRegister(11), mask: MaskRegister(1))
+  },
+  X86EncodingCase(source: "vfmadd213ps zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0xA8, 0xF3]) { assembler in
+    assembler.packedZMM(.vfmadd213ps, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vfnmadd213ps zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0xAC, 0xF3]) { assembler in
+    assembler.packedZMM(.vfnmadd213ps, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vfnmadd231ps zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0xBC, 0xF3]) { assembler in
+    assembler.packedZMM(.vfnmadd231ps, VectorRegister(22), VectorRegister(20), VectorRegister(11))
+  },
+  X86EncodingCase(source: "vrcp14ps zmm22, zmm11", expected: [0x62, 0xC2, 0x7D, 0x48, 0x4C, 0xF3]) { assembler in
+    assembler.vrcp14psZMM(VectorRegister(22), VectorRegister(11))
   },
   X86EncodingCase(source: "vpsubq zmm7, zmm3, zword [rax]", expected: [0x62, 0xF1, 0xE5, 0x48, 0xFB, 0x38]) { assembler in
     assembler.packedZMM(.vpsubq, VectorRegister(7), VectorRegister(3), MemoryOperand(.rax))

@@ -7,7 +7,7 @@ import TFLiteCommandLine
 // (`Scripts/fetch_mediapipe_benchmark_models.sh`), or the files and directories given; one thread
 // by default.
 //
-//   model-benchmarks [--runs N] [--warmup N] [--threads N] [--json] [--list] [PATH...]
+//   model-benchmarks [--runs N] [--warmup N] [--threads N] [--json] [--cpu-times] [--list] [PATH...]
 //
 // Prints a table, or with --json one object per model and line:
 // {"model":"TestModels/networks/x.tflite", "load_ms":..., "min_ms":..., "median_ms":..., "max_ms":..., "arena_bytes":...}
@@ -23,6 +23,8 @@ struct BenchmarkOptions {
   var threadCount = 1
   /// One JSON object per line instead of a table.
   var printsJSON = false
+  /// Read the process CPU time around every timed invoke (`cpu_median_ms` in the JSON).
+  var timesCPU = false
   /// Only print the model paths that would be timed.
   var listsModels = false
   /// Files and directories to time.
@@ -43,6 +45,7 @@ struct BenchmarkOptions {
       case "--warmup": warmupRuns = try count(after: argument)
       case "--threads": threadCount = max(try count(after: argument), 1)
       case "--json": printsJSON = true
+      case "--cpu-times": timesCPU = true
       case "--list": listsModels = true
       default:
         guard !argument.hasPrefix("--") else { throw CommandLineError(message: "unknown option \(argument)") }
@@ -91,7 +94,8 @@ do {
   for path in modelPaths {
     do {
       let result = try ModelBenchmark.measure(
-        modelPath: path, threadCount: options.threadCount, runs: options.runs, warmupRuns: options.warmupRuns)
+        modelPath: path, threadCount: options.threadCount, runs: options.runs, warmupRuns: options.warmupRuns,
+        timesCPU: options.timesCPU)
       if options.printsJSON {
         print("{\"model\":\(jsonString(path)), " + result.json().dropFirst())
       } else {

@@ -194,8 +194,14 @@
   case vmaxps
   /// `vminps`: `left < right ? left : right` lane by lane (the second source when either is NaN).
   case vminps
+  /// `vfmadd213ps`: destination = left · destination + right, rounded once (FMA3 / AVX-512F).
+  case vfmadd213ps
+  /// `vfnmadd213ps`: destination = right − left · destination, rounded once (FMA3 / AVX-512F).
+  case vfnmadd213ps
+  /// `vfnmadd231ps`: destination = destination − left · right, rounded once (FMA3 / AVX-512F).
+  case vfnmadd231ps
 
-  /// The opcode byte (map 0F, no implied prefix).
+  /// The opcode byte (in `map`, with `prefix`).
   fileprivate var opcode: UInt8 {
     switch self {
     case .vaddps: 0x58
@@ -204,6 +210,25 @@
     case .vdivps: 0x5E
     case .vmaxps: 0x5F
     case .vminps: 0x5D
+    case .vfmadd213ps: 0xA8
+    case .vfnmadd213ps: 0xAC
+    case .vfnmadd231ps: 0xBC
+    }
+  }
+
+  /// The opcode map: 0F for the arithmetic, 0F38 for the fused multiply-adds.
+  fileprivate var map: X86Assembler.OpcodeMap {
+    switch self {
+    case .vfmadd213ps, .vfnmadd213ps, .vfnmadd231ps: .x0F38
+    default: .x0F
+    }
+  }
+
+  /// The implied prefix: none for the arithmetic, 66 for the fused multiply-adds.
+  fileprivate var prefix: X86Assembler.ImpliedPrefix {
+    switch self {
+    case .vfmadd213ps, .vfnmadd213ps, .vfnmadd231ps: .x66
+    default: .none
     }
   }
 }
@@ -471,7 +496,9 @@
   @usableFromInline package mutating func packedYMM(
     _ operation: PackedFloatOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
   ) {
-    vex(map: .x0F, prefix: .none, opcode: operation.opcode, reg: destination.number, vvvv: left.number, rm: right.number)
+    vex(
+      map: operation.map, prefix: operation.prefix, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
+      rm: right.number)
   }
 
   /// `op ymm1, ymm2, [m256]` for a lane-wise integer operation (AVX2).
@@ -622,6 +649,11 @@
     evex(map: .x0F38, prefix: .x66, opcode: 0x2C, reg: destination.number, vvvv: value.number, rm: exponent.number)
   }
 
+  /// `vrcp14ps zmm1, zmm2`: each lane's reciprocal estimate, relative error below 2^−14 (AVX-512F).
+  @usableFromInline package mutating func vrcp14psZMM(_ destination: VectorRegister, _ source: VectorRegister) {
+    evex(map: .x0F38, prefix: .x66, opcode: 0x4C, reg: destination.number, vvvv: 0, rm: source.number)
+  }
+
   /// `vptestmd k, zmm1, zmm2`: mask bit i set where lane i of zmm1 AND zmm2 is not zero (AVX-512F).
   @usableFromInline package mutating func vptestmdZMM(_ mask: MaskRegister, _ left: VectorRegister, _ right: VectorRegister) {
     evex(map: .x0F38, prefix: .x66, opcode: 0x27, reg: mask.number, vvvv: left.number, rm: right.number)
@@ -670,7 +702,9 @@
   @usableFromInline package mutating func packedZMM(
     _ operation: PackedFloatOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
   ) {
-    evex(map: .x0F, prefix: .none, opcode: operation.opcode, reg: destination.number, vvvv: left.number, rm: right.number)
+    evex(
+      map: operation.map, prefix: operation.prefix, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
+      rm: right.number)
   }
 
   /// `op zmm1, zmm2, [m512]` for a lane-wise integer operation (AVX-512F); with `mask`,
@@ -802,7 +836,7 @@
   }
 
   /// The implied legacy prefix of a VEX/EVEX instruction (its `pp` field).
-  private enum ImpliedPrefix: UInt8 {
+  fileprivate enum ImpliedPrefix: UInt8 {
     case none = 0, x66 = 1, xF3 = 2
   }
 

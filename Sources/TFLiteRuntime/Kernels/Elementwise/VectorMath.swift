@@ -118,9 +118,9 @@ enum VectorMath {
   /// |x| is capped at 87 (e stays a normal float, 2^n with n ≥ −126 is one normal scale; the tiny
   /// results of very negative x keep their size instead of stopping at e^−20 ≈ 2e-9) and e^r
   /// needs only a degree-5 polynomial, whose error reaches the result damped by e/(1+e)² ≤ 1/4.
-  /// About half the operations of `exp`. The constants and the order of operations are those of
-  /// the generated AVX-512 kernels (`LogisticApproximation`, `LogisticKernelGenerator`), which give
-  /// the same bits.
+  /// About half the operations of `exp`. The constants are those of the generated AVX-512 kernels
+  /// (`LogisticApproximation`, `LogisticKernelGenerator`), which fuse multiply-adds and replace the
+  /// division by a reciprocal estimate and a Newton step (within 3 ulp of this code).
   @inline(__always)
   static func logistic(_ x: SIMD16<Float>) -> SIMD16<Float> {
     let bits = unsafeBitCast(x, to: SIMD16<Int32>.self)
