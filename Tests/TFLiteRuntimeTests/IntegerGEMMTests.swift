@@ -324,6 +324,59 @@ extension IntegerGEMMTests {
     }
   }
 
+  /// Random few-channel first layers (1–4 input channels; 3×3, 5×5, 7×7 and 3×5 filters; strides 1
+  /// and 2; SAME and VALID; batches of 1 and 2; output widths from 1, where every pixel is an edge
+  /// pixel, to past 20; 1–40 output channels, so partial panels): legacy uint8 weights (zero points
+  /// beyond a signed byte: the row-sum route), uint8 weights with zero point 128 and int8 weights
+  /// per tensor and per channel. They take the few-channel gather and give the plain loop's bytes
+  /// on every dot-product level this machine runs (forced one by one, AVX-VNNI's 256-bit tiles too),
+  /// on the Swift route and on 1 and 2 threads (two threads start row blocks mid output row).
+  func testFewChannelConvolutionsGatherBitExactOnEveryLevel() throws {
+    var random = SeededGenerator(seed: 29)
+    let levels = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
+    let legacyZeroPoints = [0, 255, 77, 200, 1, 149]
+    for trial in 0..<24 {
+      let channels = trial % 4 + 1
+      let (filterHeight, filterWidth) = [(3, 3), (5, 5), (7, 7), (3, 5)][trial / 4 % 4]
+      let stride = trial % 3 == 0 ? 1 : 2
+      let padding: Padding = trial % 2 == 0 ? .same : .valid
+      let batch = trial % 5 == 4 ? 2 : 1
+      // VALID needs the filter inside the input; SAME also gets inputs narrower than the filter.
+      let smallest = padding == .valid ? filterWidth : 1
+      let inputShape = [
+        batch, random.int((padding == .valid ? filterHeight : 1)...filterHeight + 12),
+        random.int(smallest...smallest + 40), channels,
+      ]
+      let kind = trial % 3
+      let problem = WeightedProblem(
+        random: &random, type: kind == 2 ? .int8 : .uint8, inputShape: inputShape,
+        filterShape: [random.int(1...40), filterHeight, filterWidth, channels], channelAxis: 0,
+        uint8WeightZeroPoint: kind == 0 ? legacyZeroPoints[trial / 3 % legacyZeroPoints.count] : 128)
+      let outputChannels = problem.filterShape[0]
+      let options = Conv2DOptions(
+        padding: padding, strideW: Int32(stride), strideH: Int32(stride),
+        fusedActivationFunction: [.none, .relu6, .relu][trial % 3])
+      let geometry = try Geometry(
+        inputShape, filterHeight: filterHeight, filterWidth: filterWidth, strideH: stride, strideW: stride,
+        dilationH: 1, dilationW: 1, same: padding == .same)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
+        inputChannelsPerOutput: channels
+      ) { output, ky, kx, i in (i, ((output * filterHeight + ky) * filterWidth + kx) * channels + i) }
+      let label =
+        "trial \(trial) \(problem.type.name) zero point \(problem.weightQuantization.zeroPoints[0]) \(inputShape) "
+        + "\(filterHeight)×\(filterWidth)×\(channels)→\(outputChannels) stride \(stride) \(padding.name)"
+      try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), label)
+      let route = try problem.run("CONV_2D", options: .conv2DOptions(options), threads: 1).route ?? ""
+      XCTAssertTrue(route.hasSuffix(", few-channel im2col"), "\(label): \(route)")
+      for level in levels {
+        try GeneratedDotProductKernels.$forcedISA.withValue(level) {
+          try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), "\(label) \(level)")
+        }
+      }
+    }
+  }
+
   /// Asserts that `problem` names the row-sum correction exactly when its weights do not fit signed
   /// bytes and this machine runs the VNNI kernels.
   private func assertRowSumRoute(

@@ -273,7 +273,38 @@ extension GEMMMicroKernel {
     toStride: Int, _ rows: Int, _ columns: Int
   ) {
     for r in 0..<rows {
-      (destination + r * toStride).update(from: source + r * fromStride, count: columns)
+      copyRun(from: source + r * fromStride, to: destination + r * toStride, count: columns)
+    }
+  }
+
+  /// Copies `count` elements of a trivial type (source and destination apart): a run of 1–16
+  /// bytes (a partial panel's 8-bit outputs) as two overlapping words or single bytes, without a
+  /// `memmove` call per row (which cost more than the copy in few-channel first layers, one call
+  /// per output pixel); longer runs with `update(from:count:)`.
+  @inline(__always)
+  @inlinable package static func copyRun<Element>(
+    from source: UnsafePointer<Element>, to destination: UnsafeMutablePointer<Element>, count: Int
+  ) {
+    let bytes = count &* MemoryLayout<Element>.stride
+    guard bytes > 0 && bytes <= 16 else {
+      destination.update(from: source, count: count)
+      return
+    }
+    let from = UnsafeRawPointer(source)
+    let to = UnsafeMutableRawPointer(destination)
+    /// The words at the run's start and end (the same bytes twice where they overlap).
+    @inline(__always) func copyEnds<Word: FixedWidthInteger>(_: Word.Type) {
+      let last = bytes &- MemoryLayout<Word>.size
+      let (first, end) = (from.loadUnaligned(as: Word.self), from.loadUnaligned(fromByteOffset: last, as: Word.self))
+      to.storeBytes(of: first, as: Word.self)
+      to.storeBytes(of: end, toByteOffset: last, as: Word.self)
+    }
+    if bytes >= 8 {
+      copyEnds(UInt64.self)
+    } else if bytes >= 4 {
+      copyEnds(UInt32.self)
+    } else {
+      for offset in 0..<bytes { to.storeBytes(of: from.load(fromByteOffset: offset, as: UInt8.self), toByteOffset: offset, as: UInt8.self) }
     }
   }
 }

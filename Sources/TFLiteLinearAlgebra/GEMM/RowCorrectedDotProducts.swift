@@ -146,7 +146,7 @@ extension RowCorrectedDotProductMicroKernel: GEMMMicroKernel where Output: Quant
               rowSums, stride: sumStride, rows: rows, column: column &+ columnOffset, to: partial,
               outputStride: GEMMTile.columns)
             for row in 0..<rows {
-              (blockOutput + row &* ldc).update(from: partial + row &* GEMMTile.columns, count: validColumns)
+              GEMMDriver.copyRun(from: partial + row &* GEMMTile.columns, to: blockOutput + row &* ldc, count: validColumns)
             }
           }
           panel &+= count

@@ -564,6 +564,8 @@ private final class ByteConvolution {
   let readsInPlace: Bool
   /// True when the generated kernels read the int8 input in place and flip its signs.
   let flipsSign: Bool
+  /// True when the rows are gathered by `FewChannelIm2colLeftOperand` (1–4 input channels).
+  let gathersFewChannels: Bool
   /// Where the GEMM's scratch starts.
   let gemmScratchOffset: Int
   /// The input's element type (int8 or uint8).
@@ -571,7 +573,9 @@ private final class ByteConvolution {
 
   /// `int8 GEMM, generated AVX512-VNNI` and the like (made when asked: the Swift level is only
   /// known after the float GEMM's one-time probe, which a model without float GEMMs never runs).
-  var description: String { "\(inputType.name.lowercased()) GEMM, \(weights.level)" }
+  var description: String {
+    "\(inputType.name.lowercased()) GEMM, \(weights.level)\(gathersFewChannels ? ", few-channel im2col" : "")"
+  }
 
   init(
     _ shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, input: RuntimeTensor, op: String,
@@ -608,6 +612,7 @@ private final class ByteConvolution {
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
     flipsSign = isSigned && weights.kernelsFlipSigns
     readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
+    gathersFewChannels = !readsInPlace && FewChannelIm2colLeftOperand.applies(to: shape)
     // The family of this convolution's requantization form (8-bit outputs have the input's type)
     // reserves its first tile and the tiles the plan runs, all mapped with the other nodes' at the
     // end of allocateTensors(), not mid-invoke; where the OS refuses them, the tiles run in the
@@ -659,6 +664,10 @@ private final class ByteConvolution {
       if readsInPlace {
         let lhs = RowMajorLeftOperand(
           base: source.assumingMemoryBound(to: UInt8.self) + channelOffset, rowStride: shape.inputChannels)
+        multiply(lhs: lhs, group: group, output: output, threadCount: threadCount, scratch: scratch)
+      } else if gathersFewChannels {
+        let lhs = FewChannelIm2colLeftOperand(
+          input: source, shape: shape, signFlip: signFlip, padding: UInt64(paddingValue) &* 0x0101_0101_0101_0101)
         multiply(lhs: lhs, group: group, output: output, threadCount: threadCount, scratch: scratch)
       } else {
         let lhs = UnsignedIm2colLeftOperand(
@@ -807,7 +816,7 @@ extension UnsignedIm2colLeftOperand {
 /// for three 3-channel taps), where a `memmove` call or a byte loop costs more than the copy. The
 /// overlap rewrites the same bytes (source and destination never alias).
 @inline(__always)
-private func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int, flip: UInt64) {
+func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int, flip: UInt64) {
   /// Copies the `Word` at `offset`, flipped.
   @inline(__always)
   func copyWord<Word: FixedWidthInteger>(_: Word.Type, at offset: Int) {
@@ -842,7 +851,7 @@ private func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMuta
 /// Sets `count` bytes to the byte repeated in `value`: 8 bytes at a time, the last 8 overlapping
 /// the ones before; single bytes below 8.
 @inline(__always)
-private func fillBytes(_ destination: UnsafeMutableRawPointer, count: Int, with value: UInt64) {
+func fillBytes(_ destination: UnsafeMutableRawPointer, count: Int, with value: UInt64) {
   guard count >= 8 else {
     for offset in 0..<count { destination.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: offset, as: UInt8.self) }
     return
