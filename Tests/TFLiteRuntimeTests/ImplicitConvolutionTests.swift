@@ -90,6 +90,64 @@ final class ImplicitConvolutionTests: XCTestCase {
     if !levels.isEmpty { XCTAssertGreaterThan(checked, 40) }
   }
 
+  /// Padding wider than the filter (a zero PAD folded into the convolution: pixels whose window is
+  /// all padding columns, and rows whose window is all padding rows) on the padded-rows route,
+  /// against the reference convolution of the explicitly padded input with VALID padding.
+  func testFoldedPaddingWiderThanTheFilterMatchesReferenceOnEveryLevel() throws {
+    let levels = GeneratedKernelISA.allCases.compactMap { GeneratedFloatKernels.kernels(for: $0) }
+    var random = SeededGenerator(seed: 43)
+    let (height, width, channels, outputChannels) = (5, 6, 5, 20)
+    let (padTop, padBottom, padLeft, padRight) = (4, 1, 4, 2)
+    for stride in [1, 2] {
+      let heightAxis = try XCTUnwrap(
+        WindowAxis(inputSize: height, filterSize: 3, stride: stride, dilation: 1, paddingBefore: padTop, paddingAfter: padBottom))
+      let widthAxis = try XCTUnwrap(
+        WindowAxis(inputSize: width, filterSize: 3, stride: stride, dilation: 1, paddingBefore: padLeft, paddingAfter: padRight))
+      let shape = ConvolutionShape(
+        batch: 1, inputChannels: channels, groupInputChannels: channels, outputChannels: outputChannels,
+        height: heightAxis, width: widthAxis)
+      let implicit = try XCTUnwrap(ImplicitConvolution(shape))
+      XCTAssertEqual(
+        implicit.paddedRows, .init(before: padLeft, columns: (widthAxis.outputSize - 1) * stride + 3), "stride \(stride)")
+      let input = random.floats(height * width * channels)
+      let filter = random.floats(outputChannels * 9 * channels)
+      let bias = random.floats(outputChannels)
+      let (paddedHeight, paddedWidth) = (height + padTop + padBottom, width + padLeft + padRight)
+      var padded = [Float](repeating: 0, count: paddedHeight * paddedWidth * channels)
+      for y in 0..<height {
+        for x in 0..<width {
+          for channel in 0..<channels {
+            padded[((y + padTop) * paddedWidth + x + padLeft) * channels + channel] = input[(y * width + x) * channels + channel]
+          }
+        }
+      }
+      let expected = referenceConvolution(
+        input: padded, batch: 1, height: paddedHeight, width: paddedWidth, channels: channels, filter: filter,
+        outputChannels: outputChannels, filterHeight: 3, filterWidth: 3, filterChannels: channels, bias: bias,
+        strides: (stride, stride), dilations: (1, 1), same: false, lower: 0, upper: 6)
+      var packed = [Float](repeating: 0, count: PanelPacking.packedCount(depth: shape.gemmDepth, columns: outputChannels))
+      filter.withUnsafeBufferPointer { source in
+        packed.withUnsafeMutableBufferPointer { destination in
+          PanelPacking.pack(
+            source.baseAddress!, layout: .columnMajor(depth: shape.gemmDepth), depth: shape.gemmDepth,
+            columns: outputChannels, into: destination.baseAddress!)
+        }
+      }
+      let paddedBias = PanelPacking.paddedBias(bias, groups: 1, columns: outputChannels)
+      for kernels in levels {
+        for threads in [1, 2] {
+          let output = run(threads: threads, count: expected.values.count, scratchBytes: implicit.workerScratchBytes * threads) {
+            output, scratch in
+            implicit.run(
+              kernels: kernels, input: input, filter: packed, bias: paddedBias, activation: .relu6, output: output,
+              threadCount: threads, scratch: scratch)
+          }
+          assertMatches(output, expected.values, "stride \(stride) \(kernels.isa) threads \(threads)")
+        }
+      }
+    }
+  }
+
   /// The route applies to groups of one without dilation only, and the CONV_2D kernel names it.
   func testRouteChoiceAndDescription() throws {
     let axis = try XCTUnwrap(WindowAxis(inputSize: 8, filterSize: 3, stride: 2, dilation: 1, samePadding: true))
@@ -102,6 +160,14 @@ final class ImplicitConvolutionTests: XCTestCase {
     XCTAssertEqual(
       ImplicitConvolution(shape)?.runs,
       [.init(start: 0, count: 3, columns: 0..<3), .init(start: 3, count: 1, columns: 0..<2)])
+    // So its rows are copied as 9 columns (no zero column before the input's 8 columns, one after
+    // for pixel 3's window); a VALID convolution reads the input in place.
+    XCTAssertEqual(ImplicitConvolution(shape)?.paddedRows, .init(before: 0, columns: 9))
+    let valid = try XCTUnwrap(WindowAxis(inputSize: 8, filterSize: 3, stride: 2, dilation: 1, samePadding: false))
+    XCTAssertNil(
+      ImplicitConvolution(
+        ConvolutionShape(batch: 1, inputChannels: 3, groupInputChannels: 3, outputChannels: 8, height: valid, width: valid)
+      )?.paddedRows)
     let node = KernelHarness.node(
       "CONV_2D",
       [
@@ -118,6 +184,31 @@ final class ImplicitConvolutionTests: XCTestCase {
     GeneratedFloatKernels.$areAllowed.withValue(false) {
       XCTAssertEqual(kernel.kernelDescription, KernelDescription.floatGEMM)
     }
+  }
+
+  /// Output rows shorter than the tallest AVX-512 tile run on im2col once the input has 16
+  /// channels or more; fewer channels, or rows of 14 pixels and more, keep this route.
+  func testShortRowsOfManyChannelsRunOnIm2col() throws {
+    func shape(channels: Int, outputWidth: Int) throws -> ConvolutionShape {
+      let axis = try XCTUnwrap(WindowAxis(inputSize: outputWidth, filterSize: 3, stride: 1, dilation: 1, samePadding: true))
+      return ConvolutionShape(
+        batch: 1, inputChannels: channels, groupInputChannels: channels, outputChannels: 32, height: axis, width: axis)
+    }
+    XCTAssertFalse(ImplicitConvolution.outrunsIm2col(try shape(channels: 16, outputWidth: 13)))
+    XCTAssertFalse(ImplicitConvolution.outrunsIm2col(try shape(channels: 512, outputWidth: 7)))
+    XCTAssertTrue(ImplicitConvolution.outrunsIm2col(try shape(channels: 15, outputWidth: 7)))
+    XCTAssertTrue(ImplicitConvolution.outrunsIm2col(try shape(channels: 64, outputWidth: 14)))
+    let node = KernelHarness.node(
+      "CONV_2D",
+      [
+        KernelHarness.floatTensor(0, [1, 7, 7, 16], [Float](repeating: 1, count: 784)),
+        KernelHarness.floatTensor(1, [8, 3, 3, 16], [Float](repeating: 1, count: 1152), constant: true),
+      ], KernelHarness.outputTensor(2),
+      .conv2DOptions(Conv2DOptions(padding: .same, strideW: 1, strideH: 1, fusedActivationFunction: .none)))
+    let kernel = try KernelDispatch.makeKernel(for: node)
+    var context = PrepareContext(threadCount: 1)
+    try kernel.prepare(&context)
+    XCTAssertEqual(kernel.kernelDescription, KernelDescription.floatGEMM)
   }
 
   /// Runs `body` on a zeroed output of `count` floats and 64-byte aligned scratch.

@@ -258,7 +258,7 @@ final class Conv2DKernel: Kernel {
       scratch: &scratch)
     paddedBias.prepare(bias, groups: shape.groups, columns: shape.groupOutputChannels, scratch: &scratch)
     gemmScratchOffset = scratch.reserve(bytes: FloatConvolution.scratchBytes(shape, threadCount: context.threadCount))
-    implicit = shape.readsInputInPlace ? nil : ImplicitConvolution(shape)
+    implicit = shape.readsInputInPlace || !ImplicitConvolution.outrunsIm2col(shape) ? nil : ImplicitConvolution(shape)
     if let implicit {
       implicitScratchOffset = scratch.reserve(bytes: implicit.workerScratchBytes * max(1, context.threadCount))
     }

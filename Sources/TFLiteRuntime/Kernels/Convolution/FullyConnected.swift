@@ -36,7 +36,11 @@ final class FullyConnectedKernel: Kernel {
     let shape = try FullyConnectedShape(input: input, weights: weights, bias: bias, keepNumDims: keepNumDims)
     let (rows, depth, units) = (shape.rows, shape.depth, shape.units)
     output.shape = shape.outputShape
-    let plan = GEMMPlan(rows: rows, columns: units, depth: depth, threadCount: context.threadCount)
+    // Depth blocks keep a block of a weight panel in L1 while several row tiles reuse it. With one
+    // tile of rows (batch 1: a matrix × vector product) nothing reuses it, and blocks would only
+    // cut the weights' one sequential stream into 16 KiB pieces 64·depth bytes apart.
+    let plan = GEMMPlan(
+      rows: rows, columns: units, depth: depth, threadCount: context.threadCount, splitsDepth: rows > GEMMTile.rows)
     var scratch = ScratchLayout()
     try packedWeights.prepare(
       weights, count: 1, sourceStride: 0, layout: .columnMajor(depth: depth), depth: depth, columns: units,

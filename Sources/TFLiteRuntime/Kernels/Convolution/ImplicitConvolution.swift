@@ -13,10 +13,21 @@
 // segment (the generated kernel may round the partial sums differently from one call over the
 // whole depth: float rounding, within the convolution tolerances), and a padding tap is skipped
 // where im2col adds a zero product. A last panel narrower than 16 columns is computed in a
-// per-worker buffer and its real columns copied out. Used for every convolution that reads its
-// input through im2col (not 1×1 stride 1), with groups of one and no dilation, when the generated
-// float kernels run: MediaPipe's first layers (3 input channels, 3×3 stride 2) spent most of their
-// time gathering im2col rows, and pose_landmark_full's 3×3 layers half of theirs.
+// per-worker buffer and its real columns copied out.
+//
+// With horizontal padding (SAME), the pixels at either end of a row see fewer filter columns, so a
+// row would split into several runs, those at the ends one or two pixels long: a one-row tile
+// loads a whole panel vector per multiply-add and ran at a fraction of the taller tiles' rate (a
+// perf profile of ResNet50 float put 18 % of the generated code's samples in the one-row kernel).
+// Such a convolution instead copies the in-bounds filter rows of each output row into a per-worker
+// buffer with the padding columns as zeros, and runs the whole output row as one run over it (the
+// copy is about stride / (filter width · output channels) of the multiply-adds).
+//
+// Used for convolutions that would read their input through im2col (not 1×1 stride 1), with groups
+// of one and no dilation, when the generated float kernels run and the route is expected to be the
+// faster one (`outrunsIm2col`: few input channels, or output rows of 14 pixels or more).
+// MediaPipe's first layers (3 input channels, 3×3 stride 2) spent most of their time gathering
+// im2col rows, and pose_landmark_full's 3×3 layers half of theirs.
 
 import TFLiteLinearAlgebra
 
@@ -33,9 +44,22 @@ struct ImplicitConvolution {
     let columns: Range<Int>
   }
 
+  /// The input rows padded with zero columns on both sides (see the file comment).
+  struct PaddedRows: Equatable {
+    /// Zero columns before the input's first column.
+    let before: Int
+    /// Columns of a padded row: every column some pixel's window reads.
+    let columns: Int
+  }
+
   let shape: ConvolutionShape
-  /// The runs covering one output row, left to right.
+  /// The runs covering one output row, left to right, each reading the input in place.
   let runs: [PixelRun]
+  /// Set when some pixel's window has padding columns: every row then runs as one run over its
+  /// input rows copied with zero columns, rather than over `runs`.
+  let paddedRows: PaddedRows?
+  /// The runs each row executes: `runs`, or the whole row over the padded rows.
+  private let rowRuns: [PixelRun]
 
   /// The route for `shape`, or nil when it does not apply (grouped or dilated convolutions).
   init?(_ shape: ConvolutionShape) {
@@ -54,15 +78,49 @@ struct ImplicitConvolution {
       }
     }
     self.runs = runs
+    let hasPaddingColumns = runs.contains { $0.columns != 0..<shape.width.filterSize }
+    paddedRows =
+      hasPaddingColumns
+      ? PaddedRows(
+        before: shape.width.paddingBefore,
+        columns: (shape.width.outputSize - 1) * shape.width.stride + shape.width.filterSize) : nil
+    rowRuns =
+      hasPaddingColumns
+      ? [PixelRun(start: 0, count: shape.width.outputSize, columns: 0..<shape.width.filterSize)] : runs
   }
 
-  /// Scratch bytes per worker: one row of a 16-column panel (for a last panel narrower than that).
-  var workerScratchBytes: Int { shape.width.outputSize * GEMMTile.columns * MemoryLayout<Float>.stride }
+  /// True when this route is expected to run faster than the im2col GEMM: always with fewer than
+  /// `im2colChannels` input channels (im2col would gather runs of a few floats), otherwise when an
+  /// output row holds at least `shortestRow` pixels. Shorter rows fill no tallest tile per call and
+  /// stream the whole filter panel from L2 for each row, where im2col's tiles span output rows
+  /// and keep a depth block of the panel in L1 (ResNet50 float's 7×7 3×3 layers: 41–51 GFLOP/s
+  /// here against 68–84 on im2col).
+  static func outrunsIm2col(_ shape: ConvolutionShape) -> Bool {
+    shape.inputChannels < im2colChannels || shape.width.outputSize >= shortestRow
+  }
+
+  /// See `outrunsIm2col`: the tallest AVX-512 tile.
+  static let shortestRow = 14
+  /// See `outrunsIm2col`.
+  static let im2colChannels = 16
+
+  /// Bytes of a worker's buffer for a last panel narrower than 16 columns (one output row of it).
+  private var panelBufferBytes: Int {
+    (shape.width.outputSize * GEMMTile.columns * MemoryLayout<Float>.stride + 63) & ~63
+  }
+
+  /// Floats of one padded input row.
+  private var paddedRowFloats: Int { (paddedRows?.columns ?? 0) * shape.inputChannels }
+
+  /// Scratch bytes per worker: the narrow panel's buffer, and the padded filter rows.
+  var workerScratchBytes: Int {
+    panelBufferBytes + shape.height.filterSize * paddedRowFloats * MemoryLayout<Float>.stride
+  }
 
   /// True when every kernel the rows call for exists on `kernels` (generated if needed): false
   /// when one was refused a mapping, and then the im2col route runs instead.
   func canRun(on kernels: GeneratedFloatKernels) -> Bool {
-    runs.allSatisfy { kernels.canRun(rowCount: $0.count) }
+    rowRuns.allSatisfy { kernels.canRun(rowCount: $0.count) }
   }
 
   /// Reserves the kernels the rows call for on `kernels` (mapped with the other nodes' at the end
@@ -84,10 +142,11 @@ struct ImplicitConvolution {
   ) {
     let rows = shape.batch * shape.height.outputSize
     ParallelWork.run(itemCount: rows, threadCount: threadCount) { row, worker in
-      let buffer = (scratch + worker * workerScratchBytes).assumingMemoryBound(to: Float.self)
+      let workerScratch = scratch + worker * workerScratchBytes
       runRow(
         row, kernels: kernels, input: input, filter: filter, bias: bias, activation: activation, output: output,
-        buffer: buffer)
+        buffer: workerScratch.assumingMemoryBound(to: Float.self),
+        paddedBuffer: (workerScratch + panelBufferBytes).assumingMemoryBound(to: Float.self))
     }
   }
 
@@ -95,7 +154,7 @@ struct ImplicitConvolution {
   private func runRow(
     _ row: Int, kernels: GeneratedFloatKernels, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
     bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>,
-    buffer: UnsafeMutablePointer<Float>
+    buffer: UnsafeMutablePointer<Float>, paddedBuffer: UnsafeMutablePointer<Float>
   ) {
     let width = GEMMTile.columns
     let channels = shape.inputChannels
@@ -107,27 +166,35 @@ struct ImplicitConvolution {
     let originY = shape.height.inputOrigin(y)
     let panelStride = shape.gemmDepth * width
     let outputRow = output + row * outputWidth * outputChannels
+    let inputRowFloats = shape.width.inputSize * channels
+    // A's first in-bounds filter row, the floats between filter rows and the columns before the
+    // input's first one: the input in place, or its rows copied with zero columns.
+    var (firstRow, rowFloats, columnShift) = (image + (originY + filterRows.first) * inputRowFloats, inputRowFloats, 0)
+    if let paddedRows, filterRows.first < filterRows.end {
+      copyPadded(
+        rows: image + (originY + filterRows.first) * inputRowFloats, count: filterRows.end - filterRows.first,
+        padding: paddedRows, into: paddedBuffer)
+      (firstRow, rowFloats, columnShift) = (UnsafePointer(paddedBuffer), paddedRowFloats, paddedRows.before)
+    }
     for panel in 0..<PanelPacking.panelCount(columns: outputChannels) {
       let column = panel * width
       let columns = min(width, outputChannels - column)
       // A whole panel is written in place; a narrower one into the buffer, then copied.
       let (c, ldc) = columns == width ? (outputRow + column, outputChannels) : (buffer, width)
       let start = bias.map { $0 + column }
-      for run in runs {
+      for run in rowRuns {
         let cRun = c + run.start * ldc
         guard filterRows.first < filterRows.end, !run.columns.isEmpty else {
           fillWithClampedStart(cRun, ldc: ldc, pixels: run.count, start: start, activation: activation)
           continue
         }
-        let a = image + (shape.width.inputOrigin(run.start) + run.columns.lowerBound) * channels
-        let inputRowFloats = shape.width.inputSize * channels
+        let a = firstRow + (shape.width.inputOrigin(run.start) + columnShift + run.columns.lowerBound) * channels
         let depthStart = (filterRows.first * shape.width.filterSize + run.columns.lowerBound) * channels
         // Runs: `canRun` found its kernels, and made kernels are kept. One segment per filter row.
         _ = kernels.run(
-          a: a + (originY + filterRows.first) * inputRowFloats, lda: shape.width.stride * channels,
-          rowCount: run.count, b: filter + panel * panelStride + depthStart * width, depth: run.columns.count * channels,
-          c: cRun, ldc: ldc, start: start, accumulates: false, clamp: activation,
-          segments: filterRows.end - filterRows.first, aSegmentStride: inputRowFloats,
+          a: a, lda: shape.width.stride * channels, rowCount: run.count, b: filter + panel * panelStride + depthStart * width,
+          depth: run.columns.count * channels, c: cRun, ldc: ldc, start: start, accumulates: false, clamp: activation,
+          segments: filterRows.end - filterRows.first, aSegmentStride: rowFloats,
           bSegmentStride: shape.width.filterSize * channels * width)
       }
       if columns < width {
@@ -135,6 +202,24 @@ struct ImplicitConvolution {
           copyFloats(from: buffer + x * width, to: outputRow + x * outputChannels + column, count: columns)
         }
       }
+    }
+  }
+
+  /// Copies `count` consecutive input rows (from `rows`) into `destination`, each as
+  /// `padding.columns` columns: zeros, then the input row's columns, then zeros.
+  private func copyPadded(
+    rows: UnsafePointer<Float>, count: Int, padding: PaddedRows, into destination: UnsafeMutablePointer<Float>
+  ) {
+    let channels = shape.inputChannels
+    let before = min(padding.before, padding.columns) * channels
+    let inside = max(0, min(shape.width.inputSize, padding.columns - padding.before)) * channels
+    let after = paddedRowFloats - before - inside
+    let inputRowFloats = shape.width.inputSize * channels
+    for index in 0..<count {
+      let row = destination + index * paddedRowFloats
+      zeroFloats(row, count: before)
+      copyFloats(from: rows + index * inputRowFloats, to: row + before, count: inside)
+      zeroFloats(row + before + inside, count: after)
     }
   }
 
