@@ -168,16 +168,7 @@ final class ImplicitConvolutionTests: XCTestCase {
       ImplicitConvolution(
         ConvolutionShape(batch: 1, inputChannels: 3, groupInputChannels: 3, outputChannels: 8, height: valid, width: valid)
       )?.paddedRows)
-    let node = KernelHarness.node(
-      "CONV_2D",
-      [
-        KernelHarness.floatTensor(0, [1, 8, 8, 3], [Float](repeating: 1, count: 192)),
-        KernelHarness.floatTensor(1, [8, 3, 3, 3], [Float](repeating: 1, count: 216), constant: true),
-      ], KernelHarness.outputTensor(2),
-      .conv2DOptions(Conv2DOptions(padding: .same, strideW: 2, strideH: 2, fusedActivationFunction: .none)))
-    let kernel = try KernelDispatch.makeKernel(for: node)
-    var context = PrepareContext(threadCount: 1)
-    try kernel.prepare(&context)
+    let kernel = try preparedConvolution(input: [1, 8, 8, 3], outputChannels: 8, stride: 2)
     if let kernels = GeneratedFloatKernels.current {
       XCTAssertEqual(kernel.kernelDescription, "implicit GEMM, generated \(kernels.isa)")
     }
@@ -198,17 +189,24 @@ final class ImplicitConvolutionTests: XCTestCase {
     XCTAssertFalse(ImplicitConvolution.outrunsIm2col(try shape(channels: 512, outputWidth: 7)))
     XCTAssertTrue(ImplicitConvolution.outrunsIm2col(try shape(channels: 15, outputWidth: 7)))
     XCTAssertTrue(ImplicitConvolution.outrunsIm2col(try shape(channels: 64, outputWidth: 14)))
+    let kernel = try preparedConvolution(input: [1, 7, 7, 16], outputChannels: 8, stride: 1)
+    XCTAssertEqual(kernel.kernelDescription, KernelDescription.floatGEMM)
+  }
+
+  /// A one-thread float CONV_2D (3×3 filter, SAME, no activation) of all-ones input and weights, prepared.
+  private func preparedConvolution(input: [Int], outputChannels: Int, stride: Int32) throws -> any Kernel {
+    let filter = [outputChannels, 3, 3, input[3]]
     let node = KernelHarness.node(
       "CONV_2D",
       [
-        KernelHarness.floatTensor(0, [1, 7, 7, 16], [Float](repeating: 1, count: 784)),
-        KernelHarness.floatTensor(1, [8, 3, 3, 16], [Float](repeating: 1, count: 1152), constant: true),
+        KernelHarness.floatTensor(0, input, [Float](repeating: 1, count: input.reduce(1, *))),
+        KernelHarness.floatTensor(1, filter, [Float](repeating: 1, count: filter.reduce(1, *)), constant: true),
       ], KernelHarness.outputTensor(2),
-      .conv2DOptions(Conv2DOptions(padding: .same, strideW: 1, strideH: 1, fusedActivationFunction: .none)))
+      .conv2DOptions(Conv2DOptions(padding: .same, strideW: stride, strideH: stride, fusedActivationFunction: .none)))
     let kernel = try KernelDispatch.makeKernel(for: node)
     var context = PrepareContext(threadCount: 1)
     try kernel.prepare(&context)
-    XCTAssertEqual(kernel.kernelDescription, KernelDescription.floatGEMM)
+    return kernel
   }
 
   /// Runs `body` on a zeroed output of `count` floats and 64-byte aligned scratch.
