@@ -138,9 +138,9 @@ final class GeneratedDotProductKernelTests: XCTestCase {
   }
 
   /// Every tile (every height of every panel count of every level this machine runs) over 0
-  /// through 5 steps, which the kernels run two at a time with an odd last one: each Int32 sum
-  /// equals first principles, and the C columns past the tile and the row past its last are untouched.
-  func testEveryTileSumsPairedAndOddSteps() throws {
+  /// through 5 steps: each Int32 sum equals first principles, and the C columns past the tile and
+  /// the row past its last are untouched.
+  func testEveryTileSumsShortDepths() throws {
     var random = SeededGenerator(seed: 1209)
     for isa in runnableISAs {
       let kernels = try XCTUnwrap(GeneratedDotProductKernels.kernels(for: isa))

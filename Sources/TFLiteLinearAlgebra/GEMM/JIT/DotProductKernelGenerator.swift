@@ -17,9 +17,6 @@
 /// after the arguments' table, and the lanes; the sums start from the record's biases) and stored
 /// as 16 bytes per row and panel.
 ///
-/// The steps run two at a time (one loop branch and one set of pointer updates per eight depths),
-/// an odd last step on its own.
-///
 /// Registers: rdi arguments, rax and r10 the bases of rows 0–4 and 5–9 (row r is
 /// `base + {0, 1, 2, 3, 4} × stride` through the SIB byte), r8/r9 the row stride ×1/×3, rdx the
 /// first panel, rsi/r11 the panel distance ×1/×3 during the steps, rcx the step counter; in the
@@ -217,22 +214,28 @@ private struct DotProductEmitter {
     }
     assembler.mov(.rcx, argumentOperand(\DotProductKernelArguments.steps))
     let done = assembler.makeLabel()
-    let pair = assembler.makeLabel()
-    let last = assembler.makeLabel()
-    assembler.cmp(.rcx, 2)
-    assembler.jump(if: .below, to: last)
-    assembler.bind(pair)
-    emitStep(0, flip: flip)
-    emitStep(1, flip: flip)
-    assembler.add(.rdx, 128)
-    bases.advance(&assembler, by: 8)
-    assembler.sub(.rcx, 2)
-    assembler.cmp(.rcx, 2)
-    assembler.jump(if: .aboveOrEqual, to: pair)
-    assembler.bind(last)
+    let step = assembler.makeLabel()
     assembler.test(.rcx, .rcx)
     assembler.jump(if: .zero, to: done)
-    emitStep(0, flip: flip)
+    assembler.bind(step)
+    for vector in 0..<vectorsPerRow { assembler.load(width, panelRegister(vector), panelAddress(vector)) }
+    for row in 0..<rows {
+      let quad = broadcastRegister(row: row)
+      if flipsSign {
+        assembler.vpxordZMM(quad, flip, broadcast: rowAddress(row))
+      } else {
+        width == .ymm ? assembler.vpbroadcastdYMM(quad, rowAddress(row)) : assembler.vpbroadcastdZMM(quad, rowAddress(row))
+      }
+      for vector in 0..<vectorsPerRow {
+        width == .ymm
+          ? assembler.vpdpbusdYMM(accumulator(row, vector), quad, panelRegister(vector))
+          : assembler.vpdpbusdZMM(accumulator(row, vector), quad, panelRegister(vector))
+      }
+    }
+    assembler.add(.rdx, 64)
+    bases.advance(&assembler, by: 4)
+    assembler.dec(.rcx)
+    assembler.jump(if: .notZero, to: step)
     assembler.bind(done)
     setBases(origin: \.c, stride: \.cRowBytes)
     if let output {
@@ -259,30 +262,5 @@ private struct DotProductEmitter {
       }
     }
     assembler.returnFromKernel(restoring: [])
-  }
-
-  /// One step of four depths, `step` steps (64 panel bytes, 4 A bytes) past the current pointers:
-  /// the panels loaded, then each row's A quad broadcast (XOR-ed with `flip` in the variants
-  /// reading int8 A) and multiplied into the row's accumulators.
-  mutating func emitStep(_ step: Int32, flip: VectorRegister) {
-    for vector in 0..<vectorsPerRow {
-      var address = panelAddress(vector)
-      address.displacement += 64 * step
-      assembler.load(width, panelRegister(vector), address)
-    }
-    for row in 0..<rows {
-      let quad = broadcastRegister(row: row)
-      let address = rowAddress(row, plus: 4 * step)
-      if flipsSign {
-        assembler.vpxordZMM(quad, flip, broadcast: address)
-      } else {
-        width == .ymm ? assembler.vpbroadcastdYMM(quad, address) : assembler.vpbroadcastdZMM(quad, address)
-      }
-      for vector in 0..<vectorsPerRow {
-        width == .ymm
-          ? assembler.vpdpbusdYMM(accumulator(row, vector), quad, panelRegister(vector))
-          : assembler.vpdpbusdZMM(accumulator(row, vector), quad, panelRegister(vector))
-      }
-    }
   }
 }
