@@ -137,6 +137,52 @@ final class GeneratedDotProductKernelTests: XCTestCase {
     }
   }
 
+  /// Every tile (every height of every panel count of every level this machine runs) over 0
+  /// through 5 steps: each Int32 sum equals first principles, and the C columns past the tile and
+  /// the row past its last are untouched.
+  func testEveryTileSumsShortDepths() throws {
+    var random = SeededGenerator(seed: 1209)
+    for isa in runnableISAs {
+      let kernels = try XCTUnwrap(GeneratedDotProductKernels.kernels(for: isa))
+      for columns in 1...kernels.maximumColumns {
+        for rows in 1...kernels.maximumRows(columns: columns) {
+          for steps in 0...5 {
+            let lda = 4 * steps + random.int(0...3)
+            let panelBytes = 64 * (steps + random.int(0...1))
+            let ldc = 16 * columns + random.int(0...3)
+            let a = (0..<rows * lda).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let b = (0..<max(1, columns * panelBytes)).map { _ in Int8.random(in: -128...127, using: &random) }
+            let sentinel: Int32 = 0x1234_5678
+            var c = [Int32](repeating: sentinel, count: (rows + 1) * ldc)
+            a.withUnsafeBufferPointer { aBuffer in
+              b.withUnsafeBufferPointer { bBuffer in
+                c.withUnsafeMutableBufferPointer {
+                  kernels.tileSums(
+                    a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
+                    c: $0.baseAddress!, ldc: ldc, columns: columns, panelBytes: panelBytes)
+                }
+              }
+            }
+            for row in 0...rows {
+              for column in 0..<ldc {
+                var expected = sentinel
+                if row < rows && column < 16 * columns {
+                  let (panel, lane) = column.quotientAndRemainder(dividingBy: 16)
+                  expected = 0
+                  for k in 0..<4 * steps {
+                    expected &+= Int32(a[row * lda + k]) &* Int32(b[panel * panelBytes + (k / 4) * 64 + lane * 4 + k % 4])
+                  }
+                }
+                XCTAssertEqual(
+                  c[row * ldc + column], expected, "\(isa) \(rows)×\(columns) steps \(steps) row \(row) column \(column)")
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
   /// Weights outside Int8 (uint8 weights minus a zero point) are refused by the packing.
   func testPackingRefusesValuesOutsideInt8() {
     for outside: Int32 in [128, -129, 255, -255] {

@@ -207,6 +207,44 @@ final class IntegerGEMMTests: XCTestCase {
     }
   }
 
+  /// int8 1×1 stride-1 CONV_2D on both sides of the 24 rows from which the input is packed (its
+  /// signs flipped once per row) instead of read in place by tiles that flip each broadcast quad
+  /// (1–60 pixels in one or two images, depths 8–64, 17–150 output channels: partial panels and
+  /// groups of one to four), and uint8 ones, always read in place; bit-exact with the plain loop on
+  /// every dot-product level this machine runs (forced one by one), on the Swift route, on 1 and 2 threads.
+  func testPointwiseConvolutionsPackedOrReadInPlaceMatchNaiveLoop() throws {
+    var random = SeededGenerator(seed: 19)
+    let levels = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
+    let pixelCounts = [(1, 1), (1, 16), (1, 23), (1, 24), (1, 25), (2, 12), (1, 49), (2, 30)]
+    for (trial, (batch, pixels)) in pixelCounts.enumerated() {
+      let channels = [8, 16, 20, 64][trial % 4]
+      let outputChannels = trial == 0 ? 150 : random.int(17...150)
+      let options = Conv2DOptions(
+        padding: .valid, strideW: 1, strideH: 1, fusedActivationFunction: [.none, .relu, .relu6][trial % 3])
+      let width = [1, 4, 5, 6, 7][pixels % 5]
+      let shapes = pixels % width == 0 ? (pixels / width, width) : (1, pixels)
+      for type in [ElementType.int8, .uint8] {
+        let problem = WeightedProblem(
+          random: &random, type: type, inputShape: [batch, shapes.0, shapes.1, channels],
+          filterShape: [outputChannels, 1, 1, channels], channelAxis: 0)
+        let geometry = try Geometry(
+          problem.inputShape, filterHeight: 1, filterWidth: 1, strideH: 1, strideW: 1, dilationH: 1, dilationW: 1,
+          same: false)
+        let expected = problem.reference(
+          geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
+          inputChannelsPerOutput: channels
+        ) { output, _, _, i in (i, output * channels + i) }
+        for level in levels {
+          try GeneratedDotProductKernels.$forcedISA.withValue(level) {
+            try problem.assertKernelMatches(
+              expected, "CONV_2D", options: .conv2DOptions(options),
+              "\(type.name) \(batch)×\(pixels) pixels × \(channels) → \(outputChannels) \(level)")
+          }
+        }
+      }
+    }
+  }
+
   /// Random DEPTHWISE_CONV_2D: channel counts around the 16-lane blocks, multipliers 1 and 2,
   /// borders, strides and dilations, int8 (per-tensor and per-channel) and uint8 with weight zero
   /// points; bit-exact on the generated kernels (where this machine runs them) and on the Swift ones.

@@ -557,15 +557,20 @@ private final class ByteConvolution {
   /// The unsigned value that stands for the input zero point: what padding taps hold.
   let paddingValue: UInt8
   /// True when the GEMM reads the input rows in place: a 1×1 stride-1 convolution without padding
-  /// whose depth needs no padding for the packed panels, on uint8 input, or on int8 input when the
-  /// generated kernels flip its signs as they read it (`flipsSign`). Otherwise an int8 input is
-  /// flipped to the unsigned form while its rows are packed instead of through a copy of the whole
-  /// input, which would cost scratch as large as the input (LiteRT's int8 1×1 convolution needs none).
+  /// whose depth needs no padding for the packed panels, on uint8 input, or on int8 input of fewer
+  /// than `flippedBlockRows` rows (FULLY_CONNECTED's batch) when the generated kernels flip its
+  /// signs as they read it (`flipsSign`). Otherwise an int8 input is flipped to the unsigned form
+  /// while its rows are packed (in blocks of `flippedBlockRows` rows when the convolution could
+  /// read it in place), not through a copy of the whole input, which would cost scratch as large as
+  /// the input (LiteRT's int8 1×1 convolution needs none).
   let readsInPlace: Bool
   /// True when the generated kernels read the int8 input in place and flip its signs.
   let flipsSign: Bool
   /// True when the rows are gathered by `FewChannelIm2colLeftOperand` (1–4 input channels).
   let gathersFewChannels: Bool
+  /// Rows of a packed block of an int8 1×1 stride-1 input (which the convolution could read in
+  /// place): four 6-row tiles of four panels, or three 8-row tiles of three.
+  static let flippedBlockRows = 24
   /// Where the GEMM's scratch starts.
   let gemmScratchOffset: Int
   /// The input's element type (int8 or uint8).
@@ -611,7 +616,13 @@ private final class ByteConvolution {
     signFlip = isSigned ? 0x8080_8080_8080_8080 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
     flipsSign = isSigned && weights.kernelsFlipSigns
-    readsInPlace = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels && (!isSigned || flipsSign)
+    // Tiles reading int8 A in place flip the sign bits of every broadcast A quad: one more vector
+    // instruction on the multiply-adds' ports per row, step and panel group (6 beside 24 `vpdpbusd`
+    // in a 6 × 4 tile), where packing flips 16 bytes per instruction, once per row for every panel.
+    // So int8 1×1 inputs of a block's rows or more are packed, in blocks of that many rows: the
+    // scratch stays small (a few KiB on the mini networks' thin layers).
+    let pointwise = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels
+    readsInPlace = pointwise && (!isSigned || (flipsSign && shape.gemmRows < Self.flippedBlockRows))
     gathersFewChannels = !readsInPlace && FewChannelIm2colLeftOperand.applies(to: shape)
     // The family of this convolution's requantization form (8-bit outputs have the input's type)
     // reserves its first tile and the tiles the plan runs, all mapped with the other nodes' at the
@@ -626,7 +637,11 @@ private final class ByteConvolution {
     // Row-corrected (legacy uint8) weights run in 2 KiB row blocks: the rows they gather stay
     // small enough that the scratch (and the arena) is no larger than LiteRT's on those networks.
     let rowBlockBytes: Int
-    if case .rowCorrected = weights { rowBlockBytes = 2 * 1024 } else {
+    if case .rowCorrected = weights {
+      rowBlockBytes = 2 * 1024
+    } else if pointwise && !readsInPlace {
+      rowBlockBytes = Self.flippedBlockRows * weights.paddedDepth
+    } else {
       rowBlockBytes = IntegerGEMM.packedBlockBytes(depth: weights.paddedDepth)
     }
     plan = GEMMPlan(
