@@ -59,11 +59,7 @@
 
   /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
   @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedFloatKernels? {
-    guard let supported = GeneratedKernelISA.supported, isa <= supported else { return nil }
-    switch isa {
-    case .avx2: return avx2
-    case .avx512: return avx512
-    }
+    isa.family(avx2: avx2, avx512: avx512)
   }
 
   /// True when the environment variable `SWIFTTFLITE_JIT` is `0`, `off`, `false` or `no`.

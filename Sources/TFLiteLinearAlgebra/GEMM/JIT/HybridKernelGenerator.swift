@@ -370,11 +370,7 @@ extension X86Assembler {
 
   /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
   @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedHybridKernels? {
-    guard let supported = GeneratedKernelISA.supported, isa <= supported else { return nil }
-    switch isa {
-    case .avx2: return avx2
-    case .avx512: return avx512
-    }
+    isa.family(avx2: avx2, avx512: avx512)
   }
 
   /// The kernels a hybrid operator started on this thread uses, or nil when generated kernels are

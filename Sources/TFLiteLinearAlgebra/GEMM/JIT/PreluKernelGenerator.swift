@@ -133,11 +133,7 @@ extension X86Assembler {
 
   /// The kernel of `isa`, or nil when this CPU, OS or platform cannot run it.
   @usableFromInline package static func kernel(for isa: GeneratedKernelISA) -> GeneratedPreluKernel? {
-    guard let supported = GeneratedKernelISA.supported, isa <= supported else { return nil }
-    switch isa {
-    case .avx2: return avx2
-    case .avx512: return avx512
-    }
+    isa.family(avx2: avx2, avx512: avx512)
   }
 
   /// The kernel of the newest instruction set a PRELU started on this thread may use, or nil

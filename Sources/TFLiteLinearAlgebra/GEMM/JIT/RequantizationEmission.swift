@@ -440,11 +440,7 @@ struct RequantizationEmission {
 
   /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
   @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedRequantizationKernels? {
-    guard let supported = GeneratedKernelISA.supported, isa <= supported else { return nil }
-    switch isa {
-    case .avx2: return avx2
-    case .avx512: return avx512
-    }
+    isa.family(avx2: avx2, avx512: avx512)
   }
 
   /// Requantizes `rows` rows of 16 sums (`sumsStride` Int32 apart) of the channel block whose
