@@ -425,6 +425,32 @@ final class GeneratedElementwiseKernelTests: XCTestCase {
       }
     }
   }
+
+  /// Quantized ADD and SUB of same-shape 14×14×112 and 28×28×40 operands and of a broadcast row
+  /// (squeeze-excite networks' residual sums, which one cheap element-wise chunk kept on one
+  /// thread) are cut into several chunks on two and three threads and give the bytes of one thread
+  /// with generated kernels off.
+  func testQuantizedAddCutIntoChunksOnSeveralThreadsGivesOneThreadsBytes() throws {
+    var random = SeededGenerator(seed: 1214)
+    for trial in 0..<8 {
+      let type: ElementType = trial % 2 == 0 ? .int8 : .uint8
+      let shape = trial % 4 < 2 ? [1, 14, 14, 112] : [1, 28, 28, 40]
+      let opName = trial % 3 == 2 ? "SUB" : "ADD"
+      let rhsShape = trial < 6 ? shape : [1, 1, 1, shape[3]]
+      let operation = RandomBinaryOperation(opName, type, shape, rhsShape, trial % 3 == 0 ? .relu : .none, &random)
+      let label = "trial \(trial) \(opName) \(type.name) \(shape) × \(rhsShape)"
+      XCTAssertGreaterThan(
+        ChunkSplit(count: shape.reduce(1, *), minimumChunk: quantizedAddSubtractChunk, threadCount: 2).count, 1, label)
+      let expected = try GeneratedFloatKernels.$areAllowed.withValue(false) {
+        try KernelHarness.run(operation.node, threads: 1, as: UInt8.self).values
+      }
+      XCTAssertEqual(expected.count, shape.reduce(1, *), label)
+      for threads in 1...3 {
+        XCTAssertEqual(
+          try KernelHarness.run(operation.node, threads: threads, as: UInt8.self).values, expected, "\(label), \(threads) threads")
+      }
+    }
+  }
 }
 
 /// A quantized ADD, SUB or MUL node on random operands of `type` (values, scales and zero points
