@@ -32,7 +32,9 @@
   /// past it, up to the packed depth, meet zero weights and are left out).
   @usableFromInline package let rowSumDepth: Int
   /// The generated requantization of the corrected tiles, or nil for `IntegerEpilogue.requantize`.
-  @usableFromInline package let requantizer: GeneratedRequantizationKernels?
+  /// Held unretained (the kernel sets are the process's singletons,
+  /// ``GeneratedRequantizationKernels/kernels(for:)``): no retain and release per requantized tile.
+  @usableFromInline let requantizer: Unmanaged<GeneratedRequantizationKernels>?
 }
 
 extension RowCorrectedDotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger {
@@ -48,11 +50,12 @@ extension RowCorrectedDotProductMicroKernel: GEMMMicroKernel where Output: Quant
     self.sums = sums
     self.rowSumFactor = rowSumFactor
     self.rowSumDepth = rowSumDepth
-    self.requantizer =
+    let kernels =
       requantizer
       ?? sums.generated.flatMap {
         GeneratedRequantizationKernels.kernels(for: $0.isa == .avx512VNNI ? .avx512 : .avx2)
       }
+    self.requantizer = kernels.map { Unmanaged.passUnretained($0) }
   }
 
   /// Rows whose sums one block keeps in the workspace (for every panel the sums route takes at once).
@@ -162,9 +165,11 @@ extension RowCorrectedDotProductMicroKernel: GEMMMicroKernel where Output: Quant
     outputStride: Int
   ) {
     if let requantizer {
-      requantizer.requantize(
-        sums: rowSums, sumsStride: stride, rows: rows, table: epilogue.table(channel: column), lanes: epilogue.lanes,
-        output: output, outputStride: outputStride)
+      requantizer._withUnsafeGuaranteedRef { kernels in
+        kernels.requantize(
+          sums: rowSums, sumsStride: stride, rows: rows, table: epilogue.table(channel: column), lanes: epilogue.lanes,
+          output: output, outputStride: outputStride)
+      }
       return
     }
     for row in 0..<rows {

@@ -212,8 +212,9 @@ final class Conv2DKernel: Kernel {
   private let activation: FloatClampRange
   private var shape: ConvolutionShape?
   private var plan: GEMMPlan?
-  private var weights = PackedWeights()
-  private var paddedBias = PaddedBias()
+  // Written only by `prepare`, read by every `eval`: no run-time exclusivity check per read.
+  @exclusivity(unchecked) private var weights = PackedWeights()
+  @exclusivity(unchecked) private var paddedBias = PaddedBias()
   private var gemmScratchOffset = 0
   /// The GEMM over the input in place, without im2col (`ImplicitConvolution`), where it applies;
   /// it runs when the generated float kernels do.

@@ -251,7 +251,9 @@ private struct GeneratedDepthwiseRows {
     squareKind = plan.squareKind.flatMap { kernels.has($0) ? $0 : nil } ?? .float
   }
 
-  /// Output row `row` (counted over every image).
+  /// Output row `row` (counted over every image). Inlined into the row loop, which reads the
+  /// fields in place (a call copied the whole struct out of the loop's closure for every row).
+  @inline(__always)
   func run(row: Int) {
     let channels = shape.outputChannels
     let floatBytes = MemoryLayout<Float>.stride

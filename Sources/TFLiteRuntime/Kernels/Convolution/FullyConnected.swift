@@ -16,8 +16,9 @@ final class FullyConnectedKernel: Kernel {
   private let keepNumDims: Bool
   private let activation: FloatClampRange
   private var plan: GEMMPlan?
-  private var packedWeights = PackedWeights()
-  private var paddedBias = PaddedBias()
+  // Written only by `prepare`, read by every `eval`: no run-time exclusivity check per read.
+  @exclusivity(unchecked) private var packedWeights = PackedWeights()
+  @exclusivity(unchecked) private var paddedBias = PaddedBias()
   private var gemmScratchOffset = 0
 
   init(node: Node) throws {
