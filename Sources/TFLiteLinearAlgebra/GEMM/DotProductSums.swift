@@ -6,11 +6,18 @@
 
 /// The route of 8-bit dot-product sums: generated VNNI kernels or the Swift loop.
 @usableFromInline package struct DotProductSums {
+  /// The generated kernels used, or nil for the Swift loop. Held unretained: the families of
+  /// ``GeneratedDotProductKernels/tiles(_:form:flipsSign:)`` live as long as the process, and a
+  /// retained reference costs a retain and a release around every `sums` call.
+  @usableFromInline let unretainedTiles: Unmanaged<DotProductTiles>?
+
   /// The generated kernels used, or nil for the Swift loop.
-  @usableFromInline package let generated: DotProductTiles?
+  @inlinable package var generated: DotProductTiles? { unretainedTiles?.takeUnretainedValue() }
 
   /// Sums over the Int32-sum family of `generated` (nil, or a family the OS refuses to map: the Swift loop).
-  @inlinable package init(generated: GeneratedDotProductKernels?) { self.generated = generated?.tiles(nil) }
+  @inlinable package init(generated: GeneratedDotProductKernels?) {
+    unretainedTiles = generated?.tiles(nil).map { Unmanaged.passUnretained($0) }
+  }
 
   /// Rows of the Swift loop's register tile.
   @inlinable package static var swiftTileRows: Int { 4 }
@@ -42,10 +49,12 @@
     a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, b: UnsafePointer<Int8>, steps: Int,
     c: UnsafeMutablePointer<Int32>, ldc: Int, columns: Int = 1, panelBytes: Int = 0
   ) {
-    if let generated {
-      generated.sums(
-        a: a, lda: lda, rowCount: rowCount, b: b, steps: steps, c: c, ldc: ldc, columns: columns,
-        panelBytes: panelBytes)
+    if let unretainedTiles {
+      unretainedTiles._withUnsafeGuaranteedRef { tiles in
+        tiles.sums(
+          a: a, lda: lda, rowCount: rowCount, b: b, steps: steps, c: c, ldc: ldc, columns: columns,
+          panelBytes: panelBytes)
+      }
       return
     }
     for panel in 0..<columns {

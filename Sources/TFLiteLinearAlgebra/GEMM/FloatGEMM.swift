@@ -104,8 +104,10 @@ import Dispatch
   @usableFromInline package let epilogue: FloatEpilogue
   /// True for the fused form (see the type's documentation).
   @usableFromInline package let usesFusedMultiplyAdd: Bool
-  /// Generated kernels that replace the Swift ones, or nil.
-  @usableFromInline package let generatedKernels: GeneratedFloatKernels?
+  /// Generated kernels that replace the Swift ones, or nil. Held unretained: the sets are the
+  /// process's singletons (``GeneratedFloatKernels/kernels(for:)``), never freed, and a retained
+  /// reference costs a retain and a release (two atomic operations) around every tile call.
+  @usableFromInline package let generatedKernels: Unmanaged<GeneratedFloatKernels>?
 
   /// A kernel on the generated kernels given, or else in the arithmetic form given (by default the
   /// one this build runs fastest). The default is not looked up when generated kernels run: finding
@@ -115,7 +117,7 @@ import Dispatch
   ) {
     self.epilogue = epilogue
     self.usesFusedMultiplyAdd = usesFusedMultiplyAdd ?? (generatedKernels == nil && FusedMultiplyAdd.isHardware)
-    self.generatedKernels = generatedKernels
+    self.generatedKernels = generatedKernels.map { Unmanaged.passUnretained($0) }
   }
 
   @inlinable package func panelRows(
@@ -156,10 +158,12 @@ import Dispatch
     output: UnsafeMutablePointer<Float>, ldc: Int, column: Int, columns: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) -> Bool {
     guard let generatedKernels else { return false }
-    return generatedKernels.run(
-      a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, c: output, ldc: ldc,
-      start: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, accumulates: !isFirstBlock,
-      clamp: isLastBlock ? epilogue.activation : nil, columns: columns)
+    return generatedKernels._withUnsafeGuaranteedRef { kernels in
+      kernels.run(
+        a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, c: output, ldc: ldc,
+        start: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, accumulates: !isFirstBlock,
+        clamp: isLastBlock ? epilogue.activation : nil, columns: columns)
+    }
   }
 
   @inlinable package func tile(

@@ -12,9 +12,9 @@
 // route's sums to the bit. With generated sums, the corrected sums are requantized by the
 // generated requantization kernel of the same vector width (one call per block of rows and
 // panel, bit for bit `IntegerEpilogue.requantize`); the Swift route requantizes in Swift. Rows go
-// in blocks of `blockRows`, each block's sums and row sums on the stack, every panel of the
-// block summed before the next block, and a partial last panel's outputs written straight to C
-// (only its real columns), so the driver never runs this kernel tile by tile.
+// in blocks of `blockRows`, each block's sums and row sums in the thread's `ThreadWorkspace`,
+// every panel of the block summed before the next block, and a partial last panel's outputs
+// written straight to C (only its real columns), so the driver never runs this kernel tile by tile.
 
 /// A `GEMMMicroKernel` over `DotProductSums` that corrects every row's sums by its byte sum (see
 /// the file comment); the plan never splits the depth, so every call is the first and last block.
@@ -32,7 +32,9 @@
   /// past it, up to the packed depth, meet zero weights and are left out).
   @usableFromInline package let rowSumDepth: Int
   /// The generated requantization of the corrected tiles, or nil for `IntegerEpilogue.requantize`.
-  @usableFromInline package let requantizer: GeneratedRequantizationKernels?
+  /// Held unretained (the kernel sets are the process's singletons,
+  /// ``GeneratedRequantizationKernels/kernels(for:)``): no retain and release per requantized tile.
+  @usableFromInline let requantizer: Unmanaged<GeneratedRequantizationKernels>?
 }
 
 extension RowCorrectedDotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger {
@@ -48,14 +50,15 @@ extension RowCorrectedDotProductMicroKernel: GEMMMicroKernel where Output: Quant
     self.sums = sums
     self.rowSumFactor = rowSumFactor
     self.rowSumDepth = rowSumDepth
-    self.requantizer =
+    let kernels =
       requantizer
       ?? sums.generated.flatMap {
         GeneratedRequantizationKernels.kernels(for: $0.isa == .avx512VNNI ? .avx512 : .avx2)
       }
+    self.requantizer = kernels.map { Unmanaged.passUnretained($0) }
   }
 
-  /// Rows whose sums one block keeps on the stack (for every panel the sums route takes at once).
+  /// Rows whose sums one block keeps in the workspace (for every panel the sums route takes at once).
   @inlinable package static var blockRows: Int { 24 }
 
   @inlinable package func panelRows(
@@ -109,8 +112,7 @@ extension RowCorrectedDotProductMicroKernel: GEMMMicroKernel where Output: Quant
     let sumStride = panelsPerCall &* GEMMTile.columns
     let wordBytes = Self.blockRows &* (sumStride &+ 1) &* MemoryLayout<Int32>.stride
     let partialBytes = Self.blockRows &* GEMMTile.columns &* MemoryLayout<Output>.stride
-    withUnsafeTemporaryAllocation(byteCount: wordBytes &+ partialBytes, alignment: 64) { buffer in
-      let words = buffer.baseAddress!
+    ThreadWorkspace.with(byteCount: wordBytes &+ partialBytes) { words in
       let corrections = words.bindMemory(to: Int32.self, capacity: wordBytes / MemoryLayout<Int32>.stride)
       let tile = corrections + Self.blockRows
       // A partial panel's 16 outputs per row, before its real columns are copied to C.
@@ -163,9 +165,11 @@ extension RowCorrectedDotProductMicroKernel: GEMMMicroKernel where Output: Quant
     outputStride: Int
   ) {
     if let requantizer {
-      requantizer.requantize(
-        sums: rowSums, sumsStride: stride, rows: rows, table: epilogue.table(channel: column), lanes: epilogue.lanes,
-        output: output, outputStride: outputStride)
+      requantizer._withUnsafeGuaranteedRef { kernels in
+        kernels.requantize(
+          sums: rowSums, sumsStride: stride, rows: rows, table: epilogue.table(channel: column), lanes: epilogue.lanes,
+          output: output, outputStride: outputStride)
+      }
       return
     }
     for row in 0..<rows {

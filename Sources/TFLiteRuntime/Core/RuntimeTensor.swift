@@ -7,7 +7,12 @@ public final class RuntimeTensor {
   /// Element type.
   public let type: ElementType
   /// Current shape. Kernels set their outputs' shapes in `prepare`.
-  public internal(set) var shape: [Int]
+  ///
+  /// `@exclusivity(unchecked)`, as ``data``: kernels read it in `eval`, and a dynamic exclusivity
+  /// check (a runtime call and a thread-local access set, about 75 instructions) per read was
+  /// about 3 % of a mini network's invoke. Every write is a plain assignment in `prepare` or
+  /// allocation, never overlapping a read.
+  @exclusivity(unchecked) public internal(set) var shape: [Int]
   /// The model's shape signature (−1 marks a dimension that may be resized).
   public let shapeSignature: [Int]
   /// Quantization parameters, or nil for a tensor that is not quantized.
@@ -20,7 +25,8 @@ public final class RuntimeTensor {
   public internal(set) var isConstant: Bool
   /// The tensor's memory: valid in `eval`, and in `prepare` for constant tensors. Nil before
   /// allocation, and for folded or densified constants freed once their readers copied them.
-  public internal(set) var data: UnsafeMutableRawPointer?
+  /// Read by every kernel's `eval`, so not checked for exclusivity at run time (see ``shape``).
+  @exclusivity(unchecked) public internal(set) var data: UnsafeMutableRawPointer?
   /// True while the runtime prepares a node during `invoke()`, for its inputs (already computed).
   var isComputedBeforePrepare = false
   /// Memory owned by this tensor (folded constants, variables, dynamic outputs), freed with it.

@@ -98,9 +98,12 @@ enum FloatOperands {
 }
 
 /// A constant bias padded to whole GEMM panels once, or the scratch region it is padded into in
-/// `eval` when the bias is computed at run time.
+/// `eval` when the bias is computed at run time. `eval` reads it through ``pointer(_:scratch:)``, a
+/// plain pointer: a closure over a copy of the padded values retained and released them per node.
 struct PaddedBias {
-  private var constant: [Float] = []
+  /// Owns the constant padded bias that `constantPointer` points into.
+  private var constant: PackedMatrices<Float>?
+  private var constantPointer: UnsafePointer<Float>?
   private var scratchOffset: Int?
   private var groups = 0
   private var columns = 0
@@ -111,27 +114,30 @@ struct PaddedBias {
     self.groups = groups
     self.columns = columns
     isPresent = bias != nil
-    constant = []
+    constant = nil
+    constantPointer = nil
     scratchOffset = nil
     guard let bias else { return }
     if bias.isConstant {
-      constant = PanelPacking.paddedBias(bias.pointer(as: Float.self), groups: groups, columns: columns)
+      // Each group's bias is a 1 × `columns` matrix: packed, it is padded with zeros to whole
+      // panels, one group after the other, as `PanelPacking.padBias` lays it out.
+      let padded = PackedMatrices(
+        UnsafePointer(bias.pointer(as: Float.self)), sourceStride: columns, count: groups,
+        layout: .depthMajor(columns: columns), depth: 1, columns: columns)
+      constant = padded
+      constantPointer = padded.matrix(0)
     } else {
       scratchOffset = scratch.reserve(floats: PanelPacking.paddedBiasCount(groups: groups, columns: columns))
     }
   }
 
-  /// Runs `body` with the padded bias (nil when the node has none), padding it into scratch first if needed.
-  func withPointer<Result>(
-    _ bias: RuntimeTensor?, scratch: UnsafeMutableRawPointer?, _ body: (UnsafePointer<Float>?) -> Result
-  ) -> Result {
-    guard isPresent, let bias else { return body(nil) }
-    if let scratchOffset, let scratch {
-      let destination = (scratch + scratchOffset).assumingMemoryBound(to: Float.self)
-      PanelPacking.padBias(bias.pointer(as: Float.self), groups: groups, columns: columns, into: destination)
-      return body(UnsafePointer(destination))
-    }
-    return constant.withUnsafeBufferPointer { body($0.baseAddress) }
+  /// The padded bias (nil when the node has none), padded into scratch first if it is not constant.
+  func pointer(_ bias: RuntimeTensor?, scratch: UnsafeMutableRawPointer?) -> UnsafePointer<Float>? {
+    if let constantPointer { return constantPointer }
+    guard isPresent, let bias, let scratchOffset, let scratch else { return nil }
+    let destination = (scratch + scratchOffset).assumingMemoryBound(to: Float.self)
+    PanelPacking.padBias(bias.pointer(as: Float.self), groups: groups, columns: columns, into: destination)
+    return UnsafePointer(destination)
   }
 }
 
@@ -140,6 +146,8 @@ struct PaddedBias {
 /// into scratch at every `eval`.
 struct PackedWeights {
   private var constant: PackedMatrices<Float>?
+  /// The first packed matrix of `constant`.
+  private var constantPointer: UnsafePointer<Float>?
   private var constantSource: UnsafeMutableRawPointer?
   private var scratchOffset: Int?
   private var count = 0
@@ -168,21 +176,23 @@ struct PackedWeights {
     if tensor.isConstant, let data = tensor.data {
       guard !(unchanged && constant != nil && constantSource == data) else { return }
       constantSource = data
-      constant = PackedMatrices(
+      let packed = PackedMatrices(
         UnsafePointer(data.assumingMemoryBound(to: Float.self)), sourceStride: sourceStride, count: count,
         layout: layout, depth: depth, columns: columns)
+      constant = packed
+      constantPointer = packed.matrix(0)
     } else {
       constant = nil
+      constantPointer = nil
       constantSource = nil
       scratchOffset = scratch.reserve(floats: count * matrixStride)
     }
   }
 
-  /// Runs `body` with the packed matrices (matrix `i` at `i * matrixStride`), packing into scratch first if needed.
-  func withPointer<Result>(
-    _ tensor: RuntimeTensor, scratch: UnsafeMutableRawPointer?, _ body: (UnsafePointer<Float>) -> Result
-  ) throws -> Result {
-    if let constant { return body(constant.matrix(0)) }
+  /// The packed matrices (matrix `i` at `i * matrixStride`), packed into scratch first if needed.
+  /// A plain pointer, read without retaining the packed constant (see ``PaddedBias``).
+  func pointer(_ tensor: RuntimeTensor, scratch: UnsafeMutableRawPointer?) throws -> UnsafePointer<Float> {
+    if let constantPointer { return constantPointer }
     guard let scratch, let scratchOffset else { throw KernelError.invalid("weights were not prepared") }
     let destination = (scratch + scratchOffset).assumingMemoryBound(to: Float.self)
     let source = tensor.pointer(as: Float.self)
@@ -191,6 +201,6 @@ struct PackedWeights {
         source + index * sourceStride, layout: layout, depth: depth, columns: columns,
         into: destination + index * matrixStride)
     }
-    return body(UnsafePointer(destination))
+    return UnsafePointer(destination)
   }
 }

@@ -164,10 +164,13 @@ enum FloatConvolution {
   /// - Parameters:
   ///   - filter: the packed filter, group `g`'s matrix at `g * PanelPacking.packedCount(depth:columns:)`.
   ///   - bias: padded per group (`PanelPacking.padBias` with `groups`), or nil.
+  ///   - generatedKernels: the generated kernels to run, by default those this thread may use
+  ///     (a caller that has read them passes them on: each read is a task-local look-up).
   static func run(
     _ shape: ConvolutionShape, plan: GEMMPlan, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
     bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>,
-    threadCount: Int, scratch: UnsafeMutableRawPointer
+    threadCount: Int, scratch: UnsafeMutableRawPointer,
+    generatedKernels: GeneratedFloatKernels? = GeneratedFloatKernels.current
   ) {
     let groupColumns = shape.groupOutputChannels
     let paddedBias = PanelPacking.paddedBiasCount(groups: 1, columns: groupColumns)
@@ -180,12 +183,12 @@ enum FloatConvolution {
         FloatGEMM.multiply(
           plan: plan, lhs: RowMajorLeftOperand(base: input + channelOffset, rowStride: shape.inputChannels),
           rhs: filter + group * packedGroup, output: groupOutput, outputStride: shape.outputChannels, epilogue: epilogue,
-          threadCount: threadCount, scratch: scratch)
+          threadCount: threadCount, scratch: scratch, generatedKernels: generatedKernels)
       } else {
         FloatGEMM.multiply(
           plan: plan, lhs: Im2colLeftOperand(input: input, shape: shape, channelOffset: channelOffset),
           rhs: filter + group * packedGroup, output: groupOutput, outputStride: shape.outputChannels, epilogue: epilogue,
-          threadCount: threadCount, scratch: scratch)
+          threadCount: threadCount, scratch: scratch, generatedKernels: generatedKernels)
       }
     }
   }
@@ -209,8 +212,9 @@ final class Conv2DKernel: Kernel {
   private let activation: FloatClampRange
   private var shape: ConvolutionShape?
   private var plan: GEMMPlan?
-  private var weights = PackedWeights()
-  private var paddedBias = PaddedBias()
+  // Written only by `prepare`, read by every `eval`: no run-time exclusivity check per read.
+  @exclusivity(unchecked) private var weights = PackedWeights()
+  @exclusivity(unchecked) private var paddedBias = PaddedBias()
   private var gemmScratchOffset = 0
   /// The GEMM over the input in place, without im2col (`ImplicitConvolution`), where it applies;
   /// it runs when the generated float kernels do.
@@ -280,21 +284,19 @@ final class Conv2DKernel: Kernel {
     guard let shape, let plan, let scratch = context.scratch else { throw KernelError.invalid("CONV_2D was not prepared") }
     // Read here, on the thread that runs the node: the switch is task-local.
     let generated = GeneratedFloatKernels.current
-    try weights.withPointer(filter, scratch: scratch) { packedFilter in
-      paddedBias.withPointer(bias, scratch: scratch) { biasPointer in
-        if let implicit, let generated, implicit.canRun(on: generated) {
-          implicit.run(
-            kernels: generated, input: input.pointer(as: Float.self), filter: packedFilter, bias: biasPointer,
-            activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,
-            scratch: scratch + implicitScratchOffset)
-          return
-        }
-        FloatConvolution.run(
-          shape, plan: plan, input: input.pointer(as: Float.self), filter: packedFilter, bias: biasPointer,
-          activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,
-          scratch: scratch + gemmScratchOffset)
-      }
+    let packedFilter = try weights.pointer(filter, scratch: scratch)
+    let biasPointer = paddedBias.pointer(bias, scratch: scratch)
+    if let implicit, let generated, implicit.canRun(on: generated) {
+      implicit.run(
+        kernels: generated, input: input.pointer(as: Float.self), filter: packedFilter, bias: biasPointer,
+        activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,
+        scratch: scratch + implicitScratchOffset)
+      return
     }
+    FloatConvolution.run(
+      shape, plan: plan, input: input.pointer(as: Float.self), filter: packedFilter, bias: biasPointer,
+      activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,
+      scratch: scratch + gemmScratchOffset, generatedKernels: generated)
   }
 
   /// Plans the depthwise route: the filter `[out, h, w, 1]` reordered to `[h, w, out]` (now when

@@ -192,14 +192,12 @@ final class Conv3DKernel: Kernel {
     guard operands.output.elementCount > 0 else { return }
     guard let shape, let plan, let scratch = context.scratch else { throw KernelError.invalid("CONV_3D was not prepared") }
     let lhs = Volume3DIm2colOperand(input: operands.input.pointer(as: Float.self), shape: shape)
-    try weights.withPointer(operands.weights, scratch: scratch) { packedFilter in
-      paddedBias.withPointer(operands.bias, scratch: scratch) { bias in
-        FloatGEMM.multiply(
-          plan: plan, lhs: lhs, rhs: packedFilter, output: operands.output.pointer(as: Float.self),
-          outputStride: shape.narrowChannels, epilogue: FloatEpilogue(bias: bias, activation: activation),
-          threadCount: context.threadCount, scratch: scratch + gemmScratchOffset)
-      }
-    }
+    let packedFilter = try weights.pointer(operands.weights, scratch: scratch)
+    let bias = paddedBias.pointer(operands.bias, scratch: scratch)
+    FloatGEMM.multiply(
+      plan: plan, lhs: lhs, rhs: packedFilter, output: operands.output.pointer(as: Float.self),
+      outputStride: shape.narrowChannels, epilogue: FloatEpilogue(bias: bias, activation: activation),
+      threadCount: context.threadCount, scratch: scratch + gemmScratchOffset)
   }
 }
 
@@ -291,12 +289,10 @@ final class Conv3DTransposeKernel: Kernel {
     let columns = (scratch + columnsOffset).assumingMemoryBound(to: Float.self)
     let contributionCount = plan.columns
     let lhs = RowMajorLeftOperand(base: UnsafePointer(input.pointer(as: Float.self)), rowStride: shape.narrowChannels)
-    try weights.withPointer(filter, scratch: scratch) { packedFilter in
-      FloatGEMM.multiply(
-        plan: plan, lhs: lhs, rhs: packedFilter, output: columns, outputStride: contributionCount,
-        epilogue: FloatEpilogue(bias: nil, activation: nil), threadCount: context.threadCount,
-        scratch: scratch + gemmScratchOffset)
-    }
+    FloatGEMM.multiply(
+      plan: plan, lhs: lhs, rhs: try weights.pointer(filter, scratch: scratch), output: columns,
+      outputStride: contributionCount, epilogue: FloatEpilogue(bias: nil, activation: nil),
+      threadCount: context.threadCount, scratch: scratch + gemmScratchOffset)
     scatterColumns(UnsafePointer(columns), shape: shape, into: output.pointer(as: Float.self), context: context)
   }
 

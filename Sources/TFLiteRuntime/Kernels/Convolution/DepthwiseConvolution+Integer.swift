@@ -311,8 +311,9 @@ struct ByteDepthwiseConvolution {
             workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
             threadCount: threadCount
           ) { row in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: windowBytes) { windowBuffer in
-              guard let window = windowBuffer.baseAddress else { return }
+            // In the thread's workspace: a temporary allocation of the window's size is a malloc per row.
+            ThreadWorkspace.with(byteCount: windowBytes) { windowMemory in
+              let window = windowMemory.bindMemory(to: UInt8.self, capacity: windowBytes)
               fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
               let outputRow = output + row &* width.outputSize &* channels
               // The kind is generated on the first row that asks (nil only if the OS refused it).

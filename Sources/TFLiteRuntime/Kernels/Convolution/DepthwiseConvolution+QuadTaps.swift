@@ -115,12 +115,12 @@ extension ByteDepthwiseConvolution {
         workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
         threadCount: threadCount, setupRows: filterRows
       ) { range in
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: quadTaps.windowBytes) { windowBuffer in
+        // The window (several KiB) in the thread's workspace: a temporary allocation that large is a malloc.
+        ThreadWorkspace.with(byteCount: quadTaps.windowBytes) { windowMemory in
           withUnsafeTemporaryAllocation(of: Int.self, capacity: filterRows) { slotRows in
             withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: filterRows) { rowPointers in
-              guard let window = windowBuffer.baseAddress, let rowsFilled = slotRows.baseAddress,
-                let rows = rowPointers.baseAddress
-              else { return }
+              guard let rowsFilled = slotRows.baseAddress, let rows = rowPointers.baseAddress else { return }
+              let window = windowMemory.bindMemory(to: UInt8.self, capacity: quadTaps.windowBytes)
               window.initialize(repeating: paddingValue, count: quadTaps.windowBytes)
               rowsFilled.initialize(repeating: -1, count: filterRows)
               let paddingRow = UnsafeRawPointer(window + filterRows &* rowBytes)

@@ -46,8 +46,11 @@ enum FloatDepthwiseConvolution {
         && (FloatDepthwisePlan.channelsCovered(shape) % DepthwiseKernelGenerator.blockChannels == 0
           || kernels.has(.floatEightChannels)) ? kernels : nil
     }
+    // Kept alive until the rows have run: `GeneratedDepthwiseRows` reads its tables unretained.
+    let rowPlan = usableKernels == nil ? nil : plan ?? FloatDepthwisePlan(shape)
+    defer { withExtendedLifetime(rowPlan) {} }
     let generated = usableKernels.flatMap { kernels in
-      (plan ?? FloatDepthwisePlan(shape)).map { plan in
+      rowPlan.map { plan in
         GeneratedDepthwiseRows(
           plan: plan, kernels: kernels, input: source, filter: filter, bias: bias, activation: activation,
           output: output)
@@ -211,10 +214,17 @@ final class FloatDepthwisePlan {
 }
 
 /// The whole 16-channel blocks (and a last 8-channel one) of a float depthwise convolution's rows
-/// on the generated kernels, following a `FloatDepthwisePlan`.
+/// on the generated kernels, following a `FloatDepthwisePlan`. It holds the plan's tables and the
+/// kernel set unretained, so running a row retains and releases nothing (two atomic operations per
+/// kernel call otherwise): the caller keeps the plan alive while it runs rows, and kernel sets are
+/// the process's singletons (`GeneratedDepthwiseKernels.kernels(for:)`).
 private struct GeneratedDepthwiseRows {
-  let plan: FloatDepthwisePlan
-  let kernels: GeneratedDepthwiseKernels
+  let shape: DepthwiseShape
+  /// The plan's calls, row starts and tap tables (`FloatDepthwisePlan`).
+  let calls: UnsafePointer<FloatDepthwisePlan.Call>
+  let rowStarts: UnsafePointer<Int>
+  let taps: UnsafePointer<Int>
+  let kernels: Unmanaged<GeneratedDepthwiseKernels>
   let input: UnsafePointer<Float>
   let filter: UnsafePointer<Float>
   let bias: UnsafePointer<Float>?
@@ -228,8 +238,11 @@ private struct GeneratedDepthwiseRows {
     filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?, activation: FloatClampRange,
     output: UnsafeMutablePointer<Float>
   ) {
-    self.plan = plan
-    self.kernels = kernels
+    shape = plan.shape
+    calls = UnsafePointer(plan.calls.baseAddress.unsafelyUnwrapped)
+    rowStarts = UnsafePointer(plan.rowStarts.baseAddress.unsafelyUnwrapped)
+    taps = UnsafePointer(plan.taps.baseAddress.unsafelyUnwrapped)
+    self.kernels = Unmanaged.passUnretained(kernels)
     self.input = input
     self.filter = filter
     self.bias = bias
@@ -238,9 +251,10 @@ private struct GeneratedDepthwiseRows {
     squareKind = plan.squareKind.flatMap { kernels.has($0) ? $0 : nil } ?? .float
   }
 
-  /// Output row `row` (counted over every image).
+  /// Output row `row` (counted over every image). Inlined into the row loop, which reads the
+  /// fields in place (a call copied the whole struct out of the loop's closure for every row).
+  @inline(__always)
   func run(row: Int) {
-    let shape = plan.shape
     let channels = shape.outputChannels
     let floatBytes = MemoryLayout<Float>.stride
     let image = row / shape.height.outputSize
@@ -249,26 +263,28 @@ private struct GeneratedDepthwiseRows {
     let imageOutput = output + image * shape.height.outputSize * shape.width.outputSize * channels
     let covered = FloatDepthwisePlan.channelsCovered(shape)
     let wholeBlocks = channels / DepthwiseKernelGenerator.blockChannels * DepthwiseKernelGenerator.blockChannels
-    var arguments = DepthwiseKernelArguments(
-      input: UnsafeRawPointer(imageInput), inputPixelBytes: shape.width.stride * channels * floatBytes,
-      taps: UnsafePointer(plan.taps.baseAddress.unsafelyUnwrapped), tapCount: 0, weights: UnsafeRawPointer(filter),
-      start: kernels.zeros, output: UnsafeMutableRawPointer(imageOutput), outputPixelBytes: channels * floatBytes,
-      pixelCount: 0, lower: activation.lower, upper: activation.upper)
-    for index in plan.rowStarts[y]..<plan.rowStarts[y + 1] {
-      let call = plan.calls[index]
-      let kind = call.coversWholeSquare ? squareKind : .float
-      arguments.taps = UnsafePointer(plan.taps.baseAddress.unsafelyUnwrapped + 2 &* call.firstTap)
-      arguments.tapCount = call.tapCount
-      arguments.pixelCount = call.pixelCount
-      var channel = 0
-      while channel < covered {
-        // Wrapping arithmetic: offsets inside tensors `prepare` validated (or unread, with no taps).
-        arguments.input = UnsafeRawPointer(imageInput + (call.inputOffset &+ channel))
-        arguments.output = UnsafeMutableRawPointer(imageOutput + (call.outputOffset &+ channel))
-        arguments.weights = UnsafeRawPointer(filter + channel)
-        if let bias { arguments.start = UnsafeRawPointer(bias + channel) }
-        kernels.run(channel < wholeBlocks ? kind : .floatEightChannels, &arguments)
-        channel &+= DepthwiseKernelGenerator.blockChannels
+    kernels._withUnsafeGuaranteedRef { kernels in
+      var arguments = DepthwiseKernelArguments(
+        input: UnsafeRawPointer(imageInput), inputPixelBytes: shape.width.stride * channels * floatBytes,
+        taps: taps, tapCount: 0, weights: UnsafeRawPointer(filter), start: kernels.zeros,
+        output: UnsafeMutableRawPointer(imageOutput), outputPixelBytes: channels * floatBytes, pixelCount: 0,
+        lower: activation.lower, upper: activation.upper)
+      for index in rowStarts[y]..<rowStarts[y + 1] {
+        let call = calls[index]
+        let kind = call.coversWholeSquare ? squareKind : .float
+        arguments.taps = taps + 2 &* call.firstTap
+        arguments.tapCount = call.tapCount
+        arguments.pixelCount = call.pixelCount
+        var channel = 0
+        while channel < covered {
+          // Wrapping arithmetic: offsets inside tensors `prepare` validated (or unread, with no taps).
+          arguments.input = UnsafeRawPointer(imageInput + (call.inputOffset &+ channel))
+          arguments.output = UnsafeMutableRawPointer(imageOutput + (call.outputOffset &+ channel))
+          arguments.weights = UnsafeRawPointer(filter + channel)
+          if let bias { arguments.start = UnsafeRawPointer(bias + channel) }
+          kernels.run(channel < wholeBlocks ? kind : .floatEightChannels, &arguments)
+          channel &+= DepthwiseKernelGenerator.blockChannels
+        }
       }
     }
   }

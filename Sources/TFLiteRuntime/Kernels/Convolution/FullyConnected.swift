@@ -16,8 +16,9 @@ final class FullyConnectedKernel: Kernel {
   private let keepNumDims: Bool
   private let activation: FloatClampRange
   private var plan: GEMMPlan?
-  private var packedWeights = PackedWeights()
-  private var paddedBias = PaddedBias()
+  // Written only by `prepare`, read by every `eval`: no run-time exclusivity check per read.
+  @exclusivity(unchecked) private var packedWeights = PackedWeights()
+  @exclusivity(unchecked) private var paddedBias = PaddedBias()
   private var gemmScratchOffset = 0
 
   init(node: Node) throws {
@@ -56,15 +57,13 @@ final class FullyConnectedKernel: Kernel {
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
     guard let plan, let scratch = context.scratch else { throw KernelError.invalid("FULLY_CONNECTED was not prepared") }
-    try packedWeights.withPointer(weights, scratch: scratch) { packed in
-      paddedBias.withPointer(bias, scratch: scratch) { biasPointer in
-        FloatGEMM.multiply(
-          plan: plan, lhs: RowMajorLeftOperand(base: UnsafePointer(input.pointer(as: Float.self)), rowStride: plan.depth),
-          rhs: packed, output: output.pointer(as: Float.self), outputStride: plan.columns,
-          epilogue: FloatEpilogue(bias: biasPointer, activation: activation), threadCount: context.threadCount,
-          scratch: scratch + gemmScratchOffset)
-      }
-    }
+    let packed = try packedWeights.pointer(weights, scratch: scratch)
+    let biasPointer = paddedBias.pointer(bias, scratch: scratch)
+    FloatGEMM.multiply(
+      plan: plan, lhs: RowMajorLeftOperand(base: UnsafePointer(input.pointer(as: Float.self)), rowStride: plan.depth),
+      rhs: packed, output: output.pointer(as: Float.self), outputStride: plan.columns,
+      epilogue: FloatEpilogue(bias: biasPointer, activation: activation), threadCount: context.threadCount,
+      scratch: scratch + gemmScratchOffset)
   }
 }
 

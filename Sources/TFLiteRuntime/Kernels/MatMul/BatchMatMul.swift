@@ -197,10 +197,9 @@ final class BatchMatMulKernel: Kernel {
     guard let plan, let broadcast, let scratch = context.scratch else {
       throw KernelError.invalid("BATCH_MATMUL was not prepared")
     }
-    try packedRight.withPointer(rhs, scratch: scratch) { packed in
-      FloatBatchMatMul.run(
-        plan: plan, broadcast: broadcast, lhs: lhs.pointer(as: Float.self), adjX: adjX, rhs: packed,
-        output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: scratch + gemmScratchOffset)
-    }
+    FloatBatchMatMul.run(
+      plan: plan, broadcast: broadcast, lhs: lhs.pointer(as: Float.self), adjX: adjX,
+      rhs: try packedRight.pointer(rhs, scratch: scratch), output: output.pointer(as: Float.self),
+      threadCount: context.threadCount, scratch: scratch + gemmScratchOffset)
   }
 }
