@@ -266,16 +266,15 @@ final class IntegerGEMMTests: XCTestCase {
     XCTAssertEqual(blocks.rowBlockCount, 3, "49 rows in blocks of 24 × 4608 bytes")
   }
 
-  /// CONV_2D of few rows over more than 1 MiB of weights, in one row block: a 3×3 filter over 256
-  /// channels into 456 (2304 × 456 weight bytes, 20 rows) and int8 and uint8 1×1 ones over 2048
-  /// channels into 513 (25 rows: the int8 input, which blocks of 24 rows would pack, is packed
-  /// whole); bit-exact with the plain loop on every dot-product level this machine runs, the
+  /// int8 CONV_2D of few rows over more than 1 MiB of weights, in one row block: a 3×3 filter over
+  /// 256 channels into 456 (2304 × 456 weight bytes, 12 rows) and a 1×1 one over 2048 channels
+  /// into 513 (25 rows, which blocks of 24 rows would pack in two, packed whole); bit-exact with the plain loop on every dot-product level this machine runs, the
   /// Swift route, 1 and 2 threads.
   func testFewRowsOverLargeWeightsMatchNaiveLoop() throws {
     var random = SeededGenerator(seed: 29)
     let levels = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
     let cases: [(type: ElementType, filter: Int, channels: Int, outputs: Int, height: Int, width: Int)] = [
-      (.int8, 3, 256, 456, 4, 5), (.int8, 1, 2048, 513, 5, 5), (.uint8, 1, 2048, 513, 5, 5),
+      (.int8, 3, 256, 456, 3, 4), (.int8, 1, 2048, 513, 5, 5),
     ]
     for shape in cases {
       XCTAssertNotNil(
