@@ -245,6 +245,59 @@ final class IntegerGEMMTests: XCTestCase {
     }
   }
 
+  /// Products of few rows over 1 MiB of weights or more (ResNet50's 7 × 7 layers) take all their
+  /// rows in one block, which reads the weights once; the others keep blocks of at most
+  /// `packedBlockBytes`.
+  func testFewRowsOverLargeWeightsMakeOneRowBlock() {
+    for (rows, depth, columns) in [(49, 4608, 512), (49, 1024, 2048), (49, 512, 2048), (1, 2048, 1000)] {
+      let bytes = IntegerGEMM.wholeProductBlockBytes(rows: rows, depth: depth, columns: columns)
+      XCTAssertEqual(bytes, (rows + 7) / 8 * 8 * depth, "\(rows)×\(depth)×\(columns)")
+      let plan = GEMMPlan(
+        rows: rows, columns: columns, depth: depth, threadCount: 1, splitsDepth: false, rowBlockElements: bytes ?? 0)
+      XCTAssertEqual(plan.rowBlockCount, 1, "\(rows)×\(depth)×\(columns)")
+    }
+    // Weights below 1 MiB (ResNet50's 14 × 14 and 28 × 28 layers), or rows past 256 KiB.
+    for (rows, depth, columns) in [(196, 2304, 256), (49, 2048, 511), (784, 1152, 128), (3136, 4608, 512), (64, 4608, 512)] {
+      XCTAssertNil(IntegerGEMM.wholeProductBlockBytes(rows: rows, depth: depth, columns: columns), "\(rows)×\(depth)×\(columns)")
+    }
+    let blocks = GEMMPlan(
+      rows: 49, columns: 512, depth: 4608, threadCount: 1, splitsDepth: false,
+      rowBlockElements: IntegerGEMM.packedBlockBytes(depth: 4608))
+    XCTAssertEqual(blocks.rowBlockCount, 3, "49 rows in blocks of 24 × 4608 bytes")
+  }
+
+  /// int8 CONV_2D of few rows over more than 1 MiB of weights, in one row block: a 3×3 filter over
+  /// 256 channels into 456 (2304 × 456 weight bytes, 12 rows) and a 1×1 one over 2048 channels
+  /// into 513 (25 rows, which blocks of 24 rows would pack in two, packed whole); bit-exact with the plain loop on every dot-product level this machine runs, the
+  /// Swift route, 1 and 2 threads.
+  func testFewRowsOverLargeWeightsMatchNaiveLoop() throws {
+    var random = SeededGenerator(seed: 29)
+    let levels = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
+    let cases: [(type: ElementType, filter: Int, channels: Int, outputs: Int, height: Int, width: Int)] = [
+      (.int8, 3, 256, 456, 3, 4), (.int8, 1, 2048, 513, 5, 5),
+    ]
+    for shape in cases {
+      XCTAssertNotNil(
+        IntegerGEMM.wholeProductBlockBytes(
+          rows: shape.height * shape.width, depth: shape.filter * shape.filter * shape.channels, columns: shape.outputs))
+      let options = Conv2DOptions(padding: .same, strideW: 1, strideH: 1, fusedActivationFunction: .relu)
+      let problem = WeightedProblem(
+        random: &random, type: shape.type, inputShape: [1, shape.height, shape.width, shape.channels],
+        filterShape: [shape.outputs, shape.filter, shape.filter, shape.channels], channelAxis: 0)
+      let geometry = try Geometry(
+        problem.inputShape, filterHeight: shape.filter, filterWidth: shape.filter, strideH: 1, strideW: 1,
+        dilationH: 1, dilationW: 1, same: true)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: shape.outputs, activation: .relu, inputChannelsPerOutput: shape.channels
+      ) { output, ky, kx, i in (i, ((output * shape.filter + ky) * shape.filter + kx) * shape.channels + i) }
+      for level in levels {
+        try GeneratedDotProductKernels.$forcedISA.withValue(level) {
+          try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), "\(shape) \(level)")
+        }
+      }
+    }
+  }
+
   /// Random DEPTHWISE_CONV_2D: channel counts around the 16-lane blocks, multipliers 1 and 2,
   /// borders, strides and dilations, int8 (per-tensor and per-channel) and uint8 with weight zero
   /// points; bit-exact on the generated kernels (where this machine runs them) and on the Swift ones.

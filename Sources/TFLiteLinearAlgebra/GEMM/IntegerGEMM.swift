@@ -194,6 +194,24 @@
   /// rows) split the block evenly however deep it is.
   @inlinable package static func packedBlockBytes(depth: Int) -> Int { max(16 * 1024, 24 * depth) }
 
+  /// Weights of this many bytes or more do not stay in L2 (2 MiB per core here, shared with A and
+  /// C) from one row block to the next: each block reads them again from L3.
+  @inlinable package static var largeWeightBytes: Int { 1024 * 1024 }
+
+  /// The largest packed A block of all rows (`wholeProductBlockBytes`): it stays in L2 beside the
+  /// weight panels of one tile group.
+  @inlinable package static var wholeProductBytes: Int { 256 * 1024 }
+
+  /// Bytes of a packed A block holding all `rows` rows of depth `depth` (in whole tiles), for a
+  /// product whose `depth × columns` weights are large (`largeWeightBytes` or more) while its rows
+  /// are few (at most `wholeProductBytes` in all): one row block reads the weights once, where
+  /// blocks of `packedBlockBytes` read them once each (the 7 × 7 layers of ResNet50: 49 rows, 1–2.4 MB
+  /// of weights, three blocks). nil for other products.
+  @inlinable package static func wholeProductBlockBytes(rows: Int, depth: Int, columns: Int) -> Int? {
+    let bytes = (rows + GEMMTile.rows - 1) / GEMMTile.rows * GEMMTile.rows * depth
+    return depth * columns >= largeWeightBytes && bytes <= wholeProductBytes ? bytes : nil
+  }
+
   /// The plan of an `rows × paddedDepth` by `paddedDepth × columns` product (`paddedDepth` that
   /// of the packed weights): the depth stays whole, since 8-bit outputs cannot hold partial sums.
   @inlinable package static func plan(rows: Int, columns: Int, paddedDepth: Int, threadCount: Int) -> GEMMPlan {

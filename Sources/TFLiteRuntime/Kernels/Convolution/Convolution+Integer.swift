@@ -636,9 +636,15 @@ private final class ByteConvolution {
     }
     // Row-corrected (legacy uint8) weights run in 2 KiB row blocks: the rows they gather stay
     // small enough that the scratch (and the arena) is no larger than LiteRT's on those networks.
+    // Few rows against large weights (ResNet50's 7 × 7 layers) go in one block, which reads the
+    // weights once.
     let rowBlockBytes: Int
+    let wholeProduct = IntegerGEMM.wholeProductBlockBytes(
+      rows: shape.gemmRows, depth: weights.paddedDepth, columns: shape.groupOutputChannels)
     if case .rowCorrected = weights {
       rowBlockBytes = 2 * 1024
+    } else if let wholeProduct {
+      rowBlockBytes = wholeProduct
     } else if pointwise && !readsInPlace {
       rowBlockBytes = Self.flippedBlockRows * weights.paddedDepth
     } else {
