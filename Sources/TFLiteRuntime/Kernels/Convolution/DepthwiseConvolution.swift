@@ -13,6 +13,18 @@ enum FloatDepthwiseConvolution {
       * MemoryLayout<Float>.stride
   }
 
+  /// Reserves (``GeneratedDepthwiseKernels/reserve(_:)``) the kinds `run` asks `kernels` for with
+  /// `plan`: the tap-table kind, its eight-channel form when the blocks leave eight channels, and
+  /// the plan's square-filter kind.
+  static func reserveKernels(_ shape: DepthwiseShape, plan: FloatDepthwisePlan?, on kernels: GeneratedDepthwiseKernels) {
+    var kinds: [DepthwiseKernelGenerator.ElementKind] = [.float]
+    if FloatDepthwisePlan.channelsCovered(shape) % DepthwiseKernelGenerator.blockChannels != 0 {
+      kinds.append(.floatEightChannels)
+    }
+    if let squareKind = plan?.squareKind { kinds.append(squareKind) }
+    kernels.reserve(kinds)
+  }
+
   /// Computes the convolution. `bias` has `outputChannels` values or is nil. Whole 16-channel
   /// blocks and a last 8-channel one run on `generatedKernels` when given (by default those this
   /// thread may use, see `GeneratedDepthwiseKernels`) with the calls of `plan` (the kernels make
@@ -518,6 +530,7 @@ final class DepthwiseConv2DKernel: Kernel {
     context.requestScratch(bytes: FloatDepthwiseConvolution.scratchBytes(shape))
     self.shape = shape
     plan = FloatDepthwisePlan(shape)
+    if let kernels = GeneratedDepthwiseKernels.current { FloatDepthwiseConvolution.reserveKernels(shape, plan: plan, on: kernels) }
     copyConstantOperands(&context)
   }
 
