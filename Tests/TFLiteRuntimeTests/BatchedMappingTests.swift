@@ -253,6 +253,96 @@ final class BatchedMappingTests: XCTestCase {
     }
   }
 
+  /// For random float depthwise convolutions (16-channel blocks with and without an eight-channel
+  /// tail, 3×3, 5×5 and other filters, multipliers) on every set this machine runs, the kinds
+  /// `FloatDepthwiseConvolution.reserveKernels` reserves on a set of its own are every kind the
+  /// convolution runs: after `mapReserved()` it maps nothing more, and its floats are those of the
+  /// process's own set.
+  func testReservedDepthwiseKindsAreEveryKindAConvolutionRuns() throws {
+    var random = SeededGenerator(seed: 2613)
+    let sets = GeneratedDepthwiseKernels.runnableSets
+    #if arch(x86_64) && os(Linux)
+      XCTAssertFalse(sets.isEmpty, "an x86-64 test machine runs at least AVX2")
+    #endif
+    for processSet in sets {
+      for trial in 0..<12 {
+        let side = [3, 5][trial % 2]
+        let filter = trial % 3 == 2 ? (random.int(1...4), random.int(1...5)) : (side, side)
+        guard
+          let test = RandomDepthwiseCase(
+            random: &random, trial: trial, batch: 1, height: random.int(3...9), width: random.int(3...13),
+            channels: [16, 24, 40, 8, 48, 17][trial % 6], multiplier: trial % 4 == 3 ? 2 : 1, filterHeight: filter.0,
+            filterWidth: filter.1)
+        else { continue }
+        let label = "\(processSet.isa) trial \(trial) \(test.shape)"
+        let plan = FloatDepthwisePlan(test.shape)
+        let scratch = UnsafeMutableRawPointer.allocate(
+          byteCount: max(FloatDepthwiseConvolution.scratchBytes(test.shape), 64), alignment: 64)
+        defer { scratch.deallocate() }
+        func convolved(_ kernels: GeneratedDepthwiseKernels) -> [UInt32] {
+          var output = [Float](repeating: .nan, count: test.expected.values.count)
+          test.input.withUnsafeBufferPointer { input in
+            test.filter.withUnsafeBufferPointer { filter in
+              (test.bias ?? []).withUnsafeBufferPointer { bias in
+                output.withUnsafeMutableBufferPointer { output in
+                  FloatDepthwiseConvolution.run(
+                    test.shape, input: input.baseAddress!, filter: filter.baseAddress!,
+                    bias: test.bias == nil ? nil : bias.baseAddress, activation: test.activation.range,
+                    output: output.baseAddress!, threadCount: 1, scratch: scratch, generatedKernels: kernels, plan: plan)
+                }
+              }
+            }
+          }
+          return output.map(\.bitPattern)
+        }
+        let expected = convolved(processSet)
+        let kernels = processSet.unshared()
+        LazyExecutableKernels.mapReserved()
+        let before = ExecutableCode.mappedNow
+        FloatDepthwiseConvolution.reserveKernels(test.shape, plan: plan, on: kernels)
+        LazyExecutableKernels.mapReserved()
+        let mapped = ExecutableCode.mappedNow
+        XCTAssertEqual(mapped.mappings, before.mappings + 1, "\(label): the reserved kinds are mapped together")
+        XCTAssertEqual(convolved(kernels), expected, label)
+        XCTAssertEqual(ExecutableCode.mappedNow.mappings, mapped.mappings, "\(label): a kind it ran was not reserved")
+      }
+    }
+  }
+
+  /// The four-tap depthwise kernels a prepare asks for are generated and reserved, not mapped: two
+  /// shapes of a set join another table's reserved kernel in one mapping at `mapReserved()`, and
+  /// asking for a known shape again maps nothing more.
+  func testFourTapDepthwiseKernelsJoinTheBatch() throws {
+    #if arch(x86_64) && os(Linux)
+      guard GeneratedQuadTapDepthwiseKernels.supported != nil else {
+        // Only CPUs without AVX-512, VNNI or VBMI (or with generated code refused) lack them.
+        XCTAssertFalse(
+          GeneratedKernelISA.supported == .avx512 && DotProductISA.supported.contains(.avx512VNNI)
+            && ProcessorFeatures.hasBytePermutes)
+        return
+      }
+      LazyExecutableKernels.mapReserved()
+      let set = GeneratedQuadTapDepthwiseKernels()
+      let shapes = [
+        QuadTapDepthwiseKernelGenerator.Shape(filterRows: 3, quadsPerRow: 1, stride: 1, output: .int8, correctsWeights: false),
+        QuadTapDepthwiseKernelGenerator.Shape(filterRows: 5, quadsPerRow: 2, stride: 2, output: .uint8, correctsWeights: true),
+      ]
+      let other = Self.table(5, count: 1, calls: GeneratorCalls(count: 1))
+      let before = ExecutableCode.mappedNow
+      let kernels = shapes.map { set.kernel($0) }
+      other.reserve([0])
+      XCTAssertEqual(ExecutableCode.mappedNow.mappings, before.mappings, "asking at prepare maps nothing")
+      LazyExecutableKernels.mapReserved()
+      let after = ExecutableCode.mappedNow
+      XCTAssertEqual(after.mappings, before.mappings + 1, "one mapping for both shapes and the other table")
+      XCTAssertTrue(other.isMade(0))
+      XCTAssertTrue(kernels.allSatisfy(\.isMapped))
+      XCTAssertEqual(Self.call(try XCTUnwrap(other.entry(0))), 500)
+      XCTAssertTrue(set.kernel(shapes[0]).isMapped)
+      XCTAssertEqual(ExecutableCode.mappedNow.mappings, after.mappings, "a known shape is neither generated nor mapped again")
+    #endif
+  }
+
   /// The dot-product emitter's constant argument offsets (which spare every 8-bit load the
   /// run-time metadata of a key path per field) are the structure's real layout.
   func testDotProductArgumentOffsetsMatchTheLayout() {

@@ -77,6 +77,36 @@ final class WeightPageReleaseTests: XCTestCase {
       }
     }
   }
+
+  /// Float DEPTHWISE_CONV_2D never reads its constant filter and bias in place after prepare: a
+  /// read of the memory-mapped model there would map the file's whole page-cache folio again,
+  /// with the neighbouring weights other kernels packed and released. With every depthwise
+  /// filter and bias pointed at values of 1000 after `allocateTensors()`, the outputs keep their bytes.
+  func testFloatDepthwiseDoesNotReadConstantOperandsInPlace() throws {
+    let names: Set = ["mobilenet_mini_float", "mobilenet_mini_fp16"]
+    let networks = try TestModelManifest.load().models.filter { names.contains($0.name) }
+    XCTAssertEqual(networks.count, names.count, "a network of the test is missing from the manifest")
+    for entry in networks {
+      let executor = try Conformance.invoke(entry, options: RunnerOptions()).primary
+      let expected = executor.outputs.map { Array(UnsafeRawBufferPointer(start: $0.data, count: $0.byteCount)) }
+      let operands = executor.nodes.filter { $0.opName == "DEPTHWISE_CONV_2D" }.flatMap { $0.inputs.dropFirst().compactMap { $0 } }
+      XCTAssertGreaterThan(operands.count, 0, "\(entry.name) has float depthwise convolutions")
+      var poisons: [UnsafeMutableBufferPointer<Float>] = []
+      defer { poisons.forEach { $0.deallocate() } }
+      let originals = operands.map(\.data)
+      defer { for (tensor, data) in zip(operands, originals) { tensor.data = data } }
+      for tensor in operands {
+        XCTAssertEqual(tensor.type, .float32)
+        let poison = UnsafeMutableBufferPointer<Float>.allocate(capacity: tensor.elementCount)
+        poison.initialize(repeating: 1000)
+        poisons.append(poison)
+        tensor.data = UnsafeMutableRawPointer(poison.baseAddress)
+      }
+      try executor.invoke()
+      let outputs = executor.outputs.map { Array(UnsafeRawBufferPointer(start: $0.data, count: $0.byteCount)) }
+      XCTAssertEqual(outputs, expected, "\(entry.name): a depthwise node read its constant operands in place")
+    }
+  }
 }
 
 /// Shared state of the concurrent `ParallelWork` test: raw memory, touched only as the test's

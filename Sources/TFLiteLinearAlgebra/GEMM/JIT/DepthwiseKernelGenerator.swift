@@ -610,10 +610,23 @@ private struct DepthwiseEmitter {
     isa.family(avx2: avx2, avx512: avx512)
   }
 
+  /// This set made anew with no kind generated yet, apart from the process's own (for tests of the
+  /// batched mapping).
+  package func unshared() -> GeneratedDepthwiseKernels {
+    GeneratedDepthwiseKernels(isa: isa, byteKernelISA: byteKernelISA, quadTaps: quadTaps)
+  }
+
   /// The kernels a depthwise convolution started on this thread uses: those of the float GEMM's
   /// instruction set (``GeneratedFloatKernels/currentISA``), or nil when generated kernels are off.
   @usableFromInline package static var current: GeneratedDepthwiseKernels? {
     GeneratedFloatKernels.currentISA.flatMap { kernels(for: $0) }
+  }
+
+  /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernels of `kinds` this set has, so that a
+  /// prepare has them mapped with the other reserved kernels at the end of `allocateTensors()`
+  /// instead of one mapping each at their first request mid-invoke.
+  @usableFromInline package func reserve(_ kinds: [DepthwiseKernelGenerator.ElementKind]) {
+    kernels.reserve(kinds.map(\.rawValue))
   }
 
   /// True when this set has a `kind` kernel (generating it on the first request).

@@ -379,6 +379,11 @@ extension X86Assembler {
     GeneratedFloatKernels.currentISA.flatMap { kernels(for: $0) }
   }
 
+  /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernels of `kinds`, to be mapped with the
+  /// other reserved kernels at the end of `allocateTensors()` instead of one mapping each at their
+  /// first call mid-invoke.
+  package func reserve(_ kinds: [HybridKernelGenerator.Kind]) { kernels.reserve(kinds.map(\.rawValue)) }
+
   /// Lanes of the range scan's result.
   private var rangeLanes: Int { isa == .avx2 ? 8 : 16 }
 

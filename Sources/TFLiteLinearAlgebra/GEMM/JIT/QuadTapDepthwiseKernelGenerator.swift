@@ -350,24 +350,27 @@ private struct QuadTapDepthwiseEmitter {
 }
 
 /// The four-tap depthwise kernels of this process, one per `QuadTapDepthwiseKernelGenerator.Shape`,
-/// each generated the first time a convolution is prepared with it (under a lock) and kept for the life of
-/// the process (a bounded cache: a network uses a few shapes of about 2 KB each, and there are at
-/// most 7 · 4 · 4 · 2 · 2 shapes). Only on CPUs and OSes with AVX512-VNNI and AVX512_VBMI; the
-/// AVX-512 `GeneratedDepthwiseKernels` carry them.
+/// each generated the first time a convolution is prepared with it and mapped with the other
+/// kernels the process's prepares reserved (`LazyExecutableKernels.reserve`: one mapping for the
+/// whole `allocateTensors()`, not one per shape), then kept for the life of the process (a bounded
+/// cache: a network uses a few shapes of about 2 KB each, and the shapes are finitely many). Only
+/// on CPUs and OSes with AVX512-VNNI and AVX512_VBMI; the AVX-512 `GeneratedDepthwiseKernels` carry them.
 @usableFromInline package final class GeneratedQuadTapDepthwiseKernels: @unchecked Sendable {
-  // @unchecked Sendable: `kernels` is read and written only under `mutex`; the rest is immutable.
+  // @unchecked Sendable: `kernels` is read and written only under `mutex`; the rest is immutable
+  // but the kernels' tables, which `LazyExecutableKernels` guards.
 
-  /// The kernels generated so far, in the order first asked for (a shape whose mapping the OS
-  /// refused is not kept: the next prepare asks again). A list searched linearly, not a dictionary:
-  /// a network uses a few shapes, and the first dictionary keyed by `Shape` would cost the Swift
-  /// runtime a scan of every protocol conformance record (to check `Shape: Hashable`) at prepare.
+  /// The shapes asked for so far, each with its one-kernel table, in the order first asked for. A
+  /// list searched linearly, not a dictionary: a network uses a few shapes, and the first
+  /// dictionary keyed by `Shape` would cost the Swift runtime a scan of every protocol conformance
+  /// record (to check `Shape: Hashable`) at prepare.
   private var kernels: [GeneratedShapeKernel] = []
   /// Guards `kernels`.
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
   /// `QuadTapDepthwiseKernelGenerator.constantBytes`, 64-byte aligned.
   @usableFromInline package let constants: UnsafeRawPointer
 
-  private init() {
+  /// A set with no kernel yet: the process's is `supported`; tests make sets of their own.
+  package init() {
     mutex = .allocate(capacity: 1)
     pthread_mutex_init(mutex, nil)
     let bytes = QuadTapDepthwiseKernelGenerator.constantBytes
@@ -387,45 +390,56 @@ private struct QuadTapDepthwiseEmitter {
     GeneratedKernelISA.supported == .avx512 && DotProductISA.supported.contains(.avx512VNNI)
       && ProcessorFeatures.hasBytePermutes ? GeneratedQuadTapDepthwiseKernels() : nil
 
-  /// The kernel of `shape` (one that `isGenerated`), generated on first use; nil when the OS
-  /// refuses executable memory. Convolutions ask once, at prepare, and keep the kernel.
-  @usableFromInline package func kernel(_ shape: QuadTapDepthwiseKernelGenerator.Shape) -> QuadTapDepthwiseKernel? {
+  /// The kernel of `shape` (one that `isGenerated`), its code generated on the process's first
+  /// request and reserved, to be mapped with every other reserved kernel by the end of
+  /// `allocateTensors()` or at its first run. Convolutions ask once, at prepare, and keep it;
+  /// whether the OS maps it shows in `QuadTapDepthwiseKernel/isMapped`.
+  @usableFromInline package func kernel(_ shape: QuadTapDepthwiseKernelGenerator.Shape) -> QuadTapDepthwiseKernel {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
+    let code: LazyExecutableKernels
     if let known = kernels.first(where: { $0.shape == shape }) {
-      return QuadTapDepthwiseKernel(code: known.code, constants: constants)
+      code = known.code
+    } else {
+      code = LazyExecutableKernels(count: 1) { _ in QuadTapDepthwiseKernelGenerator.code(shape) }
+      kernels.append(GeneratedShapeKernel(shape: shape, code: code))
     }
-    guard let code = ExecutableCode(QuadTapDepthwiseKernelGenerator.code(shape)) else { return nil }
-    kernels.append(GeneratedShapeKernel(shape: shape, code: code))
+    code.reserve([0])
     return QuadTapDepthwiseKernel(code: code, constants: constants)
   }
 
-  /// One generated kernel and the shape it was made for.
+  /// One shape and the table of its kernel.
   private struct GeneratedShapeKernel {
     /// The shape.
     let shape: QuadTapDepthwiseKernelGenerator.Shape
-    /// Its mapped code.
-    let code: ExecutableCode
+    /// Its kernel, made once.
+    let code: LazyExecutableKernels
   }
 }
 
-/// One generated four-tap depthwise kernel, ready to run.
+/// One generated four-tap depthwise kernel, ready to run once mapped.
 @usableFromInline package struct QuadTapDepthwiseKernel {
-  /// The kernel's code (kept alive by the process-wide cache).
-  private let code: ExecutableCode
+  /// The kernel's one-entry table (kept alive by the process-wide cache).
+  private let code: LazyExecutableKernels
   /// The constants every call passes.
   @usableFromInline package let constants: UnsafeRawPointer
 
-  fileprivate init(code: ExecutableCode, constants: UnsafeRawPointer) {
+  fileprivate init(code: LazyExecutableKernels, constants: UnsafeRawPointer) {
     self.code = code
     self.constants = constants
   }
 
+  /// True when the kernel is mapped (mapping it now, with every kernel reserved in the process, if
+  /// it is not yet); false when the OS or the code budget refuses it, and the caller takes another
+  /// route. A mapped kernel stays mapped.
+  @usableFromInline package var isMapped: Bool { code.entry(0) != nil }
+
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  /// Runs the kernel on `arguments`.
+  /// Runs the kernel (one that `isMapped`) on `arguments`.
   @usableFromInline package func run(_ arguments: inout QuadTapDepthwiseArguments) {
-    let entry = unsafeBitCast(code.entry, to: Entry.self)
+    guard let mapped = code.entry(0) else { preconditionFailure("the four-tap depthwise kernel is not mapped") }
+    let entry = unsafeBitCast(mapped, to: Entry.self)
     withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
   }
 }

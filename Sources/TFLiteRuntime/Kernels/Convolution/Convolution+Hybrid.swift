@@ -177,6 +177,8 @@ final class HybridConv2DKernel: Kernel {
     var scratch = ScratchLayout()
     quantizedInput = HybridInputScratch(
       runs: shape.batch, runLength: shape.batch > 0 ? input.elementCount / shape.batch : 0, scratch: &scratch)
+    // The float epilogue `storeRows` calls, mapped with the node's other kernels.
+    GeneratedHybridKernels.current?.reserve([.epilogue])
     let rowBytes = weights.panels.paddedDepth
     let tileRows = DotProductSums.current.tileRows
     let pixels = shape.height.outputSize * shape.width.outputSize

@@ -59,6 +59,9 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
       try context.requireMemory(count: windowBytes, bytesEach: context.threadCount, for: "\(op)'s input windows")
       if let quadTaps = convolution.quadTaps {
         try context.requireMemory(count: quadTaps.windowBytes, bytesEach: context.threadCount, for: "\(op)'s four-tap windows")
+      } else {
+        // The tap-pair kind the rows run, mapped with the node's other kernels.
+        GeneratedDepthwiseKernels.current?.reserve([.requantized(input.type == .int8 ? .int8 : .uint8)])
       }
       let sumBytes = try FloatOperands.checkedCount(convolution.rowSumsShape, "\(op) row sums")
       try context.requireMemory(count: sumBytes, bytesEach: context.threadCount, for: "\(op)'s row sums")
@@ -71,7 +74,7 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
 
   var kernelDescription: String? {
     guard let byteDepthwise else { return nil }
-    let quadTaps = byteDepthwise.quadTaps != nil && GeneratedDepthwiseKernels.current?.quadTaps != nil
+    let quadTaps = byteDepthwise.quadTaps?.kernel.isMapped == true && GeneratedDepthwiseKernels.current?.quadTaps != nil
     return quadTaps ? "depthwise, generated AVX512-VNNI+VBMI (four taps per vpdpbusd)" : KernelDescription.depthwise()
   }
 
@@ -292,8 +295,9 @@ struct ByteDepthwiseConvolution {
     let width = shape.width
     let windowBytes = height.filterSize &* paddedWidth &* paddedChannels
     // The kernel was found at prepare (for the output type, which is the input's); it runs when
-    // the set given carries four-tap kernels (not on a forced AVX2 or pair-only set).
-    if let quadTaps, generatedKernels?.quadTaps != nil {
+    // the set given carries four-tap kernels (not on a forced AVX2 or pair-only set) and the OS
+    // mapped it (else the tap-pair route gives the same bytes).
+    if let quadTaps, generatedKernels?.quadTaps != nil, quadTaps.kernel.isMapped {
       withUnsafePointer(to: epilogue.lanes) { lanes in
         convolveQuadTaps(
           quadTaps, input: input, output: output, threadCount: threadCount,

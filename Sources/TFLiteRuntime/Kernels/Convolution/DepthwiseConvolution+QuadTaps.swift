@@ -14,7 +14,8 @@
 import TFLiteLinearAlgebra
 
 /// What the four-tap route of a `ByteDepthwiseConvolution` needs: its kernel, found (and generated
-/// on the process's first request for its shape) at prepare so that a run loads it from here, its
+/// and reserved on the process's first request for its shape) at prepare so that a run loads it
+/// from here, mapped with the node's other reserved kernels at the end of `allocateTensors()`; its
 /// geometry and its weights packed per 16-channel block as `[filter row][quad][channel][tap]`
 /// signed bytes (then, when `correctsWeights`, 16 Int32 corrections k_c). The kernel sums every
 /// column of every quad, so a tap past the filter's width has weight 0, stored as 0 − k_c.
@@ -32,8 +33,8 @@ struct QuadTapDepthwise {
 
   /// The route for `shape` with `weights` (`[tap][channel]`, minus their zero points) storing
   /// `output`, on a kernel of `kernels`; nil when it does not apply: a dilation, a filter or stride
-  /// the generator does not take, weights that no per-channel k_c brings into a signed byte, or a
-  /// kernel the OS (or the code budget) refuses to map.
+  /// the generator does not take, or weights that no per-channel k_c brings into a signed byte. (A
+  /// kernel the OS or the code budget refuses to map leaves the convolution on the tap-pair route.)
   init?(
     _ shape: DepthwiseShape, weights: [Int32], paddedWidth: Int, output: RequantizedOutput,
     kernels: GeneratedQuadTapDepthwiseKernels
@@ -57,7 +58,8 @@ struct QuadTapDepthwise {
     let correctsWeights = corrections.contains { $0 != 0 }
     let probe = QuadTapDepthwiseKernelGenerator.Shape(
       filterRows: height.filterSize, quadsPerRow: quads, stride: width.stride, output: output, correctsWeights: correctsWeights)
-    guard probe.isGenerated, let kernel = kernels.kernel(probe) else { return nil }
+    guard probe.isGenerated else { return nil }
+    let kernel = kernels.kernel(probe)
     let block = DepthwiseKernelGenerator.blockChannels
     let blocks = (channels + block - 1) / block
     let tapsPerQuad = QuadTapDepthwiseKernelGenerator.tapsPerQuad

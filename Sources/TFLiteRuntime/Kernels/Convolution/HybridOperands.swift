@@ -417,13 +417,16 @@ struct HybridInputScratch {
   /// Bytes readable past the last value: `DotProductSums` reads rows in steps of four bytes.
   static let trailingBytes = 3
 
-  /// Reserves room for `runs` runs of `runLength` values in `scratch`.
+  /// Reserves room for `runs` runs of `runLength` values in `scratch`, and the generated range and
+  /// quantization kernels `quantize` calls (mapped with the node's other kernels at the end of
+  /// `allocateTensors()`).
   init(runs: Int, runLength: Int, scratch: inout ScratchLayout) {
     self.runs = runs
     self.runLength = runLength
     valuesOffset = scratch.reserve(bytes: runs * runLength + Self.trailingBytes)
     scalesOffset = scratch.reserve(floats: runs)
     zeroPointsOffset = scratch.reserve(bytes: runs * MemoryLayout<Int32>.stride)
+    GeneratedHybridKernels.current?.reserve([.range, .quantize])
   }
 
   /// Quantizes every run of `source` and returns the scratch views; `unsigned` stores the values
