@@ -296,8 +296,8 @@ struct ArithmeticDefinition<Kind: ArithmeticKind>: BinaryKernelDefinition {
     type == .float32 ? Kind.generatedOperation : nil
   }
 
-  var generatedKernels: GeneratedFloatBinaryKernels? {
-    generatedOperation == nil ? nil : GeneratedFloatBinaryKernels.current
+  func generatedKernels(for layout: BroadcastLayout) -> GeneratedFloatBinaryKernels? {
+    generatedOperation == nil || GeneratedFloatBinaryRows(layout) == nil ? nil : GeneratedFloatBinaryKernels.current
   }
 
   func run(

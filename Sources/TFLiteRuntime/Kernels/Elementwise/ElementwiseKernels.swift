@@ -84,9 +84,10 @@ protocol BinaryKernelDefinition {
   func run(
     layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
     output: UnsafeMutableRawPointer, range: Range<Int>)
-  /// The generated kernels `run(…, generated:)` may use, read on the node's thread before the work
-  /// is split (the switch is task-local); nil for definitions without a generated route.
-  var generatedKernels: GeneratedFloatBinaryKernels? { get }
+  /// The generated kernels `run(…, generated:)` may use on `layout`, read on the node's thread
+  /// before the work is split (the switch is task-local); nil for definitions or layouts without a
+  /// generated route.
+  func generatedKernels(for layout: BroadcastLayout) -> GeneratedFloatBinaryKernels?
   /// `run`, on `generated` where the layout allows it.
   func run(
     layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
@@ -96,7 +97,7 @@ protocol BinaryKernelDefinition {
 extension BinaryKernelDefinition {
   func validate(lhs: RuntimeTensor, rhs: RuntimeTensor) throws {}
 
-  var generatedKernels: GeneratedFloatBinaryKernels? { nil }
+  func generatedKernels(for layout: BroadcastLayout) -> GeneratedFloatBinaryKernels? { nil }
 
   func run(
     layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
@@ -137,14 +138,14 @@ final class BinaryKernel<Definition: BinaryKernelDefinition>: Kernel {
     let rhsData = try tensorData(rhs)
     let outputData = try tensorData(output)
     try definition.validate(lhs: lhs, rhs: rhs)
-    let generated = definition.generatedKernels
+    let generated = definition.generatedKernels(for: layout)
     context.forEachChunk(of: layout.elementCount, minimumChunk: definition.minimumChunk) { range in
       definition.run(layout: layout, lhs: lhsData, rhs: rhsData, output: outputData, range: range, generated: generated)
     }
   }
 
   var kernelDescription: String? {
-    guard let layout, GeneratedFloatBinaryRows(layout) != nil, let generated = definition.generatedKernels else { return nil }
+    guard let layout, let generated = definition.generatedKernels(for: layout) else { return nil }
     return "generated \(generated.isa)"
   }
 }
