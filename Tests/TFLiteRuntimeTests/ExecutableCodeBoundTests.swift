@@ -18,6 +18,7 @@ final class ExecutableCodeBoundTests: XCTestCase {
       _ = GeneratedRequantizationKernels.kernels(for: isa)
       _ = GeneratedColumnSumKernels.kernels(for: isa)
       _ = GeneratedQuantizedBinaryKernels.kernels(for: isa)
+      _ = GeneratedFloatBinaryKernels.kernels(for: isa)
     }
     _ = GeneratedLogisticKernels.preferred
     _ = GeneratedByteTableKernel.runnable

@@ -161,6 +161,37 @@ final class GeneratedLogisticKernelTests: XCTestCase {
     }
   }
 
+  /// Every form on 0 to 5 vectors (the loop runs two vectors per turn and a last single one):
+  /// each vector within 3 ulp of the Swift code and nothing written past the last.
+  func testEveryVectorCountWritesExactlyItsVectors() {
+    guard let kernels = GeneratedLogisticKernels.preferred else { return }
+    var random = SeededGenerator(seed: 31)
+    let input = random.floats(5 * 16, in: -20...20)
+    let unbounded = ActivationRange<Float>(lower: -.infinity, upper: .infinity)
+    let relu6 = ActivationRange<Float>(lower: 0, upper: 6)
+    let cases: [(LogisticKernelGenerator.Form, ActivationRange<Float>, [Float])] = [
+      (.logistic, unbounded, runUnary(FloatFunction<Logistic>(), input)),
+      (.sigmoidLinearUnit, unbounded, runUnary(SigmoidLinearUnit(activation: unbounded, clamps: false), input)),
+      (.clampedSigmoidLinearUnit, relu6, runUnary(SigmoidLinearUnit(activation: relu6, clamps: true), input)),
+    ]
+    let sentinel = Float(bitPattern: 0x7FC0_4321)
+    for (form, range, expected) in cases {
+      for vectorCount in 0...5 {
+        var output = [Float](repeating: sentinel, count: input.count + 16)
+        output.withUnsafeMutableBufferPointer { buffer in
+          kernels.run(
+            form, input: input, output: buffer.baseAddress!, vectorCount: vectorCount, lower: range.lower, upper: range.upper)
+        }
+        let written = vectorCount * 16
+        XCTAssertTrue(output[written...].allSatisfy { $0.bitPattern == sentinel.bitPattern }, "\(form) \(vectorCount): wrote past")
+        for index in 0..<written where ulpDistance(output[index], expected[index]) > 3 {
+          XCTFail("\(form) \(vectorCount) vectors: element \(index) is \(output[index]), Swift \(expected[index])")
+          break
+        }
+      }
+    }
+  }
+
   /// The LOGISTIC kernel and the fused SiLU through the registered kernels give results within
   /// 3 ulp of each other with generated kernels on and off (odd element counts: the last lanes run
   /// in Swift), and say which code they run.

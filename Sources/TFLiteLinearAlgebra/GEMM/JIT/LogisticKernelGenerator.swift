@@ -43,8 +43,9 @@
 /// in the System V ABI, over `vectorCount` vectors of 16 floats.
 ///
 /// Registers: rdi arguments, rsi input, rdx output, rcx the vector counter, rax the constants;
-/// zmm0–zmm7 the lanes being computed, zmm16–zmm28 the constants, zmm30/zmm31 the clamp bounds,
-/// k1 the negative lanes. No callee-saved register is used; `vzeroupper` before returning.
+/// zmm0–zmm6 and zmm8–zmm14 the two vectors of a pair being computed (a pair per loop iteration,
+/// then a last single vector), zmm16–zmm28 the constants, zmm30/zmm31 the clamp bounds, k1 the
+/// negative lanes. No callee-saved register is used; `vzeroupper` before returning.
 @usableFromInline package enum LogisticKernelGenerator {
   /// What a kernel computes from x.
   @usableFromInline package enum Form: Int, Sendable, CaseIterable {
@@ -84,62 +85,91 @@
       assembler.vbroadcastssZMM(lower, argumentOperand(\LogisticKernelArguments.lower))
       assembler.vbroadcastssZMM(upper, argumentOperand(\LogisticKernelArguments.upper))
     }
-    let x = VectorRegister(0), t = VectorRegister(1), shifted = VectorRegister(2)
-    let polynomial = VectorRegister(4), reciprocal = VectorRegister(5), n = VectorRegister(6)
-    let product = VectorRegister(7)
     let negative = MaskRegister(1)
+    /// Emits `lanes`: each instruction of the computation once per vector in flight, so the two
+    /// vectors of a pair run as independent chains side by side.
+    func emitVectors(_ lanes: [LaneRegisters]) {
+      func each(_ body: (LaneRegisters) -> Void) { lanes.forEach(body) }
+      each { assembler.vmovupsZMM($0.x, MemoryOperand(.rsi, $0.offset)) }
+      // t = max(−|x|, −87); NaN stays NaN (vmaxps returns its second operand then).
+      each { assembler.packedZMM(.vpor, $0.t, $0.x, signBit) }
+      each { assembler.packedZMM(.vmaxps, $0.t, lowestExponent, $0.t) }
+      // shifted = t · log2e + shifter; n = shifted − shifter; r = (t − n · ln2High) − n · ln2Low,
+      // each step of r one fused multiply-add (r is built in t's register).
+      each { assembler.packedZMM(.vmulps, $0.shifted, $0.t, log2OfE) }
+      each { assembler.packedZMM(.vaddps, $0.shifted, $0.shifted, shifter) }
+      each { assembler.packedZMM(.vsubps, $0.n, $0.shifted, shifter) }
+      each { assembler.packedZMM(.vfnmadd231ps, $0.t, $0.n, ln2High) }
+      each { assembler.packedZMM(.vfnmadd231ps, $0.t, $0.n, ln2Low) }
+      // e^r by Horner: p = c5 · r + c4, then p = r · p + c_k fused.
+      each { assembler.packedZMM(.vmulps, $0.polynomial, coefficients[0], $0.t) }
+      each { assembler.packedZMM(.vaddps, $0.polynomial, $0.polynomial, coefficients[1]) }
+      for coefficient in coefficients[2...] {
+        each { assembler.packedZMM(.vfmadd213ps, $0.polynomial, $0.t, coefficient) }
+      }
+      // e = p · 2^n: n is a whole number with 2^n a normal float (−126 ≤ n ≤ 0), so scaling the
+      // exponent rounds exactly as the product with 2^n built in the exponent bits.
+      each { assembler.vscalefpsZMM($0.polynomial, $0.polynomial, $0.n) }
+      // reciprocal = 1 / (1 + e) without a division: the 14-bit estimate y of 1/d (d in [1, 2]) and
+      // one Newton step y + y · (1 − d · y), fused, within about an ulp of the quotient.
+      each { assembler.packedZMM(.vaddps, $0.reciprocal, one, $0.polynomial) }
+      each { assembler.vrcp14psZMM($0.estimate, $0.reciprocal) }
+      each { assembler.packedZMM(.vfnmadd213ps, $0.reciprocal, $0.estimate, one) }
+      each { assembler.packedZMM(.vfmadd213ps, $0.reciprocal, $0.estimate, $0.estimate) }
+      // For negative x the result is e · reciprocal.
+      each { assembler.packedZMM(.vmulps, $0.polynomial, $0.polynomial, $0.reciprocal) }
+      // Select by the sign bit of x: e·reciprocal where it is set, reciprocal elsewhere (the
+      // result is built in the reciprocal's register).
+      each { lane in
+        assembler.vptestmdZMM(negative, lane.x, signBit)
+        assembler.vmovapsZMM(lane.reciprocal, lane.polynomial, mask: negative)
+      }
+      if form != .logistic { each { assembler.packedZMM(.vmulps, $0.reciprocal, $0.x, $0.reciprocal) } }
+      if form == .clampedSigmoidLinearUnit {
+        each { assembler.packedZMM(.vmaxps, $0.reciprocal, lower, $0.reciprocal) }
+        each { assembler.packedZMM(.vminps, $0.reciprocal, upper, $0.reciprocal) }
+      }
+      each { assembler.vmovupsZMM(MemoryOperand(.rdx, $0.offset), $0.reciprocal) }
+    }
+    let first = LaneRegisters(firstRegister: 0, offset: 0)
+    let second = LaneRegisters(firstRegister: 8, offset: 64)
     let done = assembler.makeLabel()
-    let loop = assembler.makeLabel()
+    let pair = assembler.makeLabel()
+    let single = assembler.makeLabel()
+    assembler.cmp(.rcx, 2)
+    assembler.jump(if: .below, to: single)
+    assembler.bind(pair)
+    emitVectors([first, second])
+    assembler.add(.rsi, 128)
+    assembler.add(.rdx, 128)
+    assembler.sub(.rcx, 2)
+    assembler.cmp(.rcx, 2)
+    assembler.jump(if: .aboveOrEqual, to: pair)
+    assembler.bind(single)
     assembler.test(.rcx, .rcx)
     assembler.jump(if: .zero, to: done)
-    assembler.bind(loop)
-    assembler.vmovupsZMM(x, MemoryOperand(.rsi))
-    // t = max(−|x|, −87); NaN stays NaN (vmaxps returns its second operand then).
-    assembler.packedZMM(.vpor, t, x, signBit)
-    assembler.packedZMM(.vmaxps, t, lowestExponent, t)
-    // shifted = t · log2e + shifter; n = shifted − shifter; r = (t − n · ln2High) − n · ln2Low,
-    // each step of r one fused multiply-add (r is built in t's register).
-    assembler.packedZMM(.vmulps, shifted, t, log2OfE)
-    assembler.packedZMM(.vaddps, shifted, shifted, shifter)
-    assembler.packedZMM(.vsubps, n, shifted, shifter)
-    let r = t
-    assembler.packedZMM(.vfnmadd231ps, r, n, ln2High)
-    assembler.packedZMM(.vfnmadd231ps, r, n, ln2Low)
-    // e^r by Horner: p = c5 · r + c4, then p = r · p + c_k fused.
-    assembler.packedZMM(.vmulps, polynomial, coefficients[0], r)
-    assembler.packedZMM(.vaddps, polynomial, polynomial, coefficients[1])
-    for coefficient in coefficients[2...] {
-      assembler.packedZMM(.vfmadd213ps, polynomial, r, coefficient)
-    }
-    // e = p · 2^n: n is a whole number with 2^n a normal float (−126 ≤ n ≤ 0), so scaling the
-    // exponent rounds exactly as the product with 2^n built in the exponent bits.
-    assembler.vscalefpsZMM(polynomial, polynomial, n)
-    // reciprocal = 1 / (1 + e) without a division: the 14-bit estimate y of 1/d (d in [1, 2]) and
-    // one Newton step y + y · (1 − d · y), fused, within about an ulp of the quotient.
-    let estimate = product
-    assembler.packedZMM(.vaddps, reciprocal, one, polynomial)
-    assembler.vrcp14psZMM(estimate, reciprocal)
-    assembler.packedZMM(.vfnmadd213ps, reciprocal, estimate, one)
-    assembler.packedZMM(.vfmadd213ps, reciprocal, estimate, estimate)
-    // For negative x the result is e · reciprocal.
-    assembler.packedZMM(.vmulps, polynomial, polynomial, reciprocal)
-    // Select by the sign bit of x: e·reciprocal where it is set, reciprocal elsewhere.
-    let result = reciprocal
-    assembler.vptestmdZMM(negative, x, signBit)
-    assembler.vmovapsZMM(result, polynomial, mask: negative)
-    if form != .logistic { assembler.packedZMM(.vmulps, result, x, result) }
-    if form == .clampedSigmoidLinearUnit {
-      assembler.packedZMM(.vmaxps, result, lower, result)
-      assembler.packedZMM(.vminps, result, upper, result)
-    }
-    assembler.vmovupsZMM(MemoryOperand(.rdx), result)
-    assembler.add(.rsi, 64)
-    assembler.add(.rdx, 64)
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: loop)
+    emitVectors([first])
     assembler.bind(done)
     assembler.returnFromKernel(restoring: [])
     return assembler.finishedCode()
+  }
+}
+
+/// The registers of one vector of 16 lanes in the logistic loop (eight from `firstRegister`) and
+/// the byte offset of its lanes from the loop's input and output pointers.
+private struct LaneRegisters {
+  let x, t, shifted, n, polynomial, reciprocal, estimate: VectorRegister
+  let offset: Int32
+
+  init(firstRegister: Int, offset: Int32) {
+    (x, t, shifted, n) = (
+      VectorRegister(firstRegister), VectorRegister(firstRegister + 1), VectorRegister(firstRegister + 2),
+      VectorRegister(firstRegister + 3)
+    )
+    (polynomial, reciprocal, estimate) = (
+      VectorRegister(firstRegister + 4), VectorRegister(firstRegister + 5), VectorRegister(firstRegister + 6)
+    )
+    self.offset = offset
   }
 }
 

@@ -118,9 +118,12 @@ protocol ArithmeticKind {
   static func fusedActivation(in options: BuiltinOptions) -> ActivationFunctionType
   /// The result lanes.
   static func apply<Scalar: ArithmeticScalar>(_ lhs: SIMD16<Scalar>, _ rhs: SIMD16<Scalar>) -> SIMD16<Scalar>
+  /// The generated float kernels' operation for this kind (ADD, SUB, MUL); nil for the others.
+  static var generatedOperation: FloatBinaryKernelGenerator.Operation? { get }
 }
 
 extension ArithmeticKind {
+  static var generatedOperation: FloatBinaryKernelGenerator.Operation? { nil }
   static var rejectsZeroDivisor: Bool { false }
   static var rejectsNegativeExponent: Bool { false }
   static func fusedActivation(in options: BuiltinOptions) -> ActivationFunctionType { .none }
@@ -128,6 +131,7 @@ extension ArithmeticKind {
 
 /// ADD.
 enum Addition: ArithmeticKind {
+  static var generatedOperation: FloatBinaryKernelGenerator.Operation? { .add }
   static let operatorName = "ADD"
   static let elementTypes: [ElementType] = [.float32, .int32, .int64]
   static func fusedActivation(in options: BuiltinOptions) -> ActivationFunctionType {
@@ -142,6 +146,7 @@ enum Addition: ArithmeticKind {
 
 /// SUB.
 enum Subtraction: ArithmeticKind {
+  static var generatedOperation: FloatBinaryKernelGenerator.Operation? { .subtract }
   static let operatorName = "SUB"
   static let elementTypes: [ElementType] = [.float32, .int32, .int64]
   static func fusedActivation(in options: BuiltinOptions) -> ActivationFunctionType {
@@ -156,6 +161,7 @@ enum Subtraction: ArithmeticKind {
 
 /// MUL.
 enum Multiplication: ArithmeticKind {
+  static var generatedOperation: FloatBinaryKernelGenerator.Operation? { .multiply }
   static let operatorName = "MUL"
   static let elementTypes: [ElementType] = [.float32, .int32, .int64]
   static func fusedActivation(in options: BuiltinOptions) -> ActivationFunctionType {
@@ -273,6 +279,8 @@ struct ArithmeticOperation<Scalar: ArithmeticScalar, Kind: ArithmeticKind>: Bina
 struct ArithmeticDefinition<Kind: ArithmeticKind>: BinaryKernelDefinition {
   private let type: ElementType
   private let activation: ActivationFunctionType
+  /// The fused activation's bounds on float operands.
+  private let floatRange: ActivationRange<Float>
 
   init(node: Node, lhs: RuntimeTensor, rhs: RuntimeTensor, output: RuntimeTensor) throws {
     type = try commonElementType([lhs, rhs, output], allowed: Kind.elementTypes, operatorName: Kind.operatorName)
@@ -280,7 +288,30 @@ struct ArithmeticDefinition<Kind: ArithmeticKind>: BinaryKernelDefinition {
       try requireSharedQuantization([lhs, rhs, output], operatorName: Kind.operatorName)
     }
     activation = Kind.fusedActivation(in: node.options)
-    _ = try ActivationRange<Float>(activation)
+    floatRange = try ActivationRange<Float>(activation)
+  }
+
+  /// The generated kernels' operation: float ADD, SUB and MUL.
+  private var generatedOperation: FloatBinaryKernelGenerator.Operation? {
+    type == .float32 ? Kind.generatedOperation : nil
+  }
+
+  func generatedKernels(for layout: BroadcastLayout) -> GeneratedFloatBinaryKernels? {
+    generatedOperation == nil || GeneratedFloatBinaryRows(layout) == nil ? nil : GeneratedFloatBinaryKernels.current
+  }
+
+  func run(
+    layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer,
+    range: Range<Int>, generated: GeneratedFloatBinaryKernels?
+  ) {
+    if let generated, let operation = generatedOperation, let rows = GeneratedFloatBinaryRows(layout),
+      rows.run(
+        operation, clamp: floatRange, on: generated, lhs: lhs.assumingMemoryBound(to: Float.self),
+        rhs: rhs.assumingMemoryBound(to: Float.self), output: output.assumingMemoryBound(to: Float.self), range: range)
+    {
+      return
+    }
+    run(layout: layout, lhs: lhs, rhs: rhs, output: output, range: range)
   }
 
   var minimumChunk: Int { type == .float32 && Kind.self != Power.self ? cheapElementwiseChunk : costlyElementwiseChunk }

@@ -3,6 +3,7 @@
 // the generic kernel around it does the node plumbing, shapes, and the split across threads.
 
 import TFLiteFormat
+import TFLiteLinearAlgebra
 
 /// Throws unless every tensor in `tensors` has the same element type and `allowed` contains it;
 /// returns that type.
@@ -83,10 +84,27 @@ protocol BinaryKernelDefinition {
   func run(
     layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
     output: UnsafeMutableRawPointer, range: Range<Int>)
+  /// The generated kernels `run(…, generated:)` may use on `layout`, read on the node's thread
+  /// before the work is split (the switch is task-local); nil for definitions or layouts without a
+  /// generated route.
+  func generatedKernels(for layout: BroadcastLayout) -> GeneratedFloatBinaryKernels?
+  /// `run`, on `generated` where the layout allows it.
+  func run(
+    layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
+    output: UnsafeMutableRawPointer, range: Range<Int>, generated: GeneratedFloatBinaryKernels?)
 }
 
 extension BinaryKernelDefinition {
   func validate(lhs: RuntimeTensor, rhs: RuntimeTensor) throws {}
+
+  func generatedKernels(for layout: BroadcastLayout) -> GeneratedFloatBinaryKernels? { nil }
+
+  func run(
+    layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
+    output: UnsafeMutableRawPointer, range: Range<Int>, generated: GeneratedFloatBinaryKernels?
+  ) {
+    run(layout: layout, lhs: lhs, rhs: rhs, output: output, range: range)
+  }
 }
 
 /// A kernel combining two broadcast operands element by element.
@@ -120,9 +138,15 @@ final class BinaryKernel<Definition: BinaryKernelDefinition>: Kernel {
     let rhsData = try tensorData(rhs)
     let outputData = try tensorData(output)
     try definition.validate(lhs: lhs, rhs: rhs)
+    let generated = definition.generatedKernels(for: layout)
     context.forEachChunk(of: layout.elementCount, minimumChunk: definition.minimumChunk) { range in
-      definition.run(layout: layout, lhs: lhsData, rhs: rhsData, output: outputData, range: range)
+      definition.run(layout: layout, lhs: lhsData, rhs: rhsData, output: outputData, range: range, generated: generated)
     }
+  }
+
+  var kernelDescription: String? {
+    guard let layout, let generated = definition.generatedKernels(for: layout) else { return nil }
+    return "generated \(generated.isa)"
   }
 }
 

@@ -1,4 +1,7 @@
-// The 8-bit elementwise kernels' routes onto generated code (ElementwiseKernelGenerator.swift):
+// The elementwise kernels' routes onto generated code. Float ADD, SUB and MUL
+// (FloatBinaryKernelGenerator.swift): `GeneratedFloatBinaryRows` runs a broadcast layout of at most
+// two collapsed dimensions as kernel rows (the same bits as the Swift driver). The 8-bit ones
+// (ElementwiseKernelGenerator.swift):
 // - `ByteTable`: an 8-bit to 8-bit function's 256 outputs by input bit pattern, mapped in whole
 //   64-byte blocks by the generated look-up where it runs, byte by byte in Swift otherwise and for
 //   the last bytes. Same bytes either way: both read the one table.
@@ -166,5 +169,81 @@ final class GeneratedBinaryPlan {
       index += blocks * block
     }
     return index
+  }
+}
+
+/// A float broadcast layout as the rows of the generated float binary kernels: at most two
+/// collapsed dimensions, the innermost one a row along which each operand streams (stride 1) or
+/// repeats one value (stride 0), and the outer one stepping each operand by its own stride (0 for a
+/// per-channel operand).
+struct GeneratedFloatBinaryRows {
+  /// Floats per row.
+  private let rowLength: Int
+  /// Each operand's float stride along a row: 1 streamed, 0 repeated.
+  private let lhsStep: Int, rhsStep: Int
+  /// Each operand's float stride from row to row.
+  private let lhsRowStride: Int, rhsRowStride: Int
+
+  /// Fewest elements worth a kernel call: below it the Swift driver's loop costs less than reading
+  /// the generated kernels and calling one (`tflite profile`, default build: a 512-float ADD
+  /// 0.27 µs in Swift, 0.32 µs generated; 2048 floats about equal; 8192 floats 1.37 → 1.18 µs).
+  static let minimumElements = 1024
+
+  /// The rows of `layout`; nil for layouts of more than two collapsed dimensions or fewer than
+  /// `minimumElements` elements.
+  init?(_ layout: BroadcastLayout) {
+    guard layout.rank <= 2, layout.elementCount >= Self.minimumElements else { return nil }
+    let inner = layout.rank - 1
+    rowLength = layout.dimensions[inner]
+    lhsStep = layout.strides0[inner]
+    rhsStep = layout.strides1[inner]
+    lhsRowStride = inner > 0 ? layout.strides0[0] : 0
+    rhsRowStride = inner > 0 ? layout.strides1[0] : 0
+  }
+
+  /// The kernel variant computing `operation` clamped to `clamp` on these rows.
+  private func variant(_ operation: FloatBinaryKernelGenerator.Operation, clamp: ActivationRange<Float>)
+    -> FloatBinaryKernelGenerator.Variant
+  {
+    let unbounded = Float.unboundedRange
+    return FloatBinaryKernelGenerator.Variant(
+      operation: operation, lhsRepeats: lhsStep == 0, rhsRepeats: rhsStep == 0,
+      clamps: clamp.lower != unbounded.lower || clamp.upper != unbounded.upper)
+  }
+
+  /// Computes output elements `range` of `operation`, clamped to `clamp`, on `kernels`: a partial
+  /// first row, the whole rows and a partial last row, one kernel call each. False, with nothing
+  /// written, when the kernel could not be mapped.
+  func run(
+    _ operation: FloatBinaryKernelGenerator.Operation, clamp: ActivationRange<Float>, on kernels: GeneratedFloatBinaryKernels,
+    lhs: UnsafePointer<Float>, rhs: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, range: Range<Int>
+  ) -> Bool {
+    guard rowLength > 0 else { return true }
+    let variant = variant(operation, clamp: clamp)
+    var start = range.lowerBound
+    /// Runs `rows` rows of `length` outputs from `start` (a whole row each when `rows` > 1).
+    func call(rows: Int, length: Int) -> Bool {
+      let (row, column) = start.quotientAndRemainder(dividingBy: rowLength)
+      guard
+        kernels.run(
+          variant, lhs: lhs + row * lhsRowStride + column * lhsStep, lhsRowStride: lhsRowStride,
+          rhs: rhs + row * rhsRowStride + column * rhsStep, rhsRowStride: rhsRowStride, output: output + start,
+          outputRowStride: rowLength, rowCount: rows, rowLength: length, lower: clamp.lower, upper: clamp.upper)
+      else { return false }
+      start += rows * length
+      return true
+    }
+    // Every call runs the same kernel: if the first one ran, so do the others.
+    if start % rowLength != 0 && start < range.upperBound {
+      guard call(rows: 1, length: min(rowLength - start % rowLength, range.upperBound - start)) else { return false }
+    }
+    let wholeRows = (range.upperBound - start) / rowLength
+    if wholeRows > 0 {
+      guard call(rows: wholeRows, length: rowLength) else { return false }
+    }
+    if start < range.upperBound {
+      guard call(rows: 1, length: range.upperBound - start) else { return false }
+    }
+    return true
   }
 }
