@@ -83,4 +83,28 @@ final class FixedPointTests: XCTestCase {
     XCTAssertEqual(FixedPoint.activationRange(.relu6, scale: 0.1, zeroPoint: -128, typeRange: int8), -128...(-68))
     XCTAssertEqual(FixedPoint.activationRange(.reluN1To1, scale: 0.5, zeroPoint: 0, typeRange: int8), -2...2)
   }
+
+  /// The libm-free rounding conversion equals the standard library's `rounded()` (half away from
+  /// zero) followed by the saturating conversion: on ties, the floats next to ties, large and
+  /// non-finite values, and a million random values over the int8 and Int32 ranges.
+  func testRoundingConversionEqualsRoundedThenTruncated() {
+    func expected(_ value: Float) -> Int32 { FixedPoint.truncatingConversion(value.rounded()) }
+    var values: [Float] = [0, -0.0, .nan, .infinity, -.infinity, .greatestFiniteMagnitude, -.greatestFiniteMagnitude,
+      1_073_741_824, -1_073_741_824, 2_147_483_648, -2_147_483_904, 3e9, -3e9]
+    for whole in -300...300 {
+      let tie = Float(whole) + 0.5
+      values += [tie, tie.nextUp, tie.nextDown, Float(whole), Float(whole).nextUp, Float(whole).nextDown]
+    }
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<500_000 {
+      values.append(Float.random(in: -200...200, using: &generator))
+      values.append(Float.random(in: -2.2e9...2.2e9, using: &generator))
+    }
+    var mismatches = 0
+    for value in values where FixedPoint.roundingConversion(value) != expected(value) {
+      mismatches += 1
+      if mismatches < 5 { XCTFail("\(value): \(FixedPoint.roundingConversion(value)) != \(expected(value))") }
+    }
+    XCTAssertEqual(mismatches, 0)
+  }
 }

@@ -136,6 +136,17 @@ extension FixedPoint {
     return Int32(value)
   }
 
+  /// `value.rounded()` (half away from zero) converted as `truncatingConversion` does, without the
+  /// C library's `roundf` that `rounded()` becomes in the SSE2 baseline: below 2^30 in magnitude
+  /// the truncated whole part and the remaining fraction are exact, so the result is the same.
+  @inlinable @inline(__always)
+  package static func roundingConversion(_ value: Float) -> Int32 {
+    guard value.magnitude < 1_073_741_824 else { return truncatingConversion(value.rounded()) }
+    let whole = Int32(value)
+    let fraction = value - Float(whole)
+    return whole &+ (fraction >= 0.5 ? 1 : fraction <= -0.5 ? -1 : 0)
+  }
+
   /// `value` truncated toward zero to Int32 as the x86-64 conversion instruction does it: NaN and
   /// values outside the Int32 range become `Int32.min` (LiteRT's SQRT converts so).
   @inlinable @inline(__always)

@@ -22,22 +22,28 @@ private struct TypedRequantizingJoin<Element: QuantizedInteger> {
 
   /// Joins `inputs` (whose memory the caller checked) into `output`.
   func run(inputs: [RuntimeTensor], output: UnsafeMutableRawPointer) {
-    var destination = output.assumingMemoryBound(to: Element.self)
-    for block in 0..<partition.outerCount {
+    withUnsafeTemporaryAllocation(of: UnsafePointer<Element>.self, capacity: inputs.count) { sources in
       for (part, input) in inputs.enumerated() {
-        let count = partition.partExtents[part] * partition.innerCount
-        let source = input.data.unsafelyUnwrapped.assumingMemoryBound(to: Element.self) + block * count
-        switch parts[part] {
-        case .copy:
-          destination.update(from: source, count: count)
-        case .requantize(let scale, let bias):
-          for index in 0..<count {
-            let value = (Float(source[index]) * scale + bias).rounded()
-            let quantized = FixedPoint.truncatingConversion(value) &+ outputZeroPoint
-            destination[index] = Element(clamping: quantized)
+        sources[part] = UnsafePointer(input.data.unsafelyUnwrapped.assumingMemoryBound(to: Element.self))
+      }
+      parts.withUnsafeBufferPointer { parts in
+        var destination = output.assumingMemoryBound(to: Element.self)
+        for block in 0..<partition.outerCount {
+          for part in parts.indices {
+            let count = partition.partExtents[part] * partition.innerCount
+            let source = sources[part] + block * count
+            switch parts[part] {
+            case .copy:
+              destination.update(from: source, count: count)
+            case .requantize(let scale, let bias):
+              for index in 0..<count {
+                let quantized = FixedPoint.roundingConversion(Float(source[index]) * scale + bias) &+ outputZeroPoint
+                destination[index] = Element(clamping: quantized)
+              }
+            }
+            destination += count
           }
         }
-        destination += count
       }
     }
   }

@@ -32,16 +32,18 @@ struct AxisPartition: Equatable {
     totalExtent = running
   }
 
-  /// Writes the whole from its parts (`source(i)` is part `i`, dense), block after block so the
-  /// output is written front to back.
+  /// Writes the whole from its parts (`source(i)` is part `i`, dense, asked once per part),
+  /// block after block so the output is written front to back.
   func join(into whole: UnsafeMutableRawPointer, elementSize: Int, source: (Int) -> UnsafeRawPointer) {
-    partExtents.withUnsafeBufferPointer { extents in
+    withUnsafeTemporaryAllocation(of: (start: UnsafeRawPointer, bytes: Int).self, capacity: partExtents.count) { parts in
+      for part in parts.indices {
+        parts.initializeElement(at: part, to: (source(part), partExtents[part] &* innerCount &* elementSize))
+      }
       var output = whole
       for block in 0..<outerCount {
-        for part in extents.indices {
-          let partBytes = extents[part] &* innerCount &* elementSize
-          output.copyMemory(from: source(part) + block &* partBytes, byteCount: partBytes)
-          output += partBytes
+        for (start, bytes) in parts {
+          output.copyMemory(from: start + block &* bytes, byteCount: bytes)
+          output += bytes
         }
       }
     }
