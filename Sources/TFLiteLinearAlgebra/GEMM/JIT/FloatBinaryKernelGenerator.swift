@@ -208,14 +208,14 @@ extension X86Assembler {
 /// generated kernels are turned off (`SWIFTTFLITE_JIT=0`, ``RunnerOptions/usesGeneratedKernels``),
 /// the Swift code runs.
 @usableFromInline package final class GeneratedFloatBinaryKernels: @unchecked Sendable {
-  // @unchecked Sendable: `tailLanes` is written only in `init`; `kernels` is safe to share.
+  // @unchecked Sendable: `kernels` is safe to share.
 
   /// The instruction set of the kernels.
   @usableFromInline package let isa: GeneratedKernelISA
   /// The kernel of each variant, by `Variant.index`.
   private let kernels: LazyExecutableKernels
-  /// 16 lanes of all ones, then 16 of zeros: the AVX2 tail masks start `tailCount` lanes before the zeros.
-  private let tailLanes: UnsafeMutablePointer<Int32>
+  /// The AVX2 masks of a row's tail.
+  private let tailLanes = AVX2LaneMasks.shared
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
@@ -223,13 +223,7 @@ extension X86Assembler {
     self.isa = isa
     let variants = FloatBinaryKernelGenerator.Variant.all
     kernels = LazyExecutableKernels(count: variants.count) { FloatBinaryKernelGenerator.code(variants[$0], isa: isa) }
-    let blockFloats = FloatBinaryKernelGenerator.blockFloats
-    tailLanes = .allocate(capacity: 2 * blockFloats)
-    tailLanes.initialize(repeating: -1, count: blockFloats)
-    (tailLanes + blockFloats).initialize(repeating: 0, count: blockFloats)
   }
-
-  deinit { tailLanes.deallocate() }
 
   private static let avx2 = GeneratedFloatBinaryKernels(isa: .avx2)
   private static let avx512 = GeneratedFloatBinaryKernels(isa: .avx512)
@@ -264,7 +258,7 @@ extension X86Assembler {
       lhs: lhs, rhs: rhs, output: output, rowCount: rowCount, blockCount: rowLength / blockFloats,
       lhsRowBytes: lhsRowStride * floatBytes, rhsRowBytes: rhsRowStride * floatBytes,
       outputRowBytes: outputRowStride * floatBytes, tailCount: tailCount, tailMask: (1 << tailCount) - 1,
-      tailLanes: UnsafePointer(tailLanes + blockFloats - tailCount), lower: lower, upper: upper)
+      tailLanes: tailLanes.firstLanes(tailCount), lower: lower, upper: upper)
     withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Entry.self)(UnsafeRawPointer($0)) }
     return true
   }

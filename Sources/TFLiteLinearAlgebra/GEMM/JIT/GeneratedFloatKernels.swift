@@ -28,9 +28,8 @@
   private let kernels: LazyExecutableKernels
   /// Sixteen zeros: the start of a product without bias.
   private let zeros: UnsafeMutablePointer<Float>
-  /// Sixteen all-ones lanes then sixteen zero lanes: the AVX2 column mask of the first `c`
-  /// columns starts `16 - c` lanes in.
-  private let columnMasks: UnsafeMutablePointer<Int32>
+  /// The AVX2 column masks of a tile's first columns.
+  private let columnMasks = AVX2LaneMasks.shared
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
@@ -44,14 +43,10 @@
     }
     zeros = .allocate(capacity: GEMMTile.columns)
     zeros.initialize(repeating: 0, count: GEMMTile.columns)
-    columnMasks = .allocate(capacity: 2 * GEMMTile.columns)
-    columnMasks.initialize(repeating: -1, count: GEMMTile.columns)
-    (columnMasks + GEMMTile.columns).initialize(repeating: 0, count: GEMMTile.columns)
   }
 
   deinit {
     zeros.deallocate()
-    columnMasks.deallocate()
   }
 
   private static let avx2 = GeneratedFloatKernels(isa: .avx2)
@@ -124,7 +119,7 @@
       a: a, aRowBytes: lda * floatBytes, aTileBytes: (height + 1) * lda * floatBytes, b: b, depth: depth, c: c,
       cRowBytes: ldc * floatBytes, cTileBytes: (height + 1) * ldc * floatBytes, start: start ?? UnsafePointer(zeros),
       tileCount: tallerTiles, accumulates: accumulates ? 1 : 0, lower: clamp?.lower ?? -.infinity,
-      upper: clamp?.upper ?? .infinity, columnMask: UnsafePointer(columnMasks + (GEMMTile.columns - columns)),
+      upper: clamp?.upper ?? .infinity, columnMask: columnMasks.firstLanes(columns),
       laneMask: (1 << columns) - 1, segmentCount: segments, aSegmentBytes: aSegmentStride * floatBytes,
       bSegmentGapBytes: segments == 1 ? 0 : (bSegmentStride - depth * GEMMTile.columns) * floatBytes)
     if tallerTiles > 0 { call(tallerKernel, &arguments) }

@@ -346,24 +346,18 @@ extension X86Assembler {
   @usableFromInline package let isa: GeneratedKernelISA
   /// The kernel of each `Kind`, by its raw value, made on first use.
   private let kernels: LazyExecutableKernels
-  /// −1 sixteen times, then 0 sixteen times: the 16 lanes from `16 − count` on are the AVX2 masks
-  /// of a tile's first `count` columns.
-  private let laneMaskTable: UnsafeMutablePointer<Int32>
+  /// The AVX2 masks of a tile's first columns.
+  private let laneMasks = AVX2LaneMasks.shared
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
   /// The kernels of `isa`, none generated yet.
   private init(isa: GeneratedKernelISA) {
     self.isa = isa
-    laneMaskTable = .allocate(capacity: 32)
-    laneMaskTable.initialize(repeating: -1, count: 16)
-    (laneMaskTable + 16).initialize(repeating: 0, count: 16)
     kernels = LazyExecutableKernels(count: HybridKernelGenerator.Kind.allCases.count) {
       HybridKernelGenerator.code(HybridKernelGenerator.Kind(rawValue: $0)!, isa: isa)
     }
   }
-
-  deinit { laneMaskTable.deallocate() }
 
   private static let avx2 = GeneratedHybridKernels(isa: .avx2)
   private static let avx512 = GeneratedHybridKernels(isa: .avx512)
@@ -441,7 +435,7 @@ extension X86Assembler {
             correction: UnsafeRawPointer(correction).assumingMemoryBound(to: Int32.self),
             firstScales: UnsafeRawPointer(firstScales).assumingMemoryBound(to: Float.self), secondScale: secondScale,
             bias: UnsafeRawPointer(bias).assumingMemoryBound(to: Float.self), lower: clamp.lower, upper: clamp.upper,
-            laneBits: (1 << lanes) &- 1, laneMasks: UnsafePointer(laneMaskTable + (16 &- lanes)))
+            laneBits: (1 << lanes) &- 1, laneMasks: laneMasks.firstLanes(lanes))
           withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Entry.self)(UnsafeRawPointer($0)) }
         }
       }

@@ -103,3 +103,24 @@ struct RowBases {
     for group in 0..<groupCount { assembler.add(registers[group], bytes) }
   }
 }
+
+/// The AVX2 lane masks of a block's first lanes (`vmaskmovps` reads a lane where its mask's sign
+/// bit is set), from one table of sixteen all-ones lanes then sixteen zero lanes made once for the
+/// process: the mask of the first `count` lanes is the 16 lanes from `16 − count` on.
+package struct AVX2LaneMasks: @unchecked Sendable {
+  // @unchecked Sendable: the table is written once, before `shared` is published, then only read.
+  private let table: UnsafePointer<Int32>
+
+  /// The process's table (never freed).
+  package static let shared: AVX2LaneMasks = {
+    let table = UnsafeMutablePointer<Int32>.allocate(capacity: 32)
+    table.initialize(repeating: -1, count: 16)
+    (table + 16).initialize(repeating: 0, count: 16)
+    return AVX2LaneMasks(table: UnsafePointer(table))
+  }()
+
+  private init(table: UnsafePointer<Int32>) { self.table = table }
+
+  /// The 16 lanes whose first `count` (0...16) are all ones and the rest zero.
+  @inline(__always) package func firstLanes(_ count: Int) -> UnsafePointer<Int32> { table + (16 &- count) }
+}
