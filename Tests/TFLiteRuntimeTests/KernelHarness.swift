@@ -67,10 +67,12 @@ enum KernelHarness {
     try run(node, threads: threads, as: Float.self)
   }
 
-  /// ``run(_:threads:)`` for an output whose elements are `Element`s.
-  static func run<Element>(_ node: Node, threads: Int, as type: Element.Type) throws -> (shape: [Int], values: [Element]) {
+  /// ``run(_:threads:)`` for an output whose elements are `Element`s, prepared with `roundingPolicy`.
+  static func run<Element>(
+    _ node: Node, threads: Int, as type: Element.Type, roundingPolicy: RoundingPolicy = .doubleRounding
+  ) throws -> (shape: [Int], values: [Element]) {
     let kernel = try KernelDispatch.makeKernel(for: node)
-    var context = PrepareContext(threadCount: threads)
+    var context = PrepareContext(threadCount: threads, roundingPolicy: roundingPolicy)
     try kernel.prepare(&context)
     let output = node.outputs[0]
     output.allocateOwnedMemory()

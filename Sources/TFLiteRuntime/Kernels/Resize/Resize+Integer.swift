@@ -2,6 +2,10 @@
 // interpolate in 10-bit fixed point (positions and weights in 1/1024 units, the 20-bit weighted
 // sum rounded back); uint8 interpolates in float and rounds half up, as the reference kernel
 // does. Input and output share their quantization, so raw values are interpolated.
+//
+// int8 runs in two passes (`SeparableInt8BilinearResize`): the reference's sum of four corners
+// times products of two 10-bit weights equals a blend of two column blends, and every product of
+// the first pass is a 10-bit weight times a 9-bit difference, which SSE2 multiplies natively.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -11,29 +15,161 @@ private struct QuantizedBilinearTap<Weight> {
   /// The lower and upper input coordinate.
   let lower: Int
   let upper: Int
-  /// The position of the output coordinate in input space (fixed point or float).
+  /// The position of the output coordinate in input space (float).
   let position: Weight
 }
 
 /// The taps of every output row and column.
-private struct QuantizedBilinearTaps<Weight> {
-  let rows: [QuantizedBilinearTap<Weight>]
-  let columns: [QuantizedBilinearTap<Weight>]
+private struct QuantizedBilinearTaps<Tap> {
+  let rows: [Tap]
+  let columns: [Tap]
 }
 
-/// The 10-bit fixed-point taps along one axis (TFLite's `ComputeInterpolationValuesInteger`).
-private func fixedPointTaps(inputSize: Int, outputSize: Int, alignCorners: Bool, halfPixelCenters: Bool)
-  -> [QuantizedBilinearTap<Int>]
-{
-  let scale =
-    alignCorners && outputSize > 1
-    ? ((1 << 10) * (inputSize - 1) + (outputSize - 1) / 2) / (outputSize - 1)
-    : ((1 << 10) * inputSize + outputSize / 2) / outputSize
-  return (0..<outputSize).map { coordinate in
-    let position = halfPixelCenters ? coordinate * scale + scale / 2 - (1 << 9) : coordinate * scale
-    return QuantizedBilinearTap(
-      lower: max(position / (1 << 10), 0), upper: min((position + (1 << 10) - 1) / (1 << 10), inputSize - 1),
-      position: position)
+/// The two input coordinates one output coordinate blends along one axis, in 10-bit fixed point.
+struct FixedPointBilinearTap: Equatable {
+  /// The lower and upper input coordinate (equal at the borders).
+  let lower: Int
+  let upper: Int
+  /// The weight of `upper` in 1/1024 units (0...1023; `lower` weighs 1024 − `fraction`), 0 when
+  /// `lower == upper`.
+  let fraction: Int
+
+  /// The taps along one axis (TFLite's `ComputeInterpolationValuesInteger`). Where both taps are
+  /// one input coordinate, the reference's two weights (which may lie outside 0...1024 there)
+  /// add up to 1024 on the same value, so the fraction is stored as 0: the same sums, and every
+  /// weight fits 11 bits. The lower tap is also kept inside the input: with `alignCorners` and
+  /// more than 2048 output coordinates the reference's lower tap can pass the last input one.
+  static func axis(inputSize: Int, outputSize: Int, alignCorners: Bool, halfPixelCenters: Bool) -> [Self] {
+    let scale =
+      alignCorners && outputSize > 1
+      ? ((1 << 10) * (inputSize - 1) + (outputSize - 1) / 2) / (outputSize - 1)
+      : ((1 << 10) * inputSize + outputSize / 2) / outputSize
+    return (0..<outputSize).map { coordinate in
+      let position = halfPixelCenters ? coordinate * scale + scale / 2 - (1 << 9) : coordinate * scale
+      let lower = min(max(position / (1 << 10), 0), inputSize - 1)
+      let upper = min((position + (1 << 10) - 1) / (1 << 10), inputSize - 1)
+      return Self(lower: lower, upper: upper, fraction: lower == upper ? 0 : position - (1 << 10) * lower)
+    }
+  }
+}
+
+/// What `roundedInterpolation` adds to a negative sum before its floor division: −1 rounds half
+/// away from zero (`.doubleRounding`, the reference's `(sum ± 2^19) / 2^20`), 0 half up
+/// (`.singleRounding`, `(sum + 2^19) >> 20`).
+private func negativeSumAdjustment<Value: FixedWidthInteger>(_ rounding: RoundingPolicy) -> Value {
+  rounding == .doubleRounding ? -1 : 0
+}
+
+/// `sum / 2^20` rounded as the reference kernel rounds its 20-bit interpolation, in one floor
+/// division: for a negative sum, ⌈(sum − 2^19) / 2^20⌉ = ⌊(sum + 2^19 − 1) / 2^20⌋, so half away from
+/// zero is `(sum + 2^19 + (sum < 0 ? −1 : 0)) >> 20` and half up the same without the −1.
+@inline(__always)
+private func roundedInterpolation<Value: FixedWidthInteger>(_ sum: Value, adjustment: Value) -> Value {
+  (sum &+ (1 << 19) &+ ((sum &>> (Value.bitWidth - 1)) & adjustment)) &>> 20
+}
+
+/// int8 interpolation in two passes. Each input row the output needs is first blended across
+/// columns, `H = 1024·left + fx·(right − left)` (18 bits), then each output row blends two such
+/// rows, `S = 1024·H_top + fy·(H_bottom − H_top)`: exactly the reference's 20-bit sum of four
+/// corners times `(1024 − fy or fy)·(1024 − fx or fx)`, rounded the same way. The two blended rows
+/// last made are kept, so an upscale blends each input row across once per image instead of once
+/// per output row, and the second pass runs over whole output rows whatever the channel count.
+private struct SeparableInt8BilinearResize {
+  let source: ResizeSource
+  let rows: [FixedPointBilinearTap]
+  let columns: [FixedPointBilinearTap]
+  let rounding: RoundingPolicy
+
+  /// Computes output rows `range` (counted over batch × output height).
+  func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, rows range: Range<Int>) {
+    let rowLength = columns.count &* source.channels
+    let inputElements = input.assumingMemoryBound(to: Int8.self)
+    let outputElements = output.assumingMemoryBound(to: Int8.self)
+    let inputRowLength = source.width &* source.channels
+    ThreadWorkspace.with(byteCount: 2 &* rowLength &* MemoryLayout<Int32>.stride) { workspace in
+      let buffers = workspace.bindMemory(to: Int32.self, capacity: 2 &* rowLength)
+      // The input row (over batch × input height) blended into buffer 0 and buffer 1, or −1.
+      var held = SIMD2<Int>(-1, -1)
+      /// The buffer holding input row `row` blended, made in the buffer not holding `keeping`.
+      func blended(_ row: Int, keeping: Int) -> UnsafeMutablePointer<Int32> {
+        if held[0] == row { return buffers }
+        if held[1] == row { return buffers + rowLength }
+        let slot = held[0] == keeping ? 1 : 0
+        held[slot] = row
+        let buffer = buffers + slot &* rowLength
+        blendColumns(inputElements + row &* inputRowLength, into: buffer)
+        return buffer
+      }
+      rows.withUnsafeBufferPointer { rowTaps in
+        for outputRow in range {
+          let batch = outputRow / rowTaps.count
+          let tap = rowTaps[outputRow &- batch &* rowTaps.count]
+          let top = batch &* source.height &+ tap.lower
+          let bottom = batch &* source.height &+ tap.upper
+          let topBlend = blended(top, keeping: bottom)
+          let bottomBlend = blended(bottom, keeping: top)
+          blendRows(
+            topBlend, bottomBlend, fraction: tap.fraction, length: rowLength,
+            into: outputElements + outputRow &* rowLength)
+        }
+      }
+    }
+  }
+
+  /// The first pass over one input row: `H = 1024·left + fx·(right − left)` for every output
+  /// column and channel. Both factors of the product fit 16 bits (`fx` below 2^10, the difference
+  /// of two int8 values 9 bits), so it is a 16-bit multiply-add (`pmaddwd`) even in SSE2.
+  private func blendColumns(_ inputRow: UnsafePointer<Int8>, into blend: UnsafeMutablePointer<Int32>) {
+    let channels = source.channels
+    columns.withUnsafeBufferPointer { columns in
+      var destination = blend
+      for tap in columns {
+        let left = inputRow + tap.lower &* channels
+        let right = inputRow + tap.upper &* channels
+        let fraction = Int32(truncatingIfNeeded: tap.fraction) & 1023
+        let fractions = SIMD8(repeating: fraction)
+        var channel = 0
+        while channel &+ 8 <= channels {
+          let leftValues = Int8.loadWidened(left + channel)
+          let difference = Int8.loadWidened(right + channel) &- leftValues
+          UnsafeMutableRawPointer(destination + channel).storeBytes(
+            of: (leftValues &<< 10) &+ fractions &* difference, as: SIMD8<Int32>.self)
+          channel &+= 8
+        }
+        while channel < channels {
+          let leftValue = Int32(left[channel])
+          destination[channel] = (leftValue &<< 10) &+ fraction &* (Int32(right[channel]) &- leftValue)
+          channel &+= 1
+        }
+        destination += channels
+      }
+    }
+  }
+
+  /// The second pass: `S = 1024·H_top + fy·(H_bottom − H_top)` over a whole output row, rounded
+  /// to int8 (|S| ≤ 2^27, so Int32 lanes hold it). One loop serves both rounding policies (through
+  /// `adjustment`): a policy switch inside it made the compiler take the vectors apart lane by lane.
+  private func blendRows(
+    _ top: UnsafePointer<Int32>, _ bottom: UnsafePointer<Int32>, fraction: Int, length: Int,
+    into destination: UnsafeMutablePointer<Int8>
+  ) {
+    let fraction = Int32(truncatingIfNeeded: fraction)
+    let fractions = SIMD8(repeating: fraction)
+    let adjustment: Int32 = negativeSumAdjustment(rounding)
+    let adjustments = SIMD8(repeating: adjustment)
+    var index = 0
+    while index &+ 8 <= length {
+      let topValues = UnsafeRawPointer(top + index).loadUnaligned(as: SIMD8<Int32>.self)
+      let bottomValues = UnsafeRawPointer(bottom + index).loadUnaligned(as: SIMD8<Int32>.self)
+      let sum = (topValues &<< 10) &+ fractions &* (bottomValues &- topValues)
+      Int8.storeNarrowed((sum &+ (1 << 19) &+ ((sum &>> 31) & adjustments)) &>> 20, to: destination + index)
+      index &+= 8
+    }
+    while index < length {
+      let sum = (top[index] &<< 10) &+ fraction &* (bottom[index] &- top[index])
+      destination[index] = Int8(truncatingIfNeeded: roundedInterpolation(sum, adjustment: adjustment))
+      index &+= 1
+    }
   }
 }
 
@@ -51,12 +187,12 @@ private func floatTaps(inputSize: Int, outputSize: Int, alignCorners: Bool, half
   }
 }
 
-/// Interpolation of 8- or 16-bit raw values.
+/// Interpolation of int16 (fixed point) or uint8 (float) raw values, one output pixel at a time.
 private struct TypedBilinearResize<Element: QuantizedInteger> {
   let source: ResizeSource
   let outputHeight: Int
-  let fixedPoint: QuantizedBilinearTaps<Int>?
-  let float: QuantizedBilinearTaps<Float>?
+  let fixedPoint: QuantizedBilinearTaps<FixedPointBilinearTap>?
+  let float: QuantizedBilinearTaps<QuantizedBilinearTap<Float>>?
   let rounding: RoundingPolicy
 
   /// Computes output rows `rows` (over all images).
@@ -82,81 +218,100 @@ private struct TypedBilinearResize<Element: QuantizedInteger> {
     }
   }
 
+  /// The first channel of the four input pixels an output pixel blends.
   @inline(__always)
-  private func corner(_ base: UnsafePointer<Element>, _ y: Int, _ x: Int, _ channel: Int) -> Element {
-    base[(y * source.width + x) * source.channels + channel]
+  private func corners(_ base: UnsafePointer<Element>, rows: (lower: Int, upper: Int), columns: (lower: Int, upper: Int))
+    -> (
+      topLeft: UnsafePointer<Element>, bottomLeft: UnsafePointer<Element>, topRight: UnsafePointer<Element>,
+      bottomRight: UnsafePointer<Element>
+    )
+  {
+    func pixel(_ row: Int, _ column: Int) -> UnsafePointer<Element> {
+      base + (row * source.width + column) * source.channels
+    }
+    return (
+      pixel(rows.lower, columns.lower), pixel(rows.upper, columns.lower), pixel(rows.lower, columns.upper),
+      pixel(rows.upper, columns.upper)
+    )
   }
 
   private func blendFixedPoint(
-    _ base: UnsafePointer<Element>, _ row: QuantizedBilinearTap<Int>, _ column: QuantizedBilinearTap<Int>,
+    _ base: UnsafePointer<Element>, _ row: FixedPointBilinearTap, _ column: FixedPointBilinearTap,
     _ destination: UnsafeMutablePointer<Element>
   ) {
-    let fractionY = row.position - (1 << 10) * row.lower
-    let fractionX = column.position - (1 << 10) * column.lower
-    // The four corner weights in 1/2^20 units (each product of two 10-bit fractions).
+    // The four corner weights in 1/2^20 units (each product of two 10-bit weights).
     let weights = (
-      topLeft: ((1 << 10) - fractionY) * ((1 << 10) - fractionX), bottomLeft: fractionY * ((1 << 10) - fractionX),
-      topRight: ((1 << 10) - fractionY) * fractionX, bottomRight: fractionY * fractionX)
-    let corners = (
-      topLeft: base + (row.lower * source.width + column.lower) * source.channels,
-      bottomLeft: base + (row.upper * source.width + column.lower) * source.channels,
-      topRight: base + (row.lower * source.width + column.upper) * source.channels,
-      bottomRight: base + (row.upper * source.width + column.upper) * source.channels)
-    var channel = 0
-    if Element.bitWidth == 8 {
-      // 8-bit values times weights below 2^22 fit Int32 lanes, eight channels at a time.
-      while channel &+ 8 <= source.channels {
-        let sum =
-          Element.loadWidened(corners.topLeft + channel) &* Int32(truncatingIfNeeded: weights.topLeft)
-          &+ Element.loadWidened(corners.bottomLeft + channel) &* Int32(truncatingIfNeeded: weights.bottomLeft)
-          &+ Element.loadWidened(corners.topRight + channel) &* Int32(truncatingIfNeeded: weights.topRight)
-          &+ Element.loadWidened(corners.bottomRight + channel) &* Int32(truncatingIfNeeded: weights.bottomRight)
-        let rounded: SIMD8<Int32>
-        switch rounding {
-        case .doubleRounding:
-          // Round half away from zero, then divide truncating toward zero.
-          let nudged = sum &+ SIMD8(repeating: 1 << 19).replacing(with: SIMD8(repeating: -(1 << 19)), whereNegative: sum &- 1)
-          rounded = (nudged &+ ((nudged &>> 31) & ((1 << 20) - 1))) &>> 20
-        case .singleRounding:
-          rounded = (sum &+ (1 << 19)) &>> 20
-        }
-        Element.storeNarrowed(rounded, to: destination + channel)
-        channel &+= 8
-      }
-    }
-    while channel < source.channels {
+      topLeft: ((1 << 10) - row.fraction) * ((1 << 10) - column.fraction),
+      bottomLeft: row.fraction * ((1 << 10) - column.fraction),
+      topRight: ((1 << 10) - row.fraction) * column.fraction, bottomRight: row.fraction * column.fraction)
+    let corners = self.corners(base, rows: (row.lower, row.upper), columns: (column.lower, column.upper))
+    for channel in 0..<source.channels {
       let sum =
         Int64(corners.topLeft[channel]) * Int64(weights.topLeft) + Int64(corners.bottomLeft[channel])
         * Int64(weights.bottomLeft) + Int64(corners.topRight[channel]) * Int64(weights.topRight)
         + Int64(corners.bottomRight[channel]) * Int64(weights.bottomRight)
-      let value: Int64
-      switch rounding {
-      case .doubleRounding: value = (sum + (sum > 0 ? 1 << 19 : -(1 << 19))) / (1 << 20)
-      case .singleRounding: value = (sum + (1 << 19)) >> 20
-      }
-      destination[channel] = Element(truncatingIfNeeded: value)
-      channel &+= 1
+      destination[channel] = Element(
+        truncatingIfNeeded: roundedInterpolation(sum, adjustment: negativeSumAdjustment(rounding)))
     }
   }
 
+  /// The reference's float blend, `((corner · row weight) · column weight)` summed over the four
+  /// corners in its order, plus 0.5, truncated: eight channels at a time in float lanes (the same
+  /// operations per lane), the rest one by one.
   private func blendFloat(
     _ base: UnsafePointer<Element>, _ row: QuantizedBilinearTap<Float>, _ column: QuantizedBilinearTap<Float>,
     _ destination: UnsafeMutablePointer<Element>
   ) {
-    let fractionY = row.position - Float(row.lower)
-    let fractionX = column.position - Float(column.lower)
-    for channel in 0..<source.channels {
-      var sum = Float(corner(base, row.lower, column.lower, channel)) * (1 - fractionY) * (1 - fractionX)
-      sum += Float(corner(base, row.upper, column.lower, channel)) * fractionY * (1 - fractionX)
-      sum += Float(corner(base, row.lower, column.upper, channel)) * (1 - fractionY) * fractionX
-      sum += Float(corner(base, row.upper, column.upper, channel)) * fractionY * fractionX
+    let (lowerY, upperY) = (1 - (row.position - Float(row.lower)), row.position - Float(row.lower))
+    let (lowerX, upperX) = (1 - (column.position - Float(column.lower)), column.position - Float(column.lower))
+    let corners = self.corners(base, rows: (row.lower, row.upper), columns: (column.lower, column.upper))
+    var channel = 0
+    while channel &+ 8 <= source.channels {
+      func values(_ corner: UnsafePointer<Element>) -> SIMD8<Float> {
+        SIMD8(converting: Element.loadWidened(corner + channel))
+      }
+      var sum = values(corners.topLeft) * lowerY * lowerX
+      sum += values(corners.bottomLeft) * upperY * lowerX
+      sum += values(corners.topRight) * lowerY * upperX
+      sum += values(corners.bottomRight) * upperY * upperX
+      Element.storeNarrowed(truncatedBelowTwoTo23(sum + 0.5), to: destination + channel)
+      channel &+= 8
+    }
+    while channel < source.channels {
+      var sum = Float(corners.topLeft[channel]) * lowerY * lowerX
+      sum += Float(corners.bottomLeft[channel]) * upperY * lowerX
+      sum += Float(corners.topRight[channel]) * lowerY * upperX
+      sum += Float(corners.bottomRight[channel]) * upperY * upperX
       destination[channel] = Element(truncatingIfNeeded: FixedPoint.truncatingConversion(sum + 0.5))
+      channel &+= 1
     }
   }
 }
 
-/// Builds the typed resize: the fixed-point interpolation for int8 and int16, float for uint8
-/// (a closure formed where the element type is concrete).
+extension SIMD8 where Scalar == Float {
+  /// The lanes of `values` as floats, lane by lane (LLVM emits `cvtdq2ps`; the generic `init(_:)`
+  /// between SIMD types is an out-of-line call).
+  @inline(__always)
+  fileprivate init(converting values: SIMD8<Int32>) {
+    self.init()
+    for lane in 0..<8 { self[lane] = Float(values[lane]) }
+  }
+}
+
+/// `Int32(x)` (truncation) of lanes in 0 ..< 2^23 without a per-lane range check: adding and
+/// subtracting 2^23 rounds a lane to the nearest whole number, one less where that passed the
+/// lane, and the whole number is then the low bits of `that + 2^23`. The uint8 blends plus 0.5
+/// lie in 0.5 ... 256.
+@inline(__always)
+private func truncatedBelowTwoTo23(_ x: SIMD8<Float>) -> SIMD8<Int32> {
+  let shift = SIMD8<Float>(repeating: 8_388_608)
+  var whole = (x + shift) - shift
+  whole.replace(with: whole - 1, where: whole .> x)
+  return unsafeBitCast(whole + shift, to: SIMD8<Int32>.self) &- 0x4B00_0000
+}
+
+/// Builds the typed resize: the two-pass fixed-point interpolation for int8, the one-value-at-a-time
+/// fixed-point one for int16, float for uint8 (a closure formed where the element type is concrete).
 private struct IntegerBilinearFactory: QuantizedTypeVisitor {
   let inputShape: [Int]
   let outputHeight: Int
@@ -169,14 +324,20 @@ private struct IntegerBilinearFactory: QuantizedTypeVisitor {
     -> (UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void
   {
     let source = ResizeSource(shape: inputShape)
-    func taps<Weight>(_ axis: (Int, Int, Bool, Bool) -> [QuantizedBilinearTap<Weight>]) -> QuantizedBilinearTaps<Weight> {
+    func taps<Tap>(_ axis: (Int, Int, Bool, Bool) -> [Tap]) -> QuantizedBilinearTaps<Tap> {
       QuantizedBilinearTaps(
         rows: axis(source.height, outputHeight, alignCorners, halfPixelCenters),
         columns: axis(source.width, outputWidth, alignCorners, halfPixelCenters))
     }
+    if Element.self == Int8.self {
+      let fixedPoint = taps(FixedPointBilinearTap.axis)
+      let resize = SeparableInt8BilinearResize(
+        source: source, rows: fixedPoint.rows, columns: fixedPoint.columns, rounding: rounding)
+      return { resize.run(input: $0, output: $1, rows: $2) }
+    }
     let isFloat = Element.self == UInt8.self
     let resize = TypedBilinearResize<Element>(
-      source: source, outputHeight: outputHeight, fixedPoint: isFloat ? nil : taps(fixedPointTaps),
+      source: source, outputHeight: outputHeight, fixedPoint: isFloat ? nil : taps(FixedPointBilinearTap.axis),
       float: isFloat ? taps(floatTaps) : nil, rounding: rounding)
     return { resize.run(input: $0, output: $1, rows: $2) }
   }
