@@ -28,6 +28,9 @@ final class ExecutableCodeBoundTests: XCTestCase {
       for output in RequantizedOutput.allCases {
         _ = kernels.tiles(output)
         if kernels.flipsSigns { _ = kernels.tiles(output, flipsSign: true) }
+        for flipsSign in kernels.masksStores ? [false, kernels.flipsSigns] : [] {
+          _ = kernels.tiles(output, flipsSign: flipsSign, masksStore: true)
+        }
       }
     }
   }

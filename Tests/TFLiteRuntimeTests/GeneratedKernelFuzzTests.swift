@@ -212,7 +212,7 @@ final class GeneratedKernelFuzzTests: XCTestCase {
     for trial in 0..<40 {
       let signed = trial % 2 == 0
       let (inputHeight, inputWidth) = (random.int(1...6), random.int(1...6))
-      let (depth, outputChannels) = (random.int(1...40), [1, 3, 12, 16, 17, 33][random.int(0...5)])
+      let (depth, outputChannels) = (random.int(1...40), [1, 2, 3, 12, 16, 17, 33][random.int(0...6)])
       let filter = (random.int(1...5), random.int(1...5))
       let strides = (random.int(1...3), random.int(1...3))
       let same = random.bool()

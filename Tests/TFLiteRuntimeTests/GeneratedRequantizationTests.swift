@@ -448,4 +448,73 @@ final class GeneratedRequantizationTests: XCTestCase {
       XCTAssertEqual(kernels.maximumColumns, isa == .avx512VNNI ? 4 : 1, "AVX-512 tiles span up to four panels")
     }
   }
+
+  /// The store-masking one-panel tiles (AVX512-VNNI): every height, 1–16 stored columns, output rows
+  /// only as far apart as the stored columns (or a few bytes more), int8 and uint8, int8 A read in
+  /// place or not, the convolution's form and the complete one: each stored byte equals the scalar
+  /// rescale of the first-principles sum, and no byte past a row's stored columns (nor past the
+  /// last row) changes. The generator refuses the mask on AVX-VNNI, on several panels and on sums.
+  func testMaskedTilesStoreOnlyTheirColumns() throws {
+    for isa in DotProductISA.allCases where !DotProductKernelGenerator.masksStores(isa) {
+      XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: isa, rows: 1, output: .int8, masksStore: true))
+    }
+    XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: .avx512VNNI, rows: 1, columns: 2, output: .int8, masksStore: true))
+    XCTAssertThrowsError(try DotProductKernelGenerator.code(isa: .avx512VNNI, rows: 1, masksStore: true))
+    let levels = DotProductISA.allCases.compactMap { GeneratedDotProductKernels.kernels(for: $0) }.filter(\.masksStores)
+    #if arch(x86_64) && os(Linux)
+      if DotProductISA.supported.contains(.avx512VNNI) { XCTAssertFalse(levels.isEmpty, "AVX512-VNNI masks stores") }
+    #endif
+    var random = SeededGenerator(seed: 1208)
+    for kernels in levels {
+      for rows in 1...kernels.maximumRows(columns: 1) {
+        for trial in 0..<4 {
+          let validColumns = trial == 0 ? 1 : trial == 1 ? 16 : random.int(2...15)
+          let signed = (rows + trial) % 2 == 0
+          let steps = random.int(0...12)
+          let lda = 4 * steps + random.int(0...5)
+          let a = (0..<rows * lda).map { _ in UInt8.random(in: 0...255, using: &random) }
+          let b = (0..<max(1, steps * 64)).map { _ in Int8.random(in: -128...127, using: &random) }
+          let problem = Problem(random: &random, channels: 16, signed: signed, trial: rows * 4 + trial)
+          let ldc = validColumns + random.int(0...3)
+          let label = "\(kernels.isa) rows \(rows) columns \(validColumns) ldc \(ldc) steps \(steps) \(signed ? "int8" : "uint8")"
+          func run<Output: QuantizedInteger>(_ type: Output.Type, flipsSign: Bool, form: RequantizationForm) throws {
+            let family = try XCTUnwrap(
+              kernels.tiles(Output.isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign, masksStore: true), label)
+            XCTAssertTrue(family.masksStore && family.maximumColumns == 1, label)
+            let guardValue = Output(truncatingIfNeeded: 0x5C)
+            var output = [Output](repeating: guardValue, count: rows * ldc + 16)
+            (flipsSign ? a.map { $0 ^ 0x80 } : a).withUnsafeBufferPointer { aBuffer in
+              b.withUnsafeBufferPointer { bBuffer in
+                output.withUnsafeMutableBufferPointer { outputBuffer in
+                  withUnsafePointer(to: problem.epilogue.lanes) { lanes in
+                    family.requantizedTile(
+                      a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
+                      table: problem.epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes),
+                      c: outputBuffer.baseAddress!, ldc: ldc, validColumns: validColumns)
+                  }
+                }
+              }
+            }
+            for index in output.indices {
+              let (row, column) = index.quotientAndRemainder(dividingBy: ldc)
+              guard row < rows && column < validColumns else {
+                XCTAssertEqual(output[index], guardValue, "\(label): wrote byte \(index)")
+                continue
+              }
+              var sum: Int32 = 0
+              for k in 0..<4 * steps { sum &+= Int32(a[row * lda + k]) &* Int32(b[(k / 4) * 64 + column * 4 + k % 4]) }
+              XCTAssertEqual(
+                Int32(output[index]), problem.expected(sum, channel: column),
+                "\(label) \(form) flips \(flipsSign) row \(row) column \(column)")
+            }
+          }
+          for flipsSign in [false, true] {
+            for form in [signed ? problem.epilogue.form(storing: Int8.self) : problem.epilogue.form(storing: UInt8.self), .complete] {
+              try signed ? run(Int8.self, flipsSign: flipsSign, form: form) : run(UInt8.self, flipsSign: flipsSign, form: form)
+            }
+          }
+        }
+      }
+    }
+  }
 }

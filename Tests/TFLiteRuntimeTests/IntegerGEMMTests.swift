@@ -207,6 +207,45 @@ final class IntegerGEMMTests: XCTestCase {
     }
   }
 
+  /// Random CONV_2D with few output channels (1, 2, 3, 5, 8, 12, 15, and 17–24: a partial last
+  /// panel alone or after a whole one, which AVX512-VNNI stores straight into C under a column
+  /// mask): 1×1 filters over up to 1100 pixels (read in place or packed), 3×3 filters at strides 1
+  /// and 2 with SAME and VALID padding over odd sizes, int8 and uint8; bit-exact with the plain loop
+  /// on every dot-product level this machine runs (forced one by one), on the Swift route, on 1 and
+  /// 2 threads.
+  func testThinConvolutionsOnEveryLevelMatchNaiveLoop() throws {
+    var random = SeededGenerator(seed: 23)
+    let levels = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
+    let outputCounts = [1, 2, 3, 5, 8, 12, 15, 1, 17, 24, 1, 3]
+    for (trial, outputChannels) in outputCounts.enumerated() {
+      let pointwise = trial % 2 == 0
+      let channels = pointwise ? [8, 3, 16, 24, 5, 12][trial / 2 % 6] : random.int(1...30)
+      let filterSize = pointwise ? 1 : 3
+      let stride = pointwise ? 1 : 1 + trial / 2 % 2
+      let options = Conv2DOptions(
+        padding: pointwise || trial % 4 == 1 ? .valid : .same, strideW: Int32(stride), strideH: Int32(stride),
+        fusedActivationFunction: [.none, .relu, .relu6][trial % 3])
+      let (height, width) = trial == 0 ? (32, 32) : (random.int(3...21), random.int(3...21) | 1)
+      let problem = WeightedProblem(
+        random: &random, type: trial % 3 == 2 ? .uint8 : .int8, inputShape: [1 + trial % 5 / 4, height, width, channels],
+        filterShape: [outputChannels, filterSize, filterSize, channels], channelAxis: 0)
+      let geometry = try Geometry(
+        problem.inputShape, filterHeight: filterSize, filterWidth: filterSize, strideH: stride, strideW: stride,
+        dilationH: 1, dilationW: 1, same: options.padding == .same)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
+        inputChannelsPerOutput: channels
+      ) { output, ky, kx, i in (i, ((output * filterSize + ky) * filterSize + kx) * channels + i) }
+      for level in levels {
+        try GeneratedDotProductKernels.$forcedISA.withValue(level) {
+          try problem.assertKernelMatches(
+            expected, "CONV_2D", options: .conv2DOptions(options),
+            "trial \(trial) \(problem.type.name) \(problem.inputShape) \(filterSize)×\(filterSize)/\(stride) → \(outputChannels) \(level)")
+        }
+      }
+    }
+  }
+
   /// int8 1×1 stride-1 CONV_2D on both sides of the 24 rows from which the input is packed (its
   /// signs flipped once per row) instead of read in place by tiles that flip each broadcast quad
   /// (1–60 pixels in one or two images, depths 8–64, 17–150 output channels: partial panels and

@@ -240,6 +240,8 @@
   /// Computes `output = requantize(A · B)` with the generated dot-product kernels `kernels`; the
   /// parameters are those of the Swift route, with `rhs` one matrix of a `QuadPanelMatrices`. With
   /// `flipsSign` (only where `kernels.flipsSigns`) A holds int8 bytes, which the kernels read as A + 128.
+  /// A partial last panel is stored straight into C by a store-masking family where the kernels
+  /// have one (`masksPartialPanel(kernels:plan:)`, whose family the prepare reserved).
   @inlinable package static func multiply<LHS: GEMMLeftOperand, Output: QuantizedInteger>(
     plan: GEMMPlan, lhs: LHS, rhs: UnsafePointer<Int8>, output: UnsafeMutablePointer<Output>, outputStride: Int,
     epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, flipsSign: Bool = false, threadCount: Int,
@@ -247,8 +249,15 @@
   ) where LHS.Element == UInt8 {
     GEMMDriver.multiply(
       plan: plan, lhs: lhs, rhs: rhs, output: output, outputStride: outputStride,
-      kernel: DotProductMicroKernel<Output>(epilogue: epilogue, kernels: kernels, flipsSign: flipsSign),
+      kernel: DotProductMicroKernel<Output>(
+        epilogue: epilogue, kernels: kernels, flipsSign: flipsSign,
+        masksPartialPanel: masksPartialPanel(kernels: kernels, plan: plan)),
       threadCount: threadCount, scratch: scratch)
+  }
+
+  /// True when `plan`'s columns end in a partial panel that `kernels` store under a column mask.
+  @inlinable package static func masksPartialPanel(kernels: GeneratedDotProductKernels, plan: GEMMPlan) -> Bool {
+    kernels.masksStores && plan.columns % GEMMTile.columns != 0
   }
 }
 
@@ -266,6 +275,9 @@
   @usableFromInline package let epilogue: IntegerEpilogue
   /// The generated kernels computing and requantizing the tiles.
   @usableFromInline package let kernels: DotProductTiles
+  /// The store-masking family writing a partial last panel straight into C, or nil (the driver's
+  /// scratch tile then takes it).
+  @usableFromInline package let maskedTiles: DotProductTiles?
 }
 
 extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger {
@@ -273,22 +285,32 @@ extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger 
   /// finishing its tiles with `epilogue`, in its own requantization form or, where the OS refused
   /// that family, the complete form, which must have been mapped at prepare
   /// (`GeneratedDotProductKernels/tiles(_:form:flipsSign:)` not nil); this only looks them up.
-  @inlinable package init(epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, flipsSign: Bool = false) {
+  /// With `masksPartialPanel` (only where `kernels.masksStores`) a partial last panel runs on the
+  /// store-masking family of the same form, when it maps (reserved at prepare).
+  @inlinable package init(
+    epilogue: IntegerEpilogue, kernels: GeneratedDotProductKernels, flipsSign: Bool = false,
+    masksPartialPanel: Bool = false
+  ) {
     let output: RequantizedOutput = Output.isSigned ? .int8 : .uint8
+    let form = epilogue.form(storing: Output.self)
     guard
-      let tiles = kernels.tiles(output, form: epilogue.form(storing: Output.self), flipsSign: flipsSign)
+      let tiles = kernels.tiles(output, form: form, flipsSign: flipsSign)
         ?? kernels.tiles(output, form: .complete, flipsSign: flipsSign)
     else {
       preconditionFailure("the generated dot-product kernels were not mapped at prepare")
     }
     self.epilogue = epilogue
     self.kernels = tiles
+    maskedTiles =
+      masksPartialPanel ? kernels.tiles(output, form: tiles.form, flipsSign: flipsSign, masksStore: true) : nil
   }
 
-  /// A kernel on the family `tiles`, which must store `Output` (a test's way to run a family of its own).
-  @inlinable package init(epilogue: IntegerEpilogue, tiles: DotProductTiles) {
+  /// A kernel on the family `tiles`, which must store `Output` (a test's way to run a family of its
+  /// own), with `maskedTiles` (a store-masking family storing `Output`) for a partial last panel.
+  @inlinable package init(epilogue: IntegerEpilogue, tiles: DotProductTiles, maskedTiles: DotProductTiles? = nil) {
     self.epilogue = epilogue
     self.kernels = tiles
+    self.maskedTiles = maskedTiles
   }
 
   @inlinable package func panelsRows(
@@ -314,6 +336,24 @@ extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger 
     panelsRows(
       a: a, lda: lda, rowCount: rowCount, b: b, panels: 1, panelStride: 0, depth: depth, output: output, ldc: ldc,
       column: column, isFirstBlock: isFirstBlock, isLastBlock: isLastBlock)
+  }
+
+  /// The partial last panel straight into C's `validColumns` real columns, in the tallest masked
+  /// tiles, when there is a store-masking family; else false (the driver's scratch tile).
+  @inlinable package func partialPanelRows(
+    a: UnsafePointer<UInt8>, lda: Int, rowCount: Int, b: UnsafePointer<Int8>, depth: Int,
+    output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, validColumns: Int, isFirstBlock: Bool,
+    isLastBlock: Bool
+  ) -> Bool {
+    guard let maskedTiles else { return false }
+    withUnsafePointer(to: epilogue.lanes) { lanes in
+      maskedTiles.forEachTile(rowCount: rowCount, panels: 1) { _, _, firstRow, rows in
+        maskedTiles.requantizedTile(
+          a: a + firstRow * lda, lda: lda, rows: rows, b: b, steps: depth / 4, table: epilogue.table(channel: column),
+          lanes: UnsafeRawPointer(lanes), c: output + firstRow * ldc, ldc: ldc, validColumns: validColumns)
+      }
+    }
+    return true
   }
 
   @inlinable package func tile(

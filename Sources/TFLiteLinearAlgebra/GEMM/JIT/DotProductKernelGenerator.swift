@@ -15,7 +15,8 @@
 /// sums of each row and panel are stored to C (panel p at column 16p), or, in the requantizing
 /// variants, requantized in registers (`RequantizationEmission`, with panel p's record `p` records
 /// after the arguments' table, and the lanes; the sums start from the record's biases) and stored
-/// as 16 bytes per row and panel.
+/// as 16 bytes per row and panel, or, in the store-masking variants (one panel, zmm), as the bytes
+/// of the columns the arguments' `storeMask` sets (a partial last panel written straight to C).
 ///
 /// Registers: rdi arguments, rax and r10 the bases of rows 0–4 and 5–9 (row r is
 /// `base + {0, 1, 2, 3, 4} × stride` through the SIB byte), r8/r9 the row stride ×1/×3, rdx the
@@ -32,11 +33,18 @@
     case unsupportedColumns(Int, DotProductISA)
     /// Flipping A's sign bits in the kernel needs AVX-512's broadcast operands.
     case unsupportedSignFlip(DotProductISA)
+    /// Masked byte stores need AVX-512's mask registers, a requantizing kernel and one panel.
+    case unsupportedStoreMask(DotProductISA)
   }
 
   /// True when `isa`'s kernels can read int8 A as it is, flipping its sign bits (A + 128) as they
   /// broadcast it: one `vpxord` with a broadcast operand in place of `vpbroadcastd`, no extra instruction.
   @usableFromInline package static func flipsSigns(_ isa: DotProductISA) -> Bool { isa == .avx512VNNI }
+
+  /// True when `isa`'s one-panel requantizing kernels can store only some of a row's 16 bytes
+  /// (`vpmovdb` under a mask register), so that a partial last panel of N < 16 columns (or N mod 16)
+  /// is written straight to C.
+  @usableFromInline package static func masksStores(_ isa: DotProductISA) -> Bool { isa == .avx512VNNI }
 
   /// Most panels of one tile: AVX-512's 32 registers hold up to four panels' accumulators, AVX-VNNI's
   /// 16 only one.
@@ -59,16 +67,18 @@
 
   /// The machine code of the `rows` × `columns`-panel kernel for `isa`: storing Int32 sums, or
   /// requantized `output` bytes when `output` is given (with the steps of `form`); reading A as
-  /// int8 bytes to flip when `flipsSign`.
+  /// int8 bytes to flip when `flipsSign`; storing only the columns of the arguments' `storeMask`
+  /// when `masksStore`.
   @usableFromInline package static func code(
     isa: DotProductISA, rows: Int, columns: Int = 1, output: RequantizedOutput? = nil,
-    form: RequantizationForm = .complete, flipsSign: Bool = false
+    form: RequantizationForm = .complete, flipsSign: Bool = false, masksStore: Bool = false
   ) throws(Failure) -> [UInt8] {
     guard (1...maximumColumns(isa)).contains(columns) else { throw .unsupportedColumns(columns, isa) }
     guard (1...maximumRows(isa, columns: columns)).contains(rows) else { throw .unsupportedRows(rows, isa) }
     guard !flipsSign || flipsSigns(isa) else { throw .unsupportedSignFlip(isa) }
+    guard !masksStore || (masksStores(isa) && output != nil && columns == 1) else { throw .unsupportedStoreMask(isa) }
     var emitter = DotProductEmitter(
-      isa: isa, rows: rows, columns: columns, output: output, form: form, flipsSign: flipsSign)
+      isa: isa, rows: rows, columns: columns, output: output, form: form, flipsSign: flipsSign, masksStore: masksStore)
     emitter.emitKernel()
     return emitter.assembler.finishedCode()
   }
@@ -95,6 +105,8 @@
   @usableFromInline package var lanes: UnsafeRawPointer?
   /// What the sign-flipping variants XOR each A quad with: 0x80 in every byte.
   @usableFromInline package var signFlip: UInt32 = 0x8080_8080
+  /// The store-masking variants' columns to store: bit c for column c (the low 16 bits are read).
+  @usableFromInline package var storeMask: UInt32 = 0xFFFF
   /// Bytes from one panel to the next (read by the kernels of more than one panel).
   @usableFromInline package var panelBytes: Int
 
@@ -119,6 +131,7 @@
   /// against `MemoryLayout.offset(of:)` by `BatchedMappingTests.testDotProductArgumentOffsetsMatchTheLayout`.)
   package enum Field: Int32, CaseIterable {
     case a = 0, aRowBytes = 8, b = 16, steps = 24, c = 32, cRowBytes = 40, table = 48, lanes = 56, signFlip = 64
+    case storeMask = 68
     case panelBytes = 72
 
     /// The field in the arguments structure rdi points to (the kernels' only parameter).
@@ -138,14 +151,20 @@ private struct DotProductEmitter {
   let form: RequantizationForm
   /// A holds int8 bytes whose sign bits the kernel flips (zmm only).
   let flipsSign: Bool
+  /// The requantized bytes are stored under the arguments' `storeMask` (zmm, one panel only).
+  let masksStore: Bool
   var assembler = X86Assembler()
   /// ymm (AVX-VNNI, two per row) or zmm (AVX512-VNNI, one per row).
   let width: VectorWidth
   /// Rows 5g ..< 5g + 5 of A or C are addressed from rax (g = 0) and r10 (g = 1).
   let bases: RowBases
 
-  init(isa: DotProductISA, rows: Int, columns: Int, output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool) {
+  init(
+    isa: DotProductISA, rows: Int, columns: Int, output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool,
+    masksStore: Bool
+  ) {
     self.isa = isa
+    self.masksStore = masksStore
     self.rows = rows
     self.columns = columns
     self.output = output
@@ -251,9 +270,11 @@ private struct DotProductEmitter {
       // The panel registers are free now: they are the emission's scratch.
       assembler.mov(.rsi, DotProductKernelArguments.Field.table.operand)
       assembler.mov(.r11, DotProductKernelArguments.Field.lanes.operand)
+      let storeMask: MaskRegister? = masksStore ? MaskRegister(1) : nil
+      if let storeMask { assembler.kmovw(storeMask, DotProductKernelArguments.Field.storeMask.operand) }
       let emission = RequantizationEmission(
         width: width, output: output, table: .rsi, lanes: .r11,
-        scratch: (panelRegister(0), panelRegister(1)), addsBias: false, form: form)
+        scratch: (panelRegister(0), panelRegister(1)), storeMask: storeMask, addsBias: false, form: form)
       for column in 0..<columns {
         // Panel `column`'s 16 channels: the next record of the table, 16 bytes further in each row.
         if column > 0 { assembler.add(.rsi, Int32(RequantizationTable.blockBytes)) }

@@ -16,11 +16,12 @@
 #endif
 
 /// The generated dot-product kernels of one instruction set, in families: the family storing
-/// Int32 sums, and per output type (AVX512-VNNI: also per output type reading int8 A) a
-/// requantizing family per `RequantizationForm`. A family (`DotProductTiles`: one kernel per tile of 1 through
+/// Int32 sums, and per output type (AVX512-VNNI: also per output type reading int8 A, and the
+/// one-panel families storing under a column mask) a requantizing family per
+/// `RequantizationForm`. A family (`DotProductTiles`: one kernel per tile of 1 through
 /// `maximumColumns` panels and 1 through `maximumRows(columns:)` rows, in one executable mapping)
 /// is generated the first time a convolution asks for it and kept for the life of the process, so
-/// a model pays only for the families it uses (a bounded cache: at most 17 families of at most 34
+/// a model pays only for the families it uses (a bounded cache: at most 33 families of at most 34
 /// kernels of a few kilobytes each, each kernel itself made on first use).
 ///
 /// The 8-bit CONV_2D and FULLY_CONNECTED kernels use them (`IntegerGEMM` with
@@ -39,6 +40,8 @@
   @usableFromInline package let maximumColumns: Int
   /// True when a requantizing family can read int8 A as it is (`flipsSign`).
   @usableFromInline package let flipsSigns: Bool
+  /// True when one-panel requantizing families can store only some columns (`masksStore`).
+  @usableFromInline package let masksStores: Bool
   /// The families made so far, by `familyIndex` (each usable once its first tile maps).
   private var families: [DotProductTiles?]
   /// Guards `families`.
@@ -50,7 +53,8 @@
     maximumRows = DotProductKernelGenerator.maximumRows(isa)
     maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
     flipsSigns = DotProductKernelGenerator.flipsSigns(isa)
-    families = Array(repeating: nil, count: 1 + 2 * RequantizedOutput.allCases.count * RequantizationForm.all.count)
+    masksStores = DotProductKernelGenerator.masksStores(isa)
+    families = Array(repeating: nil, count: 1 + 4 * RequantizedOutput.allCases.count * RequantizationForm.all.count)
     mutex = .allocate(capacity: 1)
     pthread_mutex_init(mutex, nil)
   }
@@ -61,21 +65,26 @@
   }
 
   /// Index into `families` of the family storing `output` (Int32 sums when nil) with the steps of
-  /// `form`, reading int8 A when `flipsSign`.
-  private static func familyIndex(_ output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool) -> Int {
+  /// `form`, reading int8 A when `flipsSign`, under a column mask when `masksStore`.
+  private static func familyIndex(
+    _ output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool, masksStore: Bool
+  ) -> Int {
     guard let output else { return 0 }
     let outputs = RequantizedOutput.allCases.count
-    return 1 + ((flipsSign ? 1 : 0) * RequantizationForm.all.count + form.index) * outputs + output.rawValue
+    let variant = (masksStore ? 2 : 0) + (flipsSign ? 1 : 0)
+    return 1 + (variant * RequantizationForm.all.count + form.index) * outputs + output.rawValue
   }
 
   /// The family storing `output` (Int32 sums when nil) with the requantization steps of `form`,
-  /// reading int8 A as A + 128 when `flipsSign` (only where `flipsSigns`), generated on first use;
-  /// nil when the OS refuses executable memory. Callers on a hot path ask once (at prepare or per
-  /// product) and keep the result.
+  /// reading int8 A as A + 128 when `flipsSign` (only where `flipsSigns`), with one-panel tiles
+  /// storing the columns of a mask when `masksStore` (only where `masksStores`), generated on first
+  /// use; nil when the OS refuses executable memory. Callers on a hot path ask once (at prepare or
+  /// per product) and keep the result.
   @usableFromInline package func tiles(
-    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false
+    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false,
+    masksStore: Bool = false
   ) -> DotProductTiles? {
-    let family = reservedTiles(output, form: form, flipsSign: flipsSign)
+    let family = reservedTiles(output, form: form, flipsSign: flipsSign, masksStore: masksStore)
     return family.mapsFirstTile ? family : nil
   }
 
@@ -84,14 +93,16 @@
   /// several families, or tiles of them, reserves them all first, so that one mapping takes them
   /// together (at the first `tiles` call, or at the end of `allocateTensors()`).
   package func reservedTiles(
-    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false
+    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false,
+    masksStore: Bool = false
   ) -> DotProductTiles {
     precondition(!flipsSign || (flipsSigns && output != nil), "this family cannot read int8 A")
-    let index = Self.familyIndex(output, form: form, flipsSign: flipsSign)
+    precondition(!masksStore || (masksStores && output != nil), "this family cannot mask its stores")
+    let index = Self.familyIndex(output, form: form, flipsSign: flipsSign, masksStore: masksStore)
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
     if let family = families[index] { return family }
-    let family = DotProductTiles(isa: isa, output: output, form: form, flipsSign: flipsSign)
+    let family = DotProductTiles(isa: isa, output: output, form: form, flipsSign: flipsSign, masksStore: masksStore)
     families[index] = family
     return family
   }
@@ -99,9 +110,11 @@
   /// A family as `tiles(output, flipsSign:)` gives, made anew with only its first tile, apart from the
   /// process's own (for tests of a refused mapping); nil when the OS refuses that tile.
   package func unsharedTiles(
-    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false
+    _ output: RequantizedOutput?, form: RequantizationForm = .complete, flipsSign: Bool = false,
+    masksStore: Bool = false
   ) -> DotProductTiles? {
-    let family = DotProductTiles(isa: isa, output: output, form: form, flipsSign: flipsSign)
+    precondition(!masksStore || (masksStores && output != nil), "this family cannot mask its stores")
+    let family = DotProductTiles(isa: isa, output: output, form: form, flipsSign: flipsSign, masksStore: masksStore)
     return family.mapsFirstTile ? family : nil
   }
 
@@ -197,6 +210,8 @@
   @usableFromInline package let output: RequantizedOutput?
   /// True when the kernels read int8 A as A + 128.
   @usableFromInline package let flipsSign: Bool
+  /// True when the (one-panel) kernels store only the columns of a mask.
+  @usableFromInline package let masksStore: Bool
   /// The requantization steps of the requantizing kernels.
   @usableFromInline package let form: RequantizationForm
   /// The tiles, panel count after panel count, tile height after tile height, made on first use.
@@ -207,8 +222,10 @@
 
   /// The family with only its one-row one-panel tile reserved, to be mapped with the process's
   /// other reserved kernels (whether it maps shows whether the OS maps the family's code).
-  fileprivate init(isa: DotProductISA, output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool) {
-    let maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
+  fileprivate init(
+    isa: DotProductISA, output: RequantizedOutput?, form: RequantizationForm, flipsSign: Bool, masksStore: Bool
+  ) {
+    let maximumColumns = masksStore ? 1 : DotProductKernelGenerator.maximumColumns(isa)
     var shapes: [(columns: Int, rows: Int)] = []
     var firstTile: [Int] = []
     for columns in 1...maximumColumns {
@@ -219,7 +236,7 @@
     let kernels = LazyExecutableKernels(count: tileShapes.count) { index in
       try? DotProductKernelGenerator.code(
         isa: isa, rows: tileShapes[index].rows, columns: tileShapes[index].columns, output: output, form: form,
-        flipsSign: flipsSign)
+        flipsSign: flipsSign, masksStore: masksStore)
     }
     kernels.reserve([0])
     self.kernels = kernels
@@ -229,6 +246,7 @@
     self.output = output
     self.form = form
     self.flipsSign = flipsSign
+    self.masksStore = masksStore
   }
 
   /// Rows of the tallest tile of `columns` panels.
@@ -270,8 +288,9 @@
   /// through `DotProductMicroKernel`, so that a prepare has them mapped together at the end of
   /// `allocateTensors()` instead of one mapping each mid-invoke: per work item, the tiles of its
   /// whole panels, and the one-panel tiles of a partial last panel, which the driver runs
-  /// `GEMMTile.rows` rows at a time. A tile left out is still made on its first call.
-  package func reserveTiles(for plan: GEMMPlan) {
+  /// `GEMMTile.rows` rows at a time, unless `masksPartialPanel` (a store-masking family then runs
+  /// them: `reservePartialPanelTiles(for:)`). A tile left out is still made on its first call.
+  package func reserveTiles(for plan: GEMMPlan, masksPartialPanel: Bool = false) {
     var wanted = [Bool](repeating: false, count: firstTile[maximumColumns - 1] + maximumRows(columns: maximumColumns))
     func want(rowCount: Int, panels: Int) {
       forEachTile(rowCount: rowCount, panels: panels) { _, columns, _, rows in wanted[firstTile[columns - 1] + rows - 1] = true }
@@ -283,11 +302,26 @@
       guard rowCount > 0 else { continue }
       let whole = min(panels.upperBound, wholePanels) - panels.lowerBound
       if whole > 0 { want(rowCount: rowCount, panels: whole) }
-      if panels.upperBound > max(panels.lowerBound, wholePanels) {
+      if panels.upperBound > max(panels.lowerBound, wholePanels) && !masksPartialPanel {
         for start in stride(from: 0, to: rowCount, by: GEMMTile.rows) {
           want(rowCount: min(GEMMTile.rows, rowCount - start), panels: 1)
         }
       }
+    }
+    kernels.reserve(wanted.indices.filter { wanted[$0] })
+  }
+
+  /// Reserves the tiles of this store-masking family that `DotProductMicroKernel` runs on the
+  /// partial last panel of a product laid out by `plan`: per work item holding it, all its rows.
+  package func reservePartialPanelTiles(for plan: GEMMPlan) {
+    precondition(masksStore, "only a store-masking family writes partial panels")
+    let wholePanels = plan.columns / GEMMTile.columns
+    var wanted = [Bool](repeating: false, count: maximumRows(columns: 1))
+    for item in 0..<plan.itemCount {
+      let rowCount = plan.rowRange(ofBlock: item / plan.panelGroupCount).count
+      let panels = plan.panelRange(ofGroup: item % plan.panelGroupCount)
+      guard rowCount > 0, panels.upperBound > max(panels.lowerBound, wholePanels) else { continue }
+      forEachTile(rowCount: rowCount, panels: 1) { _, _, _, rows in wanted[rows - 1] = true }
     }
     kernels.reserve(wanted.indices.filter { wanted[$0] })
   }
@@ -392,19 +426,23 @@
   /// a narrowing store. With `columns` panels (1 through `maximumColumns`, `panelBytes` apart from
   /// `b`), `rows` at most `maximumRows(columns:)`, panel p's 16 columns use the record p records
   /// after `table` and go to C's columns 16p ..< 16p + 16. In a `flipsSign` family, A holds int8
-  /// bytes, read as A + 128.
+  /// bytes, read as A + 128. In a `masksStore` family only the first `validColumns` (1 through 16)
+  /// of each row's 16 outputs are stored, and rows may be as close as `validColumns` apart.
   @usableFromInline package func requantizedTile<Output: QuantizedInteger>(
     a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
-    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, columns: Int = 1, panelBytes: Int = 0
+    lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, columns: Int = 1, panelBytes: Int = 0,
+    validColumns: Int = GEMMTile.columns
   ) {
     precondition(
       output == (Output.isSigned ? .int8 : .uint8) && (1...maximumColumns).contains(columns)
         && (1...maximumRows(columns: columns)).contains(rows) && steps >= 0 && lda >= 0
-        && ldc >= columns * GEMMTile.columns,
+        && (masksStore ? (1...GEMMTile.columns).contains(validColumns) : validColumns == GEMMTile.columns)
+        && ldc >= (masksStore ? validColumns : columns * GEMMTile.columns),
       "invalid dot-product extent")
     var arguments = DotProductKernelArguments(
       a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c), cRowBytes: ldc, table: table,
       lanes: lanes, panelBytes: panelBytes)
+    arguments.storeMask = (1 << UInt32(validColumns)) - 1
     run(columns: columns, rows: rows, &arguments)
   }
 }

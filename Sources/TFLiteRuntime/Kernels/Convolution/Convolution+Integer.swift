@@ -558,8 +558,8 @@ private final class ByteConvolution {
   let paddingValue: UInt8
   /// True when the GEMM reads the input rows in place: a 1×1 stride-1 convolution without padding
   /// whose depth needs no padding for the packed panels, on uint8 input, or on int8 input of fewer
-  /// than `flippedBlockRows` rows (FULLY_CONNECTED's batch) when the generated kernels flip its
-  /// signs as they read it (`flipsSign`). Otherwise an int8 input is flipped to the unsigned form
+  /// than `flippedBlockRows` rows (FULLY_CONNECTED's batch) or into at most 16 output channels
+  /// when the generated kernels flip its signs as they read it (`flipsSign`). Otherwise an int8 input is flipped to the unsigned form
   /// while its rows are packed (in blocks of `flippedBlockRows` rows when the convolution could
   /// read it in place), not through a copy of the whole input, which would cost scratch as large as
   /// the input (LiteRT's int8 1×1 convolution needs none).
@@ -620,9 +620,15 @@ private final class ByteConvolution {
     // instruction on the multiply-adds' ports per row, step and panel group (6 beside 24 `vpdpbusd`
     // in a 6 × 4 tile), where packing flips 16 bytes per instruction, once per row for every panel.
     // So int8 1×1 inputs of a block's rows or more are packed, in blocks of that many rows: the
-    // scratch stays small (a few KiB on the mini networks' thin layers).
+    // scratch stays small (a few KiB on the mini networks' thin layers). With one panel of output
+    // channels the flip costs no more than the packing, and reading in place saves the small
+    // blocks' per-block work (unet_mini_int8's 1×1 from 8 channels to 1 over 1024 pixels: 43 blocks).
     let pointwise = shape.readsInputInPlace && weights.paddedDepth == shape.groupInputChannels
-    readsInPlace = pointwise && (!isSigned || (flipsSign && shape.gemmRows < Self.flippedBlockRows))
+    readsInPlace =
+      pointwise
+      && (!isSigned
+        || (flipsSign
+          && (shape.gemmRows < Self.flippedBlockRows || shape.groupOutputChannels <= GEMMTile.columns)))
     gathersFewChannels = !readsInPlace && FewChannelIm2colLeftOperand.applies(to: shape)
     // The family of this convolution's requantization form (8-bit outputs have the input's type)
     // reserves its first tile and the tiles the plan runs, all mapped with the other nodes' at the
@@ -653,8 +659,16 @@ private final class ByteConvolution {
     plan = GEMMPlan(
       rows: shape.gemmRows, columns: shape.groupOutputChannels, depth: weights.paddedDepth, threadCount: threadCount,
       splitsDepth: false, rowBlockElements: rowBlockBytes)
-    // The tiles the plan will run, mapped with the other nodes' at the end of allocateTensors().
-    tiles?.reserveTiles(for: plan)
+    // The tiles the plan will run, mapped with the other nodes' at the end of allocateTensors():
+    // a partial last panel (N mod 16 columns) on the store-masking family where the level has one.
+    if case .generated(_, let kernels) = weights, let tiles {
+      let masksPartialPanel = IntegerGEMM.masksPartialPanel(kernels: kernels, plan: plan)
+      tiles.reserveTiles(for: plan, masksPartialPanel: masksPartialPanel)
+      if masksPartialPanel {
+        kernels.reservedTiles(tiles.output, form: tiles.form, flipsSign: tiles.flipsSign, masksStore: true)
+          .reservePartialPanelTiles(for: plan)
+      }
+    }
     if case .rowCorrected(_, let sums, _, _) = weights {
       sums.generated?.reserveCorrectedTiles(
         for: plan, blockRows: RowCorrectedDotProductMicroKernel<UInt8>.blockRows)

@@ -207,14 +207,19 @@ final class ByteTransposeConvolution {
   private let requantizer: GeneratedRequantizationKernels?
   private let constants: IntegerChannelConstants
   private let epilogue: IntegerEpilogue
-  /// (input offset of the unsigned form) · Σ weights, per GEMM column (tap · outputChannels + channel).
+  /// (input offset of the unsigned form) · Σ weights, per GEMM column (tap · outputChannels + channel),
+  /// then 16 zeros, so that the scatter reads whole 16-channel blocks from any tap's column.
   private let corrections: [Int32]
   /// XOR that turns an input byte into its unsigned form: 0x80 for int8, 0 for uint8.
   private let signMask: UInt8
   /// Output channels rounded up to whole 16-channel blocks: the accumulators' row length.
   private let paddedChannels: Int
-  /// GEMM columns rounded up to whole panels: the sums' row length.
+  /// GEMM columns rounded up to whole panels.
   private let paddedColumns: Int
+  /// The sums' row length: `paddedColumns` and one block more, so that the scatter reads whole
+  /// 16-channel blocks from any tap's column (the lanes past the output channels land in the
+  /// accumulators' padding, which is never stored).
+  private let sumsStride: Int
   /// Input pixels (over all images) per GEMM chunk.
   private let chunkPixels: Int
   /// Scratch offsets of the unsigned input, the sums of one chunk, the accumulators and the
@@ -267,15 +272,18 @@ final class ByteTransposeConvolution {
     epilogue = constants.epilogue(group: 0, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp)
     signMask = inputType == .int8 ? 0x80 : 0
     let unsignedOffset = Int32(signMask) &- arithmetic.inputOffset
-    corrections = panels.columnSums.map { unsignedOffset &* $0 }
+    corrections =
+      panels.columnSums.map { unsignedOffset &* $0 }
+      + [Int32](repeating: 0, count: GEMMTile.columns)
     paddedChannels = constants.paddedGroupChannels
     paddedColumns = PanelPacking.panelCount(columns: shape.gemmColumns) * GEMMTile.columns
+    sumsStride = paddedColumns + GEMMTile.columns
     let inputPixels = shape.batch * shape.inputHeight * shape.inputWidth
-    chunkPixels = max(1, min(inputPixels, Self.sumsBudget / paddedColumns))
+    chunkPixels = max(1, min(inputPixels, Self.sumsBudget / sumsStride))
     let outputPixels = shape.batch * shape.height.inputSize * shape.width.inputSize
     var scratch = ScratchLayout()
     inputOffset = scratch.reserve(bytes: inputPixels * panels.paddedDepth)
-    sumsOffset = scratch.reserve(bytes: chunkPixels * paddedColumns * MemoryLayout<Int32>.stride)
+    sumsOffset = scratch.reserve(bytes: chunkPixels * sumsStride * MemoryLayout<Int32>.stride)
     accumulatorOffset = scratch.reserve(bytes: outputPixels * paddedChannels * MemoryLayout<Int32>.stride)
     stagingOffset = scratch.reserve(bytes: outputPixels * GEMMTile.columns)
     scratchBytes = scratch.byteCount
@@ -293,11 +301,15 @@ final class ByteTransposeConvolution {
     let paddedDepth = panels.paddedDepth
     let inputPixels = shape.batch * shape.inputHeight * shape.inputWidth
     let unsignedInput = (scratch + inputOffset).assumingMemoryBound(to: UInt8.self)
-    let source = input.assumingMemoryBound(to: UInt8.self)
-    for pixel in 0..<inputPixels {
-      let row = unsignedInput + pixel * paddedDepth
-      for d in 0..<depth { row[d] = source[pixel * depth + d] ^ signMask }
-      for d in depth..<paddedDepth { row[d] = 0 }
+    let flip = UInt64(signMask) &* 0x0101_0101_0101_0101
+    if depth == paddedDepth {
+      copyBytes(from: input, to: unsignedInput, count: inputPixels &* depth, flip: flip)
+    } else {
+      for pixel in 0..<inputPixels {
+        let row = unsignedInput + pixel &* paddedDepth
+        copyBytes(from: input + pixel &* depth, to: row, count: depth, flip: flip)
+        fillBytes(row + depth, count: paddedDepth &- depth, with: 0)
+      }
     }
     let accumulators = (scratch + accumulatorOffset).assumingMemoryBound(to: Int32.self)
     let outputPixels = shape.batch * shape.height.inputSize * shape.width.inputSize
@@ -313,17 +325,22 @@ final class ByteTransposeConvolution {
     requantize(accumulators, pixelCount: outputPixels, into: output, scratch: scratch)
   }
 
-  /// The Int32 sums of `pixelCount` unsigned input rows with every panel, `paddedColumns` per row.
+  /// The Int32 sums of `pixelCount` unsigned input rows with every panel, `sumsStride` per row: as
+  /// many panels per call as the route's tiles take.
   private func multiply(
     _ rows: UnsafePointer<UInt8>, pixelCount: Int, into sums: UnsafeMutablePointer<Int32>, context: EvalContext
   ) {
     let panelBytes = panels.paddedDepth * GEMMTile.columns
     let matrix = panels.matrix(0)
-    let (route, paddedDepth, paddedColumns) = (self.route, panels.paddedDepth, self.paddedColumns)
-    context.parallelFor(paddedColumns / GEMMTile.columns) { panel in
+    let (route, paddedDepth, sumsStride) = (self.route, panels.paddedDepth, self.sumsStride)
+    let panelCount = paddedColumns / GEMMTile.columns
+    let groupPanels = route.tilePanels
+    context.parallelFor((panelCount + groupPanels - 1) / groupPanels) { group in
+      let first = group * groupPanels
       route.sums(
-        a: rows, lda: paddedDepth, rowCount: pixelCount, b: matrix + panel * panelBytes, steps: paddedDepth / 4,
-        c: sums + panel * GEMMTile.columns, ldc: paddedColumns)
+        a: rows, lda: paddedDepth, rowCount: pixelCount, b: matrix + first * panelBytes, steps: paddedDepth / 4,
+        c: sums + first * GEMMTile.columns, ldc: sumsStride, columns: min(groupPanels, panelCount - first),
+        panelBytes: panelBytes)
     }
   }
 
@@ -339,13 +356,18 @@ final class ByteTransposeConvolution {
       for pixel in firstPixel..<firstPixel + pixelCount {
         let (image, imagePixel) = pixel.quotientAndRemainder(dividingBy: imagePixels)
         let (y, x) = imagePixel.quotientAndRemainder(dividingBy: shape.inputWidth)
-        let pixelSums = sums + (pixel - firstPixel) * paddedColumns
+        let pixelSums = sums + (pixel - firstPixel) * sumsStride
         shape.forEachLanding(image: image, y: y, x: x) { tap, outputPixel in
           let column = tap &* outputChannels
-          let (tapSums, tapCorrections) = (pixelSums + column, corrections + column)
-          let accumulator = accumulators + outputPixel &* paddedChannels
-          for channel in 0..<outputChannels {
-            accumulator[channel] &+= tapSums[channel] &- tapCorrections[channel]
+          let (tapSums, tapCorrections) = (UnsafeRawPointer(pixelSums + column), UnsafeRawPointer(corrections + column))
+          let accumulator = UnsafeMutableRawPointer(accumulators + outputPixel &* paddedChannels)
+          // Whole 16-channel blocks: the lanes past the output channels add to the padding.
+          for offset in stride(from: 0, to: outputChannels &* 4, by: 64) {
+            let total =
+              accumulator.loadUnaligned(fromByteOffset: offset, as: SIMD16<Int32>.self)
+              &+ tapSums.loadUnaligned(fromByteOffset: offset, as: SIMD16<Int32>.self)
+              &- tapCorrections.loadUnaligned(fromByteOffset: offset, as: SIMD16<Int32>.self)
+            accumulator.storeBytes(of: total, toByteOffset: offset, as: SIMD16<Int32>.self)
           }
         }
       }
@@ -378,7 +400,7 @@ final class ByteTransposeConvolution {
         lanes: epilogue.lanes, output: whole ? output + channel : staging, outputStride: whole ? outputChannels : block)
       if !whole {
         for pixel in 0..<pixelCount {
-          (output + (pixel &* outputChannels &+ channel)).update(from: staging + pixel &* block, count: lanes)
+          GEMMDriver.copyRun(from: staging + pixel &* block, to: output + (pixel &* outputChannels &+ channel), count: lanes)
         }
       }
     }
