@@ -107,7 +107,7 @@
 /// The generated column sum kernels of one instruction set (int8 and uint8), each made the first
 /// time it is asked for (`LazyExecutableKernels`) and kept for the process; they follow the float
 /// GEMM's switches (``GeneratedFloatKernels/currentISA``).
-@usableFromInline package final class GeneratedColumnSumKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedColumnSumKernels: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: immutable after `init` but the lazily made kernels, which
   // `LazyExecutableKernels` guards.
 
@@ -119,24 +119,14 @@
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
   /// The kernels of `isa`, none generated yet.
-  private init(isa: GeneratedKernelISA) {
+  @usableFromInline package init(isa: GeneratedKernelISA) {
     let inputs = RequantizedOutput.allCases
     self.isa = isa
     kernels = LazyExecutableKernels(count: inputs.count) { ColumnSumKernelGenerator.code(isa: isa, input: inputs[$0]) }
   }
 
-  private static let avx2 = GeneratedColumnSumKernels(isa: .avx2)
-  private static let avx512 = GeneratedColumnSumKernels(isa: .avx512)
-
-  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
-  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedColumnSumKernels? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
-
-  /// The kernels a reduction started on this thread uses, or nil when generated kernels are off.
-  @usableFromInline package static var current: GeneratedColumnSumKernels? {
-    GeneratedFloatKernels.currentISA.flatMap { kernels(for: $0) }
-  }
+  @usableFromInline package static let avx2Set: GeneratedColumnSumKernels? = GeneratedColumnSumKernels(isa: .avx2)
+  @usableFromInline package static let avx512Set: GeneratedColumnSumKernels? = GeneratedColumnSumKernels(isa: .avx512)
 
   /// Writes the sums over `rows` rows (`rowBytes` apart) of `blockCount` × 16 channels of
   /// `input` bytes into `sums`; false, with nothing written, when the kernel could not be mapped
@@ -158,10 +148,4 @@
   /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernel `run` calls for `input` bytes, to be
   /// mapped with the other reserved kernels at the end of `allocateTensors()`.
   package func reserve(_ input: RequantizedOutput) { kernels.reserve([input.rawValue]) }
-
-  /// These kernels, made anew with none generated yet, apart from the process's own (for tests of a
-  /// refused mapping); nil when this CPU, OS or platform cannot run `isa`.
-  package static func unshared(_ isa: GeneratedKernelISA) -> GeneratedColumnSumKernels? {
-    kernels(for: isa).map { GeneratedColumnSumKernels(isa: $0.isa) }
-  }
 }

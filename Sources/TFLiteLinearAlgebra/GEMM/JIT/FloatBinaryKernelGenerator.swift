@@ -207,7 +207,7 @@ extension X86Assembler {
 /// kept for the life of the process. Where the CPU lacks AVX2+FMA, where the OS refuses executable memory, or where
 /// generated kernels are turned off (`SWIFTTFLITE_JIT=0`, ``RunnerOptions/usesGeneratedKernels``),
 /// the Swift code runs.
-@usableFromInline package final class GeneratedFloatBinaryKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedFloatBinaryKernels: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: `kernels` is safe to share.
 
   /// The instruction set of the kernels.
@@ -219,25 +219,15 @@ extension X86Assembler {
 
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
-  private init(isa: GeneratedKernelISA) {
+  /// The kernels of `isa`, none generated yet.
+  @usableFromInline package init(isa: GeneratedKernelISA) {
     self.isa = isa
     let variants = FloatBinaryKernelGenerator.Variant.all
     kernels = LazyExecutableKernels(count: variants.count) { FloatBinaryKernelGenerator.code(variants[$0], isa: isa) }
   }
 
-  private static let avx2 = GeneratedFloatBinaryKernels(isa: .avx2)
-  private static let avx512 = GeneratedFloatBinaryKernels(isa: .avx512)
-
-  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
-  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedFloatBinaryKernels? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
-
-  /// The kernels of the newest instruction set a node started on this thread may use, or nil
-  /// (read it on the thread that runs the node, before splitting the work).
-  @usableFromInline package static var current: GeneratedFloatBinaryKernels? {
-    GeneratedFloatKernels.currentISA.flatMap { kernels(for: $0) }
-  }
+  @usableFromInline package static let avx2Set: GeneratedFloatBinaryKernels? = GeneratedFloatBinaryKernels(isa: .avx2)
+  @usableFromInline package static let avx512Set: GeneratedFloatBinaryKernels? = GeneratedFloatBinaryKernels(isa: .avx512)
 
   /// Computes `rowCount` rows of `rowLength` outputs: output row r (at `output + r · outputRowStride`)
   /// element i is `variant`'s operation on the operands' row r elements i, clamped to

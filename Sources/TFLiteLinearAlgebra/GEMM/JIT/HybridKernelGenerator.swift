@@ -338,7 +338,7 @@ extension X86Assembler {
 /// asked for (`LazyExecutableKernels`) and kept for the process; they follow the float GEMM's
 /// switches (``GeneratedFloatKernels/currentISA``). Where a kernel's mapping is refused, its call
 /// says so and the caller runs the Swift code, which gives the same values.
-@usableFromInline package final class GeneratedHybridKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedHybridKernels: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: immutable after `init` but the lazily made kernels, which
   // `LazyExecutableKernels` guards.
 
@@ -352,26 +352,15 @@ extension X86Assembler {
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
   /// The kernels of `isa`, none generated yet.
-  private init(isa: GeneratedKernelISA) {
+  @usableFromInline package init(isa: GeneratedKernelISA) {
     self.isa = isa
     kernels = LazyExecutableKernels(count: HybridKernelGenerator.Kind.allCases.count) {
       HybridKernelGenerator.code(HybridKernelGenerator.Kind(rawValue: $0)!, isa: isa)
     }
   }
 
-  private static let avx2 = GeneratedHybridKernels(isa: .avx2)
-  private static let avx512 = GeneratedHybridKernels(isa: .avx512)
-
-  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
-  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedHybridKernels? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
-
-  /// The kernels a hybrid operator started on this thread uses, or nil when generated kernels are
-  /// off (read it on the thread that runs the node, before splitting the work).
-  @usableFromInline package static var current: GeneratedHybridKernels? {
-    GeneratedFloatKernels.currentISA.flatMap { kernels(for: $0) }
-  }
+  @usableFromInline package static let avx2Set: GeneratedHybridKernels? = GeneratedHybridKernels(isa: .avx2)
+  @usableFromInline package static let avx512Set: GeneratedHybridKernels? = GeneratedHybridKernels(isa: .avx512)
 
   /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernels of `kinds`, to be mapped with the
   /// other reserved kernels at the end of `allocateTensors()` instead of one mapping each at their
@@ -441,11 +430,5 @@ extension X86Assembler {
       }
     }
     return true
-  }
-
-  /// These kernels, made anew with none generated yet, apart from the process's own (for tests of a
-  /// refused mapping); nil when this CPU, OS or platform cannot run `isa`.
-  package static func unshared(_ isa: GeneratedKernelISA) -> GeneratedHybridKernels? {
-    kernels(for: isa).map { GeneratedHybridKernels(isa: $0.isa) }
   }
 }

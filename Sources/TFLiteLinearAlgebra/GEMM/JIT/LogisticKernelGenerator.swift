@@ -194,7 +194,7 @@ private struct LaneRegisters {
 /// the process (three kernels of about 300 bytes). AVX-512 only: where the CPU lacks it, where the
 /// OS refuses executable memory, or where generated kernels are turned off (`SWIFTTFLITE_JIT=0`,
 /// ``RunnerOptions/usesGeneratedKernels``), the Swift SIMD code runs (within 3 ulp of these).
-@usableFromInline package final class GeneratedLogisticKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedLogisticKernels: AVX512KernelFamily, @unchecked Sendable {
   // @unchecked Sendable: everything is immutable after `init`.
 
   /// The instruction set of the kernels.
@@ -218,17 +218,8 @@ private struct LaneRegisters {
 
   deinit { constants.deallocate() }
 
-  /// The kernels, or nil when this CPU, OS or platform cannot run them or the environment turns
-  /// generated kernels off.
-  @usableFromInline package static let preferred: GeneratedLogisticKernels? =
-    !GeneratedFloatKernels.isTurnedOffByEnvironment && GeneratedKernelISA.supported == .avx512
-    ? GeneratedLogisticKernels() : nil
-
-  /// The kernels an operator started on this thread uses: `preferred`, unless the runner turned
-  /// generated kernels off (read it on the thread that runs the node, before splitting the work).
-  @usableFromInline package static var current: GeneratedLogisticKernels? {
-    GeneratedFloatKernels.areAllowed ? preferred : nil
-  }
+  @usableFromInline package static let runnable: GeneratedLogisticKernels? =
+    GeneratedKernelISA.supported == .avx512 ? GeneratedLogisticKernels() : nil
 
   /// Computes `form` of `vectorCount` × 16 floats from `input` into `output` (which may be `input`);
   /// `lower`/`upper` bound the clamped SiLU.

@@ -112,7 +112,7 @@ extension X86Assembler {
 /// the process (one kernel of about 100 bytes per level). Where the CPU lacks AVX2+FMA, where the
 /// OS refuses executable memory, or where generated kernels are turned off (`SWIFTTFLITE_JIT=0`,
 /// ``RunnerOptions/usesGeneratedKernels``), the Swift code runs.
-@usableFromInline package final class GeneratedPreluKernel: @unchecked Sendable {
+@usableFromInline package final class GeneratedPreluKernel: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: everything is immutable after `init`.
 
   /// The instruction set of the kernel.
@@ -122,25 +122,14 @@ extension X86Assembler {
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
   /// Generates the kernel of `isa`; nil when the OS refuses executable memory.
-  private init?(isa: GeneratedKernelISA) {
+  @usableFromInline package init?(isa: GeneratedKernelISA) {
     guard let kernel = ExecutableCode(PreluKernelGenerator.code(isa: isa)) else { return nil }
     self.isa = isa
     self.kernel = kernel
   }
 
-  private static let avx2 = GeneratedPreluKernel(isa: .avx2)
-  private static let avx512 = GeneratedPreluKernel(isa: .avx512)
-
-  /// The kernel of `isa`, or nil when this CPU, OS or platform cannot run it.
-  @usableFromInline package static func kernel(for isa: GeneratedKernelISA) -> GeneratedPreluKernel? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
-
-  /// The kernel of the newest instruction set a PRELU started on this thread may use, or nil
-  /// (read it on the thread that runs the node, before splitting the work).
-  @usableFromInline package static var current: GeneratedPreluKernel? {
-    GeneratedFloatKernels.currentISA.flatMap { kernel(for: $0) }
-  }
+  @usableFromInline package static let avx2Set = GeneratedPreluKernel(isa: .avx2)
+  @usableFromInline package static let avx512Set = GeneratedPreluKernel(isa: .avx512)
 
   /// Runs the kernel on `arguments`.
   @usableFromInline package func run(_ arguments: PreluKernelArguments) {

@@ -415,7 +415,7 @@ struct RequantizationEmission {
 /// The standalone requantization kernels of one instruction set, one per output type, made on
 /// first use and kept for the process. The legacy uint8 row-corrected tiles and the 8-bit
 /// TRANSPOSE_CONV run them on their Int32 sums.
-@usableFromInline package final class GeneratedRequantizationKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedRequantizationKernels: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: everything is immutable after `init`.
 
   /// The instruction set.
@@ -426,7 +426,7 @@ struct RequantizationEmission {
   private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
   /// Generates both kernels of `isa`; nil when the OS refuses executable memory.
-  private init?(isa: GeneratedKernelISA) {
+  @usableFromInline package init?(isa: GeneratedKernelISA) {
     guard
       let kernels = ExecutableCode.mapped(
         RequantizedOutput.allCases.map { RequantizationKernelGenerator.code(isa: isa, output: $0) })
@@ -435,13 +435,8 @@ struct RequantizationEmission {
     self.kernels = kernels
   }
 
-  private static let avx2 = GeneratedRequantizationKernels(isa: .avx2)
-  private static let avx512 = GeneratedRequantizationKernels(isa: .avx512)
-
-  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
-  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedRequantizationKernels? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
+  @usableFromInline package static let avx2Set = GeneratedRequantizationKernels(isa: .avx2)
+  @usableFromInline package static let avx512Set = GeneratedRequantizationKernels(isa: .avx512)
 
   /// Requantizes `rows` rows of 16 sums (`sumsStride` Int32 apart) of the channel block whose
   /// record is `table` and stores 16 `Output` bytes per row (`outputStride` apart).
