@@ -44,11 +44,8 @@
   @usableFromInline package static func code(isa: GeneratedKernelISA, input: RequantizedOutput) -> [UInt8] {
     var assembler = X86Assembler()
     let width: VectorWidth = isa == .avx2 ? .ymm : .zmm
-    assembler.mov(.rax, argumentOperand(\ColumnSumKernelArguments.input))
-    assembler.mov(.rdx, argumentOperand(\ColumnSumKernelArguments.rowBytes))
-    assembler.mov(.r8, argumentOperand(\ColumnSumKernelArguments.rows))
-    assembler.mov(.rsi, argumentOperand(\ColumnSumKernelArguments.sums))
-    assembler.mov(.rcx, argumentOperand(\ColumnSumKernelArguments.blockCount))
+    assembler.loadArguments(
+      of: ColumnSumKernelArguments.self, [.rax: \.input, .rdx: \.rowBytes, .r8: \.rows, .rsi: \.sums, .rcx: \.blockCount])
     let done = assembler.makeLabel()
     for blocks in [blocksPerPass, 1] {
       let pass = assembler.makeLabel()

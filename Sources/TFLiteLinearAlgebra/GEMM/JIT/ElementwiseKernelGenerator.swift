@@ -49,18 +49,12 @@
     let low = VectorRegister(0)
     let high = VectorRegister(1)
     let topBits = MaskRegister(1)
-    assembler.mov(.rax, argumentOperand(\ByteTableKernelArguments.input))
-    assembler.mov(.rdx, argumentOperand(\ByteTableKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\ByteTableKernelArguments.blockCount))
-    assembler.mov(.rsi, argumentOperand(\ByteTableKernelArguments.table))
+    assembler.loadArguments(
+      of: ByteTableKernelArguments.self, [.rax: \.input, .rdx: \.output, .rcx: \.blockCount, .rsi: \.table])
     for (quarter, register) in table.enumerated() {
       assembler.vmovupsZMM(register, MemoryOperand(.rsi, Int32(quarter * blockBytes)))
     }
-    let done = assembler.makeLabel()
-    let block = assembler.makeLabel()
-    assembler.test(.rcx, .rcx)
-    assembler.jump(if: .zero, to: done)
-    assembler.bind(block)
+    let blocks = CountedLoop(&assembler, counting: .rcx)
     assembler.vmovupsZMM(low, MemoryOperand(.rax))
     assembler.vmovupsZMM(high, MemoryOperand(.rax))
     assembler.vpmovb2mZMM(topBits, low)
@@ -70,9 +64,7 @@
     assembler.vmovupsZMM(MemoryOperand(.rdx), low)
     assembler.add(.rax, Int32(blockBytes))
     assembler.add(.rdx, Int32(blockBytes))
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: block)
-    assembler.bind(done)
+    blocks.end(&assembler)
     assembler.returnFromKernel(restoring: [])
     return assembler.finishedCode()
   }
@@ -157,16 +149,9 @@
     func widen(_ register: VectorRegister, _ source: MemoryOperand) {
       type == .int8 ? assembler.vpmovsxbdZMM(register, source) : assembler.vpmovzxbdZMM(register, source)
     }
-    assembler.mov(.rax, argumentOperand(\PairTableKernelArguments.lhs))
-    assembler.mov(.rdx, argumentOperand(\PairTableKernelArguments.rhs))
-    assembler.mov(.r8, argumentOperand(\PairTableKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\PairTableKernelArguments.blockCount))
-    assembler.mov(.rsi, argumentOperand(\PairTableKernelArguments.table))
-    let done = assembler.makeLabel()
-    let step = assembler.makeLabel()
-    assembler.test(.rcx, .rcx)
-    assembler.jump(if: .zero, to: done)
-    assembler.bind(step)
+    assembler.loadArguments(
+      of: PairTableKernelArguments.self, [.rax: \.lhs, .rdx: \.rhs, .r8: \.output, .rcx: \.blockCount, .rsi: \.table])
+    let steps = CountedLoop(&assembler, counting: .rcx)
     widen(index, MemoryOperand(.rax))
     widen(rhs, MemoryOperand(.rdx))
     assembler.shiftZMM(.vpslld, index, index, by: 8)
@@ -179,9 +164,7 @@
     assembler.add(.rax, Int32(block))
     assembler.add(.rdx, Int32(block))
     assembler.add(.r8, Int32(block))
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: step)
-    assembler.bind(done)
+    steps.end(&assembler)
     assembler.returnFromKernel(restoring: [])
     return assembler.finishedCode()
   }
@@ -376,21 +359,15 @@
     let rhs = (0..<width.vectorsPerRow).map { VectorRegister(4 + $0) }
     func part(_ part: QuantizedBinaryConstants.Part) -> MemoryOperand { MemoryOperand(.rdi, part.offset) }
 
-    assembler.mov(.rax, argumentOperand(\QuantizedBinaryKernelArguments.lhs))
-    assembler.mov(.rdx, argumentOperand(\QuantizedBinaryKernelArguments.rhs))
-    assembler.mov(.r8, argumentOperand(\QuantizedBinaryKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\QuantizedBinaryKernelArguments.blockCount))
-    assembler.mov(.rdi, argumentOperand(\QuantizedBinaryKernelArguments.constants))
+    assembler.loadArguments(
+      of: QuantizedBinaryKernelArguments.self,
+      [.rax: \.lhs, .rdx: \.rhs, .r8: \.output, .rcx: \.blockCount, .rdi: \.constants])
     assembler.lea(.rsi, part(.lhsRecord))
     assembler.lea(.r9, part(.rhsRecord))
     assembler.lea(.r10, part(.outputRecord))
     assembler.lea(.r11, part(.inputLanes))
     assembler.lea(.rdi, part(.outputLanes))
-    let done = assembler.makeLabel()
-    let block = assembler.makeLabel()
-    assembler.test(.rcx, .rcx)
-    assembler.jump(if: .zero, to: done)
-    assembler.bind(block)
+    let blocks = CountedLoop(&assembler, counting: .rcx)
     for vector in 0..<width.vectorsPerRow {
       let offset = Int32(vector * blockElements / width.vectorsPerRow)
       widen(&assembler, width, output, lhs[vector], MemoryOperand(.rax, offset))
@@ -411,9 +388,7 @@
     assembler.add(.rax, Int32(blockElements))
     assembler.add(.rdx, Int32(blockElements))
     assembler.add(.r8, Int32(blockElements))
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: block)
-    assembler.bind(done)
+    blocks.end(&assembler)
     assembler.returnFromKernel(restoring: [])
     return assembler.finishedCode()
   }

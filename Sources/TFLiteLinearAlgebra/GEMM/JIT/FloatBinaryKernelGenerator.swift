@@ -102,10 +102,8 @@
   @usableFromInline package static func code(_ variant: Variant, isa: GeneratedKernelISA) -> [UInt8] {
     let width: VectorWidth = isa == .avx512 ? .zmm : .ymm
     var assembler = X86Assembler()
-    assembler.mov(.rsi, argumentOperand(\FloatBinaryKernelArguments.lhs))
-    assembler.mov(.rdx, argumentOperand(\FloatBinaryKernelArguments.rhs))
-    assembler.mov(.r8, argumentOperand(\FloatBinaryKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\FloatBinaryKernelArguments.rowCount))
+    assembler.loadArguments(
+      of: FloatBinaryKernelArguments.self, [.rsi: \.lhs, .rdx: \.rhs, .r8: \.output, .rcx: \.rowCount])
     let left = VectorRegister(0), right = VectorRegister(1)
     let repeatedLeft = VectorRegister(2), repeatedRight = VectorRegister(3)
     let tailLanes = [VectorRegister(12), VectorRegister(13)]
@@ -118,10 +116,8 @@
     if width == .zmm {
       assembler.kmovw(tailMask, argumentOperand(\FloatBinaryKernelArguments.tailMask))
     } else {
-      assembler.mov(.rax, argumentOperand(\FloatBinaryKernelArguments.tailLanes))
-      for (part, register) in tailLanes.enumerated() {
-        assembler.vmovupsYMM(register, MemoryOperand(.rax, Int32(part) * width.bytes))
-      }
+      assembler.loadVectors(
+        width, tailLanes, pointedToBy: argumentOperand(\FloatBinaryKernelArguments.tailLanes), through: .rax)
     }
     let done = assembler.makeLabel(), row = assembler.makeLabel(), block = assembler.makeLabel()
     let tail = assembler.makeLabel(), nextRow = assembler.makeLabel()

@@ -145,8 +145,7 @@
     let lows = (0..<rangeVectors).map { VectorRegister($0) }
     let highs = (0..<rangeVectors).map { VectorRegister(rangeVectors + $0) }
     let values = (0..<rangeVectors).map { VectorRegister(2 * rangeVectors + $0) }
-    assembler.mov(.rsi, argumentOperand(\HybridRangeKernelArguments.input))
-    assembler.mov(.rcx, argumentOperand(\HybridRangeKernelArguments.blockCount))
+    assembler.loadArguments(of: HybridRangeKernelArguments.self, [.rsi: \.input, .rcx: \.blockCount])
     if width == .ymm { assembler.add(.rcx, .rcx) }
     for register in lows + highs {
       width == .ymm
@@ -196,9 +195,8 @@
     let inverseScale = VectorRegister(8), lowest = VectorRegister(9), highest = VectorRegister(10)
     let zeroPoint = VectorRegister(11), flip = VectorRegister(12), signBit = VectorRegister(13)
     let half = VectorRegister(14)
-    assembler.mov(.rsi, argumentOperand(\HybridQuantizeKernelArguments.input))
-    assembler.mov(.rdx, argumentOperand(\HybridQuantizeKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\HybridQuantizeKernelArguments.blockCount))
+    assembler.loadArguments(
+      of: HybridQuantizeKernelArguments.self, [.rsi: \.input, .rdx: \.output, .rcx: \.blockCount])
     let constants: [(VectorRegister, MemoryOperand)] = [
       (inverseScale, argumentOperand(\HybridQuantizeKernelArguments.inverseScale)),
       (lowest, argumentOperand(\HybridQuantizeKernelArguments.lowest)),
@@ -211,11 +209,7 @@
     for (register, field) in constants {
       width == .ymm ? assembler.vbroadcastssYMM(register, field) : assembler.vbroadcastssZMM(register, field)
     }
-    let done = assembler.makeLabel()
-    let block = assembler.makeLabel()
-    assembler.test(.rcx, .rcx)
-    assembler.jump(if: .zero, to: done)
-    assembler.bind(block)
+    let blocks = CountedLoop(&assembler, counting: .rcx)
     for vector in 0..<width.vectorsPerRow {
       let value = VectorRegister(vector)
       let signedHalf = VectorRegister(2 + vector)
@@ -251,9 +245,7 @@
     }
     assembler.add(.rsi, Int32(blockValues * 4))
     assembler.add(.rdx, Int32(blockValues))
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: block)
-    assembler.bind(done)
+    blocks.end(&assembler)
   }
 }
 
@@ -272,22 +264,17 @@ extension HybridKernelGenerator {
     let laneMasks = (0..<vectors).map { VectorRegister(9 + $0) }
     let values = (0..<vectors).map { VectorRegister(11 + $0) }
     let storedLanes = MaskRegister(1)
-    assembler.mov(.rsi, argumentOperand(\HybridEpilogueKernelArguments.sums))
-    assembler.mov(.r8, argumentOperand(\HybridEpilogueKernelArguments.sumsStride))
-    assembler.mov(.rdx, argumentOperand(\HybridEpilogueKernelArguments.output))
-    assembler.mov(.r9, argumentOperand(\HybridEpilogueKernelArguments.outputStride))
-    assembler.mov(.rcx, argumentOperand(\HybridEpilogueKernelArguments.rows))
+    assembler.loadArguments(
+      of: HybridEpilogueKernelArguments.self,
+      [.rsi: \.sums, .r8: \.sumsStride, .rdx: \.output, .r9: \.outputStride, .rcx: \.rows])
     /// Loads the 16 lanes the pointer `field` points to into `registers`.
-    func loadLanes(_ field: MemoryOperand, into registers: [VectorRegister]) {
-      assembler.mov(.rax, field)
-      for (index, register) in registers.enumerated() {
-        assembler.load(width, register, MemoryOperand(.rax, Int32(index) * width.bytes))
-      }
+    func loadLanes(_ field: PartialKeyPath<HybridEpilogueKernelArguments>, into registers: [VectorRegister]) {
+      assembler.loadVectors(width, registers, pointedToBy: argumentOperand(field), through: .rax)
     }
-    loadLanes(argumentOperand(\HybridEpilogueKernelArguments.correction), into: correction)
-    loadLanes(argumentOperand(\HybridEpilogueKernelArguments.firstScales), into: firstScales)
-    loadLanes(argumentOperand(\HybridEpilogueKernelArguments.bias), into: bias)
-    if width == .ymm { loadLanes(argumentOperand(\HybridEpilogueKernelArguments.laneMasks), into: laneMasks) }
+    loadLanes(\.correction, into: correction)
+    loadLanes(\.firstScales, into: firstScales)
+    loadLanes(\.bias, into: bias)
+    if width == .ymm { loadLanes(\.laneMasks, into: laneMasks) }
     let scalars: [(VectorRegister, MemoryOperand)] = [
       (secondScale, argumentOperand(\HybridEpilogueKernelArguments.secondScale)),
       (lower, argumentOperand(\HybridEpilogueKernelArguments.lower)),
@@ -297,11 +284,7 @@ extension HybridKernelGenerator {
       width == .ymm ? assembler.vbroadcastssYMM(register, field) : assembler.vbroadcastssZMM(register, field)
     }
     if width == .zmm { assembler.kmovw(storedLanes, argumentOperand(\HybridEpilogueKernelArguments.laneBits)) }
-    let done = assembler.makeLabel()
-    let row = assembler.makeLabel()
-    assembler.test(.rcx, .rcx)
-    assembler.jump(if: .zero, to: done)
-    assembler.bind(row)
+    let rows = CountedLoop(&assembler, counting: .rcx)
     for vector in 0..<vectors {
       let value = values[vector]
       let offset = Int32(vector) * width.bytes
@@ -318,9 +301,7 @@ extension HybridKernelGenerator {
     }
     assembler.add(.rsi, .r8)
     assembler.add(.rdx, .r9)
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: row)
-    assembler.bind(done)
+    rows.end(&assembler)
   }
 }
 

@@ -70,10 +70,8 @@
   /// The machine code of the `form` kernel.
   @usableFromInline package static func code(_ form: Form) -> [UInt8] {
     var assembler = X86Assembler()
-    assembler.mov(.rsi, argumentOperand(\LogisticKernelArguments.input))
-    assembler.mov(.rdx, argumentOperand(\LogisticKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\LogisticKernelArguments.vectorCount))
-    assembler.mov(.rax, argumentOperand(\LogisticKernelArguments.constants))
+    assembler.loadArguments(
+      of: LogisticKernelArguments.self, [.rsi: \.input, .rdx: \.output, .rcx: \.vectorCount, .rax: \.constants])
     let signBit = VectorRegister(16), lowestExponent = VectorRegister(17)
     let log2OfE = VectorRegister(18), shifter = VectorRegister(19), ln2High = VectorRegister(20)
     let ln2Low = VectorRegister(21), coefficients = (22...27).map { VectorRegister($0) }

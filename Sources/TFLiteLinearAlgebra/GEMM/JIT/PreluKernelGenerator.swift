@@ -53,21 +53,16 @@
   @usableFromInline package static func code(isa: GeneratedKernelISA) -> [UInt8] {
     let width: VectorWidth = isa == .avx512 ? .zmm : .ymm
     var assembler = X86Assembler()
-    assembler.mov(.rsi, argumentOperand(\PreluKernelArguments.input))
-    assembler.mov(.rdx, argumentOperand(\PreluKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\PreluKernelArguments.rowCount))
-    assembler.mov(.r8, argumentOperand(\PreluKernelArguments.pattern))
-    assembler.mov(.r10, argumentOperand(\PreluKernelArguments.patternRows))
-    assembler.mov(.r9, argumentOperand(\PreluKernelArguments.position))
-    assembler.mov(.r11, argumentOperand(\PreluKernelArguments.rowsBeforeWrap))
+    assembler.loadArguments(
+      of: PreluKernelArguments.self,
+      [
+        .rsi: \.input, .rdx: \.output, .rcx: \.rowCount, .r8: \.pattern, .r10: \.patternRows, .r9: \.position,
+        .r11: \.rowsBeforeWrap,
+      ])
     let zero = VectorRegister(0), x = VectorRegister(1), positive = VectorRegister(2), negative = VectorRegister(3)
     assembler.zero(width, zero)
-    let done = assembler.makeLabel()
-    let row = assembler.makeLabel()
     let samePattern = assembler.makeLabel()
-    assembler.test(.rcx, .rcx)
-    assembler.jump(if: .zero, to: done)
-    assembler.bind(row)
+    let rows = CountedLoop(&assembler, counting: .rcx)
     for part in 0..<width.vectorsPerRow {
       let offset = Int32(part) * width.bytes
       assembler.load(width, x, MemoryOperand(.rsi, offset))
@@ -85,9 +80,7 @@
     assembler.mov(.r9, .r8)
     assembler.mov(.r11, .r10)
     assembler.bind(samePattern)
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: row)
-    assembler.bind(done)
+    rows.end(&assembler)
     assembler.returnFromKernel(restoring: [])
     return assembler.finishedCode()
   }

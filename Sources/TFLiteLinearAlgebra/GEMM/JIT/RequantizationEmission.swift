@@ -388,25 +388,16 @@ struct RequantizationEmission {
     let emission = RequantizationEmission(
       width: width, output: output, table: .rsi, lanes: .r11, scratch: (VectorRegister(2), VectorRegister(3)))
     let sums = (0..<width.vectorsPerRow).map { VectorRegister($0) }
-    assembler.mov(.rax, argumentOperand(\RequantizationKernelArguments.sums))
-    assembler.mov(.rdx, argumentOperand(\RequantizationKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\RequantizationKernelArguments.rows))
-    assembler.mov(.rsi, argumentOperand(\RequantizationKernelArguments.table))
-    assembler.mov(.r11, argumentOperand(\RequantizationKernelArguments.lanes))
-    let done = assembler.makeLabel()
-    let row = assembler.makeLabel()
-    assembler.test(.rcx, .rcx)
-    assembler.jump(if: .zero, to: done)
-    assembler.bind(row)
+    assembler.loadArguments(
+      of: RequantizationKernelArguments.self, [.rax: \.sums, .rdx: \.output, .rcx: \.rows, .rsi: \.table, .r11: \.lanes])
+    let rows = CountedLoop(&assembler, counting: .rcx)
     for (vector, register) in sums.enumerated() {
       assembler.load(width, register, MemoryOperand(.rax, Int32(vector) * width.bytes))
     }
     emission.emit(&assembler, sums: sums, to: MemoryOperand(.rdx))
     assembler.add(.rax, argumentOperand(\RequantizationKernelArguments.sumsRowBytes))
     assembler.add(.rdx, argumentOperand(\RequantizationKernelArguments.outputRowBytes))
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: row)
-    assembler.bind(done)
+    rows.end(&assembler)
     assembler.returnFromKernel(restoring: [])
     return assembler.finishedCode()
   }
