@@ -113,8 +113,6 @@
   /// The kernel for each input type, by `RequantizedOutput.rawValue`, made on first use.
   private let kernels: LazyExecutableKernels
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// The kernels of `isa`, none generated yet.
   @usableFromInline package init(isa: GeneratedKernelISA) {
     let inputs = RequantizedOutput.allCases
@@ -137,8 +135,7 @@
     var arguments = ColumnSumKernelArguments(input: source, rowBytes: rowBytes, rows: rows, sums: sums, blockCount: blockCount)
     // Generated on its first call (unless reserved at prepare).
     guard let entry = kernels.entry(input.rawValue) else { return false }
-    let function = unsafeBitCast(entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
+    callKernel(at: entry, &arguments)
     return true
   }
 

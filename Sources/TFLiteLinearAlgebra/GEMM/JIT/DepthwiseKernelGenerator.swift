@@ -567,8 +567,6 @@ private struct DepthwiseEmitter {
   /// filters without dilation use in place of the pair kind: on AVX-512 CPUs with VNNI and VBMI.
   @usableFromInline package let quadTaps: GeneratedQuadTapDepthwiseKernels?
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// The kernels of `isa` (the byte kernels of `byteKernelISA`, with `quadTaps`), none generated yet.
   private init(isa: GeneratedKernelISA, byteKernelISA: GeneratedKernelISA, quadTaps: GeneratedQuadTapDepthwiseKernels?) {
     let kinds = DepthwiseKernelGenerator.ElementKind.allCases
@@ -640,7 +638,6 @@ private struct DepthwiseEmitter {
     precondition(
       kind.requantizedOutput == nil || (arguments.requantization != nil && arguments.requantizationLanes != nil),
       "the \(kind) depthwise kernel needs its requantization constants")
-    let function = unsafeBitCast(entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
+    callKernel(at: entry, &arguments)
   }
 }

@@ -77,8 +77,6 @@
   // @unchecked Sendable: immutable after `init`.
   private let executable: ExecutableCode
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   private init?() {
     guard let executable = ExecutableCode(ByteTableKernelGenerator.code()) else { return nil }
     self.executable = executable
@@ -93,8 +91,7 @@
   ) {
     precondition(blockCount >= 0, "negative block count")
     var arguments = ByteTableKernelArguments(input: input, output: output, blockCount: blockCount, table: table)
-    let entry = unsafeBitCast(executable.entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    callKernel(at: executable.entry, &arguments)
   }
 }
 
@@ -178,8 +175,6 @@
   /// The kernel of each input type, by `RequantizedOutput` raw value.
   private let kernels: [ExecutableCode]
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   private init?() {
     guard let kernels = ExecutableCode.mapped(RequantizedOutput.allCases.map { PairTableKernelGenerator.code(inputs: $0) })
     else { return nil }
@@ -197,8 +192,7 @@
   ) {
     precondition(blockCount >= 0, "negative block count")
     var arguments = PairTableKernelArguments(lhs: lhs, rhs: rhs, output: output, blockCount: blockCount, table: table)
-    let entry = unsafeBitCast(kernels[type.rawValue].entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    callKernel(at: kernels[type.rawValue].entry, &arguments)
   }
 }
 
@@ -438,8 +432,6 @@
   /// The kernel of each operation and output type, at `operation.rawValue · 2 + output.rawValue`.
   private let kernels: LazyExecutableKernels
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// The kernels of `isa`, none generated yet.
   @usableFromInline package init(isa: GeneratedKernelISA) {
     let operations = QuantizedBinaryOperation.allCases
@@ -469,8 +461,7 @@
       lhs: lhs, rhs: rhs, output: output, blockCount: blockCount, constants: UnsafeRawPointer(constants.storage))
     // Generated on its first call (unless reserved at prepare).
     guard let entry = kernels.entry(Self.kernelIndex(constants.operation, output: type)) else { return false }
-    let function = unsafeBitCast(entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
+    callKernel(at: entry, &arguments)
     return true
   }
 

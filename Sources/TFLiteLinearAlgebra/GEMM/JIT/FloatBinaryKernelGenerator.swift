@@ -213,8 +213,6 @@ extension X86Assembler {
   /// The AVX2 masks of a row's tail.
   private let tailLanes = AVX2LaneMasks.shared
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// The kernels of `isa`, none generated yet.
   @usableFromInline package init(isa: GeneratedKernelISA) {
     self.isa = isa
@@ -245,7 +243,7 @@ extension X86Assembler {
       lhsRowBytes: lhsRowStride * floatBytes, rhsRowBytes: rhsRowStride * floatBytes,
       outputRowBytes: outputRowStride * floatBytes, tailCount: tailCount, tailMask: (1 << tailCount) - 1,
       tailLanes: tailLanes.firstLanes(tailCount), lower: lower, upper: upper)
-    withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Entry.self)(UnsafeRawPointer($0)) }
+    callKernel(at: entry, &arguments)
     return true
   }
 }

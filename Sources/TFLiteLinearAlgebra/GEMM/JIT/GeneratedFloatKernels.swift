@@ -31,8 +31,6 @@
   /// The AVX2 column masks of a tile's first columns.
   private let columnMasks = AVX2LaneMasks.shared
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// The kernels of `isa`, none generated yet.
   @usableFromInline package init(isa: GeneratedKernelISA) {
     let maximumRows = FloatKernelGenerator.maximumRows(isa)
@@ -113,14 +111,14 @@
       upper: clamp?.upper ?? .infinity, columnMask: columnMasks.firstLanes(columns),
       laneMask: (1 << columns) - 1, segmentCount: segments, aSegmentBytes: aSegmentStride * floatBytes,
       bSegmentGapBytes: segments == 1 ? 0 : (bSegmentStride - depth * GEMMTile.columns) * floatBytes)
-    if tallerTiles > 0 { call(tallerKernel, &arguments) }
+    if tallerTiles > 0 { callKernel(at: tallerKernel, &arguments) }
     let done = tallerTiles * (height + 1)
     arguments.a = a + done * lda
     arguments.c = c + done * ldc
     arguments.aTileBytes = height * lda * floatBytes
     arguments.cTileBytes = height * ldc * floatBytes
     arguments.tileCount = tiles - tallerTiles
-    call(kernel, &arguments)
+    callKernel(at: kernel, &arguments)
     return true
   }
 
@@ -167,12 +165,6 @@
       let tallerKernel = hasTallerTiles ? kernels.entry(index + 1) : kernel
     else { return nil }
     return (kernel, tallerKernel)
-  }
-
-  /// Calls the kernel at `entry` on `arguments`.
-  private func call(_ entry: UnsafeRawPointer, _ arguments: inout FloatKernelArguments) {
-    let function = unsafeBitCast(entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
   }
 
   /// True when the `rows`-row kernel has been generated (for tests).

@@ -58,3 +58,10 @@ extension AVX512KernelFamily {
   /// the node, before splitting the work.
   @inlinable package static var current: Self? { GeneratedFloatKernels.areAllowed ? preferred : nil }
 }
+
+/// Calls the generated kernel `void kernel(const Arguments *)` at `entry` (the one signature every
+/// generated kernel has) on `arguments`.
+@inline(__always) func callKernel<Arguments>(at entry: UnsafeRawPointer, _ arguments: inout Arguments) {
+  typealias Kernel = @convention(c) (UnsafeRawPointer) -> Void
+  withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Kernel.self)(UnsafeRawPointer($0)) }
+}

@@ -330,8 +330,6 @@ extension X86Assembler {
   /// The AVX2 masks of a tile's first columns.
   private let laneMasks = AVX2LaneMasks.shared
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// The kernels of `isa`, none generated yet.
   @usableFromInline package init(isa: GeneratedKernelISA) {
     self.isa = isa
@@ -368,7 +366,7 @@ extension X86Assembler {
           input: source, blockCount: blockCount, first: first,
           lows: lows.baseAddress!.assumingMemoryBound(to: Float.self),
           highs: highs.baseAddress!.assumingMemoryBound(to: Float.self))
-        withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Entry.self)(UnsafeRawPointer($0)) }
+        callKernel(at: entry, &arguments)
       }
     }
     var range = (low: lows[0], high: highs[0])
@@ -382,7 +380,7 @@ extension X86Assembler {
     precondition(arguments.blockCount >= 0, "negative block count")
     guard let entry = kernels.entry(HybridKernelGenerator.Kind.quantize.rawValue) else { return false }
     var arguments = arguments
-    withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Entry.self)(UnsafeRawPointer($0)) }
+    callKernel(at: entry, &arguments)
     return true
   }
 
@@ -406,7 +404,7 @@ extension X86Assembler {
             firstScales: UnsafeRawPointer(firstScales).assumingMemoryBound(to: Float.self), secondScale: secondScale,
             bias: UnsafeRawPointer(bias).assumingMemoryBound(to: Float.self), lower: clamp.lower, upper: clamp.upper,
             laneBits: (1 << lanes) &- 1, laneMasks: laneMasks.firstLanes(lanes))
-          withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Entry.self)(UnsafeRawPointer($0)) }
+          callKernel(at: entry, &arguments)
         }
       }
     }

@@ -202,8 +202,6 @@ private struct LaneRegisters {
   /// `LogisticKernelGenerator.constantBits`, where the kernels read them.
   private let constants: UnsafeMutablePointer<UInt32>
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// Generates every form; nil when the OS refuses executable memory.
   private init?() {
     guard let kernels = ExecutableCode.mapped(LogisticKernelGenerator.Form.allCases.map { LogisticKernelGenerator.code($0) })
@@ -229,7 +227,6 @@ private struct LaneRegisters {
     var arguments = LogisticKernelArguments(
       input: input, output: output, vectorCount: vectorCount, constants: UnsafePointer(constants), lower: lower,
       upper: upper)
-    let entry = unsafeBitCast(kernels[form.rawValue].entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    callKernel(at: kernels[form.rawValue].entry, &arguments)
   }
 }

@@ -112,8 +112,6 @@ extension X86Assembler {
   @usableFromInline package let isa: GeneratedKernelISA
   private let kernel: ExecutableCode
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// Generates the kernel of `isa`; nil when the OS refuses executable memory.
   @usableFromInline package init?(isa: GeneratedKernelISA) {
     guard let kernel = ExecutableCode(PreluKernelGenerator.code(isa: isa)) else { return nil }
@@ -130,7 +128,6 @@ extension X86Assembler {
       arguments.rowCount >= 0 && arguments.patternRows >= 1
         && (1...arguments.patternRows).contains(arguments.rowsBeforeWrap), "PRELU rows out of range")
     var arguments = arguments
-    let entry = unsafeBitCast(kernel.entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    callKernel(at: kernel.entry, &arguments)
   }
 }

@@ -414,8 +414,6 @@ struct RequantizationEmission {
   /// The kernel for each `RequantizedOutput`, by raw value.
   private let kernels: [ExecutableCode]
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// Generates both kernels of `isa`; nil when the OS refuses executable memory.
   @usableFromInline package init?(isa: GeneratedKernelISA) {
     guard
@@ -447,7 +445,6 @@ struct RequantizationEmission {
   /// Runs the kernel for `output` on `arguments`.
   @usableFromInline package func run(output: RequantizedOutput, _ arguments: inout RequantizationKernelArguments) {
     precondition(arguments.rows >= 0, "negative row count")
-    let entry = unsafeBitCast(kernels[output.rawValue].entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    callKernel(at: kernels[output.rawValue].entry, &arguments)
   }
 }
