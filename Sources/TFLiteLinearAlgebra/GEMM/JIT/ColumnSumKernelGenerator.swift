@@ -122,6 +122,7 @@
 
   @usableFromInline package static let avx2Set: GeneratedColumnSumKernels? = GeneratedColumnSumKernels(isa: .avx2)
   @usableFromInline package static let avx512Set: GeneratedColumnSumKernels? = GeneratedColumnSumKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedColumnSumKernels? = preferredSet()
 
   /// Writes the sums over `rows` rows (`rowBytes` apart) of `blockCount` × 16 channels of
   /// `input` bytes into `sums`; false, with nothing written, when the kernel could not be mapped

@@ -599,6 +599,7 @@ private struct DepthwiseEmitter {
 
   @usableFromInline package static let avx2Set: GeneratedDepthwiseKernels? = GeneratedDepthwiseKernels(isa: .avx2)
   @usableFromInline package static let avx512Set: GeneratedDepthwiseKernels? = GeneratedDepthwiseKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedDepthwiseKernels? = preferredSet()
   /// The AVX-512 set without the four-tap kernels (what CPUs without VBMI run), for tests.
   private static let avx512TapPairs = GeneratedDepthwiseKernels(
     isa: .avx512, byteKernelISA: avx512ByteKernelISA, quadTaps: nil)

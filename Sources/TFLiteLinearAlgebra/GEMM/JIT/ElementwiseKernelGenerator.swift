@@ -84,6 +84,7 @@
 
   @usableFromInline package static let runnable: GeneratedByteTableKernel? =
     ProcessorFeatures.hasBytePermutes ? GeneratedByteTableKernel() : nil
+  @usableFromInline package static let preferred: GeneratedByteTableKernel? = preferredSet()
 
   /// Maps `blockCount` × 64 bytes of `input` through the 256-byte `table` into `output`.
   @usableFromInline package func run(
@@ -183,6 +184,7 @@
 
   @usableFromInline package static let runnable: GeneratedPairTableKernels? =
     GeneratedKernelISA.supported == .avx512 ? GeneratedPairTableKernels() : nil
+  @usableFromInline package static let preferred: GeneratedPairTableKernels? = preferredSet()
 
   /// Looks up `blockCount` × 16 outputs for the raw `type` inputs `lhs` and `rhs` in `table` (see
   /// ``PairTableKernelArguments/table``).
@@ -447,6 +449,7 @@
     GeneratedQuantizedBinaryKernels(isa: .avx2)
   @usableFromInline package static let avx512Set: GeneratedQuantizedBinaryKernels? =
     GeneratedQuantizedBinaryKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedQuantizedBinaryKernels? = preferredSet()
 
   /// Computes `blockCount` × 16 outputs of `constants.operation` on `output` elements from the
   /// streams `lhs` and `rhs`; false, with nothing written, when the kernel could not be mapped

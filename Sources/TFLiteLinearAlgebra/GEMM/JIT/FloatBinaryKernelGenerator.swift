@@ -222,6 +222,7 @@ extension X86Assembler {
 
   @usableFromInline package static let avx2Set: GeneratedFloatBinaryKernels? = GeneratedFloatBinaryKernels(isa: .avx2)
   @usableFromInline package static let avx512Set: GeneratedFloatBinaryKernels? = GeneratedFloatBinaryKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedFloatBinaryKernels? = preferredSet()
 
   /// Computes `rowCount` rows of `rowLength` outputs: output row r (at `output + r · outputRowStride`)
   /// element i is `variant`'s operation on the operands' row r elements i, clamped to

@@ -49,6 +49,7 @@
 
   @usableFromInline package static let avx2Set: GeneratedFloatKernels? = GeneratedFloatKernels(isa: .avx2)
   @usableFromInline package static let avx512Set: GeneratedFloatKernels? = GeneratedFloatKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedFloatKernels? = preferredSet()
 
   /// True when the environment variable `SWIFTTFLITE_JIT` is `0`, `off`, `false` or `no`.
   @usableFromInline package static let isTurnedOffByEnvironment: Bool = {

@@ -1,7 +1,9 @@
 // How every generated-kernel family is chosen: per instruction set (`GeneratedKernelFamily`) or as
 // one AVX-512 set (`AVX512KernelFamily`), under the switches of ``GeneratedFloatKernels``
 // (`SWIFTTFLITE_JIT`, ``RunnerOptions/usesGeneratedKernels``). A family states only where its
-// process-wide sets live; the look-ups below are written once for all of them.
+// process-wide sets live (and stores its `preferred` one, which `current` reads on every node's
+// eval: one once-initialized global instead of a chain of them); the look-ups below are written
+// once for all of them.
 
 /// A family of generated kernels with one set per `GeneratedKernelISA` (float GEMM, float binary,
 /// column sums, depthwise, hybrid, PRELU, 8-bit binary, requantization).
@@ -12,6 +14,9 @@
   /// The process's AVX-512F set, made on its first read (nil where making it failed). Read it
   /// through `kernels(for:)`.
   static var avx512Set: Self? { get }
+  /// The set of the newest instruction set this machine runs, or nil: none, or turned off by
+  /// `SWIFTTFLITE_JIT`. Stored once: `static let preferred = preferredSet()`.
+  static var preferred: Self? { get }
   /// A new set of `isa`, apart from the process's own; nil where making it failed.
   init?(isa: GeneratedKernelISA)
 }
@@ -27,9 +32,8 @@ extension GeneratedKernelFamily {
     }
   }
 
-  /// The set of the newest instruction set this machine runs, or nil: none, or turned off by
-  /// `SWIFTTFLITE_JIT`.
-  @inlinable package static var preferred: Self? { GeneratedFloatKernels.enabledISA.flatMap { kernels(for: $0) } }
+  /// What `preferred` stores: the set of ``GeneratedFloatKernels/enabledISA``.
+  package static func preferredSet() -> Self? { GeneratedFloatKernels.enabledISA.flatMap { kernels(for: $0) } }
 
   /// The set a node started on this thread uses: `preferred`, unless the runner turned generated
   /// kernels off (``GeneratedFloatKernels/areAllowed``). Read it on the thread that runs the node,
@@ -47,11 +51,14 @@ extension GeneratedKernelFamily {
   /// The process's set wherever this CPU and OS can run it, whatever the switches (for tests);
   /// made on its first read.
   static var runnable: Self? { get }
+  /// The set, or nil when it is not runnable here or `SWIFTTFLITE_JIT` turns generated kernels
+  /// off. Stored once: `static let preferred = preferredSet()`.
+  static var preferred: Self? { get }
 }
 
 extension AVX512KernelFamily {
-  /// The set, or nil when it is not runnable here or `SWIFTTFLITE_JIT` turns generated kernels off.
-  @inlinable package static var preferred: Self? { GeneratedFloatKernels.enabledISA == .avx512 ? runnable : nil }
+  /// What `preferred` stores: `runnable` where ``GeneratedFloatKernels/enabledISA`` is AVX-512.
+  package static func preferredSet() -> Self? { GeneratedFloatKernels.enabledISA == .avx512 ? runnable : nil }
 
   /// The set an operator started on this thread uses: `preferred`, unless the runner turned
   /// generated kernels off (``GeneratedFloatKernels/areAllowed``). Read it on the thread that runs

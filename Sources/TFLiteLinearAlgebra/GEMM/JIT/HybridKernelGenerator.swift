@@ -340,6 +340,7 @@ extension X86Assembler {
 
   @usableFromInline package static let avx2Set: GeneratedHybridKernels? = GeneratedHybridKernels(isa: .avx2)
   @usableFromInline package static let avx512Set: GeneratedHybridKernels? = GeneratedHybridKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedHybridKernels? = preferredSet()
 
   /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernels of `kinds`, to be mapped with the
   /// other reserved kernels at the end of `allocateTensors()` instead of one mapping each at their

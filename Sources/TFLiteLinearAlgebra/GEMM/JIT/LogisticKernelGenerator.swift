@@ -216,6 +216,7 @@ private struct LaneRegisters {
 
   @usableFromInline package static let runnable: GeneratedLogisticKernels? =
     GeneratedKernelISA.supported == .avx512 ? GeneratedLogisticKernels() : nil
+  @usableFromInline package static let preferred: GeneratedLogisticKernels? = preferredSet()
 
   /// Computes `form` of `vectorCount` × 16 floats from `input` into `output` (which may be `input`);
   /// `lower`/`upper` bound the clamped SiLU.

@@ -121,6 +121,7 @@ extension X86Assembler {
 
   @usableFromInline package static let avx2Set = GeneratedPreluKernel(isa: .avx2)
   @usableFromInline package static let avx512Set = GeneratedPreluKernel(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedPreluKernel? = preferredSet()
 
   /// Runs the kernel on `arguments`.
   @usableFromInline package func run(_ arguments: PreluKernelArguments) {

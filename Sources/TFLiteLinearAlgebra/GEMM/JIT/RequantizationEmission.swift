@@ -426,6 +426,7 @@ struct RequantizationEmission {
 
   @usableFromInline package static let avx2Set = GeneratedRequantizationKernels(isa: .avx2)
   @usableFromInline package static let avx512Set = GeneratedRequantizationKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedRequantizationKernels? = preferredSet()
 
   /// Requantizes `rows` rows of 16 sums (`sumsStride` Int32 apart) of the channel block whose
   /// record is `table` and stores 16 `Output` bytes per row (`outputStride` apart).
