@@ -56,6 +56,49 @@ MEMORIES = [
 FLOAT_OPERATIONS = {"vaddps", "vsubps", "vmulps", "vdivps", "vmaxps", "vminps", "vfmadd213ps", "vfnmadd213ps",
                     "vfnmadd231ps"}
 
+# Register operands of the three-register forms, with the destination each row derives from its
+# index: between them every register-number bit of VEX (ymm0-15) and EVEX (zmm0-31) is set and clear.
+YMM_PAIRS = [(0, 1), (3, 8), (8, 3), (15, 15), (12, 0), (1, 9), (9, 14), (4, 11)]
+ZMM_PAIRS = [(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]
+
+
+def ymm_triples():
+    """Yields (row index, destination, left, right) ymm register numbers."""
+    for i, (left, right) in enumerate(YMM_PAIRS):
+        yield i, (5 * i + 2) % 16, left, right
+
+
+def zmm_triples():
+    """Yields (row index, destination, left, right) zmm register numbers."""
+    for i, (left, right) in enumerate(ZMM_PAIRS):
+        yield i, (7 * i + 5) % 32, left, right
+
+
+def vector_case(nasm_name, call, width, *operands):
+    """The (nasm text, swift statement) pair of `nasm_name` on `operands` in `width` ("ymm" or
+    "zmm"): register numbers, or memory (nasm text, swift) pairs of a whole vector. The Swift
+    statement is `assembler.` + `call` (up to its first argument) + the operands."""
+    texts, arguments = [], []
+    for operand in operands:
+        if isinstance(operand, int):
+            texts.append(f"{width}{operand}")
+            arguments.append(f"VectorRegister({operand})")
+        else:
+            texts.append(f"{'yword' if width == 'ymm' else 'zword'} {operand[0]}")
+            arguments.append(operand[1])
+    return f"{nasm_name} {', '.join(texts)}", f"assembler.{call}{', '.join(arguments)})"
+
+
+def packed(name, width, *operands):
+    """`packedYMM`/`packedZMM(.name, ...)` (NASM spells the zmm forms of vpand and vpor with a d)."""
+    nasm_name = {"vpand": "vpandd", "vpor": "vpord"}.get(name, name) if width == "zmm" else name
+    return vector_case(nasm_name, f"packed{width.upper()}(.{name}, ", width, *operands)
+
+
+def named(name, width, *operands):
+    """`nameYMM`/`nameZMM(...)`: an instruction with an encoder method of its own."""
+    return vector_case(name, f"{name}{width.upper()}(", width, *operands)
+
 
 def cases():
     """Yields (nasm text, swift statement) pairs; the statement runs on `assembler`."""
@@ -78,16 +121,16 @@ def cases():
         yield (f"mov dword {mem_text}, {GPRS32[number]}",
                f"assembler.mov32({mem_swift}, .{GPRS[number]})")
         ymm = (7 * i + 3) % 16
-        yield f"vmovups ymm{ymm}, yword {mem_text}", f"assembler.vmovupsYMM(VectorRegister({ymm}), {mem_swift})"
-        yield f"vmovups yword {mem_text}, ymm{ymm}", f"assembler.vmovupsYMM({mem_swift}, VectorRegister({ymm}))"
+        yield named("vmovups", "ymm", ymm, (mem_text, mem_swift))
+        yield named("vmovups", "ymm", (mem_text, mem_swift), ymm)
         yield (f"vbroadcastss ymm{ymm}, dword {mem_text}",
                f"assembler.vbroadcastssYMM(VectorRegister({ymm}), {mem_swift})")
         yield (f"vpbroadcastd ymm{ymm}, dword {mem_text}",
                f"assembler.vpbroadcastdYMM(VectorRegister({ymm}), {mem_swift})")
         zmm = (11 * i + 5) % 32
         other = (13 * i + 17) % 32
-        yield f"vmovups zmm{zmm}, zword {mem_text}", f"assembler.vmovupsZMM(VectorRegister({zmm}), {mem_swift})"
-        yield f"vmovups zword {mem_text}, zmm{zmm}", f"assembler.vmovupsZMM({mem_swift}, VectorRegister({zmm}))"
+        yield named("vmovups", "zmm", zmm, (mem_text, mem_swift))
+        yield named("vmovups", "zmm", (mem_text, mem_swift), zmm)
         yield (f"vbroadcastss zmm{zmm}, dword {mem_text}",
                f"assembler.vbroadcastssZMM(VectorRegister({zmm}), {mem_swift})")
         yield (f"vpbroadcastd zmm{zmm}, dword {mem_text}",
@@ -98,25 +141,20 @@ def cases():
                f"assembler.vpmovzxbdYMM(VectorRegister({ymm}), {mem_swift})")
         yield (f"vpmovzxbd zmm{zmm}, oword {mem_text}",
                f"assembler.vpmovzxbdZMM(VectorRegister({zmm}), {mem_swift})")
-    for i, (left, right) in enumerate([(0, 1), (3, 8), (8, 3), (15, 15), (12, 0), (1, 9), (9, 14), (4, 11)]):
-        destination = (5 * i + 2) % 16
+    for _, destination, left, right in ymm_triples():
         yield (f"mov {GPRS[destination]}, {GPRS[left]}",
                f"assembler.mov(.{GPRS[destination]}, .{GPRS[left]})")
         yield f"add {GPRS[left]}, {GPRS[right]}", f"assembler.add(.{GPRS[left]}, .{GPRS[right]})"
         yield f"test {GPRS[left]}, {GPRS[right]}", f"assembler.test(.{GPRS[left]}, .{GPRS[right]})"
         for name in ["vfmadd231ps", "vxorps", "vaddps", "vmaxps", "vminps"]:
-            call = f"packedYMM(.{name}, " if name in FLOAT_OPERATIONS else f"{name}YMM("
-            yield (f"{name} ymm{destination}, ymm{left}, ymm{right}",
-                   f"assembler.{call}VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
-        yield (f"{{vex}} vpdpbusd ymm{destination}, ymm{left}, ymm{right}",
-               f"assembler.vpdpbusdYMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
-    for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
-        destination = (7 * i + 5) % 32
+            form = packed if name in FLOAT_OPERATIONS else named
+            yield form(name, "ymm", destination, left, right)
+        yield vector_case("{vex} vpdpbusd", "vpdpbusdYMM(", "ymm", destination, left, right)
+    for _, destination, left, right in zmm_triples():
         for name in ["vfmadd231ps", "vpxord", "vaddps", "vmaxps", "vminps", "vpdpbusd", "vmulps", "vsubps",
                      "vdivps"]:
-            call = f"packedZMM(.{name}, " if name in FLOAT_OPERATIONS else f"{name}ZMM("
-            yield (f"{name} zmm{destination}, zmm{left}, zmm{right}",
-                   f"assembler.{call}VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+            form = packed if name in FLOAT_OPERATIONS else named
+            yield form(name, "zmm", destination, left, right)
     for i, (source, count) in enumerate([(0, 1), (3, 23), (16, 31), (31, 0), (12, 8), (25, 30)]):
         destination = (11 * i + 7) % 32
         for name in ["vpslld", "vpsrad"]:
@@ -131,14 +169,10 @@ def cases():
     for i, (mem_text, mem_swift) in enumerate(MEMORIES):
         ymm, other_ymm = (7 * i + 3) % 16, (5 * i + 1) % 16
         zmm, other_zmm = (11 * i + 5) % 32, (13 * i + 17) % 32
-        yield (f"vfmadd231ps ymm{ymm}, ymm{other_ymm}, yword {mem_text}",
-               f"assembler.vfmadd231psYMM(VectorRegister({ymm}), VectorRegister({other_ymm}), {mem_swift})")
-        yield (f"vfmadd231ps zmm{zmm}, zmm{other_zmm}, zword {mem_text}",
-               f"assembler.vfmadd231psZMM(VectorRegister({zmm}), VectorRegister({other_zmm}), {mem_swift})")
-    for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
-        destination = (7 * i + 5) % 32
-        yield (f"vpdpwssd zmm{destination}, zmm{left}, zmm{right}",
-               f"assembler.vpdpwssdZMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+        yield named("vfmadd231ps", "ymm", ymm, other_ymm, (mem_text, mem_swift))
+        yield named("vfmadd231ps", "zmm", zmm, other_zmm, (mem_text, mem_swift))
+    for _, destination, left, right in zmm_triples():
+        yield named("vpdpwssd", "zmm", destination, left, right)
 
 # Jumps need labels: each case is the NASM source and the Swift statements, run in order.
 JUMP_CASES = [
@@ -175,11 +209,8 @@ def requantization_cases():
             left = (3 * i + 5 * j + 1) % 16
             zmm = (11 * i + 3 * j + 5) % 32
             other = (13 * i + 7 * j + 17) % 32
-            zmm_name = {"vpand": "vpandd", "vpor": "vpord"}.get(name, name)
-            yield (f"{name} ymm{ymm}, ymm{left}, yword {mem_text}",
-                   f"assembler.packedYMM(.{name}, VectorRegister({ymm}), VectorRegister({left}), {mem_swift})")
-            yield (f"{zmm_name} zmm{zmm}, zmm{other}, zword {mem_text}",
-                   f"assembler.packedZMM(.{name}, VectorRegister({zmm}), VectorRegister({other}), {mem_swift})")
+            yield packed(name, "ymm", ymm, left, (mem_text, mem_swift))
+            yield packed(name, "zmm", zmm, other, (mem_text, mem_swift))
         xmm = (5 * i + 4) % 16
         zmm = (11 * i + 9) % 32
         yield f"vmovups oword {mem_text}, xmm{xmm}", f"assembler.vmovupsXMM({mem_swift}, VectorRegister({xmm}))"
@@ -187,12 +218,9 @@ def requantization_cases():
         other = (13 * i + 6) % 32
         yield (f"vpxord zmm{zmm}, zmm{other}, dword {mem_text}{{1to16}}",
                f"assembler.vpxordZMM(VectorRegister({zmm}), VectorRegister({other}), broadcast: {mem_swift})")
-    for i, (left, right) in enumerate([(0, 1), (3, 8), (8, 3), (15, 15), (12, 0), (1, 9), (9, 14), (4, 11)]):
-        destination = (5 * i + 2) % 16
+    for _, destination, left, right in ymm_triples():
         for name in PACKED_OPERATIONS:
-            yield (f"{name} ymm{destination}, ymm{left}, ymm{right}",
-                   f"assembler.packedYMM(.{name}, VectorRegister({destination}), VectorRegister({left}), "
-                   f"VectorRegister({right}))")
+            yield packed(name, "ymm", destination, left, right)
         for name, count in [("vpsrlq", 32), ("vpsrad", 31), ("vpsrlq", 1), ("vpslld", 16)]:
             yield (f"{name} ymm{destination}, ymm{left}, {count}",
                    f"assembler.shiftYMM(.{name}, VectorRegister({destination}), VectorRegister({left}), by: {count})")
@@ -204,13 +232,9 @@ def requantization_cases():
                f"assembler.vpacksswbXMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
         yield (f"vpackuswb xmm{destination}, xmm{left}, xmm{right}",
                f"assembler.vpackuswbXMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
-    for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
-        destination = (7 * i + 5) % 32
+    for _, destination, left, right in zmm_triples():
         for name in PACKED_OPERATIONS:
-            zmm_name = {"vpand": "vpandd", "vpor": "vpord"}.get(name, name)
-            yield (f"{zmm_name} zmm{destination}, zmm{left}, zmm{right}",
-                   f"assembler.packedZMM(.{name}, VectorRegister({destination}), VectorRegister({left}), "
-                   f"VectorRegister({right}))")
+            yield packed(name, "zmm", destination, left, right)
         for name, count in [("vpsrlq", 32), ("vpsrad", 31), ("vpsrlq", 1), ("vpslld", 16)]:
             yield (f"{name} zmm{destination}, zmm{left}, {count}",
                    f"assembler.shiftZMM(.{name}, VectorRegister({destination}), VectorRegister({left}), by: {count})")
@@ -259,22 +283,18 @@ def masked_move_cases():
 # the masked select.
 def logistic_cases():
     """Yields (nasm text, swift statement) pairs for the logistic kernels' AVX-512 forms."""
-    for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
-        destination = (7 * i + 5) % 32
+    for i, destination, left, right in zmm_triples():
         mask = i % 7 + 1
-        yield (f"vscalefps zmm{destination}, zmm{left}, zmm{right}",
-               f"assembler.vscalefpsZMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+        yield named("vscalefps", "zmm", destination, left, right)
         yield (f"vptestmd k{mask}, zmm{left}, zmm{right}",
                f"assembler.vptestmdZMM(MaskRegister({mask}), VectorRegister({left}), VectorRegister({right}))")
         yield (f"vmovaps zmm{destination}{{k{mask}}}, zmm{right}",
                f"assembler.vmovapsZMM(VectorRegister({destination}), VectorRegister({right}), mask: MaskRegister({mask}))")
         # The fused reduction, polynomial and Newton step, and the reciprocal estimate.
         for name in ["vfmadd213ps", "vfnmadd213ps", "vfnmadd231ps"]:
-            yield (f"{name} zmm{destination}, zmm{left}, zmm{right}",
-                   f"assembler.packedZMM(.{name}, VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+            yield packed(name, "zmm", destination, left, right)
             if max(destination, left, right) < 16:
-                yield (f"{name} ymm{destination}, ymm{left}, ymm{right}",
-                       f"assembler.packedYMM(.{name}, VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+                yield packed(name, "ymm", destination, left, right)
         yield (f"vrcp14ps zmm{destination}, zmm{right}",
                f"assembler.vrcp14psZMM(VectorRegister({destination}), VectorRegister({right}))")
 
@@ -290,22 +310,14 @@ def elementwise_cases():
                f"assembler.vpmovsxbdYMM(VectorRegister({ymm}), {mem_swift})")
         yield (f"vpmovsxbd zmm{zmm}, oword {mem_text}",
                f"assembler.vpmovsxbdZMM(VectorRegister({zmm}), {mem_swift})")
-        yield (f"vpmulld ymm{ymm}, ymm{left_ymm}, yword {mem_text}",
-               f"assembler.packedYMM(.vpmulld, VectorRegister({ymm}), VectorRegister({left_ymm}), {mem_swift})")
-        yield (f"vpmulld zmm{zmm}, zmm{other}, zword {mem_text}",
-               f"assembler.packedZMM(.vpmulld, VectorRegister({zmm}), VectorRegister({other}), {mem_swift})")
-    for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
-        destination = (7 * i + 5) % 32
+        yield packed("vpmulld", "ymm", ymm, left_ymm, (mem_text, mem_swift))
+        yield packed("vpmulld", "zmm", zmm, other, (mem_text, mem_swift))
+    for i, destination, left, right in zmm_triples():
         mask = i % 7 + 1
-        yield (f"vpmulld zmm{destination}, zmm{left}, zmm{right}",
-               f"assembler.packedZMM(.vpmulld, VectorRegister({destination}), VectorRegister({left}), "
-               f"VectorRegister({right}))")
+        yield packed("vpmulld", "zmm", destination, left, right)
         if left < 16 and right < 16 and destination < 16:
-            yield (f"vpmulld ymm{destination}, ymm{left}, ymm{right}",
-                   f"assembler.packedYMM(.vpmulld, VectorRegister({destination}), VectorRegister({left}), "
-                   f"VectorRegister({right}))")
-        yield (f"vpermi2b zmm{destination}, zmm{left}, zmm{right}",
-               f"assembler.vpermi2bZMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+            yield packed("vpmulld", "ymm", destination, left, right)
+        yield named("vpermi2b", "zmm", destination, left, right)
         yield (f"vpblendmb zmm{destination}{{k{mask}}}, zmm{left}, zmm{right}",
                f"assembler.vpblendmbZMM(VectorRegister({destination}), mask: MaskRegister({mask}), VectorRegister({left}), "
                f"VectorRegister({right}))")
@@ -330,8 +342,7 @@ def wide_rescale_cases():
     for i, (mem_text, mem_swift) in enumerate(MEMORIES):
         zmm, other, mask = (11 * i + 7) % 32, (13 * i + 3) % 32, i % 7 + 1
         for name in ["vpsubq", "vpsravq", "vpaddq"]:
-            yield (f"{name} zmm{zmm}, zmm{other}, zword {mem_text}",
-                   f"assembler.packedZMM(.{name}, VectorRegister({zmm}), VectorRegister({other}), {mem_swift})")
+            yield packed(name, "zmm", zmm, other, (mem_text, mem_swift))
             yield (f"{name} zmm{zmm}{{k{mask}}}, zmm{other}, zword {mem_text}",
                    f"assembler.packedZMM(.{name}, VectorRegister({zmm}), VectorRegister({other}), {mem_swift}, "
                    f"mask: MaskRegister({mask}))")
@@ -340,27 +351,20 @@ def wide_rescale_cases():
         for name in ["vpmovsdb", "vpmovusdb"]:
             yield (f"{name} oword {mem_text}, zmm{zmm}",
                    f"assembler.{name}ZMM({mem_swift}, VectorRegister({zmm}))")
-    for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
-        destination = (7 * i + 5) % 32
-        yield (f"vpermi2d zmm{destination}, zmm{left}, zmm{right}",
-               f"assembler.vpermi2dZMM(VectorRegister({destination}), VectorRegister({left}), VectorRegister({right}))")
+    for _, destination, left, right in zmm_triples():
+        yield named("vpermi2d", "zmm", destination, left, right)
         for name in ["vpsubq", "vpsravq"]:
-            yield (f"{name} zmm{destination}, zmm{left}, zmm{right}",
-                   f"assembler.packedZMM(.{name}, VectorRegister({destination}), VectorRegister({left}), "
-                   f"VectorRegister({right}))")
+            yield packed(name, "zmm", destination, left, right)
 
 
 # The dynamic-range kernels (HybridKernelGenerator.swift): float/Int32 conversions.
 def hybrid_cases():
     """Yields (nasm text, swift statement) pairs for the conversions of the hybrid kernels."""
-    for i, (left, right) in enumerate([(0, 1), (3, 8), (16, 3), (31, 31), (12, 24), (17, 9), (9, 30), (20, 11)]):
-        destination = (7 * i + 5) % 32
+    for _, destination, left, right in zmm_triples():
         for name in ["vcvttps2dq", "vcvtdq2ps"]:
-            yield (f"{name} zmm{destination}, zmm{left}",
-                   f"assembler.{name}ZMM(VectorRegister({destination}), VectorRegister({left}))")
+            yield named(name, "zmm", destination, left)
             if destination < 16 and right < 16:
-                yield (f"{name} ymm{destination}, ymm{right}",
-                       f"assembler.{name}YMM(VectorRegister({destination}), VectorRegister({right}))")
+                yield named(name, "ymm", destination, right)
 
 
 def assemble(source):
@@ -395,16 +399,10 @@ def main():
     version = subprocess.run(["nasm", "-v"], capture_output=True, text=True, check=True).stdout.strip()
     version += " and " + subprocess.run(["as", "--version"], capture_output=True, text=True,
                                         check=True).stdout.splitlines()[0]
-    entries = [(text, statement, assemble(text)) for text, statement in cases()]
-    entries += [(text, statement, assemble(text)) for text, statement in JUMP_CASES]
-    entries += [(text, statement, assemble(text)) for text, statement in requantization_cases()]
-    entries += [(text, statement, assemble(text)) for text, statement in depthwise_cases()]
-    entries += [(text, statement, assemble(text)) for text, statement in elementwise_cases()]
-    entries += [(text, statement, assemble(text)) for text, statement in quad_tap_depthwise_cases()]
-    entries += [(text, statement, assemble(text)) for text, statement in masked_move_cases()]
-    entries += [(text, statement, assemble(text)) for text, statement in logistic_cases()]
-    entries += [(text, statement, assemble(text)) for text, statement in wide_rescale_cases()]
-    entries += [(text, statement, assemble(text)) for text, statement in hybrid_cases()]
+    sections = [cases(), JUMP_CASES, requantization_cases(), depthwise_cases(), elementwise_cases(),
+                quad_tap_depthwise_cases(), masked_move_cases(), logistic_cases(), wide_rescale_cases(),
+                hybrid_cases()]
+    entries = [(text, statement, assemble(text)) for section in sections for text, statement in section]
     lines = [
         "// Generated by Scripts/make_x86_encoding_table.py from " + version + ". Do not edit.",
         "",

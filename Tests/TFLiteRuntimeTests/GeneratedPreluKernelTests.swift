@@ -33,7 +33,7 @@ final class GeneratedPreluKernelTests: XCTestCase {
   /// output row equals the definition with the pattern row it meets, and nothing past the last row
   /// is written.
   func testGeneratedKernelMatchesDefinitionOnEveryLevel() {
-    let kernels = GeneratedKernelISA.allCases.compactMap { GeneratedPreluKernel.kernel(for: $0) }
+    let kernels = GeneratedKernelISA.allCases.compactMap { GeneratedPreluKernel.kernels(for: $0) }
     let runnable = GeneratedKernelISA.allCases.filter { level in GeneratedKernelISA.supported.map { level <= $0 } ?? false }
     XCTAssertEqual(kernels.map(\.isa), runnable)
     var generator = SeededGenerator(seed: 12)

@@ -221,7 +221,7 @@ final class RefusedMappingTests: XCTestCase {
     // that first request is refused), as any earlier model would have made them.
     for isa in GeneratedKernelISA.allCases {
       _ = GeneratedRequantizationKernels.kernels(for: isa)
-      _ = GeneratedPreluKernel.kernel(for: isa)
+      _ = GeneratedPreluKernel.kernels(for: isa)
     }
     _ = GeneratedLogisticKernels.preferred
     _ = GeneratedByteTableKernel.runnable

@@ -44,11 +44,8 @@
   @usableFromInline package static func code(isa: GeneratedKernelISA, input: RequantizedOutput) -> [UInt8] {
     var assembler = X86Assembler()
     let width: VectorWidth = isa == .avx2 ? .ymm : .zmm
-    assembler.mov(.rax, argumentOperand(\ColumnSumKernelArguments.input))
-    assembler.mov(.rdx, argumentOperand(\ColumnSumKernelArguments.rowBytes))
-    assembler.mov(.r8, argumentOperand(\ColumnSumKernelArguments.rows))
-    assembler.mov(.rsi, argumentOperand(\ColumnSumKernelArguments.sums))
-    assembler.mov(.rcx, argumentOperand(\ColumnSumKernelArguments.blockCount))
+    assembler.loadArguments(
+      of: ColumnSumKernelArguments.self, [.rax: \.input, .rdx: \.rowBytes, .r8: \.rows, .rsi: \.sums, .rcx: \.blockCount])
     let done = assembler.makeLabel()
     for blocks in [blocksPerPass, 1] {
       let pass = assembler.makeLabel()
@@ -107,7 +104,7 @@
 /// The generated column sum kernels of one instruction set (int8 and uint8), each made the first
 /// time it is asked for (`LazyExecutableKernels`) and kept for the process; they follow the float
 /// GEMM's switches (``GeneratedFloatKernels/currentISA``).
-@usableFromInline package final class GeneratedColumnSumKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedColumnSumKernels: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: immutable after `init` but the lazily made kernels, which
   // `LazyExecutableKernels` guards.
 
@@ -116,27 +113,16 @@
   /// The kernel for each input type, by `RequantizedOutput.rawValue`, made on first use.
   private let kernels: LazyExecutableKernels
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// The kernels of `isa`, none generated yet.
-  private init(isa: GeneratedKernelISA) {
+  @usableFromInline package init(isa: GeneratedKernelISA) {
     let inputs = RequantizedOutput.allCases
     self.isa = isa
     kernels = LazyExecutableKernels(count: inputs.count) { ColumnSumKernelGenerator.code(isa: isa, input: inputs[$0]) }
   }
 
-  private static let avx2 = GeneratedColumnSumKernels(isa: .avx2)
-  private static let avx512 = GeneratedColumnSumKernels(isa: .avx512)
-
-  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
-  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedColumnSumKernels? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
-
-  /// The kernels a reduction started on this thread uses, or nil when generated kernels are off.
-  @usableFromInline package static var current: GeneratedColumnSumKernels? {
-    GeneratedFloatKernels.currentISA.flatMap { kernels(for: $0) }
-  }
+  @usableFromInline package static let avx2Set: GeneratedColumnSumKernels? = GeneratedColumnSumKernels(isa: .avx2)
+  @usableFromInline package static let avx512Set: GeneratedColumnSumKernels? = GeneratedColumnSumKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedColumnSumKernels? = preferredSet()
 
   /// Writes the sums over `rows` rows (`rowBytes` apart) of `blockCount` × 16 channels of
   /// `input` bytes into `sums`; false, with nothing written, when the kernel could not be mapped
@@ -150,18 +136,11 @@
     var arguments = ColumnSumKernelArguments(input: source, rowBytes: rowBytes, rows: rows, sums: sums, blockCount: blockCount)
     // Generated on its first call (unless reserved at prepare).
     guard let entry = kernels.entry(input.rawValue) else { return false }
-    let function = unsafeBitCast(entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
+    callKernel(at: entry, &arguments)
     return true
   }
 
   /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernel `run` calls for `input` bytes, to be
   /// mapped with the other reserved kernels at the end of `allocateTensors()`.
   package func reserve(_ input: RequantizedOutput) { kernels.reserve([input.rawValue]) }
-
-  /// These kernels, made anew with none generated yet, apart from the process's own (for tests of a
-  /// refused mapping); nil when this CPU, OS or platform cannot run `isa`.
-  package static func unshared(_ isa: GeneratedKernelISA) -> GeneratedColumnSumKernels? {
-    kernels(for: isa).map { GeneratedColumnSumKernels(isa: $0.isa) }
-  }
 }

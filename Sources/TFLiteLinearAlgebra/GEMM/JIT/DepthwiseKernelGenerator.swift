@@ -548,7 +548,7 @@ private struct DepthwiseEmitter {
 ///
 /// Each kind is generated the first time it is asked for (`has` or `run`) and kept, so a float
 /// model never generates the byte kinds nor an int8 model the float ones.
-@usableFromInline package final class GeneratedDepthwiseKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedDepthwiseKernels: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: everything is immutable after `init` (the zero vector is never written)
   // but the lazily made kernels, which `LazyExecutableKernels` guards.
 
@@ -567,8 +567,6 @@ private struct DepthwiseEmitter {
   /// filters without dilation use in place of the pair kind: on AVX-512 CPUs with VNNI and VBMI.
   @usableFromInline package let quadTaps: GeneratedQuadTapDepthwiseKernels?
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// The kernels of `isa` (the byte kernels of `byteKernelISA`, with `quadTaps`), none generated yet.
   private init(isa: GeneratedKernelISA, byteKernelISA: GeneratedKernelISA, quadTaps: GeneratedQuadTapDepthwiseKernels?) {
     let kinds = DepthwiseKernelGenerator.ElementKind.allCases
@@ -586,11 +584,22 @@ private struct DepthwiseEmitter {
     self.zeros = UnsafeRawPointer(zeros)
   }
 
+  /// The kernels of `isa` with what this CPU adds: on AVX-512, the byte kinds of
+  /// `avx512ByteKernelISA` and the four-tap kernels where they run.
+  @usableFromInline package convenience init(isa: GeneratedKernelISA) {
+    switch isa {
+    case .avx2: self.init(isa: .avx2, byteKernelISA: .avx2, quadTaps: nil)
+    case .avx512:
+      self.init(
+        isa: .avx512, byteKernelISA: Self.avx512ByteKernelISA, quadTaps: GeneratedQuadTapDepthwiseKernels.supported)
+    }
+  }
+
   deinit { zeros.deallocate() }
 
-  private static let avx2 = GeneratedDepthwiseKernels(isa: .avx2, byteKernelISA: .avx2, quadTaps: nil)
-  private static let avx512 = GeneratedDepthwiseKernels(
-    isa: .avx512, byteKernelISA: avx512ByteKernelISA, quadTaps: GeneratedQuadTapDepthwiseKernels.supported)
+  @usableFromInline package static let avx2Set: GeneratedDepthwiseKernels? = GeneratedDepthwiseKernels(isa: .avx2)
+  @usableFromInline package static let avx512Set: GeneratedDepthwiseKernels? = GeneratedDepthwiseKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedDepthwiseKernels? = preferredSet()
   /// The AVX-512 set without the four-tap kernels (what CPUs without VBMI run), for tests.
   private static let avx512TapPairs = GeneratedDepthwiseKernels(
     isa: .avx512, byteKernelISA: avx512ByteKernelISA, quadTaps: nil)
@@ -605,21 +614,10 @@ private struct DepthwiseEmitter {
       + (kernels(for: .avx512)?.quadTaps == nil ? [] : [avx512TapPairs])
   }
 
-  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
-  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedDepthwiseKernels? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
-
   /// This set made anew with no kind generated yet, apart from the process's own (for tests of the
   /// batched mapping).
   package func unshared() -> GeneratedDepthwiseKernels {
     GeneratedDepthwiseKernels(isa: isa, byteKernelISA: byteKernelISA, quadTaps: quadTaps)
-  }
-
-  /// The kernels a depthwise convolution started on this thread uses: those of the float GEMM's
-  /// instruction set (``GeneratedFloatKernels/currentISA``), or nil when generated kernels are off.
-  @usableFromInline package static var current: GeneratedDepthwiseKernels? {
-    GeneratedFloatKernels.currentISA.flatMap { kernels(for: $0) }
   }
 
   /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernels of `kinds` this set has, so that a
@@ -641,7 +639,6 @@ private struct DepthwiseEmitter {
     precondition(
       kind.requantizedOutput == nil || (arguments.requantization != nil && arguments.requantizationLanes != nil),
       "the \(kind) depthwise kernel needs its requantization constants")
-    let function = unsafeBitCast(entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
+    callKernel(at: entry, &arguments)
   }
 }

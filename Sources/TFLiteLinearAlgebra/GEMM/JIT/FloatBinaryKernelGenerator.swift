@@ -102,10 +102,8 @@
   @usableFromInline package static func code(_ variant: Variant, isa: GeneratedKernelISA) -> [UInt8] {
     let width: VectorWidth = isa == .avx512 ? .zmm : .ymm
     var assembler = X86Assembler()
-    assembler.mov(.rsi, argumentOperand(\FloatBinaryKernelArguments.lhs))
-    assembler.mov(.rdx, argumentOperand(\FloatBinaryKernelArguments.rhs))
-    assembler.mov(.r8, argumentOperand(\FloatBinaryKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\FloatBinaryKernelArguments.rowCount))
+    assembler.loadArguments(
+      of: FloatBinaryKernelArguments.self, [.rsi: \.lhs, .rdx: \.rhs, .r8: \.output, .rcx: \.rowCount])
     let left = VectorRegister(0), right = VectorRegister(1)
     let repeatedLeft = VectorRegister(2), repeatedRight = VectorRegister(3)
     let tailLanes = [VectorRegister(12), VectorRegister(13)]
@@ -118,10 +116,8 @@
     if width == .zmm {
       assembler.kmovw(tailMask, argumentOperand(\FloatBinaryKernelArguments.tailMask))
     } else {
-      assembler.mov(.rax, argumentOperand(\FloatBinaryKernelArguments.tailLanes))
-      for (part, register) in tailLanes.enumerated() {
-        assembler.vmovupsYMM(register, MemoryOperand(.rax, Int32(part) * width.bytes))
-      }
+      assembler.loadVectors(
+        width, tailLanes, pointedToBy: argumentOperand(\FloatBinaryKernelArguments.tailLanes), through: .rax)
     }
     let done = assembler.makeLabel(), row = assembler.makeLabel(), block = assembler.makeLabel()
     let tail = assembler.makeLabel(), nextRow = assembler.makeLabel()
@@ -207,7 +203,7 @@ extension X86Assembler {
 /// kept for the life of the process. Where the CPU lacks AVX2+FMA, where the OS refuses executable memory, or where
 /// generated kernels are turned off (`SWIFTTFLITE_JIT=0`, ``RunnerOptions/usesGeneratedKernels``),
 /// the Swift code runs.
-@usableFromInline package final class GeneratedFloatBinaryKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedFloatBinaryKernels: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: `kernels` is safe to share.
 
   /// The instruction set of the kernels.
@@ -217,27 +213,16 @@ extension X86Assembler {
   /// The AVX2 masks of a row's tail.
   private let tailLanes = AVX2LaneMasks.shared
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
-  private init(isa: GeneratedKernelISA) {
+  /// The kernels of `isa`, none generated yet.
+  @usableFromInline package init(isa: GeneratedKernelISA) {
     self.isa = isa
     let variants = FloatBinaryKernelGenerator.Variant.all
     kernels = LazyExecutableKernels(count: variants.count) { FloatBinaryKernelGenerator.code(variants[$0], isa: isa) }
   }
 
-  private static let avx2 = GeneratedFloatBinaryKernels(isa: .avx2)
-  private static let avx512 = GeneratedFloatBinaryKernels(isa: .avx512)
-
-  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
-  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedFloatBinaryKernels? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
-
-  /// The kernels of the newest instruction set a node started on this thread may use, or nil
-  /// (read it on the thread that runs the node, before splitting the work).
-  @usableFromInline package static var current: GeneratedFloatBinaryKernels? {
-    GeneratedFloatKernels.currentISA.flatMap { kernels(for: $0) }
-  }
+  @usableFromInline package static let avx2Set: GeneratedFloatBinaryKernels? = GeneratedFloatBinaryKernels(isa: .avx2)
+  @usableFromInline package static let avx512Set: GeneratedFloatBinaryKernels? = GeneratedFloatBinaryKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedFloatBinaryKernels? = preferredSet()
 
   /// Computes `rowCount` rows of `rowLength` outputs: output row r (at `output + r · outputRowStride`)
   /// element i is `variant`'s operation on the operands' row r elements i, clamped to
@@ -259,7 +244,7 @@ extension X86Assembler {
       lhsRowBytes: lhsRowStride * floatBytes, rhsRowBytes: rhsRowStride * floatBytes,
       outputRowBytes: outputRowStride * floatBytes, tailCount: tailCount, tailMask: (1 << tailCount) - 1,
       tailLanes: tailLanes.firstLanes(tailCount), lower: lower, upper: upper)
-    withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Entry.self)(UnsafeRawPointer($0)) }
+    callKernel(at: entry, &arguments)
     return true
   }
 }

@@ -176,10 +176,8 @@ private struct KernelEmitter {
   /// AVX-512 mask stays in k1 from the start.
   mutating func loadColumnMasks() {
     guard masksColumns, isa == .avx2 else { return }
-    assembler.mov(.rcx, argument(\.columnMask))
-    for vector in 0..<vectorsPerRow {
-      load(maskRegister(vector: vector), MemoryOperand(.rcx, Int32(vector) * vectorBytes))
-    }
+    let masks = (0..<vectorsPerRow).map { maskRegister(vector: $0) }
+    assembler.loadVectors(width, masks, pointedToBy: argument(\.columnMask), through: .rcx)
   }
 
   /// Loads the accumulator of row vector `vector` from C, only the masked columns when `masksColumns`.

@@ -218,7 +218,6 @@
   private let kernels: LazyExecutableKernels
   /// Index in `kernels` of the one-row tile of `columns` panels, at `columns - 1`.
   private let firstTile: [Int]
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
   /// The family with only its one-row one-panel tile reserved, to be mapped with the process's
   /// other reserved kernels (whether it maps shows whether the OS maps the family's code).
@@ -362,7 +361,7 @@
   /// family's first tile was mapped), the one-row one-panel tile computes it a row and a panel per
   /// call: the same arithmetic, so the same bytes.
   private func run(columns: Int, rows: Int, _ arguments: inout DotProductKernelArguments) {
-    if let entry = kernels.entry(firstTile[columns - 1] + rows - 1) { return call(entry, &arguments) }
+    if let entry = kernels.entry(firstTile[columns - 1] + rows - 1) { return callKernel(at: entry, &arguments) }
     guard let singleTile = kernels.entry(0) else {
       preconditionFailure("a dot-product family ran before its first tile mapped")
     }
@@ -374,15 +373,9 @@
         single.b = arguments.b + panel * arguments.panelBytes
         single.c = arguments.c + row * arguments.cRowBytes + panel * GEMMTile.columns * outputBytes
         single.table = arguments.table.map { $0 + panel * RequantizationTable.blockBytes }
-        call(singleTile, &single)
+        callKernel(at: singleTile, &single)
       }
     }
-  }
-
-  /// Calls the kernel at `entry` on `arguments`.
-  private func call(_ entry: UnsafeRawPointer, _ arguments: inout DotProductKernelArguments) {
-    let function = unsafeBitCast(entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
   }
 
   /// Int32 sums of rows `0 ..< rowCount` of A (`4 × steps` unsigned bytes each, rows `lda` apart)

@@ -12,11 +12,11 @@
 /// and kept for the life of the process, so the code cache is bounded (12 kernels for AVX2, 28 for
 /// AVX-512, a few KiB each) and a model generates only the kernels its shapes call for.
 ///
-/// They are used by default wherever the CPU and OS allow (see `preferred`); the Swift kernels run
-/// when the generated ones are turned off (`SWIFTTFLITE_JIT=0` in the environment, or
-/// ``RunnerOptions/usesGeneratedKernels`` false), when the OS refuses executable memory, on CPUs
+/// They are used by default wherever the CPU and OS allow (see `GeneratedKernelFamily/preferred`);
+/// the Swift kernels run when the generated ones are turned off (`SWIFTTFLITE_JIT=0` in the
+/// environment, or ``RunnerOptions/usesGeneratedKernels`` false), when the OS refuses executable memory, on CPUs
 /// without AVX2+FMA, on other architectures and on iOS, tvOS, watchOS and visionOS.
-@usableFromInline package final class GeneratedFloatKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedFloatKernels: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: everything is immutable after `init` (the zero vector is never written).
 
   /// The instruction set of the kernels.
@@ -31,10 +31,8 @@
   /// The AVX2 column masks of a tile's first columns.
   private let columnMasks = AVX2LaneMasks.shared
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// The kernels of `isa`, none generated yet.
-  private init(isa: GeneratedKernelISA) {
+  @usableFromInline package init(isa: GeneratedKernelISA) {
     let maximumRows = FloatKernelGenerator.maximumRows(isa)
     self.isa = isa
     self.maximumRows = maximumRows
@@ -49,13 +47,9 @@
     zeros.deallocate()
   }
 
-  private static let avx2 = GeneratedFloatKernels(isa: .avx2)
-  private static let avx512 = GeneratedFloatKernels(isa: .avx512)
-
-  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
-  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedFloatKernels? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
+  @usableFromInline package static let avx2Set: GeneratedFloatKernels? = GeneratedFloatKernels(isa: .avx2)
+  @usableFromInline package static let avx512Set: GeneratedFloatKernels? = GeneratedFloatKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedFloatKernels? = preferredSet()
 
   /// True when the environment variable `SWIFTTFLITE_JIT` is `0`, `off`, `false` or `no`.
   @usableFromInline package static let isTurnedOffByEnvironment: Bool = {
@@ -63,22 +57,18 @@
     return ["0", "off", "false", "no"].contains(String(cString: value).lowercased())
   }()
 
-  /// The kernels of the newest instruction set this machine runs, or nil (see the type's documentation).
-  @usableFromInline package static let preferred: GeneratedFloatKernels? =
-    isTurnedOffByEnvironment ? nil : GeneratedKernelISA.supported.flatMap { kernels(for: $0) }
+  /// The newest instruction set this machine runs, or nil: none, or turned off by the environment.
+  /// Decided once per process; every generated-kernel family's `preferred` set is of this level.
+  @usableFromInline package static let enabledISA: GeneratedKernelISA? =
+    isTurnedOffByEnvironment ? nil : GeneratedKernelISA.supported
 
   /// False while a runner with ``RunnerOptions/usesGeneratedKernels`` false runs on this thread.
   @TaskLocal @usableFromInline package static var areAllowed = true
 
-  /// The kernels a GEMM started on this thread uses: `preferred`, unless the runner turned them off.
-  @usableFromInline package static var current: GeneratedFloatKernels? { areAllowed ? preferred : nil }
-
   /// The instruction set of ``current``, found without generating the float kernels: for the other
   /// generators, which only need the level (an int8 model's depthwise kernels would otherwise make
   /// the first invoke generate float GEMM kernels it never runs).
-  @usableFromInline package static var currentISA: GeneratedKernelISA? {
-    areAllowed && !isTurnedOffByEnvironment ? GeneratedKernelISA.supported : nil
-  }
+  @usableFromInline package static var currentISA: GeneratedKernelISA? { areAllowed ? enabledISA : nil }
 
   /// Computes rows `0 ..< rowCount` × 16 columns of C over one depth block, in as few tiles as
   /// `maximumRows` allows, of heights that differ by at most one row (128 rows with AVX-512 are
@@ -122,14 +112,14 @@
       upper: clamp?.upper ?? .infinity, columnMask: columnMasks.firstLanes(columns),
       laneMask: (1 << columns) - 1, segmentCount: segments, aSegmentBytes: aSegmentStride * floatBytes,
       bSegmentGapBytes: segments == 1 ? 0 : (bSegmentStride - depth * GEMMTile.columns) * floatBytes)
-    if tallerTiles > 0 { call(tallerKernel, &arguments) }
+    if tallerTiles > 0 { callKernel(at: tallerKernel, &arguments) }
     let done = tallerTiles * (height + 1)
     arguments.a = a + done * lda
     arguments.c = c + done * ldc
     arguments.aTileBytes = height * lda * floatBytes
     arguments.cTileBytes = height * ldc * floatBytes
     arguments.tileCount = tiles - tallerTiles
-    call(kernel, &arguments)
+    callKernel(at: kernel, &arguments)
     return true
   }
 
@@ -176,18 +166,6 @@
       let tallerKernel = hasTallerTiles ? kernels.entry(index + 1) : kernel
     else { return nil }
     return (kernel, tallerKernel)
-  }
-
-  /// Calls the kernel at `entry` on `arguments`.
-  private func call(_ entry: UnsafeRawPointer, _ arguments: inout FloatKernelArguments) {
-    let function = unsafeBitCast(entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { function(UnsafeRawPointer($0)) }
-  }
-
-  /// These kernels, made anew with none generated yet, apart from the process's own (for tests of a
-  /// refused mapping); nil when this CPU, OS or platform cannot run `isa`.
-  package static func unshared(_ isa: GeneratedKernelISA) -> GeneratedFloatKernels? {
-    kernels(for: isa).map { GeneratedFloatKernels(isa: $0.isa) }
   }
 
   /// True when the `rows`-row kernel has been generated (for tests).

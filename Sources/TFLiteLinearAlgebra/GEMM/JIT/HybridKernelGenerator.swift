@@ -145,8 +145,7 @@
     let lows = (0..<rangeVectors).map { VectorRegister($0) }
     let highs = (0..<rangeVectors).map { VectorRegister(rangeVectors + $0) }
     let values = (0..<rangeVectors).map { VectorRegister(2 * rangeVectors + $0) }
-    assembler.mov(.rsi, argumentOperand(\HybridRangeKernelArguments.input))
-    assembler.mov(.rcx, argumentOperand(\HybridRangeKernelArguments.blockCount))
+    assembler.loadArguments(of: HybridRangeKernelArguments.self, [.rsi: \.input, .rcx: \.blockCount])
     if width == .ymm { assembler.add(.rcx, .rcx) }
     for register in lows + highs {
       width == .ymm
@@ -196,9 +195,8 @@
     let inverseScale = VectorRegister(8), lowest = VectorRegister(9), highest = VectorRegister(10)
     let zeroPoint = VectorRegister(11), flip = VectorRegister(12), signBit = VectorRegister(13)
     let half = VectorRegister(14)
-    assembler.mov(.rsi, argumentOperand(\HybridQuantizeKernelArguments.input))
-    assembler.mov(.rdx, argumentOperand(\HybridQuantizeKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\HybridQuantizeKernelArguments.blockCount))
+    assembler.loadArguments(
+      of: HybridQuantizeKernelArguments.self, [.rsi: \.input, .rdx: \.output, .rcx: \.blockCount])
     let constants: [(VectorRegister, MemoryOperand)] = [
       (inverseScale, argumentOperand(\HybridQuantizeKernelArguments.inverseScale)),
       (lowest, argumentOperand(\HybridQuantizeKernelArguments.lowest)),
@@ -211,11 +209,7 @@
     for (register, field) in constants {
       width == .ymm ? assembler.vbroadcastssYMM(register, field) : assembler.vbroadcastssZMM(register, field)
     }
-    let done = assembler.makeLabel()
-    let block = assembler.makeLabel()
-    assembler.test(.rcx, .rcx)
-    assembler.jump(if: .zero, to: done)
-    assembler.bind(block)
+    let blocks = CountedLoop(&assembler, counting: .rcx)
     for vector in 0..<width.vectorsPerRow {
       let value = VectorRegister(vector)
       let signedHalf = VectorRegister(2 + vector)
@@ -251,9 +245,7 @@
     }
     assembler.add(.rsi, Int32(blockValues * 4))
     assembler.add(.rdx, Int32(blockValues))
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: block)
-    assembler.bind(done)
+    blocks.end(&assembler)
   }
 }
 
@@ -272,22 +264,17 @@ extension HybridKernelGenerator {
     let laneMasks = (0..<vectors).map { VectorRegister(9 + $0) }
     let values = (0..<vectors).map { VectorRegister(11 + $0) }
     let storedLanes = MaskRegister(1)
-    assembler.mov(.rsi, argumentOperand(\HybridEpilogueKernelArguments.sums))
-    assembler.mov(.r8, argumentOperand(\HybridEpilogueKernelArguments.sumsStride))
-    assembler.mov(.rdx, argumentOperand(\HybridEpilogueKernelArguments.output))
-    assembler.mov(.r9, argumentOperand(\HybridEpilogueKernelArguments.outputStride))
-    assembler.mov(.rcx, argumentOperand(\HybridEpilogueKernelArguments.rows))
+    assembler.loadArguments(
+      of: HybridEpilogueKernelArguments.self,
+      [.rsi: \.sums, .r8: \.sumsStride, .rdx: \.output, .r9: \.outputStride, .rcx: \.rows])
     /// Loads the 16 lanes the pointer `field` points to into `registers`.
-    func loadLanes(_ field: MemoryOperand, into registers: [VectorRegister]) {
-      assembler.mov(.rax, field)
-      for (index, register) in registers.enumerated() {
-        assembler.load(width, register, MemoryOperand(.rax, Int32(index) * width.bytes))
-      }
+    func loadLanes(_ field: PartialKeyPath<HybridEpilogueKernelArguments>, into registers: [VectorRegister]) {
+      assembler.loadVectors(width, registers, pointedToBy: argumentOperand(field), through: .rax)
     }
-    loadLanes(argumentOperand(\HybridEpilogueKernelArguments.correction), into: correction)
-    loadLanes(argumentOperand(\HybridEpilogueKernelArguments.firstScales), into: firstScales)
-    loadLanes(argumentOperand(\HybridEpilogueKernelArguments.bias), into: bias)
-    if width == .ymm { loadLanes(argumentOperand(\HybridEpilogueKernelArguments.laneMasks), into: laneMasks) }
+    loadLanes(\.correction, into: correction)
+    loadLanes(\.firstScales, into: firstScales)
+    loadLanes(\.bias, into: bias)
+    if width == .ymm { loadLanes(\.laneMasks, into: laneMasks) }
     let scalars: [(VectorRegister, MemoryOperand)] = [
       (secondScale, argumentOperand(\HybridEpilogueKernelArguments.secondScale)),
       (lower, argumentOperand(\HybridEpilogueKernelArguments.lower)),
@@ -297,11 +284,7 @@ extension HybridKernelGenerator {
       width == .ymm ? assembler.vbroadcastssYMM(register, field) : assembler.vbroadcastssZMM(register, field)
     }
     if width == .zmm { assembler.kmovw(storedLanes, argumentOperand(\HybridEpilogueKernelArguments.laneBits)) }
-    let done = assembler.makeLabel()
-    let row = assembler.makeLabel()
-    assembler.test(.rcx, .rcx)
-    assembler.jump(if: .zero, to: done)
-    assembler.bind(row)
+    let rows = CountedLoop(&assembler, counting: .rcx)
     for vector in 0..<vectors {
       let value = values[vector]
       let offset = Int32(vector) * width.bytes
@@ -318,9 +301,7 @@ extension HybridKernelGenerator {
     }
     assembler.add(.rsi, .r8)
     assembler.add(.rdx, .r9)
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: row)
-    assembler.bind(done)
+    rows.end(&assembler)
   }
 }
 
@@ -338,7 +319,7 @@ extension X86Assembler {
 /// asked for (`LazyExecutableKernels`) and kept for the process; they follow the float GEMM's
 /// switches (``GeneratedFloatKernels/currentISA``). Where a kernel's mapping is refused, its call
 /// says so and the caller runs the Swift code, which gives the same values.
-@usableFromInline package final class GeneratedHybridKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedHybridKernels: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: immutable after `init` but the lazily made kernels, which
   // `LazyExecutableKernels` guards.
 
@@ -349,29 +330,17 @@ extension X86Assembler {
   /// The AVX2 masks of a tile's first columns.
   private let laneMasks = AVX2LaneMasks.shared
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// The kernels of `isa`, none generated yet.
-  private init(isa: GeneratedKernelISA) {
+  @usableFromInline package init(isa: GeneratedKernelISA) {
     self.isa = isa
     kernels = LazyExecutableKernels(count: HybridKernelGenerator.Kind.allCases.count) {
       HybridKernelGenerator.code(HybridKernelGenerator.Kind(rawValue: $0)!, isa: isa)
     }
   }
 
-  private static let avx2 = GeneratedHybridKernels(isa: .avx2)
-  private static let avx512 = GeneratedHybridKernels(isa: .avx512)
-
-  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
-  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedHybridKernels? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
-
-  /// The kernels a hybrid operator started on this thread uses, or nil when generated kernels are
-  /// off (read it on the thread that runs the node, before splitting the work).
-  @usableFromInline package static var current: GeneratedHybridKernels? {
-    GeneratedFloatKernels.currentISA.flatMap { kernels(for: $0) }
-  }
+  @usableFromInline package static let avx2Set: GeneratedHybridKernels? = GeneratedHybridKernels(isa: .avx2)
+  @usableFromInline package static let avx512Set: GeneratedHybridKernels? = GeneratedHybridKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedHybridKernels? = preferredSet()
 
   /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernels of `kinds`, to be mapped with the
   /// other reserved kernels at the end of `allocateTensors()` instead of one mapping each at their
@@ -398,7 +367,7 @@ extension X86Assembler {
           input: source, blockCount: blockCount, first: first,
           lows: lows.baseAddress!.assumingMemoryBound(to: Float.self),
           highs: highs.baseAddress!.assumingMemoryBound(to: Float.self))
-        withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Entry.self)(UnsafeRawPointer($0)) }
+        callKernel(at: entry, &arguments)
       }
     }
     var range = (low: lows[0], high: highs[0])
@@ -412,7 +381,7 @@ extension X86Assembler {
     precondition(arguments.blockCount >= 0, "negative block count")
     guard let entry = kernels.entry(HybridKernelGenerator.Kind.quantize.rawValue) else { return false }
     var arguments = arguments
-    withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Entry.self)(UnsafeRawPointer($0)) }
+    callKernel(at: entry, &arguments)
     return true
   }
 
@@ -436,16 +405,10 @@ extension X86Assembler {
             firstScales: UnsafeRawPointer(firstScales).assumingMemoryBound(to: Float.self), secondScale: secondScale,
             bias: UnsafeRawPointer(bias).assumingMemoryBound(to: Float.self), lower: clamp.lower, upper: clamp.upper,
             laneBits: (1 << lanes) &- 1, laneMasks: laneMasks.firstLanes(lanes))
-          withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Entry.self)(UnsafeRawPointer($0)) }
+          callKernel(at: entry, &arguments)
         }
       }
     }
     return true
-  }
-
-  /// These kernels, made anew with none generated yet, apart from the process's own (for tests of a
-  /// refused mapping); nil when this CPU, OS or platform cannot run `isa`.
-  package static func unshared(_ isa: GeneratedKernelISA) -> GeneratedHybridKernels? {
-    kernels(for: isa).map { GeneratedHybridKernels(isa: $0.isa) }
   }
 }

@@ -1,7 +1,6 @@
-// What the generated kernels (`FloatKernelGenerator`, `DotProductKernelGenerator`,
-// `DepthwiseKernelGenerator`) share: the vector width they work in, the System V prologue and
-// return, the float clamp, the operand of an argument field read through rdi, and the addressing
-// of a tile's rows from a few base registers.
+// What the generated kernels share: the vector width they work in, the System V prologue and
+// return, the float clamp, the argument fields read through rdi, vectors loaded through a pointer
+// argument, the counted loop, and the addressing of a tile's rows from a few base registers.
 
 /// The vector registers a generated kernel works in: ymm (AVX2, AVX-VNNI) or zmm (AVX-512).
 enum VectorWidth {
@@ -60,8 +59,57 @@ extension X86Assembler {
 }
 
 /// The operand of `field` in the arguments structure rdi points to (the kernels' only parameter).
-func argumentOperand<Arguments, Value>(_ field: KeyPath<Arguments, Value>) -> MemoryOperand {
+func argumentOperand<Arguments>(_ field: PartialKeyPath<Arguments>) -> MemoryOperand {
   MemoryOperand(.rdi, Int32(MemoryLayout<Arguments>.offset(of: field)!))
+}
+
+extension X86Assembler {
+  /// Reads fields of the `Arguments` structure rdi points to into registers, in the order given
+  /// (`mov register, [rdi + offset]` each): a kernel's preamble.
+  mutating func loadArguments<Arguments>(
+    of _: Arguments.Type, _ fields: KeyValuePairs<GPRegister, PartialKeyPath<Arguments>>
+  ) {
+    for (register, field) in fields { mov(register, argumentOperand(field)) }
+  }
+
+  /// Loads `registers.count` consecutive vectors of `width` (lane masks, per-channel constants)
+  /// from the address in the argument at `pointer`, read into `scratch`.
+  mutating func loadVectors(
+    _ width: VectorWidth, _ registers: [VectorRegister], pointedToBy pointer: MemoryOperand, through scratch: GPRegister
+  ) {
+    mov(scratch, pointer)
+    for (index, register) in registers.enumerated() {
+      load(width, register, MemoryOperand(scratch, Int32(index) * width.bytes))
+    }
+  }
+}
+
+/// A loop that runs its body `counter` times, and not at all when the counter is zero: the
+/// head `test counter, counter; jz done; top:`, the body, then `end`'s `dec counter; jnz top; done:`.
+struct CountedLoop {
+  /// The register counting down.
+  let counter: GPRegister
+  /// The body's first instruction.
+  private let top: AssemblerLabel
+  /// Past the loop.
+  private let done: AssemblerLabel
+
+  /// Emits the loop's head.
+  init(_ assembler: inout X86Assembler, counting counter: GPRegister) {
+    self.counter = counter
+    done = assembler.makeLabel()
+    top = assembler.makeLabel()
+    assembler.test(counter, counter)
+    assembler.jump(if: .zero, to: done)
+    assembler.bind(top)
+  }
+
+  /// Emits the loop's tail, after the body.
+  func end(_ assembler: inout X86Assembler) {
+    assembler.dec(counter)
+    assembler.jump(if: .notZero, to: top)
+    assembler.bind(done)
+  }
 }
 
 /// The rows of a tile addressed in groups of five: row `r` is `registers[r / 5]` plus 0, 1, 2, 3 or

@@ -70,10 +70,8 @@
   /// The machine code of the `form` kernel.
   @usableFromInline package static func code(_ form: Form) -> [UInt8] {
     var assembler = X86Assembler()
-    assembler.mov(.rsi, argumentOperand(\LogisticKernelArguments.input))
-    assembler.mov(.rdx, argumentOperand(\LogisticKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\LogisticKernelArguments.vectorCount))
-    assembler.mov(.rax, argumentOperand(\LogisticKernelArguments.constants))
+    assembler.loadArguments(
+      of: LogisticKernelArguments.self, [.rsi: \.input, .rdx: \.output, .rcx: \.vectorCount, .rax: \.constants])
     let signBit = VectorRegister(16), lowestExponent = VectorRegister(17)
     let log2OfE = VectorRegister(18), shifter = VectorRegister(19), ln2High = VectorRegister(20)
     let ln2Low = VectorRegister(21), coefficients = (22...27).map { VectorRegister($0) }
@@ -194,7 +192,7 @@ private struct LaneRegisters {
 /// the process (three kernels of about 300 bytes). AVX-512 only: where the CPU lacks it, where the
 /// OS refuses executable memory, or where generated kernels are turned off (`SWIFTTFLITE_JIT=0`,
 /// ``RunnerOptions/usesGeneratedKernels``), the Swift SIMD code runs (within 3 ulp of these).
-@usableFromInline package final class GeneratedLogisticKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedLogisticKernels: AVX512KernelFamily, @unchecked Sendable {
   // @unchecked Sendable: everything is immutable after `init`.
 
   /// The instruction set of the kernels.
@@ -203,8 +201,6 @@ private struct LaneRegisters {
   private let kernels: [ExecutableCode]
   /// `LogisticKernelGenerator.constantBits`, where the kernels read them.
   private let constants: UnsafeMutablePointer<UInt32>
-
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
 
   /// Generates every form; nil when the OS refuses executable memory.
   private init?() {
@@ -218,17 +214,9 @@ private struct LaneRegisters {
 
   deinit { constants.deallocate() }
 
-  /// The kernels, or nil when this CPU, OS or platform cannot run them or the environment turns
-  /// generated kernels off.
-  @usableFromInline package static let preferred: GeneratedLogisticKernels? =
-    !GeneratedFloatKernels.isTurnedOffByEnvironment && GeneratedKernelISA.supported == .avx512
-    ? GeneratedLogisticKernels() : nil
-
-  /// The kernels an operator started on this thread uses: `preferred`, unless the runner turned
-  /// generated kernels off (read it on the thread that runs the node, before splitting the work).
-  @usableFromInline package static var current: GeneratedLogisticKernels? {
-    GeneratedFloatKernels.areAllowed ? preferred : nil
-  }
+  @usableFromInline package static let runnable: GeneratedLogisticKernels? =
+    GeneratedKernelISA.supported == .avx512 ? GeneratedLogisticKernels() : nil
+  @usableFromInline package static let preferred: GeneratedLogisticKernels? = preferredSet()
 
   /// Computes `form` of `vectorCount` × 16 floats from `input` into `output` (which may be `input`);
   /// `lower`/`upper` bound the clamped SiLU.
@@ -240,7 +228,6 @@ private struct LaneRegisters {
     var arguments = LogisticKernelArguments(
       input: input, output: output, vectorCount: vectorCount, constants: UnsafePointer(constants), lower: lower,
       upper: upper)
-    let entry = unsafeBitCast(kernels[form.rawValue].entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    callKernel(at: kernels[form.rawValue].entry, &arguments)
   }
 }

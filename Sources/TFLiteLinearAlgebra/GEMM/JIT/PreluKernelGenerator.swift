@@ -53,21 +53,16 @@
   @usableFromInline package static func code(isa: GeneratedKernelISA) -> [UInt8] {
     let width: VectorWidth = isa == .avx512 ? .zmm : .ymm
     var assembler = X86Assembler()
-    assembler.mov(.rsi, argumentOperand(\PreluKernelArguments.input))
-    assembler.mov(.rdx, argumentOperand(\PreluKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\PreluKernelArguments.rowCount))
-    assembler.mov(.r8, argumentOperand(\PreluKernelArguments.pattern))
-    assembler.mov(.r10, argumentOperand(\PreluKernelArguments.patternRows))
-    assembler.mov(.r9, argumentOperand(\PreluKernelArguments.position))
-    assembler.mov(.r11, argumentOperand(\PreluKernelArguments.rowsBeforeWrap))
+    assembler.loadArguments(
+      of: PreluKernelArguments.self,
+      [
+        .rsi: \.input, .rdx: \.output, .rcx: \.rowCount, .r8: \.pattern, .r10: \.patternRows, .r9: \.position,
+        .r11: \.rowsBeforeWrap,
+      ])
     let zero = VectorRegister(0), x = VectorRegister(1), positive = VectorRegister(2), negative = VectorRegister(3)
     assembler.zero(width, zero)
-    let done = assembler.makeLabel()
-    let row = assembler.makeLabel()
     let samePattern = assembler.makeLabel()
-    assembler.test(.rcx, .rcx)
-    assembler.jump(if: .zero, to: done)
-    assembler.bind(row)
+    let rows = CountedLoop(&assembler, counting: .rcx)
     for part in 0..<width.vectorsPerRow {
       let offset = Int32(part) * width.bytes
       assembler.load(width, x, MemoryOperand(.rsi, offset))
@@ -85,9 +80,7 @@
     assembler.mov(.r9, .r8)
     assembler.mov(.r11, .r10)
     assembler.bind(samePattern)
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: row)
-    assembler.bind(done)
+    rows.end(&assembler)
     assembler.returnFromKernel(restoring: [])
     return assembler.finishedCode()
   }
@@ -112,35 +105,23 @@ extension X86Assembler {
 /// the process (one kernel of about 100 bytes per level). Where the CPU lacks AVX2+FMA, where the
 /// OS refuses executable memory, or where generated kernels are turned off (`SWIFTTFLITE_JIT=0`,
 /// ``RunnerOptions/usesGeneratedKernels``), the Swift code runs.
-@usableFromInline package final class GeneratedPreluKernel: @unchecked Sendable {
+@usableFromInline package final class GeneratedPreluKernel: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: everything is immutable after `init`.
 
   /// The instruction set of the kernel.
   @usableFromInline package let isa: GeneratedKernelISA
   private let kernel: ExecutableCode
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// Generates the kernel of `isa`; nil when the OS refuses executable memory.
-  private init?(isa: GeneratedKernelISA) {
+  @usableFromInline package init?(isa: GeneratedKernelISA) {
     guard let kernel = ExecutableCode(PreluKernelGenerator.code(isa: isa)) else { return nil }
     self.isa = isa
     self.kernel = kernel
   }
 
-  private static let avx2 = GeneratedPreluKernel(isa: .avx2)
-  private static let avx512 = GeneratedPreluKernel(isa: .avx512)
-
-  /// The kernel of `isa`, or nil when this CPU, OS or platform cannot run it.
-  @usableFromInline package static func kernel(for isa: GeneratedKernelISA) -> GeneratedPreluKernel? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
-
-  /// The kernel of the newest instruction set a PRELU started on this thread may use, or nil
-  /// (read it on the thread that runs the node, before splitting the work).
-  @usableFromInline package static var current: GeneratedPreluKernel? {
-    GeneratedFloatKernels.currentISA.flatMap { kernel(for: $0) }
-  }
+  @usableFromInline package static let avx2Set = GeneratedPreluKernel(isa: .avx2)
+  @usableFromInline package static let avx512Set = GeneratedPreluKernel(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedPreluKernel? = preferredSet()
 
   /// Runs the kernel on `arguments`.
   @usableFromInline package func run(_ arguments: PreluKernelArguments) {
@@ -148,7 +129,6 @@ extension X86Assembler {
       arguments.rowCount >= 0 && arguments.patternRows >= 1
         && (1...arguments.patternRows).contains(arguments.rowsBeforeWrap), "PRELU rows out of range")
     var arguments = arguments
-    let entry = unsafeBitCast(kernel.entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    callKernel(at: kernel.entry, &arguments)
   }
 }

@@ -21,17 +21,6 @@
   /// The newest instruction set this CPU and OS run, or nil (not x86-64, code generation refused,
   /// or no AVX2/FMA). Asked once per process.
   @usableFromInline package static let supported: GeneratedKernelISA? = ProcessorFeatures.detected.float
-
-  /// The family made for this level (`avx2` or `avx512`, each evaluated only when chosen; nil where
-  /// making it failed), or nil when this CPU, OS or platform cannot run the level: the one lookup
-  /// of every generated-kernel family.
-  package func family<Family>(avx2: @autoclosure () -> Family?, avx512: @autoclosure () -> Family?) -> Family? {
-    guard let supported = Self.supported, self <= supported else { return nil }
-    switch self {
-    case .avx2: return avx2()
-    case .avx512: return avx512()
-    }
-  }
 }
 
 /// The 8-bit dot-product instruction sets of the generated integer kernels (`vpdpbusd`), from

@@ -434,12 +434,9 @@ private struct QuadTapDepthwiseEmitter {
   /// route. A mapped kernel stays mapped.
   @usableFromInline package var isMapped: Bool { code.entry(0) != nil }
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// Runs the kernel (one that `isMapped`) on `arguments`.
   @usableFromInline package func run(_ arguments: inout QuadTapDepthwiseArguments) {
     guard let mapped = code.entry(0) else { preconditionFailure("the four-tap depthwise kernel is not mapped") }
-    let entry = unsafeBitCast(mapped, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    callKernel(at: mapped, &arguments)
   }
 }

@@ -388,25 +388,16 @@ struct RequantizationEmission {
     let emission = RequantizationEmission(
       width: width, output: output, table: .rsi, lanes: .r11, scratch: (VectorRegister(2), VectorRegister(3)))
     let sums = (0..<width.vectorsPerRow).map { VectorRegister($0) }
-    assembler.mov(.rax, argumentOperand(\RequantizationKernelArguments.sums))
-    assembler.mov(.rdx, argumentOperand(\RequantizationKernelArguments.output))
-    assembler.mov(.rcx, argumentOperand(\RequantizationKernelArguments.rows))
-    assembler.mov(.rsi, argumentOperand(\RequantizationKernelArguments.table))
-    assembler.mov(.r11, argumentOperand(\RequantizationKernelArguments.lanes))
-    let done = assembler.makeLabel()
-    let row = assembler.makeLabel()
-    assembler.test(.rcx, .rcx)
-    assembler.jump(if: .zero, to: done)
-    assembler.bind(row)
+    assembler.loadArguments(
+      of: RequantizationKernelArguments.self, [.rax: \.sums, .rdx: \.output, .rcx: \.rows, .rsi: \.table, .r11: \.lanes])
+    let rows = CountedLoop(&assembler, counting: .rcx)
     for (vector, register) in sums.enumerated() {
       assembler.load(width, register, MemoryOperand(.rax, Int32(vector) * width.bytes))
     }
     emission.emit(&assembler, sums: sums, to: MemoryOperand(.rdx))
     assembler.add(.rax, argumentOperand(\RequantizationKernelArguments.sumsRowBytes))
     assembler.add(.rdx, argumentOperand(\RequantizationKernelArguments.outputRowBytes))
-    assembler.dec(.rcx)
-    assembler.jump(if: .notZero, to: row)
-    assembler.bind(done)
+    rows.end(&assembler)
     assembler.returnFromKernel(restoring: [])
     return assembler.finishedCode()
   }
@@ -415,7 +406,7 @@ struct RequantizationEmission {
 /// The standalone requantization kernels of one instruction set, one per output type, made on
 /// first use and kept for the process. The legacy uint8 row-corrected tiles and the 8-bit
 /// TRANSPOSE_CONV run them on their Int32 sums.
-@usableFromInline package final class GeneratedRequantizationKernels: @unchecked Sendable {
+@usableFromInline package final class GeneratedRequantizationKernels: GeneratedKernelFamily, @unchecked Sendable {
   // @unchecked Sendable: everything is immutable after `init`.
 
   /// The instruction set.
@@ -423,10 +414,8 @@ struct RequantizationEmission {
   /// The kernel for each `RequantizedOutput`, by raw value.
   private let kernels: [ExecutableCode]
 
-  private typealias Entry = @convention(c) (UnsafeRawPointer) -> Void
-
   /// Generates both kernels of `isa`; nil when the OS refuses executable memory.
-  private init?(isa: GeneratedKernelISA) {
+  @usableFromInline package init?(isa: GeneratedKernelISA) {
     guard
       let kernels = ExecutableCode.mapped(
         RequantizedOutput.allCases.map { RequantizationKernelGenerator.code(isa: isa, output: $0) })
@@ -435,13 +424,9 @@ struct RequantizationEmission {
     self.kernels = kernels
   }
 
-  private static let avx2 = GeneratedRequantizationKernels(isa: .avx2)
-  private static let avx512 = GeneratedRequantizationKernels(isa: .avx512)
-
-  /// The kernels of `isa`, or nil when this CPU, OS or platform cannot run them.
-  @usableFromInline package static func kernels(for isa: GeneratedKernelISA) -> GeneratedRequantizationKernels? {
-    isa.family(avx2: avx2, avx512: avx512)
-  }
+  @usableFromInline package static let avx2Set = GeneratedRequantizationKernels(isa: .avx2)
+  @usableFromInline package static let avx512Set = GeneratedRequantizationKernels(isa: .avx512)
+  @usableFromInline package static let preferred: GeneratedRequantizationKernels? = preferredSet()
 
   /// Requantizes `rows` rows of 16 sums (`sumsStride` Int32 apart) of the channel block whose
   /// record is `table` and stores 16 `Output` bytes per row (`outputStride` apart).
@@ -461,7 +446,6 @@ struct RequantizationEmission {
   /// Runs the kernel for `output` on `arguments`.
   @usableFromInline package func run(output: RequantizedOutput, _ arguments: inout RequantizationKernelArguments) {
     precondition(arguments.rows >= 0, "negative row count")
-    let entry = unsafeBitCast(kernels[output.rawValue].entry, to: Entry.self)
-    withUnsafePointer(to: &arguments) { entry(UnsafeRawPointer($0)) }
+    callKernel(at: kernels[output.rawValue].entry, &arguments)
   }
 }
