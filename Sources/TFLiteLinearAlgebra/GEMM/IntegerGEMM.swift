@@ -298,7 +298,8 @@ extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger 
     self.kernels = tiles
   }
 
-  /// A kernel on the family `tiles`, which must store `Output` (a test's way to run a family of its own).
+  /// A kernel on the family `tiles`, which must store `Output` and be mapped (`mapsFirstTile`): a
+  /// convolution's family found at prepare, or a test's own.
   @inlinable package init(epilogue: IntegerEpilogue, tiles: DotProductTiles) {
     self.epilogue = epilogue
     self.kernels = tiles

@@ -571,6 +571,12 @@ private final class ByteConvolution {
   let gemmScratchOffset: Int
   /// The input's element type (int8 or uint8).
   let inputType: ElementType
+  /// The generated route as `run` reads it: the first group's packed weights, the distance between
+  /// the groups' matrices, and the family of tiles in this convolution's requantization form
+  /// (reserved at prepare, mapped at the end of `allocateTensors()`). Unretained: families live for
+  /// the process and `weights` keeps the matrices; binding the `.generated` payloads and looking
+  /// the family up under its lock retained and released them on every GEMM call. nil on the other routes.
+  private let generatedRoute: (weights: UnsafePointer<Int8>, matrixStride: Int, tiles: Unmanaged<DotProductTiles>)?
 
   /// `int8 GEMM, generated AVX512-VNNI` and the like (made when asked: the Swift level is only
   /// known after the float GEMM's one-time probe, which a model without float GEMMs never runs).
@@ -623,10 +629,16 @@ private final class ByteConvolution {
     // end of allocateTensors(), not mid-invoke; where the OS refuses them, the tiles run in the
     // complete form (as `DotProductMicroKernel` picks), whose family was mapped when the route was chosen.
     var tiles: DotProductTiles?
-    if case .generated(_, let kernels) = weights {
+    if case .generated(let packed, let kernels) = weights {
       let epilogue = constants.epilogue(group: 0)
       let form = isSigned ? epilogue.form(storing: Int8.self) : epilogue.form(storing: UInt8.self)
-      tiles = kernels.reservedTiles(isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign && readsInPlace)
+      let family = kernels.reservedTiles(isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign && readsInPlace)
+      tiles = family
+      generatedRoute = (
+        packed.matrix(0), shape.groups > 1 ? packed.matrix(1) - packed.matrix(0) : 0, Unmanaged.passUnretained(family)
+      )
+    } else {
+      generatedRoute = nil
     }
     // Row-corrected (legacy uint8) weights run in 2 KiB row blocks: the rows they gather stay
     // small enough that the scratch (and the arena) is no larger than LiteRT's on those networks.
@@ -701,6 +713,16 @@ private final class ByteConvolution {
     let epilogue = constants.epilogue(group: group)
     let groupOutput = output + group * shape.groupOutputChannels
     let groupScratch = scratch + gemmScratchOffset
+    // The family's requantization form is the same for every group (one left-shift flag and clamp
+    // per convolution); where the OS refused it, the switch below takes the complete form.
+    if let route = generatedRoute, route.tiles._withUnsafeGuaranteedRef({ $0.mapsFirstTile }) {
+      GEMMDriver.multiply(
+        plan: plan, lhs: lhs, rhs: route.weights + group * route.matrixStride, output: groupOutput,
+        outputStride: shape.outputChannels,
+        kernel: DotProductMicroKernel<Output>(epilogue: epilogue, tiles: route.tiles.takeUnretainedValue()),
+        threadCount: threadCount, scratch: groupScratch)
+      return
+    }
     switch weights {
     case .swift(let packed):
       IntegerGEMM.multiply(
