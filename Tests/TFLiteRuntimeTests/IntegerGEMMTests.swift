@@ -480,6 +480,26 @@ extension IntegerGEMMTests {
     let expected = GeneratedDotProductKernels.preferred != nil && !problem.weightsFitSignedBytes
     XCTAssertEqual(route?.contains("row sums") ?? false, expected, "\(label): \(route ?? "")")
   }
+
+  /// `fillBytes` (the im2col gathers' padding) sets exactly `count` bytes to the repeated byte for
+  /// every count 0–40 (the 1–7-byte runs as overlapping words, not a byte loop) at every
+  /// alignment, and leaves the bytes around them alone: against a plain byte loop.
+  func testFillBytesSetsExactlyTheRunAtEveryLengthAndAlignment() {
+    let guardByte: UInt8 = 0xA5
+    for value in [UInt8(0x00), 0x80, 0x7F, 0xFF, 0x13] {
+      for count in 0...40 {
+        for start in 0..<8 {
+          var actual = [UInt8](repeating: guardByte, count: 64)
+          var expected = actual
+          for index in start..<start + count { expected[index] = value }
+          actual.withUnsafeMutableBytes {
+            fillBytes($0.baseAddress! + start, count: count, with: UInt64(value) &* 0x0101_0101_0101_0101)
+          }
+          XCTAssertEqual(actual, expected, "value \(value) count \(count) start \(start)")
+        }
+      }
+    }
+  }
 }
 
 /// Output size and leading padding of both spatial axes, by TFLite's rules.
@@ -647,26 +667,6 @@ private struct WeightedProblem {
     try kernel.eval(EvalContext(threadCount: threads, scratch: scratch))
     let values = type == .int8 ? elements(output, as: Int8.self).map(Int32.init) : elements(output, as: UInt8.self).map(Int32.init)
     return (values, kernel.kernelDescription)
-  }
-
-  /// `fillBytes` (the im2col gathers' padding) sets exactly `count` bytes to the repeated byte for
-  /// every count 0–40 (the 1–7-byte runs as overlapping words, not a byte loop) at every
-  /// alignment, and leaves the bytes around them alone: against a plain byte loop.
-  func testFillBytesSetsExactlyTheRunAtEveryLengthAndAlignment() {
-    let guardByte: UInt8 = 0xA5
-    for value in [UInt8(0x00), 0x80, 0x7F, 0xFF, 0x13] {
-      for count in 0...40 {
-        for start in 0..<8 {
-          var actual = [UInt8](repeating: guardByte, count: 64)
-          var expected = actual
-          for index in start..<start + count { expected[index] = value }
-          actual.withUnsafeMutableBytes {
-            fillBytes($0.baseAddress! + start, count: count, with: UInt64(value) &* 0x0101_0101_0101_0101)
-          }
-          XCTAssertEqual(actual, expected, "value \(value) count \(count) start \(start)")
-        }
-      }
-    }
   }
 
   /// The bytes of raw 8-bit values.
