@@ -124,8 +124,9 @@ public enum IntegerGEMMBenchmark {
     let weights = (0..<(depth * columns)).map { _ in Int32(Int8(truncatingIfNeeded: next())) }
     let multipliers = (0..<columns).map { _ in QuantizedMultiplier(multiplier: Int32(1 << 30) + Int32(next() % 1000), shift: -12) }
     let constants = IntegerChannelConstants(
-      groups: 1, groupChannels: columns, multipliers: multipliers, rounding: .doubleRounding, bias: { Int32($0) })
-    let epilogue = constants.epilogue(group: 0, outputZeroPoint: -3, clamp: -128...127)
+      groups: 1, groupChannels: columns, multipliers: multipliers, rounding: .doubleRounding, outputZeroPoint: -3,
+      clamp: -128...127, bias: { Int32($0) })
+    let epilogue = constants.epilogue(group: 0)
     let outputStride = PanelPacking.panelCount(columns: columns) * GEMMTile.columns
     var output = [Int8](repeating: 0, count: rows * outputStride)
     let operations = 2.0 * Double(rows) * Double(columns) * Double(depth)

@@ -176,8 +176,8 @@ final class BatchedMappingTests: XCTestCase {
         let constants = IntegerChannelConstants(
           groups: 1, groupChannels: columns,
           multipliers: (0..<columns).map { _ in QuantizedMultiplier(Double.random(in: 1e-5...1e-3, using: &random)) },
-          rounding: .doubleRounding, bias: { Int32($0 * 37 - 500) })
-        let epilogue = constants.epilogue(group: 0, outputZeroPoint: -5, clamp: -128...127)
+          rounding: .doubleRounding, outputZeroPoint: -5, clamp: -128...127, bias: { Int32($0 * 37 - 500) })
+        let epilogue = constants.epilogue(group: 0)
         let packed = try XCTUnwrap(
           weights.withUnsafeBufferPointer {
             QuadPanelMatrices(

@@ -74,10 +74,11 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
         let range: ClosedRange<Int32> = output == .int8 ? -128...127 : 0...255
         let zeroPoint = Int32(random.int(Int(range.lowerBound)...Int(range.upperBound)))
         let clamp = trial % 5 == 0 ? zeroPoint...range.upperBound : range
-        let constants = IntegerChannelConstants(groups: 1, groupChannels: channels, multipliers: multipliers, rounding: rounding) {
-          bias[$0]
-        }
-        let epilogue = constants.epilogue(group: 0, outputZeroPoint: zeroPoint, clamp: clamp)
+        let constants = IntegerChannelConstants(
+          groups: 1, groupChannels: channels, multipliers: multipliers, rounding: rounding, outputZeroPoint: zeroPoint,
+          clamp: clamp
+        ) { bias[$0] }
+        let epilogue = constants.epilogue(group: 0)
         let outputStride = 16 * blocks + random.int(0...3)
         // One guard pixel after the last output, and the gap bytes between pixels.
         var stored = [UInt8](repeating: sentinel, count: (pixels + 1) * outputStride)
@@ -85,16 +86,14 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
           weights.withUnsafeBufferPointer { weightBuffer in
             taps.withUnsafeBufferPointer { tapBuffer in
               stored.withUnsafeMutableBufferPointer { outputBuffer in
-                withUnsafePointer(to: epilogue.lanes) { lanes in
-                  var arguments = DepthwiseKernelArguments(
-                    input: UnsafeRawPointer(inputBuffer.baseAddress!), inputPixelBytes: pixelBytes,
-                    taps: tapBuffer.baseAddress!, tapCount: tapCount,
-                    weights: UnsafeRawPointer(weightBuffer.baseAddress!), start: kernels.zeros,
-                    output: UnsafeMutableRawPointer(outputBuffer.baseAddress!), outputPixelBytes: outputStride,
-                    pixelCount: pixels, blockCount: blocks, requantization: epilogue.table(channel: 0),
-                    requantizationLanes: UnsafeRawPointer(lanes), lastBlockLanes: lastLanes)
-                  kernels.run(.requantized(output), &arguments)
-                }
+                var arguments = DepthwiseKernelArguments(
+                  input: UnsafeRawPointer(inputBuffer.baseAddress!), inputPixelBytes: pixelBytes,
+                  taps: tapBuffer.baseAddress!, tapCount: tapCount,
+                  weights: UnsafeRawPointer(weightBuffer.baseAddress!), start: kernels.zeros,
+                  output: UnsafeMutableRawPointer(outputBuffer.baseAddress!), outputPixelBytes: outputStride,
+                  pixelCount: pixels, blockCount: blocks, requantization: epilogue.table(channel: 0),
+                  requantizationLanes: epilogue.lanes, lastBlockLanes: lastLanes)
+                kernels.run(.requantized(output), &arguments)
               }
             }
           }
@@ -191,10 +190,11 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
       let range: ClosedRange<Int32> = shape.output == .int8 ? -128...127 : 0...255
       let zeroPoint = Int32(random.int(Int(range.lowerBound)...Int(range.upperBound)))
       let clamp = trial % 6 == 0 ? zeroPoint...range.upperBound : range
-      let constants = IntegerChannelConstants(groups: 1, groupChannels: channels, multipliers: multipliers, rounding: rounding) {
-        bias[$0]
-      }
-      let epilogue = constants.epilogue(group: 0, outputZeroPoint: zeroPoint, clamp: clamp)
+      let constants = IntegerChannelConstants(
+        groups: 1, groupChannels: channels, multipliers: multipliers, rounding: rounding, outputZeroPoint: zeroPoint,
+        clamp: clamp
+      ) { bias[$0] }
+      let epilogue = constants.epilogue(group: 0)
       let outputStride = 16 * blocks + random.int(0...3)
       var stored = [UInt8](repeating: sentinel, count: (pixels + 1) * outputStride)
       let kernel = quadKernels.kernel(shape)
@@ -209,15 +209,13 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
       weights.withUnsafeBytes { weightBytes in
         rowPointers.withUnsafeBufferPointer { rows in
           stored.withUnsafeMutableBufferPointer { outputBuffer in
-            withUnsafePointer(to: epilogue.lanes) { lanes in
-              var arguments = QuadTapDepthwiseArguments(
-                rows: rows.baseAddress!, rowBlockBytes: rowBlockBytes, weights: weightBytes.baseAddress!,
-                constants: kernel.constants, output: UnsafeMutableRawPointer(outputBuffer.baseAddress!),
-                outputPixelBytes: outputStride, pixelCount: pixels, blockCount: blocks,
-                requantization: epilogue.table(channel: 0), requantizationLanes: UnsafeRawPointer(lanes),
-                lastBlockLanes: lastLanes)
-              kernel.run(&arguments)
-            }
+            var arguments = QuadTapDepthwiseArguments(
+              rows: rows.baseAddress!, rowBlockBytes: rowBlockBytes, weights: weightBytes.baseAddress!,
+              constants: kernel.constants, output: UnsafeMutableRawPointer(outputBuffer.baseAddress!),
+              outputPixelBytes: outputStride, pixelCount: pixels, blockCount: blocks,
+              requantization: epilogue.table(channel: 0), requantizationLanes: epilogue.lanes,
+              lastBlockLanes: lastLanes)
+            kernel.run(&arguments)
           }
         }
       }

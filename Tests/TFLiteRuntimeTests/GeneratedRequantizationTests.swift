@@ -42,10 +42,11 @@ final class GeneratedRequantizationTests: XCTestCase {
       default: clamp = zeroPoint...min(range.upperBound, zeroPoint + Int32(random.int(0...60)))
       }
       let bias = bias
-      constants = IntegerChannelConstants(groups: 1, groupChannels: channels, multipliers: multipliers, rounding: rounding) {
-        bias[$0]
-      }
-      epilogue = constants.epilogue(group: 0, outputZeroPoint: zeroPoint, clamp: clamp)
+      constants = IntegerChannelConstants(
+        groups: 1, groupChannels: channels, multipliers: multipliers, rounding: rounding, outputZeroPoint: zeroPoint,
+        clamp: clamp
+      ) { bias[$0] }
+      epilogue = constants.epilogue(group: 0)
     }
 
     /// Multipliers 0, 2^31 − 1 and 2^30, and random mantissas, with shifts over −31…30.
@@ -154,8 +155,9 @@ final class GeneratedRequantizationTests: XCTestCase {
         for first in stride(from: 0, to: pairs.count, by: 16) {
           let multipliers = (0..<16).map { pairs[(first + $0) % pairs.count] }
           let constants = IntegerChannelConstants(
-            groups: 1, groupChannels: 16, multipliers: multipliers, rounding: rounding) { _ in 0 }
-          let epilogue = constants.epilogue(group: 0, outputZeroPoint: 0, clamp: -128...127)
+            groups: 1, groupChannels: 16, multipliers: multipliers, rounding: rounding, outputZeroPoint: 0,
+            clamp: -128...127) { _ in 0 }
+          let epilogue = constants.epilogue(group: 0)
           var sums = [Int32](repeating: 0, count: rows * 16)
           for channel in 0..<16 {
             let multiplier = multipliers[channel]
@@ -347,12 +349,10 @@ final class GeneratedRequantizationTests: XCTestCase {
           (flipsSign ? flippedA : a).withUnsafeBufferPointer { aBuffer in
             b.withUnsafeBufferPointer { bBuffer in
               output.withUnsafeMutableBufferPointer { outputBuffer in
-                withUnsafePointer(to: problem.epilogue.lanes) { lanes in
-                  kernels.requantizedTile(
-                    a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
-                    table: problem.epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes),
-                    c: outputBuffer.baseAddress!, ldc: ldc, form: form, flipsSign: flipsSign)
-                }
+                kernels.requantizedTile(
+                  a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
+                  table: problem.epilogue.table(channel: 0), lanes: problem.epilogue.lanes,
+                  c: outputBuffer.baseAddress!, ldc: ldc, form: form, flipsSign: flipsSign)
               }
             }
           }
@@ -411,13 +411,11 @@ final class GeneratedRequantizationTests: XCTestCase {
             (flipsSign ? a.map { $0 ^ 0x80 } : a).withUnsafeBufferPointer { aBuffer in
               b.withUnsafeBufferPointer { bBuffer in
                 output.withUnsafeMutableBufferPointer { outputBuffer in
-                  withUnsafePointer(to: problem.epilogue.lanes) { lanes in
-                    kernels.requantizedTile(
-                      a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
-                      table: problem.epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes),
-                      c: outputBuffer.baseAddress!, ldc: ldc, form: form, flipsSign: flipsSign, columns: columns,
-                      panelBytes: panelBytes)
-                  }
+                  kernels.requantizedTile(
+                    a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
+                    table: problem.epilogue.table(channel: 0), lanes: problem.epilogue.lanes,
+                    c: outputBuffer.baseAddress!, ldc: ldc, form: form, flipsSign: flipsSign, columns: columns,
+                    panelBytes: panelBytes)
                 }
               }
             }
@@ -486,12 +484,10 @@ final class GeneratedRequantizationTests: XCTestCase {
             (flipsSign ? a.map { $0 ^ 0x80 } : a).withUnsafeBufferPointer { aBuffer in
               b.withUnsafeBufferPointer { bBuffer in
                 output.withUnsafeMutableBufferPointer { outputBuffer in
-                  withUnsafePointer(to: problem.epilogue.lanes) { lanes in
-                    family.requantizedTile(
-                      a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
-                      table: problem.epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes),
-                      c: outputBuffer.baseAddress!, ldc: ldc, validColumns: validColumns)
-                  }
+                  family.requantizedTile(
+                    a: aBuffer.baseAddress!, lda: lda, rows: rows, b: bBuffer.baseAddress!, steps: steps,
+                    table: problem.epilogue.table(channel: 0), lanes: problem.epilogue.lanes,
+                    c: outputBuffer.baseAddress!, ldc: ldc, validColumns: validColumns)
                 }
               }
             }

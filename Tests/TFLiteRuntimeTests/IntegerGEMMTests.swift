@@ -87,9 +87,10 @@ final class IntegerGEMMTests: XCTestCase {
       XCTAssertEqual(swiftPanels.columnSums, columnSums)
       XCTAssertEqual(quad?.columnSums ?? columnSums, columnSums)
       let constants = IntegerChannelConstants(
-        groups: 1, groupChannels: columns, multipliers: multipliers, rounding: rounding
+        groups: 1, groupChannels: columns, multipliers: multipliers, rounding: rounding, outputZeroPoint: zeroPoint,
+        clamp: clamp
       ) { bias[$0] }
-      let epilogue = constants.epilogue(group: 0, outputZeroPoint: zeroPoint, clamp: clamp)
+      let epilogue = constants.epilogue(group: 0)
       let routes: [GeneratedDotProductKernels?] = [nil] + (quad == nil ? [] : dotProductKernels)
       for (kernels, threads) in routes.flatMap({ kernels in [1, 2].map { (kernels, $0) } }) {
         let paddedDepth = kernels == nil ? swiftPanels.paddedDepth : quad!.paddedDepth
@@ -517,6 +518,26 @@ extension IntegerGEMMTests {
     }
     let expected = GeneratedDotProductKernels.preferred != nil && !problem.weightsFitSignedBytes
     XCTAssertEqual(route?.contains("row sums") ?? false, expected, "\(label): \(route ?? "")")
+  }
+
+  /// `fillBytes` (the im2col gathers' padding) sets exactly `count` bytes to the repeated byte for
+  /// every count 0–40 (the 1–7-byte runs as overlapping words, not a byte loop) at every
+  /// alignment, and leaves the bytes around them alone: against a plain byte loop.
+  func testFillBytesSetsExactlyTheRunAtEveryLengthAndAlignment() {
+    let guardByte: UInt8 = 0xA5
+    for value in [UInt8(0x00), 0x80, 0x7F, 0xFF, 0x13] {
+      for count in 0...40 {
+        for start in 0..<8 {
+          var actual = [UInt8](repeating: guardByte, count: 64)
+          var expected = actual
+          for index in start..<start + count { expected[index] = value }
+          actual.withUnsafeMutableBytes {
+            fillBytes($0.baseAddress! + start, count: count, with: UInt64(value) &* 0x0101_0101_0101_0101)
+          }
+          XCTAssertEqual(actual, expected, "value \(value) count \(count) start \(start)")
+        }
+      }
+    }
   }
 }
 

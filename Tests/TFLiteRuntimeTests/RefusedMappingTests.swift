@@ -111,19 +111,18 @@ final class RefusedMappingTests: XCTestCase {
           let constants = IntegerChannelConstants(
             groups: 1, groupChannels: 16 * columns,
             multipliers: (0..<16 * columns).map { _ in QuantizedMultiplier(Double.random(in: 1e-5...1e-3, using: &random)) },
-            rounding: .doubleRounding
+            rounding: .doubleRounding, outputZeroPoint: output == .int8 ? -3 : 120,
+            clamp: output == .int8 ? -128...127 : 0...255
           ) { biases[$0] }
           // The epilogue points into `constants`' storage: keep it alive while the tiles run.
           defer { withExtendedLifetime(constants) {} }
-          let epilogue = constants.epilogue(group: 0, outputZeroPoint: output == .int8 ? -3 : 120, clamp: output == .int8 ? -128...127 : 0...255)
+          let epilogue = constants.epilogue(group: 0)
           func requantized<Output: QuantizedInteger>(_ tiles: DotProductTiles, _: Output.Type) -> [Output] {
             var c = [Output](repeating: Output(truncatingIfNeeded: 0x3C), count: rows * ldc)
-            withUnsafePointer(to: epilogue.lanes) { lanes in
-              c.withUnsafeMutableBufferPointer { c in
-                tiles.requantizedTile(
-                  a: a, lda: lda, rows: rows, b: b, steps: steps, table: epilogue.table(channel: 0),
-                  lanes: UnsafeRawPointer(lanes), c: c.baseAddress!, ldc: ldc, columns: columns, panelBytes: panelBytes)
-              }
+            c.withUnsafeMutableBufferPointer { c in
+              tiles.requantizedTile(
+                a: a, lda: lda, rows: rows, b: b, steps: steps, table: epilogue.table(channel: 0),
+                lanes: epilogue.lanes, c: c.baseAddress!, ldc: ldc, columns: columns, panelBytes: panelBytes)
             }
             return c
           }

@@ -33,13 +33,25 @@
   @usableFromInline internal let table: UnsafeMutableRawPointer
   /// True when some channel shifts its biased sum left (its multiplier is above one).
   @usableFromInline internal let shiftsLeft: Bool
+  /// The output zero point.
+  @usableFromInline internal let outputZeroPoint: Int32
+  /// The fused activation's clamp in raw output values.
+  @usableFromInline internal let clamp: ClosedRange<Int32>
+  /// Zero point and clamp as the generated requantization reads them, made once here: built per
+  /// run and copied into every tile call (448 bytes each), they were 3 % of mobilenet_mini_int8.
+  @usableFromInline internal let lanes: UnsafeMutablePointer<RequantizationLanes>
 
   /// Collects the constants of `groups × groupChannels` channels; channel `c` of the whole op has
-  /// bias `bias(c)` (already an Int32 sum term) and multiplier `multipliers[c]`, applied with `rounding`.
+  /// bias `bias(c)` (already an Int32 sum term) and multiplier `multipliers[c]`, applied with
+  /// `rounding`, then the output zero point `outputZeroPoint` and the clamp `clamp`.
   @inlinable package init(
     groups: Int, groupChannels: Int, multipliers: [QuantizedMultiplier], rounding: RoundingPolicy,
-    bias: (Int) -> Int32
+    outputZeroPoint: Int32, clamp: ClosedRange<Int32>, bias: (Int) -> Int32
   ) {
+    self.outputZeroPoint = outputZeroPoint
+    self.clamp = clamp
+    lanes = .allocate(capacity: 1)
+    lanes.initialize(to: RequantizationLanes(outputZeroPoint: outputZeroPoint, lower: clamp.lowerBound, upper: clamp.upperBound))
     paddedGroupChannels = PanelPacking.panelCount(columns: groupChannels) * GEMMTile.columns
     count = max(1, groups * paddedGroupChannels)
     words = UnsafeMutablePointer<Int32>.allocate(capacity: 3 * count)
@@ -83,10 +95,12 @@
     words.deallocate()
     wideWords.deallocate()
     table.deallocate()
+    lanes.deallocate()
   }
 
-  /// The requantization of group `group`'s channels (column 0 = the group's first channel).
-  @inlinable package func epilogue(group: Int, outputZeroPoint: Int32, clamp: ClosedRange<Int32>) -> IntegerEpilogue {
+  /// The requantization of group `group`'s channels (column 0 = the group's first channel); it
+  /// points into this object's storage, which must outlive it.
+  @inlinable package func epilogue(group: Int) -> IntegerEpilogue {
     let first = group * paddedGroupChannels
     return IntegerEpilogue(
       bias: words + first, multipliers: words + count + first, leftShifts: words + 2 * count + first,
@@ -94,8 +108,7 @@
       outputZeroPoint: SIMD8(repeating: outputZeroPoint), lower: SIMD8(repeating: clamp.lowerBound),
       upper: SIMD8(repeating: clamp.upperBound),
       table: UnsafeRawPointer(table + first / GEMMTile.columns * RequantizationTable.blockBytes),
-      lanes: RequantizationLanes(outputZeroPoint: outputZeroPoint, lower: clamp.lowerBound, upper: clamp.upperBound),
-      shiftsLeft: shiftsLeft)
+      lanes: UnsafeRawPointer(lanes), shiftsLeft: shiftsLeft)
   }
 }
 
@@ -120,8 +133,8 @@
   @usableFromInline package let upper: SIMD8<Int32>
   /// The `RequantizationTable` record of channels 0–15 (channel `c`'s block is `c / 16` records on).
   @usableFromInline package let table: UnsafeRawPointer
-  /// Zero point and clamp as the generated requantization reads them.
-  @usableFromInline package let lanes: RequantizationLanes
+  /// Zero point and clamp as the generated requantization reads them (a `RequantizationLanes`).
+  @usableFromInline package let lanes: UnsafeRawPointer
   /// False when no channel shifts its biased sum left (the generated requantization skips that step).
   @usableFromInline package let shiftsLeft: Bool
 
@@ -129,7 +142,7 @@
   @inlinable package init(
     bias: UnsafePointer<Int32>, multipliers: UnsafePointer<Int32>, leftShifts: UnsafePointer<Int32>,
     wide: UnsafePointer<Int64>, wideStride: Int, outputZeroPoint: SIMD8<Int32>, lower: SIMD8<Int32>,
-    upper: SIMD8<Int32>, table: UnsafeRawPointer, lanes: RequantizationLanes, shiftsLeft: Bool = true
+    upper: SIMD8<Int32>, table: UnsafeRawPointer, lanes: UnsafeRawPointer, shiftsLeft: Bool = true
   ) {
     self.bias = bias
     self.multipliers = multipliers
@@ -305,8 +318,9 @@ extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger 
       masksPartialPanel ? kernels.tiles(output, form: tiles.form, flipsSign: flipsSign, masksStore: true) : nil
   }
 
-  /// A kernel on the family `tiles`, which must store `Output` (a test's way to run a family of its
-  /// own), with `maskedTiles` (a store-masking family storing `Output`) for a partial last panel.
+  /// A kernel on the family `tiles`, which must store `Output` and be mapped (`mapsFirstTile`): a
+  /// convolution's family found at prepare, or a test's own; with `maskedTiles` (a store-masking
+  /// family storing `Output`) for a partial last panel.
   @inlinable package init(epilogue: IntegerEpilogue, tiles: DotProductTiles, maskedTiles: DotProductTiles? = nil) {
     self.epilogue = epilogue
     self.kernels = tiles
@@ -318,14 +332,12 @@ extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger 
     depth: Int, output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
     guard rowCount > 0 && panels > 0 else { return }
-    withUnsafePointer(to: epilogue.lanes) { lanes in
-      kernels.forEachTile(rowCount: rowCount, panels: panels) { firstPanel, columns, firstRow, rows in
-        kernels.requantizedTile(
-          a: a + firstRow * lda, lda: lda, rows: rows, b: b + firstPanel * panelStride, steps: depth / 4,
-          table: epilogue.table(channel: column + firstPanel * GEMMTile.columns), lanes: UnsafeRawPointer(lanes),
-          c: output + firstRow * ldc + firstPanel * GEMMTile.columns, ldc: ldc, columns: columns,
-          panelBytes: panelStride)
-      }
+    kernels.forEachTile(rowCount: rowCount, panels: panels) { firstPanel, columns, firstRow, rows in
+      kernels.requantizedTile(
+        a: a + firstRow * lda, lda: lda, rows: rows, b: b + firstPanel * panelStride, steps: depth / 4,
+        table: epilogue.table(channel: column + firstPanel * GEMMTile.columns), lanes: epilogue.lanes,
+        c: output + firstRow * ldc + firstPanel * GEMMTile.columns, ldc: ldc, columns: columns,
+        panelBytes: panelStride)
     }
   }
 
@@ -346,12 +358,10 @@ extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger 
     isLastBlock: Bool
   ) -> Bool {
     guard let maskedTiles else { return false }
-    withUnsafePointer(to: epilogue.lanes) { lanes in
-      maskedTiles.forEachTile(rowCount: rowCount, panels: 1) { _, _, firstRow, rows in
-        maskedTiles.requantizedTile(
-          a: a + firstRow * lda, lda: lda, rows: rows, b: b, steps: depth / 4, table: epilogue.table(channel: column),
-          lanes: UnsafeRawPointer(lanes), c: output + firstRow * ldc, ldc: ldc, validColumns: validColumns)
-      }
+    maskedTiles.forEachTile(rowCount: rowCount, panels: 1) { _, _, firstRow, rows in
+      maskedTiles.requantizedTile(
+        a: a + firstRow * lda, lda: lda, rows: rows, b: b, steps: depth / 4, table: epilogue.table(channel: column),
+        lanes: epilogue.lanes, c: output + firstRow * ldc, ldc: ldc, validColumns: validColumns)
     }
     return true
   }

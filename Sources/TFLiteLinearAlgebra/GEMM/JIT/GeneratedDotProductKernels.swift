@@ -257,7 +257,7 @@
   /// the process, if it is not yet): the family can run. Families are handed out only then, and a
   /// mapped tile stays, so it covers, a row and a panel per call, any tile whose own kernel the OS
   /// refuses later.
-  var mapsFirstTile: Bool { kernels.entry(0) != nil }
+  package var mapsFirstTile: Bool { kernels.entry(0) != nil }
 
   /// The tiles `rowCount` rows × `panels` panels are computed in, calling `body(firstPanel,
   /// columns, firstRow, rows)` for each: the panels in groups of at most `maximumColumns` (sizes

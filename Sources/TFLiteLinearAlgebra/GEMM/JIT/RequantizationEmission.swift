@@ -429,18 +429,16 @@ struct RequantizationEmission {
   @usableFromInline package static let preferred: GeneratedRequantizationKernels? = preferredSet()
 
   /// Requantizes `rows` rows of 16 sums (`sumsStride` Int32 apart) of the channel block whose
-  /// record is `table` and stores 16 `Output` bytes per row (`outputStride` apart).
+  /// record is `table`, with the `RequantizationLanes` at `lanes`, and stores 16 `Output` bytes per
+  /// row (`outputStride` apart).
   @inlinable package func requantize<Output: QuantizedInteger>(
-    sums: UnsafePointer<Int32>, sumsStride: Int, rows: Int, table: UnsafeRawPointer, lanes: RequantizationLanes,
+    sums: UnsafePointer<Int32>, sumsStride: Int, rows: Int, table: UnsafeRawPointer, lanes: UnsafeRawPointer,
     output: UnsafeMutablePointer<Output>, outputStride: Int
   ) {
-    withUnsafePointer(to: lanes) { lanePointer in
-      var arguments = RequantizationKernelArguments(
-        sums: sums, sumsRowBytes: sumsStride * 4, output: UnsafeMutableRawPointer(output),
-        outputRowBytes: outputStride * MemoryLayout<Output>.stride, rows: rows, table: table,
-        lanes: UnsafeRawPointer(lanePointer))
-      run(output: Output.isSigned ? .int8 : .uint8, &arguments)
-    }
+    var arguments = RequantizationKernelArguments(
+      sums: sums, sumsRowBytes: sumsStride * 4, output: UnsafeMutableRawPointer(output),
+      outputRowBytes: outputStride * MemoryLayout<Output>.stride, rows: rows, table: table, lanes: lanes)
+    run(output: Output.isSigned ? .int8 : .uint8, &arguments)
   }
 
   /// Runs the kernel for `output` on `arguments`.

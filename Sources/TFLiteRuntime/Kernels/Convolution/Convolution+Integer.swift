@@ -548,10 +548,6 @@ private final class ByteConvolution {
   let weights: ByteConvolutionWeights
   /// Bias (with the input offset's share), multiplier per output channel.
   let constants: IntegerChannelConstants
-  /// The output zero point.
-  let outputZeroPoint: Int32
-  /// The fused activation's clamp in raw output values.
-  let clamp: ClosedRange<Int32>
   /// XOR turning a raw input byte into the GEMM's unsigned form: 0x80 in every byte for int8, 0 for uint8.
   let signFlip: UInt64
   /// The unsigned value that stands for the input zero point: what padding taps hold.
@@ -575,6 +571,17 @@ private final class ByteConvolution {
   let gemmScratchOffset: Int
   /// The input's element type (int8 or uint8).
   let inputType: ElementType
+  /// The generated route as `run` reads it: the first group's packed weights, the distance between
+  /// the groups' matrices, and the family of tiles in this convolution's requantization form
+  /// (reserved at prepare, mapped at the end of `allocateTensors()`). Unretained: families live for
+  /// the process and `weights` keeps the matrices; binding the `.generated` payloads and looking
+  /// the family up under its lock retained and released them on every GEMM call. nil on the other routes.
+  /// `maskedTiles` is the store-masking family of the same form that writes a partial last panel
+  /// straight into the output, where the level has one (else nil: the driver's scratch tile).
+  private let generatedRoute: (
+    weights: UnsafePointer<Int8>, matrixStride: Int, tiles: Unmanaged<DotProductTiles>,
+    maskedTiles: Unmanaged<DotProductTiles>?
+  )?
 
   /// `int8 GEMM, generated AVX512-VNNI` and the like (made when asked: the Swift level is only
   /// known after the float GEMM's one-time probe, which a model without float GEMMs never runs).
@@ -605,14 +612,12 @@ private final class ByteConvolution {
     let columnSums = weights.columnSums
     constants = IntegerChannelConstants(
       groups: shape.groups, groupChannels: shape.groupOutputChannels, multipliers: arithmetic.multipliers,
-      rounding: arithmetic.rounding
+      rounding: arithmetic.rounding, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp
     ) { channel in
       Int32(truncatingIfNeeded: arithmetic.bias[channel]) &+ offset &* columnSums[channel]
     }
     self.shape = shape
     self.weights = weights
-    outputZeroPoint = arithmetic.outputZeroPoint
-    clamp = arithmetic.clamp
     signFlip = isSigned ? 0x8080_8080_8080_8080 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
     flipsSign = isSigned && weights.kernelsFlipSigns
@@ -636,7 +641,7 @@ private final class ByteConvolution {
     // complete form (as `DotProductMicroKernel` picks), whose family was mapped when the route was chosen.
     var tiles: DotProductTiles?
     if case .generated(_, let kernels) = weights {
-      let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
+      let epilogue = constants.epilogue(group: 0)
       let form = isSigned ? epilogue.form(storing: Int8.self) : epilogue.form(storing: UInt8.self)
       tiles = kernels.reservedTiles(isSigned ? .int8 : .uint8, form: form, flipsSign: flipsSign && readsInPlace)
     }
@@ -661,13 +666,20 @@ private final class ByteConvolution {
       splitsDepth: false, rowBlockElements: rowBlockBytes)
     // The tiles the plan will run, mapped with the other nodes' at the end of allocateTensors():
     // a partial last panel (N mod 16 columns) on the store-masking family where the level has one.
-    if case .generated(_, let kernels) = weights, let tiles {
+    if case .generated(let packed, let kernels) = weights, let tiles {
       let masksPartialPanel = IntegerGEMM.masksPartialPanel(kernels: kernels, plan: plan)
       tiles.reserveTiles(for: plan, masksPartialPanel: masksPartialPanel)
+      var maskedTiles: DotProductTiles?
       if masksPartialPanel {
-        kernels.reservedTiles(tiles.output, form: tiles.form, flipsSign: tiles.flipsSign, masksStore: true)
-          .reservePartialPanelTiles(for: plan)
+        maskedTiles = kernels.reservedTiles(tiles.output, form: tiles.form, flipsSign: tiles.flipsSign, masksStore: true)
+        maskedTiles?.reservePartialPanelTiles(for: plan)
       }
+      generatedRoute = (
+        packed.matrix(0), shape.groups > 1 ? packed.matrix(1) - packed.matrix(0) : 0, Unmanaged.passUnretained(tiles),
+        maskedTiles.map { Unmanaged.passUnretained($0) }
+      )
+    } else {
+      generatedRoute = nil
     }
     if case .rowCorrected(_, let sums, _, _) = weights {
       sums.generated?.reserveCorrectedTiles(
@@ -718,9 +730,21 @@ private final class ByteConvolution {
   private func multiply<LHS: GEMMLeftOperand, Output: QuantizedInteger>(
     lhs: LHS, group: Int, output: UnsafeMutablePointer<Output>, threadCount: Int, scratch: UnsafeMutableRawPointer
   ) where LHS.Element == UInt8 {
-    let epilogue = constants.epilogue(group: group, outputZeroPoint: outputZeroPoint, clamp: clamp)
+    let epilogue = constants.epilogue(group: group)
     let groupOutput = output + group * shape.groupOutputChannels
     let groupScratch = scratch + gemmScratchOffset
+    // The family's requantization form is the same for every group (one left-shift flag and clamp
+    // per convolution); where the OS refused it, the switch below takes the complete form.
+    if let route = generatedRoute, route.tiles._withUnsafeGuaranteedRef({ $0.mapsFirstTile }) {
+      GEMMDriver.multiply(
+        plan: plan, lhs: lhs, rhs: route.weights + group * route.matrixStride, output: groupOutput,
+        outputStride: shape.outputChannels,
+        kernel: DotProductMicroKernel<Output>(
+          epilogue: epilogue, tiles: route.tiles.takeUnretainedValue(),
+          maskedTiles: route.maskedTiles?.takeUnretainedValue()),
+        threadCount: threadCount, scratch: groupScratch)
+      return
+    }
     switch weights {
     case .swift(let packed):
       IntegerGEMM.multiply(
@@ -884,11 +908,25 @@ func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPo
 }
 
 /// Sets `count` bytes to the byte repeated in `value`: 8 bytes at a time, the last 8 overlapping
-/// the ones before; single bytes below 8.
+/// the ones before; 2 to 7 bytes as two overlapping 2- or 4-byte words. Short runs are common (a
+/// few-channel im2col row's one byte of depth padding, an edge tap's 3 channels), and a byte loop
+/// there compiles to a `memset` call per run (3 % of mobilenet_mini_int8's invoke).
 @inline(__always)
 func fillBytes(_ destination: UnsafeMutableRawPointer, count: Int, with value: UInt64) {
+  /// Stores the `Word` of `value` at the run's start and end (the same bytes twice where they overlap).
+  @inline(__always) func storeEnds<Word: FixedWidthInteger>(_: Word.Type) {
+    let word = Word(truncatingIfNeeded: value)
+    destination.storeBytes(of: word, as: Word.self)
+    destination.storeBytes(of: word, toByteOffset: count &- MemoryLayout<Word>.size, as: Word.self)
+  }
   guard count >= 8 else {
-    for offset in 0..<count { destination.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: offset, as: UInt8.self) }
+    if count >= 4 {
+      storeEnds(UInt32.self)
+    } else if count >= 2 {
+      storeEnds(UInt16.self)
+    } else if count == 1 {
+      destination.storeBytes(of: UInt8(truncatingIfNeeded: value), as: UInt8.self)
+    }
     return
   }
   var offset = 0

@@ -115,7 +115,9 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
 /// where the input offset's share (offset · Σ w over all taps, padding included) is folded into
 /// the bias at prepare time. The taps go in pairs (the generated kernels' word-pair multiply-adds,
 /// see `DepthwiseKernelGenerator`); an odd last tap is paired with itself at weight zero.
-struct ByteDepthwiseConvolution {
+/// A class, so that `eval` reads it through one reference (as a struct in the kernel's optional
+/// property, every invoke copied it and retained and released each of its arrays and classes).
+final class ByteDepthwiseConvolution {
   /// The convolution.
   let shape: DepthwiseShape
   /// The weights minus their zero points as tap pairs, `[pair][channel][tap of the pair]` with
@@ -130,10 +132,6 @@ struct ByteDepthwiseConvolution {
   let pairTable: [Int]
   /// Bias (with the input offset's share) and multiplier per output channel.
   let constants: IntegerChannelConstants
-  /// The output zero point.
-  let outputZeroPoint: Int32
-  /// The fused activation's clamp in raw output values.
-  let clamp: ClosedRange<Int32>
   /// XOR turning a raw input byte into the unsigned form: 0x80 for int8, 0 for uint8.
   let signFlip: UInt8
   /// The unsigned input zero point, which padding holds.
@@ -162,21 +160,20 @@ struct ByteDepthwiseConvolution {
       let span = axis.outputSize == 0 ? 0 : (axis.outputSize - 1) * axis.stride + (axis.filterSize - 1) * axis.dilation + 1
       return max(axis.paddingBefore + axis.inputSize, span)
     }
+    let width = paddedExtent(shape.width)
     self.shape = shape
     self.filter = filter
     paddedChannels = padded
-    paddedWidth = paddedExtent(shape.width)
-    pairTable = Self.pairTable(shape: shape, paddedWidth: paddedWidth, paddedChannels: padded)
+    paddedWidth = width
+    pairTable = Self.pairTable(shape: shape, paddedWidth: width, paddedChannels: padded)
     constants = IntegerChannelConstants(
-      groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding
+      groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding,
+      outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp
     ) {
       Int32(truncatingIfNeeded: arithmetic.bias[$0]) &+ offset &* tapSums[$0]
     }
-    outputZeroPoint = arithmetic.outputZeroPoint
-    clamp = arithmetic.clamp
     signFlip = isSigned ? 0x80 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
-    let width = paddedWidth
     quadTaps = GeneratedDepthwiseKernels.current?.quadTaps.flatMap {
       QuadTapDepthwise(shape, weights: arithmetic.weights, paddedWidth: width, output: isSigned ? .int8 : .uint8, kernels: $0)
     }
@@ -290,7 +287,7 @@ struct ByteDepthwiseConvolution {
   ) {
     let channels = shape.outputChannels
     let block = DepthwiseKernelGenerator.blockChannels
-    let epilogue = constants.epilogue(group: 0, outputZeroPoint: outputZeroPoint, clamp: clamp)
+    let epilogue = constants.epilogue(group: 0)
     let height = shape.height
     let width = shape.width
     let windowBytes = height.filterSize &* paddedWidth &* paddedChannels
@@ -298,44 +295,40 @@ struct ByteDepthwiseConvolution {
     // the set given carries four-tap kernels (not on a forced AVX2 or pair-only set) and the OS
     // mapped it (else the tap-pair route gives the same bytes).
     if let quadTaps, generatedKernels?.quadTaps != nil, quadTaps.kernel.isMapped {
-      withUnsafePointer(to: epilogue.lanes) { lanes in
-        convolveQuadTaps(
-          quadTaps, input: input, output: output, threadCount: threadCount,
-          requantization: epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes))
-      }
+      convolveQuadTaps(
+        quadTaps, input: input, output: output, threadCount: threadCount, requantization: epilogue.table(channel: 0),
+        lanes: epilogue.lanes)
       return
     }
     filter.withUnsafeBufferPointer { filterBuffer in
       guard let filter = filterBuffer.baseAddress else { return }
       pairTable.withUnsafeBufferPointer { tableBuffer in
         guard let table = tableBuffer.baseAddress else { return }
-        withUnsafePointer(to: epilogue.lanes) { lanes in
-          ChannelWindowRows.forEachRow(
-            rows: shape.batch * height.outputSize,
-            workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
-            threadCount: threadCount
-          ) { row in
-            // In the thread's workspace: a temporary allocation of the window's size is a malloc per row.
-            ThreadWorkspace.with(byteCount: windowBytes) { windowMemory in
-              let window = windowMemory.bindMemory(to: UInt8.self, capacity: windowBytes)
-              fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
-              let outputRow = output + row &* width.outputSize &* channels
-              // The kind is generated on the first row that asks (nil only if the OS refused it).
-              if let generatedKernels, generatedKernels.has(.requantized(Output.isSigned ? .int8 : .uint8)) {
-                convolveRowGenerated(
-                  generatedKernels, window: UnsafePointer(window), filter: filter, table: table,
-                  requantization: epilogue.table(channel: 0), lanes: UnsafeRawPointer(lanes), output: outputRow)
-                return
-              }
-              withUnsafeTemporaryAllocation(of: Int32.self, capacity: width.outputSize &* block) { sumBuffer in
-                guard let sums = sumBuffer.baseAddress else { return }
-                for channel in stride(from: 0, to: channels, by: block) {
-                  sumRow(window: UnsafePointer(window), channel: channel, filter: filter, table: table, sums: sums)
-                  let lanes = min(block, channels &- channel)
-                  for x in 0..<width.outputSize {
-                    let requantized = epilogue.requantize(loadVector(sums + x &* block), channel: channel)
-                    storeVector(requantized.narrowed(to: Output.self), outputRow + (x &* channels &+ channel), lanes: lanes)
-                  }
+        ChannelWindowRows.forEachRow(
+          rows: shape.batch * height.outputSize,
+          workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
+          threadCount: threadCount
+        ) { row in
+          // In the thread's workspace: a temporary allocation of the window's size is a malloc per row.
+          ThreadWorkspace.with(byteCount: windowBytes) { windowMemory in
+            let window = windowMemory.bindMemory(to: UInt8.self, capacity: windowBytes)
+            fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
+            let outputRow = output + row &* width.outputSize &* channels
+            // The kind is generated on the first row that asks (nil only if the OS refused it).
+            if let generatedKernels, generatedKernels.has(.requantized(Output.isSigned ? .int8 : .uint8)) {
+              convolveRowGenerated(
+                generatedKernels, window: UnsafePointer(window), filter: filter, table: table,
+                requantization: epilogue.table(channel: 0), lanes: epilogue.lanes, output: outputRow)
+              return
+            }
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: width.outputSize &* block) { sumBuffer in
+              guard let sums = sumBuffer.baseAddress else { return }
+              for channel in stride(from: 0, to: channels, by: block) {
+                sumRow(window: UnsafePointer(window), channel: channel, filter: filter, table: table, sums: sums)
+                let lanes = min(block, channels &- channel)
+                for x in 0..<width.outputSize {
+                  let requantized = epilogue.requantize(loadVector(sums + x &* block), channel: channel)
+                  storeVector(requantized.narrowed(to: Output.self), outputRow + (x &* channels &+ channel), lanes: lanes)
                 }
               }
             }

@@ -18,8 +18,9 @@ import TFLiteLinearAlgebra
 /// from here, mapped with the node's other reserved kernels at the end of `allocateTensors()`; its
 /// geometry and its weights packed per 16-channel block as `[filter row][quad][channel][tap]`
 /// signed bytes (then, when `correctsWeights`, 16 Int32 corrections k_c). The kernel sums every
-/// column of every quad, so a tap past the filter's width has weight 0, stored as 0 − k_c.
-struct QuadTapDepthwise {
+/// column of every quad, so a tap past the filter's width has weight 0, stored as 0 − k_c. A class,
+/// so that a run binds it without copying (and retaining) its kernel and weights.
+final class QuadTapDepthwise {
   /// The generated kernel storing the convolution's output type.
   let kernel: QuadTapDepthwiseKernel
   /// Filter rows.

@@ -268,8 +268,9 @@ final class ByteTransposeConvolution {
     self.requantizer = requantizer
     constants = IntegerChannelConstants(
       groups: 1, groupChannels: outputChannels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding,
+      outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp,
       bias: { Int32(truncatingIfNeeded: arithmetic.bias[$0]) })
-    epilogue = constants.epilogue(group: 0, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp)
+    epilogue = constants.epilogue(group: 0)
     signMask = inputType == .int8 ? 0x80 : 0
     let unsignedOffset = Int32(signMask) &- arithmetic.inputOffset
     corrections =
