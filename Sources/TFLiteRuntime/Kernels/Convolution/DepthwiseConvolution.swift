@@ -274,28 +274,32 @@ private struct GeneratedDepthwiseRows {
     let imageInput = input + image * shape.height.inputSize * shape.width.inputSize * channels
     let imageOutput = output + image * shape.height.outputSize * shape.width.outputSize * channels
     let covered = FloatDepthwisePlan.channelsCovered(shape)
-    let wholeBlocks = channels / DepthwiseKernelGenerator.blockChannels * DepthwiseKernelGenerator.blockChannels
+    let blockChannels = DepthwiseKernelGenerator.blockChannels
+    let wholeBlocks = channels / blockChannels
     kernels._withUnsafeGuaranteedRef { kernels in
       var arguments = DepthwiseKernelArguments(
         input: UnsafeRawPointer(imageInput), inputPixelBytes: shape.width.stride * channels * floatBytes,
         taps: taps, tapCount: 0, weights: UnsafeRawPointer(filter), start: kernels.zeros,
         output: UnsafeMutableRawPointer(imageOutput), outputPixelBytes: channels * floatBytes, pixelCount: 0,
-        lower: activation.lower, upper: activation.upper)
+        lower: activation.lower, upper: activation.upper, startBlockBytes: bias == nil ? 0 : blockChannels * floatBytes)
+      /// Runs `kind` over `blocks` blocks from `channel` of `call` (the kernel moves the pointers on).
+      func run(_ kind: DepthwiseKernelGenerator.ElementKind, _ call: FloatDepthwisePlan.Call, from channel: Int, blocks: Int) {
+        // Wrapping arithmetic: offsets inside tensors `prepare` validated (or unread, with no taps).
+        arguments.input = UnsafeRawPointer(imageInput + (call.inputOffset &+ channel))
+        arguments.output = UnsafeMutableRawPointer(imageOutput + (call.outputOffset &+ channel))
+        arguments.weights = UnsafeRawPointer(filter + channel)
+        arguments.start = bias.map { UnsafeRawPointer($0 + channel) } ?? kernels.zeros
+        arguments.blockCount = blocks
+        kernels.run(kind, &arguments)
+      }
       for index in rowStarts[y]..<rowStarts[y + 1] {
         let call = calls[index]
-        let kind = call.coversWholeSquare ? squareKind : .float
         arguments.taps = taps + 2 &* call.firstTap
         arguments.tapCount = call.tapCount
         arguments.pixelCount = call.pixelCount
-        var channel = 0
-        while channel < covered {
-          // Wrapping arithmetic: offsets inside tensors `prepare` validated (or unread, with no taps).
-          arguments.input = UnsafeRawPointer(imageInput + (call.inputOffset &+ channel))
-          arguments.output = UnsafeMutableRawPointer(imageOutput + (call.outputOffset &+ channel))
-          arguments.weights = UnsafeRawPointer(filter + channel)
-          if let bias { arguments.start = UnsafeRawPointer(bias + channel) }
-          kernels.run(channel < wholeBlocks ? kind : .floatEightChannels, &arguments)
-          channel &+= DepthwiseKernelGenerator.blockChannels
+        if wholeBlocks > 0 { run(call.coversWholeSquare ? squareKind : .float, call, from: 0, blocks: wholeBlocks) }
+        if covered > wholeBlocks &* blockChannels {
+          run(.floatEightChannels, call, from: wholeBlocks &* blockChannels, blocks: 1)
         }
       }
     }
