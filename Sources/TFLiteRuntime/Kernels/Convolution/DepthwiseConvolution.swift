@@ -96,8 +96,8 @@ enum FloatDepthwiseConvolution {
 /// The generated-kernel calls of a float depthwise convolution, worked out once per shape (at
 /// prepare) so that `eval` only adds its pointers: per output row (of one image), the interior
 /// pixels (every filter column inside the input) in one call, each edge pixel in a call of its own
-/// with only its valid filter columns; every call covers one channel block (16, or a last 8)
-/// and is repeated for each. The tap tables hold, for each set of valid filter columns, the (input, weight) byte
+/// with only its valid filter columns; every call runs once over the whole 16-channel blocks (the
+/// kernel loops over them) and once more for a last 8-channel block. The tap tables hold, for each set of valid filter columns, the (input, weight) byte
 /// offsets of those columns in every filter row, row after row: a call whose window has only some
 /// rows inside the input reads the part of its table for those rows, so no tap reads outside the
 /// input. An interior covering a whole 3×3 (or, on AVX-512, 5×5) filter runs on the kernel that
