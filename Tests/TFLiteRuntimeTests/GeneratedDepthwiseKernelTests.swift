@@ -254,10 +254,10 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
 
   /// The weights-in-registers kernels (3×3, and 5×5 on AVX-512) on random grids: row and column
   /// offsets (dilations), pixel strides, pixel counts (none, one, and up to 27: every mix of the
-  /// eight-, four-, two- and one-pixel groups), weight offsets, start values
-  /// and clamps; the same bits as the tap-table kernel on the same table (they sum in its order),
-  /// within float rounding of a double-precision sum, and the sentinels around and between the
-  /// pixels' outputs untouched.
+  /// eight-, four-, two- and one-pixel groups), one to three 16-channel blocks per call, weight
+  /// offsets, start values moving with the blocks or shared by them, and clamps; the same bits as
+  /// the tap-table kernel on the same table (they sum in its order), both within float rounding of
+  /// a double-precision sum, and the sentinels around and between the pixels' outputs untouched.
   func testSquareFilterKernelsMatchTableKernelBitForBit() {
     var random = SeededGenerator(seed: 43)
     let sentinel: Float = 1234.5
@@ -266,19 +266,21 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
         guard let size = kind.squareFilterSize else { continue }
         for trial in 0..<45 {
           let pixels = [0, 1, random.int(2...27)][trial % 3]
-          let channelStride = 16 + random.int(0...2) * 16 + random.int(0...3)
+          let blocks = random.int(1...3)
+          let startMoves = trial % 4 != 0
+          let channelStride = 16 * blocks + random.int(0...2) * 16 + random.int(0...3)
           let columnOffset = channelStride * random.int(1...3) * 4
           let rowOffset = (size * 3 + random.int(0...4)) * channelStride * 4
           let pixelBytes = channelStride * random.int(1...2) * 4
-          let inputCount = (max(1, pixels) * pixelBytes + (size - 1) * (rowOffset + columnOffset)) / 4 + 16
+          let inputCount = (max(1, pixels) * pixelBytes + (size - 1) * (rowOffset + columnOffset)) / 4 + 16 * blocks
           let input = random.floats(inputCount, in: -4...4)
-          let weights = random.floats(size * size * 16 + 64)
-          let start = random.floats(16)
+          let weights = random.floats(size * size * 16 + 64 + 16 * (blocks - 1))
+          let start = random.floats(16 * blocks)
           let (lower, upper): (Float, Float) = trial % 2 == 0 ? (-.infinity, .infinity) : (-2, 3)
           let taps = (0..<size * size).flatMap { tap in
             [(tap / size) * rowOffset + (tap % size) * columnOffset, random.int(0...(size * size * 16 + 48)) * 4]
           }
-          let outputStride = 16 + random.int(0...3)
+          let outputStride = 16 * blocks + random.int(0...3)
           var results: [[Float]] = []
           for runKind in [kind, .float] {
             var output = [Float](repeating: sentinel, count: (pixels + 1) * outputStride)
@@ -293,7 +295,8 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
                         weights: UnsafeRawPointer(weightBuffer.baseAddress!),
                         start: UnsafeRawPointer(startBuffer.baseAddress!),
                         output: UnsafeMutableRawPointer(outputBuffer.baseAddress!), outputPixelBytes: outputStride * 4,
-                        pixelCount: pixels, lower: lower, upper: upper)
+                        pixelCount: pixels, lower: lower, upper: upper, blockCount: blocks,
+                        startBlockBytes: startMoves ? 64 : 0)
                       kernels.run(runKind, &arguments)
                     }
                   }
@@ -302,16 +305,16 @@ final class GeneratedDepthwiseKernelTests: XCTestCase {
             }
             results.append(output)
           }
-          let label = "\(kernels.isa) \(kind) trial \(trial)"
+          let label = "\(kernels.isa) \(kind) trial \(trial) blocks \(blocks) start moves \(startMoves)"
           XCTAssertEqual(results[0].map(\.bitPattern), results[1].map(\.bitPattern), label)
           for pixel in 0...pixels {
             for lane in 0..<outputStride {
               let got = results[0][pixel * outputStride + lane]
-              guard pixel < pixels && lane < 16 else {
+              guard pixel < pixels && lane < 16 * blocks else {
                 XCTAssertEqual(got, sentinel, "\(label): written at pixel \(pixel) lane \(lane)")
                 continue
               }
-              var sum = Double(start[lane])
+              var sum = Double(start[startMoves ? lane : lane % 16])
               for tap in 0..<size * size {
                 let value = input[(pixel * pixelBytes + taps[2 * tap]) / 4 + lane]
                 sum += Double(value) * Double(weights[taps[2 * tap + 1] / 4 + lane])

@@ -31,6 +31,32 @@ final class GeneratedFloatBinaryKernelTests: XCTestCase {
     return upper < raised ? upper : raised
   }
 
+  /// An ADD, SUB or MUL node with `activation` on float operands, its output unshaped.
+  private static func node(
+    _ operation: FloatBinaryKernelGenerator.Operation, activation: ActivationFunctionType, _ lhsShape: [Int],
+    _ lhs: [Float], _ rhsShape: [Int], _ rhs: [Float]
+  ) -> Node {
+    let opName: String
+    let options: BuiltinOptions
+    switch operation {
+    case .add:
+      var add = AddOptions()
+      add.fusedActivationFunction = activation
+      (opName, options) = ("ADD", .addOptions(add))
+    case .subtract:
+      var sub = SubOptions()
+      sub.fusedActivationFunction = activation
+      (opName, options) = ("SUB", .subOptions(sub))
+    case .multiply:
+      var mul = MulOptions()
+      mul.fusedActivationFunction = activation
+      (opName, options) = ("MUL", .mulOptions(mul))
+    }
+    return KernelHarness.node(
+      opName, [KernelHarness.floatTensor(0, lhsShape, lhs), KernelHarness.floatTensor(1, rhsShape, rhs)],
+      KernelHarness.outputTensor(2), options)
+  }
+
   /// The same bits, except that any NaN equals any NaN.
   private static func same(_ a: Float, _ b: Float) -> Bool { a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN) }
 
@@ -120,26 +146,9 @@ final class GeneratedFloatBinaryKernelTests: XCTestCase {
       let want = scalarBroadcast(lhs, lhsShape, rhs, rhsShape, outputShape: outputShape) {
         Self.expected(operation, $0, $1, lower: lower, upper: upper)
       }
-      let options: BuiltinOptions
-      switch operation {
-      case .add:
-        var add = AddOptions()
-        add.fusedActivationFunction = activation
-        options = .addOptions(add)
-      case .subtract:
-        var sub = SubOptions()
-        sub.fusedActivationFunction = activation
-        options = .subOptions(sub)
-      case .multiply:
-        var mul = MulOptions()
-        mul.fusedActivationFunction = activation
-        options = .mulOptions(mul)
-      }
       for generated in [true, false] {
         for threads in [1, 2] {
-          let node = KernelHarness.node(
-            opName, [KernelHarness.floatTensor(0, lhsShape, lhs), KernelHarness.floatTensor(1, rhsShape, rhs)],
-            KernelHarness.outputTensor(2), options)
+          let node = Self.node(operation, activation: activation, lhsShape, lhs, rhsShape, rhs)
           let result = try GeneratedFloatKernels.$areAllowed.withValue(generated) {
             try KernelHarness.run(node, threads: threads)
           }
@@ -172,6 +181,64 @@ final class GeneratedFloatBinaryKernelTests: XCTestCase {
     XCTAssertNil(try description([1, 4, 4, 8], [8]), "fewer elements than a kernel call is worth")
     try GeneratedFloatKernels.$areAllowed.withValue(false) {
       XCTAssertNil(try description([1, 16, 16, 8], [8]))
+    }
+  }
+
+  /// For ADD, SUB and MUL with every activation on layouts the generated kernels run (same shape,
+  /// per-channel, per-row and scalar operands) and one they do not (three collapsed dimensions),
+  /// on every level this machine runs, what a prepare reserves (`reserveGeneratedKernels`) on a
+  /// set of its own is the kernel the node's eval runs: `mapReserved()` maps it (one mapping, none
+  /// for the Swift layout), the eval maps nothing more, and its floats are the plain broadcast's.
+  func testReservedKernelIsTheKernelTheNodeRuns() throws {
+    var generator = SeededGenerator(seed: 45)
+    let layouts: [(lhs: [Int], rhs: [Int], runsGenerated: Bool)] = [
+      ([1, 16, 16, 64], [1, 1, 1, 64], true), ([1, 1, 1, 72], [1, 8, 8, 72], true), ([1, 32, 32, 3], [], true),
+      ([40, 1], [40, 37], true), ([1, 24, 24, 8], [1, 24, 24, 8], true), ([4, 9, 1, 40], [9, 7, 1], false),
+    ]
+    let operations: [FloatBinaryKernelGenerator.Operation] = [.add, .subtract, .multiply]
+    let activations: [(ActivationFunctionType, Float, Float)] = [(.none, -.infinity, .infinity), (.relu, 0, .infinity), (.relu6, 0, 6)]
+    let levels = GeneratedKernelISA.allCases.filter { GeneratedFloatBinaryKernels.kernels(for: $0) != nil }
+    #if arch(x86_64) && os(Linux)
+      XCTAssertFalse(levels.isEmpty, "an x86-64 test machine runs at least AVX2")
+    #endif
+    for (level, isa) in levels.enumerated() {
+      for (trial, (lhsShape, rhsShape, runsGenerated)) in layouts.enumerated() {
+        let operation = operations[trial % operations.count]
+        let (activation, lower, upper) = activations[(trial + level) % activations.count]
+        let lhs = Self.values(max(lhsShape.reduce(1, *), 1), &generator)
+        let rhs = Self.values(max(rhsShape.reduce(1, *), 1), &generator)
+        let outputShape = try BroadcastLayout.broadcastShape([lhsShape, rhsShape])
+        let want = scalarBroadcast(lhs, lhsShape, rhs, rhsShape, outputShape: outputShape) {
+          Self.expected(operation, $0, $1, lower: lower, upper: upper)
+        }
+        let node = Self.node(operation, activation: activation, lhsShape, lhs, rhsShape, rhs)
+        let (left, right, output) = (try node.input(0), try node.input(1), try node.output(0))
+        let definition: any BinaryKernelDefinition
+        switch operation {
+        case .add: definition = try ArithmeticDefinition<Addition>(node: node, lhs: left, rhs: right, output: output)
+        case .subtract: definition = try ArithmeticDefinition<Subtraction>(node: node, lhs: left, rhs: right, output: output)
+        case .multiply: definition = try ArithmeticDefinition<Multiplication>(node: node, lhs: left, rhs: right, output: output)
+        }
+        let layout = try BroadcastLayout(broadcasting: [lhsShape, rhsShape])
+        let kernels = try XCTUnwrap(GeneratedFloatBinaryKernels.unshared(isa))
+        let label = "\(isa) \(operation) \(activation) \(lhsShape) \(rhsShape)"
+        LazyExecutableKernels.mapReserved()
+        let before = ExecutableCode.mappedNow
+        definition.reserveGeneratedKernels(for: layout, on: kernels)
+        LazyExecutableKernels.mapReserved()
+        let mapped = ExecutableCode.mappedNow
+        XCTAssertEqual(mapped.mappings, before.mappings + (runsGenerated ? 1 : 0), "\(label): mappings of the reservation")
+        let (lhsData, rhsData) = (try XCTUnwrap(left.data), try XCTUnwrap(right.data))
+        var result = [Float](repeating: .nan, count: want.count)
+        result.withUnsafeMutableBytes { out in
+          definition.run(
+            layout: layout, lhs: lhsData, rhs: rhsData, output: out.baseAddress!, range: 0..<want.count, generated: kernels)
+        }
+        XCTAssertEqual(ExecutableCode.mappedNow.mappings, mapped.mappings, "\(label): the kernel it ran was not reserved")
+        if let index = want.indices.first(where: { !Self.same(result[$0], want[$0]) }) {
+          XCTFail("\(label): element \(index) is \(result[index]), expected \(want[index])")
+        }
+      }
     }
   }
 }

@@ -28,7 +28,11 @@
 ///
 /// For each output pixel p of `pixelCount` (inputs `inputPixelBytes` apart, outputs
 /// `outputPixelBytes` apart), the float accumulators start from the 16 values at `start`, and each
-/// tap reads its input at `input + p · inputPixelBytes + offset`. The tap-table kinds take pixels
+/// tap reads its input at `input + p · inputPixelBytes + offset`. The float kinds also cover
+/// `blockCount` blocks of a row: after each block they move `input`, `output` and `weights` in the
+/// arguments one block of channels on and `start` by `startBlockBytes` (a bias moves, a zero
+/// vector does not), and run the next block from there, so one call does what `blockCount` calls
+/// of one block did, in the same order. The tap-table kinds take pixels
 /// four at a time (the four share each weight vector), then one at a time; the square-filter kinds
 /// eight at a time where eight accumulators fit beside the weights (3×3 on AVX-512: eight
 /// independent FMA chains hide the FMA latency, four left half the FMA throughput idle), then
@@ -147,8 +151,12 @@
   @usableFromInline package var lower: Float
   /// Upper clamp bound of the float kernel (`infinity` for none).
   @usableFromInline package var upper: Float
-  /// The byte kinds: 16-channel blocks of the call (1 or more; the float kinds do one).
+  /// Channel blocks of the call (1 or more; the eight-channel kind does one). The float kinds
+  /// count it down as they go.
   @usableFromInline package var blockCount: Int
+  /// The float kinds: bytes `start` moves from block to block (a bias's 64, or 0 for one vector of
+  /// start values shared by every block).
+  @usableFromInline package var startBlockBytes: Int
   /// The byte kinds: the first block's `RequantizationTable` record (the next blocks' follow it).
   @usableFromInline package var requantization: UnsafeRawPointer?
   /// The byte kinds: the `RequantizationLanes` (output zero point and clamp).
@@ -162,8 +170,8 @@
   @inlinable package init(
     input: UnsafeRawPointer, inputPixelBytes: Int, taps: UnsafePointer<Int>, tapCount: Int, weights: UnsafeRawPointer,
     start: UnsafeRawPointer, output: UnsafeMutableRawPointer, outputPixelBytes: Int, pixelCount: Int,
-    lower: Float = -.infinity, upper: Float = .infinity, blockCount: Int = 1, requantization: UnsafeRawPointer? = nil,
-    requantizationLanes: UnsafeRawPointer? = nil, lastBlockLanes: Int = 16
+    lower: Float = -.infinity, upper: Float = .infinity, blockCount: Int = 1, startBlockBytes: Int = 0,
+    requantization: UnsafeRawPointer? = nil, requantizationLanes: UnsafeRawPointer? = nil, lastBlockLanes: Int = 16
   ) {
     precondition(blockCount >= 1 && (1...16).contains(lastBlockLanes), "invalid depthwise blocks")
     self.input = input
@@ -178,6 +186,7 @@
     self.lower = lower
     self.upper = upper
     self.blockCount = blockCount
+    self.startBlockBytes = startBlockBytes
     self.requantization = requantization
     self.requantizationLanes = requantizationLanes
     fullBlockMask = 0xFFFF
@@ -507,6 +516,26 @@ private struct DepthwiseEmitter {
     assembler.jump(to: block)
   }
 
+  /// The float kinds' step to the next block: the block's pointers in the arguments moved on
+  /// (`start` by `startBlockBytes`), `blockCount` counted down, and back to `loop` (the block's
+  /// first instruction) with r14 holding the pixel count again while blocks are left.
+  mutating func emitNextFloatBlock(loop: AssemblerLabel) {
+    let blockBytes = Int32(vectorsPerBlock) * vectorBytes
+    for field in [\DepthwiseKernelArguments.input, \.output, \.weights] as [PartialKeyPath<DepthwiseKernelArguments>] {
+      assembler.mov(.rax, argument(field))
+      assembler.add(.rax, blockBytes)
+      assembler.mov(argument(field), .rax)
+    }
+    assembler.mov(.rax, argument(\.start))
+    assembler.add(.rax, argument(\.startBlockBytes))
+    assembler.mov(argument(\.start), .rax)
+    assembler.mov(.r14, argument(\.pixelCount))
+    assembler.mov(.rax, argument(\.blockCount))
+    assembler.dec(.rax)
+    assembler.mov(argument(\.blockCount), .rax)
+    assembler.jump(if: .notZero, to: loop)
+  }
+
   mutating func emitKernel() {
     let exit = assembler.makeLabel()
     assembler.saveRegisters(saved)
@@ -522,14 +551,19 @@ private struct DepthwiseEmitter {
         ? assembler.vbroadcastssYMM(upperRegister, argument(\.upper))
         : assembler.vbroadcastssZMM(upperRegister, argument(\.upper))
     }
-    if let size = kind.squareFilterSize {
-      emitSquareFilterKernel(size: size)
-    } else if isBytes {
+    if isBytes {
       emitBlockLoop(exit: exit)
     } else {
-      loadPixelPointers()
-      assembler.mov(.r13, argument(\.weights))
-      emitPixelLoops(counter: .r14, groups: [groupPixels, 1]) { emitter, pixels in emitter.emitTablePixels(pixels) }
+      let block = assembler.makeLabel()
+      assembler.bind(block)
+      if let size = kind.squareFilterSize {
+        emitSquareFilterKernel(size: size)
+      } else {
+        loadPixelPointers()
+        assembler.mov(.r13, argument(\.weights))
+        emitPixelLoops(counter: .r14, groups: [groupPixels, 1]) { emitter, pixels in emitter.emitTablePixels(pixels) }
+      }
+      emitNextFloatBlock(loop: block)
     }
     assembler.bind(exit)
     if isBytes { assembler.add(.rsp, BlockSlot.frameBytes) }
@@ -633,12 +667,15 @@ private struct DepthwiseEmitter {
   }
 
   /// Runs the `kind` kernel (one the set `has`) on `arguments` (a byte kind's with its
-  /// requantization record and lanes).
+  /// requantization record and lanes). A float kind leaves the block pointers of `arguments` past
+  /// the blocks it computed.
   @usableFromInline package func run(_ kind: DepthwiseKernelGenerator.ElementKind, _ arguments: inout DepthwiseKernelArguments) {
     guard let entry = kernels.entry(kind.rawValue) else { preconditionFailure("no \(kind) depthwise kernel for \(isa)") }
     precondition(
       kind.requantizedOutput == nil || (arguments.requantization != nil && arguments.requantizationLanes != nil),
       "the \(kind) depthwise kernel needs its requantization constants")
+    precondition(arguments.blockCount >= 1, "a depthwise call covers at least one block")
+    // The float kinds move the block pointers on in `arguments` as they go.
     callKernel(at: entry, &arguments)
   }
 }

@@ -199,8 +199,9 @@ extension X86Assembler {
 }
 
 /// The generated float binary kernels of one instruction set: each `FloatBinaryKernelGenerator`
-/// variant (100–200 bytes) generated and mapped on its first request (`LazyExecutableKernels`) and
-/// kept for the life of the process. Where the CPU lacks AVX2+FMA, where the OS refuses executable memory, or where
+/// variant (100–200 bytes) generated and mapped on its first request (`LazyExecutableKernels`), or
+/// reserved by a node's prepare and mapped with the other reserved kernels, and kept for the life
+/// of the process. Where the CPU lacks AVX2+FMA, where the OS refuses executable memory, or where
 /// generated kernels are turned off (`SWIFTTFLITE_JIT=0`, ``RunnerOptions/usesGeneratedKernels``),
 /// the Swift code runs.
 @usableFromInline package final class GeneratedFloatBinaryKernels: GeneratedKernelFamily, @unchecked Sendable {
@@ -223,6 +224,17 @@ extension X86Assembler {
   @usableFromInline package static let avx2Set: GeneratedFloatBinaryKernels? = GeneratedFloatBinaryKernels(isa: .avx2)
   @usableFromInline package static let avx512Set: GeneratedFloatBinaryKernels? = GeneratedFloatBinaryKernels(isa: .avx512)
   @usableFromInline package static let preferred: GeneratedFloatBinaryKernels? = preferredSet()
+
+  /// A set of `isa`'s kernels of its own, none made, or nil when this CPU, OS or platform cannot
+  /// run them (for tests of what a prepare reserves).
+  package static func unshared(_ isa: GeneratedKernelISA) -> GeneratedFloatBinaryKernels? {
+    kernels(for: isa).map { GeneratedFloatBinaryKernels(isa: $0.isa) }
+  }
+
+  /// Reserves (`LazyExecutableKernels/reserve(_:)`) the kernel of `variant`, so that a prepare has
+  /// it mapped with the other reserved kernels at the end of `allocateTensors()` instead of in a
+  /// page of its own at its first request mid-invoke.
+  package func reserve(_ variant: FloatBinaryKernelGenerator.Variant) { kernels.reserve([variant.index]) }
 
   /// Computes `rowCount` rows of `rowLength` outputs: output row r (at `output + r · outputRowStride`)
   /// element i is `variant`'s operation on the operands' row r elements i, clamped to

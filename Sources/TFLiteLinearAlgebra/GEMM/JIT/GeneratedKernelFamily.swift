@@ -66,9 +66,10 @@ extension AVX512KernelFamily {
   @inlinable package static var current: Self? { GeneratedFloatKernels.areAllowed ? preferred : nil }
 }
 
-/// Calls the generated kernel `void kernel(const Arguments *)` at `entry` (the one signature every
-/// generated kernel has) on `arguments`.
+/// Calls the generated kernel `void kernel(Arguments *)` at `entry` (the one signature every
+/// generated kernel has) on `arguments`, which the kernel may update (the float depthwise kinds
+/// move their block pointers on).
 @inline(__always) func callKernel<Arguments>(at entry: UnsafeRawPointer, _ arguments: inout Arguments) {
   typealias Kernel = @convention(c) (UnsafeRawPointer) -> Void
-  withUnsafePointer(to: &arguments) { unsafeBitCast(entry, to: Kernel.self)(UnsafeRawPointer($0)) }
+  withUnsafeMutablePointer(to: &arguments) { unsafeBitCast(entry, to: Kernel.self)(UnsafeRawPointer($0)) }
 }

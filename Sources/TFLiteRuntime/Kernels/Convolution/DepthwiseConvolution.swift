@@ -108,9 +108,10 @@ enum FloatDepthwiseConvolution {
 /// The generated-kernel calls of a float depthwise convolution, worked out once per shape (at
 /// prepare) so that `eval` only adds its pointers: per output row (of one image), the interior
 /// pixels (every filter column inside the input) in one call, each edge pixel in a call of its own
-/// with only its valid filter columns; every call covers one channel block (16, or a last 8)
-/// and is repeated for each. The tap tables hold, for each set of valid filter columns, the (input, weight) byte
-/// offsets of those columns in every filter row, row after row: a call whose window has only some
+/// with only its valid filter columns; every call runs once over the whole 16-channel blocks (the
+/// kernel loops over them) and once more for a last 8-channel block. The tap tables hold, for each
+/// set of valid filter columns, the (input, weight) byte offsets of those columns in every filter
+/// row, row after row: a call whose window has only some
 /// rows inside the input reads the part of its table for those rows, so no tap reads outside the
 /// input. An interior covering a whole 3×3 (or, on AVX-512, 5×5) filter runs on the kernel that
 /// keeps the filter's weights in registers; it sums in the same order, so the results are the same
@@ -286,28 +287,32 @@ private struct GeneratedDepthwiseRows {
     let imageInput = input + image * shape.height.inputSize * shape.width.inputSize * channels
     let imageOutput = output + image * shape.height.outputSize * shape.width.outputSize * channels
     let covered = FloatDepthwisePlan.channelsCovered(shape)
-    let wholeBlocks = channels / DepthwiseKernelGenerator.blockChannels * DepthwiseKernelGenerator.blockChannels
+    let blockChannels = DepthwiseKernelGenerator.blockChannels
+    let wholeBlocks = channels / blockChannels
     kernels._withUnsafeGuaranteedRef { kernels in
       var arguments = DepthwiseKernelArguments(
         input: UnsafeRawPointer(imageInput), inputPixelBytes: shape.width.stride * channels * floatBytes,
         taps: taps, tapCount: 0, weights: UnsafeRawPointer(filter), start: kernels.zeros,
         output: UnsafeMutableRawPointer(imageOutput), outputPixelBytes: channels * floatBytes, pixelCount: 0,
-        lower: activation.lower, upper: activation.upper)
+        lower: activation.lower, upper: activation.upper, startBlockBytes: bias == nil ? 0 : blockChannels * floatBytes)
+      /// Runs `kind` over `blocks` blocks from `channel` of `call` (the kernel moves the pointers on).
+      func run(_ kind: DepthwiseKernelGenerator.ElementKind, _ call: FloatDepthwisePlan.Call, from channel: Int, blocks: Int) {
+        // Wrapping arithmetic: offsets inside tensors `prepare` validated (or unread, with no taps).
+        arguments.input = UnsafeRawPointer(imageInput + (call.inputOffset &+ channel))
+        arguments.output = UnsafeMutableRawPointer(imageOutput + (call.outputOffset &+ channel))
+        arguments.weights = UnsafeRawPointer(filter + channel)
+        arguments.start = bias.map { UnsafeRawPointer($0 + channel) } ?? kernels.zeros
+        arguments.blockCount = blocks
+        kernels.run(kind, &arguments)
+      }
       for index in rowStarts[y]..<rowStarts[y + 1] {
         let call = calls[index]
-        let kind = call.coversWholeSquare ? squareKind : .float
         arguments.taps = taps + 2 &* call.firstTap
         arguments.tapCount = call.tapCount
         arguments.pixelCount = call.pixelCount
-        var channel = 0
-        while channel < covered {
-          // Wrapping arithmetic: offsets inside tensors `prepare` validated (or unread, with no taps).
-          arguments.input = UnsafeRawPointer(imageInput + (call.inputOffset &+ channel))
-          arguments.output = UnsafeMutableRawPointer(imageOutput + (call.outputOffset &+ channel))
-          arguments.weights = UnsafeRawPointer(filter + channel)
-          if let bias { arguments.start = UnsafeRawPointer(bias + channel) }
-          kernels.run(channel < wholeBlocks ? kind : .floatEightChannels, &arguments)
-          channel &+= DepthwiseKernelGenerator.blockChannels
+        if wholeBlocks > 0 { run(call.coversWholeSquare ? squareKind : .float, call, from: 0, blocks: wholeBlocks) }
+        if covered > wholeBlocks &* blockChannels {
+          run(.floatEightChannels, call, from: wholeBlocks &* blockChannels, blocks: 1)
         }
       }
     }

@@ -300,6 +300,11 @@ struct ArithmeticDefinition<Kind: ArithmeticKind>: BinaryKernelDefinition {
     generatedOperation == nil || GeneratedFloatBinaryRows(layout) == nil ? nil : GeneratedFloatBinaryKernels.current
   }
 
+  func reserveGeneratedKernels(for layout: BroadcastLayout, on kernels: GeneratedFloatBinaryKernels) {
+    guard let operation = generatedOperation, let rows = GeneratedFloatBinaryRows(layout) else { return }
+    rows.reserveKernel(operation, clamp: floatRange, on: kernels)
+  }
+
   func run(
     layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer,
     range: Range<Int>, generated: GeneratedFloatBinaryKernels?

@@ -88,6 +88,10 @@ protocol BinaryKernelDefinition {
   /// before the work is split (the switch is task-local); nil for definitions or layouts without a
   /// generated route.
   func generatedKernels(for layout: BroadcastLayout) -> GeneratedFloatBinaryKernels?
+  /// Reserves (`LazyExecutableKernels/reserve(_:)`) on `kernels`, at prepare, the kernel `run`
+  /// will ask them for on `layout` (if any), to be mapped with the other nodes' at the end of
+  /// `allocateTensors()`.
+  func reserveGeneratedKernels(for layout: BroadcastLayout, on kernels: GeneratedFloatBinaryKernels)
   /// `run`, on `generated` where the layout allows it.
   func run(
     layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
@@ -98,6 +102,8 @@ extension BinaryKernelDefinition {
   func validate(lhs: RuntimeTensor, rhs: RuntimeTensor) throws {}
 
   func generatedKernels(for layout: BroadcastLayout) -> GeneratedFloatBinaryKernels? { nil }
+
+  func reserveGeneratedKernels(for layout: BroadcastLayout, on kernels: GeneratedFloatBinaryKernels) {}
 
   func run(
     layout: BroadcastLayout, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer,
@@ -130,6 +136,7 @@ final class BinaryKernel<Definition: BinaryKernelDefinition>: Kernel {
     let layout = try BroadcastLayout(broadcasting: [lhs.shape, rhs.shape])
     self.layout = layout
     output.shape = layout.shape
+    if let kernels = GeneratedFloatBinaryKernels.current { definition.reserveGeneratedKernels(for: layout, on: kernels) }
   }
 
   func eval(_ context: EvalContext) throws {

@@ -211,6 +211,13 @@ struct GeneratedFloatBinaryRows {
       clamps: clamp.lower != unbounded.lower || clamp.upper != unbounded.upper)
   }
 
+  /// Reserves on `kernels` the kernel `run` calls for `operation` clamped to `clamp`.
+  func reserveKernel(
+    _ operation: FloatBinaryKernelGenerator.Operation, clamp: ActivationRange<Float>, on kernels: GeneratedFloatBinaryKernels
+  ) {
+    kernels.reserve(variant(operation, clamp: clamp))
+  }
+
   /// Computes output elements `range` of `operation`, clamped to `clamp`, on `kernels`: a partial
   /// first row, the whole rows and a partial last row, one kernel call each. False, with nothing
   /// written, when the kernel could not be mapped.
