@@ -238,9 +238,7 @@ final class ByteTransposeConvolution {
   init?(
     shape: TransposeConvolutionShape, arithmetic: IntegerWeightedArithmetic, inputType: ElementType,
     route: DotProductSums = .current,
-    requantizer: GeneratedRequantizationKernels? = GeneratedFloatKernels.currentISA.flatMap {
-      GeneratedRequantizationKernels.kernels(for: $0)
-    }
+    requantizer: GeneratedRequantizationKernels? = GeneratedRequantizationKernels.current
   ) {
     let taps = shape.height.filterSize * shape.width.filterSize
     let (outputChannels, depth) = (shape.outputChannels, shape.inputChannels)
