@@ -191,19 +191,30 @@ final class IntegerGEMMTests: XCTestCase {
         random: &random, type: trial % 3 == 2 ? .uint8 : .int8,
         inputShape: [1, side, side + random.int(0...3), channels],
         filterShape: [outputChannels, filterSize, filterSize, channels], channelAxis: 0)
-      let geometry = try Geometry(
-        problem.inputShape, filterHeight: filterSize, filterWidth: filterSize, strideH: stride, strideW: stride,
-        dilationH: dilation, dilationW: dilation, same: options.padding == .same)
-      let expected = problem.reference(
-        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
-        inputChannelsPerOutput: channels
-      ) { output, ky, kx, i in (i, ((output * filterSize + ky) * filterSize + kx) * channels + i) }
-      for level in levels {
-        try GeneratedDotProductKernels.$forcedISA.withValue(level) {
-          try problem.assertKernelMatches(
-            expected, "CONV_2D", options: .conv2DOptions(options),
-            "trial \(trial) \(problem.type.name) \(filterSize)×\(filterSize) \(channels)→\(outputChannels) \(level)")
-        }
+      try assertConvolutionMatchesOnLevels(
+        problem, filterSize: filterSize, stride: stride, dilation: dilation, options: options, levels: levels,
+        "trial \(trial) \(problem.type.name) \(filterSize)×\(filterSize) \(channels)→\(outputChannels)")
+    }
+  }
+
+  /// Asserts that CONV_2D of `problem` (square `filterSize` filters in OHWI order, `stride` and
+  /// `dilation` on both axes, `options`) equals the plain loop on each dot-product level of `levels`.
+  private func assertConvolutionMatchesOnLevels(
+    _ problem: WeightedProblem, filterSize: Int, stride: Int, dilation: Int = 1, options: Conv2DOptions,
+    levels: [DotProductISA], _ label: String
+  ) throws {
+    let channels = problem.inputShape[3]
+    let outputChannels = problem.filterShape[0]
+    let geometry = try Geometry(
+      problem.inputShape, filterHeight: filterSize, filterWidth: filterSize, strideH: stride, strideW: stride,
+      dilationH: dilation, dilationW: dilation, same: options.padding == .same)
+    let expected = problem.reference(
+      geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
+      inputChannelsPerOutput: channels
+    ) { output, ky, kx, i in (i, ((output * filterSize + ky) * filterSize + kx) * channels + i) }
+    for level in levels {
+      try GeneratedDotProductKernels.$forcedISA.withValue(level) {
+        try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), "\(label) \(level)")
       }
     }
   }
@@ -230,20 +241,9 @@ final class IntegerGEMMTests: XCTestCase {
       let problem = WeightedProblem(
         random: &random, type: trial % 3 == 2 ? .uint8 : .int8, inputShape: [1 + trial % 5 / 4, height, width, channels],
         filterShape: [outputChannels, filterSize, filterSize, channels], channelAxis: 0)
-      let geometry = try Geometry(
-        problem.inputShape, filterHeight: filterSize, filterWidth: filterSize, strideH: stride, strideW: stride,
-        dilationH: 1, dilationW: 1, same: options.padding == .same)
-      let expected = problem.reference(
-        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
-        inputChannelsPerOutput: channels
-      ) { output, ky, kx, i in (i, ((output * filterSize + ky) * filterSize + kx) * channels + i) }
-      for level in levels {
-        try GeneratedDotProductKernels.$forcedISA.withValue(level) {
-          try problem.assertKernelMatches(
-            expected, "CONV_2D", options: .conv2DOptions(options),
-            "trial \(trial) \(problem.type.name) \(problem.inputShape) \(filterSize)×\(filterSize)/\(stride) → \(outputChannels) \(level)")
-        }
-      }
+      try assertConvolutionMatchesOnLevels(
+        problem, filterSize: filterSize, stride: stride, options: options, levels: levels,
+        "trial \(trial) \(problem.type.name) \(problem.inputShape) \(filterSize)×\(filterSize)/\(stride) → \(outputChannels)")
     }
   }
 
