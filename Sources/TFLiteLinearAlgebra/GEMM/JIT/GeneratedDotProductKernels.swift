@@ -42,6 +42,9 @@
   @usableFromInline package let flipsSigns: Bool
   /// True when one-panel requantizing families can store only some columns (`masksStore`).
   @usableFromInline package let masksStores: Bool
+  /// AVX512-VNNI: the kernels of int8 1×1 convolutions into 1–4 channels with output bytes on the
+  /// lanes (`PixelLaneKernelGenerator`); nil on AVX-VNNI.
+  @usableFromInline package let pixelLanes: PixelLaneKernels?
   /// The families made so far, by `familyIndex` (each usable once its first tile maps).
   private var families: [DotProductTiles?]
   /// Guards `families`.
@@ -54,6 +57,7 @@
     maximumColumns = DotProductKernelGenerator.maximumColumns(isa)
     flipsSigns = DotProductKernelGenerator.flipsSigns(isa)
     masksStores = DotProductKernelGenerator.masksStores(isa)
+    pixelLanes = isa == .avx512VNNI ? PixelLaneKernels() : nil
     families = Array(repeating: nil, count: 1 + 4 * RequantizedOutput.allCases.count * RequantizationForm.all.count)
     mutex = .allocate(capacity: 1)
     pthread_mutex_init(mutex, nil)

@@ -564,6 +564,10 @@ private final class ByteConvolution {
   let flipsSign: Bool
   /// True when the rows are gathered by `FewChannelIm2colLeftOperand` (1–4 input channels).
   let gathersFewChannels: Bool
+  /// An int8 1×1 convolution read in place into 1–4 channels on AVX512-VNNI: the output bytes on
+  /// the vector lanes instead of the GEMM's output channels (`PixelLanePointwise`); nil otherwise,
+  /// and the GEMM prepared below runs where the OS refuses its kernel.
+  let pixelLanes: PixelLanePointwise?
   /// Rows of a packed block of an int8 1×1 stride-1 input (which the convolution could read in
   /// place): four 6-row tiles of four panels, or three 8-row tiles of three.
   static let flippedBlockRows = 24
@@ -587,6 +591,7 @@ private final class ByteConvolution {
   /// known after the float GEMM's one-time probe, which a model without float GEMMs never runs).
   var description: String {
     "\(inputType.name.lowercased()) GEMM, \(weights.level)\(gathersFewChannels ? ", few-channel im2col" : "")"
+      + (pixelLanes == nil ? "" : ", output bytes on the lanes")
   }
 
   init(
@@ -635,6 +640,15 @@ private final class ByteConvolution {
         || (flipsSign
           && (shape.gemmRows < Self.flippedBlockRows || shape.groupOutputChannels <= GEMMTile.columns)))
     gathersFewChannels = !readsInPlace && FewChannelIm2colLeftOperand.applies(to: shape)
+    if readsInPlace, flipsSign, shape.groups == 1, case .generated(_, let kernels) = weights,
+      let signedWeights = arithmetic.signedWeights
+    {
+      pixelLanes = PixelLanePointwise(
+        dotProducts: kernels, outputs: shape.outputChannels, depth: shape.inputChannels, weights: signedWeights,
+        epilogue: constants.epilogue(group: 0), multipliers: arithmetic.multipliers, rounding: arithmetic.rounding)
+    } else {
+      pixelLanes = nil
+    }
     // The family of this convolution's requantization form (8-bit outputs have the input's type)
     // reserves its first tile and the tiles the plan runs, all mapped with the other nodes' at the
     // end of allocateTensors(), not mid-invoke; where the OS refuses them, the tiles run in the
@@ -694,6 +708,13 @@ private final class ByteConvolution {
   func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, scratch: UnsafeMutableRawPointer) throws {
     let source = UnsafeRawPointer(try tensorData(input))
     let destination = try tensorData(output)
+    if let pixelLanes,
+      pixelLanes.run(
+        input: source.assumingMemoryBound(to: Int8.self), output: destination.assumingMemoryBound(to: Int8.self),
+        pixels: shape.gemmRows)
+    {
+      return
+    }
     if output.type == .uint8 {
       run(source, output: destination.assumingMemoryBound(to: UInt8.self), threadCount: threadCount, scratch: scratch)
     } else {
