@@ -32,6 +32,16 @@ final class ExecutableCodeBoundTests: XCTestCase {
           _ = kernels.tiles(output, flipsSign: flipsSign, masksStore: true)
         }
       }
+      if let pixelLanes = kernels.pixelLanes {
+        let shapes = (1...PixelLaneKernelGenerator.maximumOutputs).flatMap { outputs in
+          (1...PixelLaneKernelGenerator.maximumDepth).filter { PixelLaneKernelGenerator.supports(outputs: outputs, depth: $0) }
+            .flatMap { depth in RequantizationForm.all.map { (outputs, depth, $0) } }
+        }
+        for (outputs, depth, form) in shapes { pixelLanes.reserve(outputs: outputs, depth: depth, form: form) }
+        for (outputs, depth, form) in shapes {
+          XCTAssertNotNil(pixelLanes.entry(outputs: outputs, depth: depth, form: form), "\(outputs) from \(depth)")
+        }
+      }
     }
   }
 

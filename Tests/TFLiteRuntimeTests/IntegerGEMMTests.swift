@@ -247,6 +247,39 @@ final class IntegerGEMMTests: XCTestCase {
     }
   }
 
+  /// int8 1×1 CONV_2D into 1–4 channels (segmentation and score heads) from every depth the
+  /// pixel-lane kernels take and depths beside them (6, 20, 36: the GEMM), over pixel counts that
+  /// are and are not multiples of 16, in one or two images, with every fused activation: bit-exact
+  /// with the plain loop on every dot-product level this machine runs (forced one by one), on the
+  /// Swift route, on 1 and 2 threads; AVX512-VNNI takes the pixel-lane route exactly where the
+  /// shape has a kernel.
+  func testFewChannelHeadsMatchNaiveLoopAndPutOutputsOnTheLanes() throws {
+    var random = SeededGenerator(seed: 29)
+    let levels = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
+    var trial = 0
+    for outputs in 1...4 {
+      for depth in [4, 6, 8, 12, 16, 20, 24, 32, 36] {
+        trial += 1
+        let (batch, height, width) = [(1, 32, 32), (1, 5, 7), (2, 3, 9), (1, 1, 13), (1, 4, 4)][trial % 5]
+        let options = Conv2DOptions(
+          padding: .valid, strideW: 1, strideH: 1,
+          fusedActivationFunction: [.none, .relu, .relu6, .reluN1To1][trial % 4])
+        let problem = WeightedProblem(
+          random: &random, type: .int8, inputShape: [batch, height, width, depth],
+          filterShape: [outputs, 1, 1, depth], channelAxis: 0)
+        let label = "trial \(trial) \(problem.inputShape) → \(outputs)"
+        try assertConvolutionMatchesOnLevels(problem, filterSize: 1, stride: 1, options: options, levels: levels, label)
+        let route = try GeneratedDotProductKernels.$forcedISA.withValue(.avx512VNNI) {
+          try problem.run("CONV_2D", options: .conv2DOptions(options), threads: 1).route
+        }
+        let hasKernel =
+          GeneratedDotProductKernels.kernels(for: .avx512VNNI) != nil
+          && PixelLaneKernelGenerator.supports(outputs: outputs, depth: depth)
+        XCTAssertEqual(route?.contains("output bytes on the lanes") ?? false, hasKernel, "\(label): \(route ?? "")")
+      }
+    }
+  }
+
   /// int8 1×1 stride-1 CONV_2D on both sides of the 24 rows from which the input is packed (its
   /// signs flipped once per row) instead of read in place by tiles that flip each broadcast quad
   /// (1–60 pixels in one or two images, depths 8–64, 17–150 output channels: partial panels and
