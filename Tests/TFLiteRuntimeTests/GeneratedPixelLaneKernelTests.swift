@@ -8,27 +8,35 @@ import TFLiteLinearAlgebra
 /// scalar rescale (`QuantizedMultiplier.apply`), every requantization form, both roundings,
 /// per-channel and shared multipliers, nothing written past the output.
 final class GeneratedPixelLaneKernelTests: XCTestCase {
-  /// The shapes with a kernel: a depth that is a multiple of 4, each gathered quad within two
-  /// loaded vectors (so one output channel takes at most 8 input channels, 4 up to 32).
+  /// The shapes with a kernel: a depth that is a multiple of 4 up to 32 whose quads, after at
+  /// most two deinterleaving stages (powers of two), each gather from two adjacent vectors, within
+  /// the registers (three channels repeat every three vectors: three sets of weight vectors).
   func testSupportedShapes() {
     let supported = (1...5).map { outputs in
       (1...40).filter { PixelLaneKernelGenerator.supports(outputs: outputs, depth: $0) }
     }
-    XCTAssertEqual(supported[0], [4, 8])
-    XCTAssertEqual(supported[1], [4, 8, 12, 16])
+    XCTAssertEqual(supported[0], [4, 8, 16, 32])
+    XCTAssertEqual(supported[1], [4, 8, 12, 16, 24, 32])
     XCTAssertEqual(supported[2], [4, 8, 12, 16])
     XCTAssertEqual(supported[3], [4, 8, 12, 16, 20, 24, 32])
     XCTAssertEqual(supported[4], [])
     XCTAssertThrowsError(try PixelLaneKernelGenerator.code(outputs: 1, depth: 12, form: .complete))
+    XCTAssertThrowsError(try PixelLaneKernelGenerator.code(outputs: 3, depth: 24, form: .complete))
     XCTAssertThrowsError(try PixelLaneKernelGenerator.code(outputs: 2, depth: 6, form: .complete))
     XCTAssertNoThrow(try PixelLaneKernelGenerator.code(outputs: 3, depth: 16, form: .complete))
   }
 
   /// Lane ℓ of output vector j gathers quad d of pixel (16j + ℓ) / N: the indices and weight
-  /// vectors of N = 3, K = 8 (whose channels repeat every three vectors) from first principles.
+  /// vectors of N = 3, K = 8 (whose channels repeat every three vectors, no stages) from first
+  /// principles, and of N = 1, K = 16, whose one stage puts dword 2i of the block in vectors 0–1
+  /// and 2i + 1 in vectors 2–3.
   func testIndicesAndWeightVectorsOfThreeChannels() {
     let indices = PixelLaneKernelGenerator.indices(outputs: 3, depth: 8)
-    XCTAssertEqual(indices.count, 3 * 2 * 16)
+    XCTAssertEqual(indices.count, (3 * 2 + 2) * 16)
+    // The stages' even and odd dwords of two vectors.
+    let evens: [Int32] = (0..<16).map { Int32(2 * $0) }
+    let odds: [Int32] = (0..<16).map { Int32(2 * $0 + 1) }
+    XCTAssertEqual(Array(indices[96...]), evens + odds)
     // Vector 1, quad 1: lanes 0…15 are bytes 16…31, pixels 5…10, dwords 11…21 (first vector 0).
     XCTAssertEqual(Array(indices[48..<64]), (16..<32).map { Int32($0 / 3 * 2 + 1) })
     // Vector 2, quad 0: pixels 10…15, dwords 20…30, read from vectors 1 and 2 (indices from 16 on).
@@ -39,6 +47,15 @@ final class GeneratedPixelLaneKernelTests: XCTestCase {
     // Record 1, quad 1, lane 2: channel (16 + 2) mod 3 = 0, depths 4…7.
     XCTAssertEqual(Array(weights[(1 * 2 + 1) * 64 + 8..<(1 * 2 + 1) * 64 + 12]), [4, 5, 6, 7])
     XCTAssertEqual(PixelLaneKernelGenerator.channel(outputs: 3, record: 2, lane: 5), (32 + 5) % 3)
+    // N = 1, K = 16: quad d of pixel p is dword 4p + d; after the stage, even dwords 4p + d (d = 0, 2)
+    // sit at place 2p + d / 2 of vectors 0–1, odd ones (d = 1, 3) at 2p + d / 2 of vectors 2–3
+    // (32 + … less the first vector's 32): each gather reads places 2p + d / 2 from its pair.
+    let single = PixelLaneKernelGenerator.indices(outputs: 1, depth: 16)
+    XCTAssertEqual(single.count, (4 + 2) * 16)
+    for quad in 0..<4 {
+      let places: [Int32] = (0..<16).map { Int32(2 * $0 + quad / 2) }
+      XCTAssertEqual(Array(single[16 * quad..<16 * quad + 16]), places, "quad \(quad)")
+    }
   }
 
   /// Every supported shape's kernel against the plain loop: 1–70 pixels (whole blocks, a partial

@@ -252,7 +252,7 @@ final class IntegerGEMMTests: XCTestCase {
   /// are and are not multiples of 16, in one or two images, with every fused activation: bit-exact
   /// with the plain loop on every dot-product level this machine runs (forced one by one), on the
   /// Swift route, on 1 and 2 threads; AVX512-VNNI takes the pixel-lane route exactly where the
-  /// shape has a kernel.
+  /// shape has a kernel. FULLY_CONNECTED into 1–4 units (one rounding) likewise.
   func testFewChannelHeadsMatchNaiveLoopAndPutOutputsOnTheLanes() throws {
     var random = SeededGenerator(seed: 29)
     let levels = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
@@ -277,6 +277,31 @@ final class IntegerGEMMTests: XCTestCase {
           && PixelLaneKernelGenerator.supports(outputs: outputs, depth: depth)
         XCTAssertEqual(route?.contains("output bytes on the lanes") ?? false, hasKernel, "\(label): \(route ?? "")")
       }
+    }
+    // FULLY_CONNECTED (one rounding) into 1–4 units takes the same route.
+    for (trial, (rows, depth, units)) in [(1, 8, 1), (37, 16, 2), (20, 12, 3), (50, 32, 4), (16, 4, 1), (23, 32, 1), (9, 24, 2)].enumerated() {
+      let problem = WeightedProblem(
+        random: &random, type: .int8, inputShape: [rows, depth], filterShape: [units, depth], channelAxis: 0,
+        rounding: .singleRounding)
+      let geometry = try Geometry(
+        [rows, 1, 1, depth], filterHeight: 1, filterWidth: 1, strideH: 1, strideW: 1, dilationH: 1, dilationW: 1,
+        same: false)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: units, activation: .relu, inputChannelsPerOutput: depth
+      ) { output, _, _, channel in (channel, output * depth + channel) }
+      let options = BuiltinOptions.fullyConnectedOptions(FullyConnectedOptions(fusedActivationFunction: .relu))
+      let label = "FULLY_CONNECTED trial \(trial) \(rows)x\(depth)x\(units)"
+      for level in levels {
+        try GeneratedDotProductKernels.$forcedISA.withValue(level) {
+          try problem.assertKernelMatches(expected, "FULLY_CONNECTED", options: options, "\(label) \(level)")
+        }
+      }
+      let route = try GeneratedDotProductKernels.$forcedISA.withValue(.avx512VNNI) {
+        try problem.run("FULLY_CONNECTED", options: options, threads: 1).route
+      }
+      XCTAssertEqual(
+        route?.contains("output bytes on the lanes") ?? false, GeneratedDotProductKernels.kernels(for: .avx512VNNI) != nil,
+        "\(label): \(route ?? "")")
     }
   }
 
