@@ -17,8 +17,8 @@
 // The function is `void kernel(const PixelLaneKernelArguments *)` (System V); registers: rdi the
 // arguments, rax the input, rdx the output, rcx the block counter, r8 the weights, r9 the indices,
 // rsi the table, r11 the lanes; zmm0… the loaded input (and the stages' second bank), then the
-// weights, zmm27 the gathered quad,
-// zmm28 the sums, zmm29–30 the emission's scratch, zmm31 the sign flip; `vzeroupper` before returning.
+// weights, zmm27 the gathered quad, zmm28 the sums, zmm29–30 the emission's scratch, zmm31 the
+// sign flip; `vzeroupper` before returning.
 
 /// The arguments of a pixel-lane kernel, passed by pointer (the kernel reads each field at its
 /// `MemoryLayout` offset).
