@@ -18,6 +18,25 @@ final class ConcatenationTests: XCTestCase {
     }
   }
 
+  /// The joined bytes element by element: output element `o` comes from the part whose range
+  /// along `axis` holds `o[axis]`.
+  private func naiveJoin(_ parts: [[UInt8]], shapes: [[Int]], axis: Int, elementSize: Int) throws -> [UInt8] {
+    var expected: [UInt8] = []
+    for output in allIndices(try concatenatedShape(inputShapes: shapes, axis: axis)) {
+      var position = output[axis]
+      var part = 0
+      while position >= shapes[part][axis] {
+        position -= shapes[part][axis]
+        part += 1
+      }
+      var input = output
+      input[axis] = position
+      let element = flatPosition(input, shapes[part])
+      expected += parts[part][(element * elementSize)..<((element + 1) * elementSize)]
+    }
+    return expected
+  }
+
   func testConcatenationMatchesNaiveJoin() throws {
     var generator = SeededGenerator(seed: 90)
     for _ in 0..<200 {
@@ -32,20 +51,7 @@ final class ConcatenationTests: XCTestCase {
       let partition = AxisPartition(shape: outputShape, axis: axis, partExtents: shapes.map { $0[axis] })
       for elementSize in movableElementSizes {
         let parts = shapes.map { randomBytes(count: $0.reduce(1, *), elementSize: elementSize, using: &generator) }
-        // Naive: output element at index o comes from the part whose axis range holds o[axis].
-        var expected: [UInt8] = []
-        for output in allIndices(outputShape) {
-          var position = output[axis]
-          var part = 0
-          while position >= shapes[part][axis] {
-            position -= shapes[part][axis]
-            part += 1
-          }
-          var input = output
-          input[axis] = position
-          let element = flatPosition(input, shapes[part])
-          expected += parts[part][(element * elementSize)..<((element + 1) * elementSize)]
-        }
+        let expected = try naiveJoin(parts, shapes: shapes, axis: axis, elementSize: elementSize)
         let output = joined(parts, partition: partition, elementSize: elementSize)
         XCTAssertEqual(output, expected, "shapes \(shapes) axis \(axis)")
 
@@ -55,6 +61,54 @@ final class ConcatenationTests: XCTestCase {
             partition.extract(part: index, from: whole, into: destination, elementSize: elementSize)
           }
           XCTAssertEqual(extracted, part)
+        }
+      }
+    }
+  }
+
+  /// Every run length of 1–70 bytes (the first part's run; the others' are 1–3 times it), 2–5
+  /// parts, every axis of ranks 1–4, every element size: the inline short-run copies write exactly
+  /// the naive join's bytes and nothing before or after the output, and SPLIT gives the parts back.
+  func testShortRunsOfEveryLengthJoinAndSplitExactly() throws {
+    var generator = SeededGenerator(seed: 94)
+    let guardBytes = 16
+    for elementSize in movableElementSizes {
+      for runElements in 1...(70 / elementSize) {
+        let rank = 1 + runElements % 4
+        let axis = (runElements / 4) % rank
+        // Part 0's run along `axis` is `runElements`: its extent there times the axes after it.
+        var base = randomShape(rank: rank, extents: 1...3, using: &generator)
+        for inner in (axis + 1)..<rank { base[inner] = inner == rank - 1 ? runElements : 1 }
+        let shapes = (0..<(2 + runElements % 4)).map { part -> [Int] in
+          var shape = base
+          let multiple = part == 0 ? 1 : Int.random(in: 1...3, using: &generator)
+          shape[axis] = axis == rank - 1 ? runElements * multiple : multiple
+          return shape
+        }
+        let outputShape = try concatenatedShape(inputShapes: shapes, axis: axis)
+        let partition = AxisPartition(shape: outputShape, axis: axis, partExtents: shapes.map { $0[axis] })
+        let parts = shapes.map { randomBytes(count: $0.reduce(1, *), elementSize: elementSize, using: &generator) }
+        let expected = try naiveJoin(parts, shapes: shapes, axis: axis, elementSize: elementSize)
+        let buffers = parts.map { part -> UnsafeMutableRawBufferPointer in
+          let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: part.count, alignment: 16)
+          buffer.copyBytes(from: part)
+          return buffer
+        }
+        defer { buffers.forEach { $0.deallocate() } }
+        let guarded = withBuffers(source: [], outputBytes: expected.count + 2 * guardBytes) { _, output in
+          partition.join(into: output + guardBytes, elementSize: elementSize) { UnsafeRawPointer(buffers[$0].baseAddress!) }
+        }
+        let untouched = [UInt8](repeating: 0xEE, count: guardBytes)
+        let context = "\(elementSize)-byte elements, shapes \(shapes), axis \(axis)"
+        XCTAssertEqual(Array(guarded[guardBytes..<(guardBytes + expected.count)]), expected, context)
+        XCTAssertEqual(Array(guarded.prefix(guardBytes)), untouched, context)
+        XCTAssertEqual(Array(guarded.suffix(guardBytes)), untouched, context)
+        for (index, part) in parts.enumerated() {
+          let extracted = withBuffers(source: expected, outputBytes: part.count + guardBytes) { whole, destination in
+            partition.extract(part: index, from: whole, into: destination, elementSize: elementSize)
+          }
+          XCTAssertEqual(Array(extracted.prefix(part.count)), part, context)
+          XCTAssertEqual(Array(extracted.suffix(guardBytes)), untouched, context)
         }
       }
     }

@@ -204,6 +204,46 @@ final class ResizeTests: XCTestCase {
     }
   }
 
+  /// Resizes whose fractions have few bits (power-of-two upscales with half-pixel centers, 2×
+  /// without, align-corners 5 → 9, 2× downscales, unscaled copies) take the Int16 lanes: random
+  /// values and extremes, channels 1–40, batches, both rounding policies and one or two threads
+  /// equal the reference.
+  func testInt8BilinearInInt16LanesMatchesReferenceArithmetic() throws {
+    var generator = SeededGenerator(seed: 54)
+    // (input height, width, output height, width, align corners, half-pixel, fraction bits of rows + columns)
+    let cases = [
+      (16, 16, 32, 32, false, true, 4), (4, 6, 16, 12, false, true, 5), (3, 2, 24, 16, false, true, 8),
+      (5, 7, 10, 14, false, false, 2), (5, 3, 9, 5, true, false, 2), (2, 9, 32, 9, false, true, 5),
+      (6, 8, 3, 4, false, true, 2), (7, 4, 7, 4, false, true, 0),
+    ]
+    for (trial, (inputHeight, inputWidth, outputHeight, outputWidth, alignCorners, halfPixel, bits)) in cases.enumerated() {
+      func axisBits(_ inputSize: Int, _ outputSize: Int) -> Int {
+        FixedPointBilinearTap.fractionBits(
+          FixedPointBilinearTap.axis(
+            inputSize: inputSize, outputSize: outputSize, alignCorners: alignCorners, halfPixelCenters: halfPixel))
+      }
+      XCTAssertEqual(axisBits(inputHeight, outputHeight) + axisBits(inputWidth, outputWidth), bits)
+      let channelCounts = [1, 8, 13, 24, 40, 3, 16, 9]
+      for channels in (0..<3).map({ channelCounts[(trial + 3 * $0 + 1) % channelCounts.count] }) {
+        let shape = [1 + (trial + channels) % 2, inputHeight, inputWidth, channels]
+        let count = shape.reduce(1, *)
+        let random = (0..<count).map { _ in Int8.random(in: .min ... .max, using: &generator) }
+        let extremes = (0..<count).map { _ in Bool.random(using: &generator) ? Int8.min : Int8.max }
+        for rounding in RoundingPolicy.allCases {
+          for input in [random, extremes] {
+            try checkQuantizedBilinear(
+              input, type: .int8, shape: shape, size: [outputHeight, outputWidth], alignCorners: alignCorners,
+              halfPixel: halfPixel, rounding: rounding, threads: 1 + channels % 2)
+          }
+        }
+      }
+    }
+    // 3 → 7 with half-pixel centers needs 10 bits per axis: the Int32 lanes.
+    XCTAssertEqual(
+      FixedPointBilinearTap.fractionBits(
+        FixedPointBilinearTap.axis(inputSize: 3, outputSize: 7, alignCorners: false, halfPixelCenters: true)), 10)
+  }
+
   /// With `alignCorners` and more than 2048 output columns over two input columns, LiteRT's lower
   /// tap of the last column is input column 2, past the input: the kernel keeps it at column 1 and
   /// reads nothing outside the input (the last output column equals the last input column).

@@ -891,8 +891,8 @@ extension UnsignedIm2colLeftOperand {
 }
 
 /// Copies `count` bytes, XOR-ing each with the matching byte of `flip` (all equal): 16 bytes at a
-/// time, the last 16 overlapping the ones before; a run of 4 to 15 bytes as two overlapping 8- or
-/// 4-byte words; single bytes below 4. Runs are short in im2col (a few channels per tap, 9 bytes
+/// time, the last 16 overlapping the ones before; a run of 2 to 15 bytes as two overlapping 8-, 4-
+/// or 2-byte words; a single byte alone (a byte loop would become a `memmove` call). Runs are short in im2col (a few channels per tap, 9 bytes
 /// for three 3-channel taps), where a `memmove` call or a byte loop costs more than the copy. The
 /// overlap rewrites the same bytes (source and destination never alias).
 @inline(__always)
@@ -923,8 +923,11 @@ func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPo
   } else if count >= 4 {
     copyWord(UInt32.self, at: 0)
     copyWord(UInt32.self, at: count &- 4)
-  } else {
-    for offset in 0..<count { copyWord(UInt8.self, at: offset) }
+  } else if count >= 2 {
+    copyWord(UInt16.self, at: 0)
+    copyWord(UInt16.self, at: count &- 2)
+  } else if count == 1 {
+    copyWord(UInt8.self, at: 0)
   }
 }
 

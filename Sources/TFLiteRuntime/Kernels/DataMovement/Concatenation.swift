@@ -33,7 +33,7 @@ struct AxisPartition: Equatable {
   }
 
   /// Writes the whole from its parts (`source(i)` is part `i`, dense, asked once per part),
-  /// block after block so the output is written front to back.
+  /// block after block so the output is written front to back (short runs inline, `copyRun`).
   func join(into whole: UnsafeMutableRawPointer, elementSize: Int, source: (Int) -> UnsafeRawPointer) {
     withUnsafeTemporaryAllocation(of: (start: UnsafeRawPointer, bytes: Int).self, capacity: partExtents.count) { parts in
       for part in parts.indices {
@@ -42,7 +42,7 @@ struct AxisPartition: Equatable {
       var output = whole
       for block in 0..<outerCount {
         for (start, bytes) in parts {
-          output.copyMemory(from: start + block &* bytes, byteCount: bytes)
+          copyRun(from: start + block &* bytes, to: output, byteCount: bytes)
           output += bytes
         }
       }

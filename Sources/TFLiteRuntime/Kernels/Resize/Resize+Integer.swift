@@ -6,6 +6,8 @@
 // int8 runs in two passes (`SeparableInt8BilinearResize`): the reference's sum of four corners
 // times products of two 10-bit weights equals a blend of two column blends, and every product of
 // the first pass is a 10-bit weight times a 9-bit difference, which SSE2 multiplies natively.
+// Where the weights have few bits (2× and 4× upscales with half-pixel centers), both passes run
+// in Int16 lanes (`NarrowInt8Blend`).
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -51,6 +53,12 @@ struct FixedPointBilinearTap: Equatable {
       return Self(lower: lower, upper: upper, fraction: lower == upper ? 0 : position - (1 << 10) * lower)
     }
   }
+
+  /// How many bits below the binary point the fractions of `taps` use: 10 minus the fewest
+  /// trailing zero bits of a non-zero fraction (2 for quarters), 0 when every fraction is 0.
+  static func fractionBits(_ taps: [Self]) -> Int {
+    taps.lazy.filter { $0.fraction != 0 }.map { 10 - $0.fraction.trailingZeroBitCount }.max() ?? 0
+  }
 }
 
 /// What `roundedInterpolation` adds to a negative sum before its floor division: −1 rounds half
@@ -60,44 +68,58 @@ private func negativeSumAdjustment<Value: FixedWidthInteger>(_ rounding: Roundin
   rounding == .doubleRounding ? -1 : 0
 }
 
-/// `sum / 2^20` rounded as the reference kernel rounds its 20-bit interpolation, in one floor
+/// `sum / 2^bits` (2^20 unless given) rounded as the reference rounds its 20-bit interpolation, in one floor
 /// division: for a negative sum, ⌈(sum − 2^19) / 2^20⌉ = ⌊(sum + 2^19 − 1) / 2^20⌋, so half away from
 /// zero is `(sum + 2^19 + (sum < 0 ? −1 : 0)) >> 20` and half up the same without the −1.
 @inline(__always)
-private func roundedInterpolation<Value: FixedWidthInteger>(_ sum: Value, adjustment: Value) -> Value {
-  (sum &+ (1 << 19) &+ ((sum &>> (Value.bitWidth - 1)) & adjustment)) &>> 20
+private func roundedInterpolation<Value: FixedWidthInteger>(_ sum: Value, adjustment: Value, bits: Int = 20) -> Value {
+  (sum &+ (1 &<< (bits &- 1)) &+ ((sum &>> (Value.bitWidth - 1)) & adjustment)) &>> bits
+}
+
+/// The lanes of one formulation of the two-pass int8 interpolation: how an input row is blended
+/// across columns and how two such rows are blended into an output row.
+private protocol SeparableInt8Blend {
+  /// The lane type of a row blended across columns.
+  associatedtype Blended
+  /// The number of output columns.
+  var outputWidth: Int { get }
+  /// The first pass: blends one input row across columns into `outputWidth · channels` values.
+  func blendColumns(_ inputRow: UnsafePointer<Int8>, into blend: UnsafeMutablePointer<Blended>)
+  /// The second pass: blends two rows made by the first pass with the row tap's `fraction` into
+  /// `length` int8 outputs, rounded as the reference rounds.
+  func blendRows(
+    _ top: UnsafePointer<Blended>, _ bottom: UnsafePointer<Blended>, fraction: Int, length: Int,
+    into destination: UnsafeMutablePointer<Int8>)
 }
 
 /// int8 interpolation in two passes. Each input row the output needs is first blended across
-/// columns, `H = 1024·left + fx·(right − left)` (18 bits), then each output row blends two such
-/// rows, `S = 1024·H_top + fy·(H_bottom − H_top)`: exactly the reference's 20-bit sum of four
-/// corners times `(1024 − fy or fy)·(1024 − fx or fx)`, rounded the same way. The two blended rows
+/// columns, then each output row blends two such rows (the reference's sum of four corners times
+/// products of a row and a column weight is a blend of two column blends). The two blended rows
 /// last made are kept, so an upscale blends each input row across once per image instead of once
 /// per output row, and the second pass runs over whole output rows whatever the channel count.
-private struct SeparableInt8BilinearResize {
+private struct SeparableInt8BilinearResize<Blend: SeparableInt8Blend> {
   let source: ResizeSource
   let rows: [FixedPointBilinearTap]
-  let columns: [FixedPointBilinearTap]
-  let rounding: RoundingPolicy
+  let blend: Blend
 
   /// Computes output rows `range` (counted over batch × output height).
   func run(input: UnsafeRawPointer, output: UnsafeMutableRawPointer, rows range: Range<Int>) {
-    let rowLength = columns.count &* source.channels
+    let rowLength = blend.outputWidth &* source.channels
     let inputElements = input.assumingMemoryBound(to: Int8.self)
     let outputElements = output.assumingMemoryBound(to: Int8.self)
     let inputRowLength = source.width &* source.channels
-    ThreadWorkspace.with(byteCount: 2 &* rowLength &* MemoryLayout<Int32>.stride) { workspace in
-      let buffers = workspace.bindMemory(to: Int32.self, capacity: 2 &* rowLength)
+    ThreadWorkspace.with(byteCount: 2 &* rowLength &* MemoryLayout<Blend.Blended>.stride) { workspace in
+      let buffers = workspace.bindMemory(to: Blend.Blended.self, capacity: 2 &* rowLength)
       // The input row (over batch × input height) blended into buffer 0 and buffer 1, or −1.
       var held = SIMD2<Int>(-1, -1)
       /// The buffer holding input row `row` blended, made in the buffer not holding `keeping`.
-      func blended(_ row: Int, keeping: Int) -> UnsafeMutablePointer<Int32> {
+      func blended(_ row: Int, keeping: Int) -> UnsafeMutablePointer<Blend.Blended> {
         if held[0] == row { return buffers }
         if held[1] == row { return buffers + rowLength }
         let slot = held[0] == keeping ? 1 : 0
         held[slot] = row
         let buffer = buffers + slot &* rowLength
-        blendColumns(inputElements + row &* inputRowLength, into: buffer)
+        blend.blendColumns(inputElements + row &* inputRowLength, into: buffer)
         return buffer
       }
       rows.withUnsafeBufferPointer { rowTaps in
@@ -108,19 +130,28 @@ private struct SeparableInt8BilinearResize {
           let bottom = batch &* source.height &+ tap.upper
           let topBlend = blended(top, keeping: bottom)
           let bottomBlend = blended(bottom, keeping: top)
-          blendRows(
+          blend.blendRows(
             topBlend, bottomBlend, fraction: tap.fraction, length: rowLength,
             into: outputElements + outputRow &* rowLength)
         }
       }
     }
   }
+}
 
-  /// The first pass over one input row: `H = 1024·left + fx·(right − left)` for every output
-  /// column and channel. Both factors of the product fit 16 bits (`fx` below 2^10, the difference
-  /// of two int8 values 9 bits), so it is a 16-bit multiply-add (`pmaddwd`) even in SSE2.
-  private func blendColumns(_ inputRow: UnsafePointer<Int8>, into blend: UnsafeMutablePointer<Int32>) {
-    let channels = source.channels
+/// The two passes in Int32 lanes, for any taps: `H = 1024·left + fx·(right − left)` (18 bits),
+/// then `S = 1024·H_top + fy·(H_bottom − H_top)`, exactly the reference's 20-bit sum.
+private struct WideInt8Blend: SeparableInt8Blend {
+  let channels: Int
+  let columns: [FixedPointBilinearTap]
+  let rounding: RoundingPolicy
+
+  var outputWidth: Int { columns.count }
+
+  /// Both factors of the product fit 16 bits (`fx` below 2^10, the difference of two int8 values
+  /// 9 bits), so it is a 16-bit multiply-add (`pmaddwd`) even in SSE2.
+  func blendColumns(_ inputRow: UnsafePointer<Int8>, into blend: UnsafeMutablePointer<Int32>) {
+    let channels = self.channels
     columns.withUnsafeBufferPointer { columns in
       var destination = blend
       for tap in columns {
@@ -146,10 +177,9 @@ private struct SeparableInt8BilinearResize {
     }
   }
 
-  /// The second pass: `S = 1024·H_top + fy·(H_bottom − H_top)` over a whole output row, rounded
-  /// to int8 (|S| ≤ 2^27, so Int32 lanes hold it). One loop serves both rounding policies (through
+  /// |S| ≤ 2^27, so Int32 lanes hold it. One loop serves both rounding policies (through
   /// `adjustment`): a policy switch inside it made the compiler take the vectors apart lane by lane.
-  private func blendRows(
+  func blendRows(
     _ top: UnsafePointer<Int32>, _ bottom: UnsafePointer<Int32>, fraction: Int, length: Int,
     into destination: UnsafeMutablePointer<Int8>
   ) {
@@ -168,6 +198,92 @@ private struct SeparableInt8BilinearResize {
     while index < length {
       let sum = (top[index] &<< 10) &+ fraction &* (bottom[index] &- top[index])
       destination[index] = Int8(truncatingIfNeeded: roundedInterpolation(sum, adjustment: adjustment))
+      index &+= 1
+    }
+  }
+}
+
+/// The two passes in Int16 lanes, for taps whose fractions have few significant bits (a 2× or 4×
+/// upscale with half-pixel centers blends by quarters or eighths). With column weights in units of
+/// 1/2^c and row weights in 1/2^(8 − c), where the column fractions (1/1024) end in at least
+/// 10 − c zero bits and the row fractions in 2 + c, every product of a row and a column weight is
+/// a whole number of 2^12 in the reference's 1/2^20 units. Its sum is then S = 2^12·T with
+/// T = Σ corner · row weight · column weight in these units, |T| ≤ 2^15, and rounding S to 2^20
+/// is rounding T to 2^8 the same way. The first pass is `H = wL·left + wR·right`, the second
+/// `T = wT·H_top + wB·H_bottom`: 16-bit multiplies (`pmullw`), twice the lanes of Int32 and no
+/// `pmuludq` shuffles. Intermediate products may wrap; T itself fits, so the wrapped sum is T.
+private struct NarrowInt8Blend: SeparableInt8Blend {
+  let channels: Int
+  let columns: [FixedPointBilinearTap]
+  /// Each column tap's lower and upper weight, in all eight lanes (made once, not per input row).
+  let columnWeights: [(lower: SIMD8<Int16>, upper: SIMD8<Int16>)]
+  /// c: the column weights' bits (the row weights have 8 − c).
+  let columnBits: Int
+  let rounding: RoundingPolicy
+
+  var outputWidth: Int { columns.count }
+
+  /// The blend if the column and row fractions need at most 8 significant bits together.
+  init?(channels: Int, rows: [FixedPointBilinearTap], columns: [FixedPointBilinearTap], rounding: RoundingPolicy) {
+    let columnBits = FixedPointBilinearTap.fractionBits(columns)
+    guard columnBits + FixedPointBilinearTap.fractionBits(rows) <= 8 else { return nil }
+    (self.channels, self.columns, self.columnBits, self.rounding) = (channels, columns, columnBits, rounding)
+    columnWeights = columns.map {
+      let (lower, upper) = Self.weights(fraction: $0.fraction, bits: columnBits)
+      return (SIMD8(repeating: lower), SIMD8(repeating: upper))
+    }
+  }
+
+  /// A tap's weights (lower, upper) in 1/2^`bits` units.
+  @inline(__always)
+  private static func weights(fraction: Int, bits: Int) -> (lower: Int16, upper: Int16) {
+    let upper = Int16(truncatingIfNeeded: fraction &>> (10 &- bits))
+    return (Int16(truncatingIfNeeded: 1 &<< bits) &- upper, upper)
+  }
+
+  func blendColumns(_ inputRow: UnsafePointer<Int8>, into blend: UnsafeMutablePointer<Int16>) {
+    let channels = self.channels
+    columns.withUnsafeBufferPointer { columns in
+      columnWeights.withUnsafeBufferPointer { columnWeights in
+        var destination = blend
+        for (tap, weights) in zip(columns, columnWeights) {
+          let left = inputRow + tap.lower &* channels
+          let right = inputRow + tap.upper &* channels
+          var channel = 0
+          while channel &+ 8 <= channels {
+            let value =
+              weights.lower &* SIMD8(widening: left + channel) &+ weights.upper &* SIMD8(widening: right + channel)
+            UnsafeMutableRawPointer(destination + channel).storeBytes(of: value, as: SIMD8<Int16>.self)
+            channel &+= 8
+          }
+          while channel < channels {
+            destination[channel] = weights.lower[0] &* Int16(left[channel]) &+ weights.upper[0] &* Int16(right[channel])
+            channel &+= 1
+          }
+          destination += channels
+        }
+      }
+    }
+  }
+
+  func blendRows(
+    _ top: UnsafePointer<Int16>, _ bottom: UnsafePointer<Int16>, fraction: Int, length: Int,
+    into destination: UnsafeMutablePointer<Int8>
+  ) {
+    let (topWeight, bottomWeight) = Self.weights(fraction: fraction, bits: 8 &- columnBits)
+    let adjustment: Int16 = negativeSumAdjustment(rounding)
+    var index = 0
+    while index &+ 16 <= length {
+      let topValues = UnsafeRawPointer(top + index).loadUnaligned(as: SIMD16<Int16>.self)
+      let bottomValues = UnsafeRawPointer(bottom + index).loadUnaligned(as: SIMD16<Int16>.self)
+      let sum = topWeight &* topValues &+ bottomWeight &* bottomValues
+      let rounded = (sum &+ 128 &+ ((sum &>> 15) & adjustment)) &>> 8
+      UnsafeMutableRawPointer(destination + index).storeBytes(of: SIMD16<Int8>(truncating: rounded), as: SIMD16<Int8>.self)
+      index &+= 16
+    }
+    while index < length {
+      let sum = topWeight &* top[index] &+ bottomWeight &* bottom[index]
+      destination[index] = Int8(truncatingIfNeeded: roundedInterpolation(sum, adjustment: adjustment, bits: 8))
       index &+= 1
     }
   }
@@ -288,6 +404,36 @@ private struct TypedBilinearResize<Element: QuantizedInteger> {
   }
 }
 
+extension SIMD8 where Scalar == Int16 {
+  /// Eight int8 values at `pointer`, sign-extended lane by lane (as `loadWidened`).
+  @inline(__always)
+  fileprivate init(widening pointer: UnsafePointer<Int8>) {
+    let x = UnsafeRawPointer(pointer).loadUnaligned(as: SIMD8<Int8>.self)
+    self.init(
+      Int16(x[0]), Int16(x[1]), Int16(x[2]), Int16(x[3]), Int16(x[4]), Int16(x[5]), Int16(x[6]), Int16(x[7]))
+  }
+}
+
+extension SIMD8 where Scalar == Int8 {
+  /// The low byte of each lane, lane by lane (as `storeNarrowed`).
+  @inline(__always)
+  fileprivate init(truncating x: SIMD8<Int16>) {
+    self.init(
+      Int8(truncatingIfNeeded: x[0]), Int8(truncatingIfNeeded: x[1]), Int8(truncatingIfNeeded: x[2]),
+      Int8(truncatingIfNeeded: x[3]), Int8(truncatingIfNeeded: x[4]), Int8(truncatingIfNeeded: x[5]),
+      Int8(truncatingIfNeeded: x[6]), Int8(truncatingIfNeeded: x[7]))
+  }
+}
+
+extension SIMD16 where Scalar == Int8 {
+  /// The low byte of each lane, by halves: LLVM then packs the two halves with one `packuswb`
+  /// (a 16-lane loop inserted the upper half byte by byte).
+  @inline(__always)
+  fileprivate init(truncating lanes: SIMD16<Int16>) {
+    self.init(lowHalf: SIMD8(truncating: lanes.lowHalf), highHalf: SIMD8(truncating: lanes.highHalf))
+  }
+}
+
 extension SIMD8 where Scalar == Float {
   /// The lanes of `values` as floats, lane by lane (LLVM emits `cvtdq2ps`; the generic `init(_:)`
   /// between SIMD types is an out-of-line call).
@@ -331,8 +477,14 @@ private struct IntegerBilinearFactory: QuantizedTypeVisitor {
     }
     if Element.self == Int8.self {
       let fixedPoint = taps(FixedPointBilinearTap.axis)
-      let resize = SeparableInt8BilinearResize(
-        source: source, rows: fixedPoint.rows, columns: fixedPoint.columns, rounding: rounding)
+      if let narrow = NarrowInt8Blend(
+        channels: source.channels, rows: fixedPoint.rows, columns: fixedPoint.columns, rounding: rounding)
+      {
+        let resize = SeparableInt8BilinearResize(source: source, rows: fixedPoint.rows, blend: narrow)
+        return { resize.run(input: $0, output: $1, rows: $2) }
+      }
+      let wide = WideInt8Blend(channels: source.channels, columns: fixedPoint.columns, rounding: rounding)
+      let resize = SeparableInt8BilinearResize(source: source, rows: fixedPoint.rows, blend: wide)
       return { resize.run(input: $0, output: $1, rows: $2) }
     }
     let isFloat = Element.self == UInt8.self

@@ -102,7 +102,7 @@ struct NearestNeighborResize {
             } else {
               let inputRow = image + row &* rowBytes
               for (offset, column) in columns.enumerated() {
-                (output + offset &* pixelBytes).copyMemory(from: inputRow + column &* pixelBytes, byteCount: pixelBytes)
+                copyRun(from: inputRow + column &* pixelBytes, to: output + offset &* pixelBytes, byteCount: pixelBytes)
               }
             }
             output += outputRowBytes
