@@ -421,7 +421,7 @@ final class ByteTransposeConvolution {
   /// How the phases run, for `tflite bench --verbose`.
   var description: String {
     let level = generated.map { "generated \($0.kernels.takeUnretainedValue().isa)" } ?? KernelDescription.swiftLevel
-    return "int8 GEMM per output phase, \(level)"
+    return "8-bit GEMM per output phase, \(level)"
   }
 
   /// Computes `output` (int8 or uint8 as `Output`) from the 8-bit `input` in `scratch`
