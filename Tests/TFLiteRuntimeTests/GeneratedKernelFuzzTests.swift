@@ -197,19 +197,19 @@ final class GeneratedKernelFuzzTests: XCTestCase {
     }
   }
 
-  /// int8/uint8 TRANSPOSE_CONV: the GEMM-and-scatter route gives the Int64 loop's bytes with
-  /// every sum route (Swift and each dot-product instruction set this machine runs) and every
-  /// requantization (Swift and each generated level), over random shapes, strides, paddings, channel
-  /// counts around the 16-lane blocks and quantizations; nothing writes past a buffer, and a second
-  /// run on the same prepared kernel gives the same bytes.
+  /// int8/uint8 TRANSPOSE_CONV: the per-phase GEMM route gives the Int64 loop's bytes with every
+  /// kernel (Swift and each dot-product instruction set this machine runs), on 1 and 2 threads, over
+  /// random shapes, strides 1–3, filters 1–5 (shorter than the stride too: phases no tap reaches),
+  /// SAME and VALID paddings, output sizes that are not a multiple of the stride, channel counts
+  /// around the 16-lane blocks, per-tensor and per-channel quantizations, with and without a bias;
+  /// nothing writes past a buffer (the phases store every stride-th pixel under a column mask or
+  /// through a tile), and a second run on the same prepared kernel gives the same bytes.
   func testRandomEightBitTransposeConvShapesAreBitExactOnEveryRoute() throws {
     var random = SeededGenerator(seed: 74)
-    let sumRoutes = [DotProductSums(generated: nil)]
-      + DotProductISA.allCases.compactMap { GeneratedDotProductKernels.kernels(for: $0) }.map { DotProductSums(generated: $0) }
-    let requantizers: [GeneratedRequantizationKernels?] =
-      [nil] + GeneratedKernelISA.allCases.compactMap { GeneratedRequantizationKernels.kernels(for: $0) }
+    let kernelLevels: [GeneratedDotProductKernels?] =
+      [nil] + DotProductISA.allCases.compactMap { GeneratedDotProductKernels.kernels(for: $0) }
     var byteRouteTrials = 0
-    for trial in 0..<40 {
+    for trial in 0..<60 {
       let signed = trial % 2 == 0
       let (inputHeight, inputWidth) = (random.int(1...6), random.int(1...6))
       let (depth, outputChannels) = (random.int(1...40), [1, 2, 3, 12, 16, 17, 33][random.int(0...6)])
@@ -241,9 +241,12 @@ final class GeneratedKernelFuzzTests: XCTestCase {
       let weights = memory.tensor(
         1, quantized.type, [outputChannels, filter.0, filter.1, depth], bytes: weightBytes,
         quantization: weightQuantization)
-      let bias = memory.tensor(
-        2, .int32, [outputChannels], bytes: bytesOf((0..<outputChannels).map { _ in Int32(random.int(-5000...5000)) }),
-        quantization: quantized.bias)
+      let bias =
+        trial % 3 == 2
+        ? nil
+        : memory.tensor(
+          2, .int32, [outputChannels], bytes: bytesOf((0..<outputChannels).map { _ in Int32(random.int(-5000...5000)) }),
+          quantization: quantized.bias)
       let shapeTensor = memory.tensor(3, .int32, [4], bytes: bytesOf(outputShape.map { Int32($0) }))
       let output = RuntimeTensor(
         index: 4, name: "output", type: quantized.type, shape: [], shapeSignature: [], quantization: quantized.output,
@@ -252,28 +255,26 @@ final class GeneratedKernelFuzzTests: XCTestCase {
         padding: same ? .same : .valid, strideW: Int32(strides.1), strideH: Int32(strides.0),
         fusedActivationFunction: [.none, .relu][trial % 2])
       let node = KernelHarness.node(
-        "TRANSPOSE_CONV", [shapeTensor, weights, input, bias], output, .transposeConvOptions(options))
+        "TRANSPOSE_CONV", [shapeTensor, weights, input] + (bias.map { [$0] } ?? []), output, .transposeConvOptions(options))
       let label = "TRANSPOSE_CONV trial \(trial) \(quantized.type.name) input \(inputShape) output \(outputShape) "
-        + "filter \(filter) strides \(strides) \(same ? "SAME" : "VALID")"
+        + "filter \(filter) strides \(strides) \(same ? "SAME" : "VALID") bias \(bias != nil)"
       guard let kernel = try memory.prepareAndRun(node, output: output, generated: true, label: label)
         as? IntegerTransposeConvKernel, let shape = kernel.shape, let arithmetic = kernel.arithmetic
       else { return XCTFail("\(label): not the integer TRANSPOSE_CONV kernel") }
-      // int8 weights always fit signed bytes; uint8 ones minus a random zero point may not.
-      if signed || trial % 4 == 1 { XCTAssertNotNil(kernel.byteTransposeConvolution, label) }
       guard let prepared = kernel.byteTransposeConvolution else { continue }
       byteRouteTrials += 1
       var results = [memory.bytes(output)]
       try kernel.eval(EvalContext(threadCount: 2, scratch: memory.block("scratch again", bytes: prepared.scratchBytes)))
       results.append(memory.bytes(output))
-      for route in sumRoutes {
-        for requantizer in requantizers {
+      for kernels in kernelLevels {
+        for threads in [1, 2] {
           guard
             let convolution = ByteTransposeConvolution(
-              shape: shape, arithmetic: arithmetic, inputType: quantized.type, route: route, requantizer: requantizer)
+              shape: shape, arithmetic: arithmetic, inputType: quantized.type, threadCount: threads, kernels: kernels)
           else { return XCTFail("\(label): no byte route") }
-          memory.place(output, "output \(route.generatedLevel ?? "Swift") \(requantizer?.isa.description ?? "Swift")")
+          memory.place(output, "output \(kernels.map { "\($0.isa)" } ?? "Swift") \(threads) threads")
           let scratch = memory.block("scratch", bytes: convolution.scratchBytes)
-          let context = EvalContext(threadCount: 1 + trial % 2, scratch: scratch)
+          let context = EvalContext(threadCount: threads, scratch: scratch)
           if signed {
             convolution.run(input: input.data!, output: output.pointer(as: Int8.self), context: context, scratch: scratch)
           } else {
@@ -291,7 +292,7 @@ final class GeneratedKernelFuzzTests: XCTestCase {
       for (route, values) in results.enumerated() { XCTAssertEqual(values, expected, "\(label) route \(route)") }
       XCTAssertEqual(memory.damagedGuards(), [], label)
     }
-    XCTAssertGreaterThanOrEqual(byteRouteTrials, 30, "every int8 trial and the near-zero-point uint8 ones take the byte route")
+    XCTAssertEqual(byteRouteTrials, 60, "every 8-bit trial takes the byte route (uint8 weights beyond a signed byte on the Swift kernel)")
   }
 
   /// Shapes and options `prepare` must reject, for the float and 8-bit depthwise kernels and the

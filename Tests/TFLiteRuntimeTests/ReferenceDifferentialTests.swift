@@ -177,6 +177,72 @@ final class ReferenceDifferentialTests: XCTestCase {
     }
   }
 
+  /// int8 and uint8 TRANSPOSE_CONV (one GEMM per output phase) against `Reference.transposeConv2D`:
+  /// strides 1–3 per axis, filters 1–5 per axis (shorter than the stride too), SAME and VALID,
+  /// output sizes that are not a multiple of the stride (the extra rows and columns VALID and SAME
+  /// allow), per-channel int8 weights, uint8 weights around zero point 128, with and without a bias.
+  func testEightBitTransposeConvolutionsMatchReference() throws {
+    for trial in 0..<48 {
+      if trial % 2 == 0 {
+        try checkTransposeConvolution(Int8.self, trial: trial)
+      } else {
+        try checkTransposeConvolution(UInt8.self, trial: trial)
+      }
+    }
+  }
+
+  /// One random TRANSPOSE_CONV of `Raw` activations and weights.
+  private func checkTransposeConvolution<Raw: FixedWidthInteger & Sendable & BitwiseCopyable>(
+    _ type: Raw.Type, trial: Int
+  ) throws {
+    let (batch, height, width) = (random.int(1...2), random.int(1...7), random.int(1...7))
+    let (channels, outputChannels) = (random.int(1...24), [1, 3, 8, 12, 16, 19, 32][random.int(0...6)])
+    let (filterHeight, filterWidth) = (random.int(1...5), random.int(1...5))
+    let (strideHeight, strideWidth) = (random.int(1...3), random.int(1...3))
+    let same = random.bool()
+    // Any output extent CONV_2D with this window maps back onto the input.
+    func extent(_ input: Int, _ filter: Int, _ stride: Int) -> Int {
+      same ? input * stride - random.int(0...(stride - 1)) : (input - 1) * stride + filter + random.int(0...(stride - 1))
+    }
+    let outputShape = Reference.ImageShape(
+      batch: batch, height: extent(height, filterHeight, strideHeight), width: extent(width, filterWidth, strideWidth),
+      channels: outputChannels)
+    let (function, activation) = activations[trial % activations.count]
+    let inputQuantization = activationQuantization(Raw.self)
+    let outputQuantization = activationQuantization(Raw.self)
+    let weights = weightQuantization(outputChannels, perChannel: Raw.isSigned && trial % 4 == 0, Raw.self)
+    let inputShape = [batch, height, width, channels]
+    let filterShape = [outputChannels, filterHeight, filterWidth, channels]
+    let input = raws(inputShape.reduce(1, *), as: Raw.self)
+    let filter = raws(filterShape.reduce(1, *), as: Raw.self).map { Raw.isSigned ? max($0, -127) : $0 }
+    let bias = trial % 3 == 1 ? nil : (0..<outputChannels).map { _ in Int64(random.int(-3000...3000)) }
+    let window = Reference.WindowParameters(
+      strideHeight: strideHeight, strideWidth: strideWidth, padding: same ? .same : .valid)
+    let expected = try Reference.transposeConv2D(
+      input: Reference.Tensor(shape: inputShape, values: input),
+      filter: Reference.Tensor(shape: filterShape, values: filter), bias: bias, outputShape: outputShape,
+      window: window,
+      quantization: Reference.WeightedQuantization(
+        input: inputQuantization, weights: weights, output: outputQuantization, activation: activation,
+        accumulation: .convolution(sixteenBitInput: false, int32Bias: true, rounding: .doubleRounding)))
+    let node = KernelHarness.node(
+      "TRANSPOSE_CONV",
+      [
+        KernelHarness.int32Tensor(0, outputShape.dimensions.map(Int32.init)),
+        tensor(1, filterShape, filter, weights.scales, weights.zeroPoints, constant: true),
+        tensor(2, inputShape, input, [inputQuantization.scale], [inputQuantization.zeroPoint]),
+      ] + (bias.map { [biasTensor(3, $0)] } ?? []),
+      tensor(4, [], [Raw](), [outputQuantization.scale], [outputQuantization.zeroPoint]),
+      .transposeConvOptions(
+        TransposeConvOptions(
+          padding: same ? .same : .valid, strideW: Int32(strideWidth), strideH: Int32(strideHeight),
+          fusedActivationFunction: function)))
+    try assertKernelMatches(
+      node, expected,
+      "trial \(trial) TRANSPOSE_CONV \(inputShape) filter \(filterShape) output \(outputShape.dimensions) "
+        + "strides \(strideHeight)×\(strideWidth) \(same ? "SAME" : "VALID") bias \(bias != nil)")
+  }
+
   func testFullyConnectedMatchesReference() throws {
     for trial in 0..<12 {
       let (rows, depth, units) = (random.int(1...9), random.int(1...70), random.int(1...40))

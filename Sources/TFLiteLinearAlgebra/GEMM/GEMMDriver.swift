@@ -212,58 +212,75 @@ extension GEMMMicroKernel {
     output: UnsafeMutablePointer<Kernel.OutputElement>, outputStride: Int, kernel: Kernel,
     tile: UnsafeMutablePointer<Kernel.OutputElement>, lhsScratch: UnsafeMutablePointer<LHS.Element>
   ) where LHS.Element == Kernel.LHSElement {
-    let width = GEMMTile.columns
-    let height = GEMMTile.rows
     let rowRange = plan.rowRange(ofBlock: item / plan.panelGroupCount)
     let (rowStart, rowEnd) = (rowRange.lowerBound, rowRange.upperBound)
     let panels = plan.panelRange(ofGroup: item % plan.panelGroupCount)
     let (firstPanel, panelEnd) = (panels.lowerBound, panels.upperBound)
     guard rowStart < rowEnd, firstPanel < panelEnd else { return }
-    let panelStride = plan.depth * width
     var depthStart = 0
     repeat {
       let depthCount = min(plan.depthBlock, plan.depth - depthStart)
-      let isFirst = depthStart == 0
-      let isLast = depthStart + depthCount == plan.depth
       let (a, lda) = lhs.block(
         rowStart: rowStart, rowCount: rowEnd - rowStart, depthStart: depthStart, depthCount: depthCount,
         scratch: lhsScratch)
-      // The panels whose columns are all real in one call, then a partial last one.
-      let fullPanelEnd = min(panelEnd, plan.columns / width)
-      if fullPanelEnd > firstPanel {
-        kernel.panelsRows(
-          a: a, lda: lda, rowCount: rowEnd - rowStart, b: rhs + firstPanel * panelStride + depthStart * width,
-          panels: fullPanelEnd - firstPanel, panelStride: panelStride, depth: depthCount,
-          output: output + rowStart * outputStride + firstPanel * width, ldc: outputStride, column: firstPanel * width,
-          isFirstBlock: isFirst, isLastBlock: isLast)
-      }
-      for panel in max(firstPanel, fullPanelEnd)..<panelEnd {
-        let b = rhs + panel * panelStride + depthStart * width
-        let column = panel * width
-        let validColumns = min(width, plan.columns - column)
-        // The last panel of an N that is not a multiple of the panel width: in place when the
-        // kernel can, else through a scratch tile.
-        if kernel.partialPanelRows(
-          a: a, lda: lda, rowCount: rowEnd - rowStart, b: b, depth: depthCount,
-          output: output + rowStart * outputStride + column, ldc: outputStride, column: column,
-          validColumns: validColumns, isFirstBlock: isFirst, isLastBlock: isLast)
-        {
-          continue
-        }
-        var row = rowStart
-        while row < rowEnd {
-          let validRows = min(height, rowEnd - row)
-          let c = output + row * outputStride + column
-          if !isFirst { copyTile(from: c, fromStride: outputStride, to: tile, toStride: width, validRows, validColumns) }
-          kernel.tile(
-            a: a + (row - rowStart) * lda, lda: lda, validRows: validRows, b: b, depth: depthCount, output: tile,
-            ldc: width, column: column, validColumns: validColumns, isFirstBlock: isFirst, isLastBlock: isLast)
-          copyTile(from: tile, fromStride: width, to: c, toStride: outputStride, validRows, validColumns)
-          row += height
-        }
-      }
+      runPanels(
+        a: a, lda: lda, rowCount: rowEnd - rowStart, rhs: rhs, panels: firstPanel..<panelEnd, columns: plan.columns,
+        depth: plan.depth, depthStart: depthStart, depthCount: depthCount, output: output + rowStart * outputStride,
+        outputStride: outputStride, kernel: kernel, tile: tile)
       depthStart += depthCount
     } while depthStart < plan.depth
+  }
+
+  /// Rows `0 ..< rowCount` of A (`a`, rows `lda` apart, at depth `depthStart`) against `panels` of
+  /// B (`rhs`: `columns` columns packed `depth` deep) over depths `depthStart ..< depthStart +
+  /// depthCount`, into C (`output`: row 0 and column 0, rows `outputStride` apart): the panels whose
+  /// columns are all real in one call, then a partial last one in place when the kernel can, else
+  /// through `tile` (`GEMMPlan.tileScratchBytes(output:)` bytes). One call of a product whose
+  /// depth is not split computes and finishes its rows (the 8-bit routes gather their own A).
+  @inlinable package static func runPanels<Kernel: GEMMMicroKernel>(
+    a: UnsafePointer<Kernel.LHSElement>, lda: Int, rowCount: Int, rhs: UnsafePointer<Kernel.RHSElement>,
+    panels: Range<Int>, columns: Int, depth: Int, depthStart: Int, depthCount: Int,
+    output: UnsafeMutablePointer<Kernel.OutputElement>, outputStride: Int, kernel: Kernel,
+    tile: UnsafeMutablePointer<Kernel.OutputElement>
+  ) {
+    let width = GEMMTile.columns
+    let height = GEMMTile.rows
+    let (firstPanel, panelEnd) = (panels.lowerBound, panels.upperBound)
+    let panelStride = depth * width
+    let isFirst = depthStart == 0
+    let isLast = depthStart + depthCount == depth
+    let fullPanelEnd = min(panelEnd, columns / width)
+    if fullPanelEnd > firstPanel {
+      kernel.panelsRows(
+        a: a, lda: lda, rowCount: rowCount, b: rhs + firstPanel * panelStride + depthStart * width,
+        panels: fullPanelEnd - firstPanel, panelStride: panelStride, depth: depthCount,
+        output: output + firstPanel * width, ldc: outputStride, column: firstPanel * width,
+        isFirstBlock: isFirst, isLastBlock: isLast)
+    }
+    for panel in max(firstPanel, fullPanelEnd)..<panelEnd {
+      let b = rhs + panel * panelStride + depthStart * width
+      let column = panel * width
+      let validColumns = min(width, columns - column)
+      // The last panel of an N that is not a multiple of the panel width: in place when the
+      // kernel can, else through a scratch tile.
+      if kernel.partialPanelRows(
+        a: a, lda: lda, rowCount: rowCount, b: b, depth: depthCount, output: output + column, ldc: outputStride,
+        column: column, validColumns: validColumns, isFirstBlock: isFirst, isLastBlock: isLast)
+      {
+        continue
+      }
+      var row = 0
+      while row < rowCount {
+        let validRows = min(height, rowCount - row)
+        let c = output + row * outputStride + column
+        if !isFirst { copyTile(from: c, fromStride: outputStride, to: tile, toStride: width, validRows, validColumns) }
+        kernel.tile(
+          a: a + row * lda, lda: lda, validRows: validRows, b: b, depth: depthCount, output: tile,
+          ldc: width, column: column, validColumns: validColumns, isFirstBlock: isFirst, isLastBlock: isLast)
+        copyTile(from: tile, fromStride: width, to: c, toStride: outputStride, validRows, validColumns)
+        row += height
+      }
+    }
   }
 
   /// Copies the valid `rows × columns` corner of a tile.

@@ -417,8 +417,9 @@ private func evalConvolution(
     outputType: output.type, context: context)
 }
 
-/// The packed weights of a `ByteConvolution` and the kernels that read them, chosen at prepare.
-private enum ByteConvolutionWeights {
+/// The packed weights of a `ByteConvolution` (and of each phase of a `ByteTransposeConvolution`)
+/// and the kernels that read them, chosen at prepare.
+enum ByteConvolutionWeights {
   /// 16-bit panels for the Swift kernel.
   case swift(PairedPanelMatrices)
   /// Signed-byte panels for the generated `vpdpbusd` kernels.
@@ -434,12 +435,13 @@ private enum ByteConvolutionWeights {
   /// machine runs them: as they are when every value fits a signed byte (and the families storing
   /// `output` map), else as w − 128 when they are per-tensor uint8 weights with zero point
   /// `uint8ZeroPoint`; otherwise for the Swift kernel. Only one packed copy is kept. `source` is
-  /// the int8 tensor itself or the widened w − zw.
+  /// the int8 tensor itself or the widened w − zw. `kernels` are the generated kernels to use (by
+  /// default those the runner allows on this thread; nil: the Swift kernel).
   init<Source: FixedWidthInteger>(
     _ source: UnsafePointer<Source>, sourceStride: Int, count: Int, layout: MatrixLayout, depth: Int, columns: Int,
-    uint8ZeroPoint: Int32?, output: RequantizedOutput, op: String
+    uint8ZeroPoint: Int32?, output: RequantizedOutput, op: String,
+    kernels: GeneratedDotProductKernels? = GeneratedDotProductKernels.current
   ) throws {
-    let kernels = GeneratedDotProductKernels.current
     if let kernels, Self.mapsRequantizingFamilies(kernels, output: output),
       let packed = QuadPanelMatrices(
         source, sourceStride: sourceStride, count: count, layout: layout, depth: depth, columns: columns)

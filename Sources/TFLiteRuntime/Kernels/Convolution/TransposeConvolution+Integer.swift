@@ -12,13 +12,12 @@
 // roundings (the run's rounding policy); 16-bit ones with an int64 (or no) bias accumulate in 64
 // bits and use the 64-bit rescale.
 //
-// Two routes compute it. 8-bit activations whose weights minus their zero point fit signed bytes
-// (every int8 model; uint8 ones whose weights stay within ±127 of their zero point) run as a GEMM
-// of the input pixels with all (tap, output channel) columns on the dot-product kernels, a scatter
-// of each tap's Int32 sums onto the output pixel it lands on, and a vector requantization
-// (`ByteTransposeConvolution`); since every sum wraps in 32 bits, the order of the additions does
-// not change a bit. 16-bit activations and the other uint8 weights run the Int64 loop over the
-// widened input, one output value at a time.
+// Two routes compute it. 8-bit activations run as one ordinary convolution per output phase
+// (outputs with the same y mod stride and x mod stride, each reached by its own subset of the
+// filter taps) on the 8-bit GEMM, whose tiles requantize and store every stride-th output pixel
+// directly (`ByteTransposeConvolution`); since every sum wraps in 32 bits, the order of the
+// additions does not change a bit. 16-bit activations run the Int64 loop over the widened input,
+// one output value at a time.
 
 import TFLiteFormat
 import TFLiteLinearAlgebra
@@ -38,8 +37,8 @@ final class IntegerTransposeConvKernel: Kernel {
   private let activation: FusedActivation
   private(set) var shape: TransposeConvolutionShape?
   private(set) var arithmetic: IntegerWeightedArithmetic?
-  /// The GEMM route of 8-bit activations whose weights fit signed bytes, chosen at prepare; nil
-  /// runs the Int64 loop (tests set it to nil to compare the two).
+  /// The per-phase GEMM route of 8-bit activations, chosen at prepare; nil runs the Int64 loop
+  /// (tests set it to nil to compare the two).
   var byteTransposeConvolution: ByteTransposeConvolution?
 
   init(node: Node) throws {
@@ -101,7 +100,10 @@ final class IntegerTransposeConvKernel: Kernel {
     output.shape = shape.outputShape
     byteTransposeConvolution =
       input.type == .int16
-      ? nil : arithmetic.flatMap { ByteTransposeConvolution(shape: shape, arithmetic: $0, inputType: input.type) }
+      ? nil
+      : arithmetic.flatMap {
+        ByteTransposeConvolution(shape: shape, arithmetic: $0, inputType: input.type, threadCount: context.threadCount)
+      }
     context.requestScratch(
       bytes: byteTransposeConvolution?.scratchBytes ?? input.elementCount * MemoryLayout<Int32>.stride)
   }
@@ -191,217 +193,351 @@ private struct IntegerTransposeConvolution: QuantizedTypeVisitor {
   }
 }
 
-/// The 8-bit TRANSPOSE_CONV as a GEMM and a scatter, when the weights minus their zero point fit
-/// signed bytes (int8 weights always do): every input pixel's unsigned bytes (uint8 as they are,
-/// int8 plus 128) times the weights packed as one `depth × (taps · outputChannels)` matrix gives
-/// each (tap, output channel) its Int32 sum (`DotProductSums`: generated `vpdpbusd` kernels where
-/// the CPU has them, Swift code elsewhere); each tap's sums, minus (128 or 0 + input zero point) ·
-/// Σ weights of its column, are added to the Int32 accumulator of the output pixel the tap lands
-/// on; the accumulators are then requantized per 16-channel block (generated requantization where
-/// available, `IntegerEpilogue` in Swift otherwise). Every addition wraps in Int32, as LiteRT's
-/// 8-bit accumulators do, so the result is bit-exact whatever the order of the additions.
-final class ByteTransposeConvolution {
-  private let shape: TransposeConvolutionShape
-  private let panels: QuadPanelMatrices
-  private let route: DotProductSums
-  private let requantizer: GeneratedRequantizationKernels?
-  private let constants: IntegerChannelConstants
-  private let epilogue: IntegerEpilogue
-  /// (input offset of the unsigned form) · Σ weights, per GEMM column (tap · outputChannels + channel),
-  /// then 16 zeros, so that the scatter reads whole 16-channel blocks from any tap's column.
-  private let corrections: [Int32]
-  /// XOR that turns an input byte into its unsigned form: 0x80 for int8, 0 for uint8.
-  private let signMask: UInt8
-  /// Output channels rounded up to whole 16-channel blocks: the accumulators' row length.
-  private let paddedChannels: Int
-  /// GEMM columns rounded up to whole panels.
-  private let paddedColumns: Int
-  /// The sums' row length: `paddedColumns` and one block more, so that the scatter reads whole
-  /// 16-channel blocks from any tap's column (the lanes past the output channels land in the
-  /// accumulators' padding, which is never stored).
-  private let sumsStride: Int
-  /// Input pixels (over all images) per GEMM chunk.
-  private let chunkPixels: Int
-  /// Scratch offsets of the unsigned input, the sums of one chunk, the accumulators and the
-  /// requantized block staging.
-  private let inputOffset: Int, sumsOffset: Int, accumulatorOffset: Int, stagingOffset: Int
-  /// Scratch bytes `run` needs.
-  let scratchBytes: Int
+/// One output phase of a transposed convolution along one axis: the outputs `first`, `first` +
+/// stride, … and the filter taps that reach them, seen as an ordinary stride-1 window over the
+/// input. Output `first` + j · stride gathers input j + `originOffset` + t through filter tap
+/// `firstTap` + stride · (`taps` − 1 − t), for window taps t = 0 ..< `taps` inside the input (the
+/// taps of one phase are the filter's taps `firstTap`, `firstTap` + stride, …, in reverse order).
+struct TransposeConvolutionPhase: Equatable {
+  /// The phase's first output position (below the stride).
+  let first: Int
+  /// Output positions in the phase.
+  let count: Int
+  /// The filter tap of the phase with the smallest index.
+  let firstTap: Int
+  /// Filter taps that reach the phase (0 when the filter is shorter than the stride).
+  let taps: Int
+  /// Input position of window tap 0 for the phase's output 0.
+  let originOffset: Int
+  /// Input extent.
+  let inputSize: Int
+  /// The transposed convolution's stride.
+  let stride: Int
 
-  /// Budget of one chunk's sums, in Int32 values.
-  private static let sumsBudget = 1 << 16
-
-  /// The route for `shape` with `arithmetic`'s weights (`[O, KH, KW, I]` minus their zero points)
-  /// on `inputType` (int8 or uint8) activations, summing with `route` and requantizing with
-  /// `requantizer` (nil: Swift); by default the kernels the runner allows on this thread. Nil when
-  /// a weight minus its zero point does not fit a signed byte.
-  init?(
-    shape: TransposeConvolutionShape, arithmetic: IntegerWeightedArithmetic, inputType: ElementType,
-    route: DotProductSums = .current,
-    requantizer: GeneratedRequantizationKernels? = GeneratedRequantizationKernels.current
-  ) {
-    let taps = shape.height.filterSize * shape.width.filterSize
-    let (outputChannels, depth) = (shape.outputChannels, shape.inputChannels)
-    // Column tap · O + o of the GEMM is output channel o at tap `tap`: OHWI reordered to HWOI.
-    var reordered = [Int32](repeating: 0, count: arithmetic.weights.count)
-    for channel in 0..<outputChannels {
-      for tap in 0..<taps {
-        let source = (channel * taps + tap) * depth
-        let destination = (tap * outputChannels + channel) * depth
-        for d in 0..<depth { reordered[destination + d] = arithmetic.weights[source + d] }
-      }
-    }
-    guard
-      let panels = reordered.withUnsafeBufferPointer({ buffer in
-        buffer.baseAddress.flatMap {
-          QuadPanelMatrices(
-            $0, sourceStride: 0, count: 1, layout: .columnMajor(depth: depth), depth: depth,
-            columns: shape.gemmColumns)
-        }
-      })
-    else { return nil }
-    self.shape = shape
-    self.panels = panels
-    self.route = route
-    self.requantizer = requantizer
-    constants = IntegerChannelConstants(
-      groups: 1, groupChannels: outputChannels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding,
-      outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp,
-      bias: { Int32(truncatingIfNeeded: arithmetic.bias[$0]) })
-    epilogue = constants.epilogue(group: 0)
-    signMask = inputType == .int8 ? 0x80 : 0
-    let unsignedOffset = Int32(signMask) &- arithmetic.inputOffset
-    corrections =
-      panels.columnSums.map { unsignedOffset &* $0 }
-      + [Int32](repeating: 0, count: GEMMTile.columns)
-    paddedChannels = constants.paddedGroupChannels
-    paddedColumns = PanelPacking.panelCount(columns: shape.gemmColumns) * GEMMTile.columns
-    sumsStride = paddedColumns + GEMMTile.columns
-    let inputPixels = shape.batch * shape.inputHeight * shape.inputWidth
-    chunkPixels = max(1, min(inputPixels, Self.sumsBudget / sumsStride))
-    let outputPixels = shape.batch * shape.height.inputSize * shape.width.inputSize
-    var scratch = ScratchLayout()
-    inputOffset = scratch.reserve(bytes: inputPixels * panels.paddedDepth)
-    sumsOffset = scratch.reserve(bytes: chunkPixels * sumsStride * MemoryLayout<Int32>.stride)
-    accumulatorOffset = scratch.reserve(bytes: outputPixels * paddedChannels * MemoryLayout<Int32>.stride)
-    stagingOffset = scratch.reserve(bytes: outputPixels * GEMMTile.columns)
-    scratchBytes = scratch.byteCount
+  /// Phase `first` (0 ..< stride) of `axis` (whose `inputSize` is the output extent and
+  /// `outputSize` the input extent, as `TransposeConvolutionShape` holds them).
+  init(axis: WindowAxis, phase first: Int) {
+    let stride = axis.stride
+    // Output y meets input iy through tap ky when y + paddingBefore = iy · stride + ky.
+    let shifted = first + axis.paddingBefore
+    self.first = first
+    self.stride = stride
+    count = max(0, (axis.inputSize - first + stride - 1) / stride)
+    firstTap = shifted % stride
+    taps = firstTap < axis.filterSize ? (axis.filterSize - 1 - firstTap) / stride + 1 : 0
+    originOffset = shifted / stride - max(0, taps - 1)
+    inputSize = axis.outputSize
   }
 
-  /// How the sums run, for `tflite bench --verbose`.
-  var description: String { "int8 dot-product GEMM + scatter, \(route.generatedLevel ?? KernelDescription.swiftLevel)" }
+  /// Window taps of a gathered row: the phase's taps, or one tap of padding when none reach it
+  /// (its outputs are then the bias alone).
+  var windowTaps: Int { max(1, taps) }
 
-  /// Computes `output` (int8 or uint8 as `Output`) from the 8-bit `input`, in `scratch`.
+  /// The filter tap of window tap `t`, nil for the padding tap of a phase no tap reaches.
+  func filterTap(_ t: Int) -> Int? { taps == 0 ? nil : firstTap + stride * (taps - 1 - t) }
+
+  /// The window taps of output j that fall inside the input, and the input position of tap 0.
+  @inline(__always)
+  func validTaps(_ j: Int) -> (origin: Int, first: Int, end: Int) {
+    let origin = j &+ originOffset
+    let first = min(max(0, 0 &- origin), taps)
+    return (origin, first, max(first, min(taps, inputSize &- origin)))
+  }
+}
+
+/// The 8-bit TRANSPOSE_CONV as one ordinary convolution per output phase: a stride-s transposed
+/// convolution is s_h × s_w stride-1 convolutions, one per set of outputs with the same (y mod
+/// s_h, x mod s_w), each with the filter taps that land on it (for 3×3 stride 2: 2×2, 2×1, 1×2 and
+/// 1×1 taps). Each phase's weights are packed as an 8-bit GEMM's (`ByteConvolutionWeights`: the
+/// generated `vpdpbusd` tiles where the CPU has them and the weights minus their zero point fit
+/// signed bytes, the Swift kernel on 16-bit panels otherwise), depth (tx, ty, channel), with
+/// (input offset of the unsigned form) · Σ weights folded into its bias. For every output row the
+/// input rows its row phase reads are stacked pixel by pixel as unsigned bytes (int8 plus 128;
+/// positions outside the input hold the unsigned input zero point, so they add nothing): input x
+/// then holds (ty, channel), so the window of each output of a column phase is one contiguous run
+/// and consecutive outputs' runs start one stacked pixel apart. The GEMM reads them in place
+/// (rows overlapping) and its tiles requantize and store the int8 or uint8 outputs straight into
+/// every stride-th output pixel (C's rows stride · channels apart): no Int32 image, no scatter, no
+/// separate requantization. Each output sums exactly the products LiteRT's reference adds,
+/// wrapping in Int32 as its accumulators do.
+final class ByteTransposeConvolution {
+  /// The packed weights and requantization of one (row phase, column phase) pair.
+  private struct PhaseWeights {
+    /// The packed panels: `Int8` for the generated route, `Int16` for the Swift one.
+    let matrix: UnsafeRawPointer
+    /// The GEMM depth (window taps · input channels, padded as the panels need).
+    let depth: Int
+    /// Bias with the input offset's share, rescale and clamp per output channel.
+    let epilogue: IntegerEpilogue
+    /// True for signed-byte panels on the generated tiles.
+    let generated: Bool
+  }
+
+  private let shape: TransposeConvolutionShape
+  /// The row phases (`shape.height.stride` of them) and column phases.
+  private let rowPhases: [TransposeConvolutionPhase], columnPhases: [TransposeConvolutionPhase]
+  /// Row phase · column phase count + column phase → its weights.
+  private let phases: [PhaseWeights]
+  /// The packed weights and constants the phases point into, kept alive here.
+  private let storage: [(ByteConvolutionWeights, IntegerChannelConstants)]
+  /// The generated kernels, the family of tiles of this node's requantization form and its
+  /// store-masking family (reserved at prepare; families live as long as the process); nil when
+  /// every phase runs the Swift kernel.
+  private let generated: (
+    kernels: Unmanaged<GeneratedDotProductKernels>, tiles: Unmanaged<DotProductTiles>,
+    maskedTiles: Unmanaged<DotProductTiles>?
+  )?
+  /// XOR that turns input bytes into their unsigned form: 0x80 in every byte for int8, 0 for uint8.
+  private let signFlip: UInt64
+  /// The unsigned input zero point in every byte: what positions outside the input hold.
+  private let padding: UInt64
+  /// The first input column the stacked rows hold (negative where windows start left of the input).
+  private let firstColumn: Int
+  /// Input columns the stacked rows hold.
+  private let stackedColumns: Int
+  /// Rows of a row phase one work item stacks and computes (each phase's kernel is made once per item).
+  private let blockRows: Int
+  /// Work items per image and row phase.
+  private let blocksPerPhase: Int
+  /// Scratch bytes of one worker: the driver's edge tile, then one block of stacked rows.
+  private let workerBytes: Int
+  /// Scratch bytes `run` needs.
+  let scratchBytes: Int
+  /// Workers `run` may use.
+  private let threadCount: Int
+
+  /// The route for `shape` with `arithmetic`'s weights (`[O, KH, KW, I]` minus their zero points)
+  /// on `inputType` (int8 or uint8) activations and `threadCount` threads, on `kernels` (by
+  /// default those the runner allows on this thread; nil: the Swift kernel).
+  init?(
+    shape: TransposeConvolutionShape, arithmetic: IntegerWeightedArithmetic, inputType: ElementType,
+    threadCount: Int, kernels: GeneratedDotProductKernels? = GeneratedDotProductKernels.current
+  ) {
+    let (outputChannels, channels) = (shape.outputChannels, shape.inputChannels)
+    let (filterHeight, filterWidth) = (shape.height.filterSize, shape.width.filterSize)
+    rowPhases = (0..<shape.height.stride).map { TransposeConvolutionPhase(axis: shape.height, phase: $0) }
+    columnPhases = (0..<shape.width.stride).map { TransposeConvolutionPhase(axis: shape.width, phase: $0) }
+    let isSigned = inputType == .int8
+    let output: RequantizedOutput = isSigned ? .int8 : .uint8
+    // (raw + inputOffset) = (unsigned − 128 + inputOffset) for int8, (unsigned + inputOffset) for uint8.
+    let offset = arithmetic.inputOffset &- (isSigned ? 128 : 0)
+    var storage: [(ByteConvolutionWeights, IntegerChannelConstants)] = []
+    var phases: [PhaseWeights] = []
+    for rows in rowPhases {
+      for columns in columnPhases {
+        // Column o, depth (tx, ty, channel) of the phase's GEMM: the filter tap the window tap
+        // stands for, zero for a phase's padding tap.
+        let depth = rows.windowTaps * columns.windowTaps * channels
+        var weights = [Int32](repeating: 0, count: outputChannels * depth)
+        for channel in 0..<outputChannels {
+          for ty in 0..<rows.windowTaps {
+            for tx in 0..<columns.windowTaps {
+              guard let ky = rows.filterTap(ty), let kx = columns.filterTap(tx) else { continue }
+              let source = ((channel * filterHeight + ky) * filterWidth + kx) * channels
+              let destination = channel * depth + (tx * rows.windowTaps + ty) * channels
+              for d in 0..<channels { weights[destination + d] = arithmetic.weights[source + d] }
+            }
+          }
+        }
+        guard
+          let packed = try? weights.withUnsafeBufferPointer({ buffer in
+            try ByteConvolutionWeights(
+              buffer.baseAddress!, sourceStride: 0, count: 1, layout: .columnMajor(depth: depth), depth: depth,
+              columns: outputChannels, uint8ZeroPoint: nil, output: output, op: "TRANSPOSE_CONV", kernels: kernels)
+          })
+        else { return nil }
+        let columnSums = packed.columnSums
+        let constants = IntegerChannelConstants(
+          groups: 1, groupChannels: outputChannels, multipliers: arithmetic.multipliers,
+          rounding: arithmetic.rounding, outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp
+        ) { channel in
+          Int32(truncatingIfNeeded: arithmetic.bias[channel]) &+ offset &* columnSums[channel]
+        }
+        let epilogue = constants.epilogue(group: 0)
+        switch packed {
+        case .generated(let panels, _):
+          phases.append(
+            PhaseWeights(
+              matrix: UnsafeRawPointer(panels.matrix(0)), depth: panels.paddedDepth, epilogue: epilogue,
+              generated: true))
+        case .swift(let panels):
+          phases.append(
+            PhaseWeights(
+              matrix: UnsafeRawPointer(panels.matrix(0)), depth: panels.paddedDepth, epilogue: epilogue,
+              generated: false))
+        case .rowCorrected:
+          return nil  // not chosen without a uint8 zero point
+        }
+        storage.append((packed, constants))
+      }
+    }
+    self.shape = shape
+    self.phases = phases
+    self.storage = storage
+    self.threadCount = max(1, threadCount)
+    signFlip = isSigned ? 0x8080_8080_8080_8080 : 0
+    padding = UInt64(UInt8(truncatingIfNeeded: 0 &- offset)) &* 0x0101_0101_0101_0101
+    // The family of the node's requantization form (one multiplier set and clamp for every phase)
+    // reserves the tiles each phase row runs, mapped with the other nodes' at the end of
+    // allocateTensors(); a partial last panel runs on the store-masking family where there is one.
+    if let kernels, let first = phases.first(where: \.generated) {
+      let form = isSigned ? first.epilogue.form(storing: Int8.self) : first.epilogue.form(storing: UInt8.self)
+      let tiles = kernels.reservedTiles(output, form: form)
+      let masksPartialPanel = kernels.masksStores && outputChannels % GEMMTile.columns != 0
+      let maskedTiles = masksPartialPanel ? kernels.reservedTiles(output, form: form, masksStore: true) : nil
+      for (index, phase) in phases.enumerated() where phase.generated {
+        let rows = columnPhases[index % columnPhases.count].count
+        guard rows > 0 else { continue }
+        let plan = GEMMPlan(
+          rows: rows, columns: outputChannels, depth: phase.depth, threadCount: 1, splitsDepth: false,
+          rowBlockElements: (rows + GEMMTile.rows) * phase.depth)
+        tiles.reserveTiles(for: plan, masksPartialPanel: masksPartialPanel)
+        maskedTiles?.reservePartialPanelTiles(for: plan)
+      }
+      generated = (
+        Unmanaged.passUnretained(kernels), Unmanaged.passUnretained(tiles),
+        maskedTiles.map { Unmanaged.passUnretained($0) }
+      )
+    } else {
+      generated = nil
+    }
+    // The input columns every column phase's windows reach.
+    let reached = columnPhases.filter { $0.count > 0 }
+    firstColumn = reached.map(\.originOffset).min() ?? 0
+    stackedColumns = (reached.map { $0.originOffset + $0.count - 1 + $0.windowTaps }.max() ?? 0) - firstColumn
+    let stackedRowBytes = max(1, stackedColumns * (rowPhases.map(\.windowTaps).max() ?? 1) * channels)
+    let phaseRows = rowPhases.map(\.count).max() ?? 0
+    blockRows = max(1, min(phaseRows, Self.stackedBudget / stackedRowBytes))
+    blocksPerPhase = (phaseRows + blockRows - 1) / blockRows
+    // The last window's run is read up to its padded depth: the panels' zero weights meet those bytes.
+    workerBytes = GEMMPlan.tileScratchBytes(output: UInt8.self) + (blockRows * stackedRowBytes + 64 + 63) & ~63
+    scratchBytes = self.threadCount * workerBytes
+  }
+
+  /// Bytes of stacked rows one work item fills (at least one row): they stay in L1 while every
+  /// column phase reads them.
+  private static let stackedBudget = 16 * 1024
+
+  /// How the phases run, for `tflite bench --verbose`.
+  var description: String {
+    let level = generated.map { "generated \($0.kernels.takeUnretainedValue().isa)" } ?? KernelDescription.swiftLevel
+    return "8-bit GEMM per output phase, \(level)"
+  }
+
+  /// Computes `output` (int8 or uint8 as `Output`) from the 8-bit `input` in `scratch`
+  /// (`scratchBytes`, 64-byte aligned): one work item per image, row phase and block of its rows.
   func run<Output: QuantizedInteger>(
     input: UnsafeRawPointer, output: UnsafeMutablePointer<Output>, context: EvalContext,
     scratch: UnsafeMutableRawPointer
   ) {
-    let depth = shape.inputChannels
-    let paddedDepth = panels.paddedDepth
-    let inputPixels = shape.batch * shape.inputHeight * shape.inputWidth
-    let unsignedInput = (scratch + inputOffset).assumingMemoryBound(to: UInt8.self)
-    let flip = UInt64(signMask) &* 0x0101_0101_0101_0101
-    if depth == paddedDepth {
-      copyBytes(from: input, to: unsignedInput, count: inputPixels &* depth, flip: flip)
-    } else {
-      for pixel in 0..<inputPixels {
-        let row = unsignedInput + pixel &* paddedDepth
-        copyBytes(from: input + pixel &* depth, to: row, count: depth, flip: flip)
-        fillBytes(row + depth, count: paddedDepth &- depth, with: 0)
-      }
+    let (workerBytes, tileBytes) = (self.workerBytes, GEMMPlan.tileScratchBytes(output: UInt8.self))
+    let (phaseCount, blocksPerPhase, blockRows) = (rowPhases.count, self.blocksPerPhase, self.blockRows)
+    // The family's own form, or the complete form's where the OS refused it.
+    let tiles: (family: DotProductTiles?, masked: DotProductTiles?)? = generated.map { route in
+      route.tiles._withUnsafeGuaranteedRef { $0.mapsFirstTile }
+        ? (route.tiles.takeUnretainedValue(), route.maskedTiles?.takeUnretainedValue())
+        : (route.kernels.takeUnretainedValue().tiles(Output.isSigned ? .int8 : .uint8), nil)
     }
-    let accumulators = (scratch + accumulatorOffset).assumingMemoryBound(to: Int32.self)
-    let outputPixels = shape.batch * shape.height.inputSize * shape.width.inputSize
-    accumulators.update(repeating: 0, count: outputPixels * paddedChannels)
-    let sums = (scratch + sumsOffset).assumingMemoryBound(to: Int32.self)
-    var firstPixel = 0
-    while firstPixel < inputPixels {
-      let pixelCount = min(chunkPixels, inputPixels - firstPixel)
-      multiply(unsignedInput + firstPixel * paddedDepth, pixelCount: pixelCount, into: sums, context: context)
-      scatter(sums, firstPixel: firstPixel, pixelCount: pixelCount, into: accumulators)
-      firstPixel += pixelCount
-    }
-    requantize(accumulators, pixelCount: outputPixels, into: output, scratch: scratch)
-  }
-
-  /// The Int32 sums of `pixelCount` unsigned input rows with every panel, `sumsStride` per row: as
-  /// many panels per call as the route's tiles take.
-  private func multiply(
-    _ rows: UnsafePointer<UInt8>, pixelCount: Int, into sums: UnsafeMutablePointer<Int32>, context: EvalContext
-  ) {
-    let panelBytes = panels.paddedDepth * GEMMTile.columns
-    let matrix = panels.matrix(0)
-    let (route, paddedDepth, sumsStride) = (self.route, panels.paddedDepth, self.sumsStride)
-    let panelCount = paddedColumns / GEMMTile.columns
-    let groupPanels = route.tilePanels
-    context.parallelFor((panelCount + groupPanels - 1) / groupPanels) { group in
-      let first = group * groupPanels
-      route.sums(
-        a: rows, lda: paddedDepth, rowCount: pixelCount, b: matrix + first * panelBytes, steps: paddedDepth / 4,
-        c: sums + first * GEMMTile.columns, ldc: sumsStride, columns: min(groupPanels, panelCount - first),
-        panelBytes: panelBytes)
-    }
-  }
-
-  /// Adds each tap's corrected sums of input pixels `firstPixel ..< firstPixel + pixelCount` to
-  /// the accumulators of the output pixel it lands on.
-  private func scatter(
-    _ sums: UnsafePointer<Int32>, firstPixel: Int, pixelCount: Int, into accumulators: UnsafeMutablePointer<Int32>
-  ) {
-    let outputChannels = shape.outputChannels
-    let imagePixels = shape.inputHeight * shape.inputWidth
-    corrections.withUnsafeBufferPointer { correctionBuffer in
-      guard let corrections = correctionBuffer.baseAddress else { return }
-      for pixel in firstPixel..<firstPixel + pixelCount {
-        let (image, imagePixel) = pixel.quotientAndRemainder(dividingBy: imagePixels)
-        let (y, x) = imagePixel.quotientAndRemainder(dividingBy: shape.inputWidth)
-        let pixelSums = sums + (pixel - firstPixel) * sumsStride
-        shape.forEachLanding(image: image, y: y, x: x) { tap, outputPixel in
-          let column = tap &* outputChannels
-          let (tapSums, tapCorrections) = (UnsafeRawPointer(pixelSums + column), UnsafeRawPointer(corrections + column))
-          let accumulator = UnsafeMutableRawPointer(accumulators + outputPixel &* paddedChannels)
-          // Whole 16-channel blocks: the lanes past the output channels add to the padding.
-          for offset in stride(from: 0, to: outputChannels &* 4, by: 64) {
-            let total =
-              accumulator.loadUnaligned(fromByteOffset: offset, as: SIMD16<Int32>.self)
-              &+ tapSums.loadUnaligned(fromByteOffset: offset, as: SIMD16<Int32>.self)
-              &- tapCorrections.loadUnaligned(fromByteOffset: offset, as: SIMD16<Int32>.self)
-            accumulator.storeBytes(of: total, toByteOffset: offset, as: SIMD16<Int32>.self)
+    rowPhases.withUnsafeBufferPointer { rowPhases in
+      columnPhases.withUnsafeBufferPointer { columnPhases in
+        phases.withUnsafeBufferPointer { phases in
+          let items = shape.batch * phaseCount * blocksPerPhase
+          ParallelWork.run(itemCount: items, threadCount: min(threadCount, context.threadCount)) { item, worker in
+            let (image, rest) = item.quotientAndRemainder(dividingBy: phaseCount * blocksPerPhase)
+            let (rowPhase, block) = rest.quotientAndRemainder(dividingBy: blocksPerPhase)
+            let rows = rowPhases[rowPhase]
+            let firstRow = block * blockRows
+            let rowCount = min(blockRows, rows.count - firstRow)
+            guard rowCount > 0 else { return }
+            let workerScratch = scratch + worker * workerBytes
+            let stacked = (workerScratch + tileBytes).assumingMemoryBound(to: UInt8.self)
+            let lda = rows.windowTaps &* shape.inputChannels
+            let stackedRowBytes = stackedColumns &* lda
+            for r in 0..<rowCount {
+              stack(input, image: image, row: firstRow &+ r, rows: rows, into: stacked + r &* stackedRowBytes)
+            }
+            // Output row first + (firstRow + r) · stride of the image.
+            let outputRowBytes = shape.width.inputSize &* shape.outputChannels
+            let blockOutput =
+              output + ((image &* shape.height.inputSize &+ rows.first &+ firstRow &* rows.stride) &* outputRowBytes)
+            for index in 0..<columnPhases.count where columnPhases[index].count > 0 {
+              let columns = columnPhases[index]
+              runPhase(
+                phases[rowPhase &* columnPhases.count &+ index],
+                a: stacked + (columns.originOffset &- firstColumn) &* lda, lda: lda, stackedRowBytes: stackedRowBytes,
+                windows: columns.count, rowCount: rowCount,
+                output: blockOutput + columns.first &* shape.outputChannels,
+                outputRowStride: rows.stride &* outputRowBytes, ldc: columns.stride &* shape.outputChannels,
+                tiles: tiles, tile: workerScratch.assumingMemoryBound(to: Output.self))
+            }
           }
         }
       }
     }
   }
 
-  /// Requantizes the accumulators of every output pixel into `output`, one 16-channel block at a
-  /// time: whole blocks straight to the output and a partial last block through a staging row per
-  /// pixel with the generated kernel; in Swift without it.
-  private func requantize<Output: QuantizedInteger>(
-    _ accumulators: UnsafePointer<Int32>, pixelCount: Int, into output: UnsafeMutablePointer<Output>,
-    scratch: UnsafeMutableRawPointer
+  /// One phase over `rowCount` output rows: row r's `windows` windows start at `a` + r ·
+  /// `stackedRowBytes`, `lda` apart, and requantize into C at `output` + r · `outputRowStride`
+  /// (rows `ldc` apart); on `tiles` (the family and the store-masking family of the generated
+  /// route) or the Swift kernel, made once for all rows.
+  @inline(__always)
+  private func runPhase<Output: QuantizedInteger>(
+    _ phase: PhaseWeights, a: UnsafePointer<UInt8>, lda: Int, stackedRowBytes: Int, windows: Int, rowCount: Int,
+    output: UnsafeMutablePointer<Output>, outputRowStride: Int, ldc: Int,
+    tiles: (family: DotProductTiles?, masked: DotProductTiles?)?, tile: UnsafeMutablePointer<Output>
   ) {
-    let outputChannels = shape.outputChannels
-    let block = GEMMTile.columns
-    let staging = (scratch + stagingOffset).assumingMemoryBound(to: Output.self)
-    for channel in stride(from: 0, to: outputChannels, by: block) {
-      let lanes = min(block, outputChannels - channel)
-      let blockSums = accumulators + channel
-      guard let requantizer else {
-        for pixel in 0..<pixelCount {
-          let values = epilogue.requantize(loadVector(blockSums + pixel &* paddedChannels), channel: channel)
-          storeVector(values.narrowed(to: Output.self), output + (pixel &* outputChannels &+ channel), lanes: lanes)
-        }
+    let columns = shape.outputChannels
+    let panels = 0..<PanelPacking.panelCount(columns: columns)
+    /// Every row's product on `kernel` over the panels at `rhs`.
+    @inline(__always)
+    func rowProducts<Kernel: GEMMMicroKernel>(_ kernel: Kernel, rhs: UnsafePointer<Kernel.RHSElement>)
+    where Kernel.LHSElement == UInt8, Kernel.OutputElement == Output {
+      for r in 0..<rowCount {
+        GEMMDriver.runPanels(
+          a: a + r &* stackedRowBytes, lda: lda, rowCount: windows, rhs: rhs, panels: panels, columns: columns,
+          depth: phase.depth, depthStart: 0, depthCount: phase.depth, output: output + r &* outputRowStride,
+          outputStride: ldc, kernel: kernel, tile: tile)
+      }
+    }
+    if phase.generated {
+      // The complete form's family mapped when the weights were packed for the generated tiles.
+      guard let family = tiles?.family else { preconditionFailure("the generated dot-product tiles did not map") }
+      rowProducts(
+        DotProductMicroKernel<Output>(epilogue: phase.epilogue, tiles: family, maskedTiles: tiles?.masked),
+        rhs: phase.matrix.assumingMemoryBound(to: Int8.self))
+    } else {
+      rowProducts(
+        IntegerMicroKernel<Output>(epilogue: phase.epilogue), rhs: phase.matrix.assumingMemoryBound(to: Int16.self))
+    }
+  }
+
+  /// Stacks the input rows of row `j` of row phase `rows` in image `image`: stacked column c holds
+  /// (ty, channel) of input column `firstColumn` + c, in the unsigned form, positions outside the
+  /// input (or the padding tap of a phase no tap reaches) the unsigned input zero point.
+  @inline(__always)
+  private func stack(
+    _ input: UnsafeRawPointer, image: Int, row j: Int, rows: TransposeConvolutionPhase,
+    into stacked: UnsafeMutablePointer<UInt8>
+  ) {
+    let channels = shape.inputChannels
+    let (inputHeight, inputWidth) = (shape.inputHeight, shape.inputWidth)
+    let imageInput = input + image &* inputHeight &* inputWidth &* channels
+    let (originY, firstY, endY) = rows.validTaps(j)
+    let columnBytes = rows.windowTaps &* channels
+    for column in 0..<stackedColumns {
+      let x = firstColumn &+ column
+      let destination = UnsafeMutableRawPointer(stacked + column &* columnBytes)
+      guard x >= 0 && x < inputWidth else {
+        fillBytes(destination, count: columnBytes, with: padding)
         continue
       }
-      let whole = lanes == block
-      requantizer.requantize(
-        sums: blockSums, sumsStride: paddedChannels, rows: pixelCount, table: epilogue.table(channel: channel),
-        lanes: epilogue.lanes, output: whole ? output + channel : staging, outputStride: whole ? outputChannels : block)
-      if !whole {
-        for pixel in 0..<pixelCount {
-          GEMMDriver.copyRun(from: staging + pixel &* block, to: output + (pixel &* outputChannels &+ channel), count: lanes)
-        }
+      fillBytes(destination, count: firstY &* channels, with: padding)
+      for ty in firstY..<endY {
+        copyBytes(
+          from: imageInput + ((originY &+ ty) &* inputWidth &+ x) &* channels, to: destination + ty &* channels,
+          count: channels, flip: signFlip)
       }
+      fillBytes(destination + endY &* channels, count: (rows.windowTaps &- endY) &* channels, with: padding)
     }
   }
 }
