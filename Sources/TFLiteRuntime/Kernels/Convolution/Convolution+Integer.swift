@@ -792,18 +792,10 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
     if shape.readsInputInPlace {
       return pointBlock(rowStart: rowStart, rowCount: rowCount, depthCount: depthCount, scratch: scratch)
     }
-    let outputWidth = shape.width.outputSize
-    let imagePixels = shape.height.outputSize &* outputWidth
-    var row = 0
-    var pixel = rowStart
-    while row < rowCount {
-      let x = pixel % outputWidth
-      let count = min(outputWidth &- x, rowCount &- row)
+    shape.forEachOutputRowRun(rowStart: rowStart, rowCount: rowCount) { image, y, firstX, count, row in
       gatherRun(
-        image: pixel / imagePixels, y: pixel % imagePixels / outputWidth, firstX: x, count: count,
-        into: UnsafeMutableRawPointer(scratch + row &* depthCount), rowStride: depthCount)
-      row &+= count
-      pixel &+= count
+        image: image, y: y, firstX: firstX, count: count, into: UnsafeMutableRawPointer(scratch + row &* depthCount),
+        rowStride: depthCount)
     }
     return (UnsafePointer(scratch), depthCount)
   }
