@@ -212,10 +212,62 @@ final class IntegerGEMMTests: XCTestCase {
       geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
       inputChannelsPerOutput: channels
     ) { output, ky, kx, i in (i, ((output * filterSize + ky) * filterSize + kx) * channels + i) }
+    try assertMatchesOnLevels(expected, problem, options: options, levels: levels, label)
+  }
+
+  /// Asserts that CONV_2D of `problem` with `options` gives `expected` on each dot-product level of `levels`.
+  private func assertMatchesOnLevels(
+    _ expected: [Int32], _ problem: WeightedProblem, options: Conv2DOptions, levels: [DotProductISA], _ label: String
+  ) throws {
     for level in levels {
       try GeneratedDotProductKernels.$forcedISA.withValue(level) {
         try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), "\(label) \(level)")
       }
+    }
+  }
+
+  /// Random gathered CONV_2D over 5–40 channels per group (the generic im2col gather, not the
+  /// few-channel one): 1–3 groups, filters 1×2 to 5×5, strides and dilations of 1 and 2 per axis,
+  /// SAME padding (on every side, or only after for even filters) and VALID, one or two images of
+  /// up to 30 × 30 pixels, so that 16 KiB row blocks (and the second thread's rows) start mid
+  /// output row and mid image; int8 and uint8, bit-exact with the plain loop on every dot-product
+  /// level this machine runs (forced one by one), on the Swift route, on 1 and 2 threads.
+  func testGatheredConvolutionsWithGroupsAndDilationsMatchNaiveLoop() throws {
+    var random = SeededGenerator(seed: 31)
+    let levels = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
+    for trial in 0..<18 {
+      let groups = [1, 1, 2, 1, 3, 1][trial % 6]
+      let groupChannels = random.int(5...40)
+      let channels = groups * groupChannels
+      let outputChannels = groups * random.int(1...20)
+      let (filterHeight, filterWidth) = [(3, 3), (5, 5), (1, 3), (3, 1), (2, 2), (3, 5)][trial / 3 % 6]
+      let (strideH, strideW) = (1 + trial % 2, 1 + trial / 2 % 2)
+      let (dilationH, dilationW) = trial % 4 == 3 ? (2, 1 + trial % 3 % 2) : (1, trial % 7 == 5 ? 2 : 1)
+      let padding: Padding = trial % 3 == 2 ? .valid : .same
+      let options = Conv2DOptions(
+        padding: padding, strideW: Int32(strideW), strideH: Int32(strideH),
+        fusedActivationFunction: [.none, .relu, .relu6][trial % 3], dilationWFactor: Int32(dilationW),
+        dilationHFactor: Int32(dilationH))
+      let spanH = (filterHeight - 1) * dilationH + 1
+      let spanW = (filterWidth - 1) * dilationW + 1
+      let inputShape = [1 + trial % 5 / 4, random.int(spanH...spanH + 24), random.int(spanW...spanW + 24), channels]
+      let problem = WeightedProblem(
+        random: &random, type: trial % 2 == 0 ? .int8 : .uint8, inputShape: inputShape,
+        filterShape: [outputChannels, filterHeight, filterWidth, groupChannels], channelAxis: 0)
+      let geometry = try Geometry(
+        inputShape, filterHeight: filterHeight, filterWidth: filterWidth, strideH: strideH, strideW: strideW,
+        dilationH: dilationH, dilationW: dilationW, same: padding == .same)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
+        inputChannelsPerOutput: groupChannels
+      ) { output, ky, kx, i in
+        let group = output / (outputChannels / groups)
+        return (group * groupChannels + i, ((output * filterHeight + ky) * filterWidth + kx) * groupChannels + i)
+      }
+      let label =
+        "trial \(trial) \(problem.type.name) \(inputShape) \(filterHeight)×\(filterWidth) groups \(groups) "
+        + "stride \(strideH),\(strideW) dilation \(dilationH),\(dilationW) \(padding.name) → \(outputChannels)"
+      try assertMatchesOnLevels(expected, problem, options: options, levels: levels, label)
     }
   }
 
@@ -593,6 +645,38 @@ extension IntegerGEMMTests {
             fillBytes($0.baseAddress! + start, count: count, with: UInt64(value) &* 0x0101_0101_0101_0101)
           }
           XCTAssertEqual(actual, expected, "value \(value) count \(count) start \(start)")
+        }
+      }
+    }
+  }
+
+  /// `copyRuns` (the im2col gathers' copies) writes exactly its runs, each byte XOR-ed with the
+  /// flip, for 0–3 runs of every length 0–70 (vector, word and 2- or 1-byte copies), at unaligned
+  /// starts, with gaps of 0–5 bytes between source runs and between destination runs, and leaves
+  /// the bytes around them alone: against a plain byte loop.
+  func testCopyRunsFlipsExactlyTheRunsAtEveryLengthAndStride() {
+    let guardByte: UInt8 = 0xA5
+    let source = (0..<400).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+    for flip in [UInt8(0x00), 0x80] {
+      for runCount in 0...3 {
+        for count in 0...70 {
+          let (sourceGap, destinationGap, start) = (count % 6, (count + runCount) % 5, count % 3 + runCount)
+          let (sourceStride, destinationStride) = (count + sourceGap, count + destinationGap)
+          var actual = [UInt8](repeating: guardByte, count: 320)
+          var expected = actual
+          for run in 0..<runCount {
+            for index in 0..<count {
+              expected[start + run * destinationStride + index] = source[1 + run * sourceStride + index] ^ flip
+            }
+          }
+          source.withUnsafeBytes { from in
+            actual.withUnsafeMutableBytes {
+              copyRuns(
+                runCount, bytes: count, from: from.baseAddress! + 1, stride: sourceStride, to: $0.baseAddress! + start,
+                stride: destinationStride, flip: UInt64(flip) &* 0x0101_0101_0101_0101)
+            }
+          }
+          XCTAssertEqual(actual, expected, "flip \(flip) runs \(runCount) count \(count)")
         }
       }
     }

@@ -806,65 +806,102 @@ private struct UnsignedIm2colLeftOperand: GEMMLeftOperand {
 
   var packsIntoScratch: Bool { true }
 
-  /// Gathers rows `rowStart ..< rowStart + rowCount`; the integer plan keeps the depth whole, so
-  /// `depthStart` is 0 and `depthCount` the padded GEMM depth.
+  /// Gathers rows `rowStart ..< rowStart + rowCount`, one output row's run of pixels at a time
+  /// (see ``gatherRun(image:y:firstX:count:into:rowStride:)``); the integer plan keeps the depth
+  /// whole, so `depthStart` is 0 and `depthCount` the padded GEMM depth.
   func block(
     rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
   ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
     if shape.readsInputInPlace {
       return pointBlock(rowStart: rowStart, rowCount: rowCount, depthCount: depthCount, scratch: scratch)
     }
+    shape.forEachOutputRowRun(rowStart: rowStart, rowCount: rowCount) { image, y, firstX, count, row in
+      gatherRun(
+        image: image, y: y, firstX: firstX, count: count, into: UnsafeMutableRawPointer(scratch + row &* depthCount),
+        rowStride: depthCount)
+    }
+    return (UnsafePointer(scratch), depthCount)
+  }
+
+  /// Writes the rows of pixels `firstX ..< firstX + count` of output row `y` of image `image`,
+  /// `rowStride` bytes apart from `destination`, filter row by filter row. The vertical taps are
+  /// decided once for the whole run: a filter row outside the input is padding for every pixel.
+  /// Within a filter row, the pixels whose horizontal taps all land inside the input (`interior`)
+  /// are copied with no tap ranges or fills by one ``copyRuns(_:bytes:from:stride:to:stride:flip:)``
+  /// (without dilation or groups, a pixel's taps are one run of filterWidth · channels bytes) or
+  /// one per tap; only the edge pixels split their taps into padding and input.
+  /// Wrapping index arithmetic: every offset stays inside the input validated in `prepare`.
+  @inline(__always)
+  private func gatherRun(
+    image: Int, y: Int, firstX: Int, count: Int, into destination: UnsafeMutableRawPointer, rowStride: Int
+  ) {
     let channels = shape.groupInputChannels
     let pixelStride = shape.inputChannels
     let height = shape.height
     let width = shape.width
-    let rowStride = width.inputSize &* pixelStride
     let filterRowBytes = width.filterSize &* channels
+    let inputRowBytes = width.inputSize &* pixelStride
+    let imageBase = input + (image &* height.inputSize &* inputRowBytes &+ channelOffset)
     // Adjacent taps of a filter row are contiguous input bytes without dilation or groups.
     let contiguousTaps = width.dilation == 1 && channels == pixelStride
-    // Wrapping index arithmetic: every offset stays inside the input validated in `prepare`.
-    var x = rowStart % width.outputSize
-    var y = (rowStart / width.outputSize) % height.outputSize
-    var image = input + ((rowStart / (width.outputSize &* height.outputSize)) &* height.inputSize &* rowStride &+ channelOffset)
-    for r in 0..<rowCount {
-      let rowBegin = UnsafeMutableRawPointer(scratch + r &* depthCount)
-      var destination = rowBegin
-      let (firstY, endY) = height.validTaps(y)
-      let (firstX, endX) = width.validTaps(x)
-      let originX = width.inputOrigin(x)
-      fillBytes(destination, count: firstY &* filterRowBytes, with: padding)
-      destination += firstY &* filterRowBytes
-      for ky in firstY..<endY {
-        let inputRow = image + (height.inputOrigin(y) &+ ky &* height.dilation) &* rowStride
-        fillBytes(destination, count: firstX &* channels, with: padding)
-        destination += firstX &* channels
-        if contiguousTaps {
-          let count = (endX &- firstX) &* channels
-          copyBytes(from: inputRow + (originX &+ firstX) &* pixelStride, to: destination, count: count, flip: signFlip)
-          destination += count
-        } else {
-          for kx in firstX..<endX {
-            copyBytes(
-              from: inputRow + (originX &+ kx &* width.dilation) &* pixelStride, to: destination, count: channels,
-              flip: signFlip)
-            destination += channels
-          }
-        }
-        fillBytes(destination, count: (width.filterSize &- endX) &* channels, with: padding)
-        destination += (width.filterSize &- endX) &* channels
+    let endX = firstX &+ count
+    let interior = width.interior.clamped(to: firstX..<endX)
+    let (firstY, endY) = height.validTaps(y)
+    for ky in 0..<height.filterSize {
+      let runBase = destination + ky &* filterRowBytes
+      guard ky >= firstY && ky < endY else {
+        for i in 0..<count { fillBytes(runBase + i &* rowStride, count: filterRowBytes, with: padding) }
+        continue
       }
-      fillBytes(destination, count: depthCount &- (destination - rowBegin), with: padding)
-      x &+= 1
-      if x == width.outputSize {
-        x = 0
-        y &+= 1
-        if y == height.outputSize {
-          y = 0
-          image += height.inputSize &* rowStride
+      let inputRow = imageBase + (height.inputOrigin(y) &+ ky &* height.dilation) &* inputRowBytes
+      /// Copies taps `first ..< end` of pixel `x`'s filter row to their bytes of `target`.
+      @inline(__always) func copyTaps(_ first: Int, _ end: Int, of x: Int, to target: UnsafeMutableRawPointer) {
+        let source = inputRow + (width.inputOrigin(x) &+ first &* width.dilation) &* pixelStride
+        if contiguousTaps {
+          copyBytes(from: source, to: target + first &* channels, count: (end &- first) &* channels, flip: signFlip)
+        } else {
+          copyRuns(
+            end &- first, bytes: channels, from: source, stride: width.dilation &* pixelStride,
+            to: target + first &* channels, stride: channels, flip: signFlip)
         }
+      }
+      /// Filter row ky of pixel x, whose taps may leave the input.
+      @inline(__always) func edgePixel(_ x: Int) {
+        let target = runBase + (x &- firstX) &* rowStride
+        let (firstTap, endTap) = width.validTaps(x)
+        fillBytes(target, count: firstTap &* channels, with: padding)
+        copyTaps(firstTap, endTap, of: x, to: target)
+        fillBytes(target + endTap &* channels, count: (width.filterSize &- endTap) &* channels, with: padding)
+      }
+      guard !interior.isEmpty else {
+        for x in firstX..<endX { edgePixel(x) }
+        continue
+      }
+      for x in firstX..<interior.lowerBound { edgePixel(x) }
+      // The interior pixels' runs, pixelStep input bytes apart: one run per pixel of all taps, or
+      // one per tap.
+      let source = inputRow + width.inputOrigin(interior.lowerBound) &* pixelStride
+      let target = runBase + (interior.lowerBound &- firstX) &* rowStride
+      let pixelStep = width.stride &* pixelStride
+      if contiguousTaps {
+        copyRuns(
+          interior.count, bytes: filterRowBytes, from: source, stride: pixelStep, to: target, stride: rowStride,
+          flip: signFlip)
+      } else {
+        for kx in 0..<width.filterSize {
+          copyRuns(
+            interior.count, bytes: channels, from: source + kx &* width.dilation &* pixelStride, stride: pixelStep,
+            to: target + kx &* channels, stride: rowStride, flip: signFlip)
+        }
+      }
+      for x in interior.upperBound..<endX { edgePixel(x) }
+    }
+    let filledDepth = height.filterSize &* filterRowBytes
+    if rowStride > filledDepth {
+      for i in 0..<count {
+        fillBytes(destination + (i &* rowStride &+ filledDepth), count: rowStride &- filledDepth, with: padding)
       }
     }
-    return (UnsafePointer(scratch), depthCount)
   }
 }
 
@@ -892,44 +929,69 @@ extension UnsignedIm2colLeftOperand {
   }
 }
 
-/// Copies `count` bytes, XOR-ing each with the matching byte of `flip` (all equal): 16 bytes at a
-/// time, the last 16 overlapping the ones before; a run of 2 to 15 bytes as two overlapping 8-, 4-
-/// or 2-byte words; a single byte alone (a byte loop would become a `memmove` call). Runs are short in im2col (a few channels per tap, 9 bytes
-/// for three 3-channel taps), where a `memmove` call or a byte loop costs more than the copy. The
-/// overlap rewrites the same bytes (source and destination never alias).
+/// Copies `count` bytes, XOR-ing each with the matching byte of `flip` (all equal): one run of
+/// ``copyRuns(_:bytes:from:stride:to:stride:flip:)``.
 @inline(__always)
 func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int, flip: UInt64) {
-  /// Copies the `Word` at `offset`, flipped.
+  copyRuns(1, bytes: count, from: source, stride: 0, to: destination, stride: 0, flip: flip)
+}
+
+/// Copies `runCount` runs of `count` bytes, run i from `source + i·sourceStride` to
+/// `destination + i·destinationStride`, XOR-ing each byte with the matching byte of `flip` (all
+/// equal): 16 bytes at a time, the last 16 overlapping the ones before; a run of 2 to 15 bytes as
+/// two overlapping 8-, 4- or 2-byte words. Runs are short in im2col (a few
+/// channels per tap, 9 bytes for three 3-channel taps, 72 for three 24-channel ones), where a
+/// `memmove` call or a byte loop costs more than the copy; the length test and the flip vector are
+/// made once for all runs. The overlap rewrites the same bytes (source and destination never alias).
+@inline(__always)
+func copyRuns(
+  _ runCount: Int, bytes count: Int, from source: UnsafeRawPointer, stride sourceStride: Int,
+  to destination: UnsafeMutableRawPointer, stride destinationStride: Int, flip: UInt64
+) {
+  /// Copies the `Word`s at the start and the end of every run (the same bytes twice where they
+  /// overlap), flipped.
   @inline(__always)
-  func copyWord<Word: FixedWidthInteger>(_: Word.Type, at offset: Int) {
-    let word = source.loadUnaligned(fromByteOffset: offset, as: Word.self) ^ Word(truncatingIfNeeded: flip)
-    destination.storeBytes(of: word, toByteOffset: offset, as: Word.self)
+  func copyEnds<Word: FixedWidthInteger>(_: Word.Type) {
+    let flipWord = Word(truncatingIfNeeded: flip)
+    let last = count &- MemoryLayout<Word>.size
+    var from = source
+    var to = destination
+    for _ in 0..<runCount {
+      to.storeBytes(of: from.loadUnaligned(as: Word.self) ^ flipWord, as: Word.self)
+      to.storeBytes(
+        of: from.loadUnaligned(fromByteOffset: last, as: Word.self) ^ flipWord, toByteOffset: last, as: Word.self)
+      from += sourceStride
+      to += destinationStride
+    }
   }
   if count >= 16 {
     let flipVector = SIMD16<UInt8>(repeating: UInt8(truncatingIfNeeded: flip))
-    /// Copies the 16 bytes at `offset`, flipped.
-    @inline(__always)
-    func copyVector(at offset: Int) {
-      let bytes = source.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self) ^ flipVector
-      destination.storeBytes(of: bytes, toByteOffset: offset, as: SIMD16<UInt8>.self)
+    var from = source
+    var to = destination
+    for _ in 0..<runCount {
+      /// Copies the 16 bytes at `offset` of this run, flipped.
+      @inline(__always)
+      func copyVector(at offset: Int) {
+        let bytes = from.loadUnaligned(fromByteOffset: offset, as: SIMD16<UInt8>.self) ^ flipVector
+        to.storeBytes(of: bytes, toByteOffset: offset, as: SIMD16<UInt8>.self)
+      }
+      var offset = 0
+      while offset &+ 16 < count {
+        copyVector(at: offset)
+        offset &+= 16
+      }
+      copyVector(at: count &- 16)
+      from += sourceStride
+      to += destinationStride
     }
-    var offset = 0
-    while offset &+ 16 < count {
-      copyVector(at: offset)
-      offset &+= 16
-    }
-    copyVector(at: count &- 16)
   } else if count >= 8 {
-    copyWord(UInt64.self, at: 0)
-    copyWord(UInt64.self, at: count &- 8)
+    copyEnds(UInt64.self)
   } else if count >= 4 {
-    copyWord(UInt32.self, at: 0)
-    copyWord(UInt32.self, at: count &- 4)
+    copyEnds(UInt32.self)
   } else if count >= 2 {
-    copyWord(UInt16.self, at: 0)
-    copyWord(UInt16.self, at: count &- 2)
+    copyEnds(UInt16.self)
   } else if count == 1 {
-    copyWord(UInt8.self, at: 0)
+    copyEnds(UInt8.self)
   }
 }
 

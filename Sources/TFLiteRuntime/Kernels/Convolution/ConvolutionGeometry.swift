@@ -234,6 +234,27 @@ extension ConvolutionShape {
 
   /// The output shape `[N, OH, OW, O]`.
   var outputShape: [Int] { [batch, height.outputSize, width.outputSize, outputChannels] }
+
+  /// Splits GEMM rows (output pixels) `rowStart ..< rowStart + rowCount` into runs within one
+  /// output row and calls `body(image, y, firstX, count, row)` for each: pixels
+  /// `firstX ..< firstX + count` of output row `y` of image `image`, the first of them GEMM row
+  /// `rowStart + row`. The im2col gathers walk their blocks this way.
+  @inline(__always)
+  func forEachOutputRowRun(
+    rowStart: Int, rowCount: Int, _ body: (_ image: Int, _ y: Int, _ firstX: Int, _ count: Int, _ row: Int) -> Void
+  ) {
+    let outputWidth = width.outputSize
+    let imagePixels = height.outputSize &* outputWidth
+    var row = 0
+    var pixel = rowStart
+    while row < rowCount {
+      let x = pixel % outputWidth
+      let count = min(outputWidth &- x, rowCount &- row)
+      body(pixel / imagePixels, pixel % imagePixels / outputWidth, x, count, row)
+      row &+= count
+      pixel &+= count
+    }
+  }
 }
 
 extension DepthwiseShape {

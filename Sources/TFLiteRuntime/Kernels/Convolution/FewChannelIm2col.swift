@@ -49,18 +49,10 @@ struct FewChannelIm2colLeftOperand: GEMMLeftOperand {
   func block(
     rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
   ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
-    let outputWidth = shape.width.outputSize
-    let imagePixels = shape.height.outputSize &* outputWidth
-    var row = 0
-    var pixel = rowStart
-    while row < rowCount {
-      let x = pixel % outputWidth
-      let count = min(outputWidth &- x, rowCount &- row)
+    shape.forEachOutputRowRun(rowStart: rowStart, rowCount: rowCount) { image, y, firstX, count, row in
       gatherRun(
-        image: pixel / imagePixels, y: pixel % imagePixels / outputWidth, firstX: x, count: count,
-        into: UnsafeMutableRawPointer(scratch + row &* depthCount), rowStride: depthCount)
-      row &+= count
-      pixel &+= count
+        image: image, y: y, firstX: firstX, count: count, into: UnsafeMutableRawPointer(scratch + row &* depthCount),
+        rowStride: depthCount)
     }
     return (UnsafePointer(scratch), depthCount)
   }
