@@ -876,12 +876,6 @@ extension UnsignedIm2colLeftOperand {
 /// overlap rewrites the same bytes (source and destination never alias).
 @inline(__always)
 func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int, flip: UInt64) {
-  /// Copies the `Word` at `offset`, flipped.
-  @inline(__always)
-  func copyWord<Word: FixedWidthInteger>(_: Word.Type, at offset: Int) {
-    let word = source.loadUnaligned(fromByteOffset: offset, as: Word.self) ^ Word(truncatingIfNeeded: flip)
-    destination.storeBytes(of: word, toByteOffset: offset, as: Word.self)
-  }
   if count >= 16 {
     let flipVector = SIMD16<UInt8>(repeating: UInt8(truncatingIfNeeded: flip))
     /// Copies the 16 bytes at `offset`, flipped.
@@ -897,14 +891,31 @@ func copyBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPo
     }
     copyVector(at: count &- 16)
   } else if count >= 8 {
-    copyWord(UInt64.self, at: 0)
-    copyWord(UInt64.self, at: count &- 8)
+    copyWordEnds(UInt64.self, from: source, to: destination, count: count, flip: flip)
   } else if count >= 4 {
-    copyWord(UInt32.self, at: 0)
-    copyWord(UInt32.self, at: count &- 4)
+    copyWordEnds(UInt32.self, from: source, to: destination, count: count, flip: flip)
   } else {
-    for offset in 0..<count { copyWord(UInt8.self, at: offset) }
+    for offset in 0..<count { copyWord(UInt8.self, from: source, to: destination, at: offset, flip: flip) }
   }
+}
+
+/// Copies the `Word` at `offset`, XOR-ed with `flip`'s low bytes.
+@inline(__always)
+func copyWord<Word: FixedWidthInteger>(
+  _: Word.Type, from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, at offset: Int, flip: UInt64
+) {
+  let word = source.loadUnaligned(fromByteOffset: offset, as: Word.self) ^ Word(truncatingIfNeeded: flip)
+  destination.storeBytes(of: word, toByteOffset: offset, as: Word.self)
+}
+
+/// Copies `count` bytes (one to two `Word`s) as the flipped `Word`s at the run's start and end,
+/// which overlap where `count` is less than two words.
+@inline(__always)
+func copyWordEnds<Word: FixedWidthInteger>(
+  _: Word.Type, from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int, flip: UInt64
+) {
+  copyWord(Word.self, from: source, to: destination, at: 0, flip: flip)
+  copyWord(Word.self, from: source, to: destination, at: count &- MemoryLayout<Word>.size, flip: flip)
 }
 
 /// Sets `count` bytes to the byte repeated in `value`: 8 bytes at a time, the last 8 overlapping

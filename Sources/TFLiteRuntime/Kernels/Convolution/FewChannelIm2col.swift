@@ -46,31 +46,42 @@ struct FewChannelIm2colLeftOperand: GEMMLeftOperand {
 
   /// Gathers rows `rowStart ..< rowStart + rowCount`, one output row's run of pixels at a time;
   /// the integer plan keeps the depth whole, so `depthStart` is 0 and `depthCount` the padded depth.
+  /// The block's first pixel is found with divisions, the next rows' by counting.
   func block(
     rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
   ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
     let outputWidth = shape.width.outputSize
-    let imagePixels = shape.height.outputSize &* outputWidth
+    let outputHeight = shape.height.outputSize
+    let imagePixels = outputHeight &* outputWidth
+    let interior = shape.width.interior
+    var image = rowStart / imagePixels
+    var y = rowStart % imagePixels / outputWidth
+    var x = rowStart % outputWidth
     var row = 0
-    var pixel = rowStart
     while row < rowCount {
-      let x = pixel % outputWidth
       let count = min(outputWidth &- x, rowCount &- row)
       gatherRun(
-        image: pixel / imagePixels, y: pixel % imagePixels / outputWidth, firstX: x, count: count,
+        image: image, y: y, firstX: x, count: count, interiorPixels: interior,
         into: UnsafeMutableRawPointer(scratch + row &* depthCount), rowStride: depthCount)
       row &+= count
-      pixel &+= count
+      x = 0
+      y &+= 1
+      if y == outputHeight {
+        y = 0
+        image &+= 1
+      }
     }
     return (UnsafePointer(scratch), depthCount)
   }
 
   /// Writes the rows of pixels `firstX ..< firstX + count` of output row `y` of image `image`,
-  /// `rowStride` bytes apart from `destination`. Wrapping index arithmetic: every offset stays
-  /// inside the input validated in `prepare`.
-  @inline(__always)
+  /// `rowStride` bytes apart from `destination`; `interiorPixels` is the width axis's `interior`.
+  /// Wrapping index arithmetic: every offset stays inside the input validated in `prepare`. Not
+  /// inlined: inside the driver's loops its pointers spilled to the stack on every filter row.
+  @inline(never)
   private func gatherRun(
-    image: Int, y: Int, firstX: Int, count: Int, into destination: UnsafeMutableRawPointer, rowStride: Int
+    image: Int, y: Int, firstX: Int, count: Int, interiorPixels: Range<Int>, into destination: UnsafeMutableRawPointer,
+    rowStride: Int
   ) {
     let channels = shape.inputChannels
     let height = shape.height
@@ -79,7 +90,12 @@ struct FewChannelIm2colLeftOperand: GEMMLeftOperand {
     let inputRowBytes = width.inputSize &* channels
     let imageBase = input + image &* height.inputSize &* inputRowBytes
     let endX = firstX &+ count
-    let interior = width.interior.clamped(to: firstX..<endX)
+    let interior = interiorPixels.clamped(to: firstX..<endX)
+    // The depth padding past the filter rows (less than a word: the depth is padded to the next
+    // multiple of 2 or 4) first, as the row's last 4 bytes (or all of a shorter row); the filter
+    // rows below overwrite the ones that are theirs. No branch on the padding's length per pixel.
+    let tail = min(rowStride, 4)
+    for i in 0..<count { fillBytes(destination + (i &* rowStride &+ rowStride &- tail), count: tail, with: padding) }
     let (firstY, endY) = height.validTaps(y)
     for ky in 0..<height.filterSize {
       let runBase = destination + ky &* filterRowBytes
@@ -105,19 +121,39 @@ struct FewChannelIm2colLeftOperand: GEMMLeftOperand {
         continue
       }
       for x in firstX..<interior.lowerBound { edgePixel(x) }
-      var source = inputRow + width.inputOrigin(interior.lowerBound) &* channels
-      var target = runBase + (interior.lowerBound &- firstX) &* rowStride
-      let sourceStep = width.stride &* channels
-      for _ in interior {
-        copyBytes(from: source, to: target, count: filterRowBytes, flip: signFlip)
-        source += sourceStep
-        target += rowStride
-      }
+      Self.copyRuns(
+        from: inputRow + width.inputOrigin(interior.lowerBound) &* channels, sourceStep: width.stride &* channels,
+        to: runBase + (interior.lowerBound &- firstX) &* rowStride, targetStep: rowStride, count: interior.count,
+        runBytes: filterRowBytes, flip: signFlip)
       for x in interior.upperBound..<endX { edgePixel(x) }
     }
-    let filledDepth = height.filterSize &* filterRowBytes
-    for i in 0..<count {
-      fillBytes(destination + (i &* rowStride &+ filledDepth), count: rowStride &- filledDepth, with: padding)
+  }
+
+  /// Copies `count` runs of `runBytes` bytes XOR-ed with `flip` (as `copyBytes`), run i from
+  /// `source + i · sourceStep` to `target + i · targetStep`: the interior pixels' taps of one
+  /// filter row. The run length's case is chosen once for all runs (9 bytes for 3×3×3: two
+  /// overlapping 8-byte words each), not per run as a `copyBytes` call in the loop does.
+  @inline(never)
+  private static func copyRuns(
+    from source: UnsafeRawPointer, sourceStep: Int, to target: UnsafeMutableRawPointer, targetStep: Int, count: Int,
+    runBytes: Int, flip: UInt64
+  ) {
+    /// Runs `copy(source, target)` for every run.
+    @inline(__always) func forEachRun(_ copy: (UnsafeRawPointer, UnsafeMutableRawPointer) -> Void) {
+      var source = source
+      var target = target
+      for _ in 0..<count {
+        copy(source, target)
+        source += sourceStep
+        target += targetStep
+      }
+    }
+    if runBytes >= 8 && runBytes <= 16 {
+      forEachRun { copyWordEnds(UInt64.self, from: $0, to: $1, count: runBytes, flip: flip) }
+    } else if runBytes >= 4 && runBytes < 8 {
+      forEachRun { copyWordEnds(UInt32.self, from: $0, to: $1, count: runBytes, flip: flip) }
+    } else {
+      forEachRun { copyBytes(from: $0, to: $1, count: runBytes, flip: flip) }
     }
   }
 }
