@@ -165,7 +165,7 @@ extension ByteDepthwiseConvolution {
   /// channel's byte (input channel / multiplier), the lanes past the last channel left alone.
   /// Without a channel multiplier, block after block down the row: one 16-byte copy per pixel
   /// with two pointer steps (pixel-major, the block loop's set-up and the last block's test
-  /// ran once per pixel: 7.6 % of mobilenet_mini_int8's invoke).
+  /// ran once per pixel: 7 % of mobilenet_mini_int8's invoke).
   private func fillQuadTapRow(_ slot: UnsafeMutablePointer<UInt8>, quadTaps: QuadTapDepthwise, from source: UnsafePointer<UInt8>) {
     let block = DepthwiseKernelGenerator.blockChannels
     let pixelBytes = shape.inputChannels
