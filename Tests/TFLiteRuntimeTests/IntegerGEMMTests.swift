@@ -574,46 +574,86 @@ extension IntegerGEMMTests {
   /// on the Swift route and on 1 and 2 threads (two threads start row blocks mid output row).
   func testFewChannelConvolutionsGatherBitExactOnEveryLevel() throws {
     var random = SeededGenerator(seed: 29)
-    let levels = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
     let legacyZeroPoints = [0, 255, 77, 200, 1, 149]
     for trial in 0..<24 {
       let channels = trial % 4 + 1
       let (filterHeight, filterWidth) = [(3, 3), (5, 5), (7, 7), (3, 5)][trial / 4 % 4]
       let stride = trial % 3 == 0 ? 1 : 2
       let padding: Padding = trial % 2 == 0 ? .same : .valid
-      let batch = trial % 5 == 4 ? 2 : 1
       // VALID needs the filter inside the input; SAME also gets inputs narrower than the filter.
       let smallest = padding == .valid ? filterWidth : 1
       let inputShape = [
-        batch, random.int((padding == .valid ? filterHeight : 1)...filterHeight + 12),
+        trial % 5 == 4 ? 2 : 1, random.int((padding == .valid ? filterHeight : 1)...filterHeight + 12),
         random.int(smallest...smallest + 40), channels,
       ]
       let kind = trial % 3
-      let problem = WeightedProblem(
-        random: &random, type: kind == 2 ? .int8 : .uint8, inputShape: inputShape,
-        filterShape: [random.int(1...40), filterHeight, filterWidth, channels], channelAxis: 0,
-        uint8WeightZeroPoint: kind == 0 ? legacyZeroPoints[trial / 3 % legacyZeroPoints.count] : 128)
-      let outputChannels = problem.filterShape[0]
-      let options = Conv2DOptions(
-        padding: padding, strideW: Int32(stride), strideH: Int32(stride),
-        fusedActivationFunction: [.none, .relu6, .relu][trial % 3])
-      let geometry = try Geometry(
-        inputShape, filterHeight: filterHeight, filterWidth: filterWidth, strideH: stride, strideW: stride,
-        dilationH: 1, dilationW: 1, same: padding == .same)
-      let expected = problem.reference(
-        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
-        inputChannelsPerOutput: channels
-      ) { output, ky, kx, i in (i, ((output * filterHeight + ky) * filterWidth + kx) * channels + i) }
-      let label =
-        "trial \(trial) \(problem.type.name) zero point \(problem.weightQuantization.zeroPoints[0]) \(inputShape) "
-        + "\(filterHeight)×\(filterWidth)×\(channels)→\(outputChannels) stride \(stride) \(padding.name)"
-      try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), label)
-      let route = try problem.run("CONV_2D", options: .conv2DOptions(options), threads: 1).route ?? ""
-      XCTAssertTrue(route.hasSuffix(", few-channel im2col"), "\(label): \(route)")
-      for level in levels {
-        try GeneratedDotProductKernels.$forcedISA.withValue(level) {
-          try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), "\(label) \(level)")
-        }
+      try assertFewChannelConvolutionMatchesOnEveryLevel(
+        random: &random, type: kind == 2 ? .int8 : .uint8, inputShape: inputShape, filter: (filterHeight, filterWidth),
+        strides: (stride, stride), padding: padding, outputChannels: random.int(1...40),
+        uint8WeightZeroPoint: kind == 0 ? legacyZeroPoints[trial / 3 % legacyZeroPoints.count] : 128,
+        activation: [.none, .relu6, .relu][trial % 3], "trial \(trial)")
+    }
+  }
+
+  /// Random few-channel stems of every filter size 1–7 on each axis (every filter-row run length
+  /// of 1–28 bytes: byte, 4-byte, 8-byte and vector copies), strides 1–3 on each axis, SAME and
+  /// VALID, odd input sizes up to 75 × 75 (several row blocks, which start mid output row, and
+  /// images of a batch of 2 in one block), int8 per tensor and per channel, uint8 with zero point
+  /// 128: the plain loop's bytes on every dot-product level this machine runs and the Swift route.
+  func testFewChannelStemsOfEveryFilterAndStrideMatchPlainLoop() throws {
+    var random = SeededGenerator(seed: 83)
+    for trial in 0..<36 {
+      let channels = trial % 4 + 1
+      let filter = (random.int(1...7), random.int(1...7))
+      var strides = (random.int(1...3), random.int(1...3))
+      // A 1×1 filter at stride 1 reads its input in place instead.
+      if filter == (1, 1) && strides == (1, 1) { strides.1 = 2 }
+      let padding: Padding = random.bool() ? .same : .valid
+      let large = trial % 6 == 5
+      let inputShape = [
+        trial % 7 == 3 ? 2 : 1, filter.0 + random.int(0...(large ? 68 : 14)),
+        filter.1 + random.int(0...(large ? 68 : 30)) | 1, channels,
+      ]
+      try assertFewChannelConvolutionMatchesOnEveryLevel(
+        random: &random, type: trial % 3 == 2 ? .uint8 : .int8, inputShape: inputShape, filter: filter,
+        strides: strides, padding: padding, outputChannels: random.int(1...(large ? 20 : 40)),
+        uint8WeightZeroPoint: 128, activation: [.none, .relu6, .relu][trial % 3], "stem trial \(trial)")
+    }
+  }
+
+  /// Asserts that a random CONV_2D over `inputShape` (1–4 channels) with these filter, strides and
+  /// padding takes the few-channel gather and gives the plain loop's bytes on every dot-product
+  /// level this machine runs (forced one by one, AVX-VNNI's 256-bit tiles too), on the Swift route
+  /// and on 1 and 2 threads (two threads start row blocks mid output row).
+  private func assertFewChannelConvolutionMatchesOnEveryLevel(
+    random: inout SeededGenerator, type: ElementType, inputShape: [Int], filter: (height: Int, width: Int),
+    strides: (height: Int, width: Int), padding: Padding, outputChannels: Int, uint8WeightZeroPoint: Int,
+    activation: ActivationFunctionType, _ name: String
+  ) throws {
+    let channels = inputShape[3]
+    let (filterHeight, filterWidth) = filter
+    let problem = WeightedProblem(
+      random: &random, type: type, inputShape: inputShape,
+      filterShape: [outputChannels, filterHeight, filterWidth, channels], channelAxis: 0,
+      uint8WeightZeroPoint: uint8WeightZeroPoint)
+    let options = Conv2DOptions(
+      padding: padding, strideW: Int32(strides.width), strideH: Int32(strides.height),
+      fusedActivationFunction: activation)
+    let geometry = try Geometry(
+      inputShape, filterHeight: filterHeight, filterWidth: filterWidth, strideH: strides.height,
+      strideW: strides.width, dilationH: 1, dilationW: 1, same: padding == .same)
+    let expected = problem.reference(
+      geometry: geometry, outputChannels: outputChannels, activation: activation, inputChannelsPerOutput: channels
+    ) { output, ky, kx, i in (i, ((output * filterHeight + ky) * filterWidth + kx) * channels + i) }
+    let label =
+      "\(name) \(problem.type.name) zero point \(problem.weightQuantization.zeroPoints[0]) \(inputShape) "
+      + "\(filterHeight)×\(filterWidth)×\(channels)→\(outputChannels) strides \(strides) \(padding.name)"
+    try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), label)
+    let route = try problem.run("CONV_2D", options: .conv2DOptions(options), threads: 1).route ?? ""
+    XCTAssertTrue(route.hasSuffix(", few-channel im2col"), "\(label): \(route)")
+    for level in DotProductISA.allCases where GeneratedDotProductKernels.kernels(for: level) != nil {
+      try GeneratedDotProductKernels.$forcedISA.withValue(level) {
+        try problem.assertKernelMatches(expected, "CONV_2D", options: .conv2DOptions(options), "\(label) \(level)")
       }
     }
   }

@@ -1,5 +1,6 @@
 import XCTest
 @testable import TFLiteRuntime
+import TFLiteLinearAlgebra
 
 final class ReductionsTests: XCTestCase {
   /// Scalar model of a reduction: visits the input in order and folds each element into the
@@ -122,6 +123,70 @@ final class ReductionsTests: XCTestCase {
     let emptyLayout = try BroadcastLayout(reducing: [3, 0], axes: [false, true])
     let empty: [Float] = filledArray(count: 3) { ReductionDriver.mean(layout: emptyLayout, input: [], output: $0, outputCount: 3, threadCount: 1) }
     XCTAssertTrue(empty.allSatisfy(\.isNaN))
+  }
+
+  /// MEAN's finish (`IntegerReductionFinish.finish`, eight outputs at a time through the
+  /// multiplier lanes, then one by one; shifts outside −31...30 all one by one) gives, for random
+  /// accumulators (small sums and the whole Int32 range), multipliers, shifts −40...35, zero points,
+  /// reduced counts and output counts 0–40, under both roundings (shifts beyond −31...30 under
+  /// double rounding only), into int8, uint8 and int16 outputs,
+  /// the bytes of a plain loop of gemmlowp's arithmetic (`SaturatingRoundingDoublingHighMul` and
+  /// `RoundingDivideByPOT`, or one rounding of the 64-bit product), clamped to the type.
+  func testQuantizedMeanFinishMatchesPlainRescaleLoop() {
+    var random = SeededGenerator(seed: 1213)
+    /// `x · multiplier · 2^(shift − 31)` by gemmlowp's steps (double) or one rounding (single).
+    func rescale(_ x: Int32, _ multiplier: Int32, _ shift: Int, _ rounding: RoundingPolicy) -> Int32 {
+      guard rounding == .doubleRounding else {
+        let total = Int64(31 - shift)
+        return Int32(truncatingIfNeeded: (Int64(x) * Int64(multiplier) + (Int64(1) << (total - 1))) >> total)
+      }
+      let value = x &<< Int32(max(shift, 0))
+      let product = Int64(value) * Int64(multiplier)
+      let nudge: Int64 = product >= 0 ? 1 << 30 : 1 - (1 << 30)
+      let high = Int32(truncatingIfNeeded: (product + nudge) / (Int64(1) << 31))
+      let exponent = max(-shift, 0)
+      let mask = Int32(truncatingIfNeeded: (Int64(1) << exponent) - 1)
+      let threshold = (mask >> 1) + (high < 0 ? 1 : 0)
+      return (high >> Int32(exponent)) + ((high & mask) > threshold ? 1 : 0)
+    }
+    func check<Element: QuantizedInteger>(_: Element.Type, trial: Int) {
+      let rounding: RoundingPolicy = trial % 2 == 0 ? .doubleRounding : .singleRounding
+      let multiplier = Int32(random.int((1 << 30)...Int(Int32.max)))
+      // Shifts outside −31...30 (double rounding only: the scalar single rounding's 64-bit shift
+      // takes −32...30) stay on the scalar rescale.
+      let shift = trial % 5 == 4 && rounding == .doubleRounding ? random.int(-40...35) : random.int(-20...2)
+      let zeroPoint = Int32(random.int(Int(Element.min)...Int(Element.max)))
+      let outputZeroPoint = Int32(random.int(Int(Element.min)...Int(Element.max)))
+      let reducedCount = random.int(1...5000)
+      let count = random.int(0...40)
+      let accumulators = (0..<count).map { _ in
+        trial % 3 == 0 ? Int32(random.int(Int(Int32.min)...Int(Int32.max))) : Int32(random.int(-600_000...600_000))
+      }
+      let finish = IntegerReductionFinish.rescale(
+        multiplier: QuantizedMultiplier(multiplier: multiplier, shift: shift), inputZeroPoint: zeroPoint,
+        count: reducedCount, outputZeroPoint: outputZeroPoint, rounding: rounding)
+      var actual = [Element](repeating: 0, count: count)
+      accumulators.withUnsafeBufferPointer { sums in
+        actual.withUnsafeMutableBufferPointer { output in
+          finish.finish(sums.baseAddress ?? UnsafePointer(bitPattern: 8)!, count: count, into: output.baseAddress ?? UnsafeMutablePointer(bitPattern: 8)!)
+        }
+      }
+      // Shifts beyond gemmlowp's 0...31 exponents are the scalar rescale's own (tested against LiteRT).
+      let expected = accumulators.map { sum -> Element in
+        let offset = Int32(truncatingIfNeeded: Int64(sum) - Int64(zeroPoint) * Int64(reducedCount))
+        let value =
+          (-31...30).contains(shift)
+          ? rescale(offset, multiplier, shift, rounding) &+ outputZeroPoint
+          : QuantizedMultiplier(multiplier: multiplier, shift: shift).apply(offset, rounding: rounding) &+ outputZeroPoint
+        return Element(min(max(value, Int32(Element.min)), Int32(Element.max)))
+      }
+      XCTAssertEqual(actual, expected, "trial \(trial) \(Element.self) \(rounding) multiplier \(multiplier) shift \(shift)")
+    }
+    for trial in 0..<60 {
+      check(Int8.self, trial: trial)
+      check(UInt8.self, trial: trial)
+      check(Int16.self, trial: trial)
+    }
   }
 
   func testAxesResolveNegativeAndRepeatedAxes() throws {

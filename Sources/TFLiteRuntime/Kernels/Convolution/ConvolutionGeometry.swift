@@ -238,21 +238,29 @@ extension ConvolutionShape {
   /// Splits GEMM rows (output pixels) `rowStart ..< rowStart + rowCount` into runs within one
   /// output row and calls `body(image, y, firstX, count, row)` for each: pixels
   /// `firstX ..< firstX + count` of output row `y` of image `image`, the first of them GEMM row
-  /// `rowStart + row`. The im2col gathers walk their blocks this way.
+  /// `rowStart + row`. The im2col gathers walk their blocks this way. The first run's position
+  /// comes from divisions, the next runs' by counting rows.
   @inline(__always)
   func forEachOutputRowRun(
     rowStart: Int, rowCount: Int, _ body: (_ image: Int, _ y: Int, _ firstX: Int, _ count: Int, _ row: Int) -> Void
   ) {
     let outputWidth = width.outputSize
-    let imagePixels = height.outputSize &* outputWidth
+    let outputHeight = height.outputSize
+    let imagePixels = outputHeight &* outputWidth
+    var image = rowStart / imagePixels
+    var y = rowStart % imagePixels / outputWidth
+    var x = rowStart % outputWidth
     var row = 0
-    var pixel = rowStart
     while row < rowCount {
-      let x = pixel % outputWidth
       let count = min(outputWidth &- x, rowCount &- row)
-      body(pixel / imagePixels, pixel % imagePixels / outputWidth, x, count, row)
+      body(image, y, x, count, row)
       row &+= count
-      pixel &+= count
+      x = 0
+      y &+= 1
+      if y == outputHeight {
+        y = 0
+        image &+= 1
+      }
     }
   }
 }

@@ -49,20 +49,23 @@ struct FewChannelIm2colLeftOperand: GEMMLeftOperand {
   func block(
     rowStart: Int, rowCount: Int, depthStart: Int, depthCount: Int, scratch: UnsafeMutablePointer<UInt8>
   ) -> (pointer: UnsafePointer<UInt8>, rowStride: Int) {
+    let interior = shape.width.interior
     shape.forEachOutputRowRun(rowStart: rowStart, rowCount: rowCount) { image, y, firstX, count, row in
       gatherRun(
-        image: image, y: y, firstX: firstX, count: count, into: UnsafeMutableRawPointer(scratch + row &* depthCount),
-        rowStride: depthCount)
+        image: image, y: y, firstX: firstX, count: count, interiorPixels: interior,
+        into: UnsafeMutableRawPointer(scratch + row &* depthCount), rowStride: depthCount)
     }
     return (UnsafePointer(scratch), depthCount)
   }
 
   /// Writes the rows of pixels `firstX ..< firstX + count` of output row `y` of image `image`,
-  /// `rowStride` bytes apart from `destination`. Wrapping index arithmetic: every offset stays
-  /// inside the input validated in `prepare`.
-  @inline(__always)
+  /// `rowStride` bytes apart from `destination`; `interiorPixels` is the width axis's `interior`.
+  /// Wrapping index arithmetic: every offset stays inside the input validated in `prepare`. Not
+  /// inlined: inside the driver's loops its pointers spilled to the stack on every filter row.
+  @inline(never)
   private func gatherRun(
-    image: Int, y: Int, firstX: Int, count: Int, into destination: UnsafeMutableRawPointer, rowStride: Int
+    image: Int, y: Int, firstX: Int, count: Int, interiorPixels: Range<Int>, into destination: UnsafeMutableRawPointer,
+    rowStride: Int
   ) {
     let channels = shape.inputChannels
     let height = shape.height
@@ -71,7 +74,12 @@ struct FewChannelIm2colLeftOperand: GEMMLeftOperand {
     let inputRowBytes = width.inputSize &* channels
     let imageBase = input + image &* height.inputSize &* inputRowBytes
     let endX = firstX &+ count
-    let interior = width.interior.clamped(to: firstX..<endX)
+    let interior = interiorPixels.clamped(to: firstX..<endX)
+    // The depth padding past the filter rows (less than a word: the depth is padded to the next
+    // multiple of 2 or 4) first, as the row's last 4 bytes (or all of a shorter row); the filter
+    // rows below overwrite the ones that are theirs. No branch on the padding's length per pixel.
+    let tail = min(rowStride, 4)
+    for i in 0..<count { fillBytes(destination + (i &* rowStride &+ rowStride &- tail), count: tail, with: padding) }
     let (firstY, endY) = height.validTaps(y)
     for ky in 0..<height.filterSize {
       let runBase = destination + ky &* filterRowBytes
@@ -97,19 +105,13 @@ struct FewChannelIm2colLeftOperand: GEMMLeftOperand {
         continue
       }
       for x in firstX..<interior.lowerBound { edgePixel(x) }
-      var source = inputRow + width.inputOrigin(interior.lowerBound) &* channels
-      var target = runBase + (interior.lowerBound &- firstX) &* rowStride
-      let sourceStep = width.stride &* channels
-      for _ in interior {
-        copyBytes(from: source, to: target, count: filterRowBytes, flip: signFlip)
-        source += sourceStep
-        target += rowStride
-      }
+      // The interior pixels' taps of this filter row: one run each, the run length's case chosen
+      // once for all of them.
+      copyRuns(
+        interior.count, bytes: filterRowBytes, from: inputRow + width.inputOrigin(interior.lowerBound) &* channels,
+        stride: width.stride &* channels, to: runBase + (interior.lowerBound &- firstX) &* rowStride,
+        stride: rowStride, flip: signFlip)
       for x in interior.upperBound..<endX { edgePixel(x) }
-    }
-    let filledDepth = height.filterSize &* filterRowBytes
-    for i in 0..<count {
-      fillBytes(destination + (i &* rowStride &+ filledDepth), count: rowStride &- filledDepth, with: padding)
     }
   }
 }

@@ -118,6 +118,35 @@ enum IntegerReductionFinish {
     return min(max(value, range.lowerBound), range.upperBound)
   }
 
+  /// `callAsFunction` of `count` accumulators into `Element` outputs, clamped to the type's range.
+  /// A rescale takes eight outputs at a time (`QuantizedMultiplierLanes`, bit for bit the scalar
+  /// rescale for shifts in −31...30, which the lanes cover; a shift outside them takes the scalar
+  /// rescale throughout): MEAN's 64 to 1280 outputs after a network's last convolution were one
+  /// rescale call each, 1.9 % of mobilenet_mini_int8's invoke.
+  func finish<Element: QuantizedInteger>(
+    _ accumulators: UnsafePointer<Int32>, count: Int, into destination: UnsafeMutablePointer<Element>
+  ) {
+    let range = Int32(Element.min)...Int32(Element.max)
+    var index = 0
+    if case .rescale(let multiplier, let inputZeroPoint, let reducedCount, let outputZeroPoint, let rounding) = self,
+      (-31...30).contains(multiplier.shift)
+    {
+      let lanes = QuantizedMultiplierLanes(repeating: multiplier, rounding: rounding)
+      // The scalar rescale's Int64 difference truncated to Int32 is this wrapping Int32 difference.
+      let offset = SIMD8<Int32>(repeating: Int32(truncatingIfNeeded: Int64(inputZeroPoint) * Int64(reducedCount)))
+      while index &+ 8 <= count {
+        let sums = UnsafeRawPointer(accumulators + index).loadUnaligned(as: SIMD8<Int32>.self)
+        let values = lanes.apply(sums &- offset) &+ SIMD8(repeating: outputZeroPoint)
+        Element.storeNarrowed(values.clamped(to: range), to: destination + index)
+        index &+= 8
+      }
+    }
+    while index < count {
+      destination[index] = Element(truncatingIfNeeded: self(accumulators[index], range: range))
+      index &+= 1
+    }
+  }
+
   /// The reference rescaling of MEAN (`averages`) or SUM: the multiplier of
   /// `inputScale / outputScale`, for MEAN with 1/count folded into the mantissa as far as 32 bits
   /// allow and the rest into the shift (TFLite's reference `QuantizedMeanOrSum`).
@@ -196,10 +225,7 @@ private struct TypedIntegerReduction<Element: QuantizedInteger> {
     } else {
       accumulate(source, into: accumulators, identity: identity)
     }
-    let range = Int32(Element.min)...Int32(Element.max)
-    for index in 0..<outputCount {
-      destination[index] = Element(truncatingIfNeeded: finish(accumulators[index], range: range))
-    }
+    finish.finish(accumulators, count: outputCount, into: destination)
   }
 
   /// `rows` and `channels` when the reduction sums 8-bit rows of `channels` elements into one
