@@ -163,9 +163,8 @@ extension ByteDepthwiseConvolution {
   /// Copies one input row into a window slot, channel-block-first (`[block][column][16]`), in the
   /// unsigned form, at the columns of the input (after the padding before it): every output
   /// channel's byte (input channel / multiplier), the lanes past the last channel left alone.
-  /// Without a channel multiplier, block after block down the row: one 16-byte copy per pixel
-  /// with two pointer steps (pixel-major, the block loop's set-up and the last block's test
-  /// ran once per pixel: 7 % of mobilenet_mini_int8's invoke).
+  /// Without a channel multiplier, block after block down the row (pixel-major, the block loop's
+  /// set-up and the last block's test ran once per pixel: 7 % of mobilenet_mini_int8's invoke).
   private func fillQuadTapRow(_ slot: UnsafeMutablePointer<UInt8>, quadTaps: QuadTapDepthwise, from source: UnsafePointer<UInt8>) {
     let block = DepthwiseKernelGenerator.blockChannels
     let pixelBytes = shape.inputChannels
@@ -183,46 +182,13 @@ extension ByteDepthwiseConvolution {
       }
       return
     }
-    /// Runs `copy(pixel, column)` down the row for block `blockIndex`.
-    @inline(__always) func forEachPixel(
-      ofBlock blockIndex: Int, _ copy: (UnsafePointer<UInt8>, UnsafeMutablePointer<UInt8>) -> Void
-    ) {
-      var pixel = source + blockIndex &* block
-      var column = first + blockIndex &* blockBytes
-      for _ in 0..<inputWidth {
-        copy(pixel, column)
-        pixel += pixelBytes
-        column += block
-      }
-    }
-    let wholeBlocks = channels / block
-    let lastLanes = channels &- wholeBlocks &* block
-    let flip = SIMD16<UInt8>(repeating: signFlip)
-    for blockIndex in 0..<wholeBlocks {
-      forEachPixel(ofBlock: blockIndex) { storeVector(loadVector($0) ^ flip, $1) }
-    }
-    if lastLanes > 0 {
-      forEachPixel(ofBlock: wholeBlocks) { copyFlipped(from: $0, to: $1, count: lastLanes) }
-    }
-  }
-
-  /// XORs `count` (1 to 15) bytes with the sign flip while copying them: two overlapping 8- or
-  /// 4-byte words, or byte by byte below 4; nothing outside the `count` bytes is read or written.
-  private func copyFlipped(from source: UnsafePointer<UInt8>, to destination: UnsafeMutablePointer<UInt8>, count: Int) {
-    let from = UnsafeRawPointer(source)
-    let to = UnsafeMutableRawPointer(destination)
-    func copyWords<Word: FixedWidthInteger>(_: Word.Type) {
-      let flip: Word = signFlip == 0 ? 0 : Word(truncatingIfNeeded: 0x8080_8080_8080_8080 as UInt64)
-      let last = count &- MemoryLayout<Word>.size
-      to.storeBytes(of: from.loadUnaligned(as: Word.self) ^ flip, as: Word.self)
-      to.storeBytes(of: from.loadUnaligned(fromByteOffset: last, as: Word.self) ^ flip, toByteOffset: last, as: Word.self)
-    }
-    if count >= 8 {
-      copyWords(UInt64.self)
-    } else if count >= 4 {
-      copyWords(UInt32.self)
-    } else {
-      for index in 0..<count { destination[index] = source[index] ^ signFlip }
+    // Block after block down the row: each pixel's bytes of the block are one run (16 bytes, or
+    // the last block's lanes), the run length's case chosen once per block.
+    let flip = UInt64(signFlip) &* 0x0101_0101_0101_0101
+    for blockStart in Swift.stride(from: 0, to: channels, by: block) {
+      copyRuns(
+        inputWidth, bytes: min(block, channels &- blockStart), from: source + blockStart, stride: pixelBytes,
+        to: first + blockStart / block &* blockBytes, stride: block, flip: flip)
     }
   }
 }

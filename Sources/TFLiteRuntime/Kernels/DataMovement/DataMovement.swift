@@ -156,19 +156,6 @@ private func transposeTile<T: FixedWidthInteger>(
   }
 }
 
-/// Copies `byteCount` bytes between buffers that do not overlap: a run of up to 64 bytes inline
-/// (`copyBytes`' overlapping words and vectors), a longer one by `memmove`. Concatenation, split
-/// and nearest-neighbour resize copy one run per channel block, often 3–48 bytes, where a
-/// `memmove` call costs more than the copy.
-@inline(__always)
-func copyRun(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, byteCount: Int) {
-  if byteCount <= 64 {
-    copyBytes(from: source, to: destination, count: byteCount, flip: 0)
-  } else {
-    destination.copyMemory(from: source, byteCount: byteCount)
-  }
-}
-
 /// Copies `count` blocks of `blockBytes` bytes, stepping the source and destination by their own strides (bytes).
 /// Concatenation, split, pack, unpack and gather are all this loop with different strides.
 func copyBlocks(
@@ -176,8 +163,12 @@ func copyBlocks(
   to destination: UnsafeMutableRawPointer, destinationStride: Int
 ) {
   guard blockBytes > 0 else { return }
+  guard blockBytes > shortRunBytes else {
+    copyRuns(count, bytes: blockBytes, from: source, stride: sourceStride, to: destination, stride: destinationStride, flip: 0)
+    return
+  }
   for block in 0..<count {
-    copyRun(from: source + block &* sourceStride, to: destination + block &* destinationStride, byteCount: blockBytes)
+    (destination + block &* destinationStride).copyMemory(from: source + block &* sourceStride, byteCount: blockBytes)
   }
 }
 
