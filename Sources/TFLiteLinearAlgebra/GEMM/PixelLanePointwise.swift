@@ -69,6 +69,10 @@ package final class PixelLanePointwise {
     table.deallocate()
   }
 
+  /// Whether the kernel runs (its executable memory is mapped; false where the OS refused it, and
+  /// the convolution takes its GEMM).
+  package var isRunnable: Bool { kernels.entry(outputs: outputs, depth: depth, form: form) != nil }
+
   /// Computes the `outputs` channels of `pixels` pixels of `depth` int8 bytes at `input` into
   /// `output`; false (nothing written) when the OS refused the kernel's executable memory.
   package func run(input: UnsafePointer<Int8>, output: UnsafeMutablePointer<Int8>, pixels: Int) -> Bool {

@@ -593,7 +593,7 @@ private final class ByteConvolution {
   /// known after the float GEMM's one-time probe, which a model without float GEMMs never runs).
   var description: String {
     "\(inputType.name.lowercased()) GEMM, \(weights.level)\(gathersFewChannels ? ", few-channel im2col" : "")"
-      + (pixelLanes == nil ? "" : ", output bytes on the lanes")
+      + (pixelLanes?.isRunnable == true ? ", output bytes on the lanes" : "")
   }
 
   init(
