@@ -524,20 +524,26 @@ final class ByteTransposeConvolution {
     let imageInput = input + image &* inputHeight &* inputWidth &* channels
     let (originY, firstY, endY) = rows.validTaps(j)
     let columnBytes = rows.windowTaps &* channels
-    for column in 0..<stackedColumns {
-      let x = firstColumn &+ column
-      let destination = UnsafeMutableRawPointer(stacked + column &* columnBytes)
-      guard x >= 0 && x < inputWidth else {
-        fillBytes(destination, count: columnBytes, with: padding)
+    // The stacked columns whose input column lies inside the input; the others are all padding.
+    let firstInside = min(stackedColumns, max(0, -firstColumn))
+    let endInside = max(firstInside, min(stackedColumns, inputWidth &- firstColumn))
+    fillBytes(stacked, count: firstInside &* columnBytes, with: padding)
+    fillBytes(
+      stacked + endInside &* columnBytes, count: (stackedColumns &- endInside) &* columnBytes, with: padding)
+    // Tap ty of every inside column: one strided run copy from input row originY + ty, or padding
+    // where that row is outside the input.
+    let insideCount = endInside &- firstInside
+    let firstTarget = UnsafeMutableRawPointer(stacked + firstInside &* columnBytes)
+    for ty in 0..<rows.windowTaps {
+      let target = firstTarget + ty &* channels
+      guard ty >= firstY && ty < endY else {
+        for column in 0..<insideCount { fillBytes(target + column &* columnBytes, count: channels, with: padding) }
         continue
       }
-      fillBytes(destination, count: firstY &* channels, with: padding)
-      for ty in firstY..<endY {
-        copyBytes(
-          from: imageInput + ((originY &+ ty) &* inputWidth &+ x) &* channels, to: destination + ty &* channels,
-          count: channels, flip: signFlip)
-      }
-      fillBytes(destination + endY &* channels, count: (rows.windowTaps &- endY) &* channels, with: padding)
+      copyRuns(
+        insideCount, bytes: channels,
+        from: imageInput + ((originY &+ ty) &* inputWidth &+ firstColumn &+ firstInside) &* channels, stride: channels,
+        to: target, stride: columnBytes, flip: signFlip)
     }
   }
 }
