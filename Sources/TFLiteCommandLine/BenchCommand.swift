@@ -122,7 +122,7 @@ public struct BenchmarkResult: Sendable {
     return count % 2 == 1 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2
   }
 
-  /// `{"load_ms":1.234, "first_invoke_ms":..., "load_cpu_ms":..., "first_invoke_cpu_ms":..., "min_ms":..., "median_ms":..., "max_ms":..., "arena_bytes":1024,
+  /// `{"load_ms":1.2345, "first_invoke_ms":..., "load_cpu_ms":..., "first_invoke_cpu_ms":..., "min_ms":..., "median_ms":..., "max_ms":..., "arena_bytes":1024,
   /// "peak_rss_bytes":..., "outputs_identical":true}`, with `"cpu_median_ms"` after `max_ms` when the
   /// CPU time of every invoke was read; with `verbose`, also `"kernels":[...]`.
   public func json(verbose: Bool = false) -> String {
@@ -131,7 +131,8 @@ public struct BenchmarkResult: Sendable {
       ("load_cpu_ms", loadCPUMilliseconds), ("first_invoke_cpu_ms", firstInvokeCPUMilliseconds), ("min_ms", minimum),
       ("median_ms", median), ("max_ms", maximum),
     ] + (invokeCPUMilliseconds.isEmpty ? [] : [("cpu_median_ms", cpuMedian)])
-    let timings = fields.map { "\"\($0.0)\":\(String(format: "%.3f", $0.1))" }
+    // Four decimals: a tenth of a microsecond, which the mini networks' invokes (10–30 µs) need.
+    let timings = fields.map { "\"\($0.0)\":\(String(format: "%.4f", $0.1))" }
     let counts = [
       "\"arena_bytes\":\(arenaByteCount)", "\"peak_rss_bytes\":\(peakResidentBytes)",
       "\"outputs_identical\":\(outputsStayedIdentical)",
