@@ -46,6 +46,12 @@ struct Node {
     return outputs[position]
   }
 
+  /// The input and the output of a node that must have exactly one of each.
+  func singleInputAndOutput() throws -> (input: RuntimeTensor, output: RuntimeTensor) {
+    try expect(inputs: 1, outputs: 1)
+    return (try input(0), try output(0))
+  }
+
   /// Throws unless the node has between `inputs` and `maxInputs` inputs and exactly `outputs` outputs.
   func expect(inputs: Int, maxInputs: Int? = nil, outputs: Int) throws {
     let upper = maxInputs ?? inputs

@@ -47,9 +47,7 @@ final class IntegerUnaryKernel<Definition: IntegerUnaryDefinition>: Kernel {
   private var condition: QuantizedInputCondition?
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     definition = try Definition(node: node, input: input, output: output)
   }
 

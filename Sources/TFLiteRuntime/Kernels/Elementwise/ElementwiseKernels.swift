@@ -53,9 +53,7 @@ final class UnaryKernel<Definition: UnaryKernelDefinition>: Kernel {
   private let definition: Definition
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     definition = try Definition(node: node, input: input, output: output)
   }
 
@@ -201,9 +199,7 @@ final class LastAxisKernel<Definition: LastAxisKernelDefinition>: Kernel {
   private let definition: Definition
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     _ = try commonElementType([input, output], allowed: [.float32], operatorName: Definition.operatorName)
     definition = try Definition(node: node)
   }

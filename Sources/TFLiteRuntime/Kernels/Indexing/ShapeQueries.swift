@@ -9,9 +9,7 @@ final class RankKernel: Kernel {
   private let output: RuntimeTensor
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     guard output.type == .int32 else { throw KernelError.unsupported("RANK: output of type \(output.type.name)") }
   }
 

@@ -154,9 +154,7 @@ final class ComplexPartKernel: Kernel {
   private let part: Part
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     guard input.type == .complex64, output.type == .float32 else {
       throw KernelError.unsupported("\(node.opName) from \(input.type.name) to \(output.type.name)")
     }
