@@ -5,17 +5,17 @@ package enum JSONText {
   /// tab as `\n`, `\r` and `\t`, the other control characters as `\u00XX`.
   package static func appendQuoted(_ string: String, to text: inout String) {
     text += "\""
-    for scalar in string.unicodeScalars {
+    text += string.replacingScalars { scalar in
       switch scalar {
-      case "\"": text += "\\\""
-      case "\\": text += "\\\\"
-      case "\n": text += "\\n"
-      case "\r": text += "\\r"
-      case "\t": text += "\\t"
+      case "\"": return "\\\""
+      case "\\": return "\\\\"
+      case "\n": return "\\n"
+      case "\r": return "\\r"
+      case "\t": return "\\t"
       case _ where scalar.value < 0x20:
         let hex = String(scalar.value, radix: 16)
-        text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default: text.unicodeScalars.append(scalar)
+        return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+      default: return nil
       }
     }
     text += "\""
@@ -27,5 +27,18 @@ package enum JSONText {
     if value.isNaN { return "\"NaN\"" }
     if value.isInfinite { return value > 0 ? "\"Infinity\"" : "\"-Infinity\"" }
     return nil
+  }
+}
+
+extension String {
+  /// This text with each Unicode scalar for which `replacement` gives a string replaced by it
+  /// (the escaping of the JSON, markup and DOT writers).
+  package func replacingScalars(_ replacement: (Unicode.Scalar) -> String?) -> String {
+    var replaced = ""
+    replaced.reserveCapacity(utf8.count)
+    for scalar in unicodeScalars {
+      if let text = replacement(scalar) { replaced += text } else { replaced.unicodeScalars.append(scalar) }
+    }
+    return replaced
   }
 }
