@@ -422,10 +422,7 @@ final class ReductionKernel<Definition: ReductionDefinition>: Kernel {
   private var layout: BroadcastLayout?
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    axes = try node.input(1)
-    output = try node.output(0)
+    (input, axes, output) = try node.twoInputsAndOutput()
     _ = try commonElementType([input, output], allowed: [input.type], operatorName: Definition.operatorName)
     if input.type == .int8 || input.type == .int16 {
       try requireSharedQuantization([input, output], operatorName: Definition.operatorName)
@@ -493,10 +490,7 @@ final class ArgumentExtremumKernel<Variant: ArgumentExtremumVariant>: Kernel {
   private var innerCount = 0
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    axis = try node.input(1)
-    output = try node.output(0)
+    (input, axis, output) = try node.twoInputsAndOutput()
     guard [.float32, .int32, .int64, .int8, .uint8, .int16, .bool].contains(input.type) else {
       throw KernelError.unsupported("\(Variant.operatorName) on \(input.type.name) tensors")
     }
@@ -565,10 +559,7 @@ final class CumulativeSumKernel: Kernel {
   private var innerCount = 0
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    axis = try node.input(1)
-    output = try node.output(0)
+    (input, axis, output) = try node.twoInputsAndOutput()
     type = try commonElementType([input, output], allowed: [.float32, .int32, .int64], operatorName: "CUMSUM")
     if case .cumsumOptions(let options) = node.options {
       exclusive = options.exclusive

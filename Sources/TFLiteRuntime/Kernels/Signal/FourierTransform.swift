@@ -82,10 +82,7 @@ final class RealFourierTransform2DKernel: Kernel {
   private var columns = RadixTwoTransform(length: 1)
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    fftLength = try node.input(1)
-    output = try node.output(0)
+    (input, fftLength, output) = try node.twoInputsAndOutput()
     guard input.type == .float32, fftLength.type == .int32, output.type == .complex64 else {
       throw KernelError.unsupported(
         "\(Self.opName) from \(input.type.name) with \(fftLength.type.name) lengths to \(output.type.name)")
