@@ -131,7 +131,7 @@ public final class ModelDownloader: Sendable {
       return
     }
     let queue = callbackQueue.dispatchQueue
-    let handler = CallbackBox(value: completion)
+    let handler = SendableBox(value: completion)
     let progress = Self.forwarder(for: progressHandler, on: queue)
     Task.detached { [self] in
       let result: Result<CustomModel, DownloadError>
@@ -149,7 +149,7 @@ public final class ModelDownloader: Sendable {
     for handler: ((Float) -> Void)?, on queue: DispatchQueue
   ) -> (@Sendable (ModelDownloadProgress) -> Void)? {
     guard let handler else { return nil }
-    let box = CallbackBox(value: handler)
+    let box = SendableBox(value: handler)
     return { update in queue.async { box.value(update.fraction) } }
   }
 
@@ -160,7 +160,7 @@ public final class ModelDownloader: Sendable {
       completion(.success(try engine.listModels()))
     } catch {
       let failure = downloadedModelError(error)
-      let handler = CallbackBox(value: completion)
+      let handler = SendableBox(value: completion)
       callbackQueue.dispatchQueue.async { handler.value(.failure(failure)) }
     }
   }
@@ -170,7 +170,7 @@ public final class ModelDownloader: Sendable {
     name modelName: String, completion: @escaping (Result<Void, DownloadedModelError>) -> Void
   ) {
     let queue = callbackQueue.dispatchQueue
-    let handler = CallbackBox(value: completion)
+    let handler = SendableBox(value: completion)
     Task.detached { [self] in
       let result: Result<Void, DownloadedModelError>
       do {

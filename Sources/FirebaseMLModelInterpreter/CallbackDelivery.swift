@@ -17,27 +17,3 @@ extension ModelDownloaderCallbackQueue {
     }
   }
 }
-
-/// Carries a value the compiler cannot prove `Sendable` across a queue hop.
-struct SendableBox<Value>: @unchecked Sendable {  // values are used by one queue at a time
-  /// The wrapped value.
-  let value: Value
-}
-
-/// A value shared between threads, read and changed only while holding a lock.
-final class Protected<Value>: @unchecked Sendable {  // every access to `value` goes through `lock`
-  /// Serializes access to `value`.
-  private let lock = NSLock()
-  /// The protected value.
-  private var value: Value
-
-  /// Wraps `value`.
-  init(_ value: Value) { self.value = value }
-
-  /// Runs `body` with exclusive access to the value and returns its result.
-  func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-    lock.lock()
-    defer { lock.unlock() }
-    return try body(&value)
-  }
-}

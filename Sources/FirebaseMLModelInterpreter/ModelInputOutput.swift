@@ -71,7 +71,7 @@ struct TensorFormat: Equatable {
 /// The declared formats of a model's inputs and outputs (ML Kit's `FIRModelInputOutputOptions`).
 public final class ModelInputOutputOptions: NSObject, @unchecked Sendable {  // state behind a lock
   /// Declared formats by index.
-  private let formats = Protected<(inputs: [Int: TensorFormat], outputs: [Int: TensorFormat])>(([:], [:]))
+  private let formats = Locked<(inputs: [Int: TensorFormat], outputs: [Int: TensorFormat])>(([:], [:]))
 
   /// Creates options with no formats.
   public override init() {}
@@ -99,7 +99,7 @@ public final class ModelInputOutputOptions: NSObject, @unchecked Sendable {  // 
 /// The input values of one run (ML Kit's `FIRModelInputs`).
 public final class ModelInputs: NSObject, @unchecked Sendable {  // state behind a lock
   /// The inputs in index order.
-  private let inputs = Protected<[Any]>([])
+  private let inputs = Locked<[Any]>([])
 
   /// Creates empty inputs.
   public override init() {}

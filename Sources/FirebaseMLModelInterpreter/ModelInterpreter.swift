@@ -44,7 +44,7 @@ public final class ModelInterpreter: NSObject, @unchecked Sendable {  // mutable
   /// The loaded model; read and written only on `work`.
   private var loaded: LoadedModel?
   /// Backing store of the settable properties.
-  private let settings: Protected<(statsCollection: Bool, callbackQueue: ModelDownloaderCallbackQueue)>
+  private let settings: Locked<(statsCollection: Bool, callbackQueue: ModelDownloaderCallbackQueue)>
 
   /// Accepted and kept for source compatibility; this package collects no statistics.
   public var isStatsCollectionEnabled: Bool {
@@ -62,7 +62,7 @@ public final class ModelInterpreter: NSObject, @unchecked Sendable {  // mutable
   /// Creates an interpreter for `source`.
   private init(source: Source) {
     self.source = source
-    self.settings = Protected((true, .platformDefault))
+    self.settings = Locked((true, .platformDefault))
   }
 
   /// An interpreter for the model file of `localModel`. The file is read at the first run.

@@ -22,9 +22,9 @@ public final class ModelManager: NSObject, @unchecked Sendable {  // immutable; 
   public let modelDownloader: ModelDownloader
 
   /// Managers of Firebase apps, by app name.
-  private static let appManagers = Protected<[String: ModelManager]>([:])
+  private static let appManagers = Locked<[String: ModelManager]>([:])
   /// The manager ``configure(modelDownloader:)`` set for ``modelManager()``, if any.
-  private static let configuredManager = Protected<ModelManager?>(nil)
+  private static let configuredManager = Locked<ModelManager?>(nil)
 
   /// A manager over `modelDownloader` (any source and settings).
   public init(modelDownloader: ModelDownloader) {

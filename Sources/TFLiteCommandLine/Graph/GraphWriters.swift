@@ -6,38 +6,35 @@
 // are built from numbers only. The HTML page has no script and loads nothing: it holds one SVG per
 // subgraph, and a control-flow operator's box links to the subgraphs it calls.
 
+import TFLiteFormat
+
 /// The graph writers.
 enum GraphWriter {
   /// `text` escaped for XML/HTML text and attribute values.
   static func escapeMarkup(_ text: String) -> String {
-    var escaped = ""
-    escaped.reserveCapacity(text.utf8.count)
-    for character in text.unicodeScalars {
+    text.replacingScalars { character in
       switch character {
-      case "&": escaped += "&amp;"
-      case "<": escaped += "&lt;"
-      case ">": escaped += "&gt;"
-      case "\"": escaped += "&quot;"
-      case "'": escaped += "&#39;"
-      case _ where character.value < 0x20 && character != "\n" && character != "\t": escaped += "\u{FFFD}"
-      default: escaped.unicodeScalars.append(character)
+      case "&": "&amp;"
+      case "<": "&lt;"
+      case ">": "&gt;"
+      case "\"": "&quot;"
+      case "'": "&#39;"
+      case _ where character.value < 0x20 && character != "\n" && character != "\t": "\u{FFFD}"
+      default: nil
       }
     }
-    return escaped
   }
 
   /// `text` as the inside of a DOT double-quoted string.
   static func escapeDOT(_ text: String) -> String {
-    var escaped = ""
-    for character in text.unicodeScalars {
+    text.replacingScalars { character in
       switch character {
-      case "\"": escaped += "\\\""
-      case "\\": escaped += "\\\\"
-      case "\n", "\r": escaped += "\\n"
-      default: escaped.unicodeScalars.append(character)
+      case "\"": "\\\""
+      case "\\": "\\\\"
+      case "\n", "\r": "\\n"
+      default: nil
       }
     }
-    return escaped
   }
 
   /// A number with at most one decimal.

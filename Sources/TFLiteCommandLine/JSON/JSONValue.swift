@@ -1,3 +1,5 @@
+import TFLiteFormat
+
 /// A JSON document under construction, written by ``rendered()`` without Foundation.
 ///
 /// Object keys keep the order they were given, so output is stable. Numbers that are not finite
@@ -67,7 +69,7 @@ indirect enum JSONValue: Sendable {
     case .unsigned(let value): text += String(value)
     case .number(let value): text += Self.spell(value, shortest: "\(value)")
     case .float(let value): text += Self.spell(Double(value), shortest: "\(value)")
-    case .string(let value): Self.writeString(value, to: &text)
+    case .string(let value): JSONText.appendQuoted(value, to: &text)
     case .raw(let json): text += json
     case .array(let items):
       guard let indent, !items.allSatisfy(\.isScalar) else {
@@ -96,7 +98,7 @@ indirect enum JSONValue: Sendable {
       text += inner == nil ? "{" : "{\n"
       for (index, (key, value)) in members.enumerated() {
         text += inner ?? ""
-        Self.writeString(key, to: &text)
+        JSONText.appendQuoted(key, to: &text)
         text += ": "
         value.write(to: &text, indent: inner)
         if index + 1 < members.count { text += inner == nil ? ", " : ",\n" } else if inner != nil { text += "\n" }
@@ -108,27 +110,8 @@ indirect enum JSONValue: Sendable {
   /// A finite number in JSON syntax (`shortest` is Swift's round-trip spelling; integral values lose
   /// their `.0`), or a string for NaN and infinities.
   private static func spell(_ value: Double, shortest: String) -> String {
-    if value.isNaN { return "\"NaN\"" }
-    if value.isInfinite { return value > 0 ? "\"Infinity\"" : "\"-Infinity\"" }
+    if let name = JSONText.nonFiniteName(value) { return name }
     if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
     return shortest
-  }
-
-  private static func writeString(_ value: String, to text: inout String) {
-    text += "\""
-    for scalar in value.unicodeScalars {
-      switch scalar {
-      case "\"": text += "\\\""
-      case "\\": text += "\\\\"
-      case "\n": text += "\\n"
-      case "\r": text += "\\r"
-      case "\t": text += "\\t"
-      case _ where scalar.value < 0x20:
-        let hex = String(scalar.value, radix: 16)
-        text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default: text.unicodeScalars.append(scalar)
-      }
-    }
-    text += "\""
   }
 }

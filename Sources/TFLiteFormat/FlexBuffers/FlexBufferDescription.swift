@@ -23,12 +23,12 @@ extension FlexBufferReference: CustomStringConvertible {
     case .float, .indirectFloat:
       text += Self.jsonNumber(asDouble ?? 0, width: type == .float ? slotWidth : targetWidth)
     case .key, .string:
-      Self.appendJSONString(asString ?? "", to: &text)
+      JSONText.appendQuoted(asString ?? "", to: &text)
     case .blob:
       Self.appendList(asBlob ?? [], to: &text) { byte, text in text += String(byte) }
     case .map:
       Self.appendList(asMap.map(Array.init) ?? [], brackets: ("{", "}"), to: &text) { entry, text in
-        Self.appendJSONString(entry.key, to: &text)
+        JSONText.appendQuoted(entry.key, to: &text)
         text += ": "
         entry.value.appendJSON(to: &text)
       }
@@ -52,28 +52,7 @@ extension FlexBufferReference: CustomStringConvertible {
 
   /// A float stored in `width` bytes as a JSON number (or a quoted name when not finite).
   private static func jsonNumber(_ value: Double, width: Int) -> String {
-    if value.isNaN { return "\"NaN\"" }
-    if value.isInfinite { return value > 0 ? "\"Infinity\"" : "\"-Infinity\"" }
+    if let name = JSONText.nonFiniteName(value) { return name }
     return width < 8 ? Float(value).description : value.description
-  }
-
-  /// Appends `string` as a quoted JSON string with the required escapes.
-  private static func appendJSONString(_ string: String, to text: inout String) {
-    text += "\""
-    for scalar in string.unicodeScalars {
-      switch scalar {
-      case "\"": text += "\\\""
-      case "\\": text += "\\\\"
-      case "\n": text += "\\n"
-      case "\r": text += "\\r"
-      case "\t": text += "\\t"
-      case _ where scalar.value < 0x20:
-        let hex = String(scalar.value, radix: 16)
-        text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default:
-        text.unicodeScalars.append(scalar)
-      }
-    }
-    text += "\""
   }
 }

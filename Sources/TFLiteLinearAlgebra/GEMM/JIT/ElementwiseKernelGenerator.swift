@@ -98,9 +98,9 @@
 
 // MARK: - Pair table look-up
 
-/// The arguments of the pair table kernel, passed by pointer (the kernel reads each field at its
-/// `MemoryLayout` offset).
-@usableFromInline package struct PairTableKernelArguments {
+/// The arguments of the two kernels over two 8-bit streams (the pair table look-up and the binary
+/// kernels), passed by pointer (the kernel reads each field at its `MemoryLayout` offset).
+@usableFromInline package struct EightBitPairKernelArguments {
   /// The first of `blockCount` × 16 left input bytes.
   @usableFromInline package var lhs: UnsafeRawPointer
   /// The first of `blockCount` × 16 right input bytes.
@@ -110,24 +110,26 @@
   @usableFromInline package var output: UnsafeMutableRawPointer
   /// Blocks of 16 elements.
   @usableFromInline package var blockCount: Int
-  /// The entry of raw inputs (0, 0): raw inputs (a, b) read the byte at `a · 256 + b` from here,
-  /// and the three bytes after the last entry must be readable (the gather loads 32 bits).
-  @usableFromInline package var table: UnsafeRawPointer
+  /// What the kernel reads besides the inputs. The pair table kernel: the entry of raw inputs
+  /// (0, 0); raw inputs (a, b) read the byte at `a · 256 + b` from here, and the three bytes after
+  /// the last entry must be readable (the gather loads 32 bits). The binary kernels:
+  /// ``QuantizedBinaryConstants/storage``.
+  @usableFromInline package var constants: UnsafeRawPointer
 
   /// The arguments from their parts.
   @inlinable package init(
     lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer, blockCount: Int,
-    table: UnsafeRawPointer
+    constants: UnsafeRawPointer
   ) {
     self.lhs = lhs
     self.rhs = rhs
     self.output = output
     self.blockCount = blockCount
-    self.table = table
+    self.constants = constants
   }
 }
 
-/// Writes the pair table kernel `void kernel(const PairTableKernelArguments *)` (AVX-512F): an
+/// Writes the pair table kernel `void kernel(const EightBitPairKernelArguments *)` (AVX-512F): an
 /// 8-bit binary operation whose 65536 outputs, one per pair of raw inputs, were tabulated at
 /// prepare, 16 outputs per step: both inputs widened to Int32 lanes (sign-extended for int8,
 /// zero-extended for uint8), the index `a · 256 + b` formed, `vpgatherdd` loads the 32 bits at each
@@ -148,7 +150,7 @@
       type == .int8 ? assembler.vpmovsxbdZMM(register, source) : assembler.vpmovzxbdZMM(register, source)
     }
     assembler.loadArguments(
-      of: PairTableKernelArguments.self, [.rax: \.lhs, .rdx: \.rhs, .r8: \.output, .rcx: \.blockCount, .rsi: \.table])
+      of: EightBitPairKernelArguments.self, [.rax: \.lhs, .rdx: \.rhs, .r8: \.output, .rcx: \.blockCount, .rsi: \.constants])
     let steps = CountedLoop(&assembler, counting: .rcx)
     widen(index, MemoryOperand(.rax))
     widen(rhs, MemoryOperand(.rdx))
@@ -187,13 +189,13 @@
   @usableFromInline package static let preferred: GeneratedPairTableKernels? = preferredSet()
 
   /// Looks up `blockCount` × 16 outputs for the raw `type` inputs `lhs` and `rhs` in `table` (see
-  /// ``PairTableKernelArguments/table``).
+  /// ``EightBitPairKernelArguments/constants``).
   @usableFromInline package func run(
     inputs type: RequantizedOutput, lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer,
     blockCount: Int, table: UnsafeRawPointer
   ) {
     precondition(blockCount >= 0, "negative block count")
-    var arguments = PairTableKernelArguments(lhs: lhs, rhs: rhs, output: output, blockCount: blockCount, table: table)
+    var arguments = EightBitPairKernelArguments(lhs: lhs, rhs: rhs, output: output, blockCount: blockCount, constants: table)
     callKernel(at: kernels[type.rawValue].entry, &arguments)
   }
 }
@@ -302,35 +304,7 @@
   deinit { storage.deallocate() }
 }
 
-/// The arguments of a generated binary kernel, passed by pointer (the kernel reads each field at
-/// its `MemoryLayout` offset).
-@usableFromInline package struct QuantizedBinaryKernelArguments {
-  /// The first of `blockCount` × 16 left input bytes.
-  @usableFromInline package var lhs: UnsafeRawPointer
-  /// The first of `blockCount` × 16 right input bytes.
-  @usableFromInline package var rhs: UnsafeRawPointer
-  /// The first of `blockCount` × 16 output bytes (may be `lhs` or `rhs`: each block is read before
-  /// it is written).
-  @usableFromInline package var output: UnsafeMutableRawPointer
-  /// Blocks of 16 elements.
-  @usableFromInline package var blockCount: Int
-  /// ``QuantizedBinaryConstants/storage``.
-  @usableFromInline package var constants: UnsafeRawPointer
-
-  /// The arguments from their parts.
-  @inlinable package init(
-    lhs: UnsafeRawPointer, rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer, blockCount: Int,
-    constants: UnsafeRawPointer
-  ) {
-    self.lhs = lhs
-    self.rhs = rhs
-    self.output = output
-    self.blockCount = blockCount
-    self.constants = constants
-  }
-}
-
-/// Writes the binary kernels `void kernel(const QuantizedBinaryKernelArguments *)`. Registers:
+/// Writes the binary kernels `void kernel(const EightBitPairKernelArguments *)`. Registers:
 /// rax, rdx and r8 the left input, right input and output; rcx the block counter; rsi, r9 and r10
 /// the left, right and output records; r11 and rdi the input and output lanes. Vector registers:
 /// the left input's lanes in 0 (and 1 on ymm), the right input's in 4 (and 5), scratch 2 and 3.
@@ -356,7 +330,7 @@
     func part(_ part: QuantizedBinaryConstants.Part) -> MemoryOperand { MemoryOperand(.rdi, part.offset) }
 
     assembler.loadArguments(
-      of: QuantizedBinaryKernelArguments.self,
+      of: EightBitPairKernelArguments.self,
       [.rax: \.lhs, .rdx: \.rhs, .r8: \.output, .rcx: \.blockCount, .rdi: \.constants])
     assembler.lea(.rsi, part(.lhsRecord))
     assembler.lea(.r9, part(.rhsRecord))
@@ -460,7 +434,7 @@
     rhs: UnsafeRawPointer, output: UnsafeMutableRawPointer, blockCount: Int
   ) -> Bool {
     precondition(blockCount >= 0, "negative block count")
-    var arguments = QuantizedBinaryKernelArguments(
+    var arguments = EightBitPairKernelArguments(
       lhs: lhs, rhs: rhs, output: output, blockCount: blockCount, constants: UnsafeRawPointer(constants.storage))
     // Generated on its first call (unless reserved at prepare).
     guard let entry = kernels.entry(Self.kernelIndex(constants.operation, output: type)) else { return false }

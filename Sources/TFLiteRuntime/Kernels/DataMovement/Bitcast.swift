@@ -9,9 +9,7 @@ final class BitcastKernel: Kernel {
   private let output: RuntimeTensor
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     _ = try movableElementSize(input, op: Self.opName)
     _ = try movableElementSize(output, op: Self.opName)
   }

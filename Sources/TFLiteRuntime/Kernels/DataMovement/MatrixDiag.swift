@@ -9,9 +9,7 @@ final class MatrixDiagKernel: Kernel {
   private let elementSize: Int
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     try requireSameType([input, output], op: Self.opName)
     try requireSameQuantization([input, output], op: Self.opName)
     elementSize = try movableElementSize(input, op: Self.opName)

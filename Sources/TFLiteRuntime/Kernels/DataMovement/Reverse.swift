@@ -38,10 +38,7 @@ final class ReverseKernel: ViewCopyKernel {
   private(set) var copy: StridedCopy?
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    axes = try node.input(1)
-    output = try node.output(0)
+    (input, axes, output) = try node.twoInputsAndOutput()
     try requireSameType([input, output], op: Self.opName)
     try requireSameQuantization([input, output], op: Self.opName)
     elementSize = try movableElementSize(input, op: Self.opName)

@@ -23,6 +23,15 @@ protocol IntegerUnaryDefinition {
 
 extension IntegerUnaryDefinition {
   func inputCondition(input: RuntimeTensor) throws -> QuantizedInputCondition? { nil }
+
+  /// The validated input and output operands (int16 ones symmetric: zero point 0).
+  func operands(_ input: RuntimeTensor, _ output: RuntimeTensor) throws -> (input: QuantizedOperand, output: QuantizedOperand) {
+    let symmetric = input.type == .int16
+    return (
+      try QuantizedOperand(input, op: Self.operatorName, symmetric: symmetric),
+      try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
+    )
+  }
 }
 
 /// A quantized kernel whose output has its input's shape and each output element depends on the
@@ -38,9 +47,7 @@ final class IntegerUnaryKernel<Definition: IntegerUnaryDefinition>: Kernel {
   private var condition: QuantizedInputCondition?
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     definition = try Definition(node: node, input: input, output: output)
   }
 
@@ -402,9 +409,7 @@ struct IntegerReluDefinition<Bounds: ReluBounds>: IntegerUnaryDefinition {
   }
 
   func prepare(input: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy) throws -> QuantizedElementMap {
-    let symmetric = type == .int16
-    let inputOperand = try QuantizedOperand(input, op: Self.operatorName, symmetric: symmetric)
-    let outputOperand = try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
+    let (inputOperand, outputOperand) = try operands(input, output)
     func bound(_ real: Float) -> Int64 {
       Int64(outputOperand.zeroPoint) + Int64(FixedPoint.truncatingConversion((real / outputOperand.scale).rounded()))
     }
@@ -436,9 +441,7 @@ struct IntegerLeakyReluDefinition: IntegerUnaryDefinition {
   }
 
   func prepare(input: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy) throws -> QuantizedElementMap {
-    let symmetric = type == .int16
-    let inputOperand = try QuantizedOperand(input, op: Self.operatorName, symmetric: symmetric)
-    let outputOperand = try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
+    let (inputOperand, outputOperand) = try operands(input, output)
     // Both ratios are formed in float, as TFLite does.
     let alphaRatio = inputOperand.scale * alpha / outputOperand.scale
     let function = LeakyReluFunction(
@@ -520,10 +523,8 @@ struct IntegerSigmoidDefinition<Curve: SigmoidCurve>: IntegerUnaryDefinition {
   }
 
   func prepare(input: RuntimeTensor, output: RuntimeTensor, rounding: RoundingPolicy) throws -> QuantizedElementMap {
-    let symmetric = type == .int16
-    let inputOperand = try QuantizedOperand(input, op: Self.operatorName, symmetric: symmetric)
-    let outputOperand = try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
-    if symmetric {
+    let (inputOperand, outputOperand) = try operands(input, output)
+    if type == .int16 {
       let (log2, isPowerOfTwo) = FixedPoint.checkedLog2(outputOperand.scale)
       guard isPowerOfTwo && log2 == -15 else {
         throw KernelError.invalid("\(Self.operatorName): an int16 output must have scale 1/32768, got \(outputOperand.scale)")

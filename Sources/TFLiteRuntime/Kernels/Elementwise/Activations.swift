@@ -189,9 +189,7 @@ final class LogisticKernel: Kernel {
   private let output: RuntimeTensor
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     _ = try commonElementType([input, output], allowed: [.float32], operatorName: Logistic.operatorName)
   }
 
@@ -217,9 +215,7 @@ final class SigmoidLinearUnitKernel: Kernel {
   private let activation: ActivationRange<Float>
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     _ = try commonElementType([input, output], allowed: [.float32], operatorName: "MUL")
     activation = try ActivationRange<Float>(Multiplication.fusedActivation(in: node.options))
   }

@@ -49,10 +49,7 @@ final class IntegerBinaryKernel<Definition: IntegerBinaryDefinition>: Kernel {
   private var generatedPlan: GeneratedBinaryPlan?
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    lhs = try node.input(0)
-    rhs = try node.input(1)
-    output = try node.output(0)
+    (lhs, rhs, output) = try node.twoInputsAndOutput()
     definition = try Definition(node: node, lhs: lhs, rhs: rhs, output: output)
   }
 

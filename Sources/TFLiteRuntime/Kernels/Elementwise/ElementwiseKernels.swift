@@ -53,9 +53,7 @@ final class UnaryKernel<Definition: UnaryKernelDefinition>: Kernel {
   private let definition: Definition
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     definition = try Definition(node: node, input: input, output: output)
   }
 
@@ -125,10 +123,7 @@ final class BinaryKernel<Definition: BinaryKernelDefinition>: Kernel {
   private var layout: BroadcastLayout?
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    lhs = try node.input(0)
-    rhs = try node.input(1)
-    output = try node.output(0)
+    (lhs, rhs, output) = try node.twoInputsAndOutput()
     definition = try Definition(node: node, lhs: lhs, rhs: rhs, output: output)
   }
 
@@ -201,9 +196,7 @@ final class LastAxisKernel<Definition: LastAxisKernelDefinition>: Kernel {
   private let definition: Definition
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     _ = try commonElementType([input, output], allowed: [.float32], operatorName: Definition.operatorName)
     definition = try Definition(node: node)
   }

@@ -25,15 +25,6 @@ extension SignedIntegerUnaryDefinition {
     }
     self.init()
   }
-
-  /// The validated input and output operands.
-  func operands(_ input: RuntimeTensor, _ output: RuntimeTensor) throws -> (input: QuantizedOperand, output: QuantizedOperand) {
-    let symmetric = input.type == .int16
-    return (
-      try QuantizedOperand(input, op: Self.operatorName, symmetric: symmetric),
-      try QuantizedOperand(output, op: Self.operatorName, symmetric: symmetric)
-    )
-  }
 }
 
 /// The 513-entry table TFLite builds for a float `transform` between two int16 operands.

@@ -16,9 +16,7 @@ final class FakeQuantKernel: Kernel {
   private let scale: Float
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     try FloatOperands.require([input, output], op: Self.opName)
     let options = try FloatOperands.options(of: node, op: Self.opName, defaults: FakeQuantOptions()) {
       if case .fakeQuantOptions(let options) = $0 { options } else { nil }

@@ -30,10 +30,7 @@ final class PreluKernel: Kernel {
   static let maximumPatternFloats = 1 << 16
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    alpha = try node.input(1)
-    output = try node.output(0)
+    (input, alpha, output) = try node.twoInputsAndOutput()
     _ = try commonElementType([input, alpha, output], allowed: [.float32], operatorName: "PRELU")
   }
 

@@ -12,9 +12,7 @@ final class BucketizeKernel: Kernel {
   private let boundaries: [Float]
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     guard [.float32, .float64, .int32, .int64].contains(input.type), output.type == .int32 else {
       throw KernelError.unsupported("\(Self.opName) from \(input.type.name) to \(output.type.name)")
     }

@@ -51,10 +51,7 @@ final class EmbeddingLookupKernel: Kernel {
   private var rows: EmbeddingRows?
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    ids = try node.input(0)
-    table = try node.input(1)
-    output = try node.output(0)
+    (ids, table, output) = try node.twoInputsAndOutput()
     guard ids.type == .int32 else { throw KernelError.unsupported("EMBEDDING_LOOKUP with \(ids.type.name) ids") }
     if (table.type == .int8 || table.type == .uint8) && output.type == .float32 {
       guard let quantization = table.quantization, quantization.zeroPoints.allSatisfy({ $0 == 0 }) else {

@@ -9,10 +9,7 @@ final class FillKernel: Kernel {
   private let elementSize: Int
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    dimensions = try node.input(0)
-    value = try node.input(1)
-    output = try node.output(0)
+    (dimensions, value, output) = try node.twoInputsAndOutput()
     try requireSameType([value, output], op: Self.opName)
     elementSize = try movableElementSize(value, op: Self.opName)
   }

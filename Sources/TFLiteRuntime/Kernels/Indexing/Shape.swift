@@ -8,9 +8,7 @@ final class ShapeKernel: Kernel {
   private let output: RuntimeTensor
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     guard output.type == .int32 || output.type == .int64 else {
       throw KernelError.unsupported("SHAPE: output of type \(output.type.name)")
     }

@@ -9,9 +9,7 @@ final class RankKernel: Kernel {
   private let output: RuntimeTensor
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     guard output.type == .int32 else { throw KernelError.unsupported("RANK: output of type \(output.type.name)") }
   }
 
@@ -31,10 +29,7 @@ final class BroadcastArgsKernel: Kernel {
   private let output: RuntimeTensor
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    lhs = try node.input(0)
-    rhs = try node.input(1)
-    output = try node.output(0)
+    (lhs, rhs, output) = try node.twoInputsAndOutput()
     _ = try commonElementType([lhs, rhs, output], allowed: [.int32, .int64], operatorName: "BROADCAST_ARGS")
   }
 

@@ -43,9 +43,7 @@ final class WhereKernel: Kernel {
   private let output: RuntimeTensor
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    condition = try node.input(0)
-    output = try node.output(0)
+    (condition, output) = try node.singleInputAndOutput()
     guard [.bool, .float32, .int8, .uint8, .int32, .uint32, .int64].contains(condition.type) else {
       throw KernelError.unsupported("WHERE on a \(condition.type.name) condition")
     }

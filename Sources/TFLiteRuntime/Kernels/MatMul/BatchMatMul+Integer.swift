@@ -55,10 +55,7 @@ final class IntegerBatchMatMulKernel: Kernel {
 
   init(node: Node) throws {
     let op = "BATCH_MATMUL"
-    try node.expect(inputs: 2, outputs: 1)
-    lhs = try node.input(0)
-    rhs = try node.input(1)
-    output = try node.output(0)
+    (lhs, rhs, output) = try node.twoInputsAndOutput()
     guard [.int8, .int16].contains(lhs.type), rhs.type == lhs.type, output.type == lhs.type else {
       throw KernelError.unsupported(
         "\(op) with \(lhs.type.name) × \(rhs.type.name) → \(output.type.name) in the integer kernels")

@@ -163,10 +163,7 @@ final class BatchMatMulKernel: Kernel {
   private var gemmScratchOffset = 0
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    lhs = try node.input(0)
-    rhs = try node.input(1)
-    output = try node.output(0)
+    (lhs, rhs, output) = try node.twoInputsAndOutput()
     try FloatOperands.require([lhs, rhs, output], op: "BATCH_MATMUL")
     let options = try FloatOperands.options(of: node, op: "BATCH_MATMUL", defaults: BatchMatMulOptions()) {
       if case .batchMatMulOptions(let options) = $0 { options } else { nil }

@@ -75,9 +75,7 @@ class IntegerRowKernel {
   private var body: RowLoop?
 
   init(node: Node, op: String, types: [(ElementType, ElementType)]) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     self.op = op
     guard types.contains(where: { $0 == (input.type, output.type) }) else {
       throw KernelError.unsupported("\(op) from \(input.type.name) to \(output.type.name) in the quantized kernels")

@@ -143,9 +143,7 @@ class IntegerPool2DKernel {
   init(node: Node, kind: PoolingKind, op: String) throws {
     self.kind = kind
     self.op = op
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     guard input.type == output.type, [.int8, .uint8, .int16].contains(input.type) else {
       throw KernelError.unsupported("\(op) from \(input.type.name) to \(output.type.name) in the quantized kernels")
     }

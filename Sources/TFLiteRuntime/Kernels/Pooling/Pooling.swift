@@ -159,9 +159,7 @@ class Pool2DKernel {
   init(node: Node, kind: PoolingKind, op: String) throws {
     self.kind = kind
     self.op = op
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     try FloatOperands.require([input, output], op: op)
     options = try FloatOperands.options(of: node, op: op, defaults: Pool2DOptions()) {
       if case .pool2DOptions(let options) = $0 { options } else { nil }

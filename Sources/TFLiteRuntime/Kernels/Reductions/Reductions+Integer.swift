@@ -440,10 +440,7 @@ final class IntegerReductionKernel<Operator: IntegerReductionOperator>: Kernel {
   private var sumsColumns = false
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    axes = try node.input(1)
-    output = try node.output(0)
+    (input, axes, output) = try node.twoInputsAndOutput()
     guard input.type == output.type, Operator.elementTypes.contains(input.type) else {
       throw KernelError.unsupported(
         "\(Operator.operatorName) from \(input.type.name) to \(output.type.name) in the quantized kernels")

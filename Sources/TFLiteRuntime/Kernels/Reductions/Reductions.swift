@@ -282,66 +282,42 @@ protocol ArithmeticReductionKind {
   static var operatorName: String { get }
   /// The element types the kernel runs.
   static var elementTypes: [ElementType] { get }
-  /// Reduces `input` (walked by `layout`) into `output` of `outputCount` elements.
-  static func reduce<Scalar: ArithmeticScalar>(
-    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int,
-    threadCount: Int)
+  /// How the kind combines two values.
+  static var combination: ArithmeticCombination { get }
+}
+
+/// How SUM, REDUCE_PROD, REDUCE_MAX and REDUCE_MIN combine values (the `ReductionOperation`
+/// each runs: `SumReduction`, `ProductReduction`, `MaximumReduction`, `MinimumReduction`).
+enum ArithmeticCombination {
+  case sum, product, maximum, minimum
 }
 
 /// SUM.
 enum SumKind: ArithmeticReductionKind {
   static let operatorName = "SUM"
   static let elementTypes: [ElementType] = [.float32, .int32, .int64]
-  static func reduce<Scalar: ArithmeticScalar>(
-    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int,
-    threadCount: Int
-  ) {
-    ReductionDriver.run(
-      SumReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount,
-      threadCount: threadCount)
-  }
+  static var combination: ArithmeticCombination { .sum }
 }
 
 /// REDUCE_PROD.
 enum ProductKind: ArithmeticReductionKind {
   static let operatorName = "REDUCE_PROD"
   static let elementTypes: [ElementType] = [.float32, .int32, .int64]
-  static func reduce<Scalar: ArithmeticScalar>(
-    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int,
-    threadCount: Int
-  ) {
-    ReductionDriver.run(
-      ProductReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount,
-      threadCount: threadCount)
-  }
+  static var combination: ArithmeticCombination { .product }
 }
 
 /// REDUCE_MAX (quantized operands compare raw, as TFLite does).
 enum MaximumKind: ArithmeticReductionKind {
   static let operatorName = "REDUCE_MAX"
   static let elementTypes: [ElementType] = [.float32, .int32, .int64, .int8, .int16]
-  static func reduce<Scalar: ArithmeticScalar>(
-    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int,
-    threadCount: Int
-  ) {
-    ReductionDriver.run(
-      MaximumReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount,
-      threadCount: threadCount)
-  }
+  static var combination: ArithmeticCombination { .maximum }
 }
 
 /// REDUCE_MIN (quantized operands compare raw, as TFLite does).
 enum MinimumKind: ArithmeticReductionKind {
   static let operatorName = "REDUCE_MIN"
   static let elementTypes: [ElementType] = [.float32, .int32, .int64, .int8, .int16]
-  static func reduce<Scalar: ArithmeticScalar>(
-    layout: BroadcastLayout, input: UnsafePointer<Scalar>, output: UnsafeMutablePointer<Scalar>, outputCount: Int,
-    threadCount: Int
-  ) {
-    ReductionDriver.run(
-      MinimumReduction<Scalar>(), layout: layout, input: input, output: output, outputCount: outputCount,
-      threadCount: threadCount)
-  }
+  static var combination: ArithmeticCombination { .minimum }
 }
 
 /// The reduction definition of SUM, REDUCE_PROD, REDUCE_MAX and REDUCE_MIN.
@@ -372,9 +348,17 @@ struct ArithmeticReductionDefinition<Kind: ArithmeticReductionKind>: ReductionDe
     _: Scalar.Type, _ layout: BroadcastLayout, _ input: UnsafeRawPointer, _ output: UnsafeMutableRawPointer,
     _ outputCount: Int, _ threadCount: Int
   ) {
-    Kind.reduce(
-      layout: layout, input: input.assumingMemoryBound(to: Scalar.self),
-      output: output.assumingMemoryBound(to: Scalar.self), outputCount: outputCount, threadCount: threadCount)
+    let (input, output) = (input.assumingMemoryBound(to: Scalar.self), output.assumingMemoryBound(to: Scalar.self))
+    func reduce<Operation: ReductionOperation>(_ operation: Operation) where Operation.Scalar == Scalar {
+      ReductionDriver.run(
+        operation, layout: layout, input: input, output: output, outputCount: outputCount, threadCount: threadCount)
+    }
+    switch Kind.combination {
+    case .sum: reduce(SumReduction<Scalar>())
+    case .product: reduce(ProductReduction<Scalar>())
+    case .maximum: reduce(MaximumReduction<Scalar>())
+    case .minimum: reduce(MinimumReduction<Scalar>())
+    }
   }
 }
 
@@ -438,10 +422,7 @@ final class ReductionKernel<Definition: ReductionDefinition>: Kernel {
   private var layout: BroadcastLayout?
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    axes = try node.input(1)
-    output = try node.output(0)
+    (input, axes, output) = try node.twoInputsAndOutput()
     _ = try commonElementType([input, output], allowed: [input.type], operatorName: Definition.operatorName)
     if input.type == .int8 || input.type == .int16 {
       try requireSharedQuantization([input, output], operatorName: Definition.operatorName)
@@ -509,10 +490,7 @@ final class ArgumentExtremumKernel<Variant: ArgumentExtremumVariant>: Kernel {
   private var innerCount = 0
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    axis = try node.input(1)
-    output = try node.output(0)
+    (input, axis, output) = try node.twoInputsAndOutput()
     guard [.float32, .int32, .int64, .int8, .uint8, .int16, .bool].contains(input.type) else {
       throw KernelError.unsupported("\(Variant.operatorName) on \(input.type.name) tensors")
     }
@@ -581,10 +559,7 @@ final class CumulativeSumKernel: Kernel {
   private var innerCount = 0
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    axis = try node.input(1)
-    output = try node.output(0)
+    (input, axis, output) = try node.twoInputsAndOutput()
     type = try commonElementType([input, output], allowed: [.float32, .int32, .int64], operatorName: "CUMSUM")
     if case .cumsumOptions(let options) = node.options {
       exclusive = options.exclusive

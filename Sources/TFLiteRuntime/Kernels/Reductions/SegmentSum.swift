@@ -40,10 +40,7 @@ final class SegmentSumKernel: Kernel {
   private let output: RuntimeTensor
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    data = try node.input(0)
-    ids = try node.input(1)
-    output = try node.output(0)
+    (data, ids, output) = try node.twoInputsAndOutput()
     _ = try commonElementType([data, output], allowed: [.float32, .int32], operatorName: "SEGMENT_SUM")
     guard ids.type == .int32 else { throw KernelError.unsupported("SEGMENT_SUM with \(ids.type.name) segment ids") }
   }

@@ -506,10 +506,7 @@ final class IntegerResizeBilinearKernel: Kernel {
   private var resize: ((UnsafeRawPointer, UnsafeMutableRawPointer, Range<Int>) -> Void)?
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    size = try node.input(1)
-    output = try node.output(0)
+    (input, size, output) = try node.twoInputsAndOutput()
     guard input.type == output.type, [.int8, .uint8, .int16].contains(input.type) else {
       throw KernelError.unsupported("\(Self.opName) from \(input.type.name) to \(output.type.name) in the quantized kernels")
     }

@@ -82,10 +82,7 @@ final class RealFourierTransform2DKernel: Kernel {
   private var columns = RadixTwoTransform(length: 1)
 
   init(node: Node) throws {
-    try node.expect(inputs: 2, outputs: 1)
-    input = try node.input(0)
-    fftLength = try node.input(1)
-    output = try node.output(0)
+    (input, fftLength, output) = try node.twoInputsAndOutput()
     guard input.type == .float32, fftLength.type == .int32, output.type == .complex64 else {
       throw KernelError.unsupported(
         "\(Self.opName) from \(input.type.name) with \(fftLength.type.name) lengths to \(output.type.name)")
@@ -154,9 +151,7 @@ final class ComplexPartKernel: Kernel {
   private let part: Part
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     guard input.type == .complex64, output.type == .float32 else {
       throw KernelError.unsupported("\(node.opName) from \(input.type.name) to \(output.type.name)")
     }

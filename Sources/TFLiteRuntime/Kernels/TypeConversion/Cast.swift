@@ -184,9 +184,7 @@ final class CastKernel: Kernel {
   private let convert: CastFunction
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     guard let convert = castFunction(from: input.type, to: output.type) else {
       throw KernelError.unsupported("CAST from \(input.type.name) to \(output.type.name)")
     }

@@ -62,9 +62,7 @@ final class DequantizeKernel: Kernel {
   private let output: RuntimeTensor
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     guard output.type == .float32 else { throw KernelError.unsupported("DEQUANTIZE to \(output.type.name)") }
     guard [.float16, .int8, .uint8, .int16].contains(input.type) else {
       throw KernelError.unsupported("DEQUANTIZE from \(input.type.name)")

@@ -60,9 +60,7 @@ final class QuantizeKernel: Kernel {
   private var requantization: QuantizedElementMap?
 
   init(node: Node) throws {
-    try node.expect(inputs: 1, outputs: 1)
-    input = try node.input(0)
-    output = try node.output(0)
+    (input, output) = try node.singleInputAndOutput()
     guard Self.acceptedOutputs(input.type).contains(output.type) else {
       throw KernelError.unsupported("\(Self.opName) from \(input.type.name) to \(output.type.name)")
     }
