@@ -225,7 +225,7 @@ final class Conv2DKernel: Kernel {
   /// rather than as one GEMM of a single column per group.
   private var depthwise: DepthwiseShape?
   /// A constant filter of the depthwise route in the depthwise layout (`[h, w, out]`).
-  private var depthwiseFilter: [Float] = []
+  private var depthwiseFilter: CacheLineValues<Float>?
   /// Scratch for a non-constant filter of the depthwise route in that layout, and for the kernel.
   private var depthwiseFilterScratchOffset: Int?
   private var depthwiseScratchOffset = 0
@@ -253,7 +253,7 @@ final class Conv2DKernel: Kernel {
       return
     }
     depthwise = nil
-    depthwiseFilter = []
+    depthwiseFilter = nil
     depthwisePlan = nil
     let plan = FloatConvolution.plan(shape, threadCount: context.threadCount)
     try weights.prepare(
@@ -307,15 +307,12 @@ final class Conv2DKernel: Kernel {
       height: shape.height, width: shape.width)
     let count = shape.height.filterSize * shape.width.filterSize * shape.outputChannels
     if filter.isConstant, let data = filter.data {
-      depthwiseFilter = [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
-        if let base = buffer.baseAddress {
-          Self.reorderForDepthwise(UnsafePointer(data.assumingMemoryBound(to: Float.self)), shape, into: base)
-        }
-        initialized = count
+      depthwiseFilter = CacheLineValues(count: count) { values in
+        Self.reorderForDepthwise(UnsafePointer(data.assumingMemoryBound(to: Float.self)), shape, into: values)
       }
       depthwiseFilterScratchOffset = nil
     } else {
-      depthwiseFilter = []
+      depthwiseFilter = nil
       depthwiseFilterScratchOffset = scratch.reserve(floats: count)
     }
     depthwiseScratchOffset = scratch.reserve(bytes: FloatDepthwiseConvolution.scratchBytes(depthwise))
@@ -334,10 +331,8 @@ final class Conv2DKernel: Kernel {
       let reordered = (scratch + offset).assumingMemoryBound(to: Float.self)
       Self.reorderForDepthwise(filter.pointer(as: Float.self), shape, into: reordered)
       runDepthwise(depthwise, filter: reordered, context)
-    } else {
-      depthwiseFilter.withUnsafeBufferPointer { buffer in
-        if let base = buffer.baseAddress { runDepthwise(depthwise, filter: base, context) }
-      }
+    } else if let depthwiseFilter {
+      runDepthwise(depthwise, filter: depthwiseFilter.base, context)
     }
   }
 

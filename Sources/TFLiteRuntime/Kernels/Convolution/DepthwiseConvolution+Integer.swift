@@ -121,8 +121,9 @@ final class ByteDepthwiseConvolution {
   /// The convolution.
   let shape: DepthwiseShape
   /// The weights minus their zero points as tap pairs, `[pair][channel][tap of the pair]` with
-  /// `paddedChannels` channels per pair (zero past the channels and for the missing tap of an odd count).
-  let filter: [Int16]
+  /// `paddedChannels` channels per pair (zero past the channels and for the missing tap of an odd
+  /// count), from a cache line on: the generated kernels read it 64 bytes at a time.
+  let filter: CacheLineValues<Int16>
   /// Channels per tap in `filter` and per pixel of the window: a multiple of 16.
   let paddedChannels: Int
   /// Pixels per window row: the input row with its padding on both sides.
@@ -162,7 +163,7 @@ final class ByteDepthwiseConvolution {
     }
     let width = paddedExtent(shape.width)
     self.shape = shape
-    self.filter = filter
+    self.filter = CacheLineValues(copying: filter)
     paddedChannels = padded
     paddedWidth = width
     pairTable = Self.pairTable(shape: shape, paddedWidth: width, paddedChannels: padded)
@@ -300,36 +301,34 @@ final class ByteDepthwiseConvolution {
         lanes: epilogue.lanes)
       return
     }
-    filter.withUnsafeBufferPointer { filterBuffer in
-      guard let filter = filterBuffer.baseAddress else { return }
-      pairTable.withUnsafeBufferPointer { tableBuffer in
-        guard let table = tableBuffer.baseAddress else { return }
-        ChannelWindowRows.forEachRow(
-          rows: shape.batch * height.outputSize,
-          workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
-          threadCount: threadCount
-        ) { row in
-          // In the thread's workspace: a temporary allocation of the window's size is a malloc per row.
-          ThreadWorkspace.with(byteCount: windowBytes) { windowMemory in
-            let window = windowMemory.bindMemory(to: UInt8.self, capacity: windowBytes)
-            fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
-            let outputRow = output + row &* width.outputSize &* channels
-            // The kind is generated on the first row that asks (nil only if the OS refused it).
-            if let generatedKernels, generatedKernels.has(.requantized(Output.isSigned ? .int8 : .uint8)) {
-              convolveRowGenerated(
-                generatedKernels, window: UnsafePointer(window), filter: filter, table: table,
-                requantization: epilogue.table(channel: 0), lanes: epilogue.lanes, output: outputRow)
-              return
-            }
-            withUnsafeTemporaryAllocation(of: Int32.self, capacity: width.outputSize &* block) { sumBuffer in
-              guard let sums = sumBuffer.baseAddress else { return }
-              for channel in stride(from: 0, to: channels, by: block) {
-                sumRow(window: UnsafePointer(window), channel: channel, filter: filter, table: table, sums: sums)
-                let lanes = min(block, channels &- channel)
-                for x in 0..<width.outputSize {
-                  let requantized = epilogue.requantize(loadVector(sums + x &* block), channel: channel)
-                  storeVector(requantized.narrowed(to: Output.self), outputRow + (x &* channels &+ channel), lanes: lanes)
-                }
+    let filter = UnsafePointer(self.filter.base)
+    pairTable.withUnsafeBufferPointer { tableBuffer in
+      guard let table = tableBuffer.baseAddress else { return }
+      ChannelWindowRows.forEachRow(
+        rows: shape.batch * height.outputSize,
+        workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
+        threadCount: threadCount
+      ) { row in
+        // In the thread's workspace: a temporary allocation of the window's size is a malloc per row.
+        ThreadWorkspace.with(byteCount: windowBytes) { windowMemory in
+          let window = windowMemory.bindMemory(to: UInt8.self, capacity: windowBytes)
+          fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
+          let outputRow = output + row &* width.outputSize &* channels
+          // The kind is generated on the first row that asks (nil only if the OS refused it).
+          if let generatedKernels, generatedKernels.has(.requantized(Output.isSigned ? .int8 : .uint8)) {
+            convolveRowGenerated(
+              generatedKernels, window: UnsafePointer(window), filter: filter, table: table,
+              requantization: epilogue.table(channel: 0), lanes: epilogue.lanes, output: outputRow)
+            return
+          }
+          withUnsafeTemporaryAllocation(of: Int32.self, capacity: width.outputSize &* block) { sumBuffer in
+            guard let sums = sumBuffer.baseAddress else { return }
+            for channel in stride(from: 0, to: channels, by: block) {
+              sumRow(window: UnsafePointer(window), channel: channel, filter: filter, table: table, sums: sums)
+              let lanes = min(block, channels &- channel)
+              for x in 0..<width.outputSize {
+                let requantized = epilogue.requantize(loadVector(sums + x &* block), channel: channel)
+                storeVector(requantized.narrowed(to: Output.self), outputRow + (x &* channels &+ channel), lanes: lanes)
               }
             }
           }

@@ -25,8 +25,8 @@ final class QuadTapDepthwise {
   let kernel: QuadTapDepthwiseKernel
   /// Filter rows.
   let filterRows: Int
-  /// The packed weights, `blockWeightBytes` per block.
-  let weights: [UInt8]
+  /// The packed weights, `blockWeightBytes` (a multiple of 64) per block, from a cache line on.
+  let weights: CacheLineValues<UInt8>
   /// 16-channel blocks.
   let blocks: Int
   /// Columns of a window row: every column any output pixel's quads read.
@@ -85,7 +85,7 @@ final class QuadTapDepthwise {
     }
     self.kernel = kernel
     filterRows = height.filterSize
-    self.weights = packed
+    self.weights = CacheLineValues(copying: packed)
     self.blocks = blocks
     windowColumns = max(paddedWidth, max(width.outputSize - 1, 0) * width.stride + quads * tapsPerQuad)
   }
@@ -111,48 +111,46 @@ extension ByteDepthwiseConvolution {
     let filterRows = quadTaps.filterRows
     let rowBytes = quadTaps.windowRowBytes
     let block = DepthwiseKernelGenerator.blockChannels
-    quadTaps.weights.withUnsafeBytes { weightBuffer in
-      guard let weights = weightBuffer.baseAddress else { return }
-      ChannelWindowRows.forEachRowRange(
-        rows: shape.batch * height.outputSize,
-        workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
-        threadCount: threadCount, setupRows: filterRows
-      ) { range in
-        // The window (several KiB) in the thread's workspace: a temporary allocation that large is a malloc.
-        ThreadWorkspace.with(byteCount: quadTaps.windowBytes) { windowMemory in
-          withUnsafeTemporaryAllocation(of: Int.self, capacity: filterRows) { slotRows in
-            withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: filterRows) { rowPointers in
-              guard let rowsFilled = slotRows.baseAddress, let rows = rowPointers.baseAddress else { return }
-              let window = windowMemory.bindMemory(to: UInt8.self, capacity: quadTaps.windowBytes)
-              window.initialize(repeating: paddingValue, count: quadTaps.windowBytes)
-              rowsFilled.initialize(repeating: -1, count: filterRows)
-              let paddingRow = UnsafeRawPointer(window + filterRows &* rowBytes)
-              for row in range {
-                let image = row / height.outputSize
-                let firstInputY = (row % height.outputSize) &* height.stride &- height.paddingBefore
-                for tapRow in 0..<filterRows {
-                  let inputY = firstInputY &+ tapRow
-                  guard inputY >= 0, inputY < height.inputSize else {
-                    (rows + tapRow).initialize(to: paddingRow)
-                    continue
-                  }
-                  let slot = inputY % filterRows
-                  let slotRow = window + slot &* rowBytes
-                  let imageRow = image &* height.inputSize &+ inputY
-                  if rowsFilled[slot] != imageRow {
-                    fillQuadTapRow(slotRow, quadTaps: quadTaps, from: input + imageRow &* width.inputSize &* shape.inputChannels)
-                    rowsFilled[slot] = imageRow
-                  }
-                  (rows + tapRow).initialize(to: UnsafeRawPointer(slotRow))
+    let weights = UnsafeRawPointer(quadTaps.weights.base)
+    ChannelWindowRows.forEachRowRange(
+      rows: shape.batch * height.outputSize,
+      workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
+      threadCount: threadCount, setupRows: filterRows
+    ) { range in
+      // The window (several KiB) in the thread's workspace: a temporary allocation that large is a malloc.
+      ThreadWorkspace.with(byteCount: quadTaps.windowBytes) { windowMemory in
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: filterRows) { slotRows in
+          withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: filterRows) { rowPointers in
+            guard let rowsFilled = slotRows.baseAddress, let rows = rowPointers.baseAddress else { return }
+            let window = windowMemory.bindMemory(to: UInt8.self, capacity: quadTaps.windowBytes)
+            window.initialize(repeating: paddingValue, count: quadTaps.windowBytes)
+            rowsFilled.initialize(repeating: -1, count: filterRows)
+            let paddingRow = UnsafeRawPointer(window + filterRows &* rowBytes)
+            for row in range {
+              let image = row / height.outputSize
+              let firstInputY = (row % height.outputSize) &* height.stride &- height.paddingBefore
+              for tapRow in 0..<filterRows {
+                let inputY = firstInputY &+ tapRow
+                guard inputY >= 0, inputY < height.inputSize else {
+                  (rows + tapRow).initialize(to: paddingRow)
+                  continue
                 }
-                var arguments = QuadTapDepthwiseArguments(
-                  rows: UnsafePointer(rows), rowBlockBytes: quadTaps.windowColumns &* block, weights: weights,
-                  constants: quadTaps.kernel.constants, output: UnsafeMutableRawPointer(output + row &* width.outputSize &* channels),
-                  outputPixelBytes: channels, pixelCount: width.outputSize, blockCount: quadTaps.blocks,
-                  requantization: requantization, requantizationLanes: lanes,
-                  lastBlockLanes: channels &- (quadTaps.blocks &- 1) &* block)
-                quadTaps.kernel.run(&arguments)
+                let slot = inputY % filterRows
+                let slotRow = window + slot &* rowBytes
+                let imageRow = image &* height.inputSize &+ inputY
+                if rowsFilled[slot] != imageRow {
+                  fillQuadTapRow(slotRow, quadTaps: quadTaps, from: input + imageRow &* width.inputSize &* shape.inputChannels)
+                  rowsFilled[slot] = imageRow
+                }
+                (rows + tapRow).initialize(to: UnsafeRawPointer(slotRow))
               }
+              var arguments = QuadTapDepthwiseArguments(
+                rows: UnsafePointer(rows), rowBlockBytes: quadTaps.windowColumns &* block, weights: weights,
+                constants: quadTaps.kernel.constants, output: UnsafeMutableRawPointer(output + row &* width.outputSize &* channels),
+                outputPixelBytes: channels, pixelCount: width.outputSize, blockCount: quadTaps.blocks,
+                requantization: requantization, requantizationLanes: lanes,
+                lastBlockLanes: channels &- (quadTaps.blocks &- 1) &* block)
+              quadTaps.kernel.run(&arguments)
             }
           }
         }

@@ -516,17 +516,18 @@ final class DepthwiseConv2DKernel: Kernel {
   private var plan: FloatDepthwisePlan?
   /// Zeros around the input's height and width from a folded PAD, or nil.
   private let explicitPadding: SpatialPadding?
-  /// The filter's values followed by the bias's, copied at prepare when both are constant (nil:
-  /// `eval` reads them in place). Reading a few kilobytes of a memory-mapped model in `eval` maps
-  /// the file's whole page-cache folio (up to 2 MB on Linux), and with it neighbouring weights that
-  /// other kernels packed and released: 21 MB more resident on Xception, past LiteRT's peak.
-  private var copiedOperands: UnsafeMutableBufferPointer<Float>?
+  /// The filter's values followed, from the next cache line, by the bias's, copied at prepare when
+  /// both are constant (nil: `eval` reads them in place). Reading a few kilobytes of a
+  /// memory-mapped model in `eval` maps the file's whole page-cache folio (up to 2 MB on Linux),
+  /// and with it neighbouring weights that other kernels packed and released: 21 MB more resident
+  /// on Xception, past LiteRT's peak.
+  private var copiedOperands: CacheLineValues<Float>?
+  /// Where the bias starts in ``copiedOperands``: the filter's count rounded up to whole cache lines.
+  private var copiedBiasOffset: Int { (filter.elementCount + 15) & ~15 }
 
   convenience init(node: Node) throws {
     try self.init(node: node, explicitPadding: nil)
   }
-
-  deinit { copiedOperands?.deallocate() }
 
   /// The kernel of `node`, whose input is padded by `explicitPadding` (its padding must be VALID).
   init(node: Node, explicitPadding: SpatialPadding?) throws {
@@ -570,15 +571,15 @@ final class DepthwiseConv2DKernel: Kernel {
   /// Copies the filter and bias into ``copiedOperands`` when both are constant, and lets the
   /// runtime release their model pages (or free their folded values).
   private func copyConstantOperands(_ context: inout PrepareContext) {
-    copiedOperands?.deallocate()
     copiedOperands = nil
     guard filter.isConstant, bias?.isConstant ?? true else { return }
     let filterCount = filter.elementCount
-    let biasCount = bias?.elementCount ?? 0
-    let copy = UnsafeMutableBufferPointer<Float>.allocate(capacity: filterCount + biasCount)
-    copy.baseAddress!.initialize(from: filter.pointer(as: Float.self), count: filterCount)
-    if let bias { (copy.baseAddress! + filterCount).initialize(from: bias.pointer(as: Float.self), count: biasCount) }
-    copiedOperands = copy
+    let biasOffset = copiedBiasOffset
+    copiedOperands = CacheLineValues(count: biasOffset + (bias?.elementCount ?? 0)) { values in
+      values.initialize(from: filter.pointer(as: Float.self), count: filterCount)
+      (values + filterCount).initialize(repeating: 0, count: biasOffset - filterCount)
+      if let bias { (values + biasOffset).initialize(from: bias.pointer(as: Float.self), count: bias.elementCount) }
+    }
     context.releaseAfterCopying(filter)
     context.releaseAfterCopying(bias)
   }
@@ -618,9 +619,9 @@ final class DepthwiseConv2DKernel: Kernel {
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
     guard let shape else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
-    let filterValues = UnsafePointer(copiedOperands?.baseAddress ?? filter.pointer(as: Float.self))
+    let filterValues = UnsafePointer(copiedOperands?.base ?? filter.pointer(as: Float.self))
     let biasValues = bias.map { bias in
-      copiedOperands.map { UnsafePointer($0.baseAddress! + filter.elementCount) } ?? UnsafePointer(bias.pointer(as: Float.self))
+      copiedOperands.map { UnsafePointer($0.base + copiedBiasOffset) } ?? UnsafePointer(bias.pointer(as: Float.self))
     }
     FloatDepthwiseConvolution.run(
       shape, input: input.pointer(as: Float.self), filter: filterValues, bias: biasValues, activation: activation,
