@@ -439,11 +439,11 @@ final class HybridDepthwiseConv2DKernel: Kernel {
     let biasPointer = operands.biasPointer
     let destination = output.pointer(as: Float.self)
     let activation = activation
-    ChannelWindowRows.forEachRow(
-      rows: shape.batch * height.outputSize,
+    ChannelWindowRows.forEachRowAndChannelBlocks(
+      rows: shape.batch * height.outputSize, channelBlocks: stride / GEMMTile.columns,
       workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
       threadCount: context.threadCount
-    ) { row in
+    ) { row, blocks in
       // Wrapping index arithmetic: every offset stays inside the padded image built for this shape.
       let image = row / height.outputSize
       let firstRow = UnsafePointer(
@@ -451,8 +451,9 @@ final class HybridDepthwiseConv2DKernel: Kernel {
       let outputRow = destination + row &* width.outputSize &* channels
       let inputScale = SIMD16<Float>(repeating: quantized.scales[image])
       let storedZeroPoint = SIMD16<Int32>(repeating: quantized.zeroPoints[image] &+ 128)
-      var channel = 0
-      while channel < channels {
+      var channel = blocks.lowerBound &* GEMMTile.columns
+      let endChannel = min(channels, blocks.upperBound &* GEMMTile.columns)
+      while channel < endChannel {
         let lanes = min(GEMMTile.columns, channels &- channel)
         let scale = inputScale * loadVector(filter.channelScales + channel)
         let correction = storedZeroPoint &* loadVector(filter.tapSums + channel)
