@@ -66,20 +66,21 @@ final class GeneratedHybridKernelTests: XCTestCase {
     _ values: [Float], _ quantization: HybridInputQuantization, span: Range<Int>, unsigned: Bool,
     route: GeneratedHybridKernels?
   ) -> (range: (low: Float, high: Float), row: (scale: Float, zeroPoint: Int32, bytes: [Int8]), span: [Int8]) {
+    let generated = route.map { Unmanaged.passUnretained($0) }
     let guardBytes = 64
     let source = [Float.nan] + values + [Float.nan]
     var row = [Int8](repeating: 0x5A, count: values.count + 2 * guardBytes)
     var spanBytes = row
     let (range, parameters) = source.withUnsafeBufferPointer { buffer in
       let input = buffer.baseAddress! + 1
-      let range = HybridInputQuantization.range(input, span: 0..<values.count, first: values[0], generated: route)
+      let range = HybridInputQuantization.range(input, span: 0..<values.count, first: values[0], generated: generated)
       let parameters = row.withUnsafeMutableBufferPointer {
-        quantization.quantize(input, count: values.count, into: $0.baseAddress! + guardBytes, unsigned: unsigned, generated: route)
+        quantization.quantize(input, count: values.count, into: $0.baseAddress! + guardBytes, unsigned: unsigned, generated: generated)
       }
       spanBytes.withUnsafeMutableBufferPointer {
         _ = quantization.quantize(
           input, count: values.count, range: range, span: span, into: $0.baseAddress! + guardBytes, unsigned: unsigned,
-          generated: route)
+          generated: generated)
       }
       return (range, parameters)
     }

@@ -204,8 +204,14 @@ final class HybridGEMMTests: XCTestCase {
       var shape = ConvolutionCase(&random)
       let multiplier = random.int(1...3)
       shape.channels = [1, 3, 8, 16, 17, 33][random.int(0...5)]
-      shape.outputChannels = shape.channels * multiplier
       if trial % 3 == 0 { (shape.filterHeight, shape.filterWidth) = (3, 3) }
+      if trial % 8 == 7 {  // 7 rows, many channels: two and three threads cut each row's channel blocks
+        (shape.batch, shape.height, shape.width, shape.same) = (1, 7, 7, true)
+        (shape.strideH, shape.strideW, shape.dilationH, shape.dilationW) = (1, 1, 1, 1)
+        (shape.filterHeight, shape.filterWidth) = (3, 3)
+        shape.channels = random.int(470...600)
+      }
+      shape.outputChannels = shape.channels * multiplier
       let (outputHeight, padTop) = shape.outputSize(shape.height, shape.filterHeight, shape.strideH, shape.dilationH)
       let (outputWidth, padLeft) = shape.outputSize(shape.width, shape.filterWidth, shape.strideW, shape.dilationW)
       guard outputHeight > 0, outputWidth > 0 else { continue }
@@ -238,7 +244,7 @@ final class HybridGEMMTests: XCTestCase {
           }
         }
       }
-      for threads in [1, 2] {
+      for threads in [1, 2, 3] {
         let node = KernelHarness.node(
           "DEPTHWISE_CONV_2D",
           [

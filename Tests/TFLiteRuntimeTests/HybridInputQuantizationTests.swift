@@ -73,18 +73,19 @@ final class HybridInputQuantizationTests: XCTestCase {
   ) -> (
     signed: [Int8], unsigned: [Int8], parameters: HybridInputQuantization.Parameters
   ) {
+    let generated = route.map { Unmanaged.passUnretained($0) }
     let source = [Float.nan] + values
     var signed = [Int8](repeating: 0x55, count: values.count + 1)
     var unsigned = signed
     let parameters = source.withUnsafeBufferPointer { buffer in
       signed.withUnsafeMutableBufferPointer {
-        quantization.quantize(buffer.baseAddress! + 1, count: values.count, into: $0.baseAddress!, generated: route)
+        quantization.quantize(buffer.baseAddress! + 1, count: values.count, into: $0.baseAddress!, generated: generated)
       }
     }
     let unsignedParameters = source.withUnsafeBufferPointer { buffer in
       unsigned.withUnsafeMutableBufferPointer {
         quantization.quantize(
-          buffer.baseAddress! + 1, count: values.count, into: $0.baseAddress!, unsigned: true, generated: route)
+          buffer.baseAddress! + 1, count: values.count, into: $0.baseAddress!, unsigned: true, generated: generated)
       }
     }
     XCTAssertEqual(signed.last, 0x55, "wrote past the end")

@@ -190,7 +190,8 @@ final class RefusedMappingTests: XCTestCase {
                   inverseScale: 10, lowest: -128, highest: 127, zeroPoint: 0, unsigned: false)),
               kernels.range(input.baseAddress!, blockCount: 3, first: input[0], merge: HybridInputQuantization.merged),
               HybridInputQuantization.asymmetric.quantize(
-                input.baseAddress!, count: values.count, into: output.baseAddress!, unsigned: true, generated: kernels)
+                input.baseAddress!, count: values.count, into: output.baseAddress!, unsigned: true,
+                generated: Unmanaged.passUnretained(kernels))
             )
           }
         }

@@ -223,7 +223,9 @@ final class HybridConv2DKernel: Kernel {
     let blocks = cut.rowBlocks &* cut.panelGroups
     let groups = shape.groups
     let route = DotProductSums.current
-    let generated = GeneratedHybridKernels.current
+    // Unretained: the families live as long as the process, and a retained reference costs a
+    // retain and a release around every tile's epilogue, on one reference count both threads write.
+    let generated = GeneratedHybridKernels.current.map { Unmanaged.passUnretained($0) }
     ParallelWork.run(itemCount: shape.batch * groups * blocks, threadCount: context.threadCount) { item, worker in
       let image = item / (groups &* blocks)
       let group = (item / blocks) % groups
@@ -305,19 +307,22 @@ private struct HybridTileColumns {
 
   /// `store` for `rowCount` rows of sums (`sumsStride` apart) into rows of `output` (`outputStride`
   /// apart), all with the same input zero point and scale: by the generated epilogue when given
-  /// and mapped (the same floats), else row by row in Swift.
+  /// and mapped (the same floats), else row by row in Swift. `generated` is held unretained (a
+  /// process-lifetime family), so a call retains nothing.
   @inline(__always)
   func storeRows(
     _ rowCount: Int, sums: UnsafePointer<Int32>, sumsStride: Int, storedZeroPoint: Int32, inputScale: Float,
     weightScaleFirst: Bool, activation: FloatClampRange, into output: UnsafeMutablePointer<Float>, outputStride: Int,
-    generated: GeneratedHybridKernels?
+    generated: Unmanaged<GeneratedHybridKernels>?
   ) {
     if let generated,
-      generated.storeFloats(
-        sums: sums, sumsStride: sumsStride, rows: rowCount, correction: storedZeroPoint &* channelSums,
-        firstScales: weightScaleFirst ? weightScales : inputScale * weightScales,
-        secondScale: weightScaleFirst ? inputScale : 1, bias: bias, clamp: activation, lanes: count, output: output,
-        outputStride: outputStride)
+      generated._withUnsafeGuaranteedRef({
+        $0.storeFloats(
+          sums: sums, sumsStride: sumsStride, rows: rowCount, correction: storedZeroPoint &* channelSums,
+          firstScales: weightScaleFirst ? weightScales : inputScale * weightScales,
+          secondScale: weightScaleFirst ? inputScale : 1, bias: bias, clamp: activation, lanes: count, output: output,
+          outputStride: outputStride)
+      })
     {
       return
     }
@@ -434,11 +439,11 @@ final class HybridDepthwiseConv2DKernel: Kernel {
     let biasPointer = operands.biasPointer
     let destination = output.pointer(as: Float.self)
     let activation = activation
-    ChannelWindowRows.forEachRow(
-      rows: shape.batch * height.outputSize,
+    ChannelWindowRows.forEachRowAndChannelBlocks(
+      rows: shape.batch * height.outputSize, channelBlocks: stride / GEMMTile.columns,
       workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
       threadCount: context.threadCount
-    ) { row in
+    ) { row, blocks in
       // Wrapping index arithmetic: every offset stays inside the padded image built for this shape.
       let image = row / height.outputSize
       let firstRow = UnsafePointer(
@@ -446,8 +451,9 @@ final class HybridDepthwiseConv2DKernel: Kernel {
       let outputRow = destination + row &* width.outputSize &* channels
       let inputScale = SIMD16<Float>(repeating: quantized.scales[image])
       let storedZeroPoint = SIMD16<Int32>(repeating: quantized.zeroPoints[image] &+ 128)
-      var channel = 0
-      while channel < channels {
+      var channel = blocks.lowerBound &* GEMMTile.columns
+      let endChannel = min(channels, blocks.upperBound &* GEMMTile.columns)
+      while channel < endChannel {
         let lanes = min(GEMMTile.columns, channels &- channel)
         let scale = inputScale * loadVector(filter.channelScales + channel)
         let correction = storedZeroPoint &* loadVector(filter.tapSums + channel)

@@ -372,6 +372,27 @@ enum ChannelWindowRows {
       body(item * rows / itemCount..<(item + 1) * rows / itemCount)
     }
   }
+
+  /// Calls `body(row, blocks)` for every output row in `0..<rows` with every channel block of
+  /// `0..<channelBlocks` once: whole rows split as `forEachRow` splits them, unless there are fewer
+  /// rows than four per thread and not a multiple of the thread count (and work for an item per
+  /// thread); then every row is cut into `threadCount` groups of blocks, so that two threads share
+  /// a 7-row layer as 14 equal items instead of 4 rows against 3.
+  static func forEachRowAndChannelBlocks(
+    rows: Int, channelBlocks: Int, workPerRow: Int, threadCount: Int, _ body: (_ row: Int, _ blocks: Range<Int>) -> Void
+  ) {
+    let groups = min(threadCount, channelBlocks)
+    guard groups > 1, rows < 4 * threadCount, rows % threadCount != 0,
+      work(rows, workPerRow) / minimumItemWork >= threadCount
+    else {
+      forEachRow(rows: rows, workPerRow: workPerRow, threadCount: threadCount) { body($0, 0..<channelBlocks) }
+      return
+    }
+    ParallelWork.run(itemCount: rows * groups, threadCount: threadCount) { item, _ in
+      let group = item % groups
+      body(item / groups, group * channelBlocks / groups..<(group + 1) * channelBlocks / groups)
+    }
+  }
 }
 
 /// One output row of a depthwise convolution, for one block of channels.

@@ -44,10 +44,12 @@ enum HybridInputQuantization {
   /// Quantizes `count` floats into `destination` and returns the scale and zero point used. With
   /// `unsigned`, every value is stored plus 128 (its bit pattern read as UInt8: the left-hand form
   /// of `DotProductSums`); the zero point returned is still the int8 one. `generated` (read on the
-  /// thread that runs the node) scans and rounds the whole 16-value blocks, with the same values.
+  /// thread that runs the node) scans and rounds the whole 16-value blocks, with the same values;
+  /// it is held unretained (the caller keeps it alive), so that chunks quantized on several
+  /// threads at once do not all write its reference count.
   func quantize(
     _ source: UnsafePointer<Float>, count: Int, into destination: UnsafeMutablePointer<Int8>, unsigned: Bool = false,
-    generated: GeneratedHybridKernels? = nil
+    generated: Unmanaged<GeneratedHybridKernels>? = nil
   ) -> Parameters {
     guard count > 0 else { return Parameters(scale: 1, zeroPoint: 0) }
     return quantize(
@@ -61,7 +63,7 @@ enum HybridInputQuantization {
   /// rounded by the same rule (block or tail) as when all are quantized at once.
   func quantize(
     _ source: UnsafePointer<Float>, count: Int, range: (low: Float, high: Float), span: Range<Int>,
-    into destination: UnsafeMutablePointer<Int8>, unsigned: Bool, generated: GeneratedHybridKernels? = nil
+    into destination: UnsafeMutablePointer<Int8>, unsigned: Bool, generated: Unmanaged<GeneratedHybridKernels>? = nil
   ) -> Parameters {
     let (low, high) = range
     let parameters: Parameters
@@ -102,11 +104,13 @@ enum HybridInputQuantization {
     var index = span.lowerBound
     let generatedBlocks = (blockEnd &- index) / 16
     if let generated, generatedBlocks > 0,
-      generated.quantize(
-        HybridQuantizeKernelArguments(
-          input: source + index, output: UnsafeMutableRawPointer(destination + index), blockCount: generatedBlocks,
-          inverseScale: inverseScale, lowest: rounding.lowest, highest: rounding.highest,
-          zeroPoint: parameters.zeroPoint, unsigned: unsigned))
+      generated._withUnsafeGuaranteedRef({
+        $0.quantize(
+          HybridQuantizeKernelArguments(
+            input: source + index, output: UnsafeMutableRawPointer(destination + index), blockCount: generatedBlocks,
+            inverseScale: inverseScale, lowest: rounding.lowest, highest: rounding.highest,
+            zeroPoint: parameters.zeroPoint, unsigned: unsigned))
+      })
     {
       index &+= generatedBlocks &* 16
     }
@@ -189,11 +193,13 @@ enum HybridInputQuantization {
   /// merge (`merged`) into the range of their union. `generated` scans the whole 16-value blocks
   /// (the same range: with a NaN first value every lane stays NaN, with another none ever is).
   static func range(
-    _ source: UnsafePointer<Float>, span: Range<Int>, first: Float, generated: GeneratedHybridKernels? = nil
+    _ source: UnsafePointer<Float>, span: Range<Int>, first: Float, generated: Unmanaged<GeneratedHybridKernels>? = nil
   ) -> (low: Float, high: Float) {
     let blocks = span.count / 16
     if let generated, blocks > 0,
-      var range = generated.range(source + span.lowerBound, blockCount: blocks, first: first, merge: merged)
+      var range = generated._withUnsafeGuaranteedRef({
+        $0.range(source + span.lowerBound, blockCount: blocks, first: first, merge: merged)
+      })
     {
       for index in (span.lowerBound &+ blocks &* 16)..<span.upperBound { range = merged(range, (source[index], source[index])) }
       return range
@@ -438,7 +444,8 @@ struct HybridInputScratch {
     _ source: UnsafePointer<Float>, as quantization: HybridInputQuantization, scratch: UnsafeMutableRawPointer,
     context: EvalContext, unsigned: Bool = false
   ) -> HybridQuantizedInput {
-    let generated = GeneratedHybridKernels.current
+    // A process-lifetime family, held unretained (see `HybridInputQuantization.quantize`).
+    let generated = GeneratedHybridKernels.current.map { Unmanaged.passUnretained($0) }
     let input = HybridQuantizedInput(
       values: (scratch + valuesOffset).assumingMemoryBound(to: Int8.self),
       scales: (scratch + scalesOffset).assumingMemoryBound(to: Float.self),
