@@ -299,6 +299,57 @@ final class IntegerGEMMTests: XCTestCase {
     }
   }
 
+  /// Stride-1 int8 CONV_2D on stacked input rows (`ByteTransposeConvolution(convolution:)`): 1–8
+  /// output channels (and 12, 16, 24, 40), 5–40 input channels (depths not a multiple of four),
+  /// filters 3×3, 2×2, 1×3, 3×1, 5×5, 2×3, SAME and VALID, one or two images of 1–19 rows and
+  /// columns (filters wider than the input under SAME), per-tensor or per-channel weights, every
+  /// fused activation: bit-exact with the plain loop on every dot-product level this machine runs
+  /// (forced one by one), on the Swift route, on 1 and 2 threads; the generated route takes stacked
+  /// rows, and uint8, strided, 3×3 × 512 → 256 (weights of 1 MiB or more) and 1–4-channel
+  /// convolutions (the few-channel stems' gather) do not.
+  func testStrideOneConvolutionsOnStackedRowsMatchNaiveLoop() throws {
+    var random = SeededGenerator(seed: 37)
+    let levels = DotProductISA.allCases.filter { GeneratedDotProductKernels.kernels(for: $0) != nil }
+    let filters = [(3, 3), (2, 2), (1, 3), (3, 1), (5, 5), (2, 3)]
+    let outputCounts = Array(1...8) + [12, 16, 24, 40, 256, 8, 3, 8, 1]
+    var stackedTrials = 0
+    for (trial, outputChannels) in outputCounts.enumerated() {
+      let (filterHeight, filterWidth) = filters[trial % filters.count]
+      let largeWeights = outputChannels == 256
+      let channels = trial == 7 ? 24 : largeWeights ? 512 : trial == 15 ? 3 : random.int(5...40)
+      let type: ElementType = trial % 7 == 6 ? .uint8 : .int8
+      let stride = trial % 9 == 8 ? 2 : 1
+      let same = trial % 3 != 1
+      let (height, width) = trial == 7 ? (16, 16) : largeWeights ? (3, 3) : (random.int(1...19), random.int(1...19))
+      guard same || (height >= filterHeight && width >= filterWidth) else { continue }
+      let options = Conv2DOptions(
+        padding: same ? .same : .valid, strideW: Int32(stride), strideH: Int32(stride),
+        fusedActivationFunction: [.none, .relu, .relu6, .reluN1To1][trial % 4])
+      let problem = WeightedProblem(
+        random: &random, type: type, inputShape: [1 + trial % 5 / 3, height, width, channels],
+        filterShape: [outputChannels, filterHeight, filterWidth, channels], channelAxis: 0)
+      let label = "trial \(trial) \(type.name) \(problem.inputShape) \(filterHeight)×\(filterWidth)/\(stride) → \(outputChannels)"
+      let geometry = try Geometry(
+        problem.inputShape, filterHeight: filterHeight, filterWidth: filterWidth, strideH: stride, strideW: stride,
+        dilationH: 1, dilationW: 1, same: same)
+      let expected = problem.reference(
+        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
+        inputChannelsPerOutput: channels
+      ) { output, ky, kx, i in (i, ((output * filterHeight + ky) * filterWidth + kx) * channels + i) }
+      try assertMatchesOnLevels(expected, problem, options: options, levels: levels, label)
+      for level in levels {
+        let route = try GeneratedDotProductKernels.$forcedISA.withValue(level) {
+          try problem.run("CONV_2D", options: .conv2DOptions(options), threads: 1).route
+        }
+        let stacked = route?.contains("stacked rows") ?? false
+        XCTAssertEqual(
+          stacked, type == .int8 && stride == 1 && !largeWeights && channels > 4, "\(label) \(level): \(route ?? "")")
+        if stacked { stackedTrials += 1 }
+      }
+    }
+    XCTAssertEqual(stackedTrials > 0, !levels.isEmpty, "the stacked route ran")
+  }
+
   /// int8 1×1 CONV_2D into 1–4 channels (segmentation and score heads) from every depth the
   /// pixel-lane kernels take and depths beside them (6, 20, 36: the GEMM), over pixel counts that
   /// are and are not multiples of 16, in one or two images, with every fused activation: bit-exact

@@ -272,7 +272,7 @@ func runIntegerConvolution(
 final class IntegerConv2DKernel: Kernel {
   /// The 8-bit GEMM's route and instruction set (`int8 GEMM, generated AVX512-VNNI`); nil (the Swift
   /// level) for 16-bit activations.
-  var kernelDescription: String? { byteConvolution?.description }
+  var kernelDescription: String? { stackedRows.map { "stacked rows, \($0.description)" } ?? byteConvolution?.description }
 
   private let input: RuntimeTensor
   private let filter: RuntimeTensor
@@ -283,6 +283,10 @@ final class IntegerConv2DKernel: Kernel {
   private var shape: ConvolutionShape?
   private var arithmetic: IntegerWeightedArithmetic?
   private var byteConvolution: ByteConvolution?
+  /// A stride-1 int8 convolution on stacked input rows (`ByteTransposeConvolution(convolution:)`),
+  /// chosen at prepare where it applies; nil: `byteConvolution` or the 16-bit loop (tests set it
+  /// to nil to compare).
+  var stackedRows: ByteTransposeConvolution?
 
   init(node: Node) throws {
     try requireIntegerWeightedTypes(node, op: "CONV_2D")
@@ -305,13 +309,29 @@ final class IntegerConv2DKernel: Kernel {
       widensSignedWeights: input.type == .int16)
     context.releaseAfterCopying(filter)
     output.shape = shape.outputShape
+    self.shape = shape
+    stackedRows = ByteTransposeConvolution(
+      convolution: shape, arithmetic: arithmetic, inputType: input.type, threadCount: context.threadCount)
+    if let stackedRows {
+      context.requestScratch(bytes: stackedRows.scratchBytes)
+      byteConvolution = nil
+      self.arithmetic = nil
+      return
+    }
     byteConvolution = try prepareConvolution(shape, arithmetic: arithmetic, input: input, op: op, context: &context)
     // The 8-bit path keeps only its packed form (not the Int32 weights).
     self.arithmetic = byteConvolution == nil ? arithmetic : nil
-    self.shape = shape
   }
 
   func eval(_ context: EvalContext) throws {
+    if let stackedRows {
+      guard output.elementCount > 0 else { return }
+      guard let scratch = context.scratch else { throw KernelError.invalid("CONV_2D was not prepared") }
+      stackedRows.run(
+        input: try tensorData(input), output: try tensorData(output).assumingMemoryBound(to: Int8.self),
+        context: context, scratch: scratch)
+      return
+    }
     try evalConvolution(
       op: "CONV_2D", shape: shape, arithmetic: arithmetic, byteConvolution: byteConvolution, input: input,
       output: output, context: context)

@@ -309,9 +309,21 @@ final class ByteTransposeConvolution {
   /// The route for `shape` with `arithmetic`'s weights (`[O, KH, KW, I]` minus their zero points)
   /// on `inputType` (int8 or uint8) activations and `threadCount` threads, on `kernels` (by
   /// default those the runner allows on this thread; nil: the Swift kernel).
-  init?(
+  convenience init?(
     shape: TransposeConvolutionShape, arithmetic: IntegerWeightedArithmetic, inputType: ElementType,
     threadCount: Int, kernels: GeneratedDotProductKernels? = GeneratedDotProductKernels.current
+  ) {
+    let weights = arithmetic.weights
+    self.init(
+      shape: shape, weight: { weights[$0] }, arithmetic: arithmetic, inputType: inputType, threadCount: threadCount,
+      kernels: kernels)
+  }
+
+  /// The route for `shape` whose weight at flat `[O, KH, KW, I]` index i is `weight(i)` (minus its
+  /// zero point), with `arithmetic`'s bias and requantization; otherwise as the convenience initializer.
+  private init?(
+    shape: TransposeConvolutionShape, weight: (Int) -> Int32, arithmetic: IntegerWeightedArithmetic,
+    inputType: ElementType, threadCount: Int, kernels: GeneratedDotProductKernels?
   ) {
     let (outputChannels, channels) = (shape.outputChannels, shape.inputChannels)
     let (filterHeight, filterWidth) = (shape.height.filterSize, shape.width.filterSize)
@@ -335,7 +347,7 @@ final class ByteTransposeConvolution {
               guard let ky = rows.filterTap(ty), let kx = columns.filterTap(tx) else { continue }
               let source = ((channel * filterHeight + ky) * filterWidth + kx) * channels
               let destination = channel * depth + (tx * rows.windowTaps + ty) * channels
-              for d in 0..<channels { weights[destination + d] = arithmetic.weights[source + d] }
+              for d in 0..<channels { weights[destination + d] = weight(source + d) }
             }
           }
         }
@@ -407,7 +419,10 @@ final class ByteTransposeConvolution {
     stackedColumns = (reached.map { $0.originOffset + $0.count - 1 + $0.windowTaps }.max() ?? 0) - firstColumn
     let stackedRowBytes = max(1, stackedColumns * (rowPhases.map(\.windowTaps).max() ?? 1) * channels)
     let phaseRows = rowPhases.map(\.count).max() ?? 0
-    blockRows = max(1, min(phaseRows, Self.stackedBudget / stackedRowBytes))
+    // Blocks within the budget, at least one per worker where there are rows enough, of equal heights.
+    let budgetRows = max(1, Self.stackedBudget / stackedRowBytes)
+    let blocks = max((phaseRows + budgetRows - 1) / budgetRows, min(self.threadCount, phaseRows))
+    blockRows = max(1, (phaseRows + blocks - 1) / max(1, blocks))
     blocksPerPhase = (phaseRows + blockRows - 1) / blockRows
     // The last window's run is read up to its padded depth: the panels' zero weights meet those bytes.
     workerBytes = GEMMPlan.tileScratchBytes(output: UInt8.self) + (blockRows * stackedRowBytes + 64 + 63) & ~63
@@ -417,6 +432,49 @@ final class ByteTransposeConvolution {
   /// Bytes of stacked rows one work item fills (at least one row): they stay in L1 while every
   /// column phase reads them.
   private static let stackedBudget = 16 * 1024
+
+  /// A stride-1 int8 CONV_2D of one group without dilation on this route (stacked rows instead of
+  /// an im2col gather: a k×k window's bytes are copied once per output row, not once per output
+  /// pixel), on the generated tiles only; nil for other shapes, other weights, without generated
+  /// kernels, padding wider than the filter, inputs of at most 4 channels (the few-channel gather's
+  /// stems), or weights of `IntegerGEMM.largeWeightBytes` or more
+  /// (each output row reads every panel again: ResNet50's 7 × 7 × 512 layers took 1.44× the
+  /// im2col route's time, which reads them once). Output y reads input y − pad + ky through tap ky:
+  /// that is the stride-1 transposed convolution of the filter turned by 180° (tap kh − 1 − ky)
+  /// with padding kh − 1 − pad before and kh − 1 − pad_after after, whose single phase reads the
+  /// same input rows and columns.
+  convenience init?(
+    convolution shape: ConvolutionShape, arithmetic: IntegerWeightedArithmetic, inputType: ElementType,
+    threadCount: Int, kernels: GeneratedDotProductKernels? = GeneratedDotProductKernels.current
+  ) {
+    /// The transposed convolution's axis for a stride-1 convolution `axis`.
+    func turned(_ axis: WindowAxis) -> WindowAxis? {
+      guard axis.stride == 1, axis.dilation == 1 else { return nil }
+      return WindowAxis(
+        inputSize: axis.outputSize, filterSize: axis.filterSize, stride: 1, dilation: 1,
+        paddingBefore: axis.filterSize - 1 - axis.paddingBefore,
+        paddingAfter: axis.inputSize - axis.outputSize + axis.paddingBefore)
+    }
+    guard inputType == .int8, kernels != nil, let signedWeights = arithmetic.signedWeights, shape.groups == 1,
+      shape.height.filterSize * shape.width.filterSize > 1, !FewChannelIm2colLeftOperand.applies(to: shape),
+      shape.gemmDepth * shape.outputChannels < IntegerGEMM.largeWeightBytes, let height = turned(shape.height),
+      let width = turned(shape.width)
+    else { return nil }
+    let turnedShape = TransposeConvolutionShape(
+      batch: shape.batch, inputHeight: shape.height.inputSize, inputWidth: shape.width.inputSize,
+      inputChannels: shape.inputChannels, outputChannels: shape.outputChannels, height: height, width: width)
+    let (filterHeight, filterWidth, channels) = (height.filterSize, width.filterSize, shape.inputChannels)
+    self.init(
+      shape: turnedShape,
+      weight: { index in
+        // [O, KH, KW, I] index of tap (ky, kx) → the original filter's tap (kh − 1 − ky, kw − 1 − kx).
+        let (pixel, d) = index.quotientAndRemainder(dividingBy: channels)
+        let (row, kx) = pixel.quotientAndRemainder(dividingBy: filterWidth)
+        let (channel, ky) = row.quotientAndRemainder(dividingBy: filterHeight)
+        let turnedPixel = (channel * filterHeight + filterHeight - 1 - ky) * filterWidth + filterWidth - 1 - kx
+        return Int32(signedWeights[turnedPixel * channels + d])
+      }, arithmetic: arithmetic, inputType: inputType, threadCount: threadCount, kernels: kernels)
+  }
 
   /// How the phases run, for `tflite bench --verbose`.
   var description: String {
