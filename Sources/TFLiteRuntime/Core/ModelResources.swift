@@ -101,7 +101,7 @@ final class TensorValue: TensorContents {
     shape = tensor.shape
     byteCount = tensor.byteCount
     storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(byteCount, 1), alignment: 64)
-    storage.baseAddress.unsafelyUnwrapped.copyMemory(from: source, byteCount: byteCount)
+    copyMemoryInThrowingCode(to: storage.baseAddress.unsafelyUnwrapped, from: source, byteCount: byteCount)
   }
 
   deinit { storage.deallocate() }
@@ -118,7 +118,7 @@ final class TensorValue: TensorContents {
     if shape != tensor.shape { shape = tensor.shape }
     byteCount = bytes
     let destination = storage.baseAddress.unsafelyUnwrapped
-    if destination != source { destination.copyMemory(from: source, byteCount: bytes) }
+    if destination != source { copyMemoryInThrowingCode(to: destination, from: source, byteCount: bytes) }
   }
 
   /// The value's bytes.
@@ -162,5 +162,5 @@ func copyContents(
     throw KernelError.invalid(
       "\(what()) is \(source.type.name)\(source.shape), which does not fit \(destination.summary)")
   }
-  if UnsafeRawPointer(to) != from { to.copyMemory(from: from, byteCount: source.byteCount) }
+  if UnsafeRawPointer(to) != from { copyMemoryInThrowingCode(to: to, from: from, byteCount: source.byteCount) }
 }

@@ -48,14 +48,14 @@ final class DynamicUpdateSliceKernel: Kernel {
     let indices = UnsafeRawPointer(try tensorData(startIndices))
     let elementSize = operands.elementSize
     if source != UnsafeRawPointer(destination) {
-      destination.copyMemory(from: source, byteCount: operands.output.byteCount)
+      copyMemoryInThrowingCode(to: destination, from: source, byteCount: operands.output.byteCount)
     }
     guard update.elementCount > 0 else { return }
     let blockData = UnsafeRawPointer(try tensorData(update))
     let shape = operands.input.shape
     let rank = shape.count
     guard rank > 0 else {
-      destination.copyMemory(from: blockData, byteCount: elementSize)
+      copyMemoryInThrowingCode(to: destination, from: blockData, byteCount: elementSize)
       return
     }
     // One innermost row of the update per step: its output offset from its coordinates.
@@ -71,7 +71,8 @@ final class DynamicUpdateSliceKernel: Kernel {
         offset += (coordinate + start(indices, axis: axis)) * axisStride
         axisStride *= shape[axis]
       }
-      (destination + offset * elementSize).copyMemory(from: blockData + row * rowBytes, byteCount: rowBytes)
+      copyMemoryInThrowingCode(
+        to: destination + offset * elementSize, from: blockData + row * rowBytes, byteCount: rowBytes)
     }
   }
 }

@@ -23,13 +23,14 @@ final class MatrixDiagKernel: Kernel {
 
   func eval(_ context: EvalContext) throws {
     let (source, destination) = try evalPointers(input, output, op: Self.opName)
-    destination.initializeMemory(as: UInt8.self, repeating: 0, count: output.byteCount)
+    zeroMemoryInThrowingCode(destination, byteCount: output.byteCount)
     let size = input.shape.last ?? 0
     guard size > 0 else { return }
     // Diagonal element i of matrix m sits at output element (m·n + i)·n + i = input element · n + i.
     for element in 0..<input.elementCount {
       let target = element &* size &+ element % size
-      (destination + target &* elementSize).copyMemory(from: source + element &* elementSize, byteCount: elementSize)
+      copyMemoryInThrowingCode(
+        to: destination + target &* elementSize, from: source + element &* elementSize, byteCount: elementSize)
     }
   }
 }

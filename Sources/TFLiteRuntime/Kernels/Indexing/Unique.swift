@@ -85,7 +85,7 @@ final class UniqueKernel: Kernel {
     }
     let ids = (scratch + idsOffset).assumingMemoryBound(to: Int32.self)
     if indices.type == .int32 {
-      positions.copyMemory(from: ids, byteCount: input.elementCount * 4)
+      copyMemoryInThrowingCode(to: positions, from: ids, byteCount: input.elementCount * 4)
     } else {
       let wide = positions.assumingMemoryBound(to: Int64.self)
       for index in 0..<input.elementCount { wide[index] = Int64(ids[index]) }
