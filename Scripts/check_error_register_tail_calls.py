@@ -9,6 +9,8 @@ Sources/TFLiteRuntime/Core/ThrowingCodeCopies.swift for the workaround). A funct
   swift build -c release --product tflite
   python3 Scripts/check_error_register_tail_calls.py .build/release/tflite [MORE BINARIES...]
 
+Object files (.o) work too (the jump's target is then read from its relocation), which covers the
+library functions a linked executable leaves out, e.g. `.build/release/*.build/*.o`.
 Needs objdump (binutils). Prints one line per function and exits 1 when any is found, else 0.
 A straight-line reading: a write to r12 anywhere before the jump in the function's code counts,
 so a listed function may still be safe (an error path placed before the jump); read its code.
@@ -21,7 +23,8 @@ import sys
 MEMORY_CALLS = ("memmove", "memcpy", "memset")
 FUNCTION_START = re.compile(r"^[0-9a-f]+ <(.*)>:$")
 WRITES_R12 = re.compile(r"^(mov|lea|add|sub|xor|and|or|imul|sh[lr]|sar|movz\w*|movs\w*|pop|cmov\w*|inc|dec|neg|not)\w*\s+(?:[^,]*,)?%r12$")
-TAIL_JUMP = re.compile(r"^jmp\s+[0-9a-f]+ <([^>@+]*)(?:@plt)?>$")
+TAIL_JUMP = re.compile(r"^jmp\s+[0-9a-f]+ <([^>@+]*)(?:@plt)?(?:\+0x[0-9a-f]+)?>$")
+RELOCATION = re.compile(r"^\s*[0-9a-f]+: R_X86_64_\w+\s+(\w+)")
 
 
 def functions(disassembly):
@@ -33,6 +36,11 @@ def functions(disassembly):
       if name:
         yield name, instructions
       name, instructions = start.group(1), []
+    elif name and RELOCATION.match(line) and instructions:
+      # In an object file the jump's operand is a relocation: name its symbol as the target.
+      target = RELOCATION.match(line).group(1)
+      if instructions[-1].startswith("jmp"):
+        instructions[-1] = f"jmp    0 <{target}>"
     elif name and "\t" in line:
       instructions.append(line.split("\t")[-1].strip())
   if name:
@@ -40,7 +48,7 @@ def functions(disassembly):
 
 
 def hazards(binary):
-  disassembly = subprocess.run(["objdump", "-d", "--no-show-raw-insn", binary], check=True,
+  disassembly = subprocess.run(["objdump", "-dr", "--no-show-raw-insn", binary], check=True,
                                capture_output=True, text=True).stdout
   for name, instructions in functions(disassembly):
     if any(instruction.startswith("push") and instruction.endswith("%r12") for instruction in instructions):
