@@ -154,13 +154,9 @@ final class IntegerGEMMTests: XCTestCase {
         problem.inputShape, filterHeight: filterHeight, filterWidth: filterWidth, strideH: Int(options.strideH),
         strideW: Int(options.strideW), dilationH: 1, dilationW: Int(options.dilationWFactor),
         same: options.padding == .same)
-      let expected = problem.reference(
-        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
-        inputChannelsPerOutput: groupChannels
-      ) { output, ky, kx, i in
-        let group = output / (outputChannels / groups)
-        return (group * groupChannels + i, ((output * filterHeight + ky) * filterWidth + kx) * groupChannels + i)
-      }
+      let expected = problem.convolutionReference(
+        geometry: geometry, outputChannels: outputChannels, groups: groups,
+        activation: options.fusedActivationFunction)
       try problem.assertKernelMatches(
         expected, "CONV_2D", options: .conv2DOptions(options), "trial \(trial) \(problem.type.name) groups \(groups)")
     }
@@ -257,13 +253,9 @@ final class IntegerGEMMTests: XCTestCase {
       let geometry = try Geometry(
         inputShape, filterHeight: filterHeight, filterWidth: filterWidth, strideH: strideH, strideW: strideW,
         dilationH: dilationH, dilationW: dilationW, same: padding == .same)
-      let expected = problem.reference(
-        geometry: geometry, outputChannels: outputChannels, activation: options.fusedActivationFunction,
-        inputChannelsPerOutput: groupChannels
-      ) { output, ky, kx, i in
-        let group = output / (outputChannels / groups)
-        return (group * groupChannels + i, ((output * filterHeight + ky) * filterWidth + kx) * groupChannels + i)
-      }
+      let expected = problem.convolutionReference(
+        geometry: geometry, outputChannels: outputChannels, groups: groups,
+        activation: options.fusedActivationFunction)
       let label =
         "trial \(trial) \(problem.type.name) \(inputShape) \(filterHeight)×\(filterWidth) groups \(groups) "
         + "stride \(strideH),\(strideW) dilation \(dilationH),\(dilationW) \(padding.name) → \(outputChannels)"
@@ -839,6 +831,20 @@ private struct WeightedProblem {
         zeroPoints: [type == .int8 ? 0 : uint8WeightZeroPoint ?? (random.bool() ? 128 : random.int(range))])
     }
     outputQuantization = Quantization(scales: [Float(random.int(1...100)) / 200], zeroPoints: [random.int(range)])
+  }
+
+  /// The raw outputs of a CONV_2D of `groups` groups with `[O, KH, KW, I / groups]` filters, by
+  /// ``reference(geometry:outputChannels:activation:inputChannelsPerOutput:tap:)``.
+  func convolutionReference(
+    geometry: Geometry, outputChannels: Int, groups: Int, activation: ActivationFunctionType
+  ) -> [Int32] {
+    let (filterHeight, filterWidth, groupChannels) = (filterShape[1], filterShape[2], filterShape[3])
+    return reference(
+      geometry: geometry, outputChannels: outputChannels, activation: activation, inputChannelsPerOutput: groupChannels
+    ) { output, ky, kx, i in
+      let group = output / (outputChannels / groups)
+      return (group * groupChannels + i, ((output * filterHeight + ky) * filterWidth + kx) * groupChannels + i)
+    }
   }
 
   /// The raw outputs by plain loops. `tap(output, ky, kx, i)` names the input channel and weight
