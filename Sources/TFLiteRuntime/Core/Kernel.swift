@@ -110,6 +110,12 @@ extension Kernel {
   static var writesOutputInPlace: Bool { false }
   /// Most kernels have one implementation, in Swift.
   var kernelDescription: String? { nil }
+
+  /// Calls `eval` on `kernel`, a kernel of this type passed unretained: the executor's per-node
+  /// call, which costs no reference counting (the executor keeps its kernels alive).
+  static func evalUnretained(_ kernel: Unmanaged<AnyObject>, _ context: EvalContext) throws {
+    try Unmanaged<Self>.fromOpaque(kernel.toOpaque())._withUnsafeGuaranteedRef { try $0.eval(context) }
+  }
 }
 
 /// What `prepare` may ask of the runtime.

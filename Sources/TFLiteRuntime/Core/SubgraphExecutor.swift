@@ -54,6 +54,10 @@ public final class SubgraphExecutor {
   private let unwrittenTensors: [RuntimeTensor]
   /// Scratch offset in the arena per node (nil when the node needs none).
   private var scratchOffsets: [Int?]
+  /// The nodes `invoke()` evaluates when nothing observes them, in order, with their contexts:
+  /// built once per allocation, so that running a node costs no lookups in the per-node arrays
+  /// (a few percent of a small network's invoke).
+  private var evaluationSteps: [EvaluationStep] = []
   /// Nodes computed at prepare time (their outputs are constants until the next allocation).
   private var isFolded: [Bool]
   /// Nodes whose work a later node's fused kernel does (`OperatorFusion`): prepared, never run.
@@ -293,8 +297,34 @@ public final class SubgraphExecutor {
       releaseHeldConstants(doneAt: position, copied: context.copiedConstants, unreadCounts: &unreadCounts)
     }
     try planMemory(scratchSizes: scratchSizes)
+    evaluationSteps = makeEvaluationSteps()
     resetVariableTensors()
     isAllocated = true
+  }
+
+  /// One evaluated node of ``evaluationSteps``.
+  private struct EvaluationStep {
+    /// The node's position in execution order.
+    let position: Int
+    /// Its kernel, kept alive by ``kernels`` (unretained: no reference counting per node).
+    let kernel: Unmanaged<AnyObject>
+    /// The kernel's type, whose ``Kernel/evalUnretained(_:_:)`` runs it.
+    let kernelType: any Kernel.Type
+    /// Its threads and arena scratch.
+    let context: EvalContext
+  }
+
+  /// The nodes prepared at allocation that are neither folded nor fused away, with their scratch
+  /// in the planned arena.
+  private func makeEvaluationSteps() -> [EvaluationStep] {
+    let base = arena?.bytes.baseAddress
+    return (0..<(firstRunTimePreparedNode ?? nodes.count)).compactMap { position in
+      guard !isFolded[position], !isFusedAway[position] else { return nil }
+      let scratch = scratchOffsets[position].flatMap { offset in base.map { $0 + offset } }
+      return EvaluationStep(
+        position: position, kernel: .passUnretained(kernels[position]),
+        kernelType: type(of: kernels[position]), context: EvalContext(threadCount: threadCount, scratch: scratch))
+    }
   }
 
   /// Releases the model file pages of constants a kernel packed into memory of its own
@@ -353,31 +383,40 @@ public final class SubgraphExecutor {
     return distinct
   }
 
-  /// Runs the nodes in order (``invoke()``). The observer and the nodes' views are read once, so
-  /// that observing a node costs two calls and nothing else, and nodes the observer skips
-  /// (``NodeObserver/stride``) cost one comparison (an observer set or cleared while running
-  /// applies from the next invoke).
+  /// Runs the nodes in order (``invoke()``): ``evaluationSteps`` when nothing observes them. The
+  /// observer and the nodes' views are read once, so that observing a node costs two calls and
+  /// nothing else, and nodes the observer skips (``NodeObserver/stride``) cost one comparison (an
+  /// observer set or cleared while running applies from the next invoke).
   private func runNodes() throws {
-    guard isAllocated, let arena else { throw RuntimeError.allocationRequired }
-    let observer = nodeObserver
-    let views = observer == nil ? [] : observedNodeViews()
-    var nextObserved = observer.map { max($0.phase, 0) } ?? Int.max
-    let preparedCount = firstRunTimePreparedNode ?? nodes.count
-    for position in 0..<preparedCount {
-      let observes = position == nextObserved
-      let evaluated = !isFolded[position] && !isFusedAway[position]
-      if evaluated {
-        if observes, let observer { try observer.willRun(views[position]) }
-        let scratch = scratchOffsets[position].map { arena.bytes.baseAddress.unsafelyUnwrapped + $0 }
-        let context = EvalContext(threadCount: threadCount, scratch: scratch)
-        try run(position) { try kernels[position].eval(context) }
+    guard isAllocated, arena != nil else { throw RuntimeError.allocationRequired }
+    if let observer = nodeObserver {
+      try runObservedNodes(observer)
+    } else {
+      for step in evaluationSteps {
+        try run(step.position) { try step.kernelType.evalUnretained(step.kernel, step.context) }
       }
-      if observes, let observer {
+    }
+    for position in (firstRunTimePreparedNode ?? nodes.count)..<nodes.count { try prepareAndRun(position) }
+  }
+
+  /// The nodes prepared at allocation, with `observer` called around those it observes (folded
+  /// and fused-away nodes included).
+  private func runObservedNodes(_ observer: NodeObserver) throws {
+    let views = observedNodeViews()
+    var nextObserved = max(observer.phase, 0)
+    var steps = evaluationSteps[...]
+    for position in 0..<(firstRunTimePreparedNode ?? nodes.count) {
+      let observes = position == nextObserved
+      if let step = steps.first, step.position == position {
+        steps.removeFirst()
+        if observes { try observer.willRun(views[position]) }
+        try run(position) { try step.kernelType.evalUnretained(step.kernel, step.context) }
+      }
+      if observes {
         try observer.didRun(views[position])
         nextObserved += max(observer.stride, 1)
       }
     }
-    for position in preparedCount..<nodes.count { try prepareAndRun(position) }
   }
 
   /// Node `position` as the ``nodeObserver`` sees it.
