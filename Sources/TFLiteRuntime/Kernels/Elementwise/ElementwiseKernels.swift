@@ -120,7 +120,8 @@ final class BinaryKernel<Definition: BinaryKernelDefinition>: Kernel {
   private let rhs: RuntimeTensor
   private let output: RuntimeTensor
   private let definition: Definition
-  private var layout: BroadcastLayout?
+  /// The layout once prepared, read in place by `eval` (see `PreparedBroadcastLayout`).
+  private var prepared: PreparedBroadcastLayout?
 
   init(node: Node) throws {
     (lhs, rhs, output) = try node.twoInputsAndOutput()
@@ -129,27 +130,38 @@ final class BinaryKernel<Definition: BinaryKernelDefinition>: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let layout = try BroadcastLayout(broadcasting: [lhs.shape, rhs.shape])
-    self.layout = layout
+    prepared = PreparedBroadcastLayout(layout)
     output.shape = layout.shape
     if let kernels = GeneratedFloatBinaryKernels.current { definition.reserveGeneratedKernels(for: layout, on: kernels) }
   }
 
   func eval(_ context: EvalContext) throws {
-    guard let layout else { throw KernelError.invalid("evaluated before prepare") }
+    guard let prepared else { throw KernelError.invalid("evaluated before prepare") }
     let lhsData = try tensorData(lhs)
     let rhsData = try tensorData(rhs)
     let outputData = try tensorData(output)
     try definition.validate(lhs: lhs, rhs: rhs)
-    let generated = definition.generatedKernels(for: layout)
-    context.forEachChunk(of: layout.elementCount, minimumChunk: definition.minimumChunk) { range in
-      definition.run(layout: layout, lhs: lhsData, rhs: rhsData, output: outputData, range: range, generated: generated)
+    let generated = definition.generatedKernels(for: prepared.layout)
+    context.forEachChunk(of: prepared.layout.elementCount, minimumChunk: definition.minimumChunk) { range in
+      definition.run(
+        layout: prepared.layout, lhs: lhsData, rhs: rhsData, output: outputData, range: range, generated: generated)
     }
   }
 
   var kernelDescription: String? {
-    guard let layout, let generated = definition.generatedKernels(for: layout) else { return nil }
+    guard let prepared, let generated = definition.generatedKernels(for: prepared.layout) else { return nil }
     return "generated \(generated.isa)"
   }
+}
+
+/// A prepared ``BroadcastLayout`` held by reference, so that a kernel's `eval` and its chunks read
+/// it in place: the layout is a few hundred bytes, which an optional stored property copies
+/// (and its shape array retains) on every eval.
+final class PreparedBroadcastLayout {
+  /// The layout.
+  let layout: BroadcastLayout
+
+  init(_ layout: BroadcastLayout) { self.layout = layout }
 }
 
 extension UnaryDriver {

@@ -419,7 +419,8 @@ final class ReductionKernel<Definition: ReductionDefinition>: Kernel {
   private let output: RuntimeTensor
   private let keepDimensions: Bool
   private let definition: Definition
-  private var layout: BroadcastLayout?
+  /// The layout once prepared, read in place by `eval` (see `PreparedBroadcastLayout`).
+  private var prepared: PreparedBroadcastLayout?
 
   init(node: Node) throws {
     (input, axes, output) = try node.twoInputsAndOutput()
@@ -438,14 +439,14 @@ final class ReductionKernel<Definition: ReductionDefinition>: Kernel {
   func prepare(_ context: inout PrepareContext) throws {
     let axisValues = try constantIntegers(axes, op: Definition.operatorName, operand: "axis")
     let resolved = try ReductionAxes(axes: axisValues, inputShape: input.shape, keepDimensions: keepDimensions)
-    layout = try BroadcastLayout(reducing: input.shape, axes: resolved.isReduced)
+    prepared = PreparedBroadcastLayout(try BroadcastLayout(reducing: input.shape, axes: resolved.isReduced))
     output.shape = resolved.outputShape
   }
 
   func eval(_ context: EvalContext) throws {
-    guard let layout else { throw KernelError.invalid("evaluated before prepare") }
+    guard let prepared else { throw KernelError.invalid("evaluated before prepare") }
     definition.run(
-      layout: layout, input: try tensorData(input), output: try tensorData(output), outputCount: output.elementCount,
+      layout: prepared.layout, input: try tensorData(input), output: try tensorData(output), outputCount: output.elementCount,
       threadCount: context.threadCount)
   }
 }
