@@ -209,12 +209,14 @@ final class ImplicitConvolutionTests: XCTestCase {
     return kernel
   }
 
-  /// Runs `body` on a zeroed output of `count` floats and 64-byte aligned scratch.
+  /// Runs `body` on a zeroed output of `count` floats and 64-byte aligned scratch filled with NaN
+  /// bit patterns (so a kernel that reads scratch it did not write shows it).
   private func run(
     threads: Int, count: Int, scratchBytes: Int, _ body: (UnsafeMutablePointer<Float>, UnsafeMutableRawPointer) -> Void
   ) -> [Float] {
     let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(scratchBytes, 64), alignment: 64)
     defer { scratch.deallocate() }
+    scratch.initializeMemory(as: UInt8.self, repeating: 0xFF, count: max(scratchBytes, 64))
     var output = [Float](repeating: 0, count: count)
     output.withUnsafeMutableBufferPointer { body($0.baseAddress!, scratch) }
     return output

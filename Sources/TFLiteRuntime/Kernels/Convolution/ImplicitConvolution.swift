@@ -141,6 +141,15 @@ struct ImplicitConvolution {
     scratch: UnsafeMutableRawPointer
   ) {
     let rows = shape.batch * shape.height.outputSize
+    if paddedRows != nil {
+      // The padding columns of every worker's padded rows, zeroed once: `copyPadded` writes only
+      // the input's columns.
+      for worker in 0..<max(1, threadCount) {
+        zeroFloats(
+          (scratch + worker * workerScratchBytes + panelBufferBytes).assumingMemoryBound(to: Float.self),
+          count: shape.height.filterSize * paddedRowFloats)
+      }
+    }
     ParallelWork.run(itemCount: rows, threadCount: threadCount) { row, worker in
       let workerScratch = scratch + worker * workerScratchBytes
       runRow(
@@ -206,20 +215,17 @@ struct ImplicitConvolution {
   }
 
   /// Copies `count` consecutive input rows (from `rows`) into `destination`, each as
-  /// `padding.columns` columns: zeros, then the input row's columns, then zeros.
+  /// `padding.columns` columns: zeros, then the input row's columns, then zeros. Only the input's
+  /// columns are written: `run` zeroed the others once for the whole convolution.
   private func copyPadded(
     rows: UnsafePointer<Float>, count: Int, padding: PaddedRows, into destination: UnsafeMutablePointer<Float>
   ) {
     let channels = shape.inputChannels
     let before = min(padding.before, padding.columns) * channels
     let inside = max(0, min(shape.width.inputSize, padding.columns - padding.before)) * channels
-    let after = paddedRowFloats - before - inside
     let inputRowFloats = shape.width.inputSize * channels
     for index in 0..<count {
-      let row = destination + index * paddedRowFloats
-      zeroFloats(row, count: before)
-      copyFloats(from: rows + index * inputRowFloats, to: row + before, count: inside)
-      zeroFloats(row + before + inside, count: after)
+      copyFloats(from: rows + index * inputRowFloats, to: destination + index * paddedRowFloats + before, count: inside)
     }
   }
 
