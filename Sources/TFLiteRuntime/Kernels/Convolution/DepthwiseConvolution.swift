@@ -39,7 +39,7 @@ enum FloatDepthwiseConvolution {
     generatedKernels: GeneratedDepthwiseKernels? = GeneratedDepthwiseKernels.current, plan: FloatDepthwisePlan? = nil
   ) {
     let rowPlan = generatedKernels == nil ? nil : plan ?? FloatDepthwisePlan(shape)
-    // The kernel set and the plan stay alive for the call: `run(prepared:...)` holds neither.
+    // The kernel set and the plan stay alive for the call: the `Prepared` run holds neither.
     withExtendedLifetime((generatedKernels, rowPlan)) {
       run(
         Prepared(shape, plan: rowPlan, kernels: generatedKernels.map { Unmanaged.passUnretained($0) }), input: input,
