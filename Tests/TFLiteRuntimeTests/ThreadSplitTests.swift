@@ -123,6 +123,34 @@ final class ThreadSplitTests: XCTestCase {
     }
   }
 
+  /// The work of window rows (`ChannelWindowRows.work`), of two factors and of four: negative
+  /// factors count as 0 and products past `Int.max` saturate, against a plain loop that checks each
+  /// step by division.
+  func testWindowRowWorkSaturates() {
+    /// The product of `factors` as a loop that stops at `Int.max`.
+    func reference(_ factors: [Int]) -> Int {
+      let clamped = factors.map { max($0, 0) }
+      if clamped.contains(0) { return 0 }
+      var product = 1
+      for factor in clamped {
+        if product > Int.max / factor { return Int.max }
+        product *= factor
+      }
+      return product
+    }
+    let values = [-5, -1, 0, 1, 3, 1000, 1 << 31, 1 << 32, Int.max / 2, Int.max]
+    for first in values {
+      for second in values {
+        XCTAssertEqual(ChannelWindowRows.work(first, second), reference([first, second]), "\(first) × \(second)")
+        for third in [0, 7, Int.max] {
+          XCTAssertEqual(
+            ChannelWindowRows.work(first, second, third, 3), reference([first, second, third, 3]),
+            "\(first) × \(second) × \(third) × 3")
+        }
+      }
+    }
+  }
+
   /// Float GEMMs of the shapes the two-thread plans cut differently (thin and wide, tall and
   /// narrow, one row, partial panels) on 2 and 3 threads: bit for bit one thread's with the Swift
   /// kernel (its sums do not depend on the cut), within rounding of it with the generated kernel,

@@ -594,7 +594,7 @@ private struct DepthwiseEmitter {
   /// always store 16 lanes.
   @usableFromInline package var masksLastBlock: Bool { byteKernelISA == .avx512 }
   /// The kernel of each element kind, by raw value, made on first request (none where `isa` has none).
-  private let kernels: LazyExecutableKernels
+  @usableFromInline let kernels: LazyExecutableKernels
   /// Sixteen zeros (as floats and as Int32): the start of sums without bias.
   @usableFromInline package let zeros: UnsafeRawPointer
   /// The four-tap 8-bit kernels (`QuadTapDepthwiseKernelGenerator`) that 3×3, 5×5 and similar
@@ -666,6 +666,22 @@ private struct DepthwiseEmitter {
     kernels.entry(kind.rawValue) != nil
   }
 
+  /// The entries of the float kinds a convolution calls: the tap-table kind, `squareKind` where
+  /// this set has it (else the tap-table kind again) and, when `needsEightChannels`, the
+  /// eight-channel kind; nil when a needed kind is missing (the OS refused its mapping). Each kind
+  /// is generated on its first request.
+  @inlinable package func floatEntries(
+    squareKind: DepthwiseKernelGenerator.ElementKind?, needsEightChannels: Bool
+  ) -> FloatDepthwiseEntries? {
+    guard let table = kernels.entry(DepthwiseKernelGenerator.ElementKind.float.rawValue) else { return nil }
+    let eightChannels = needsEightChannels
+      ? kernels.entry(DepthwiseKernelGenerator.ElementKind.floatEightChannels.rawValue) : nil
+    if needsEightChannels && eightChannels == nil { return nil }
+    return FloatDepthwiseEntries(
+      table: table, square: squareKind.flatMap { kernels.entry($0.rawValue) } ?? table, eightChannels: eightChannels,
+      zeros: zeros)
+  }
+
   /// Runs the `kind` kernel (one the set `has`) on `arguments` (a byte kind's with its
   /// requantization record and lanes). A float kind leaves the block pointers of `arguments` past
   /// the blocks it computed.
@@ -676,6 +692,37 @@ private struct DepthwiseEmitter {
       "the \(kind) depthwise kernel needs its requantization constants")
     precondition(arguments.blockCount >= 1, "a depthwise call covers at least one block")
     // The float kinds move the block pointers on in `arguments` as they go.
+    callKernel(at: entry, &arguments)
+  }
+}
+
+/// The float depthwise kernels one convolution calls, looked up once per run
+/// (``GeneratedDepthwiseKernels/floatEntries(squareKind:needsEightChannels:)``), so that its rows
+/// call them directly: no look-up and no reference to count per call. Valid while the set lives
+/// (the process's sets live for the process).
+@usableFromInline package struct FloatDepthwiseEntries {
+  /// The tap-table kind (`.float`).
+  @usableFromInline package let table: UnsafeRawPointer
+  /// The kind of the calls that cover a whole square filter (the tap-table kind where the set has
+  /// no square-filter kind for the filter).
+  @usableFromInline package let square: UnsafeRawPointer
+  /// The eight-channel kind, when it was asked for.
+  @usableFromInline package let eightChannels: UnsafeRawPointer?
+  /// The set's sixteen zeros: the start of sums without bias.
+  @usableFromInline package let zeros: UnsafeRawPointer
+
+  @inlinable init(
+    table: UnsafeRawPointer, square: UnsafeRawPointer, eightChannels: UnsafeRawPointer?, zeros: UnsafeRawPointer
+  ) {
+    self.table = table
+    self.square = square
+    self.eightChannels = eightChannels
+    self.zeros = zeros
+  }
+
+  /// Runs the kernel at `entry` (one of this struct's) on `arguments` (`blockCount` at least 1);
+  /// it moves the block pointers of `arguments` past the blocks it computed.
+  @inlinable @inline(__always) package func run(_ entry: UnsafeRawPointer, _ arguments: inout DepthwiseKernelArguments) {
     callKernel(at: entry, &arguments)
   }
 }

@@ -68,8 +68,9 @@ extension AVX512KernelFamily {
 
 /// Calls the generated kernel `void kernel(Arguments *)` at `entry` (the one signature every
 /// generated kernel has) on `arguments`, which the kernel may update (the float depthwise kinds
-/// move their block pointers on).
-@inline(__always) func callKernel<Arguments>(at entry: UnsafeRawPointer, _ arguments: inout Arguments) {
+/// move their block pointers on). Inlinable, so that callers in other modules holding an entry
+/// (``FloatDepthwiseEntries``) call the kernel directly.
+@inlinable @inline(__always) func callKernel<Arguments>(at entry: UnsafeRawPointer, _ arguments: inout Arguments) {
   typealias Kernel = @convention(c) (UnsafeRawPointer) -> Void
   withUnsafeMutablePointer(to: &arguments) { unsafeBitCast(entry, to: Kernel.self)(UnsafeRawPointer($0)) }
 }

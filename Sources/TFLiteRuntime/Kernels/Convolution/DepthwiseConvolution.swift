@@ -38,6 +38,47 @@ enum FloatDepthwiseConvolution {
     scratch: UnsafeMutableRawPointer?, usesFusedMultiplyAdd: Bool? = nil,
     generatedKernels: GeneratedDepthwiseKernels? = GeneratedDepthwiseKernels.current, plan: FloatDepthwisePlan? = nil
   ) {
+    let rowPlan = generatedKernels == nil ? nil : plan ?? FloatDepthwisePlan(shape)
+    // The kernel set and the plan stay alive for the call: the `Prepared` run holds neither.
+    withExtendedLifetime((generatedKernels, rowPlan)) {
+      run(
+        Prepared(shape, plan: rowPlan, kernels: generatedKernels.map { Unmanaged.passUnretained($0) }), input: input,
+        filter: filter, bias: bias, activation: activation, output: output, threadCount: threadCount, scratch: scratch,
+        usesFusedMultiplyAdd: usesFusedMultiplyAdd)
+    }
+  }
+
+  /// What a run needs besides the tensors' addresses, worked out once (a kernel keeps it from
+  /// prepare): plain values and pointers only, so that a run retains, releases and allocates nothing.
+  struct Prepared {
+    /// The geometry.
+    let shape: DepthwiseShape
+    /// The plan's tables (nil: no plan, every channel in Swift); the plan must outlive the runs.
+    let tables: FloatDepthwisePlan.Tables?
+    /// The generated kernel set to run the tables on, unretained (a process-lifetime set, or one the
+    /// caller keeps alive); nil: every channel in Swift.
+    var kernels: Unmanaged<GeneratedDepthwiseKernels>?
+    /// `ChannelWindowRows` work of one output row.
+    let workPerRow: Int
+
+    /// The run of `shape` with `plan`'s calls on `kernels`.
+    init(_ shape: DepthwiseShape, plan: FloatDepthwisePlan?, kernels: Unmanaged<GeneratedDepthwiseKernels>?) {
+      self.shape = shape
+      tables = plan?.tables
+      self.kernels = kernels
+      workPerRow = ChannelWindowRows.work(
+        shape.width.outputSize, shape.outputChannels, shape.height.filterSize, shape.width.filterSize)
+    }
+  }
+
+  /// `run` on what `prepared` worked out (see `run`; the set and the plan `prepared` was made with
+  /// must be alive).
+  static func run(
+    _ prepared: Prepared, input: UnsafePointer<Float>, filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?,
+    activation: FloatClampRange, output: UnsafeMutablePointer<Float>, threadCount: Int,
+    scratch: UnsafeMutableRawPointer?, usesFusedMultiplyAdd: Bool? = nil
+  ) {
+    let shape = prepared.shape
     // A constant (not a variable the row closures capture, which costs an exclusivity check per row).
     let source: UnsafePointer<Float>
     if shape.multiplier > 1, let scratch {
@@ -56,26 +97,16 @@ enum FloatDepthwiseConvolution {
       source = input
     }
     // The float kinds are generated on first request (missing only if the OS refused them).
-    let usableKernels = generatedKernels.flatMap { kernels in
-      kernels.has(.float)
-        && (FloatDepthwisePlan.channelsCovered(shape) % DepthwiseKernelGenerator.blockChannels == 0
-          || kernels.has(.floatEightChannels)) ? kernels : nil
-    }
-    // Kept alive until the rows have run: `GeneratedDepthwiseRows` reads its tables unretained.
-    let rowPlan = usableKernels == nil ? nil : plan ?? FloatDepthwisePlan(shape)
-    defer { withExtendedLifetime(rowPlan) {} }
-    let generated = usableKernels.flatMap { kernels in
-      rowPlan.map { plan in
+    let generated = prepared.kernels.flatMap { kernels in
+      prepared.tables.flatMap { tables in
         GeneratedDepthwiseRows(
-          plan: plan, kernels: kernels, input: source, filter: filter, bias: bias, activation: activation,
+          tables: tables, kernels: kernels, input: source, filter: filter, bias: bias, activation: activation,
           output: output)
       }
     }
     let firstSwiftChannel = generated == nil ? 0 : FloatDepthwisePlan.channelsCovered(shape)
     let fusesSwiftChannels =
       firstSwiftChannel < shape.outputChannels && (usesFusedMultiplyAdd ?? FusedMultiplyAdd.isHardware)
-    let workPerRow = ChannelWindowRows.work(
-      shape.width.outputSize, shape.outputChannels, shape.height.filterSize, shape.width.filterSize)
     /// The channels from `firstSwiftChannel` on, in Swift.
     func runSwiftChannels(row: Int) {
       guard firstSwiftChannel < shape.outputChannels else { return }
@@ -95,12 +126,13 @@ enum FloatDepthwiseConvolution {
     // Unwrapped before the row loop: testing and copying the optional rows struct on every row
     // cost about 6 % of face_landmark's depthwise time.
     if let generated {
-      ChannelWindowRows.forEachRow(rows: rows, workPerRow: workPerRow, threadCount: threadCount) { row in
+      ChannelWindowRows.forEachRow(rows: rows, workPerRow: prepared.workPerRow, threadCount: threadCount) { row in
         generated.run(row: row)
         runSwiftChannels(row: row)
       }
     } else {
-      ChannelWindowRows.forEachRow(rows: rows, workPerRow: workPerRow, threadCount: threadCount, runSwiftChannels)
+      ChannelWindowRows.forEachRow(
+        rows: rows, workPerRow: prepared.workPerRow, threadCount: threadCount, runSwiftChannels)
     }
   }
 }
@@ -236,44 +268,72 @@ final class FloatDepthwisePlan {
     rowStarts.deallocate()
     taps.deallocate()
   }
+
+  /// The plan's tables as plain pointers, for rows run while the plan is kept alive (nothing to
+  /// retain per run or row).
+  struct Tables {
+    /// The geometry the plan is for.
+    let shape: DepthwiseShape
+    /// `calls`, `rowStarts` and `taps` of the plan.
+    let calls: UnsafePointer<Call>
+    let rowStarts: UnsafePointer<Int>
+    let taps: UnsafePointer<Int>
+    /// The plan's `squareKind`.
+    let squareKind: DepthwiseKernelGenerator.ElementKind?
+  }
+
+  /// This plan's tables, valid while the plan lives.
+  var tables: Tables {
+    Tables(
+      shape: shape, calls: UnsafePointer(calls.baseAddress.unsafelyUnwrapped),
+      rowStarts: UnsafePointer(rowStarts.baseAddress.unsafelyUnwrapped),
+      taps: UnsafePointer(taps.baseAddress.unsafelyUnwrapped), squareKind: squareKind)
+  }
 }
 
 /// The whole 16-channel blocks (and a last 8-channel one) of a float depthwise convolution's rows
-/// on the generated kernels, following a `FloatDepthwisePlan`. It holds the plan's tables and the
-/// kernel set unretained, so running a row retains and releases nothing (two atomic operations per
-/// kernel call otherwise): the caller keeps the plan alive while it runs rows, and kernel sets are
-/// the process's singletons (`GeneratedDepthwiseKernels.kernels(for:)`).
+/// on the generated kernels, following a `FloatDepthwisePlan`'s tables. It holds plain pointers
+/// only (the tables and the kernels' entries), so running a row retains and releases nothing: the
+/// caller keeps the plan alive while it runs rows, and kernel sets are the process's singletons
+/// (`GeneratedDepthwiseKernels.kernels(for:)`) or kept alive by the caller.
 private struct GeneratedDepthwiseRows {
   let shape: DepthwiseShape
   /// The plan's calls, row starts and tap tables (`FloatDepthwisePlan`).
   let calls: UnsafePointer<FloatDepthwisePlan.Call>
   let rowStarts: UnsafePointer<Int>
   let taps: UnsafePointer<Int>
-  let kernels: Unmanaged<GeneratedDepthwiseKernels>
+  /// The kernels the calls run on.
+  let entries: FloatDepthwiseEntries
   let input: UnsafePointer<Float>
   let filter: UnsafePointer<Float>
   let bias: UnsafePointer<Float>?
   let activation: FloatClampRange
   let output: UnsafeMutablePointer<Float>
-  /// The kind that runs the calls covering a whole square filter.
-  let squareKind: DepthwiseKernelGenerator.ElementKind
 
-  init(
-    plan: FloatDepthwisePlan, kernels: GeneratedDepthwiseKernels, input: UnsafePointer<Float>,
+  /// The rows of `tables` on `kernels`; nil when `kernels` lack a float kind the rows need (the OS
+  /// refused its mapping).
+  init?(
+    tables: FloatDepthwisePlan.Tables, kernels: Unmanaged<GeneratedDepthwiseKernels>, input: UnsafePointer<Float>,
     filter: UnsafePointer<Float>, bias: UnsafePointer<Float>?, activation: FloatClampRange,
     output: UnsafeMutablePointer<Float>
   ) {
-    shape = plan.shape
-    calls = UnsafePointer(plan.calls.baseAddress.unsafelyUnwrapped)
-    rowStarts = UnsafePointer(plan.rowStarts.baseAddress.unsafelyUnwrapped)
-    taps = UnsafePointer(plan.taps.baseAddress.unsafelyUnwrapped)
-    self.kernels = Unmanaged.passUnretained(kernels)
+    let needsEightChannels =
+      FloatDepthwisePlan.channelsCovered(tables.shape) % DepthwiseKernelGenerator.blockChannels != 0
+    guard
+      let entries = kernels._withUnsafeGuaranteedRef({
+        $0.floatEntries(squareKind: tables.squareKind, needsEightChannels: needsEightChannels)
+      })
+    else { return nil }
+    shape = tables.shape
+    calls = tables.calls
+    rowStarts = tables.rowStarts
+    taps = tables.taps
+    self.entries = entries
     self.input = input
     self.filter = filter
     self.bias = bias
     self.activation = activation
     self.output = output
-    squareKind = plan.squareKind.flatMap { kernels.has($0) ? $0 : nil } ?? .float
   }
 
   /// Output row `row` (counted over every image). Inlined into the row loop, which reads the
@@ -289,31 +349,29 @@ private struct GeneratedDepthwiseRows {
     let covered = FloatDepthwisePlan.channelsCovered(shape)
     let blockChannels = DepthwiseKernelGenerator.blockChannels
     let wholeBlocks = channels / blockChannels
-    kernels._withUnsafeGuaranteedRef { kernels in
-      var arguments = DepthwiseKernelArguments(
-        input: UnsafeRawPointer(imageInput), inputPixelBytes: shape.width.stride * channels * floatBytes,
-        taps: taps, tapCount: 0, weights: UnsafeRawPointer(filter), start: kernels.zeros,
-        output: UnsafeMutableRawPointer(imageOutput), outputPixelBytes: channels * floatBytes, pixelCount: 0,
-        lower: activation.lower, upper: activation.upper, startBlockBytes: bias == nil ? 0 : blockChannels * floatBytes)
-      /// Runs `kind` over `blocks` blocks from `channel` of `call` (the kernel moves the pointers on).
-      func run(_ kind: DepthwiseKernelGenerator.ElementKind, _ call: FloatDepthwisePlan.Call, from channel: Int, blocks: Int) {
-        // Wrapping arithmetic: offsets inside tensors `prepare` validated (or unread, with no taps).
-        arguments.input = UnsafeRawPointer(imageInput + (call.inputOffset &+ channel))
-        arguments.output = UnsafeMutableRawPointer(imageOutput + (call.outputOffset &+ channel))
-        arguments.weights = UnsafeRawPointer(filter + channel)
-        arguments.start = bias.map { UnsafeRawPointer($0 + channel) } ?? kernels.zeros
-        arguments.blockCount = blocks
-        kernels.run(kind, &arguments)
-      }
-      for index in rowStarts[y]..<rowStarts[y + 1] {
-        let call = calls[index]
-        arguments.taps = taps + 2 &* call.firstTap
-        arguments.tapCount = call.tapCount
-        arguments.pixelCount = call.pixelCount
-        if wholeBlocks > 0 { run(call.coversWholeSquare ? squareKind : .float, call, from: 0, blocks: wholeBlocks) }
-        if covered > wholeBlocks &* blockChannels {
-          run(.floatEightChannels, call, from: wholeBlocks &* blockChannels, blocks: 1)
-        }
+    var arguments = DepthwiseKernelArguments(
+      input: UnsafeRawPointer(imageInput), inputPixelBytes: shape.width.stride * channels * floatBytes,
+      taps: taps, tapCount: 0, weights: UnsafeRawPointer(filter), start: entries.zeros,
+      output: UnsafeMutableRawPointer(imageOutput), outputPixelBytes: channels * floatBytes, pixelCount: 0,
+      lower: activation.lower, upper: activation.upper, startBlockBytes: bias == nil ? 0 : blockChannels * floatBytes)
+    /// Runs the kernel at `entry` over `blocks` blocks from `channel` of `call` (it moves the pointers on).
+    func run(_ entry: UnsafeRawPointer, _ call: FloatDepthwisePlan.Call, from channel: Int, blocks: Int) {
+      // Wrapping arithmetic: offsets inside tensors `prepare` validated (or unread, with no taps).
+      arguments.input = UnsafeRawPointer(imageInput + (call.inputOffset &+ channel))
+      arguments.output = UnsafeMutableRawPointer(imageOutput + (call.outputOffset &+ channel))
+      arguments.weights = UnsafeRawPointer(filter + channel)
+      arguments.start = bias.map { UnsafeRawPointer($0 + channel) } ?? entries.zeros
+      arguments.blockCount = blocks
+      entries.run(entry, &arguments)
+    }
+    for index in rowStarts[y]..<rowStarts[y + 1] {
+      let call = calls[index]
+      arguments.taps = taps + 2 &* call.firstTap
+      arguments.tapCount = call.tapCount
+      arguments.pixelCount = call.pixelCount
+      if wholeBlocks > 0 { run(call.coversWholeSquare ? entries.square : entries.table, call, from: 0, blocks: wholeBlocks) }
+      if covered > wholeBlocks &* blockChannels, let eightChannels = entries.eightChannels {
+        run(eightChannels, call, from: wholeBlocks &* blockChannels, blocks: 1)
       }
     }
   }
@@ -335,17 +393,26 @@ enum ChannelWindowRows {
   static let minimumItemWork = 100_000
 
   /// The product of `factors`, saturating at `Int.max` (pool windows come from options and may be huge).
-  static func work(_ factors: Int...) -> Int {
-    factors.reduce(1) { total, factor in
-      let (product, overflow) = total.multipliedReportingOverflow(by: max(factor, 0))
-      return overflow ? Int.max : product
-    }
+  static func work(_ factors: Int...) -> Int { factors.reduce(1) { work($0, $1) } }
+
+  /// `first × second` as `work(_:)` counts it: negative factors as 0, saturating at `Int.max`. Not
+  /// variadic: the argument array of `work(_:)` is a heap allocation per call.
+  @inline(__always)
+  static func work(_ first: Int, _ second: Int) -> Int {
+    let (product, overflow) = max(first, 0).multipliedReportingOverflow(by: max(second, 0))
+    return overflow ? Int.max : product
   }
 
   /// Calls `body(row)` for every output row in `0..<rows`: about 8 items per thread of rows dealt
   /// evenly (a multiple of the thread count, see `ParallelWork.balancedItemCount`), each at least
-  /// `minimumItemWork` of `workPerRow`, all rows inline when single-threaded or small.
+  /// `minimumItemWork` of `workPerRow`, all rows inline when single-threaded or small (then in a
+  /// loop inlined into the caller, which calls `body` directly rather than through a closure).
+  @inline(__always)
   static func forEachRow(rows: Int, workPerRow: Int, threadCount: Int, _ body: (Int) -> Void) {
+    if threadCount <= 1 || work(rows, workPerRow) < 2 * minimumItemWork {
+      for row in 0..<rows { body(row) }
+      return
+    }
     forEachRowRange(rows: rows, workPerRow: workPerRow, threadCount: threadCount) { range in
       for row in range { body(row) }
     }
@@ -533,8 +600,14 @@ final class DepthwiseConv2DKernel: Kernel {
   private let activation: FloatClampRange
   /// The geometry once prepared.
   private(set) var shape: DepthwiseShape?
-  /// The generated kernels' calls for `shape`.
+  /// The generated kernels' calls for `shape` (kept alive for `prepared`, which points into it).
   private var plan: FloatDepthwisePlan?
+  /// What `eval` runs besides the tensors' addresses, with the process's preferred kernel set.
+  private var prepared: FloatDepthwiseConvolution.Prepared?
+  /// The filter and bias values `eval` reads when they are copied at prepare (``copiedOperands``;
+  /// the bias nil also when there is none).
+  private var copiedFilter: UnsafePointer<Float>?
+  private var copiedBias: UnsafePointer<Float>?
   /// Zeros around the input's height and width from a folded PAD, or nil.
   private let explicitPadding: SpatialPadding?
   /// The filter's values followed, from the next cache line, by the bias's, copied at prepare when
@@ -586,7 +659,12 @@ final class DepthwiseConv2DKernel: Kernel {
     self.shape = shape
     plan = FloatDepthwisePlan(shape)
     if let kernels = GeneratedDepthwiseKernels.current { FloatDepthwiseConvolution.reserveKernels(shape, plan: plan, on: kernels) }
+    // The preferred set lives for the process; `eval` drops it where this thread may not use it.
+    prepared = FloatDepthwiseConvolution.Prepared(
+      shape, plan: plan, kernels: GeneratedDepthwiseKernels.preferred.map { Unmanaged.passUnretained($0) })
     copyConstantOperands(&context)
+    copiedFilter = copiedOperands.map { UnsafePointer($0.base) }
+    copiedBias = bias == nil ? nil : copiedOperands.map { UnsafePointer($0.base + copiedBiasOffset) }
   }
 
   /// Copies the filter and bias into ``copiedOperands`` when both are constant, and lets the
@@ -637,15 +715,16 @@ final class DepthwiseConv2DKernel: Kernel {
     }
   }
 
+  /// Reads no reference-counted state but the tensors' addresses: the plan, kernel set and
+  /// operand pointers were worked out at prepare.
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
-    guard let shape else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
-    let filterValues = UnsafePointer(copiedOperands?.base ?? filter.pointer(as: Float.self))
-    let biasValues = bias.map { bias in
-      copiedOperands.map { UnsafePointer($0.base + copiedBiasOffset) } ?? UnsafePointer(bias.pointer(as: Float.self))
-    }
+    guard var prepared else { throw KernelError.invalid("DEPTHWISE_CONV_2D was not prepared") }
+    if !GeneratedFloatKernels.areAllowed { prepared.kernels = nil }
+    let filterValues = copiedFilter ?? UnsafePointer(filter.pointer(as: Float.self))
+    let biasValues = copiedBias ?? bias.map { UnsafePointer($0.pointer(as: Float.self)) }
     FloatDepthwiseConvolution.run(
-      shape, input: input.pointer(as: Float.self), filter: filterValues, bias: biasValues, activation: activation,
-      output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: context.scratch, plan: plan)
+      prepared, input: input.pointer(as: Float.self), filter: filterValues, bias: biasValues, activation: activation,
+      output: output.pointer(as: Float.self), threadCount: context.threadCount, scratch: context.scratch)
   }
 }
