@@ -280,7 +280,7 @@ def masked_move_cases():
 
 
 # The float logistic kernels (LogisticKernelGenerator.swift): scaling by 2^n, the sign mask and
-# the masked select.
+# the merge-masked multiply.
 def logistic_cases():
     """Yields (nasm text, swift statement) pairs for the logistic kernels' AVX-512 forms."""
     for i, destination, left, right in zmm_triples():
@@ -288,8 +288,9 @@ def logistic_cases():
         yield named("vscalefps", "zmm", destination, left, right)
         yield (f"vptestmd k{mask}, zmm{left}, zmm{right}",
                f"assembler.vptestmdZMM(MaskRegister({mask}), VectorRegister({left}), VectorRegister({right}))")
-        yield (f"vmovaps zmm{destination}{{k{mask}}}, zmm{right}",
-               f"assembler.vmovapsZMM(VectorRegister({destination}), VectorRegister({right}), mask: MaskRegister({mask}))")
+        yield (f"vmulps zmm{destination}{{k{mask}}}, zmm{left}, zmm{right}",
+               f"assembler.packedZMM(.vmulps, VectorRegister({destination}), VectorRegister({left}), "
+               f"VectorRegister({right}), mask: MaskRegister({mask}))")
         # The fused reduction, polynomial and Newton step, and the reciprocal estimate.
         for name in ["vfmadd213ps", "vfnmadd213ps", "vfnmadd231ps"]:
             yield packed(name, "zmm", destination, left, right)

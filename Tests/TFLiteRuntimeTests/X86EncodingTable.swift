@@ -4080,8 +4080,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vptestmd k1, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0x27, 0xC9]) { assembler in
     assembler.vptestmdZMM(MaskRegister(1), VectorRegister(0), VectorRegister(1))
   },
-  X86EncodingCase(source: "vmovaps zmm5{k1}, zmm1", expected: [0x62, 0xF1, 0x7C, 0x49, 0x28, 0xE9]) { assembler in
-    assembler.vmovapsZMM(VectorRegister(5), VectorRegister(1), mask: MaskRegister(1))
+  X86EncodingCase(source: "vmulps zmm5{k1}, zmm0, zmm1", expected: [0x62, 0xF1, 0x7C, 0x49, 0x59, 0xE9]) { assembler in
+    assembler.packedZMM(.vmulps, VectorRegister(5), VectorRegister(0), VectorRegister(1), mask: MaskRegister(1))
   },
   X86EncodingCase(source: "vfmadd213ps zmm5, zmm0, zmm1", expected: [0x62, 0xF2, 0x7D, 0x48, 0xA8, 0xE9]) { assembler in
     assembler.packedZMM(.vfmadd213ps, VectorRegister(5), VectorRegister(0), VectorRegister(1))
@@ -4110,8 +4110,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vptestmd k2, zmm3, zmm8", expected: [0x62, 0xD2, 0x65, 0x48, 0x27, 0xD0]) { assembler in
     assembler.vptestmdZMM(MaskRegister(2), VectorRegister(3), VectorRegister(8))
   },
-  X86EncodingCase(source: "vmovaps zmm12{k2}, zmm8", expected: [0x62, 0x51, 0x7C, 0x4A, 0x28, 0xE0]) { assembler in
-    assembler.vmovapsZMM(VectorRegister(12), VectorRegister(8), mask: MaskRegister(2))
+  X86EncodingCase(source: "vmulps zmm12{k2}, zmm3, zmm8", expected: [0x62, 0x51, 0x64, 0x4A, 0x59, 0xE0]) { assembler in
+    assembler.packedZMM(.vmulps, VectorRegister(12), VectorRegister(3), VectorRegister(8), mask: MaskRegister(2))
   },
   X86EncodingCase(source: "vfmadd213ps zmm12, zmm3, zmm8", expected: [0x62, 0x52, 0x65, 0x48, 0xA8, 0xE0]) { assembler in
     assembler.packedZMM(.vfmadd213ps, VectorRegister(12), VectorRegister(3), VectorRegister(8))
@@ -4140,8 +4140,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vptestmd k3, zmm16, zmm3", expected: [0x62, 0xF2, 0x7D, 0x40, 0x27, 0xDB]) { assembler in
     assembler.vptestmdZMM(MaskRegister(3), VectorRegister(16), VectorRegister(3))
   },
-  X86EncodingCase(source: "vmovaps zmm19{k3}, zmm3", expected: [0x62, 0xE1, 0x7C, 0x4B, 0x28, 0xDB]) { assembler in
-    assembler.vmovapsZMM(VectorRegister(19), VectorRegister(3), mask: MaskRegister(3))
+  X86EncodingCase(source: "vmulps zmm19{k3}, zmm16, zmm3", expected: [0x62, 0xE1, 0x7C, 0x43, 0x59, 0xDB]) { assembler in
+    assembler.packedZMM(.vmulps, VectorRegister(19), VectorRegister(16), VectorRegister(3), mask: MaskRegister(3))
   },
   X86EncodingCase(source: "vfmadd213ps zmm19, zmm16, zmm3", expected: [0x62, 0xE2, 0x7D, 0x40, 0xA8, 0xDB]) { assembler in
     assembler.packedZMM(.vfmadd213ps, VectorRegister(19), VectorRegister(16), VectorRegister(3))
@@ -4161,8 +4161,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vptestmd k4, zmm31, zmm31", expected: [0x62, 0x92, 0x05, 0x40, 0x27, 0xE7]) { assembler in
     assembler.vptestmdZMM(MaskRegister(4), VectorRegister(31), VectorRegister(31))
   },
-  X86EncodingCase(source: "vmovaps zmm26{k4}, zmm31", expected: [0x62, 0x01, 0x7C, 0x4C, 0x28, 0xD7]) { assembler in
-    assembler.vmovapsZMM(VectorRegister(26), VectorRegister(31), mask: MaskRegister(4))
+  X86EncodingCase(source: "vmulps zmm26{k4}, zmm31, zmm31", expected: [0x62, 0x01, 0x04, 0x44, 0x59, 0xD7]) { assembler in
+    assembler.packedZMM(.vmulps, VectorRegister(26), VectorRegister(31), VectorRegister(31), mask: MaskRegister(4))
   },
   X86EncodingCase(source: "vfmadd213ps zmm26, zmm31, zmm31", expected: [0x62, 0x02, 0x05, 0x40, 0xA8, 0xD7]) { assembler in
     assembler.packedZMM(.vfmadd213ps, VectorRegister(26), VectorRegister(31), VectorRegister(31))
@@ -4182,8 +4182,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vptestmd k5, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0x27, 0xE8]) { assembler in
     assembler.vptestmdZMM(MaskRegister(5), VectorRegister(12), VectorRegister(24))
   },
-  X86EncodingCase(source: "vmovaps zmm1{k5}, zmm24", expected: [0x62, 0x91, 0x7C, 0x4D, 0x28, 0xC8]) { assembler in
-    assembler.vmovapsZMM(VectorRegister(1), VectorRegister(24), mask: MaskRegister(5))
+  X86EncodingCase(source: "vmulps zmm1{k5}, zmm12, zmm24", expected: [0x62, 0x91, 0x1C, 0x4D, 0x59, 0xC8]) { assembler in
+    assembler.packedZMM(.vmulps, VectorRegister(1), VectorRegister(12), VectorRegister(24), mask: MaskRegister(5))
   },
   X86EncodingCase(source: "vfmadd213ps zmm1, zmm12, zmm24", expected: [0x62, 0x92, 0x1D, 0x48, 0xA8, 0xC8]) { assembler in
     assembler.packedZMM(.vfmadd213ps, VectorRegister(1), VectorRegister(12), VectorRegister(24))
@@ -4203,8 +4203,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vptestmd k6, zmm17, zmm9", expected: [0x62, 0xD2, 0x75, 0x40, 0x27, 0xF1]) { assembler in
     assembler.vptestmdZMM(MaskRegister(6), VectorRegister(17), VectorRegister(9))
   },
-  X86EncodingCase(source: "vmovaps zmm8{k6}, zmm9", expected: [0x62, 0x51, 0x7C, 0x4E, 0x28, 0xC1]) { assembler in
-    assembler.vmovapsZMM(VectorRegister(8), VectorRegister(9), mask: MaskRegister(6))
+  X86EncodingCase(source: "vmulps zmm8{k6}, zmm17, zmm9", expected: [0x62, 0x51, 0x74, 0x46, 0x59, 0xC1]) { assembler in
+    assembler.packedZMM(.vmulps, VectorRegister(8), VectorRegister(17), VectorRegister(9), mask: MaskRegister(6))
   },
   X86EncodingCase(source: "vfmadd213ps zmm8, zmm17, zmm9", expected: [0x62, 0x52, 0x75, 0x40, 0xA8, 0xC1]) { assembler in
     assembler.packedZMM(.vfmadd213ps, VectorRegister(8), VectorRegister(17), VectorRegister(9))
@@ -4224,8 +4224,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vptestmd k7, zmm9, zmm30", expected: [0x62, 0x92, 0x35, 0x48, 0x27, 0xFE]) { assembler in
     assembler.vptestmdZMM(MaskRegister(7), VectorRegister(9), VectorRegister(30))
   },
-  X86EncodingCase(source: "vmovaps zmm15{k7}, zmm30", expected: [0x62, 0x11, 0x7C, 0x4F, 0x28, 0xFE]) { assembler in
-    assembler.vmovapsZMM(VectorRegister(15), VectorRegister(30), mask: MaskRegister(7))
+  X86EncodingCase(source: "vmulps zmm15{k7}, zmm9, zmm30", expected: [0x62, 0x11, 0x34, 0x4F, 0x59, 0xFE]) { assembler in
+    assembler.packedZMM(.vmulps, VectorRegister(15), VectorRegister(9), VectorRegister(30), mask: MaskRegister(7))
   },
   X86EncodingCase(source: "vfmadd213ps zmm15, zmm9, zmm30", expected: [0x62, 0x12, 0x35, 0x48, 0xA8, 0xFE]) { assembler in
     assembler.packedZMM(.vfmadd213ps, VectorRegister(15), VectorRegister(9), VectorRegister(30))
@@ -4245,8 +4245,8 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vptestmd k1, zmm20, zmm11", expected: [0x62, 0xD2, 0x5D, 0x40, 0x27, 0xCB]) { assembler in
     assembler.vptestmdZMM(MaskRegister(1), VectorRegister(20), VectorRegister(11))
   },
-  X86EncodingCase(source: "vmovaps zmm22{k1}, zmm11", expected: [0x62, 0xC1, 0x7C, 0x49, 0x28, 0xF3]) { assembler in
-    assembler.vmovapsZMM(VectorRegister(22), VectorRegister(11), mask: MaskRegister(1))
+  X86EncodingCase(source: "vmulps zmm22{k1}, zmm20, zmm11", expected: [0x62, 0xC1, 0x5C, 0x41, 0x59, 0xF3]) { assembler in
+    assembler.packedZMM(.vmulps, VectorRegister(22), VectorRegister(20), VectorRegister(11), mask: MaskRegister(1))
   },
   X86EncodingCase(source: "vfmadd213ps zmm22, zmm20, zmm11", expected: [0x62, 0xC2, 0x5D, 0x40, 0xA8, 0xF3]) { assembler in
     assembler.packedZMM(.vfmadd213ps, VectorRegister(22), VectorRegister(20), VectorRegister(11))

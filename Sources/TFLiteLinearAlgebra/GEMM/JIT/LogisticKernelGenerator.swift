@@ -114,13 +114,11 @@
       each { assembler.vrcp14psZMM($0.estimate, $0.reciprocal) }
       each { assembler.packedZMM(.vfnmadd213ps, $0.reciprocal, $0.estimate, one) }
       each { assembler.packedZMM(.vfmadd213ps, $0.reciprocal, $0.estimate, $0.estimate) }
-      // For negative x the result is e · reciprocal.
-      each { assembler.packedZMM(.vmulps, $0.polynomial, $0.polynomial, $0.reciprocal) }
-      // Select by the sign bit of x: e·reciprocal where it is set, reciprocal elsewhere (the
-      // result is built in the reciprocal's register).
+      // The result, built in the reciprocal's register: e · reciprocal in the lanes where the sign
+      // bit of x is set (one merge-masked multiply), the reciprocal elsewhere.
       each { lane in
         assembler.vptestmdZMM(negative, lane.x, signBit)
-        assembler.vmovapsZMM(lane.reciprocal, lane.polynomial, mask: negative)
+        assembler.packedZMM(.vmulps, lane.reciprocal, lane.reciprocal, lane.polynomial, mask: negative)
       }
       if form != .logistic { each { assembler.packedZMM(.vmulps, $0.reciprocal, $0.x, $0.reciprocal) } }
       if form == .clampedSigmoidLinearUnit {

@@ -659,14 +659,6 @@
     evex(map: .x0F38, prefix: .x66, opcode: 0x27, reg: mask.number, vvvv: left.number, rm: right.number)
   }
 
-  /// `vmovaps zmm1{k}, zmm2`: the lanes of zmm2 whose bit is set in `mask`, the others of zmm1 kept
-  /// (AVX-512F).
-  @usableFromInline package mutating func vmovapsZMM(_ destination: VectorRegister, _ source: VectorRegister, mask: MaskRegister) {
-    evex(
-      map: .x0F, prefix: .none, opcode: 0x28, reg: destination.number, vvvv: 0, operand: .register(source.number),
-      elementBytes: 64, broadcast: false, mask: mask.number)
-  }
-
   /// `vpermi2b zmm1, zmm2, zmm3`: each byte of zmm1 (an index; bit 6 picks zmm3 over zmm2, bits
   /// 0–5 the byte) replaced by the byte it picks from the 128-byte table zmm2:zmm3 (AVX512_VBMI).
   @usableFromInline package mutating func vpermi2bZMM(_ indices: VectorRegister, _ low: VectorRegister, _ high: VectorRegister) {
@@ -698,13 +690,15 @@
       operand: .register(right.number), elementBytes: 64, broadcast: false, wide: operation.isWideInEVEX)
   }
 
-  /// `op zmm1, zmm2, zmm3` for a lane-wise single-precision operation (AVX-512F).
+  /// `op zmm1, zmm2, zmm3` for a lane-wise single-precision operation (AVX-512F); with `mask`,
+  /// `op zmm1{k}, zmm2, zmm3`: only the lanes whose bit is set are written, the others kept.
   @usableFromInline package mutating func packedZMM(
-    _ operation: PackedFloatOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister
+    _ operation: PackedFloatOperation, _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister,
+    mask: MaskRegister? = nil
   ) {
     evex(
       map: operation.map, prefix: operation.prefix, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
-      rm: right.number)
+      operand: .register(right.number), elementBytes: 64, broadcast: false, mask: mask?.number ?? 0)
   }
 
   /// `op zmm1, zmm2, [m512]` for a lane-wise integer operation (AVX-512F); with `mask`,
