@@ -19,7 +19,8 @@ final class PreluKernel: Kernel {
   private let input: RuntimeTensor
   private let alpha: RuntimeTensor
   private let output: RuntimeTensor
-  private var layout: BroadcastLayout?
+  /// The layout once prepared, read in place by `eval` (see `PreparedBroadcastLayout`).
+  private var prepared: PreparedBroadcastLayout?
   /// α's period along the flattened input when it repeats per channel or is one value; nil for the
   /// general broadcast.
   private var period: Int?
@@ -36,7 +37,7 @@ final class PreluKernel: Kernel {
 
   func prepare(_ context: inout PrepareContext) throws {
     let layout = try BroadcastLayout(broadcasting: [input.shape, alpha.shape])
-    self.layout = layout
+    prepared = PreparedBroadcastLayout(layout)
     output.shape = layout.shape
     period = Self.repeatingPeriod(input: input.shape, alpha: alpha.shape, output: layout.shape)
     pattern = period.map { [Float](repeating: 0, count: Self.patternFloats(period: $0)) } ?? []
@@ -63,13 +64,13 @@ final class PreluKernel: Kernel {
   }
 
   func eval(_ context: EvalContext) throws {
-    guard let layout else { throw KernelError.invalid("PRELU evaluated before prepare") }
+    guard let prepared else { throw KernelError.invalid("PRELU evaluated before prepare") }
     let x = try tensorData(input).assumingMemoryBound(to: Float.self)
     let alphas = try tensorData(alpha).assumingMemoryBound(to: Float.self)
     let destination = try tensorData(output).assumingMemoryBound(to: Float.self)
     guard let period else {
-      context.forEachChunk(of: layout.elementCount, minimumChunk: cheapElementwiseChunk) { range in
-        BinaryDriver.run(PreluOperation(), layout: layout, lhs: x, rhs: alphas, output: destination, range: range)
+      context.forEachChunk(of: prepared.layout.elementCount, minimumChunk: cheapElementwiseChunk) { range in
+        BinaryDriver.run(PreluOperation(), layout: prepared.layout, lhs: x, rhs: alphas, output: destination, range: range)
       }
       return
     }

@@ -78,7 +78,8 @@ final class SelectKernel<Variant: SelectVariant>: Kernel {
   private let x: RuntimeTensor
   private let y: RuntimeTensor
   private let output: RuntimeTensor
-  private var layout: BroadcastLayout?
+  /// The layout once prepared, read in place by `eval` (see `PreparedBroadcastLayout`).
+  private var prepared: PreparedBroadcastLayout?
 
   init(node: Node) throws {
     try node.expect(inputs: 3, outputs: 1)
@@ -113,23 +114,23 @@ final class SelectKernel<Variant: SelectVariant>: Kernel {
       }
     }
     let layout = try BroadcastLayout(broadcasting: [conditionShape, x.shape, y.shape])
-    self.layout = layout
+    prepared = PreparedBroadcastLayout(layout)
     output.shape = layout.shape
   }
 
   func eval(_ context: EvalContext) throws {
-    guard let layout else { throw KernelError.invalid("evaluated before prepare") }
+    guard let prepared else { throw KernelError.invalid("evaluated before prepare") }
     let conditionData = try tensorData(condition).assumingMemoryBound(to: UInt8.self)
     let xData = try tensorData(x)
     let yData = try tensorData(y)
     let outputData = try tensorData(output)
     let width = output.type.byteCount
-    context.forEachChunk(of: layout.elementCount, minimumChunk: cheapElementwiseChunk) { range in
+    context.forEachChunk(of: prepared.layout.elementCount, minimumChunk: cheapElementwiseChunk) { range in
       switch width {
-      case 1: run(UInt8.self, layout, conditionData, xData, yData, outputData, range)
-      case 2: run(UInt16.self, layout, conditionData, xData, yData, outputData, range)
-      case 4: run(UInt32.self, layout, conditionData, xData, yData, outputData, range)
-      default: run(UInt64.self, layout, conditionData, xData, yData, outputData, range)
+      case 1: run(UInt8.self, prepared.layout, conditionData, xData, yData, outputData, range)
+      case 2: run(UInt16.self, prepared.layout, conditionData, xData, yData, outputData, range)
+      case 4: run(UInt32.self, prepared.layout, conditionData, xData, yData, outputData, range)
+      default: run(UInt64.self, prepared.layout, conditionData, xData, yData, outputData, range)
       }
     }
   }
