@@ -10,7 +10,8 @@ final class NumPyMalformedTests: XCTestCase {
       version == 1
       ? [UInt8(text.count & 0xFF), UInt8(text.count >> 8)]
       : (0..<4).map { UInt8(truncatingIfNeeded: text.count >> (8 * $0)) }
-    return [0x93] + Array("NUMPY".utf8) + [version, 0] + lengthField + text + data
+    let magic: [UInt8] = [0x93] + Array("NUMPY".utf8) + [version, 0]
+    return magic + lengthField + text + data
   }
 
   /// Asserts that parsing `bytes` throws a `NumPyError` containing `fragment` (at `offset` if given).

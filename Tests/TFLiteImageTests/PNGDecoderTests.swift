@@ -16,7 +16,8 @@ import Testing
       if let wide = try ImageFixtures.array("png/\(name).16.npy") {
         sixteenBitFiles += 1
         let decoded = try PNG.decodeSixteenBit(try ImageFixtures.bytes("png/\(name).png"))
-        #expect(decoded.samples == (try wide.values(as: UInt16.self)), "\(name)")
+        let expectedSamples = try wide.values(as: UInt16.self)
+        #expect(decoded.samples == expectedSamples, "\(name)")
       }
     }
     #expect(sixteenBitFiles >= 8)

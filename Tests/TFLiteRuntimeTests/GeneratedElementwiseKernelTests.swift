@@ -156,7 +156,8 @@ final class GeneratedElementwiseKernelTests: XCTestCase {
   private struct PairHash: QuantizedBinaryFunction {
     let isSigned: Bool
     func callAsFunction(_ a: SIMD8<Int32>, _ b: SIMD8<Int32>) -> SIMD8<Int32> {
-      let mixed = (a &* 131 &+ b &* 29 &+ (a &* b) &>> 3) & 255
+      let weighted: SIMD8<Int32> = a &* 131 &+ b &* 29
+      let mixed = (weighted &+ (a &* b) &>> 3) & 255
       return isSigned ? mixed &- 128 : mixed
     }
   }
@@ -308,7 +309,7 @@ final class GeneratedElementwiseKernelTests: XCTestCase {
         0, "x", type, [1, count], values, scales: [Float.random(in: 0.01...0.3, using: &random)],
         zeroPoints: [random.int(range)])
       let gate = KernelHarness.quantizedTensor(
-        1, "gate", type, [], [UInt8](), scales: [1.0 / 256], zeroPoints: [type == .int8 ? -128 : 0])
+        1, "gate", type, [], [UInt8](), scales: [Float(1) / 256], zeroPoints: [type == .int8 ? -128 : 0])
       let product = KernelHarness.quantizedTensor(
         2, "product", type, [], [UInt8](), scales: [Float.random(in: 0.01...0.3, using: &random)],
         zeroPoints: [random.int(range)])
@@ -321,8 +322,8 @@ final class GeneratedElementwiseKernelTests: XCTestCase {
       XCTAssertTrue(OperatorFusion.find(in: [logistic, multiply, reader], keptTensors: []).isEmpty, label)
       XCTAssertTrue(OperatorFusion.find(in: [logistic, multiply], keptTensors: [], kernelSet: .reference).isEmpty, label)
       let fusions = OperatorFusion.find(in: [logistic, multiply], keptTensors: [])
-      XCTAssertEqual(fusions.map(\.producer), [0], label)
-      XCTAssertEqual(fusions.map(\.consumer), [1], label)
+      XCTAssertEqual(fusions.map { $0.producer }, [0], label)
+      XCTAssertEqual(fusions.map { $0.consumer }, [1], label)
       _ = try KernelHarness.run(logistic, threads: 1, as: UInt8.self)
       let expected = try KernelHarness.run(multiply, threads: 1, as: UInt8.self)
       let kernel = try XCTUnwrap(fusions.first?.kernel as? IntegerSigmoidLinearUnitKernel, label)

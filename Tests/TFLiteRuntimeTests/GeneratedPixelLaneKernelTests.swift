@@ -38,9 +38,9 @@ final class GeneratedPixelLaneKernelTests: XCTestCase {
     let odds: [Int32] = (0..<16).map { Int32(2 * $0 + 1) }
     XCTAssertEqual(Array(indices[96...]), evens + odds)
     // Vector 1, quad 1: lanes 0…15 are bytes 16…31, pixels 5…10, dwords 11…21 (first vector 0).
-    XCTAssertEqual(Array(indices[48..<64]), (16..<32).map { Int32($0 / 3 * 2 + 1) })
+    XCTAssertEqual(Array(indices[48..<64]), (16..<32).map { (byte: Int) -> Int32 in Int32(byte / 3 * 2 + 1) })
     // Vector 2, quad 0: pixels 10…15, dwords 20…30, read from vectors 1 and 2 (indices from 16 on).
-    XCTAssertEqual(Array(indices[64..<80]), (32..<48).map { Int32($0 / 3 * 2 - 16) })
+    XCTAssertEqual(Array(indices[64..<80]), (32..<48).map { (byte: Int) -> Int32 in Int32(byte / 3 * 2 - 16) })
     XCTAssertEqual(PixelLaneKernelGenerator.period(outputs: 3), 3)
     let weights = PixelLaneKernelGenerator.weightVectors(outputs: 3, depth: 8) { Int8($0 * 10 + $1) }
     XCTAssertEqual(weights.count, 3 * 2 * 64)

@@ -98,7 +98,9 @@ final class LazyGenerationTests: XCTestCase {
     // Small integers: every sum is exact in any order.
     for row in 0..<rows {
       for column in 0..<GEMMTile.columns {
-        let expected = (0..<depth).reduce(Float(0)) { $0 + a[row * depth + $1] * b[$1 * GEMMTile.columns + column] }
+        let expected = (0..<depth).reduce(Float(0)) { (sum: Float, k: Int) -> Float in
+          sum + a[row * depth + k] * b[k * GEMMTile.columns + column]
+        }
         XCTAssertEqual(c[row * GEMMTile.columns + column], expected, "row \(row) column \(column)")
       }
     }

@@ -55,7 +55,7 @@ final class QuantizationValidationTests: XCTestCase {
       "MUL", [tensor(0, "a", .uint8, [4]), tensor(1, "b", .uint8, [4], scales: [0])], tensor(2, "product", .uint8, [4]),
       .mulOptions(MulOptions()), mentioning: ["'b'", "scale 0.0"])
     assertRejected(
-      "LOGISTIC", [tensor(0, "x", .int8, [4], scales: [.nan])], tensor(1, "y", .int8, [4], scales: [1 / 256]),
+      "LOGISTIC", [tensor(0, "x", .int8, [4], scales: [.nan])], tensor(1, "y", .int8, [4], scales: [Float(1) / 256]),
       mentioning: ["'x'", "scale nan"])
   }
 
@@ -95,7 +95,7 @@ final class QuantizationValidationTests: XCTestCase {
       "LOGISTIC", [tensor(0, "x", .int8, [4])], tensor(1, "y", .int8, [4], scales: [0.01]),
       mentioning: ["LOGISTIC", "0.00390625"])
     assertRejected(
-      "SOFTMAX", [tensor(0, "x", .int8, [4])], tensor(1, "p", .int8, [4], scales: [1 / 256], zeroPoints: [0]),
+      "SOFTMAX", [tensor(0, "x", .int8, [4])], tensor(1, "p", .int8, [4], scales: [Float(1) / 256], zeroPoints: [0]),
       .softmaxOptions(SoftmaxOptions()), mentioning: ["SOFTMAX", "zero point -128"])
   }
 
@@ -184,12 +184,12 @@ extension QuantizationValidationTests {
       "L2_NORMALIZATION", [tensor(0, "x", .int8, [2, 4])], tensor(1, "unit", .int8, [2, 4], scales: [0.01]), l2,
       mentioning: ["'unit'", "1/128"])
     assertRejected(
-      "L2_NORMALIZATION", [tensor(0, "x", .uint8, [2, 4])], tensor(1, "unit", .uint8, [2, 4], scales: [1 / 128]), l2,
+      "L2_NORMALIZATION", [tensor(0, "x", .uint8, [2, 4])], tensor(1, "unit", .uint8, [2, 4], scales: [Float(1) / 128]), l2,
       mentioning: ["'unit'", "zero point 128"])
     XCTAssertNil(
       preparationError(
         "L2_NORMALIZATION", [tensor(0, "x", .uint8, [2, 4], zeroPoints: [255])],
-        tensor(1, "unit", .uint8, [2, 4], scales: [1 / 128], zeroPoints: [128]), l2))
+        tensor(1, "unit", .uint8, [2, 4], scales: [Float(1) / 128], zeroPoints: [128]), l2))
   }
 
   func testComparisonsAndProductsCheckTheirOperands() {

@@ -446,7 +446,7 @@ final class ReferenceDifferentialTests: XCTestCase {
         outputType: Int8.self)
       let node = KernelHarness.node(
         "SOFTMAX", [tensor(0, shape, input, [inputQuantization.scale], [inputQuantization.zeroPoint])],
-        tensor(1, [], [Int8](), [1 / 256], [-128]), .softmaxOptions(SoftmaxOptions(beta: beta)))
+        tensor(1, [], [Int8](), [Float(1) / 256], [-128]), .softmaxOptions(SoftmaxOptions(beta: beta)))
       try assertKernelMatches(node, expected, "trial \(trial) \(shape)")
     }
   }

@@ -91,7 +91,7 @@ final class SignatureRunnerTests: XCTestCase {
   func testRunnerKeepsItsInterpreterAlive() throws {
     var interpreter: Interpreter? = try makeInterpreter()
     let runner = try XCTUnwrap(interpreter).signatureRunner(with: "second")
-    weak let released = interpreter
+    weak var released = interpreter
     interpreter = nil
     XCTAssertNotNil(released)
     try runner.invoke(with: ["x": Data(copyingBufferOf: [Float(1), 2])])

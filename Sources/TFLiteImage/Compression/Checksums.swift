@@ -24,16 +24,16 @@ public enum CRC32 {
   /// The CRC-32 of `bytes`, continuing from `crc` (the CRC of the bytes before them; 0 to start).
   public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
     var value = ~crc
-    tables.withUnsafeBufferPointer { table in
+    tables.withUnsafeBufferPointer { (table: UnsafeBufferPointer<UInt32>) in
       var index = 0
       let count = bytes.count
       while index + 8 <= count {
-        let low = value ^ (UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8
-          | UInt32(bytes[index + 2]) << 16 | UInt32(bytes[index + 3]) << 24)
-        value = table[7 * 256 + Int(low & 0xFF)] ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
+        let low = value ^ UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt32.self))
+        let fromLow = table[7 * 256 + Int(low & 0xFF)] ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
           ^ table[5 * 256 + Int((low >> 16) & 0xFF)] ^ table[4 * 256 + Int(low >> 24)]
-          ^ table[3 * 256 + Int(bytes[index + 4])] ^ table[2 * 256 + Int(bytes[index + 5])]
+        let fromHigh = table[3 * 256 + Int(bytes[index + 4])] ^ table[2 * 256 + Int(bytes[index + 5])]
           ^ table[1 * 256 + Int(bytes[index + 6])] ^ table[Int(bytes[index + 7])]
+        value = fromLow ^ fromHigh
         index += 8
       }
       while index < count {

@@ -13,7 +13,7 @@ public enum Inflate {
   /// Decompresses the zlib stream `bytes` (header, DEFLATE data, Adler-32), which must produce at
   /// most `maximumSize` bytes. `expectedSize`, when known, sizes the output buffer up front.
   public static func zlib(_ bytes: [UInt8], maximumSize: Int, expectedSize: Int? = nil) throws(ImageError) -> [UInt8] {
-    try bytes.withUnsafeBufferPointer { (input) throws(ImageError) in
+    try bytes.withBuffer { (input) throws(ImageError) in
       try decompressZlib(UnsafeRawBufferPointer(input), maximumSize: maximumSize, expectedSize: expectedSize).array
     }
   }
@@ -23,7 +23,7 @@ public enum Inflate {
   public static func raw(_ bytes: [UInt8], maximumSize: Int, expectedSize: Int? = nil) throws(ImageError) -> (
     output: [UInt8], consumedBytes: Int
   ) {
-    try bytes.withUnsafeBufferPointer { (input) throws(ImageError) in
+    try bytes.withBuffer { (input) throws(ImageError) in
       let (buffer, consumed) = try decompressRaw(UnsafeRawBufferPointer(input), maximumSize: maximumSize, expectedSize: expectedSize)
       return (buffer.array, consumed)
     }
@@ -404,12 +404,12 @@ struct Inflater {
       if bitCount < 3 { try refill() }
       codeLengthLengths[Self.codeLengthOrder[index]] = UInt8(take(3))
     }
-    let codeLengthTable = try codeLengthLengths.withUnsafeBufferPointer { (lengths) throws(ImageError) in
+    let codeLengthTable = try codeLengthLengths.withBuffer { (lengths) throws(ImageError) in
       try HuffmanTable(lengths: lengths, primaryBits: 7, what: "code length")
     }
     var lengths = [UInt8](repeating: 0, count: literalCount + distanceCount)
     var index = 0
-    try codeLengthTable.entries.withUnsafeBufferPointer { (table) throws(ImageError) in
+    try codeLengthTable.entries.withBuffer { (table) throws(ImageError) in
       while index < lengths.count {
         try refill()
         let (symbol, used) = codeLengthTable.decode(bitBuffer, in: table)
@@ -435,7 +435,7 @@ struct Inflater {
       }
     }
     guard lengths[256] > 0 else { throw error("the block has no end-of-block code") }
-    try lengths.withUnsafeBufferPointer { (all) throws(ImageError) in
+    try lengths.withBuffer { (all) throws(ImageError) in
       literals = try HuffmanTable(
         lengths: UnsafeBufferPointer(rebasing: all[0..<literalCount]), primaryBits: 10, what: "literal/length")
       distances = try HuffmanTable(
@@ -444,12 +444,12 @@ struct Inflater {
   }
 
   private mutating func decodeHuffmanBlock(literals: HuffmanTable, distances: HuffmanTable) throws(ImageError) {
-    try literals.entries.withUnsafeBufferPointer { (literalEntries) throws(ImageError) in
-      try distances.entries.withUnsafeBufferPointer { (distanceEntries) throws(ImageError) in
-        try Self.lengthBase.withUnsafeBufferPointer { (lengthBase) throws(ImageError) in
-          try Self.lengthExtra.withUnsafeBufferPointer { (lengthExtra) throws(ImageError) in
-            try Self.distanceBase.withUnsafeBufferPointer { (distanceBase) throws(ImageError) in
-              try Self.distanceExtra.withUnsafeBufferPointer { (distanceExtra) throws(ImageError) in
+    try literals.entries.withBuffer { (literalEntries) throws(ImageError) in
+      try distances.entries.withBuffer { (distanceEntries) throws(ImageError) in
+        try Self.lengthBase.withBuffer { (lengthBase) throws(ImageError) in
+          try Self.lengthExtra.withBuffer { (lengthExtra) throws(ImageError) in
+            try Self.distanceBase.withBuffer { (distanceBase) throws(ImageError) in
+              try Self.distanceExtra.withBuffer { (distanceExtra) throws(ImageError) in
                 while true {
                   // 56 bits cover the longest length/distance pair (15 + 5 + 15 + 13 bits).
                   if bitCount < 48 { try refill() }

@@ -36,11 +36,11 @@ public enum PNG {
   static func decodeSamples<Sample: FixedWidthInteger & UnsignedInteger>(
     _ bytes: [UInt8], limits: ImageDecodingLimits, as: Sample.Type
   ) throws(ImageError) -> (PNGHeader, [Sample]) {
-    try bytes.withUnsafeBufferPointer { (buffer) throws(ImageError) in
+    try bytes.withBuffer { (buffer) throws(ImageError) in
       let file = try PNGChunks(UnsafeRawBufferPointer(buffer), limits: limits)
       let header = file.header
       func inflated<Result>(_ inflate: (UnsafeRawBufferPointer) throws(ImageError) -> (Result, Int)) throws(ImageError) -> Result {
-        let (result, count) = try file.imageData.withUnsafeBufferPointer { (data) throws(ImageError) in
+        let (result, count) = try file.imageData.withBuffer { (data) throws(ImageError) in
           do throws(ImageError) {
             return try inflate(UnsafeRawBufferPointer(data))
           } catch {
@@ -63,7 +63,7 @@ public enum PNG {
         // up the filter bytes, so no second image-sized buffer exists.
         let pass = header.passes[0]
         var pixels = [UInt8](repeating: 0, count: header.filteredByteCount)
-        try pixels.withUnsafeMutableBufferPointer { (output) throws(ImageError) in
+        try pixels.withMutableBuffer { (output) throws(ImageError) in
           try inflated { (data) throws(ImageError) in ((), try Inflate.decompressZlib(data, into: output)) }
           let rows = output.baseAddress!
           try unfilterPass(rows, pass: pass, header: header)

@@ -170,15 +170,26 @@
     table + channel / GEMMTile.columns * RequantizationTable.blockBytes
   }
 
-  /// The raw outputs of channels `channel ..< channel + 16` for their sums (`@inline(always)`:
-  /// with `__always` the specialized micro-kernels in the runtime called it out of line).
-  @inlinable @inline(always)
+  /// The raw outputs of channels `channel ..< channel + 16` for their sums (`@inline(always)` where
+  /// the compiler has it: with `__always` Swift 6.3's specialized micro-kernels in the runtime
+  /// called it out of line).
+  #if compiler(>=6.3)
+    @inline(always)
+  #else
+    @inline(__always)
+  #endif
+  @inlinable
   package func requantize(_ sums: SIMD16<Int32>, channel: Int) -> SIMD16<Int32> {
     SIMD16(lowHalf: requantize(sums.lowHalf, channel: channel), highHalf: requantize(sums.highHalf, channel: channel &+ 8))
   }
 
   /// The raw outputs of channels `channel ..< channel + 8` for their sums.
-  @inlinable @inline(always)
+  #if compiler(>=6.3)
+    @inline(always)
+  #else
+    @inline(__always)
+  #endif
+  @inlinable
   package func requantize(_ sums: SIMD8<Int32>, channel: Int) -> SIMD8<Int32> {
     let parts = wide + channel
     let lanes = QuantizedMultiplierLanes(

@@ -238,7 +238,7 @@ struct HostileModels {
       let position = random.int(0...(indices.count - 1))
       // A later node's output makes a cycle; the node's own output makes a self-loop.
       let later = operators.indices.filter { $0 > node }.flatMap { operators[$0].int32s("outputs") }
-      let choices = [hostileTensorIndex(node: operators[node]), later.first ?? -1, operators[node].int32s("inputs").first ?? -1]
+      let choices: [Int32] = [hostileTensorIndex(node: operators[node]), later.first ?? -1, operators[node].int32s("inputs").first ?? -1]
       indices[position] = choices[random.int(0...(choices.count - 1))]
       editOperator(node) { $0.setInt32s(list, indices) }
       return "subgraph \(subgraph) node \(node) \(list)[\(position)] = \(indices[position])"

@@ -85,7 +85,9 @@
         }
       }
     }
-    return indices + (0..<16).map { Int32(2 * $0) } + (0..<16).map { Int32(2 * $0 + 1) }
+    let evenLanes: [Int32] = (0..<16).map { Int32(2 * $0) }
+    let oddLanes: [Int32] = (0..<16).map { Int32(2 * $0 + 1) }
+    return indices + evenLanes + oddLanes
   }
 
   /// The weight vectors, (t, d) at t · K/4 + d for t < period: lane ℓ holds the four weights of

@@ -94,7 +94,7 @@
   /// The 128 constant bytes a kernel reads at `constants`: the `vpermb` indices taking byte
   /// 4c + t from byte 16t + c (`[tap][channel]` → `[channel][tap]`), then 64 bytes of 1.
   @usableFromInline package static let constantBytes: [UInt8] =
-    (0..<64).map { UInt8(($0 % 4) * 16 + $0 / 4) } + [UInt8](repeating: 1, count: 64)
+    (0..<64).map { (byte: Int) -> UInt8 in UInt8((byte % 4) * 16 + byte / 4) } + [UInt8](repeating: 1, count: 64)
 
   /// The machine code of the kernel of `shape` (one that `isGenerated`).
   @usableFromInline package static func code(_ shape: Shape) -> [UInt8] {

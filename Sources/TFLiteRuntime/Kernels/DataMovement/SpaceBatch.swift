@@ -35,7 +35,7 @@ struct BlockBatchPlan: Equatable {
       outputSpatial.append(padded / blockShape[axis])
     }
     let blockCount = try checkedElementCount(blockShape, op: op)
-    let outputShape = [try checkedElementCount([batch, blockCount], op: op)] + outputSpatial + inputShape[(spatialCount + 1)...]
+    let outputShape = [try checkedElementCount([batch, blockCount], op: op)] + outputSpatial + Array(inputShape[(spatialCount + 1)...])
     return try BlockBatchPlan(
       op: op, outputShape: outputShape, inputShape: inputShape, spatialCount: spatialCount, memory: memory
     ) { outputBatch, outputCoordinates in
