@@ -211,8 +211,11 @@ final class BatchedMappingTests: XCTestCase {
         masked?.reservePartialPanelTiles(for: plan)
         LazyExecutableKernels.mapReserved()
         let mapped = ExecutableCode.mappedNow
-        let bytes = withExtendedLifetime(constants) {
-          product(DotProductMicroKernel<Int8>(epilogue: epilogue, tiles: family, maskedTiles: masked))
+        let bytes = withExtendedLifetime((constants, family, masked)) {
+          product(
+            DotProductMicroKernel<Int8>(
+              epilogue: epilogue, tiles: Unmanaged.passUnretained(family),
+              maskedTiles: masked.map { Unmanaged.passUnretained($0) }))
         }
         XCTAssertEqual(ExecutableCode.mappedNow.mappings, mapped.mappings, "\(label): a tile it ran was not reserved")
         XCTAssertEqual(bytes, expected, label)

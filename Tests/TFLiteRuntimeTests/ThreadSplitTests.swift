@@ -142,10 +142,13 @@ final class ThreadSplitTests: XCTestCase {
     for first in values {
       for second in values {
         XCTAssertEqual(ChannelWindowRows.work(first, second), reference([first, second]), "\(first) × \(second)")
-        for third in [0, 7, Int.max] {
-          XCTAssertEqual(
-            ChannelWindowRows.work(first, second, third, 3), reference([first, second, third, 3]),
-            "\(first) × \(second) × \(third) × 3")
+        // Four factors (a row's pixels, channels, filter rows and columns), every one of them varied.
+        for third in values {
+          for fourth in values {
+            XCTAssertEqual(
+              ChannelWindowRows.work(first, second, third, fourth), reference([first, second, third, fourth]),
+              "\(first) × \(second) × \(third) × \(fourth)")
+          }
         }
       }
     }

@@ -294,14 +294,16 @@
 /// (`Output`'s requirement is on the conformance, not the type: a constrained generic type makes the
 /// Swift runtime check `Output: QuantizedInteger` by a scan of every protocol conformance record
 /// the first time it builds the type's metadata, mid-invoke.)
+/// The families are held unretained (families live as long as the process, or as a test keeps
+/// them), so that making, copying and calling the kernel per GEMM and tile retains nothing.
 @usableFromInline package struct DotProductMicroKernel<Output> {
   /// Bias, rescale and clamp of the product.
   @usableFromInline package let epilogue: IntegerEpilogue
   /// The generated kernels computing and requantizing the tiles.
-  @usableFromInline package let kernels: DotProductTiles
+  @usableFromInline package let kernels: Unmanaged<DotProductTiles>
   /// The store-masking family writing a partial last panel straight into C, or nil (the driver's
   /// scratch tile then takes it).
-  @usableFromInline package let maskedTiles: DotProductTiles?
+  @usableFromInline package let maskedTiles: Unmanaged<DotProductTiles>?
 }
 
 extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger {
@@ -323,16 +325,18 @@ extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger 
     else {
       preconditionFailure("the generated dot-product kernels were not mapped at prepare")
     }
-    self.epilogue = epilogue
-    self.kernels = tiles
-    maskedTiles =
+    let maskedTiles =
       masksPartialPanel ? kernels.tiles(output, form: tiles.form, flipsSign: flipsSign, masksStore: true) : nil
+    self.init(
+      epilogue: epilogue, tiles: Unmanaged.passUnretained(tiles), maskedTiles: maskedTiles.map { Unmanaged.passUnretained($0) })
   }
 
-  /// A kernel on the family `tiles`, which must store `Output` and be mapped (`mapsFirstTile`): a
-  /// convolution's family found at prepare, or a test's own; with `maskedTiles` (a store-masking
-  /// family storing `Output`) for a partial last panel.
-  @inlinable package init(epilogue: IntegerEpilogue, tiles: DotProductTiles, maskedTiles: DotProductTiles? = nil) {
+  /// A kernel on the family `tiles`, which must store `Output`, be mapped (`mapsFirstTile`) and
+  /// outlive the kernel: a convolution's family found at prepare, or a test's own; with
+  /// `maskedTiles` (a store-masking family storing `Output`) for a partial last panel.
+  @inlinable package init(
+    epilogue: IntegerEpilogue, tiles: Unmanaged<DotProductTiles>, maskedTiles: Unmanaged<DotProductTiles>? = nil
+  ) {
     self.epilogue = epilogue
     self.kernels = tiles
     self.maskedTiles = maskedTiles
@@ -343,12 +347,14 @@ extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger 
     depth: Int, output: UnsafeMutablePointer<Output>, ldc: Int, column: Int, isFirstBlock: Bool, isLastBlock: Bool
   ) {
     guard rowCount > 0 && panels > 0 else { return }
-    kernels.forEachTile(rowCount: rowCount, panels: panels) { firstPanel, columns, firstRow, rows in
-      kernels.requantizedTile(
-        a: a + firstRow * lda, lda: lda, rows: rows, b: b + firstPanel * panelStride, steps: depth / 4,
-        table: epilogue.table(channel: column + firstPanel * GEMMTile.columns), lanes: epilogue.lanes,
-        c: output + firstRow * ldc + firstPanel * GEMMTile.columns, ldc: ldc, columns: columns,
-        panelBytes: panelStride)
+    kernels._withUnsafeGuaranteedRef { kernels in
+      kernels.forEachTile(rowCount: rowCount, panels: panels) { firstPanel, columns, firstRow, rows in
+        kernels.requantizedTile(
+          a: a + firstRow * lda, lda: lda, rows: rows, b: b + firstPanel * panelStride, steps: depth / 4,
+          table: epilogue.table(channel: column + firstPanel * GEMMTile.columns), lanes: epilogue.lanes,
+          c: output + firstRow * ldc + firstPanel * GEMMTile.columns, ldc: ldc, columns: columns,
+          panelBytes: panelStride)
+      }
     }
   }
 
@@ -369,10 +375,12 @@ extension DotProductMicroKernel: GEMMMicroKernel where Output: QuantizedInteger 
     isLastBlock: Bool
   ) -> Bool {
     guard let maskedTiles else { return false }
-    maskedTiles.forEachTile(rowCount: rowCount, panels: 1) { _, _, firstRow, rows in
-      maskedTiles.requantizedTile(
-        a: a + firstRow * lda, lda: lda, rows: rows, b: b, steps: depth / 4, table: epilogue.table(channel: column),
-        lanes: epilogue.lanes, c: output + firstRow * ldc, ldc: ldc, validColumns: validColumns)
+    maskedTiles._withUnsafeGuaranteedRef { maskedTiles in
+      maskedTiles.forEachTile(rowCount: rowCount, panels: 1) { _, _, firstRow, rows in
+        maskedTiles.requantizedTile(
+          a: a + firstRow * lda, lda: lda, rows: rows, b: b, steps: depth / 4, table: epilogue.table(channel: column),
+          lanes: epilogue.lanes, c: output + firstRow * ldc, ldc: ldc, validColumns: validColumns)
+      }
     }
     return true
   }

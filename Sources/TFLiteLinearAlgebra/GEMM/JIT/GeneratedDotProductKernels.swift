@@ -425,20 +425,33 @@
   /// after `table` and go to C's columns 16p ..< 16p + 16. In a `flipsSign` family, A holds int8
   /// bytes, read as A + 128. In a `masksStore` family only the first `validColumns` (1 through 16)
   /// of each row's 16 outputs are stored, and rows may be as close as `validColumns` apart.
-  @usableFromInline package func requantizedTile<Output: QuantizedInteger>(
+  @inlinable package func requantizedTile<Output: QuantizedInteger>(
     a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
     lanes: UnsafeRawPointer, c: UnsafeMutablePointer<Output>, ldc: Int, columns: Int = 1, panelBytes: Int = 0,
     validColumns: Int = GEMMTile.columns
   ) {
+    requantizedTile(
+      a: a, lda: lda, rows: rows, b: b, steps: steps, table: table, lanes: lanes, c: UnsafeMutableRawPointer(c),
+      storing: Output.isSigned ? .int8 : .uint8, ldc: ldc, columns: columns, panelBytes: panelBytes,
+      validColumns: validColumns)
+  }
+
+  /// `requantizedTile` storing `stored` bytes into C: not generic, so that a call does not ask the
+  /// output type's witness table whether it is signed (two calls through the PLT per tile).
+  @usableFromInline package func requantizedTile(
+    a: UnsafePointer<UInt8>, lda: Int, rows: Int, b: UnsafePointer<Int8>, steps: Int, table: UnsafeRawPointer,
+    lanes: UnsafeRawPointer, c: UnsafeMutableRawPointer, storing stored: RequantizedOutput, ldc: Int, columns: Int,
+    panelBytes: Int, validColumns: Int
+  ) {
     precondition(
-      output == (Output.isSigned ? .int8 : .uint8) && (1...maximumColumns).contains(columns)
+      output == stored && (1...maximumColumns).contains(columns)
         && (1...maximumRows(columns: columns)).contains(rows) && steps >= 0 && lda >= 0
         && (masksStore ? (1...GEMMTile.columns).contains(validColumns) : validColumns == GEMMTile.columns)
         && ldc >= (masksStore ? validColumns : columns * GEMMTile.columns),
       "invalid dot-product extent")
     var arguments = DotProductKernelArguments(
-      a: a, aRowBytes: lda, b: b, steps: steps, c: UnsafeMutableRawPointer(c), cRowBytes: ldc, table: table,
-      lanes: lanes, panelBytes: panelBytes)
+      a: a, aRowBytes: lda, b: b, steps: steps, c: c, cRowBytes: ldc, table: table, lanes: lanes,
+      panelBytes: panelBytes)
     arguments.storeMask = (1 << UInt32(validColumns)) - 1
     run(columns: columns, rows: rows, &arguments)
   }

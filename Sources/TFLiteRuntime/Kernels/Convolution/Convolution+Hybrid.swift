@@ -37,6 +37,8 @@ final class HybridFullyConnectedKernel: Kernel {
   /// Int32 sums of one worker's tile.
   private var tileElements = 0
   private var units = 0
+  /// The sums' route current at prepare (see `HybridConv2DKernel.route`).
+  private var route = DotProductSums(generated: nil)
 
   init(node: Node) throws {
     operands = try HybridOperands(node, op: Self.op, weightTypes: [.int8, .int4])
@@ -71,6 +73,7 @@ final class HybridFullyConnectedKernel: Kernel {
     tileOffset = scratch.reserve(bytes: context.threadCount * tileElements * MemoryLayout<Int32>.stride)
     context.requestScratch(bytes: scratch.byteCount)
     self.units = units
+    route = DotProductSums.current
     output.shape = geometry.outputShape
   }
 
@@ -93,7 +96,7 @@ final class HybridFullyConnectedKernel: Kernel {
       return
     }
     let quantized = quantizedInput.quantize(source, as: quantization, scratch: scratch, context: context, unsigned: true)
-    let route = DotProductSums.current
+    let route = GeneratedFloatKernels.areAllowed ? self.route : DotProductSums(generated: nil)
     let rowBlocks = (rows + Self.tileRows - 1) / Self.tileRows
     let panelBlocks = (weights.panelCount + Self.panelBlock - 1) / Self.panelBlock
     let tiles = (scratch + tileOffset).assumingMemoryBound(to: Int32.self)
@@ -150,6 +153,10 @@ final class HybridConv2DKernel: Kernel {
   private var blockRows = 1
   /// How the pixels of one image and group are cut into blocks and the panels into groups.
   private var cut = (rowBlocks: 1, panelGroups: 1, rowTile: 1)
+  /// The sums' route current at prepare (the cut's tile height is its), held so that `eval` neither
+  /// reads the task-local kernel set nor looks its Int32-sum family up under a lock per invoke;
+  /// `eval` takes the Swift loop instead while a runner turns generated kernels off.
+  private var route = DotProductSums(generated: nil)
   /// Offset of the per-worker gathered rows (unused for in-place 1×1 filters).
   private var rowsOffset = 0
   /// Offset of the per-worker tiles of sums.
@@ -180,7 +187,8 @@ final class HybridConv2DKernel: Kernel {
     // The float epilogue `storeRows` calls, mapped with the node's other kernels.
     GeneratedHybridKernels.current?.reserve([.epilogue])
     let rowBytes = weights.panels.paddedDepth
-    let tileRows = DotProductSums.current.tileRows
+    route = DotProductSums.current
+    let tileRows = route.tileRows
     let pixels = shape.height.outputSize * shape.width.outputSize
     let rowTiles = max(1, (pixels + tileRows - 1) / tileRows)
     let tilesPerBlock = max(1, min(Self.blockBytes / max(rowBytes, 1), Self.maximumBlockRows) / tileRows)
@@ -222,7 +230,7 @@ final class HybridConv2DKernel: Kernel {
     let rowBytes = weights.panels.paddedDepth
     let blocks = cut.rowBlocks &* cut.panelGroups
     let groups = shape.groups
-    let route = DotProductSums.current
+    let route = GeneratedFloatKernels.areAllowed ? self.route : DotProductSums(generated: nil)
     // Unretained: the families live as long as the process, and a retained reference costs a
     // retain and a release around every tile's epilogue, on one reference count both threads write.
     let generated = GeneratedHybridKernels.current.map { Unmanaged.passUnretained($0) }

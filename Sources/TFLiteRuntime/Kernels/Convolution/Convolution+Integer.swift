@@ -324,17 +324,22 @@ final class IntegerConv2DKernel: Kernel {
   }
 
   func eval(_ context: EvalContext) throws {
-    if let stackedRows {
+    // The routes unretained (made from a temporary, not a binding, which would hold a retain for
+    // the call): this kernel keeps them alive.
+    if let stackedRows = stackedRows.map(Unmanaged.passUnretained) {
       guard output.elementCount > 0 else { return }
       guard let scratch = context.scratch else { throw KernelError.invalid("CONV_2D was not prepared") }
-      stackedRows.run(
-        input: try tensorData(input), output: try tensorData(output).assumingMemoryBound(to: Int8.self),
-        context: context, scratch: scratch)
+      let (source, destination) = (try tensorData(input), try tensorData(output).assumingMemoryBound(to: Int8.self))
+      stackedRows._withUnsafeGuaranteedRef {
+        $0.run(input: source, output: destination, context: context, scratch: scratch)
+      }
       return
     }
-    try evalConvolution(
-      op: "CONV_2D", shape: shape, arithmetic: arithmetic, byteConvolution: byteConvolution, input: input,
-      output: output, context: context)
+    if let byteConvolution = byteConvolution.map(Unmanaged.passUnretained) {
+      try evalByteConvolution(byteConvolution, op: "CONV_2D", input: input, output: output, context: context)
+      return
+    }
+    try evalWideConvolution(op: "CONV_2D", shape: shape, arithmetic: arithmetic, input: input, output: output, context: context)
   }
 }
 
@@ -394,9 +399,13 @@ final class IntegerFullyConnectedKernel: Kernel {
   }
 
   func eval(_ context: EvalContext) throws {
-    try evalConvolution(
-      op: "FULLY_CONNECTED", shape: shape, arithmetic: arithmetic, byteConvolution: byteConvolution, input: input,
-      output: output, context: context)
+    // Unretained, as in `IntegerConv2DKernel.eval`.
+    if let byteConvolution = byteConvolution.map(Unmanaged.passUnretained) {
+      try evalByteConvolution(byteConvolution, op: "FULLY_CONNECTED", input: input, output: output, context: context)
+      return
+    }
+    try evalWideConvolution(
+      op: "FULLY_CONNECTED", shape: shape, arithmetic: arithmetic, input: input, output: output, context: context)
   }
 }
 
@@ -417,19 +426,27 @@ private func prepareConvolution(
   return convolution
 }
 
-/// Runs a prepared convolution: the packed GEMM, or the scalar loop over the input widened into
-/// the node's scratch memory.
-private func evalConvolution(
-  op: String, shape: ConvolutionShape?, arithmetic: IntegerWeightedArithmetic?, byteConvolution: ByteConvolution?,
-  input: RuntimeTensor, output: RuntimeTensor, context: EvalContext
+/// Runs a prepared 8-bit convolution, the packed GEMM (the kernel keeps `byteConvolution` alive).
+private func evalByteConvolution(
+  _ byteConvolution: Unmanaged<ByteConvolution>, op: String, input: RuntimeTensor, output: RuntimeTensor,
+  context: EvalContext
 ) throws {
   guard output.elementCount > 0 else { return }
   guard let scratch = context.scratch else { throw KernelError.invalid("\(op) was not prepared") }
-  if let byteConvolution {
-    try byteConvolution.run(input: input, output: output, threadCount: context.threadCount, scratch: scratch)
-    return
+  try byteConvolution._withUnsafeGuaranteedRef {
+    try $0.run(input: input, output: output, threadCount: context.threadCount, scratch: scratch)
   }
-  guard let shape, let arithmetic else { throw KernelError.invalid("\(op) was not prepared") }
+}
+
+/// Runs a prepared 16-bit convolution: the scalar loop over the input widened into the node's
+/// scratch memory. (Separate from `evalByteConvolution`, so that an 8-bit eval does not copy the
+/// optional arithmetic and its arrays.)
+private func evalWideConvolution(
+  op: String, shape: ConvolutionShape?, arithmetic: IntegerWeightedArithmetic?, input: RuntimeTensor,
+  output: RuntimeTensor, context: EvalContext
+) throws {
+  guard output.elementCount > 0 else { return }
+  guard let scratch = context.scratch, let shape, let arithmetic else { throw KernelError.invalid("\(op) was not prepared") }
   let widened = scratch.assumingMemoryBound(to: Int32.self)
   try arithmetic.widenInput(input, into: widened)
   runIntegerConvolution(
@@ -730,10 +747,13 @@ private final class ByteConvolution {
   func run(input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, scratch: UnsafeMutableRawPointer) throws {
     let source = UnsafeRawPointer(try tensorData(input))
     let destination = try tensorData(output)
-    if let pixelLanes,
-      pixelLanes.run(
-        input: source.assumingMemoryBound(to: Int8.self), output: destination.assumingMemoryBound(to: Int8.self),
-        pixels: shape.gemmRows)
+    // Unretained, as the kernel's routes (see `IntegerConv2DKernel.eval`).
+    if let pixelLanes = pixelLanes.map(Unmanaged.passUnretained),
+      pixelLanes._withUnsafeGuaranteedRef({
+        $0.run(
+          input: source.assumingMemoryBound(to: Int8.self), output: destination.assumingMemoryBound(to: Int8.self),
+          pixels: shape.gemmRows)
+      })
     {
       return
     }
@@ -782,9 +802,7 @@ private final class ByteConvolution {
       GEMMDriver.multiply(
         plan: plan, lhs: lhs, rhs: route.weights + group * route.matrixStride, output: groupOutput,
         outputStride: shape.outputChannels,
-        kernel: DotProductMicroKernel<Output>(
-          epilogue: epilogue, tiles: route.tiles.takeUnretainedValue(),
-          maskedTiles: route.maskedTiles?.takeUnretainedValue()),
+        kernel: DotProductMicroKernel<Output>(epilogue: epilogue, tiles: route.tiles, maskedTiles: route.maskedTiles),
         threadCount: threadCount, scratch: groupScratch)
       return
     }

@@ -23,6 +23,9 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
   private var arithmetic: IntegerWeightedArithmetic?
   /// The 8-bit convolution once prepared (nil for 16-bit activations).
   private(set) var byteDepthwise: ByteDepthwiseConvolution?
+  /// The generated kernel set current at prepare, unretained (the process's sets live as long as
+  /// it), so that `eval` neither reads the task-local set nor retains it; nil: the Swift route.
+  private var generatedKernels: Unmanaged<GeneratedDepthwiseKernels>?
   /// The weights in OHWI order for the 16-bit path.
   private var wideFilter: [Int32] = []
 
@@ -67,6 +70,7 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
       try context.requireMemory(count: sumBytes, bytesEach: context.threadCount, for: "\(op)'s row sums")
       byteDepthwise = convolution
     }
+    generatedKernels = GeneratedDepthwiseKernels.current.map { Unmanaged.passUnretained($0) }
     // The 8-bit path keeps only its padded weights (not the Int32 ones).
     self.arithmetic = byteDepthwise == nil ? arithmetic : nil
     self.shape = shape
@@ -80,9 +84,14 @@ final class IntegerDepthwiseConv2DKernel: Kernel {
 
   func eval(_ context: EvalContext) throws {
     guard output.elementCount > 0 else { return }
-    if let byteDepthwise {
-      try byteDepthwise.run(
-        input: input, output: output, threadCount: context.threadCount, generatedKernels: GeneratedDepthwiseKernels.current)
+    // Unretained (made from a temporary, not a binding, which would hold a retain for the call):
+    // this kernel keeps it alive.
+    if let byteDepthwise = byteDepthwise.map(Unmanaged.passUnretained) {
+      // As `GeneratedDepthwiseKernels.current`: no generated kernels while a runner turns them off.
+      let generatedKernels = GeneratedFloatKernels.areAllowed ? generatedKernels : nil
+      try byteDepthwise._withUnsafeGuaranteedRef {
+        try $0.run(input: input, output: output, threadCount: context.threadCount, generatedKernels: generatedKernels)
+      }
       return
     }
     guard let shape, let arithmetic, let scratch = context.scratch else {
@@ -129,8 +138,9 @@ final class ByteDepthwiseConvolution {
   /// Pixels per window row: the input row with its padding on both sides.
   let paddedWidth: Int
   /// The tap pairs of the window, built at prepare: (input offset A, input offset B, weight byte
-  /// offset) per pair, 3 × `bytePairCount` entries (see `pairTable(shape:paddedWidth:paddedChannels:)`).
-  let pairTable: [Int]
+  /// offset) per pair, 3 × `bytePairCount` entries (see `pairTable(shape:paddedWidth:paddedChannels:)`);
+  /// behind a pointer, so that a run reads it without retaining an array.
+  let pairTable: CacheLineValues<Int>
   /// Bias (with the input offset's share) and multiplier per output channel.
   let constants: IntegerChannelConstants
   /// XOR turning a raw input byte into the unsigned form: 0x80 for int8, 0 for uint8.
@@ -140,6 +150,8 @@ final class ByteDepthwiseConvolution {
   /// The four-tap route (AVX512-VNNI with VBMI) with its kernel, where the shape and weights allow
   /// it and the generated kernels current at prepare have it; the tap-pair route otherwise.
   let quadTaps: QuadTapDepthwise?
+  /// `ChannelWindowRows` work of one output row.
+  let workPerRow: Int
 
   init(_ shape: DepthwiseShape, arithmetic: IntegerWeightedArithmetic, isSigned: Bool) {
     let channels = shape.outputChannels
@@ -166,7 +178,7 @@ final class ByteDepthwiseConvolution {
     self.filter = CacheLineValues(copying: filter)
     paddedChannels = padded
     paddedWidth = width
-    pairTable = Self.pairTable(shape: shape, paddedWidth: width, paddedChannels: padded)
+    pairTable = CacheLineValues(copying: Self.pairTable(shape: shape, paddedWidth: width, paddedChannels: padded))
     constants = IntegerChannelConstants(
       groups: 1, groupChannels: channels, multipliers: arithmetic.multipliers, rounding: arithmetic.rounding,
       outputZeroPoint: arithmetic.outputZeroPoint, clamp: arithmetic.clamp
@@ -175,6 +187,7 @@ final class ByteDepthwiseConvolution {
     }
     signFlip = isSigned ? 0x80 : 0
     paddingValue = UInt8(truncatingIfNeeded: 0 &- offset)
+    workPerRow = ChannelWindowRows.work(shape.width.outputSize, channels, shape.height.filterSize, shape.width.filterSize)
     quadTaps = GeneratedDepthwiseKernels.current?.quadTaps.flatMap {
       QuadTapDepthwise(shape, weights: arithmetic.weights, paddedWidth: width, output: isSigned ? .int8 : .uint8, kernels: $0)
     }
@@ -191,6 +204,17 @@ final class ByteDepthwiseConvolution {
   /// Computes the output from the input; the sums come from `generatedKernels` when given.
   func run(
     input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, generatedKernels: GeneratedDepthwiseKernels?
+  ) throws {
+    try withExtendedLifetime(generatedKernels) {
+      try run(
+        input: input, output: output, threadCount: threadCount,
+        generatedKernels: generatedKernels.map { Unmanaged.passUnretained($0) })
+    }
+  }
+
+  /// `run` on a set the caller keeps alive, held unretained: a run retains, releases and allocates nothing.
+  func run(
+    input: RuntimeTensor, output: RuntimeTensor, threadCount: Int, generatedKernels: Unmanaged<GeneratedDepthwiseKernels>?
   ) throws {
     let source = UnsafePointer(try tensorData(input).assumingMemoryBound(to: UInt8.self))
     let destination = try tensorData(output)
@@ -284,7 +308,7 @@ final class ByteDepthwiseConvolution {
   /// the Int32 sums of every pixel from Swift SIMD code, requantized by the Swift epilogue.
   private func convolve<Output: QuantizedInteger>(
     _ input: UnsafePointer<UInt8>, output: UnsafeMutablePointer<Output>, threadCount: Int,
-    generatedKernels: GeneratedDepthwiseKernels?
+    generatedKernels: Unmanaged<GeneratedDepthwiseKernels>?
   ) {
     let channels = shape.outputChannels
     let block = DepthwiseKernelGenerator.blockChannels
@@ -295,41 +319,45 @@ final class ByteDepthwiseConvolution {
     // The kernel was found at prepare (for the output type, which is the input's); it runs when
     // the set given carries four-tap kernels (not on a forced AVX2 or pair-only set) and the OS
     // mapped it (else the tap-pair route gives the same bytes).
-    if let quadTaps, generatedKernels?.quadTaps != nil, quadTaps.kernel.isMapped {
-      convolveQuadTaps(
-        quadTaps, input: input, output: output, threadCount: threadCount, requantization: epilogue.table(channel: 0),
-        lanes: epilogue.lanes)
+    if let quadTaps = quadTaps.map(Unmanaged.passUnretained),
+      generatedKernels?._withUnsafeGuaranteedRef({ $0.quadTaps != nil }) == true,
+      quadTaps._withUnsafeGuaranteedRef({ $0.kernel.isMapped })
+    {
+      quadTaps._withUnsafeGuaranteedRef {
+        convolveQuadTaps(
+          $0, input: input, output: output, threadCount: threadCount, requantization: epilogue.table(channel: 0),
+          lanes: epilogue.lanes)
+      }
       return
     }
     let filter = UnsafePointer(self.filter.base)
-    pairTable.withUnsafeBufferPointer { tableBuffer in
-      guard let table = tableBuffer.baseAddress else { return }
-      ChannelWindowRows.forEachRow(
-        rows: shape.batch * height.outputSize,
-        workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
-        threadCount: threadCount
-      ) { row in
-        // In the thread's workspace: a temporary allocation of the window's size is a malloc per row.
-        ThreadWorkspace.with(byteCount: windowBytes) { windowMemory in
-          let window = windowMemory.bindMemory(to: UInt8.self, capacity: windowBytes)
-          fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
-          let outputRow = output + row &* width.outputSize &* channels
-          // The kind is generated on the first row that asks (nil only if the OS refused it).
-          if let generatedKernels, generatedKernels.has(.requantized(Output.isSigned ? .int8 : .uint8)) {
+    let table = UnsafePointer(pairTable.base)
+    // The kind is generated on the first run that asks (missing only if the OS refused it).
+    let kind = DepthwiseKernelGenerator.ElementKind.requantized(Output.isSigned ? .int8 : .uint8)
+    let byteKernels = generatedKernels.flatMap { $0._withUnsafeGuaranteedRef { $0.has(kind) } ? $0 : nil }
+    ChannelWindowRows.forEachRow(rows: shape.batch * height.outputSize, workPerRow: workPerRow, threadCount: threadCount) {
+      row in
+      // In the thread's workspace: a temporary allocation of the window's size is a malloc per row.
+      ThreadWorkspace.with(byteCount: windowBytes) { windowMemory in
+        let window = windowMemory.bindMemory(to: UInt8.self, capacity: windowBytes)
+        fillWindow(window, input: input, image: row / height.outputSize, y: row % height.outputSize)
+        let outputRow = output + row &* width.outputSize &* channels
+        if let byteKernels {
+          byteKernels._withUnsafeGuaranteedRef {
             convolveRowGenerated(
-              generatedKernels, window: UnsafePointer(window), filter: filter, table: table,
+              $0, window: UnsafePointer(window), filter: filter, table: table,
               requantization: epilogue.table(channel: 0), lanes: epilogue.lanes, output: outputRow)
-            return
           }
-          withUnsafeTemporaryAllocation(of: Int32.self, capacity: width.outputSize &* block) { sumBuffer in
-            guard let sums = sumBuffer.baseAddress else { return }
-            for channel in stride(from: 0, to: channels, by: block) {
-              sumRow(window: UnsafePointer(window), channel: channel, filter: filter, table: table, sums: sums)
-              let lanes = min(block, channels &- channel)
-              for x in 0..<width.outputSize {
-                let requantized = epilogue.requantize(loadVector(sums + x &* block), channel: channel)
-                storeVector(requantized.narrowed(to: Output.self), outputRow + (x &* channels &+ channel), lanes: lanes)
-              }
+          return
+        }
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: width.outputSize &* block) { sumBuffer in
+          guard let sums = sumBuffer.baseAddress else { return }
+          for channel in stride(from: 0, to: channels, by: block) {
+            sumRow(window: UnsafePointer(window), channel: channel, filter: filter, table: table, sums: sums)
+            let lanes = min(block, channels &- channel)
+            for x in 0..<width.outputSize {
+              let requantized = epilogue.requantize(loadVector(sums + x &* block), channel: channel)
+              storeVector(requantized.narrowed(to: Output.self), outputRow + (x &* channels &+ channel), lanes: lanes)
             }
           }
         }

@@ -114,8 +114,7 @@ extension ByteDepthwiseConvolution {
     let weights = UnsafeRawPointer(quadTaps.weights.base)
     ChannelWindowRows.forEachRowRange(
       rows: shape.batch * height.outputSize,
-      workPerRow: ChannelWindowRows.work(width.outputSize, channels, height.filterSize, width.filterSize),
-      threadCount: threadCount, setupRows: filterRows
+      workPerRow: workPerRow, threadCount: threadCount, setupRows: filterRows
     ) { range in
       // The window (several KiB) in the thread's workspace: a temporary allocation that large is a malloc.
       ThreadWorkspace.with(byteCount: quadTaps.windowBytes) { windowMemory in

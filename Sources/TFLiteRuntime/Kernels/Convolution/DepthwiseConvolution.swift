@@ -392,11 +392,15 @@ enum ChannelWindowRows {
   /// Multiply-adds (or window reads) below which a work item is not worth handing to another thread.
   static let minimumItemWork = 100_000
 
-  /// The product of `factors`, saturating at `Int.max` (pool windows come from options and may be huge).
-  static func work(_ factors: Int...) -> Int { factors.reduce(1) { work($0, $1) } }
+  /// The work of one output row, `pixels × channels × filterRows × filterColumns`, as
+  /// `work(_:_:)` counts it (pool windows come from options and may be huge). Four parameters, not
+  /// variadic: a variadic argument array is a heap allocation per call.
+  @inline(__always)
+  static func work(_ pixels: Int, _ channels: Int, _ filterRows: Int, _ filterColumns: Int) -> Int {
+    work(work(pixels, channels), work(filterRows, filterColumns))
+  }
 
-  /// `first × second` as `work(_:)` counts it: negative factors as 0, saturating at `Int.max`. Not
-  /// variadic: the argument array of `work(_:)` is a heap allocation per call.
+  /// `first × second` with negative factors counted as 0, saturating at `Int.max`.
   @inline(__always)
   static func work(_ first: Int, _ second: Int) -> Int {
     let (product, overflow) = max(first, 0).multipliedReportingOverflow(by: max(second, 0))

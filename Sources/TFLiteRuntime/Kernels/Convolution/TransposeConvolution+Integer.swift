@@ -490,11 +490,15 @@ final class ByteTransposeConvolution {
   ) {
     let (workerBytes, tileBytes) = (self.workerBytes, GEMMPlan.tileScratchBytes(output: UInt8.self))
     let (phaseCount, blocksPerPhase, blockRows) = (rowPhases.count, self.blocksPerPhase, self.blockRows)
-    // The family's own form, or the complete form's where the OS refused it.
-    let tiles: (family: DotProductTiles?, masked: DotProductTiles?)? = generated.map { route in
+    // The family's own form, or the complete form's where the OS refused it (unretained: families
+    // live as long as the process).
+    let tiles: (family: Unmanaged<DotProductTiles>?, masked: Unmanaged<DotProductTiles>?)? = generated.map { route in
       route.tiles._withUnsafeGuaranteedRef { $0.mapsFirstTile }
-        ? (route.tiles.takeUnretainedValue(), route.maskedTiles?.takeUnretainedValue())
-        : (route.kernels.takeUnretainedValue().tiles(Output.isSigned ? .int8 : .uint8), nil)
+        ? (route.tiles, route.maskedTiles)
+        : (
+          route.kernels._withUnsafeGuaranteedRef { $0.tiles(Output.isSigned ? .int8 : .uint8) }
+            .map { Unmanaged.passUnretained($0) }, nil
+        )
     }
     rowPhases.withUnsafeBufferPointer { rowPhases in
       columnPhases.withUnsafeBufferPointer { columnPhases in
@@ -542,7 +546,7 @@ final class ByteTransposeConvolution {
   private func runPhase<Output: QuantizedInteger>(
     _ phase: PhaseWeights, a: UnsafePointer<UInt8>, lda: Int, stackedRowBytes: Int, windows: Int, rowCount: Int,
     output: UnsafeMutablePointer<Output>, outputRowStride: Int, ldc: Int,
-    tiles: (family: DotProductTiles?, masked: DotProductTiles?)?, tile: UnsafeMutablePointer<Output>
+    tiles: (family: Unmanaged<DotProductTiles>?, masked: Unmanaged<DotProductTiles>?)?, tile: UnsafeMutablePointer<Output>
   ) {
     let columns = shape.outputChannels
     let panels = 0..<PanelPacking.panelCount(columns: columns)
