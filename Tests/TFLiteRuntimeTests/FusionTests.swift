@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 import XCTest
 
 @testable import TFLiteRuntime
