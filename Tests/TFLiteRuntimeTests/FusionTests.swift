@@ -290,6 +290,42 @@ final class FusionTests: XCTestCase {
     }
   }
 
+  /// MediaPipe stores α in float16 behind a DEQUANTIZE: such an α is folded too (the executor
+  /// makes it a constant at prepare, before the PRELU's position), and the folded kernel, prepared
+  /// after the DEQUANTIZE, gives the separate PRELU's values bit for bit; an α some other node
+  /// computes is not folded.
+  func testPreluWithDequantizedAlphaIsFolded() throws {
+    var random = SeededGenerator(seed: 44)
+    let input = KernelHarness.floatTensor(0, [1, 6, 5, 8], random.floats(240, in: -2...2))
+    let (nodes, _) = convolutionThenPreluGraph(input: input, outputChannels: 16, filterSize: 1, stride: 1, alphaShape: [1, 1, 16])
+    let halves = random.floats(16, in: -2...2).map { Float16($0).bitPattern }
+    let stored = KernelHarness.quantizedTensor(6, "alpha16", .float16, [1, 1, 16], halves, scales: nil, zeroPoints: [], constant: true)
+    let alpha = KernelHarness.outputTensor(7)
+    alpha.shape = [1, 1, 16]
+    let dequantize = KernelHarness.node("DEQUANTIZE", [stored], alpha, .none)
+    let prelu = KernelHarness.node("PRELU", [nodes[0].outputs[0], alpha], KernelHarness.outputTensor(8), .none)
+    let graph = [dequantize, nodes[0], prelu]
+    let fusions = OperatorFusion.find(in: graph, keptTensors: [])
+    XCTAssertEqual(fusions.map(\.producer), [1])
+    XCTAssertEqual(fusions.map(\.consumer), [2])
+    let fusion = try XCTUnwrap(fusions.first)
+    _ = try KernelHarness.run(dequantize, threads: 1)
+    alpha.isConstant = true  // as the executor marks a folded node's output
+    _ = try KernelHarness.run(nodes[0], threads: 1)
+    let expected = try KernelHarness.run(prelu, threads: 1)
+    var context = PrepareContext(threadCount: 1)
+    try fusion.kernel.prepare(&context)
+    let output = prelu.outputs[0]
+    output.allocateOwnedMemory()
+    let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(context.scratchByteCount, 64), alignment: 64)
+    defer { scratch.deallocate() }
+    try fusion.kernel.eval(EvalContext(threadCount: 1, scratch: scratch))
+    let folded = Array(UnsafeBufferPointer(start: output.pointer(as: Float.self), count: output.elementCount))
+    XCTAssertEqual(folded.map(\.bitPattern), expected.values.map(\.bitPattern))
+    let computed = KernelHarness.node("ABS", [stored], alpha, .none)
+    XCTAssertTrue(OperatorFusion.find(in: [computed, nodes[0], prelu], keptTensors: []).isEmpty)
+  }
+
   /// No PRELU fold when the convolution's output is read by a second node or is a subgraph
   /// output, when α is not one value per output channel (per pixel, or one value in all), when the
   /// convolution has a fused activation, or for the reference kernels.

@@ -19,7 +19,8 @@
 //   (the same values; a zero result may change sign, and a non-finite weight no longer meets a
 //   padding zero).
 // - PRELU folds: a float PRELU whose input is the only output of a float CONV_2D (one group, no
-//   fused activation) and whose α is constant with one value per output channel ([C], [1, C],
+//   fused activation) and whose α is constant (or a DEQUANTIZE of a constant, which prepare folds
+//   before the PRELU's position) with one value per output channel ([C], [1, C],
 //   [1, 1, C] or [1, 1, 1, C]) becomes that convolution's epilogue: the GEMM computes
 //   `x < 0 ? x · α : x` on each result after the clamp to the finite range, as it stores it, and
 //   the PRELU's separate pass over the tensor is gone (iris_landmark has 19 of them). The values
@@ -131,7 +132,8 @@ struct OperatorFusion {
         source.inputs.count >= 2, let input = source.inputs[0], let filter = source.inputs[1],
         [input, filter, intermediate, output, alpha].allSatisfy({ $0.type == .float32 && $0.quantization == nil }),
         filter.shape.count == 4, input.shape.count == 4, input.shape[3] == filter.shape[3],
-        intermediate.shape == output.shape, alpha.isConstant, !alpha.isVariable,
+        intermediate.shape == output.shape, !alpha.isVariable,
+        alpha.isConstant || isDequantizedConstant(alpha, producers: producers, nodes: nodes),
         isPerChannel(alpha.shape, channels: filter.shape[0])
       else { continue }
       let foldedNode = Node(
@@ -145,6 +147,14 @@ struct OperatorFusion {
         additionalReads: source.inputs.compactMap { $0 }))
     }
     return fusions
+  }
+
+  /// True for the output of a DEQUANTIZE of a constant (MediaPipe's float16 weights): the
+  /// executor folds it into a constant at prepare, before the node that reads it.
+  private static func isDequantizedConstant(_ tensor: RuntimeTensor, producers: [Int?], nodes: [Node]) -> Bool {
+    guard let producer = producers[tensor.index] else { return false }
+    let node = nodes[producer]
+    return node.op == .builtin(.dequantize) && node.inputs.count == 1 && node.inputs[0]?.isConstant == true
   }
 
   /// True for the shapes of one value per channel of `channels`: [C], [1, C], [1, 1, C], [1, 1, 1, C].
