@@ -1,4 +1,5 @@
 import TFLiteFormat
+import TFLiteLinearAlgebra
 import XCTest
 
 @testable import TFLiteRuntime
@@ -208,6 +209,142 @@ final class FusionTests: XCTestCase {
     XCTAssertTrue(OperatorFusion.find(in: graph(0.5, false, .valid).nodes, keptTensors: []).isEmpty)
     XCTAssertTrue(OperatorFusion.find(in: graph(nil, false, .same).nodes, keptTensors: []).isEmpty)
     XCTAssertTrue(OperatorFusion.find(in: nodes, keptTensors: [], kernelSet: .reference).isEmpty)
+  }
+
+  /// CONV_2D (no fused activation, `filterSize`² taps, stride `stride`, SAME padding) of `input`
+  /// into `outputChannels` channels, then PRELU with a constant α of `alphaShape`.
+  private func convolutionThenPreluGraph(
+    input: RuntimeTensor, outputChannels: Int, filterSize: Int, stride: Int32, alphaShape: [Int],
+    activation: ActivationFunctionType = .none
+  ) -> (nodes: [Node], convolved: RuntimeTensor) {
+    var random = SeededGenerator(seed: 41)
+    let depth = filterSize * filterSize * input.shape[3]
+    let filter = KernelHarness.floatTensor(
+      1, [outputChannels, filterSize, filterSize, input.shape[3]], random.floats(outputChannels * depth), constant: true)
+    let bias = KernelHarness.floatTensor(2, [outputChannels], random.floats(outputChannels), constant: true)
+    var options = Conv2DOptions()
+    options.padding = .same
+    options.strideW = stride
+    options.strideH = stride
+    options.fusedActivationFunction = activation
+    let convolved = KernelHarness.outputTensor(3)
+    let convolution = KernelHarness.node("CONV_2D", [input, filter, bias], convolved, .conv2DOptions(options))
+    let alphas = random.floats(alphaShape.reduce(1, *), in: -2...2)
+    let alpha = KernelHarness.floatTensor(4, alphaShape, alphas, constant: true)
+    let prelu = KernelHarness.node("PRELU", [convolved, alpha], KernelHarness.outputTensor(5), .none)
+    return ([convolution, prelu], convolved)
+  }
+
+  /// A PRELU with a per-channel constant α reading only a CONV_2D's output is folded into the
+  /// convolution: the folded kernel gives bit for bit what the two kernels give one after the
+  /// other, on every route of the convolution (1×1 in place, im2col, implicit GEMM over few
+  /// channels, a depth split into blocks, output channels that leave a partial last panel), with
+  /// one and two threads, on the generated kernels and on the Swift ones.
+  func testPreluAfterConvolutionIsFoldedWithIdenticalResults() throws {
+    var random = SeededGenerator(seed: 40)
+    let cases: [(shape: [Int], outputChannels: Int, filterSize: Int, stride: Int32, alphaShape: [Int])] = [
+      ([1, 9, 7, 32], 64, 1, 1, [64]),  // 1×1 in place
+      ([1, 8, 8, 24], 20, 1, 2, [1, 1, 20]),  // 1×1 strided: im2col, partial panel
+      ([1, 17, 15, 3], 16, 3, 2, [1, 1, 1, 16]),  // implicit GEMM (3 channels)
+      ([1, 6, 6, 40], 37, 3, 1, [1, 37]),  // im2col, short rows, partial panel
+      ([2, 5, 5, 160], 24, 3, 1, [24]),  // depth 1440: several depth blocks
+      ([1, 16, 16, 16], 48, 3, 1, [48]),  // implicit GEMM, rows of 16 pixels
+    ]
+    for (index, test) in cases.enumerated() {
+      let count = test.shape.reduce(1, *)
+      let input = KernelHarness.floatTensor(0, test.shape, random.floats(count, in: -2...2))
+      let (nodes, _) = convolutionThenPreluGraph(
+        input: input, outputChannels: test.outputChannels, filterSize: test.filterSize, stride: test.stride,
+        alphaShape: test.alphaShape)
+      let fusions = OperatorFusion.find(in: nodes, keptTensors: [])
+      XCTAssertEqual(fusions.map(\.producer), [0], "case \(index)")
+      XCTAssertEqual(fusions.map(\.consumer), [1], "case \(index)")
+      let fusion = try XCTUnwrap(fusions.first)
+      XCTAssertTrue(fusion.producerKernel is FoldedNodeKernel)
+      XCTAssertEqual(fusion.additionalReads.map(\.index), [0, 1, 2])
+      XCTAssertEqual(fusion.kernel.kernelDescription?.hasSuffix("PRELU folded into CONV_2D"), true)
+      for generated in [true, false] {
+        try GeneratedFloatKernels.$areAllowed.withValue(generated) {
+          for threads in [1, 2] {
+            _ = try KernelHarness.run(nodes[0], threads: threads)
+            let expected = try KernelHarness.run(nodes[1], threads: threads)
+            var context = PrepareContext(threadCount: threads)
+            try fusion.kernel.prepare(&context)
+            let output = nodes[1].outputs[0]
+            output.allocateOwnedMemory()
+            let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(context.scratchByteCount, 64), alignment: 64)
+            defer { scratch.deallocate() }
+            try fusion.kernel.eval(EvalContext(threadCount: threads, scratch: scratch))
+            XCTAssertEqual(output.shape, expected.shape, "case \(index)")
+            let folded = Array(UnsafeBufferPointer(start: output.pointer(as: Float.self), count: output.elementCount))
+            XCTAssertEqual(folded.count, expected.values.count)
+            XCTAssertTrue(expected.values.contains { $0 < 0 }, "case \(index): no negative output to scale")
+            for (element, (value, reference)) in zip(folded, expected.values).enumerated()
+            where value.bitPattern != reference.bitPattern {
+              XCTFail("case \(index) generated \(generated) threads \(threads) element \(element): folded \(value), separate \(reference)")
+              break
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /// MediaPipe stores α in float16 behind a DEQUANTIZE: such an α is folded too (the executor
+  /// makes it a constant at prepare, before the PRELU's position), and the folded kernel, prepared
+  /// after the DEQUANTIZE, gives the separate PRELU's values bit for bit; an α some other node
+  /// computes is not folded.
+  func testPreluWithDequantizedAlphaIsFolded() throws {
+    var random = SeededGenerator(seed: 44)
+    let input = KernelHarness.floatTensor(0, [1, 6, 5, 8], random.floats(240, in: -2...2))
+    let (nodes, _) = convolutionThenPreluGraph(input: input, outputChannels: 16, filterSize: 1, stride: 1, alphaShape: [1, 1, 16])
+    let halves = random.floats(16, in: -2...2).map { Float16($0).bitPattern }
+    let stored = KernelHarness.quantizedTensor(6, "alpha16", .float16, [1, 1, 16], halves, scales: nil, zeroPoints: [], constant: true)
+    let alpha = KernelHarness.outputTensor(7)
+    alpha.shape = [1, 1, 16]
+    let dequantize = KernelHarness.node("DEQUANTIZE", [stored], alpha, .none)
+    let prelu = KernelHarness.node("PRELU", [nodes[0].outputs[0], alpha], KernelHarness.outputTensor(8), .none)
+    let graph = [dequantize, nodes[0], prelu]
+    let fusions = OperatorFusion.find(in: graph, keptTensors: [])
+    XCTAssertEqual(fusions.map(\.producer), [1])
+    XCTAssertEqual(fusions.map(\.consumer), [2])
+    let fusion = try XCTUnwrap(fusions.first)
+    let computed = KernelHarness.node("ABS", [stored], alpha, .none)
+    XCTAssertTrue(OperatorFusion.find(in: [computed, nodes[0], prelu], keptTensors: []).isEmpty)
+    _ = try KernelHarness.run(dequantize, threads: 1)
+    alpha.isConstant = true  // as the executor marks a folded node's output
+    _ = try KernelHarness.run(nodes[0], threads: 1)
+    let expected = try KernelHarness.run(prelu, threads: 1)
+    var context = PrepareContext(threadCount: 1)
+    try fusion.kernel.prepare(&context)
+    let output = prelu.outputs[0]
+    output.allocateOwnedMemory()
+    let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(context.scratchByteCount, 64), alignment: 64)
+    defer { scratch.deallocate() }
+    try fusion.kernel.eval(EvalContext(threadCount: 1, scratch: scratch))
+    let folded = Array(UnsafeBufferPointer(start: output.pointer(as: Float.self), count: output.elementCount))
+    XCTAssertEqual(folded.map(\.bitPattern), expected.values.map(\.bitPattern))
+  }
+
+  /// No PRELU fold when the convolution's output is read by a second node or is a subgraph
+  /// output, when α is not one value per output channel (per pixel, or one value in all), when the
+  /// convolution has a fused activation, or for the reference kernels.
+  func testPreluIsNotFoldedWhenAlphaIsNotPerChannelOrTheOutputMustStay() {
+    let input = KernelHarness.floatTensor(0, [1, 6, 6, 8], [Float](repeating: 1, count: 288))
+    let graph = { (alphaShape: [Int], activation: ActivationFunctionType) in
+      self.convolutionThenPreluGraph(
+        input: input, outputChannels: 16, filterSize: 1, stride: 1, alphaShape: alphaShape, activation: activation)
+    }
+    let (nodes, convolved) = graph([16], .none)
+    XCTAssertEqual(OperatorFusion.find(in: nodes, keptTensors: []).count, 1)
+    XCTAssertTrue(OperatorFusion.find(in: nodes, keptTensors: [convolved.index]).isEmpty)
+    let reader = KernelHarness.node("ABS", [convolved], KernelHarness.outputTensor(6), .none)
+    XCTAssertTrue(OperatorFusion.find(in: nodes + [reader], keptTensors: []).isEmpty)
+    XCTAssertTrue(OperatorFusion.find(in: nodes, keptTensors: [], kernelSet: .reference).isEmpty)
+    for alphaShape in [[6, 6, 16], [1, 6, 1, 16], [1], [2, 16], [1, 1, 1, 1, 16]] {
+      XCTAssertTrue(OperatorFusion.find(in: graph(alphaShape, .none).nodes, keptTensors: []).isEmpty, "α \(alphaShape)")
+    }
+    XCTAssertTrue(OperatorFusion.find(in: graph([16], .relu).nodes, keptTensors: []).isEmpty)
   }
 
   /// MediaPipe's face detector has a RELU after each of its 16 residual ADDs and after its first

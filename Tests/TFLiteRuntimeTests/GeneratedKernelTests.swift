@@ -213,6 +213,72 @@ final class GeneratedKernelTests: XCTestCase {
     }
   }
 
+  /// The kernels applying negative slopes (a folded PRELU) against the plain kernel followed by
+  /// TFLite's PRELU `x >= 0 ? x : x · α` in Swift, bit for bit: every height, whole and
+  /// column-masked panels, depth segments, starting from the bias, zeros or C (C seeded with NaN,
+  /// ±0 and ±infinity, which must pass or be clamped exactly as the separate PRELU sees them),
+  /// clamped or not; nothing past the real columns is written.
+  func testNegativeSlopesMatchTheSeparatePrelu() {
+    var random = SeededGenerator(seed: 43)
+    let specials: [Float] = [.nan, 0, -0.0, .infinity, -.infinity, -.greatestFiniteMagnitude, -1e-38]
+    for isa in runnableISAs {
+      guard let kernels = GeneratedFloatKernels.kernels(for: isa) else { continue }
+      for trial in 0..<120 {
+        let rowCount = random.int(1...(2 * kernels.maximumRows + 1))
+        let depth = trial % 4 == 0 ? 0 : random.int(1...19)
+        let segments = random.int(1...3)
+        let columns = trial % 3 == 0 ? random.int(1...15) : 16
+        let lda = depth + random.int(0...3)
+        let aSegmentStride = rowCount * lda + random.int(0...5)
+        let bSegmentStride = (depth + random.int(0...2)) * 16
+        let ldc = 16 + 3
+        let a = random.floats(max(segments * aSegmentStride, 1))
+        let b = random.floats(max(segments * bSegmentStride, 16))
+        let bias = random.floats(16)
+        let slopes = random.floats(16, in: -3...3)
+        let accumulates = trial % 2 == 1
+        var previous = random.floats(rowCount * ldc, in: -2...2)
+        for index in previous.indices where random.int(0...5) == 0 { previous[index] = specials[random.int(0...6)] }
+        let clamp: FloatClampRange? = [nil, FloatClampRange.none, .relu6][trial % 3]
+        func run(negativeSlopes: Bool) -> [Float] {
+          var c = previous
+          for row in 0..<rowCount { for column in columns..<ldc { c[row * ldc + column] = .nan } }
+          a.withUnsafeBufferPointer { aBuffer in
+            b.withUnsafeBufferPointer { bBuffer in
+              bias.withUnsafeBufferPointer { biasBuffer in
+                slopes.withUnsafeBufferPointer { slopesBuffer in
+                  c.withUnsafeMutableBufferPointer { cBuffer in
+                    XCTAssertTrue(kernels.run(
+                      a: aBuffer.baseAddress!, lda: lda, rowCount: rowCount, b: bBuffer.baseAddress!, depth: depth,
+                      c: cBuffer.baseAddress!, ldc: ldc, start: trial % 4 == 2 ? nil : biasBuffer.baseAddress,
+                      accumulates: accumulates, clamp: clamp,
+                      negativeSlopes: negativeSlopes ? slopesBuffer.baseAddress : nil, columns: columns,
+                      segments: segments, aSegmentStride: aSegmentStride, bSegmentStride: bSegmentStride))
+                  }
+                }
+              }
+            }
+          }
+          return c
+        }
+        let plain = run(negativeSlopes: false)
+        let scaled = run(negativeSlopes: true)
+        let name = "\(isa) trial \(trial): rows \(rowCount) depth \(depth)×\(segments) columns \(columns) accumulates \(accumulates)"
+        for row in 0..<rowCount {
+          XCTAssertTrue(scaled[(row * ldc + columns)..<((row + 1) * ldc)].allSatisfy(\.isNaN), "\(name): wrote past the columns")
+          for column in 0..<columns {
+            let x = plain[row * ldc + column]
+            let expected = x >= 0 ? x : x * slopes[column]
+            let value = scaled[row * ldc + column]
+            XCTAssertTrue(
+              value.bitPattern == expected.bitPattern || value.isNaN && expected.isNaN,
+              "\(name): row \(row) column \(column): \(value), separate PRELU \(expected)")
+          }
+        }
+      }
+    }
+  }
+
   /// The clamp keeps NaN and infinities as TFLite's `std::max`/`std::min` do (NaN passes, infinity
   /// is bounded), and no clamp at all leaves infinities.
   func testClampPropagatesNaNAndBoundsInfinity() {

@@ -4884,4 +4884,76 @@ let x86EncodingCases: [X86EncodingCase] = [
   X86EncodingCase(source: "vcvtdq2ps zmm22, zmm20", expected: [0x62, 0xA1, 0x7C, 0x48, 0x5B, 0xF4]) { assembler in
     assembler.vcvtdq2psZMM(VectorRegister(22), VectorRegister(20))
   },
+  X86EncodingCase(source: "vcmpps k1, zmm0, zmm1, 1", expected: [0x62, 0xF1, 0x7C, 0x48, 0xC2, 0xC9, 0x01]) { assembler in
+    assembler.vcmppsZMM(MaskRegister(1), VectorRegister(0), VectorRegister(1), .lessThan)
+  },
+  X86EncodingCase(source: "vcmpps k2, zmm3, zmm8, 1", expected: [0x62, 0xD1, 0x64, 0x48, 0xC2, 0xD0, 0x01]) { assembler in
+    assembler.vcmppsZMM(MaskRegister(2), VectorRegister(3), VectorRegister(8), .lessThan)
+  },
+  X86EncodingCase(source: "vcmpps k3, zmm16, zmm3, 1", expected: [0x62, 0xF1, 0x7C, 0x40, 0xC2, 0xDB, 0x01]) { assembler in
+    assembler.vcmppsZMM(MaskRegister(3), VectorRegister(16), VectorRegister(3), .lessThan)
+  },
+  X86EncodingCase(source: "vcmpps k4, zmm31, zmm31, 1", expected: [0x62, 0x91, 0x04, 0x40, 0xC2, 0xE7, 0x01]) { assembler in
+    assembler.vcmppsZMM(MaskRegister(4), VectorRegister(31), VectorRegister(31), .lessThan)
+  },
+  X86EncodingCase(source: "vcmpps k5, zmm12, zmm24, 1", expected: [0x62, 0x91, 0x1C, 0x48, 0xC2, 0xE8, 0x01]) { assembler in
+    assembler.vcmppsZMM(MaskRegister(5), VectorRegister(12), VectorRegister(24), .lessThan)
+  },
+  X86EncodingCase(source: "vcmpps k6, zmm17, zmm9, 1", expected: [0x62, 0xD1, 0x74, 0x40, 0xC2, 0xF1, 0x01]) { assembler in
+    assembler.vcmppsZMM(MaskRegister(6), VectorRegister(17), VectorRegister(9), .lessThan)
+  },
+  X86EncodingCase(source: "vcmpps k7, zmm9, zmm30, 1", expected: [0x62, 0x91, 0x34, 0x48, 0xC2, 0xFE, 0x01]) { assembler in
+    assembler.vcmppsZMM(MaskRegister(7), VectorRegister(9), VectorRegister(30), .lessThan)
+  },
+  X86EncodingCase(source: "vcmpps k1, zmm20, zmm11, 1", expected: [0x62, 0xD1, 0x5C, 0x40, 0xC2, 0xCB, 0x01]) { assembler in
+    assembler.vcmppsZMM(MaskRegister(1), VectorRegister(20), VectorRegister(11), .lessThan)
+  },
+  X86EncodingCase(source: "vcmpps ymm2, ymm0, ymm1, 1", expected: [0xC5, 0xFC, 0xC2, 0xD1, 0x01]) { assembler in
+    assembler.vcmppsYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1), .lessThan)
+  },
+  X86EncodingCase(source: "vblendvps ymm2, ymm0, ymm1, ymm7", expected: [0xC4, 0xE3, 0x7D, 0x4A, 0xD1, 0x70]) { assembler in
+    assembler.vblendvpsYMM(VectorRegister(2), VectorRegister(0), VectorRegister(1), selector: VectorRegister(7))
+  },
+  X86EncodingCase(source: "vcmpps ymm7, ymm3, ymm8, 1", expected: [0xC4, 0xC1, 0x64, 0xC2, 0xF8, 0x01]) { assembler in
+    assembler.vcmppsYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8), .lessThan)
+  },
+  X86EncodingCase(source: "vblendvps ymm7, ymm3, ymm8, ymm10", expected: [0xC4, 0xC3, 0x65, 0x4A, 0xF8, 0xA0]) { assembler in
+    assembler.vblendvpsYMM(VectorRegister(7), VectorRegister(3), VectorRegister(8), selector: VectorRegister(10))
+  },
+  X86EncodingCase(source: "vcmpps ymm12, ymm8, ymm3, 1", expected: [0xC5, 0x3C, 0xC2, 0xE3, 0x01]) { assembler in
+    assembler.vcmppsYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3), .lessThan)
+  },
+  X86EncodingCase(source: "vblendvps ymm12, ymm8, ymm3, ymm13", expected: [0xC4, 0x63, 0x3D, 0x4A, 0xE3, 0xD0]) { assembler in
+    assembler.vblendvpsYMM(VectorRegister(12), VectorRegister(8), VectorRegister(3), selector: VectorRegister(13))
+  },
+  X86EncodingCase(source: "vcmpps ymm1, ymm15, ymm15, 1", expected: [0xC4, 0xC1, 0x04, 0xC2, 0xCF, 0x01]) { assembler in
+    assembler.vcmppsYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15), .lessThan)
+  },
+  X86EncodingCase(source: "vblendvps ymm1, ymm15, ymm15, ymm0", expected: [0xC4, 0xC3, 0x05, 0x4A, 0xCF, 0x00]) { assembler in
+    assembler.vblendvpsYMM(VectorRegister(1), VectorRegister(15), VectorRegister(15), selector: VectorRegister(0))
+  },
+  X86EncodingCase(source: "vcmpps ymm6, ymm12, ymm0, 1", expected: [0xC5, 0x9C, 0xC2, 0xF0, 0x01]) { assembler in
+    assembler.vcmppsYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0), .lessThan)
+  },
+  X86EncodingCase(source: "vblendvps ymm6, ymm12, ymm0, ymm3", expected: [0xC4, 0xE3, 0x1D, 0x4A, 0xF0, 0x30]) { assembler in
+    assembler.vblendvpsYMM(VectorRegister(6), VectorRegister(12), VectorRegister(0), selector: VectorRegister(3))
+  },
+  X86EncodingCase(source: "vcmpps ymm11, ymm1, ymm9, 1", expected: [0xC4, 0x41, 0x74, 0xC2, 0xD9, 0x01]) { assembler in
+    assembler.vcmppsYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9), .lessThan)
+  },
+  X86EncodingCase(source: "vblendvps ymm11, ymm1, ymm9, ymm6", expected: [0xC4, 0x43, 0x75, 0x4A, 0xD9, 0x60]) { assembler in
+    assembler.vblendvpsYMM(VectorRegister(11), VectorRegister(1), VectorRegister(9), selector: VectorRegister(6))
+  },
+  X86EncodingCase(source: "vcmpps ymm0, ymm9, ymm14, 1", expected: [0xC4, 0xC1, 0x34, 0xC2, 0xC6, 0x01]) { assembler in
+    assembler.vcmppsYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14), .lessThan)
+  },
+  X86EncodingCase(source: "vblendvps ymm0, ymm9, ymm14, ymm9", expected: [0xC4, 0xC3, 0x35, 0x4A, 0xC6, 0x90]) { assembler in
+    assembler.vblendvpsYMM(VectorRegister(0), VectorRegister(9), VectorRegister(14), selector: VectorRegister(9))
+  },
+  X86EncodingCase(source: "vcmpps ymm5, ymm4, ymm11, 1", expected: [0xC4, 0xC1, 0x5C, 0xC2, 0xEB, 0x01]) { assembler in
+    assembler.vcmppsYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11), .lessThan)
+  },
+  X86EncodingCase(source: "vblendvps ymm5, ymm4, ymm11, ymm12", expected: [0xC4, 0xC3, 0x5D, 0x4A, 0xEB, 0xC0]) { assembler in
+    assembler.vblendvpsYMM(VectorRegister(5), VectorRegister(4), VectorRegister(11), selector: VectorRegister(12))
+  },
 ]

@@ -42,18 +42,33 @@ import Dispatch
   }
 }
 
-/// What happens when a float tile is written back: bias (first depth block) and clamp (last).
+/// What happens when a float tile is written back: bias (first depth block), clamp and negative
+/// slopes (last).
 @usableFromInline package struct FloatEpilogue {
   /// Bias per output column, padded with zeros to whole panels; nil for no bias.
   @usableFromInline package var bias: UnsafePointer<Float>?
   /// Fused activation clamp; nil for none at all (BATCH_MATMUL does not clamp).
   @usableFromInline package var activation: FloatClampRange?
+  /// A folded PRELU's α per output column, padded with zeros to whole panels: after the clamp,
+  /// `x < 0 ? x · α : x`; nil for none.
+  @usableFromInline package var negativeSlopes: UnsafePointer<Float>?
 
-  /// Creates an epilogue adding `bias` (or none) and clamping to `activation` (or not at all).
-  @inlinable package init(bias: UnsafePointer<Float>?, activation: FloatClampRange?) {
+  /// Creates an epilogue adding `bias` (or none), clamping to `activation` (or not at all) and
+  /// applying `negativeSlopes` (or none).
+  @inlinable package init(
+    bias: UnsafePointer<Float>?, activation: FloatClampRange?, negativeSlopes: UnsafePointer<Float>? = nil
+  ) {
     self.bias = bias
     self.activation = activation
+    self.negativeSlopes = negativeSlopes
   }
+}
+
+/// `x < 0 ? x · slope : x` lane by lane (PRELU with TFLite's `x >= 0 ? x : x · α`: NaN, +0 and −0
+/// pass unchanged).
+@inlinable @inline(__always)
+package func applyingNegativeSlopes<Vector: SIMD>(_ value: Vector, _ slopes: Vector) -> Vector where Vector.Scalar == Float {
+  value.replacing(with: value * slopes, where: value .< 0)
 }
 
 /// Single-precision GEMM over packed right-hand panels: `C = clamp(A · B + bias)`.
@@ -162,7 +177,8 @@ import Dispatch
       kernels.run(
         a: a, lda: lda, rowCount: rowCount, b: b, depth: depth, c: output, ldc: ldc,
         start: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, accumulates: !isFirstBlock,
-        clamp: isLastBlock ? epilogue.activation : nil, columns: columns)
+        clamp: isLastBlock ? epilogue.activation : nil,
+        negativeSlopes: isLastBlock ? epilogue.negativeSlopes.map { $0 + column } : nil, columns: columns)
     }
   }
 
@@ -199,7 +215,8 @@ import Dispatch
   ) {
     let operands = TileOperands(
       a: a, lda: lda, validRows: validRows, b: b, depth: depth, c: output, ldc: ldc, accumulate: !isFirstBlock,
-      bias: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, activation: isLastBlock ? epilogue.activation : nil)
+      bias: isFirstBlock ? epilogue.bias.map { $0 + column } : nil, activation: isLastBlock ? epilogue.activation : nil,
+      negativeSlopes: isLastBlock ? epilogue.negativeSlopes.map { $0 + column } : nil)
     if usesFusedMultiplyAdd {
       Self.run(operands, FusedArithmetic.self, validColumns: validColumns)
     } else {
@@ -288,6 +305,9 @@ import Dispatch
       k &+= 1
     }
     if let activation = operands.activation { sum = activation.apply(sum) }
+    if let slopes = operands.negativeSlopes {
+      sum = applyingNegativeSlopes(sum, UnsafeRawPointer(slopes).loadUnaligned(as: Vector.self))
+    }
     output.storeBytes(of: sum, as: Vector.self)
   }
 
@@ -296,7 +316,8 @@ import Dispatch
   /// `validRows` repeat the last valid row of A and are neither read from nor stored to C.
   ///
   /// The tile starts from C (`accumulate`), from the bias, or from zero; it is clamped when
-  /// `activation` is given (the last depth block) and stored back to C.
+  /// `activation` is given and its negative values scaled when `negativeSlopes` are (the last
+  /// depth block), and stored back to C.
   @inline(__always)
   @inlinable static func rowTile<Height: TileHeight, Vector: SIMD, Arithmetic: MultiplyAddForm>(
     _ operands: TileOperands, _: Height.Type, _: Vector.Type, _: Arithmetic.Type
@@ -328,6 +349,10 @@ import Dispatch
       panel += panelStride
     }
     if let activation = operands.activation { tile.update { _, accumulator in activation.apply(accumulator) } }
+    if let negativeSlopes = operands.negativeSlopes {
+      let slopes = UnsafeRawPointer(negativeSlopes).loadUnaligned(as: Vector.self)
+      tile.update { _, accumulator in applyingNegativeSlopes(accumulator, slopes) }
+    }
     tile.forEach { row, accumulator in
       if row <= last { rowOfC(row).storeBytes(of: accumulator, as: Vector.self) }
     }
@@ -357,9 +382,11 @@ import Dispatch
   @usableFromInline package var bias: UnsafePointer<Float>?
   /// The clamp (last depth block), or nil for none.
   @usableFromInline package var activation: FloatClampRange?
+  /// The negative slopes of the tile's columns (last depth block), or nil for none.
+  @usableFromInline package var negativeSlopes: UnsafePointer<Float>?
 
   /// Creates the value from its parts.
-  @inlinable package init(a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int, c: UnsafeMutablePointer<Float>, ldc: Int, accumulate: Bool, bias: UnsafePointer<Float>?, activation: FloatClampRange?) {
+  @inlinable package init(a: UnsafePointer<Float>, lda: Int, validRows: Int, b: UnsafePointer<Float>, depth: Int, c: UnsafeMutablePointer<Float>, ldc: Int, accumulate: Bool, bias: UnsafePointer<Float>?, activation: FloatClampRange?, negativeSlopes: UnsafePointer<Float>?) {
     self.a = a
     self.lda = lda
     self.validRows = validRows
@@ -370,6 +397,7 @@ import Dispatch
     self.accumulate = accumulate
     self.bias = bias
     self.activation = activation
+    self.negativeSlopes = negativeSlopes
   }
 
   /// The same tile restricted to rows `first ..< first + count` (fewer when the tile ends sooner).

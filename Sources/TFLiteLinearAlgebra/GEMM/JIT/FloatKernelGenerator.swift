@@ -15,6 +15,9 @@
 ///    segment s − 1 stopped (a convolution's filter rows: the taps of one filter row are contiguous
 ///    in the input, the rows are not);
 /// 3. `min(max(acc, lower), upper)` as TFLite's clamp (NaN passes through; ±infinity for none);
+///    then, in the kernels that apply negative slopes (a PRELU folded into the convolution),
+///    `acc < 0 ? acc · slope : acc` with the 16 slopes at `negativeSlopes`: an ordered compare, so
+///    NaN, +0 and −0 pass unchanged, as in TFLite's `x >= 0 ? x : x · α`;
 /// 4. the 16 values of each row are stored to C.
 ///
 /// The column-masked form (`masksColumns`) is for the last panel of an N that is not a multiple of
@@ -42,12 +45,14 @@
     }
   }
 
-  /// The machine code of the `rows`-row kernel for `isa`, column-masked when `masksColumns`.
+  /// The machine code of the `rows`-row kernel for `isa`, column-masked when `masksColumns`,
+  /// applying the negative slopes after the clamp when `appliesNegativeSlopes`.
   @usableFromInline package static func code(
-    isa: GeneratedKernelISA, rows: Int, masksColumns: Bool = false
+    isa: GeneratedKernelISA, rows: Int, masksColumns: Bool = false, appliesNegativeSlopes: Bool = false
   ) throws(Failure) -> [UInt8] {
     guard (1...maximumRows(isa)).contains(rows) else { throw .unsupportedRows(rows, isa) }
-    var emitter = KernelEmitter(isa: isa, rows: rows, masksColumns: masksColumns)
+    var emitter = KernelEmitter(
+      isa: isa, rows: rows, masksColumns: masksColumns, appliesNegativeSlopes: appliesNegativeSlopes)
     emitter.emitKernel()
     return emitter.assembler.finishedCode()
   }
@@ -93,6 +98,8 @@
   @usableFromInline package var aSegmentBytes: Int
   /// Bytes of the panel skipped between a segment's last depth step and the next segment's first.
   @usableFromInline package var bSegmentGapBytes: Int
+  /// 16 slopes multiplying the negative results, read by the kernels that apply them.
+  @usableFromInline package var negativeSlopes: UnsafePointer<Float>
 }
 
 /// Emits one kernel (see `FloatKernelGenerator`).
@@ -101,6 +108,8 @@ private struct KernelEmitter {
   let rows: Int
   /// Reads and writes only the columns of C the arguments' mask selects.
   let masksColumns: Bool
+  /// Multiplies the negative results by the arguments' per-column slopes after the clamp.
+  let appliesNegativeSlopes: Bool
   var assembler = X86Assembler()
 
   /// ymm (AVX2, two per row of 16 floats) or zmm (AVX-512, one per row).
@@ -119,10 +128,11 @@ private struct KernelEmitter {
   /// Callee-saved registers the kernel uses, in push order.
   let saved: [GPRegister]
 
-  init(isa: GeneratedKernelISA, rows: Int, masksColumns: Bool) {
+  init(isa: GeneratedKernelISA, rows: Int, masksColumns: Bool, appliesNegativeSlopes: Bool) {
     self.isa = isa
     self.rows = rows
     self.masksColumns = masksColumns
+    self.appliesNegativeSlopes = appliesNegativeSlopes
     let width: VectorWidth = isa == .avx2 ? .ymm : .zmm
     let bases = RowBases(registers: [.rax, .r12, .r13], rows: rows)
     let accumulatorBudget = 12
@@ -229,6 +239,37 @@ private struct KernelEmitter {
     }
   }
 
+  /// `acc < 0 ? acc · slope : acc` on every accumulator of set 0, the slopes read through rcx
+  /// (free after the depth loop). AVX-512: a compare into k2 and a multiply merge-masked by it,
+  /// with the slopes and zero in the clamp registers. AVX2: per row vector, the slopes in ymm15,
+  /// zero in ymm12, the compare in ymm13 and the product in ymm14, blended by the compare.
+  mutating func emitNegativeSlopes() {
+    assembler.mov(.rcx, argument(\.negativeSlopes))
+    if isa == .avx512 {
+      let slopes = lowerRegister, zero = upperRegister, negative = MaskRegister(2)
+      load(slopes, MemoryOperand(.rcx))
+      self.zero(zero)
+      for row in 0..<rows {
+        let value = accumulator(0, row, 0)
+        assembler.vcmppsZMM(negative, value, zero, .lessThan)
+        assembler.packedZMM(.vmulps, value, value, slopes, mask: negative)
+      }
+      return
+    }
+    let zero = VectorRegister(12), negative = VectorRegister(13), product = VectorRegister(14)
+    let slopes = VectorRegister(15)
+    self.zero(zero)
+    for vector in 0..<vectorsPerRow {
+      load(slopes, MemoryOperand(.rcx, Int32(vector) * vectorBytes))
+      for row in 0..<rows {
+        let value = accumulator(0, row, vector)
+        assembler.vcmppsYMM(negative, value, zero, .lessThan)
+        assembler.packedYMM(.vmulps, product, value, slopes)
+        assembler.vblendvpsYMM(value, value, product, selector: negative)
+      }
+    }
+  }
+
   mutating func emitKernel() {
     let panelStep = Int32(GEMMTile.columns * MemoryLayout<Float>.stride)
     let floatBytes = Int32(MemoryLayout<Float>.stride)
@@ -327,6 +368,7 @@ private struct KernelEmitter {
     for (row, vector) in rowVectors {
       assembler.clamp(width, accumulator(0, row, vector), lower: lowerRegister, upper: upperRegister)
     }
+    if appliesNegativeSlopes { emitNegativeSlopes() }
 
     // 4. Store, then the next tile.
     setBases(origin: .r10, stride: .r11)

@@ -233,6 +233,12 @@
   }
 }
 
+/// The predicate immediate of `vcmpps`.
+@usableFromInline package enum FloatComparison: UInt8, CaseIterable, Sendable {
+  /// `left < right`, false when either is NaN (LT_OS).
+  case lessThan = 1
+}
+
 /// A position in the code that jumps refer to.
 @usableFromInline package struct AssemblerLabel {
   fileprivate let id: Int
@@ -499,6 +505,26 @@
     vex(
       map: operation.map, prefix: operation.prefix, opcode: operation.opcode, reg: destination.number, vvvv: left.number,
       rm: right.number)
+  }
+
+  /// `vcmpps ymm1, ymm2, ymm3, predicate` (AVX): each lane of ymm1 all ones where `predicate`
+  /// holds between the lanes of ymm2 and ymm3, else zero.
+  @usableFromInline package mutating func vcmppsYMM(
+    _ destination: VectorRegister, _ left: VectorRegister, _ right: VectorRegister, _ predicate: FloatComparison
+  ) {
+    vex(map: .x0F, prefix: .none, opcode: 0xC2, reg: destination.number, vvvv: left.number, rm: right.number)
+    emit(predicate.rawValue)
+  }
+
+  /// `vblendvps ymm1, ymm2, ymm3, ymm4` (AVX): each lane of ymm1 from ymm3 where the top bit of
+  /// that lane of `selector` (ymm4) is set, else from ymm2.
+  @usableFromInline package mutating func vblendvpsYMM(
+    _ destination: VectorRegister, _ unselected: VectorRegister, _ selected: VectorRegister,
+    selector: VectorRegister
+  ) {
+    precondition(selector.number < 16, "VEX reaches only ymm0...ymm15")
+    vex(map: .x0F3A, prefix: .x66, opcode: 0x4A, reg: destination.number, vvvv: unselected.number, rm: selected.number)
+    emit(selector.number << 4)
   }
 
   /// `op ymm1, ymm2, [m256]` for a lane-wise integer operation (AVX2).
@@ -771,6 +797,15 @@
     evex(
       map: .x0F38, prefix: .xF3, opcode: 0x31, reg: source.number, vvvv: 0, operand: .memory(destination),
       elementBytes: 16, broadcast: false, mask: mask.number)
+  }
+
+  /// `vcmpps k, zmm1, zmm2, predicate` (AVX-512F): mask bit i set where `predicate` holds
+  /// between lane i of zmm1 and lane i of zmm2.
+  @usableFromInline package mutating func vcmppsZMM(
+    _ mask: MaskRegister, _ left: VectorRegister, _ right: VectorRegister, _ predicate: FloatComparison
+  ) {
+    evex(map: .x0F, prefix: .none, opcode: 0xC2, reg: mask.number, vvvv: left.number, rm: right.number)
+    emit(predicate.rawValue)
   }
 
   /// `kmovw k, [m16]` (AVX-512F): the mask register from 16 bits of memory.

@@ -18,6 +18,14 @@
 //   zeros, so the padded copy is never written. The sums differ only by the zero products left out
 //   (the same values; a zero result may change sign, and a non-finite weight no longer meets a
 //   padding zero).
+// - PRELU folds: a float PRELU whose input is the only output of a float CONV_2D (one group, no
+//   fused activation) and whose α is constant (or a DEQUANTIZE of a constant, which prepare folds
+//   before the PRELU's position) with one value per output channel ([C], [1, C],
+//   [1, 1, C] or [1, 1, 1, C]) becomes that convolution's epilogue: the GEMM computes
+//   `x < 0 ? x · α : x` on each result after the clamp to the finite range, as it stores it, and
+//   the PRELU's separate pass over the tensor is gone (iris_landmark has 19 of them). The values
+//   are TFLite's PRELU of the clamped convolution output; the separate generated PRELU kernel may
+//   turn a −0 convolution output into +0, the fold keeps −0 as TFLite does.
 
 import TFLiteFormat
 
@@ -70,7 +78,12 @@ struct OperatorFusion {
       fused[fusion.producer] = true
       fused[fusion.consumer] = true
     }
-    return sigmoidLinearUnits + folds
+    let preluFolds = preluFolds(in: nodes, keptTensors: keptTensors, readers: readers, producers: producers, excluding: fused)
+    for fusion in preluFolds {
+      fused[fusion.producer] = true
+      fused[fusion.consumer] = true
+    }
+    return sigmoidLinearUnits + folds + preluFolds
       + padFolds(in: nodes, keptTensors: keptTensors, readers: readers, producers: producers, excluding: fused)
   }
 
@@ -98,6 +111,55 @@ struct OperatorFusion {
         producerKernel: FoldedNodeKernel(consumerIndex: node.index), additionalReads: [source]))
     }
     return fusions
+  }
+
+  /// A float PRELU with a constant per-channel α reading the only output of a one-group float
+  /// CONV_2D without fused activation: the convolution's kernel writing the PRELU's output with α
+  /// as its negative slopes.
+  private static func preluFolds(
+    in nodes: [Node], keptTensors: [Int], readers: [Int], producers: [Int?], excluding fused: [Bool]
+  ) -> [OperatorFusion] {
+    var fusions: [OperatorFusion] = []
+    for (consumer, node) in nodes.enumerated() where !fused[consumer] && node.op == .builtin(.prelu) {
+      guard node.inputs.count == 2, node.outputs.count == 1, let intermediate = node.inputs[0], let alpha = node.inputs[1],
+        let output = node.outputs.first, let producer = producers[intermediate.index], producer < consumer,
+        !fused[producer]
+      else { continue }
+      let source = nodes[producer]
+      guard source.op == .builtin(.conv2d), source.outputs.count == 1, source.outputs[0] === intermediate,
+        readers[intermediate.index] == 1, !keptTensors.contains(intermediate.index), !intermediate.isVariable,
+        case .conv2DOptions(let options) = source.options, options.fusedActivationFunction == .none,
+        source.inputs.count >= 2, let input = source.inputs[0], let filter = source.inputs[1],
+        [input, filter, intermediate, output, alpha].allSatisfy({ $0.type == .float32 && $0.quantization == nil }),
+        filter.shape.count == 4, input.shape.count == 4, input.shape[3] == filter.shape[3],
+        intermediate.shape == output.shape, !alpha.isVariable,
+        alpha.isConstant || isDequantizedConstant(alpha, producers: producers, nodes: nodes),
+        isPerChannel(alpha.shape, channels: filter.shape[0])
+      else { continue }
+      let foldedNode = Node(
+        index: source.index, op: source.op, version: source.version, inputs: source.inputs, outputs: [output],
+        options: source.options, customOptions: source.customOptions, subgraph: source.subgraph,
+        resources: source.resources)
+      guard let kernel = try? Conv2DKernel(node: foldedNode, negativeSlopes: alpha) else { continue }
+      fusions.append(OperatorFusion(
+        producer: producer, consumer: consumer, kernel: folding(kernel, activation: node.opName, into: source.opName),
+        producerKernel: FoldedNodeKernel(consumerIndex: node.index),
+        additionalReads: source.inputs.compactMap { $0 }))
+    }
+    return fusions
+  }
+
+  /// True for the output of a DEQUANTIZE of a constant (MediaPipe's float16 weights): the
+  /// executor folds it into a constant at prepare, before the node that reads it.
+  private static func isDequantizedConstant(_ tensor: RuntimeTensor, producers: [Int?], nodes: [Node]) -> Bool {
+    guard let producer = producers[tensor.index] else { return false }
+    let node = nodes[producer]
+    return node.op == .builtin(.dequantize) && node.inputs.count == 1 && node.inputs[0]?.isConstant == true
+  }
+
+  /// True for the shapes of one value per channel of `channels`: [C], [1, C], [1, 1, C], [1, 1, 1, C].
+  private static func isPerChannel(_ shape: [Int], channels: Int) -> Bool {
+    (1...4).contains(shape.count) && shape.last == channels && shape.dropLast().allSatisfy { $0 == 1 }
   }
 
   /// The height and width padding of a PAD, or PADV2 with a constant 0, of a rank-4 tensor by

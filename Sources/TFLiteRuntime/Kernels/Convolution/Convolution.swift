@@ -164,19 +164,22 @@ enum FloatConvolution {
   /// - Parameters:
   ///   - filter: the packed filter, group `g`'s matrix at `g * PanelPacking.packedCount(depth:columns:)`.
   ///   - bias: padded per group (`PanelPacking.padBias` with `groups`), or nil.
+  ///   - negativeSlopes: a folded PRELU's α, padded per group as the bias, or nil.
   ///   - generatedKernels: the generated kernels to run, by default those this thread may use
   ///     (a caller that has read them passes them on: each read is a task-local look-up).
   static func run(
     _ shape: ConvolutionShape, plan: GEMMPlan, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
-    bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>,
-    threadCount: Int, scratch: UnsafeMutableRawPointer,
+    bias: UnsafePointer<Float>?, activation: FloatClampRange, negativeSlopes: UnsafePointer<Float>? = nil,
+    output: UnsafeMutablePointer<Float>, threadCount: Int, scratch: UnsafeMutableRawPointer,
     generatedKernels: GeneratedFloatKernels? = GeneratedFloatKernels.current
   ) {
     let groupColumns = shape.groupOutputChannels
     let paddedBias = PanelPacking.paddedBiasCount(groups: 1, columns: groupColumns)
     let packedGroup = PanelPacking.packedCount(depth: shape.gemmDepth, columns: groupColumns)
     for group in 0..<shape.groups {
-      let epilogue = FloatEpilogue(bias: bias.map { $0 + group * paddedBias }, activation: activation)
+      let epilogue = FloatEpilogue(
+        bias: bias.map { $0 + group * paddedBias }, activation: activation,
+        negativeSlopes: negativeSlopes.map { $0 + group * paddedBias })
       let groupOutput = output + group * groupColumns
       let channelOffset = group * shape.groupInputChannels
       if shape.readsInputInPlace {
@@ -210,11 +213,16 @@ final class Conv2DKernel: Kernel {
   private var output: RuntimeTensor { operands.output }
   private let options: Conv2DOptions
   private let activation: FloatClampRange
+  /// A folded PRELU's α (constant, one per output channel): after the activation, negative
+  /// outputs are multiplied by it (see `OperatorFusion`); nil for a plain CONV_2D.
+  private let negativeSlopes: RuntimeTensor?
   private var shape: ConvolutionShape?
   private var plan: GEMMPlan?
   // Written only by `prepare`, read by every `eval`: no run-time exclusivity check per read.
   @exclusivity(unchecked) private var weights = PackedWeights()
   @exclusivity(unchecked) private var paddedBias = PaddedBias()
+  /// `negativeSlopes` padded to whole panels as the bias is.
+  @exclusivity(unchecked) private var paddedNegativeSlopes = PaddedBias()
   private var gemmScratchOffset = 0
   /// The GEMM over the input in place, without im2col (`ImplicitConvolution`), where it applies;
   /// it runs when the generated float kernels do.
@@ -232,7 +240,13 @@ final class Conv2DKernel: Kernel {
   /// The generated kernels' calls of the depthwise route.
   private var depthwisePlan: FloatDepthwisePlan?
 
-  init(node: Node) throws {
+  convenience init(node: Node) throws { try self.init(node: node, negativeSlopes: nil) }
+
+  /// The kernel of `node`, with `negativeSlopes` (a constant α per output channel of a PRELU
+  /// folded into it) applied after its activation when given: the generated or Swift GEMM applies
+  /// them as it stores; the depthwise route cannot, and refuses them in `prepare`.
+  init(node: Node, negativeSlopes: RuntimeTensor?) throws {
+    self.negativeSlopes = negativeSlopes
     operands = try WeightedOperands(node, op: "CONV_2D")
     options = try FloatOperands.options(of: node, op: "CONV_2D", defaults: Conv2DOptions()) {
       if case .conv2DOptions(let options) = $0 { options } else { nil }
@@ -246,6 +260,11 @@ final class Conv2DKernel: Kernel {
     // Both routes copy a constant filter (GEMM panels or the depthwise order).
     context.releaseAfterCopying(filter)
     var scratch = ScratchLayout()
+    if let negativeSlopes {
+      guard negativeSlopes.isConstant, negativeSlopes.type == .float32,
+        negativeSlopes.elementCount == shape.outputChannels, !(shape.groups > 1 && shape.groupInputChannels == 1)
+      else { throw KernelError.invalid("CONV_2D cannot apply the folded PRELU's α \(negativeSlopes.shape)") }
+    }
     if shape.groups > 1 && shape.groupInputChannels == 1 {
       implicit = nil
       prepareDepthwise(shape, scratch: &scratch)
@@ -261,6 +280,7 @@ final class Conv2DKernel: Kernel {
       layout: FloatConvolution.filterLayout(shape), depth: shape.gemmDepth, columns: shape.groupOutputChannels,
       scratch: &scratch)
     paddedBias.prepare(bias, groups: shape.groups, columns: shape.groupOutputChannels, scratch: &scratch)
+    paddedNegativeSlopes.prepare(negativeSlopes, groups: shape.groups, columns: shape.groupOutputChannels, scratch: &scratch)
     gemmScratchOffset = scratch.reserve(bytes: FloatConvolution.scratchBytes(shape, threadCount: context.threadCount))
     implicit = shape.readsInputInPlace || !ImplicitConvolution.outrunsIm2col(shape) ? nil : ImplicitConvolution(shape)
     if let implicit {
@@ -268,7 +288,12 @@ final class Conv2DKernel: Kernel {
     }
     // The generated kernels the route will run, mapped with the other nodes' at the end of allocateTensors().
     if let generated = GeneratedFloatKernels.current {
-      if let implicit { implicit.reserveKernels(on: generated) } else { generated.reserve(for: plan) }
+      let slopes = negativeSlopes != nil
+      if let implicit {
+        implicit.reserveKernels(on: generated, appliesNegativeSlopes: slopes)
+      } else {
+        generated.reserve(for: plan, appliesNegativeSlopes: slopes)
+      }
     }
     context.requestScratch(bytes: scratch.byteCount)
     self.shape = shape
@@ -286,17 +311,18 @@ final class Conv2DKernel: Kernel {
     let generated = GeneratedFloatKernels.current
     let packedFilter = try weights.pointer(filter, scratch: scratch)
     let biasPointer = paddedBias.pointer(bias, scratch: scratch)
-    if let implicit, let generated, implicit.canRun(on: generated) {
+    let slopesPointer = paddedNegativeSlopes.pointer(negativeSlopes, scratch: scratch)
+    if let implicit, let generated, implicit.canRun(on: generated, appliesNegativeSlopes: slopesPointer != nil) {
       implicit.run(
         kernels: generated, input: input.pointer(as: Float.self), filter: packedFilter, bias: biasPointer,
-        activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,
-        scratch: scratch + implicitScratchOffset)
+        activation: activation, negativeSlopes: slopesPointer, output: output.pointer(as: Float.self),
+        threadCount: context.threadCount, scratch: scratch + implicitScratchOffset)
       return
     }
     FloatConvolution.run(
       shape, plan: plan, input: input.pointer(as: Float.self), filter: packedFilter, bias: biasPointer,
-      activation: activation, output: output.pointer(as: Float.self), threadCount: context.threadCount,
-      scratch: scratch + gemmScratchOffset, generatedKernels: generated)
+      activation: activation, negativeSlopes: slopesPointer, output: output.pointer(as: Float.self),
+      threadCount: context.threadCount, scratch: scratch + gemmScratchOffset, generatedKernels: generated)
   }
 
   /// Plans the depthwise route: the filter `[out, h, w, 1]` reordered to `[h, w, out]` (now when

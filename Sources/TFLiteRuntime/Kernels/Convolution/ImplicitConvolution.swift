@@ -119,14 +119,14 @@ struct ImplicitConvolution {
 
   /// True when every kernel the rows call for exists on `kernels` (generated if needed): false
   /// when one was refused a mapping, and then the im2col route runs instead.
-  func canRun(on kernels: GeneratedFloatKernels) -> Bool {
-    rowRuns.allSatisfy { kernels.canRun(rowCount: $0.count) }
+  func canRun(on kernels: GeneratedFloatKernels, appliesNegativeSlopes: Bool = false) -> Bool {
+    rowRuns.allSatisfy { kernels.canRun(rowCount: $0.count, appliesNegativeSlopes: appliesNegativeSlopes) }
   }
 
   /// Reserves the kernels the rows call for on `kernels` (mapped with the other nodes' at the end
   /// of `allocateTensors()`).
-  func reserveKernels(on kernels: GeneratedFloatKernels) {
-    for run in runs { kernels.reserve(rowCount: run.count) }
+  func reserveKernels(on kernels: GeneratedFloatKernels, appliesNegativeSlopes: Bool = false) {
+    for run in runs { kernels.reserve(rowCount: run.count, appliesNegativeSlopes: appliesNegativeSlopes) }
   }
 
   /// Computes the convolution on `kernels`, which `canRun` must have accepted.
@@ -134,11 +134,12 @@ struct ImplicitConvolution {
   /// - Parameters:
   ///   - filter: the packed filter (`PanelPacking`, depth `shape.gemmDepth`).
   ///   - bias: padded to whole panels, or nil.
+  ///   - negativeSlopes: a folded PRELU's α padded to whole panels, applied after the clamp; or nil.
   ///   - scratch: `workerScratchBytes` × workers, 64-byte aligned.
   func run(
     kernels: GeneratedFloatKernels, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
-    bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>, threadCount: Int,
-    scratch: UnsafeMutableRawPointer
+    bias: UnsafePointer<Float>?, activation: FloatClampRange, negativeSlopes: UnsafePointer<Float>? = nil,
+    output: UnsafeMutablePointer<Float>, threadCount: Int, scratch: UnsafeMutableRawPointer
   ) {
     let rows = shape.batch * shape.height.outputSize
     if paddedRows != nil {
@@ -153,7 +154,8 @@ struct ImplicitConvolution {
     ParallelWork.run(itemCount: rows, threadCount: threadCount) { row, worker in
       let workerScratch = scratch + worker * workerScratchBytes
       runRow(
-        row, kernels: kernels, input: input, filter: filter, bias: bias, activation: activation, output: output,
+        row, kernels: kernels, input: input, filter: filter, bias: bias, activation: activation,
+        negativeSlopes: negativeSlopes, output: output,
         buffer: workerScratch.assumingMemoryBound(to: Float.self),
         paddedBuffer: (workerScratch + panelBufferBytes).assumingMemoryBound(to: Float.self))
     }
@@ -162,8 +164,8 @@ struct ImplicitConvolution {
   /// Output row `row` (image-major) over every panel and run.
   private func runRow(
     _ row: Int, kernels: GeneratedFloatKernels, input: UnsafePointer<Float>, filter: UnsafePointer<Float>,
-    bias: UnsafePointer<Float>?, activation: FloatClampRange, output: UnsafeMutablePointer<Float>,
-    buffer: UnsafeMutablePointer<Float>, paddedBuffer: UnsafeMutablePointer<Float>
+    bias: UnsafePointer<Float>?, activation: FloatClampRange, negativeSlopes: UnsafePointer<Float>?,
+    output: UnsafeMutablePointer<Float>, buffer: UnsafeMutablePointer<Float>, paddedBuffer: UnsafeMutablePointer<Float>
   ) {
     let width = GEMMTile.columns
     let channels = shape.inputChannels
@@ -191,10 +193,12 @@ struct ImplicitConvolution {
       // A whole panel is written in place; a narrower one into the buffer, then copied.
       let (c, ldc) = columns == width ? (outputRow + column, outputChannels) : (buffer, width)
       let start = bias.map { $0 + column }
+      let slopes = negativeSlopes.map { $0 + column }
       for run in rowRuns {
         let cRun = c + run.start * ldc
         guard filterRows.first < filterRows.end, !run.columns.isEmpty else {
-          fillWithClampedStart(cRun, ldc: ldc, pixels: run.count, start: start, activation: activation)
+          fillWithClampedStart(
+            cRun, ldc: ldc, pixels: run.count, start: start, activation: activation, negativeSlopes: slopes)
           continue
         }
         let a = firstRow + (shape.width.inputOrigin(run.start) + columnShift + run.columns.lowerBound) * channels
@@ -203,7 +207,7 @@ struct ImplicitConvolution {
         _ = kernels.run(
           a: a, lda: shape.width.stride * channels, rowCount: run.count, b: filter + panel * panelStride + depthStart * width,
           depth: run.columns.count * channels, c: cRun, ldc: ldc, start: start, accumulates: false, clamp: activation,
-          segments: filterRows.end - filterRows.first, aSegmentStride: rowFloats,
+          negativeSlopes: slopes, segments: filterRows.end - filterRows.first, aSegmentStride: rowFloats,
           bSegmentStride: shape.width.filterSize * channels * width)
       }
       if columns < width {
@@ -229,13 +233,16 @@ struct ImplicitConvolution {
     }
   }
 
-  /// Pixels whose windows hold no input: the bias (or zero), clamped.
+  /// Pixels whose windows hold no input: the bias (or zero), clamped, negative values scaled by
+  /// `negativeSlopes` when given.
   private func fillWithClampedStart(
-    _ c: UnsafeMutablePointer<Float>, ldc: Int, pixels: Int, start: UnsafePointer<Float>?, activation: FloatClampRange
+    _ c: UnsafeMutablePointer<Float>, ldc: Int, pixels: Int, start: UnsafePointer<Float>?, activation: FloatClampRange,
+    negativeSlopes: UnsafePointer<Float>?
   ) {
     for pixel in 0..<pixels {
       for lane in 0..<GEMMTile.columns {
-        c[pixel * ldc + lane] = min(max(start?[lane] ?? 0, activation.lower), activation.upper)
+        let value = min(max(start?[lane] ?? 0, activation.lower), activation.upper)
+        c[pixel * ldc + lane] = negativeSlopes.map { value < 0 ? value * $0[lane] : value } ?? value
       }
     }
   }
