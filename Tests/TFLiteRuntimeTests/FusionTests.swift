@@ -171,16 +171,10 @@ final class FusionTests: XCTestCase {
       XCTAssertEqual(padded.shape[1], test.shape[1] + Int(test.padding.0 + test.padding.1))
       let expected = try KernelHarness.run(nodes[1], threads: 1)
       for threads in [1, 2] {
-        var context = PrepareContext(threadCount: threads)
-        try fusion.kernel.prepare(&context)
         let output = nodes[1].outputs[0]
-        output.allocateOwnedMemory()
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(context.scratchByteCount, 64), alignment: 64)
-        defer { scratch.deallocate() }
-        try fusion.kernel.eval(EvalContext(threadCount: threads, scratch: scratch))
+        let folded = try runFused(fusion, writing: output, threads: threads)
         XCTAssertEqual(output.shape, expected.shape, "case \(index)")
         XCTAssertEqual(fusion.kernel.kernelDescription?.hasSuffix("PAD folded in"), true)
-        let folded = Array(UnsafeBufferPointer(start: output.pointer(as: Float.self), count: output.elementCount))
         XCTAssertEqual(folded.count, expected.values.count)
         for (element, (value, reference)) in zip(folded, expected.values).enumerated() where value != reference {
           XCTFail("case \(index) threads \(threads) element \(element): folded \(value), separate \(reference)")
@@ -268,15 +262,9 @@ final class FusionTests: XCTestCase {
           for threads in [1, 2] {
             _ = try KernelHarness.run(nodes[0], threads: threads)
             let expected = try KernelHarness.run(nodes[1], threads: threads)
-            var context = PrepareContext(threadCount: threads)
-            try fusion.kernel.prepare(&context)
             let output = nodes[1].outputs[0]
-            output.allocateOwnedMemory()
-            let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(context.scratchByteCount, 64), alignment: 64)
-            defer { scratch.deallocate() }
-            try fusion.kernel.eval(EvalContext(threadCount: threads, scratch: scratch))
+            let folded = try runFused(fusion, writing: output, threads: threads)
             XCTAssertEqual(output.shape, expected.shape, "case \(index)")
-            let folded = Array(UnsafeBufferPointer(start: output.pointer(as: Float.self), count: output.elementCount))
             XCTAssertEqual(folded.count, expected.values.count)
             XCTAssertTrue(expected.values.contains { $0 < 0 }, "case \(index): no negative output to scale")
             for (element, (value, reference)) in zip(folded, expected.values).enumerated()
@@ -315,14 +303,7 @@ final class FusionTests: XCTestCase {
     alpha.isConstant = true  // as the executor marks a folded node's output
     _ = try KernelHarness.run(nodes[0], threads: 1)
     let expected = try KernelHarness.run(prelu, threads: 1)
-    var context = PrepareContext(threadCount: 1)
-    try fusion.kernel.prepare(&context)
-    let output = prelu.outputs[0]
-    output.allocateOwnedMemory()
-    let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(context.scratchByteCount, 64), alignment: 64)
-    defer { scratch.deallocate() }
-    try fusion.kernel.eval(EvalContext(threadCount: 1, scratch: scratch))
-    let folded = Array(UnsafeBufferPointer(start: output.pointer(as: Float.self), count: output.elementCount))
+    let folded = try runFused(fusion, writing: prelu.outputs[0], threads: 1)
     XCTAssertEqual(folded.map(\.bitPattern), expected.values.map(\.bitPattern))
   }
 
@@ -362,6 +343,18 @@ final class FusionTests: XCTestCase {
     separate.fusesOperators = false
     let unfused = try Conformance.invoke(entry, options: separate).primary.kernelDescriptions
     XCTAssertFalse(unfused.contains { $0.contains("folded") })
+  }
+
+  /// Prepares `fusion`'s kernel for `threads` threads, runs it into `output` (allocated here) with
+  /// its own scratch, and returns the output's values.
+  private func runFused(_ fusion: OperatorFusion, writing output: RuntimeTensor, threads: Int) throws -> [Float] {
+    var context = PrepareContext(threadCount: threads)
+    try fusion.kernel.prepare(&context)
+    output.allocateOwnedMemory()
+    let scratch = UnsafeMutableRawPointer.allocate(byteCount: max(context.scratchByteCount, 64), alignment: 64)
+    defer { scratch.deallocate() }
+    try fusion.kernel.eval(EvalContext(threadCount: threads, scratch: scratch))
+    return Array(UnsafeBufferPointer(start: output.pointer(as: Float.self), count: output.elementCount))
   }
 }
 
